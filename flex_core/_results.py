@@ -1,0 +1,229 @@
+"""Result objects: plain frozen data that carries its own configuration, kept apart from plotting."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+__all__ = ["FlexResult", "RegionalResult", "QUADRANT_MEANING", "versions"]
+
+QUADRANT_MEANING = {
+    "A": "low global, high regional importance: a driver specific to this region",
+    "B": "low global and low regional importance",
+    "C": "high global and high regional importance: a driver everywhere",
+    "D": "high global, low regional importance: a global driver that matters less here",
+}
+
+
+def _num(x):
+    """JSON-safe float: NaN becomes null."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def versions() -> dict:
+    """Versions of the libraries a result depends on, for the JSON export."""
+    import importlib.metadata as md
+    import platform
+
+    out = {"python": platform.python_version()}
+    for pkg in ("flex-studio", "numpy", "pandas", "scikit-learn", "dice-ml", "scipy"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            continue
+    from . import __version__
+
+    out["flex_core"] = __version__
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class FlexResult:
+    """FLEX importances at one level (local, regional or global).
+
+    Arrays are indexed by feature (length n_features) unless said otherwise.
+
+    Attributes
+    ----------
+    level : {"local", "regional", "global"}
+    frequency_mean, frequency_std : ndarray of shape (n_features,)
+        F_j and its std across factuals (Eq. 4).
+    magnitude_mean : ndarray of shape (n_features,)
+        μ_j, mean relative change size |Δ|/range; NaN for categorical features.
+    dice_frequency : ndarray of shape (n_features,)
+        DiCE's Algorithm 2 on the same counterfactuals.
+    local_frequencies : ndarray of shape (n_queries, n_features)
+        f_j(i) per factual; a NaN row for a factual with no counterfactual.
+    query_index : ndarray of shape (n_queries,)
+    counts : ndarray of shape (n_queries,)
+        Valid counterfactuals per factual.
+    tau : ndarray of shape (n_features,)
+        τ_j used; NaN for categorical features.
+    """
+
+    level: str
+    feature_names: tuple[str, ...]
+    display_names: tuple[str, ...]
+    kinds: tuple[str, ...]
+    immutable: tuple[bool, ...]
+    tau: np.ndarray
+    frequency_mean: np.ndarray
+    frequency_std: np.ndarray
+    magnitude_mean: np.ndarray
+    dice_frequency: np.ndarray
+    local_frequencies: np.ndarray
+    local_magnitudes: np.ndarray
+    query_index: np.ndarray
+    counts: np.ndarray
+    generator: dict = field(default_factory=dict)
+    model: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def rank(self) -> np.ndarray:
+        """1 for the most frequently changed feature; ties share the best rank (as the paper's tables)."""
+        values = np.nan_to_num(self.frequency_mean, nan=-1.0)
+        return rankdata(-values, method="min").astype(int)
+
+    @property
+    def n_factuals_used(self) -> int:
+        return int((self.counts > 0).sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per feature, sorted by rank."""
+        frame = pd.DataFrame(
+            {
+                "feature": self.feature_names,
+                "label": self.display_names,
+                "kind": self.kinds,
+                "immutable": self.immutable,
+                "frequency_mean": self.frequency_mean,
+                "frequency_std": self.frequency_std,
+                "magnitude_mean": self.magnitude_mean,
+                "dice_frequency": self.dice_frequency,
+                "tau": self.tau,
+                "rank": self.rank,
+            }
+        )
+        return frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
+
+    def local_frame(self) -> pd.DataFrame:
+        """f_j(i) per factual: rows are factual row ids, columns features, plus the counterfactual count."""
+        frame = pd.DataFrame(self.local_frequencies, columns=list(self.feature_names), index=self.query_index)
+        frame.index.name = "row"
+        frame.insert(0, "counterfactuals", self.counts)
+        return frame
+
+    def feature_records(self) -> list[dict]:
+        ranks = self.rank
+        return [
+            {
+                "name": name,
+                "label": self.display_names[j],
+                "kind": self.kinds[j],
+                "immutable": bool(self.immutable[j]),
+                "frequency_mean": _num(self.frequency_mean[j]),
+                "frequency_std": _num(self.frequency_std[j]),
+                "magnitude_mean": _num(self.magnitude_mean[j]),
+                "rank": int(ranks[j]),
+                "dice_frequency": _num(self.dice_frequency[j]),
+                "tau": _num(self.tau[j]),
+            }
+            for j, name in enumerate(self.feature_names)
+        ]
+
+    def to_dict(self) -> dict:
+        return {
+            "level": self.level,
+            "features": self.feature_records(),
+            "factuals": [int(r) for r in self.query_index],
+            "counterfactuals_per_factual": [int(c) for c in self.counts],
+            "generator": self.generator,
+            "model": self.model,
+            "config": self.config,
+            "notes": list(self.notes),
+            "versions": versions(),
+        }
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+
+@dataclass(frozen=True, eq=False)
+class RegionalResult:
+    """Regional FLEX: a query factual, its Hamming neighbours, and how the region compares to global.
+
+    Attributes
+    ----------
+    importance : FlexResult
+        Regional F_j ± std over the members (level "regional").
+    members : tuple of int
+        Row ids; the query first, then neighbours by increasing distance.
+    distances : tuple of float
+        Distance of each member to the query.
+    mode_shift : tuple of dict
+        Per feature: ``name``, ``mode``, ``p_orig``, ``p_cf``, ``delta`` (Eq. 5) and ``cf_mode``.
+    global_frequency : ndarray of shape (n_features,)
+        F_j^global the region is compared with.
+    pearson_r : float
+        Pearson r between regional and global F over the mutable features (NaN if undefined).
+    quadrants : tuple of str or None
+        "A"-"D" per feature as in the paper's Fig. 4; None for immutable features.
+    """
+
+    importance: FlexResult
+    query: int
+    members: tuple[int, ...]
+    distances: tuple[float, ...]
+    criterion: dict | None
+    mode_shift: tuple[dict, ...]
+    global_frequency: np.ndarray
+    pearson_r: float
+    quadrants: tuple
+    quadrant_thresholds: tuple[float, float]
+    candidates: int = 0
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return self.importance.feature_names
+
+    def to_frame(self) -> pd.DataFrame:
+        frame = self.importance.to_frame()
+        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants)))
+        frame["global_frequency"] = [lookup[f][0] for f in frame["feature"]]
+        frame["quadrant"] = [lookup[f][1] for f in frame["feature"]]
+        return frame
+
+    def mode_shift_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.mode_shift), columns=["name", "mode", "p_orig", "p_cf", "delta", "cf_mode"])
+
+    def to_dict(self) -> dict:
+        out = self.importance.to_dict()
+        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants)))
+        for record in out["features"]:
+            global_f, quadrant = lookup[record["name"]]
+            record["global_frequency"] = _num(global_f)
+            record["quadrant"] = quadrant
+        out.update(
+            query=int(self.query),
+            members=[int(m) for m in self.members],
+            distances=[float(d) for d in self.distances],
+            criterion=self.criterion,
+            candidates=int(self.candidates),
+            mode_shift=[{k: (_num(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
+            pearson_r=_num(self.pearson_r),
+            quadrant_thresholds={"global": _num(self.quadrant_thresholds[0]), "regional": _num(self.quadrant_thresholds[1])},
+        )
+        return out
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
