@@ -8,6 +8,7 @@ message says what to fix. This package never imports Streamlit.
 __version__ = "0.1.0"
 
 from ._analysis import (
+    DEFAULT_GENERATOR,
     GENERATORS,
     CounterfactualStore,
     factual_rows,
@@ -49,6 +50,7 @@ from ._models import MODELS, FittedModel, fit_model
 from ._results import QUADRANT_MEANING, FlexResult, RegionalResult
 
 __all__ = [
+    "DEFAULT_GENERATOR",
     "BUILTIN_DATASETS",
     "GENERATORS",
     "MODELS",

@@ -25,6 +25,7 @@ from ._models import FittedModel
 from ._results import FlexResult, RegionalResult
 
 __all__ = [
+    "DEFAULT_GENERATOR",
     "GENERATORS",
     "register_generator",
     "make_generator",
@@ -38,6 +39,9 @@ __all__ = [
     "run_regional",
     "random_query",
 ]
+
+#: The generator the CLI and the app use unless told otherwise.
+DEFAULT_GENERATOR = "dice-random"
 
 #: name -> (factory(**settings), one-line description)
 GENERATORS: dict[str, tuple[Callable[..., CounterfactualGenerator], str]] = {

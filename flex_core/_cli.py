@@ -7,12 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from ._analysis import GENERATORS, CounterfactualStore, make_generator, random_query, run_global, run_regional
+from ._analysis import DEFAULT_GENERATOR, GENERATORS, CounterfactualStore, make_generator, random_query, run_global, run_regional
 from ._data import load_dataset
 from ._errors import ConfigError, FlexError
 from ._models import MODELS, fit_model
-
-DEFAULT_GENERATOR = "dice-random"
 
 
 class _OneLineParser(argparse.ArgumentParser):
