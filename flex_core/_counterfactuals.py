@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-from ._data import TaskSpec
+from ._data import TaskSpec, category_text
 from ._errors import ConfigError, DataError
 from ._models import FittedModel
 
@@ -44,7 +44,7 @@ def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
             out[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         else:
             lookup = {level: i for i, level in enumerate(f.categories)}
-            out[:, j] = [lookup.get(v if isinstance(v, str) else str(v), np.nan) for v in col]
+            out[:, j] = [lookup.get(v if isinstance(v, str) else category_text(v), np.nan) for v in col]
     return out
 
 

@@ -195,14 +195,15 @@ def _infer_kind(col: pd.Series) -> Kind:
     return "categorical" if col.dropna().nunique() <= 2 else "continuous"
 
 
-def _as_category_text(col: pd.Series) -> pd.Series:
-    """Categorical values as text; integral floats print without '.0' (a CSV of 1/2/3 stays '1')."""
-    def fmt(v):
-        if isinstance(v, float) and v.is_integer():
-            return str(int(v))
-        return str(v)
+def category_text(value) -> str:
+    """A categorical value as text; integral floats print without '.0' (a CSV's 1/2/3 stay '1')."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
 
-    return col.map(fmt, na_action="ignore")
+
+def _as_category_text(col: pd.Series) -> pd.Series:
+    return col.map(category_text, na_action="ignore")
 
 
 def make_task(
