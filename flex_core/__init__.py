@@ -36,6 +36,34 @@ from ._data import (
     make_task,
 )
 from ._dice import DiceGenerator
+from ._explore import (
+    TAU_PANELS,
+    VIEW_DEFAULTS,
+    FactualMap,
+    counterfactual_table,
+    describe_coverage,
+    describe_global,
+    describe_regional,
+    describe_tau_sweep,
+    generator_defaults,
+    peek_csv,
+    project_factuals,
+    quadrant_legend,
+    rows_from_selection,
+    tau_sweep,
+    view_from_query_params,
+    view_link,
+    view_to_query_params,
+)
+from ._figures import (
+    factual_map_figure,
+    importance_figure,
+    regional_scatter,
+    regions_heatmap,
+    tau_panels_figure,
+    tau_sweep_figure,
+)
+from ._report import ReportSection, build_html_report
 from ._errors import ConfigError, DataError, FlexError, GenerationError
 from ._importance import (
     compare_with_global,
@@ -50,6 +78,31 @@ from ._models import MODELS, FittedModel, fit_model
 from ._results import QUADRANT_MEANING, FlexResult, RegionalResult
 
 __all__ = [
+    "TAU_PANELS",
+    "VIEW_DEFAULTS",
+    "FactualMap",
+    "ReportSection",
+    "build_html_report",
+    "counterfactual_table",
+    "describe_coverage",
+    "describe_global",
+    "describe_regional",
+    "describe_tau_sweep",
+    "factual_map_figure",
+    "generator_defaults",
+    "importance_figure",
+    "peek_csv",
+    "project_factuals",
+    "quadrant_legend",
+    "regional_scatter",
+    "regions_heatmap",
+    "rows_from_selection",
+    "tau_panels_figure",
+    "tau_sweep",
+    "tau_sweep_figure",
+    "view_from_query_params",
+    "view_link",
+    "view_to_query_params",
     "DEFAULT_GENERATOR",
     "BUILTIN_DATASETS",
     "GENERATORS",
