@@ -1,0 +1,149 @@
+"""SHAP/LIME importances per original feature, rank agreement, the paper's ranking table,
+the CLI's --shap/--lime, and a quick version of the paper reproduction."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import flex_core as fc
+from flex_core._compare import normalise_to_max
+
+
+# -- one-hot columns back to features --------------------------------------------------
+def test_sum_columns_to_features_by_hand():
+    # Columns: colour=red, colour=blue, speed, size=S, size=M, size=L  -> features colour, speed, size
+    owners = np.array([0, 0, 1, 2, 2, 2])
+    values = np.array(
+        [
+            [0.10, -0.30, 0.50, 0.00, 0.20, -0.05],
+            [-0.20, 0.05, -0.10, 0.30, 0.00, 0.10],
+        ]
+    )
+    per_feature = fc.sum_columns_to_features(values, owners, 3)
+    expected = np.array([[-0.20, 0.50, 0.15], [-0.15, -0.10, 0.40]])
+    np.testing.assert_allclose(per_feature, expected)
+    np.testing.assert_allclose(per_feature.sum(axis=1), values.sum(axis=1))
+
+
+def test_sum_columns_rejects_a_wrong_owner_count():
+    with pytest.raises(fc.ConfigError, match="columns"):
+        fc.sum_columns_to_features(np.zeros((2, 3)), np.array([0, 1]), 2)
+
+
+@pytest.mark.parametrize("encoding", ["onehot", "label"])
+def test_encoded_column_owners_follow_the_encoder(synthetic_task, encoding):
+    model = fc.fit_model(synthetic_task, model="rf", encoding=encoding, cv_folds=2)
+    names, owners = fc.encoded_column_owners(synthetic_task, model)
+    width = model.pipeline.named_steps["encode"].transform(synthetic_task.X.iloc[:2]).shape[1]
+    assert len(names) == len(owners) == width
+    for j, feature in enumerate(synthetic_task.features):
+        expected = 1 if feature.is_continuous or encoding == "label" else len(feature.categories)
+        assert (owners == j).sum() == expected
+    if encoding == "onehot":
+        # get_feature_names_out names one-hot columns "<feature>_<level>".
+        for name, owner in zip(names, owners):
+            assert name.startswith(synthetic_task.feature_names[owner])
+
+
+# -- SHAP ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def factuals(synthetic_task, synthetic_model):
+    return fc.sample_factuals(fc.factual_rows(synthetic_task, synthetic_model), 25, seed=0)
+
+
+def test_tree_shap_is_additive_and_per_feature_sums_match_columns(synthetic_task, synthetic_model, factuals):
+    result = fc.shap_importance(synthetic_model, synthetic_task, factuals)
+    assert result.explainer.startswith("tree")
+    frame = synthetic_task.frame.loc[factuals, synthetic_task.feature_names]
+    predicted = synthetic_model.predict_proba(frame)[:, 1]
+    # Local accuracy: base value plus the attributions is the forest's probability.
+    np.testing.assert_allclose(result.base_value + result.values.sum(axis=1), predicted, atol=1e-6)
+    assert result.values.shape == (len(factuals), len(synthetic_task.features))
+    np.testing.assert_allclose(result.mean_abs, np.abs(result.values).mean(axis=0))
+    # Summing |column| over a feature's columns bounds |feature| from above (triangle inequality).
+    _, owners = fc.encoded_column_owners(synthetic_task, synthetic_model)
+    column_bound = np.bincount(owners, weights=result.column_mean_abs, minlength=len(synthetic_task.features))
+    assert np.all(result.mean_abs <= column_bound + 1e-12)
+    # The planted global driver (speed) leads.
+    assert synthetic_task.feature_names[int(np.argmax(result.mean_abs))] == "speed"
+    records = result.to_dict()["features"]
+    assert json.dumps(result.to_dict()) and {r["shap_rank"] for r in records} >= {1}
+    assert list(result.to_frame()["shap_rank"]) == sorted(result.to_frame()["shap_rank"])
+
+
+def test_kernel_shap_for_a_linear_model(synthetic_task, factuals):
+    model = fc.fit_model(synthetic_task, model="lr", cv_folds=2)
+    rows = factuals[:6]
+    first = fc.shap_importance(model, synthetic_task, rows, nsamples=300, background_size=10, seed=3)
+    again = fc.shap_importance(model, synthetic_task, rows, nsamples=300, background_size=10, seed=3)
+    assert first.explainer.startswith("kernel")
+    np.testing.assert_allclose(first.values, again.values)
+    alone = fc.shap_importance(model, synthetic_task, rows[2:3], nsamples=300, background_size=10, seed=3)
+    np.testing.assert_allclose(alone.values[0], first.values[2])
+    predicted = model.predict_proba(synthetic_task.frame.loc[rows, synthetic_task.feature_names])[:, 1]
+    np.testing.assert_allclose(first.base_value + first.values.sum(axis=1), predicted, atol=1e-6)
+
+
+def test_shap_errors_say_what_to_fix(synthetic_task, synthetic_model):
+    with pytest.raises(fc.ConfigError, match="not in the data"):
+        fc.shap_importance(synthetic_model, synthetic_task, [10**9])
+    lr = fc.fit_model(synthetic_task, model="lr", cv_folds=2)
+    with pytest.raises(fc.ConfigError, match="kernel"):
+        fc.shap_importance(lr, synthetic_task, [0], explainer="tree")
+
+
+# -- LIME ------------------------------------------------------------------------------
+def test_normalise_to_max_by_hand():
+    np.testing.assert_allclose(normalise_to_max(np.array([0.2, 0.5, 0.0, 0.1])), [0.4, 1.0, 0.0, 0.2])
+    np.testing.assert_allclose(normalise_to_max(np.zeros(3)), np.zeros(3))
+
+
+def test_lime_region_importance_is_normalised_and_seeded(synthetic_task, synthetic_model, factuals):
+    rows = factuals[:3]
+    result = fc.lime_importance(synthetic_model, synthetic_task, rows, num_samples=400, seed=1)
+    assert result.local_weights.shape == (3, len(synthetic_task.features))
+    assert np.nanmax(result.normalised) == pytest.approx(1.0)
+    assert np.all((result.normalised >= 0) & (result.normalised <= 1))
+    np.testing.assert_allclose(result.mean_abs, result.local_weights.mean(axis=0))
+    # A factual's weights do not depend on which other factuals are explained with it.
+    alone = fc.lime_importance(synthetic_model, synthetic_task, rows[1:2], num_samples=400, seed=1)
+    np.testing.assert_allclose(alone.local_weights[0], result.local_weights[1])
+    assert result.to_frame()["lime_importance"].iloc[0] == pytest.approx(1.0)
+
+
+# -- rank metrics ----------------------------------------------------------------------
+def test_importance_rank_ties_share_the_best_rank():
+    np.testing.assert_array_equal(fc.importance_rank(np.array([0.2, 0.5, 0.2, np.nan, 0.1])), [2, 1, 2, 5, 4])
+
+
+def test_rank_agreement_by_hand():
+    a = np.array([4.0, 3.0, 2.0, 1.0])
+    b = np.array([3.0, 4.0, 2.0, 1.0])  # the top two swapped
+    agreement = fc.rank_agreement(a, b, k=2)
+    # Spearman: d = (1, 1, 0, 0) -> 1 - 6*2 / (4*15) = 0.8. Kendall: 5 concordant, 1 discordant -> 4/6.
+    assert agreement.spearman == pytest.approx(0.8)
+    assert agreement.kendall == pytest.approx(4 / 6)
+    assert agreement.top_k_overlap == pytest.approx(1.0)
+    assert fc.rank_agreement(a, -a, k=1).spearman == pytest.approx(-1.0)
+    assert fc.rank_agreement(a, -a, k=1).top_k_overlap == 0.0
+
+
+def test_rank_agreement_with_ties_and_a_mask():
+    a = np.array([0.5, 0.5, 0.2, 0.0])
+    b = np.array([0.9, 0.1, 0.5, 0.3])
+    agreement = fc.rank_agreement(a, b, k=1, names=["p", "q", "r", "s"])
+    # Top-1 of a holds both tied features {p, q}; of b only {p}: overlap 1 / max(2, 1).
+    assert agreement.top_k_overlap == pytest.approx(0.5)
+    # Spearman on average ranks: a -> (1.5, 1.5, 3, 4), b -> (1, 4, 2, 3).
+    ra, rb = np.array([1.5, 1.5, 3, 4]), np.array([1, 4, 2, 3])
+    assert agreement.spearman == pytest.approx(np.corrcoef(ra, rb)[0, 1])
+    # Kendall tau-b by hand: pq tied in a; pr, ps, rs concordant; qr, qs discordant
+    # -> (C - D) / sqrt((n0 - ties_a) * (n0 - ties_b)) = (3 - 2) / sqrt(5 * 6).
+    assert agreement.kendall == pytest.approx(1 / np.sqrt(30))
+    masked = fc.rank_agreement(a, b, include=np.array([True, False, True, True]), names=["p", "q", "r", "s"])
+    assert masked.features == ("p", "r", "s")
+    # Without q both orders are p > r > s.
+    assert masked.spearman == pytest.approx(1.0) and masked.kendall == pytest.approx(1.0)
