@@ -23,6 +23,19 @@ from ._analysis import (
     training_ranges,
 )
 from ._counterfactuals import CounterfactualGenerator, CounterfactualSet, decode_rows, encode_rows
+from ._compare import (
+    LimeImportance,
+    RankAgreement,
+    ShapImportance,
+    encoded_column_owners,
+    format_rank_cell,
+    importance_rank,
+    lime_importance,
+    rank_agreement,
+    ranking_table,
+    shap_importance,
+    sum_columns_to_features,
+)
 from ._data import (
     BUILTIN_DATASETS,
     SYNTHETIC_GROUND_TRUTH,
@@ -122,7 +135,18 @@ __all__ = [
     "GenerationError",
     "RegionalResult",
     "TaskSpec",
+    "LimeImportance",
+    "RankAgreement",
+    "ShapImportance",
     "compare_with_global",
+    "encoded_column_owners",
+    "format_rank_cell",
+    "importance_rank",
+    "lime_importance",
+    "rank_agreement",
+    "ranking_table",
+    "shap_importance",
+    "sum_columns_to_features",
     "decode_rows",
     "encode_rows",
     "factual_rows",
