@@ -429,6 +429,10 @@ def _read_csv(source, *, max_bytes: int = MAX_FILE_BYTES, **kwargs) -> pd.DataFr
     return frame
 
 
+def _source_label(kind: str, source) -> str:
+    return f"{kind}:{source}" if isinstance(source, (str, os.PathLike)) else f"{kind}:upload"
+
+
 def load_csv(
     source,
     *,
@@ -453,7 +457,7 @@ def load_csv(
         immutable=immutable,
         missing=missing,
         name=label,
-        source=f"csv:{source}" if isinstance(source, (str, os.PathLike)) else "csv:upload",
+        source=_source_label("csv", source),
     )
 
 
@@ -473,7 +477,7 @@ def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
         name="loan approval",
         description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; undesirable = Rejected.",
         notes=["Stripped padded column names and values; dropped the identifier loan_id."],
-        source=f"loan:{source}" if isinstance(source, (str, os.PathLike)) else "loan:upload",
+        source=_source_label("loan", source),
     )
 
 
@@ -498,7 +502,7 @@ def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_b
         missing=missing,
         name="road traffic accidents",
         description="Addis Ababa road traffic accidents 2017-2020; undesirable = Serious or Fatal injury.",
-        source=f"accidents:{source}" if isinstance(source, (str, os.PathLike)) else "accidents:upload",
+        source=_source_label("accidents", source),
     )
 
 
@@ -615,6 +619,8 @@ def load_dataset(
 ) -> TaskSpec:
     """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path."""
     kind, _, rest = spec.partition(":")
+    if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
+        raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
     if kind == "builtin" and rest:
         return load_builtin(rest)
     if kind == "loan" and rest:
