@@ -20,14 +20,17 @@ from ._analysis import GENERATORS, generator_key, make_generator
 from ._counterfactuals import CounterfactualSet, decode_rows
 from ._data import MAX_FILE_BYTES, TaskSpec, _read_csv
 from ._errors import ConfigError
-from ._importance import flex_importance
+from ._importance import flex_importance, parse_criterion
 from ._models import MODELS, FittedModel
 from ._results import QUADRANT_MEANING, FlexResult, RegionalResult
 
 __all__ = [
     "FactualMap",
+    "feature_table",
+    "class_balance",
     "project_factuals",
     "rows_from_selection",
+    "rows_meeting",
     "peek_csv",
     "generator_defaults",
     "counterfactual_table",
@@ -49,6 +52,35 @@ TAU_PANELS = (0.1, 0.5, 0.9)
 
 #: Below this a continuous difference is float noise, not a change (DiCE's ε).
 _CHANGE_EPSILON = 1e-6
+
+
+# -- data summaries ------------------------------------------------------------------------
+def feature_table(task: TaskSpec) -> pd.DataFrame:
+    """One line per feature: name, kind, immutable, and its levels or its value range."""
+    lines = []
+    for f in task.features:
+        if f.is_continuous:
+            col = task.frame[f.name].astype(float)
+            values = f"{col.min():.4g} to {col.max():.4g}"
+        else:
+            shown = list(f.categories[:6])
+            values = ", ".join(map(str, shown)) + (f", … ({len(f.categories)} levels)" if len(f.categories) > 6 else "")
+        lines.append({"feature": f.name, "kind": f.kind, "immutable": bool(f.immutable), "values": values})
+    return pd.DataFrame(lines, columns=["feature", "kind", "immutable", "values"])
+
+
+def class_balance(task: TaskSpec) -> pd.DataFrame:
+    """Rows per outcome value, their share, and whether the value counts as undesirable."""
+    counts = task.frame[task.target].astype(str).value_counts()
+    undesirable = {str(v) for v in task.undesirable}
+    return pd.DataFrame(
+        {
+            "outcome": counts.index,
+            "rows": counts.to_numpy(),
+            "share": counts.to_numpy() / counts.sum(),
+            "undesirable": [v in undesirable for v in counts.index],
+        }
+    )
 
 
 # -- the factual map -------------------------------------------------------------------------
@@ -122,6 +154,15 @@ def rows_from_selection(selection: Mapping | None, *, allowed: Iterable[int] | N
         if (allowed_set is None or row in allowed_set) and row not in out:
             out.append(row)
     return out
+
+
+def rows_meeting(task: TaskSpec, rows: Sequence[int], where: str | Mapping | None) -> np.ndarray:
+    """The rows (in their order) that meet a ``feature=value`` criterion; all of them when there is none."""
+    rows = np.asarray(list(rows), dtype=int)
+    criterion = parse_criterion(task, where)
+    if criterion is None:
+        return rows
+    return rows[task.frame.loc[rows, criterion["feature"]].to_numpy() == criterion["value"]]
 
 
 # -- uploads and generator settings ----------------------------------------------------------

@@ -1,0 +1,23 @@
+"""FLEX Studio: the router and the shared sidebar. Run with ``streamlit run app.py``."""
+
+import streamlit as st
+
+from ui import state
+from ui.sidebar import render_sidebar
+
+st.set_page_config(page_title="FLEX Studio", page_icon=":material/insights:", layout="wide")
+state.init_state(st.query_params.to_dict())
+
+# url_path differs from each file's name on purpose: Streamlit's older "pages/ folder" mode would
+# otherwise map a first request for /<file name> straight to the page script, skipping this router.
+pages = [
+    st.Page("pages/data_model.py", title="Data & model", icon=":material/table_chart:", url_path="data-and-model"),
+    st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-importance", default=True),
+    st.Page("pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
+    st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
+    st.Page("pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
+    st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
+]
+page = st.navigation(pages)
+render_sidebar()
+page.run()

@@ -1,0 +1,54 @@
+"""Counterfactuals: for any factual, its counterfactuals with the changed cells highlighted."""
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+from ui.context import require_analysis, run_or_stop
+
+st.title("Counterfactuals of one case")
+analysis = require_analysis()
+task = analysis.task
+pool = [int(r) for r in analysis.pool]
+if not pool:
+    st.error("The model predicts no case as undesirable, so there is nothing to explain. Try another model.")
+    st.stop()
+
+default = st.session_state[S.CF_ROW] or st.session_state[S.QUERY] or pool[0]
+default = default if default in pool else pool[0]
+stored = set(int(r) for r in analysis.store.stored_rows)
+row = st.selectbox(
+    "Case (row of the data predicted undesirable)", pool, index=pool.index(default), key="w_cf_row",
+    on_change=S.bind("w_cf_row", S.CF_ROW),
+    format_func=lambda r: f"row {r}" + ("" if r in stored else " (counterfactuals not generated yet)"),
+)
+cache.ensure_rows(analysis.store, [row], what="case")
+table, changed = run_or_stop(fc.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
+
+before = table["P(undesirable)"].iloc[0]
+valid = table["valid"].iloc[1:]
+after = table["P(undesirable)"].iloc[1:][valid]
+cols = st.columns(3)
+cols[0].metric("P(undesirable) now", f"{before:.0%}")
+cols[1].metric("Valid counterfactuals", f"{int(valid.sum())} / {analysis.store.n_cf}")
+cols[2].metric("P(undesirable) after (mean)", "n/a" if after.empty else f"{after.mean():.0%}")
+
+
+def _highlight(frame):
+    return changed.reindex(index=frame.index, columns=frame.columns, fill_value=False).replace(
+        {True: "background-color: #fde68a; font-weight: 600", False: ""}
+    )
+
+
+st.dataframe(table.style.apply(_highlight, axis=None).format({"P(undesirable)": "{:.2f}"}), width="stretch")
+st.caption(
+    "The first line is the case as it is; each further line is an alternative the generator found that the model "
+    "predicts differently. Highlighted cells are the changes. 'valid' means the model really predicts the "
+    "desirable outcome for that alternative."
+)
+changes = changed.iloc[1:].sum().sort_values(ascending=False)
+changes = changes[changes > 0]
+if len(changes):
+    st.markdown("**Changed most often for this case:** " + ", ".join(
+        f"{task.feature(n).label} ({c}×)" for n, c in changes.items()))

@@ -1,0 +1,80 @@
+"""Data & model: a preview, editable feature kinds and immutable features, class balance and test metrics."""
+
+import json
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+from ui.context import load_base_task, require_analysis
+
+st.title("Data & model")
+analysis = require_analysis()
+task, model = analysis.task, analysis.model
+summary = task.summary()
+
+cols = st.columns(4)
+cols[0].metric("Rows in the file", f"{summary['rows_in_file']:,}")
+cols[1].metric("Rows used", f"{summary['rows_used']:,}")
+cols[2].metric("Rows lost to missing values", f"{summary['rows_in_file'] - summary['rows_used']:,}")
+cols[3].metric("Features", summary["features"])
+if task.description:
+    st.caption(task.description)
+for note in task.notes:
+    st.info(note)
+
+st.subheader("Preview")
+st.dataframe(task.frame.head(200), width="stretch")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Class balance")
+    st.dataframe(fc.class_balance(task), hide_index=True, width="stretch",
+                 column_config={"share": st.column_config.NumberColumn(format="percent")})
+with right:
+    st.subheader(f"Model: {model.label}")
+    metrics = model.metrics
+    table = {
+        "accuracy": [metrics.get("cv_accuracy_mean"), metrics.get("test_accuracy")],
+        "F1 (weighted)": [metrics.get("cv_f1_mean"), metrics.get("test_f1")],
+    }
+    st.dataframe(table, width="stretch", column_config={"_index": st.column_config.TextColumn()},
+                 hide_index=False)
+    st.caption(
+        f"Row 1: mean over {metrics.get('cv_folds', 0)} cross-validation folds of the training part "
+        f"({metrics['train_rows']:,} rows); row 2: the held-out test part ({metrics['test_rows']:,} rows). "
+        f"Encoding: {model.encoding}."
+    )
+
+st.subheader("Features")
+st.caption(
+    "Change a feature's kind or whether it can change (immutable features are never altered in counterfactuals), "
+    "then press Apply. The model is retrained and new counterfactuals are generated for the new setting."
+)
+edited = st.data_editor(
+    fc.feature_table(task),
+    key="feature_editor",
+    hide_index=True,
+    width="stretch",
+    disabled=["feature", "values"],
+    column_config={
+        "kind": st.column_config.SelectboxColumn(options=["categorical", "continuous", "ordinal"], required=True),
+        "immutable": st.column_config.CheckboxColumn(),
+    },
+)
+if st.button("Apply feature settings", key="apply_features", type="primary"):
+    base = load_base_task(st.session_state[S.DATASET])
+    base_kinds = {f.name: f.kind for f in base.features}
+    overrides = {
+        "kinds": {r.feature: r.kind for r in edited.itertuples() if base_kinds[r.feature] != r.kind},
+        "immutable": sorted(r.feature for r in edited.itertuples() if r.immutable),
+    }
+    try:
+        cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
+    except fc.FlexError as exc:
+        st.error(f"Those feature settings were not applied: {exc}")
+    else:
+        S.reset_analysis()
+        st.session_state[S.OVERRIDES] = overrides
+        st.rerun()

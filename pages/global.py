@@ -1,0 +1,37 @@
+"""Global FLEX: which features the counterfactuals change, over a random sample of factuals."""
+
+import streamlit as st
+
+import flex_core as fc
+from ui import state as S
+from ui.context import require_analysis, run_or_stop
+
+st.title("Global feature importance")
+analysis = require_analysis()
+task = analysis.task
+result = run_or_stop(analysis.global_result)
+
+st.markdown(fc.describe_global(result, undesirable=task.undesirable))
+st.plotly_chart(fc.importance_figure(result), key="global_chart", width="stretch", config={"displaylogo": False})
+st.caption(
+    "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
+    "cases (bar) ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
+    "typically is as a share of its range. A change to a number only counts above τ (set it on the Thresholds "
+    "page; now " + (f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else ""))
+    + "). Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."
+)
+
+coverage = analysis.store.ensure(result.query_index).coverage()
+st.subheader("Generator coverage")
+cols = st.columns(4)
+cols[0].metric("Factuals explained", f"{coverage['queries']}")
+cols[1].metric("Counterfactuals found", f"{coverage['counterfactuals_found']} / {coverage['counterfactuals_requested']}")
+cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
+cols[3].metric("Factuals without any", f"{coverage['queries_without']}")
+st.caption(fc.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
+
+for note in (*task.notes, *result.notes):
+    st.info(note)
+
+with st.expander("The numbers"):
+    st.dataframe(result.to_frame(), width="stretch", hide_index=True)

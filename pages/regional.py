@@ -1,0 +1,148 @@
+"""Regional explorer: pick a query factual on a map or in a table, a criterion and k; compare with global."""
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+from ui.context import require_analysis, run_or_stop
+
+st.title("Regional explorer")
+analysis = require_analysis()
+task = analysis.task
+global_result = run_or_stop(analysis.global_result)
+pool = analysis.pool
+fmap = cache.factual_map(task, analysis.model, analysis.model_id)
+
+# -- criterion and k ---------------------------------------------------------------------------
+where = st.session_state[S.WHERE]
+crit_feature, _, crit_value = (where or "").partition("=")
+options = ["(any case)", *task.categorical_names]
+
+
+def _set_where() -> None:
+    feature = st.session_state["w_where_feature"]
+    if feature == options[0]:
+        st.session_state[S.WHERE] = None
+    else:
+        value = st.session_state.get("w_where_value")
+        levels = task.feature(feature).categories
+        st.session_state[S.WHERE] = f"{feature}={value if value in levels else levels[0]}"
+    st.session_state[S.QUERY] = None  # a new criterion needs a query that meets it
+
+
+left, mid, right = st.columns([2, 2, 3])
+feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature", on_change=_set_where,
+                         index=options.index(crit_feature) if crit_feature in options else 0)
+if feature != options[0]:
+    levels = list(task.feature(feature).categories)
+    mid.selectbox("equal to", levels, key="w_where_value", on_change=_set_where,
+                  index=levels.index(crit_value) if crit_value in levels else 0)
+candidates = run_or_stop(fc.rows_meeting, task, pool, where)
+if len(candidates) == 0:
+    st.error(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value.")
+    st.stop()
+max_k = max(1, min(50, len(candidates) - 1))
+right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
+             on_change=S.bind("w_k", S.K))
+k = min(int(st.session_state[S.K]), max_k)
+
+# -- the query: a click on the map, a row of the table, or a random one --------------------------
+map_event = st.session_state.get("factual_map")
+if map_event is not None:
+    clicked = fc.rows_from_selection(map_event.get("selection"), allowed=pool)
+    if clicked and S.fresh_selection("factual_map", clicked):
+        if clicked[0] in set(candidates.tolist()):
+            st.session_state[S.QUERY] = clicked[0]
+        else:
+            st.warning(f"Row {clicked[0]} does not meet {where}; the query stays as it was.")
+table = task.frame.loc[candidates].copy()
+table.insert(0, "P(undesirable)", fmap.frame.set_index("row").loc[candidates, "probability"].to_numpy())
+table_event = st.session_state.get("factual_table")
+if table_event is not None:
+    picked = table_event.get("selection", {}).get("rows", [])
+    if picked and S.fresh_selection("factual_table", picked) and picked[0] < len(table):
+        st.session_state[S.QUERY] = int(table.index[picked[0]])
+query = st.session_state[S.QUERY]
+if query is None or query not in set(candidates.tolist()):
+    query = run_or_stop(fc.random_query, analysis.store, where=where, seed=int(st.session_state[S.SEED]))
+    st.session_state[S.QUERY] = query
+
+regional = run_or_stop(analysis.regional_result, query, k, where)
+
+map_col, table_col = st.columns([3, 2])
+with map_col:
+    st.plotly_chart(
+        fc.factual_map_figure(fmap, query=query, members=regional.members),
+        key="factual_map", on_select="rerun", selection_mode=("points", "lasso"), width="stretch",
+        config={"displaylogo": False},
+    )
+    st.caption(
+        "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
+        "(a principal-component map of the model's inputs); darker means a more certain prediction. "
+        "The star is the query, ringed dots are its region. Click a dot to make it the query."
+    )
+with table_col:
+    st.markdown(f"**Cases to choose from** ({len(candidates):,}; click a row to make it the query)")
+    st.dataframe(table, key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
+                 width="stretch")
+    if st.button("Random query", key="random_query"):
+        st.session_state[S.QUERY] = fc.random_query(analysis.store, where=where, seed=int(query) + 1)
+        st.rerun()
+
+# -- the region -----------------------------------------------------------------------------------
+st.header(f"Region around row {query}" + (f" with {where}" if where else ""))
+cols = st.columns(4)
+cols[0].metric("Region size", f"{len(regional.members)}", help="The query and its nearest neighbours.")
+cols[1].metric("Cases meeting the criterion", f"{regional.candidates + 1:,}")
+r = regional.pearson_r
+cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}")
+cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
+st.markdown(fc.describe_regional(regional, undesirable=task.undesirable))
+for note in regional.importance.notes:
+    st.info(note)
+
+chart_col, scatter_col = st.columns(2)
+with chart_col:
+    st.plotly_chart(fc.importance_figure(regional.importance, dice=False), key="regional_chart", width="stretch",
+                    config={"displaylogo": False})
+with scatter_col:
+    st.plotly_chart(fc.regional_scatter(regional), key="regional_scatter", width="stretch",
+                    config={"displaylogo": False})
+st.caption(fc.quadrant_legend().replace("\n", " · "))
+
+mode_col, member_col = st.columns(2)
+with mode_col:
+    st.subheader("Mode shift")
+    st.dataframe(regional.mode_shift_frame(), hide_index=True, width="stretch",
+                 column_config={"p_orig": st.column_config.NumberColumn(format="percent"),
+                                "p_cf": st.column_config.NumberColumn(format="percent"),
+                                "delta": st.column_config.NumberColumn("δ", format="%+.2f")})
+    st.caption("For each feature: the region's most common value, its share among the cases (p_orig) and among "
+               "their counterfactuals (p_cf). A strongly negative δ means the counterfactuals move away from it.")
+with member_col:
+    st.subheader("Members")
+    members = task.frame.loc[list(regional.members)].copy()
+    members.insert(0, "distance", regional.distances)
+    st.dataframe(members, width="stretch")
+
+# -- saved regions ---------------------------------------------------------------------------------
+st.header("Compare regions")
+name_col, button_col = st.columns([3, 1])
+default_name = f"row {query}" + (f", {where}" if where else "") + f", k={k}"
+name = name_col.text_input("Name for this region", value=default_name, key="w_region_name")
+if button_col.button("Save region", key="save_region", type="primary"):
+    saved = [r for r in st.session_state[S.SAVED_REGIONS] if r["name"] != name]
+    st.session_state[S.SAVED_REGIONS] = [*saved, {"name": name, "query": int(query), "k": int(k), "where": where}]
+saved = st.session_state[S.SAVED_REGIONS]
+if saved:
+    results = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"]) for r in saved}
+    st.plotly_chart(fc.regions_heatmap(results, global_result), key="regions_heatmap", width="stretch",
+                    config={"displaylogo": False})
+    st.caption("Each line is a saved region's change frequency per feature (darker: changed more often), with the "
+               "whole population on top. r is each region's correlation with the global pattern.")
+    if st.button("Forget saved regions", key="clear_regions"):
+        st.session_state[S.SAVED_REGIONS] = []
+        st.rerun()
+else:
+    st.caption("Save regions to compare them side by side as a heatmap.")

@@ -1,0 +1,93 @@
+"""Report: every table as CSV, a self-contained HTML report, and a link that reproduces this view."""
+
+import json
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+from ui.context import require_analysis, run_or_stop
+
+st.title("Report")
+analysis = require_analysis()
+task, model = analysis.task, analysis.model
+global_result = run_or_stop(analysis.global_result)
+query, k, where = st.session_state[S.QUERY], int(st.session_state[S.K]), st.session_state[S.WHERE]
+regional = run_or_stop(analysis.regional_result, query, k, where) if query is not None else None
+saved = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"])
+         for r in st.session_state[S.SAVED_REGIONS]}
+sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals) if task.continuous_names else None
+
+# -- the link ------------------------------------------------------------------------------------
+st.subheader("Link to this view")
+view = S.current_view()
+base = st.context.url or ""
+link = fc.view_link(base.split("?")[0], view)
+st.code(link, language=None)
+if S.dataset_spec(st.session_state[S.DATASET]) is None:
+    st.warning("This dataset was uploaded, and a link cannot carry a file: the link opens the default dataset "
+               "with the same settings. Load the file from a path to make the link complete.")
+
+# -- tables as CSV -------------------------------------------------------------------------------
+st.subheader("Tables (CSV)")
+tables = {
+    "global_importance.csv": global_result.to_frame(),
+    "local_frequencies.csv": global_result.local_frame(),
+    "counterfactuals.csv": analysis.store.ensure(global_result.query_index).to_frame(task),
+    "features.csv": fc.feature_table(task),
+    "class_balance.csv": fc.class_balance(task),
+}
+if sweep is not None:
+    tables["tau_sweep.csv"] = sweep
+if regional is not None:
+    tables["regional_importance.csv"] = regional.to_frame()
+    tables["mode_shift.csv"] = regional.mode_shift_frame()
+for name, reg in saved.items():
+    tables[f"saved_region_{name}.csv".replace(" ", "_").replace("/", "-")] = reg.to_frame()
+cols = st.columns(3)
+for i, (name, frame) in enumerate(tables.items()):
+    cols[i % 3].download_button(name, frame.to_csv(index=name == "local_frequencies.csv"), file_name=name,
+                                mime="text/csv", key=f"csv.{name}")
+
+# -- the HTML report -----------------------------------------------------------------------------
+st.subheader("HTML report for domain experts")
+undesirable = task.undesirable
+sections = [
+    fc.ReportSection("The data and the model",
+                     f"{task.name}: {len(task.frame):,} cases, {len(task.features)} features; the model "
+                     f"({model.label}) is right {model.metrics['test_accuracy']:.0%} of the time on held-out cases. "
+                     + " ".join(task.notes), table=fc.class_balance(task)),
+    fc.ReportSection("What would have to change, across all cases", fc.describe_global(global_result, undesirable=undesirable),
+                     fc.importance_figure(global_result), global_result.to_frame()),
+]
+if sweep is not None:
+    sections.append(fc.ReportSection("How large a change must be to count (τ)", fc.describe_tau_sweep(sweep),
+                                     fc.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU]))))
+if regional is not None:
+    sections.append(fc.ReportSection(f"A group of similar cases around row {query}",
+                                     fc.describe_regional(regional, undesirable=undesirable),
+                                     fc.regional_scatter(regional), regional.to_frame()))
+    sections.append(fc.ReportSection("Which values the alternatives move away from",
+                                     "Mode shift: δ below zero means the alternatives leave that value.",
+                                     table=regional.mode_shift_frame()))
+if saved:
+    sections.append(fc.ReportSection("Saved regions compared",
+                                     "Each line is one group's change frequency per feature, the whole population first.",
+                                     fc.regions_heatmap(saved, global_result)))
+meta = {
+    "dataset": task.source or task.name, "model": f"{model.label} ({model.encoding})",
+    "generator": json.dumps(global_result.generator), "factuals (N_F)": analysis.n_factuals,
+    "counterfactuals per factual (N_cf)": analysis.store.n_cf, "seed": st.session_state[S.SEED],
+    "τ": json.dumps(S.tau_setting()), "view link": link,
+}
+st.caption("One file with every figure (interactive) and table of this session and a plain-language reading "
+           "of each; it opens offline in any browser.")
+if st.button("Build the HTML report", key="build_report", type="primary"):
+    st.session_state[S.REPORT_HTML] = fc.build_html_report(sections, title=f"FLEX Studio report: {task.name}", meta=meta)
+if st.session_state[S.REPORT_HTML]:
+    st.download_button("Download report.html", st.session_state[S.REPORT_HTML], file_name="flex_report.html",
+                       mime="text/html", key="download_report")
+for section in sections:
+    with st.expander(section.title):
+        st.write(section.reading)

@@ -1,0 +1,82 @@
+"""Thresholds: a global τ and one per continuous feature, updating the charts from stored counterfactuals."""
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+from ui.context import require_analysis, run_or_stop
+
+st.title("Thresholds (τ)")
+analysis = require_analysis()
+task = analysis.task
+st.markdown(
+    "A change to a number only counts as a change when it is larger than **τ × the feature's range** "
+    "(τ = 0.1: a tenth of the range). Moving a slider recomputes the importances from the counterfactuals "
+    "already generated; nothing is generated again."
+)
+if not task.continuous_names:
+    st.info("This dataset has no continuous feature, so τ changes nothing here.")
+
+
+
+def _initial(key: str, value: float) -> dict:
+    """``value=`` only for a widget not yet in Session State (a callback may have set its value)."""
+    return {} if key in st.session_state else {"value": float(value)}
+
+
+def _set_global_tau() -> None:
+    tau = st.session_state["w_tau"]
+    st.session_state[S.TAU] = tau
+    # Per-feature sliders without their own τ follow the global one.
+    for name in task.continuous_names:
+        if name not in st.session_state[S.TAU_FEATURES]:
+            st.session_state[f"w_tau.{name}"] = tau
+
+
+st.slider("Global τ (all continuous features)", 0.0, 1.0, step=0.01, key="w_tau", on_change=_set_global_tau,
+          **_initial("w_tau", st.session_state[S.TAU]))
+
+
+def _set_feature_tau(name: str) -> None:
+    value = st.session_state[f"w_tau.{name}"]
+    per_feature = dict(st.session_state[S.TAU_FEATURES])
+    if value == st.session_state[S.TAU]:
+        per_feature.pop(name, None)
+    else:
+        per_feature[name] = value
+    st.session_state[S.TAU_FEATURES] = per_feature
+
+
+def _reset_feature_tau() -> None:
+    st.session_state[S.TAU_FEATURES] = {}
+    for name in task.continuous_names:
+        st.session_state[f"w_tau.{name}"] = st.session_state[S.TAU]
+
+
+if task.continuous_names:
+    with st.expander("Per-feature τ", expanded=bool(st.session_state[S.TAU_FEATURES])):
+        for name in task.continuous_names:
+            current = st.session_state[S.TAU_FEATURES].get(name, st.session_state[S.TAU])
+            st.slider(task.feature(name).label, 0.0, 1.0, step=0.01, key=f"w_tau.{name}",
+                      on_change=_set_feature_tau, args=(name,), **_initial(f"w_tau.{name}", current))
+        st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
+
+result = run_or_stop(analysis.global_result)
+st.plotly_chart(fc.importance_figure(result, title="Global importance at the current τ"), key="tau_chart",
+                width="stretch", config={"displaylogo": False})
+st.caption(fc.describe_global(result, undesirable=task.undesirable))
+
+if task.continuous_names:
+    st.subheader("τ sweep")
+    sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
+    st.plotly_chart(fc.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), key="tau_sweep",
+                    width="stretch", config={"displaylogo": False})
+    st.caption(fc.describe_tau_sweep(sweep))
+    st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
+    panels = cache.tau_panel_results(analysis.store, analysis.store_id, analysis.n_factuals)
+    st.plotly_chart(fc.tau_panels_figure(panels), key="tau_panels", width="stretch", config={"displaylogo": False})
+    st.caption(
+        "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "
+        "a number whose bar shrinks quickly is usually changed only a little."
+    )

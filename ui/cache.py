@@ -1,0 +1,176 @@
+"""All of the app's caching, in one module.
+
+- ``st.cache_resource`` holds shared, never-mutated objects: tasks, fitted models,
+  generators and the :class:`flex_core.CounterfactualStore` (which also persists
+  its counterfactuals under ``FLEX_CACHE_DIR``, default ``.flex_cache/`` in the
+  repository, so a restart does not pay for them again).
+- ``st.cache_data`` holds results computed from stored counterfactuals, keyed by
+  the store's identity and the settings (τ, k, query, ...). Those functions never
+  generate: callers first call :func:`ensure_rows`, which shows a progress bar
+  counting queries while the missing rows are generated.
+
+Arguments starting with ``_`` are not hashed; each such argument comes with a
+hashable identity argument (fingerprint, key) that decides the cache entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import streamlit as st
+
+import flex_core as fc
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cache_dir() -> Path:
+    path = Path(os.environ.get("FLEX_CACHE_DIR", ".flex_cache"))
+    return path if path.is_absolute() else REPO / path
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+# -- data, model, generator, store -------------------------------------------------------------
+def source_key(source: Mapping) -> str:
+    """The hashable description of a dataset source (uploaded bytes are passed and hashed separately)."""
+    return json.dumps({k: v for k, v in source.items() if k != "data"}, sort_keys=True)
+
+
+@st.cache_resource(show_spinner="Loading the data…", max_entries=8)
+def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
+    source = json.loads(key)
+    kind = source["kind"]
+    origin = data if data is not None else source.get("path")
+    if kind == "builtin":
+        return fc.load_builtin(source["name"])
+    if kind == "loan":
+        return fc.load_loan(origin)
+    if kind == "accidents":
+        return fc.load_accidents(origin, missing=source.get("missing", "drop"))
+    if kind == "csv":
+        return fc.load_csv(
+            origin,
+            target=source["target"],
+            undesirable=source["undesirable"],
+            immutable=source.get("immutable", ()),
+            name=source.get("filename") or None,
+        )
+    raise fc.ConfigError(f"Unknown dataset source {kind!r}.")
+
+
+@st.cache_resource(max_entries=16)
+def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: str) -> fc.TaskSpec:
+    """The base task with edited kinds / immutable features (``overrides`` is JSON)."""
+    spec = json.loads(overrides)
+    if not spec.get("kinds") and spec.get("immutable") is None:
+        return _base
+    return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"))
+
+
+@st.cache_resource(show_spinner="Training the model (with cross-validation)…", max_entries=8)
+def fitted_model(_task: fc.TaskSpec, fingerprint: str, model: str, encoding: str, seed: int, cv_folds: int) -> fc.FittedModel:
+    return fc.fit_model(_task, model=model, encoding=encoding, seed=seed, cv_folds=cv_folds)
+
+
+@st.cache_resource(max_entries=16)
+def generator(name: str, settings: str):
+    return fc.make_generator(name, **json.loads(settings))
+
+
+@st.cache_resource(max_entries=16)
+def counterfactual_store(
+    _task: fc.TaskSpec, _model: fc.FittedModel, _generator, identity: str, n_cf: int, seed: int
+) -> fc.CounterfactualStore:
+    """One store per (data, model, generator, n_cf, seed); ``identity`` is their JSON."""
+    return fc.CounterfactualStore(_task, _model, _generator, n_cf=n_cf, seed=seed, directory=cache_dir())
+
+
+def store_id(store: fc.CounterfactualStore) -> str:
+    return _digest(store.key)
+
+
+def model_id(task: fc.TaskSpec, model: fc.FittedModel) -> str:
+    return _digest([task.fingerprint, model.name, model.encoding, model.seed, model.metrics.get("cv_folds")])
+
+
+# -- generation with a progress bar ---------------------------------------------------------------
+def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str = "factuals") -> None:
+    """Generate the counterfactuals of the rows not stored yet, with a progress bar counting queries."""
+    missing = store.missing(rows)
+    if not missing:
+        return
+    bar = st.progress(0.0, text=f"Generating counterfactuals for {len(missing)} {what}…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"Generating counterfactuals: {done} / {total} queries")
+
+    try:
+        store.ensure(missing, progress=progress)
+    finally:
+        bar.empty()
+
+
+# -- results from stored counterfactuals (never generate) -------------------------------------
+@st.cache_data(show_spinner=False, max_entries=16)
+def factual_pool(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> np.ndarray:
+    return fc.factual_rows(_task, _model)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def ranges(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> np.ndarray:
+    return fc.training_ranges(_task, _model)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def factual_map(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> fc.FactualMap:
+    return fc.project_factuals(_task, _model, factual_pool(_task, _model, identity))
+
+
+def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
+    pool = factual_pool(store.task, store.model, model_id(store.task, store.model))
+    return fc.sample_factuals(pool, n_factuals, seed=store.seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def global_result(_store: fc.CounterfactualStore, identity: str, n_factuals: int, tau: str) -> fc.FlexResult:
+    """Global FLEX at this τ (JSON: a number or {feature: τ, "*": default}) from stored counterfactuals."""
+    return fc.run_global(_store, n_factuals=n_factuals, tau=json.loads(tau))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def regional_result(
+    _store: fc.CounterfactualStore, identity: str, n_factuals: int, tau: str, query: int, k: int, where: str | None
+) -> fc.RegionalResult:
+    base = global_result(_store, identity, n_factuals, tau)
+    return fc.run_regional(_store, base, query=query, k=k, where=where, tau=json.loads(tau))
+
+
+def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
+    pool = factual_pool(store.task, store.model, model_id(store.task, store.model))
+    members, *_ = fc.select_region(
+        store.task, query, pool, k=k, where=where, ranges=ranges(store.task, store.model, model_id(store.task, store.model))
+    )
+    return members
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
+    rows = global_rows(_store, n_factuals)
+    return fc.tau_sweep(_store.ensure(rows), _store.task, ranges=ranges(_store.task, _store.model, model_id(_store.task, _store.model)))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def tau_panel_results(_store: fc.CounterfactualStore, identity: str, n_factuals: int) -> dict:
+    return {tau: global_result(_store, identity, n_factuals, json.dumps(tau)) for tau in fc.TAU_PANELS}
+
+
+def tau_json(tau) -> str:
+    return json.dumps(tau, sort_keys=True)

@@ -1,0 +1,105 @@
+"""The current analysis (task, model, generator, store), rebuilt from Session State through the cache.
+
+Pages call :func:`current_analysis` at the top: every object comes from
+``st.cache_resource``, so this is cheap on a rerun and trains or loads only when a
+setting changed. Nothing here is kept in Session State.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+
+
+@dataclass(frozen=True)
+class Analysis:
+    task: fc.TaskSpec
+    model: fc.FittedModel
+    generator: object
+    store: fc.CounterfactualStore
+    n_factuals: int
+
+    @property
+    def store_id(self) -> str:
+        return cache.store_id(self.store)
+
+    @property
+    def model_id(self) -> str:
+        return cache.model_id(self.task, self.model)
+
+    @property
+    def pool(self):
+        """Row ids the model predicts undesirable (the factuals)."""
+        return cache.factual_pool(self.task, self.model, self.model_id)
+
+    @property
+    def ranges(self):
+        return cache.ranges(self.task, self.model, self.model_id)
+
+    def global_result(self, tau=None) -> fc.FlexResult:
+        """Global FLEX at τ (default: the session's τ), generating missing rows with a progress bar first."""
+        cache.ensure_rows(self.store, cache.global_rows(self.store, self.n_factuals))
+        tau = S.tau_setting() if tau is None else tau
+        return cache.global_result(self.store, self.store_id, self.n_factuals, cache.tau_json(tau))
+
+    def regional_result(self, query: int, k: int, where: str | None) -> fc.RegionalResult:
+        self.global_result()
+        members = cache.region_members(self.store, query, k, where)
+        cache.ensure_rows(self.store, members, what="region members")
+        return cache.regional_result(
+            self.store, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()), int(query), int(k), where
+        )
+
+
+def load_base_task(source) -> fc.TaskSpec:
+    return cache.load_task(cache.source_key(source), source.get("data"))
+
+
+def build_analysis() -> Analysis:
+    """Raises :class:`flex_core.FlexError` when a setting is wrong."""
+    s = st.session_state
+    base = load_base_task(s[S.DATASET])
+    task = cache.task_with_overrides(base, base.fingerprint, json.dumps(s[S.OVERRIDES], sort_keys=True))
+    model = cache.fitted_model(task, task.fingerprint, s[S.MODEL], s[S.ENCODING], int(s[S.SEED]), int(s[S.CV_FOLDS]))
+    name = s[S.GENERATOR]
+    settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)
+    gen = cache.generator(name, settings)
+    identity = json.dumps(
+        [task.fingerprint, model.name, model.encoding, model.seed, fc.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED])],
+        sort_keys=True,
+        default=str,
+    )
+    store = cache.counterfactual_store(task, model, gen, identity, int(s[S.N_CF]), int(s[S.SEED]))
+    return Analysis(task=task, model=model, generator=gen, store=store, n_factuals=int(s[S.N_FACTUALS]))
+
+
+def current_analysis() -> Analysis | None:
+    """The analysis, or None after showing what to fix."""
+    try:
+        return build_analysis()
+    except fc.FlexError as exc:
+        st.error(f"{exc}")
+        return None
+
+
+def require_analysis() -> Analysis:
+    analysis = current_analysis()
+    if analysis is None:
+        st.info("Fix the setting named above in the sidebar to continue.")
+        st.stop()
+    return analysis
+
+
+def run_or_stop(fn, *args, **kwargs):
+    """Call ``fn``; on a FlexError show what to fix and stop this page (the rest of the app stays usable)."""
+    try:
+        return fn(*args, **kwargs)
+    except fc.FlexError as exc:
+        st.error(f"{exc}")
+        st.stop()

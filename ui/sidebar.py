@@ -1,0 +1,172 @@
+"""The shared sidebar: dataset, model, generator and sample sizes, with stable widget keys."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+from ui.context import Analysis, current_analysis, load_base_task
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _peek(data: bytes):
+    return fc.peek_csv(data)
+
+
+def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int) -> bool:
+    """Load a dataset and fit the model on it; only on success does it replace the active one."""
+    try:
+        task = load_base_task(source)
+        cache.fitted_model(task, task.fingerprint, model, encoding, seed, cv_folds)
+    except fc.FlexError as exc:
+        st.error(f"That dataset was not loaded: {exc} The previous dataset stays active.")
+        return False
+    st.session_state[S.DATASET] = source
+    S.reset_analysis()
+    return True
+
+
+def _model_settings() -> dict:
+    s = st.session_state
+    return dict(model=s[S.MODEL], encoding=s[S.ENCODING], seed=int(s[S.SEED]), cv_folds=int(s[S.CV_FOLDS]))
+
+
+def _csv_form() -> None:
+    upload = st.file_uploader("CSV file", type=["csv"], key="sb_csv_file")
+    if upload is None:
+        st.caption("Upload a CSV with one row per case and a column holding the outcome.")
+        return
+    data = upload.getvalue()
+    try:
+        frame = _peek(data)
+    except fc.FlexError as exc:
+        st.error(f"{exc}")
+        return
+    target = st.selectbox("Target column (the outcome)", list(frame.columns), key="sb_csv_target")
+    values = sorted(frame[target].dropna().astype(str).unique().tolist())
+    undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
+    immutable = st.multiselect(
+        "Features that cannot change", [c for c in frame.columns if c != target], key="sb_csv_immutable"
+    )
+    if st.button("Load CSV", key="sb_csv_load", type="primary"):
+        if not undesirable:
+            st.error("Pick at least one undesirable outcome value before loading.")
+            return
+        source = {"kind": "csv", "data": data, "filename": upload.name, "target": target,
+                  "undesirable": undesirable, "immutable": immutable}
+        activate(source, **_model_settings())
+
+
+def _paper_form(kind: str) -> None:
+    label = "loan_approval_dataset.csv" if kind == "loan" else "RTA_Dataset.csv"
+    upload = st.file_uploader(f"Upload {label}", type=["csv"], key=f"sb_{kind}_file")
+    path = st.text_input("…or its path on this machine", key=f"sb_{kind}_path", placeholder=f"/data/{label}")
+    source: dict = {"kind": kind}
+    if kind == "accidents":
+        source["missing"] = st.radio(
+            "Rows with missing values", ("drop", "impute"), key="sb_accidents_missing", horizontal=True
+        )
+    if st.button("Load", key=f"sb_{kind}_load", type="primary"):
+        if upload is not None:
+            source.update(data=upload.getvalue(), filename=upload.name)
+        elif path.strip():
+            source["path"] = path.strip()
+        else:
+            st.error(f"Upload {label} or type its path, then press Load.")
+            return
+        activate(source, **_model_settings())
+
+
+def _parse_optional_number(setting: str, text: str):
+    text = text.strip()
+    if not text:
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    raise fc.ConfigError(f"The generator setting {setting!r} must be a number or empty (got {text!r}).")
+
+
+def _generator_settings(name: str) -> None:
+    """One widget per public setting; only settings changed from their defaults are passed on."""
+    defaults = fc.generator_defaults(name)
+    changed = {}
+    with st.expander("Generator settings"):
+        for setting, default in defaults.items():
+            key = f"sb_gen.{name}.{setting}"
+            label = setting.replace("_", " ")
+            if isinstance(default, bool):
+                value = st.checkbox(label, value=default, key=key)
+            elif isinstance(default, int):
+                value = int(st.number_input(label, value=default, step=1, key=key))
+            elif isinstance(default, float):
+                value = float(st.number_input(label, value=default, key=key))
+            elif default is None:
+                text = st.text_input(label, value="", key=key, placeholder="none")
+                try:
+                    value = _parse_optional_number(setting, text)
+                except fc.FlexError as exc:
+                    st.error(f"{exc}")
+                    value = None
+            else:  # fixed by the generator's name (e.g. DiCE's method)
+                st.text_input(label, value=str(default), key=key, disabled=True)
+                value = default
+            if value != default:
+                changed[setting] = value
+    st.session_state[S.GENERATOR_SETTINGS] = {name: changed}
+
+
+def render_sidebar() -> Analysis | None:
+    """Draw the sidebar; returns the current analysis (None after an error was shown)."""
+    with st.sidebar:
+        if st.session_state[S.LINK_ERROR]:
+            st.warning(st.session_state[S.LINK_ERROR])
+        st.subheader("Dataset")
+        kind = st.radio("Source", S.SOURCE_KINDS, key=S.SOURCE)
+        if kind == S.SOURCE_KINDS[0]:
+            name = st.selectbox(
+                "Built-in dataset", list(fc.BUILTIN_DATASETS), key=S.BUILTIN,
+                help="toy2d: 2 features (the paper's Fig. 2); synthetic-regional: planted global and regional "
+                "drivers; breast-cancer: 30 continuous features.",
+            )
+            if st.session_state[S.DATASET] != {"kind": "builtin", "name": name}:
+                activate({"kind": "builtin", "name": name}, **_model_settings())
+        elif kind == S.SOURCE_KINDS[1]:
+            _csv_form()
+        else:
+            _paper_form("loan" if kind == S.SOURCE_KINDS[2] else "accidents")
+        dataset_slot = st.empty()
+
+        st.subheader("Model")
+        st.selectbox("Classifier", list(fc.MODELS), key=S.MODEL, format_func=lambda m: fc.MODELS[m])
+        st.radio("Categorical encoding", ("onehot", "label"), key=S.ENCODING, horizontal=True)
+        st.number_input("Cross-validation folds", min_value=2, max_value=10, step=1, key=S.CV_FOLDS)
+        metrics_slot = st.container()
+
+        st.subheader("Counterfactuals")
+        generator = st.selectbox(
+            "Generator", list(fc.GENERATORS), key=S.GENERATOR, format_func=lambda g: f"{g} — {fc.GENERATORS[g][1]}"
+        )
+        _generator_settings(generator)
+        st.number_input("Seed", min_value=0, step=1, key=S.SEED)
+        st.number_input("N_F: factuals for the global analysis", min_value=1, max_value=5000, step=10, key=S.N_FACTUALS)
+        st.number_input("N_cf: counterfactuals per factual", min_value=1, max_value=50, step=1, key=S.N_CF)
+
+        analysis = current_analysis()
+        if analysis is not None:
+            task, metrics = analysis.task, analysis.model.metrics
+            dataset_slot.caption(
+                f"Active: **{task.name}** — {len(task.frame):,} rows, {len(task.features)} features, "
+                f"{len(analysis.pool):,} predicted {' / '.join(map(str, task.undesirable))}."
+            )
+            left, right = metrics_slot.columns(2)
+            if "cv_accuracy_mean" in metrics:
+                left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
+                right.metric("CV F1", f"{metrics['cv_f1_mean']:.1%}", help=f"support-weighted; ± {metrics['cv_f1_std']:.1%}")
+            else:
+                metrics_slot.caption("Too few rows per class for cross-validation.")
+        return analysis
