@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 from ._analysis import DEFAULT_GENERATOR, GENERATORS, CounterfactualStore, make_generator, random_query, run_global, run_regional
+from ._compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
 from ._data import load_dataset
 from ._errors import ConfigError, FlexError
 from ._models import MODELS, fit_model
+from ._reproduce import add_reproduce_parser, run_reproduce
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -79,11 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     flex.add_argument("--cache-dir", help="keep generated counterfactuals here between runs")
     flex.add_argument("--out", help="write the JSON here (default: standard output)")
     flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
-    sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
+    global_ = sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
+    global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
     regional = sub.add_parser("regional", parents=[common], help="regional FLEX around a query factual")
     regional.add_argument("--query", type=int, help="0-based row of the input file (default: a random qualifying factual)")
     regional.add_argument("--neighbours", type=int, default=4, help="k nearest neighbours by Hamming distance")
     regional.add_argument("--where", help="FEATURE=VALUE criterion the query and its neighbours meet")
+    regional.add_argument("--lime", action="store_true", help="add LIME's importance over the region, normalised to [0, 1]")
+    regional.add_argument("--lime-samples", type=int, default=5000, help="LIME perturbation samples per factual")
+    add_reproduce_parser(sub)
     return parser
 
 
@@ -97,6 +103,8 @@ def _generator_settings(args, name: str) -> dict:
 
 def run(args) -> dict:
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    if args.command == "reproduce":
+        return run_reproduce(args, log)
     task = load_dataset(
         args.data,
         target=args.target,
@@ -123,10 +131,18 @@ def run(args) -> dict:
     log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
     if args.command == "global":
         out = global_result.to_dict()
+        if args.shap:
+            shap = shap_importance(model, task, global_result.query_index, seed=args.seed)
+            log(f"shap: {shap.explainer} on {len(shap.query_index)} factuals in {shap.seconds:.1f} s")
+            add_shap_to_json(out, global_result, shap)
     else:
         query = args.query if args.query is not None else random_query(store, where=args.where, seed=args.seed)
         regional = run_regional(store, global_result, query=query, k=args.neighbours, where=args.where, tau=tau, progress=progress)
         out = regional.to_dict()
+        if args.lime:
+            lime = lime_importance(model, task, regional.members, num_samples=args.lime_samples, seed=args.seed)
+            log(f"lime: {len(regional.members)} factuals in {lime.seconds:.1f} s")
+            add_lime_to_json(out, lime)
     out["config"].update(
         command=args.command,
         data=args.data,

@@ -24,7 +24,7 @@ from ._counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ._data import TaskSpec
 from ._errors import ConfigError
 from ._models import FittedModel
-from ._results import _num
+from ._results import FlexResult, _num
 
 __all__ = [
     "ShapImportance",
@@ -39,6 +39,8 @@ __all__ = [
     "rank_agreement",
     "format_rank_cell",
     "ranking_table",
+    "add_shap_to_json",
+    "add_lime_to_json",
 ]
 
 #: Explainers :func:`shap_importance` can use; "auto" picks TreeExplainer for tree models.
@@ -580,3 +582,41 @@ def ranking_table(
     frame = pd.DataFrame(columns, index=pd.Index(kept_labels, name="feature"))
     order = np.lexsort((np.arange(len(kept_labels)), first_rank))
     return frame.iloc[order]
+
+
+# -- JSON additions for the CLI ----------------------------------------------------------
+def add_shap_to_json(out: dict, flex: FlexResult, shap_result: ShapImportance, *, k: int = 3) -> dict:
+    """Add ``shap_mean_abs``/``shap_rank`` to each feature of a FLEX JSON and a top-level ``agreement``.
+
+    The agreement is computed over the mutable features only: FLEX gives an immutable
+    feature 0 by construction, while SHAP still credits it, so including them would
+    measure the constraint rather than the methods. ``shap_rank`` ranks all features.
+    """
+    by_name = {name: j for j, name in enumerate(shap_result.feature_names)}
+    ranks = shap_result.rank
+    for record in out["features"]:
+        j = by_name[record["name"]]
+        record["shap_mean_abs"] = _num(shap_result.mean_abs[j])
+        record["shap_rank"] = int(ranks[j])
+    mutable = ~np.asarray(flex.immutable, dtype=bool)
+    agreement = rank_agreement(
+        flex.frequency_mean, shap_result.mean_abs, k=k, names=flex.feature_names, include=mutable
+    )
+    out["agreement"] = {
+        **agreement.to_dict(),
+        "between": ["flex frequency_mean", "shap mean |SHAP|"],
+        "over": "mutable features (FLEX gives immutable features 0 by construction)",
+    }
+    out["shap"] = {key: value for key, value in shap_result.to_dict().items() if key not in ("features", "rows")}
+    return out
+
+
+def add_lime_to_json(out: dict, lime_result: LimeImportance) -> dict:
+    """Add ``lime_importance`` (mean |weight| over the region / its max) to each feature of a regional JSON."""
+    by_name = {name: j for j, name in enumerate(lime_result.feature_names)}
+    for record in out["features"]:
+        j = by_name[record["name"]]
+        record["lime_importance"] = _num(lime_result.normalised[j])
+        record["lime_mean_abs"] = _num(lime_result.mean_abs[j])
+    out["lime"] = {key: value for key, value in lime_result.to_dict().items() if key != "features"}
+    return out

@@ -147,3 +147,107 @@ def test_rank_agreement_with_ties_and_a_mask():
     assert masked.features == ("p", "r", "s")
     # Without q both orders are p > r > s.
     assert masked.spearman == pytest.approx(1.0) and masked.kendall == pytest.approx(1.0)
+
+
+# -- the paper's table format ----------------------------------------------------------
+def test_format_rank_cell_matches_the_paper():
+    assert fc.format_rank_cell(1, 0.3412, 0.2361) == "1 (0.34 ± 0.24)"
+    assert fc.format_rank_cell(3, 0.02241, decimals=4) == "3 (0.0224)"
+    assert fc.format_rank_cell(2, float("nan")) == "–"
+
+
+def test_ranking_table_ranks_each_method_and_shares_ties():
+    labels = ["a", "b", "c", "fixed"]
+    flex = np.array([0.08, 0.30, 0.08, 0.0])
+    shap = np.array([0.010, 0.002, 0.030, 0.5])
+    table = fc.ranking_table(
+        labels,
+        {"FLEX": flex, "SHAP": shap},
+        stds={"FLEX": np.array([0.1, 0.2, 0.12, 0.0])},
+        decimals={"SHAP": 4},
+        include=np.array([True, True, True, False]),
+    )
+    assert list(table.index) == ["b", "a", "c"]  # by FLEX rank; the tie a/c keeps the input order
+    assert list(table["FLEX"]) == ["1 (0.30 ± 0.20)", "2 (0.08 ± 0.10)", "2 (0.08 ± 0.12)"]
+    # SHAP is ranked over the included features only: the excluded 0.5 does not take rank 1.
+    assert list(table["SHAP"]) == ["3 (0.0020)", "2 (0.0100)", "1 (0.0300)"]
+
+
+# -- figures ---------------------------------------------------------------------------
+def test_comparison_figures_carry_the_numbers(synthetic_task, synthetic_model, factuals):
+    from flex_core._compare_figures import rank_scatter_figure, ranking_bars_figure
+
+    names, labels = synthetic_task.feature_names, [f.label for f in synthetic_task.features]
+    flex = np.array([0.6, 0.0, 0.3, 0.1, 0.2, 0.0])
+    shap = np.array([0.4, 0.1, 0.2, 0.05, 0.01, 0.02])
+    mutable = np.array([not f.immutable for f in synthetic_task.features])
+    bars = ranking_bars_figure(names, labels, {"FLEX": flex, "SHAP": shap}, include=mutable)
+    assert [t.name for t in bars.data] == ["FLEX", "SHAP"]
+    assert max(bars.data[0].x) == 1.0 and list(bars.data[0].customdata)[0] == "speed"
+    agreement = fc.rank_agreement(flex, shap, names=names, include=mutable)
+    scatter = rank_scatter_figure(names, labels, flex, shap, agreement=agreement, include=mutable)
+    assert list(scatter.data[0].customdata) == [n for n, m in zip(names, mutable) if m]
+    assert "Spearman" in scatter.layout.title.text
+
+
+# -- command line ----------------------------------------------------------------------
+FAST = ["--n-factuals", "10", "--n-cf", "3", "--cv-folds", "2", "--quiet"]
+
+
+def _cli_json(tmp_path, *args):
+    from flex_core._cli import main
+
+    out = tmp_path / "out.json"
+    assert main([*args, "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_cli_global_shap(tmp_path):
+    result = _cli_json(tmp_path, "global", "--data", "builtin:synthetic-regional", "--shap", *FAST)
+    for feature in result["features"]:
+        assert feature["shap_mean_abs"] >= 0 and feature["shap_rank"] >= 1
+    assert min(f["shap_rank"] for f in result["features"]) == 1
+    agreement = result["agreement"]
+    assert -1 <= agreement["spearman"] <= 1 and -1 <= agreement["kendall"] <= 1
+    # Agreement is over the mutable features only.
+    assert set(agreement["features"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
+    assert "mutable" in agreement["over"]
+
+
+def test_cli_regional_lime(tmp_path):
+    result = _cli_json(
+        tmp_path, "regional", "--data", "builtin:synthetic-regional", "--lime", "--lime-samples", "300", *FAST
+    )
+    values = [f["lime_importance"] for f in result["features"]]
+    assert max(values) == pytest.approx(1.0) and min(values) >= 0
+    assert result["lime"]["rows"] == result["members"]
+
+
+def test_cli_reproduce_reports_missing_data(tmp_path, capsys):
+    from flex_core._cli import main
+
+    assert main(["reproduce", "--data-dir", str(tmp_path), "--out", str(tmp_path / "report"), "--quick"]) == 2
+    assert "RTA_Dataset.csv" in capsys.readouterr().err
+
+
+# -- the reproduction, at a small size ------------------------------------------------
+@pytest.mark.slow
+def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accidents_path):
+    from flex_core._cli import main
+
+    out = tmp_path / "report"
+    assert main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"]) == 0
+    report = (out / "report.md").read_text()
+    for heading in ("Random forest performance", "Table 1", "Table 3", "Region 1", "Region 4", "Table 2", "τ panels"):
+        assert heading in report
+    assert "Reduced run" in report and "dice-random" in report
+    assert "0.35" in report and "0.50" in report  # the paper's r next to ours
+    results = json.loads((out / "results.json").read_text())
+    assert results["default_generator"] == fc.DEFAULT_GENERATOR
+    assert len(results["accidents"]["regions"]["mode_shift_region_1"]) == 11
+    for number in "1234":
+        region = results["accidents"]["regions"][number]
+        assert region["lime"]["rows"] == region["regional"]["members"]
+    linked = [line for line in report.splitlines() if "(figures/" in line]
+    assert linked and all((out / line.split("(")[-1].rstrip(")")).is_file() for line in linked)
+    assert results["seconds"]["total"] > 0
