@@ -109,3 +109,13 @@ def test_cli_on_the_paper_data(tmp_path, adapter, file):
     where = "Weather_conditions=Raining" if adapter == "accidents" else "education=Graduate"
     regional = run_cli(tmp_path, "regional", "--data", f"{adapter}:{path}", "--where", where, *FAST)
     assert len(regional["members"]) == 5
+
+
+@pytest.mark.parametrize("command", ["global", "regional"])
+@pytest.mark.parametrize("name", ["toy2d", "synthetic-regional", "breast-cancer"])
+def test_every_builtin_runs_both_levels(tmp_path, name, command):
+    result = run_cli(tmp_path, command, "--data", f"builtin:{name}", "--neighbours", "3", *FAST)
+    assert result["level"] == command
+    assert result["generator"]["counterfactuals_valid"] > 0
+    if command == "regional":
+        assert len(result["members"]) == 4
