@@ -114,7 +114,8 @@ def test_cli_on_the_paper_data(tmp_path, adapter, file):
 @pytest.mark.parametrize("command", ["global", "regional"])
 @pytest.mark.parametrize("name", ["toy2d", "synthetic-regional", "breast-cancer"])
 def test_every_builtin_runs_both_levels(tmp_path, name, command):
-    result = run_cli(tmp_path, command, "--data", f"builtin:{name}", "--neighbours", "3", *FAST)
+    extra = ["--neighbours", "3"] if command == "regional" else []
+    result = run_cli(tmp_path, command, "--data", f"builtin:{name}", *extra, *FAST)
     assert result["level"] == command
     assert result["generator"]["counterfactuals_valid"] > 0
     if command == "regional":
