@@ -16,6 +16,7 @@ pages = [
     st.Page("pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
     st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
     st.Page("pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare-methods"),
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
 ]
 page = st.navigation(pages)

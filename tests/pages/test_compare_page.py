@@ -1,0 +1,35 @@
+"""The Compare page: FLEX vs DiCE vs SHAP (SHAP only when asked), and FLEX vs LIME for the current region."""
+
+from __future__ import annotations
+
+import flex_core as fc
+
+from tests.pages.conftest import chart, start
+
+
+def test_compare_page_runs_shap_and_lime_only_when_asked():
+    at = start("synthetic-regional", page="pages/compare.py")
+    bars = chart(at, "compare_bars")
+    assert [t["name"] for t in bars["data"]] == ["FLEX", "DiCE Alg. 2"]  # no SHAP before the button
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    bars = chart(at, "compare_bars")
+    assert [t["name"] for t in bars["data"]] == ["FLEX", "DiCE Alg. 2", "SHAP"]
+    chart(at, "compare_rank_scatter")  # raises when the chart is missing
+    assert any("Spearman" in m.label for m in at.metric)
+    # No region picked yet: the page says where to pick one.
+    assert any("Regional explorer" in i.value for i in at.info)
+
+    task = fc.load_builtin("synthetic-regional")
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=3)
+    at.session_state["query"] = int(fc.factual_rows(task, model)[0])
+    at.run()
+    at.select_slider(key="compare_lime_samples").set_value(500).run()
+    lime_button = [b for b in at.button if "LIME" in b.label]
+    drawn = [e.proto.id for e in at.get("plotly_chart")]
+    assert lime_button and not any(i.endswith("-compare_lime") for i in drawn)  # LIME only when asked
+    lime_button[0].click().run()
+    assert not at.exception, at.exception
+    lime = chart(at, "compare_lime")
+    assert [t["name"] for t in lime["data"]] == ["FLEX F_j ± std", "LIME (normalised)"]
+    assert max(lime["data"][1]["x"]) == 1.0
