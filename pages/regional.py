@@ -130,7 +130,7 @@ with member_col:
 st.header("Compare regions")
 name_col, button_col = st.columns([3, 1])
 default_name = f"row {query}" + (f", {where}" if where else "") + f", k={k}"
-name = name_col.text_input("Name for this region", value=default_name, key="w_region_name")
+name = name_col.text_input("Name for this region", key="w_region_name", placeholder=default_name).strip() or default_name
 if button_col.button("Save region", key="save_region", type="primary"):
     saved = [r for r in st.session_state[S.SAVED_REGIONS] if r["name"] != name]
     st.session_state[S.SAVED_REGIONS] = [*saved, {"name": name, "query": int(query), "k": int(k), "where": where}]

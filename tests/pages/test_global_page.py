@@ -1,0 +1,58 @@
+"""The Global page (also the page the app opens on)."""
+
+import numpy as np
+import pytest
+
+import flex_core as fc
+from tests.pages.conftest import chart, errors, metric, start
+
+
+def test_opens_on_a_builtin_and_draws_the_sorted_importances_with_dice_beside():
+    at = start("toy2d")
+    assert at.title[0].value == "Global feature importance"
+    assert not errors(at)
+    spec = chart(at, "global_chart")
+    flex, mu, dice = spec["data"]
+    assert flex["name"] == "F_j (FLEX)" and dice["name"] == "DiCE frequency"
+    assert flex["x"] == sorted(flex["x"], reverse=True)
+    assert set(flex["customdata"]) == {"vehicle_speed", "visibility"}
+    assert all(0 <= v <= 1 for v in flex["x"] + dice["x"])
+    # μ_j markers exist for the continuous features (both of toy2d's)
+    assert set(mu["customdata"]) == {"vehicle_speed", "visibility"}
+    # The chart's numbers are the core's result for the same settings.
+    task = fc.load_builtin("toy2d")
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=3)
+    store = fc.CounterfactualStore(task, model, fc.make_generator(fc.DEFAULT_GENERATOR), n_cf=3, seed=0,
+                                   directory=None)
+    rows = fc.sample_factuals(fc.factual_rows(task, model), 12, seed=0)
+    assert metric(at, "Factuals explained") == str(len(rows))
+    result = fc.flex_importance(store.ensure(rows), task, tau=0.1, ranges=fc.training_ranges(task, model))
+    by_name = dict(zip(flex["customdata"], flex["x"]))
+    np.testing.assert_allclose([by_name[n] for n in result.feature_names], result.frequency_mean)
+
+
+def test_sidebar_shows_cross_validated_accuracy_and_f1():
+    at = start("toy2d")
+    accuracy = float(metric(at, "CV accuracy").rstrip("%"))
+    f1 = float(metric(at, "CV F1").rstrip("%"))
+    assert 50 < accuracy <= 100 and 50 < f1 <= 100
+
+
+def test_changing_the_model_retrains_and_keeps_the_chart():
+    at = start("toy2d")
+    before = metric(at, "CV accuracy")
+    at.sidebar.selectbox(key="sb_model").set_value("lr").run()
+    assert not at.exception and not errors(at)
+    assert metric(at, "CV accuracy") != before
+    assert chart(at, "global_chart")["data"][0]["x"]
+
+
+@pytest.mark.parametrize("setting", ["sb_n_factuals", "sb_n_cf"])
+def test_sample_sizes_come_from_the_sidebar(setting):
+    at = start("toy2d")
+    at.sidebar.number_input(key=setting).set_value(5).run()
+    assert not at.exception
+    if setting == "sb_n_factuals":
+        assert metric(at, "Factuals explained") == "5"
+    else:
+        assert metric(at, "Counterfactuals found").endswith(f"/ {5 * 12}")

@@ -1,0 +1,125 @@
+"""Data & model, Counterfactuals and Report pages; bad uploads and settings; the view link."""
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+from tests.pages.conftest import APP, chart, errors, metric, start
+from streamlit.testing.v1 import AppTest
+
+
+def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
+    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="pages/data_model.py")
+    assert metric(at, "Rows used") == "2,000" and metric(at, "Rows lost to missing values") == "0"
+    balance = next(df.value for df in at.dataframe if "outcome" in df.value.columns)
+    assert balance["rows"].sum() == 2000 and balance["undesirable"].sum() == 1
+    # Make "speed" immutable through the same path the editor's Apply uses.
+    at.session_state["overrides"] = {"kinds": {}, "immutable": ["driver_age_band", "road_type", "speed"]}
+    at.switch_page("pages/global.py").run()
+    assert not at.exception
+    labels = chart(at, "global_chart")["data"][0]["y"]
+    assert "speed (fixed)" in labels
+
+
+def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
+    at = start("toy2d", page="pages/counterfactuals.py")
+    assert not errors(at)
+    table = at.dataframe[0].value
+    assert table.index[0] == "factual" and table.index[1].startswith("counterfactual")
+    assert table["P(undesirable)"].iloc[0] > 0.5
+    valid = table["valid"].iloc[1:]
+    assert (table["P(undesirable)"].iloc[1:][valid] <= 0.5).all()
+    # Exactly the cells that differ from the factual's line are highlighted.
+    styles = at.dataframe[0].proto.arrow_data.styler.styles
+    highlighted = {(int(r), int(c)) for r, c in re.findall(r"row(\d+)_col(\d+)", styles)}
+    features = ["vehicle_speed", "visibility"]
+    differing = {
+        (i, j) for i in range(1, len(table)) for j, name in enumerate(features)
+        if abs(table[name].iloc[i] - table[name].iloc[0]) > 1e-6
+    }
+    assert highlighted == differing and differing
+    # Any factual works, also one whose counterfactuals were not generated yet (they are made on demand).
+    last = int(at.selectbox(key="w_cf_row").options[-1].split()[1])
+    at.selectbox(key="w_cf_row").set_value(last).run()
+    assert not at.exception and at.session_state["cf_row"] == last
+    assert at.dataframe[0].value.index[0] == "factual"
+
+
+def test_report_page_offers_csvs_the_html_report_and_a_reproducing_link():
+    at = start("toy2d", page="pages/report.py")
+    names = {b.proto.label for b in at.get("download_button")}
+    assert {"global_importance.csv", "local_frequencies.csv", "counterfactuals.csv", "tau_sweep.csv"} <= names
+    link = at.code[0].value
+    params = {k: v[0] for k, v in parse_qs(urlparse(link).query).items()}
+    assert params["dataset"] == "builtin:toy2d" and params["n_factuals"] == "12" and params["n_cf"] == "3"
+    at.button(key="build_report").click().run()
+    assert not at.exception
+    html = at.session_state["report_html"]
+    assert "<table" in html and "plotly" in html and "What would have to change" in html
+
+
+def test_a_link_reproduces_the_view():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "8", "n_cf": "2", "k": "3", "tau": "0.3",
+                            "tau.visibility": "0.5"})
+    at.run()
+    assert not at.exception
+    assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
+    assert at.session_state["tau"] == 0.3 and at.session_state["tau_features"] == {"visibility": 0.5}
+    assert metric(at, "Factuals explained") == "8"
+
+
+def test_a_bad_link_says_what_to_fix_and_opens_the_defaults():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"k": "many", "dataset": "builtin:toy2d"})
+    at.session_state["sb_n_factuals"] = 8
+    at.session_state["sb_n_cf"] = 2
+    at.run()
+    assert not at.exception
+    assert any("k='many'" in w.value for w in at.warning)
+
+
+def test_a_bad_upload_shows_an_error_and_keeps_the_previous_dataset():
+    at = start("toy2d")
+    before = chart(at, "global_chart")["data"][0]["x"]
+    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.get("file_uploader")[0].set_value(("empty.csv", b"", "text/csv")).run()
+    assert not at.exception
+    assert any("empty" in e for e in errors(at))
+    # A CSV whose undesirable class has a single row cannot be split into training and test data.
+    rows = "x,y\n" + "\n".join(f"{i},{'bad' if i == 0 else 'good'}" for i in range(30))
+    at.sidebar.get("file_uploader")[0].set_value(("one_bad.csv", rows.encode(), "text/csv")).run()
+    at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
+    at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["bad"]).run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception
+    assert any("previous dataset stays active" in e for e in errors(at))
+    assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
+    assert chart(at, "global_chart")["data"][0]["x"] == before
+
+
+def test_a_wrong_file_for_a_paper_adapter_says_so():
+    at = start("toy2d")
+    at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
+    at.sidebar.get("file_uploader")[0].set_value(("loan.csv", b"a,b\n1,2\n3,4\n", "text/csv")).run()
+    at.sidebar.button(key="sb_loan_load").click().run()
+    assert any("loan_status" in e for e in errors(at))
+    at.sidebar.radio(key="sb_source").set_value("Road accidents (paper)").run()
+    at.sidebar.text_input(key="sb_accidents_path").set_value("/nonexistent/RTA_Dataset.csv").run()
+    at.sidebar.button(key="sb_accidents_load").click().run()
+    assert any("File not found" in e for e in errors(at))
+    assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
+
+
+def test_a_good_csv_upload_loads_and_explains():
+    rows = "speed,wet,outcome\n" + "\n".join(
+        f"{20 + (i * 7) % 100},{'yes' if i % 3 == 0 else 'no'},{'severe' if (20 + (i * 7) % 100) > 70 else 'mild'}"
+        for i in range(200)
+    )
+    at = start("toy2d")
+    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.get("file_uploader")[0].set_value(("roads.csv", rows.encode(), "text/csv")).run()
+    at.sidebar.selectbox(key="sb_csv_target").set_value("outcome").run()
+    at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["severe"]).run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception and not errors(at)
+    assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "wet"}

@@ -1,0 +1,59 @@
+"""Regional explorer: k sets the region size; the scatter, map, mode shift and saved regions."""
+
+import math
+
+from tests.pages.conftest import chart, errors, metric, start
+
+
+def test_changing_k_changes_the_region_size():
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    assert not errors(at)
+    at.slider(key="w_k").set_value(2).run()
+    assert metric(at, "Region size") == "3"
+    map_spec = chart(at, "factual_map")
+    assert len(map_spec["data"][1]["customdata"]) == 2  # the ringed neighbours
+    at.slider(key="w_k").set_value(6).run()
+    assert not at.exception
+    assert metric(at, "Region size") == "7"
+    assert len(chart(at, "factual_map")["data"][1]["customdata"]) == 6
+    regional = chart(at, "regional_chart")["data"][0]
+    assert regional["x"] and all(0 <= v <= 1 for v in regional["x"])
+
+
+def test_scatter_has_the_identity_line_r_in_the_title_and_quadrant_labels():
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    spec = chart(at, "regional_scatter")
+    points, line = spec["data"][0], spec["data"][1]
+    assert line["x"] == line["y"]
+    assert "Pearson r" in spec["layout"]["title"]["text"]
+    # Immutable features (road type, driver age band) are left out; every other one carries its quadrant.
+    assert set(points["customdata"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
+    assert all(text.endswith(("(A)", "(B)", "(C)", "(D)")) for text in points["text"])
+    shown_r = metric(at, "Pearson r with global")
+    assert shown_r == "n/a" or -1 <= float(shown_r) <= 1
+
+
+def test_a_criterion_restricts_the_region_and_regions_can_be_saved_and_compared():
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    at.selectbox(key="w_where_feature").set_value("road_type").run()
+    at.selectbox(key="w_where_value").set_value("rural").run()
+    assert not at.exception and not errors(at)
+    assert at.session_state["where"] == "road_type=rural"
+    members = at.dataframe[-1].value  # the members table
+    assert set(members["road_type"]) == {"rural"}
+    at.button(key="save_region").click().run()
+    at.selectbox(key="w_where_value").set_value("urban").run()
+    at.button(key="save_region").click().run()
+    heat = chart(at, "regions_heatmap")["data"][0]
+    assert len(heat["y"]) == 3 and heat["y"][0].startswith("global")
+    assert all("r =" in label for label in heat["y"][1:])
+    assert all(len(line) == 6 for line in heat["z"])
+
+
+def test_mode_shift_table_has_delta_for_every_feature():
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    mode_shift = next(df.value for df in at.dataframe if "delta" in df.value.columns)
+    assert len(mode_shift) == 6
+    for row in mode_shift.itertuples():
+        if not math.isnan(row.delta):
+            assert math.isclose(row.delta, (row.p_cf - row.p_orig) / row.p_orig)
