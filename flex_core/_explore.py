@@ -104,8 +104,7 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) ->
     """PCA of the factuals as the model sees them (its own encoding), standardised per column.
 
     One batched model call gives the colour (P(undesirable)). Component signs are fixed
-    so that each component's largest loading is positive, which makes the map
-    reproducible across runs and platforms.
+    by the scores' skew, which makes the map reproducible across runs and row orders.
     """
     rows = [int(r) for r in rows]
     if not rows:
@@ -120,8 +119,10 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) ->
     if centred.shape[1] and len(rows) > 1:
         _, singular, components = np.linalg.svd(centred, full_matrices=False)
         n = min(2, components.shape[0])
-        signs = np.sign(components[np.arange(n), np.abs(components[:n]).argmax(axis=1)])
-        coords[:, :n] = centred @ (components[:n].T * signs)
+        coords[:, :n] = centred @ components[:n].T
+        # A component's sign is arbitrary; pointing each axis at its longer tail (positive third moment)
+        # does not depend on the row order or the platform's SVD, unlike a sign from tied loadings.
+        coords[:, :n] *= np.where((coords[:, :n] ** 3).sum(axis=0) < 0, -1.0, 1.0)
         variance = singular**2
         explained[:n] = variance[:n] / variance.sum() if variance.sum() > 0 else 0.0
     probability = model.predict_proba(X)[:, 1]

@@ -1,0 +1,36 @@
+"""Every page on both paper datasets, loaded through the sidebar's upload (small N_F and N_cf)."""
+
+import pytest
+
+from tests.pages.conftest import chart, errors, start
+
+PAGES = ["pages/global.py", "pages/data_model.py", "pages/regional.py", "pages/thresholds.py",
+         "pages/counterfactuals.py", "pages/report.py"]
+
+
+def _upload(at, source, key, path):
+    at.sidebar.radio(key="sb_source").set_value(source).run()
+    at.sidebar.get("file_uploader")[0].set_value((path.name, path.read_bytes(), "text/csv")).run()
+    at.sidebar.button(key=key).click().run()
+    assert not at.exception and not errors(at), errors(at)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["loan", "accidents"])
+def test_every_page_works_on_an_uploaded_paper_dataset(dataset, request):
+    path = request.getfixturevalue(f"{dataset}_path")
+    at = start("toy2d", n_factuals=6, n_cf=2)
+    at.sidebar.number_input(key="sb_cv_folds").set_value(2).run()
+    source = "Loan approval (paper)" if dataset == "loan" else "Road accidents (paper)"
+    _upload(at, source, f"sb_{dataset}_load", path)
+    assert at.session_state["dataset"]["kind"] == dataset
+    names = set(chart(at, "global_chart")["data"][0]["customdata"])
+    assert ("cibil_score" in names) if dataset == "loan" else ("Driving_experience" in names)
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert not errors(at), (page, errors(at))
+    if dataset == "accidents":
+        at.switch_page("pages/data_model.py").run()
+        lost = next(m.value for m in at.metric if m.label == "Rows lost to missing values")
+        assert int(lost.replace(",", "")) > 0  # rows with missing values are dropped, and the page says how many
