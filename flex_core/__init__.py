@@ -48,6 +48,7 @@ from ._data import (
     load_loan,
     make_task,
 )
+from ._batch import BatchGenerator
 from ._dice import DiceGenerator
 from ._explore import (
     TAU_PANELS,
@@ -91,6 +92,7 @@ from ._importance import (
     select_region,
 )
 from ._models import MODELS, FittedModel, fit_model
+from ._quality import counterfactual_quality, diversity, feature_mad, mixed_distances, plausibility, proximity, sparsity
 from ._results import QUADRANT_MEANING, FlexResult, RegionalResult
 
 __all__ = [
@@ -133,6 +135,7 @@ __all__ = [
     "CounterfactualSet",
     "CounterfactualStore",
     "DataError",
+    "BatchGenerator",
     "DiceGenerator",
     "Feature",
     "FittedModel",
@@ -145,6 +148,13 @@ __all__ = [
     "RankAgreement",
     "ShapImportance",
     "compare_with_global",
+    "counterfactual_quality",
+    "diversity",
+    "feature_mad",
+    "mixed_distances",
+    "plausibility",
+    "proximity",
+    "sparsity",
     "encoded_column_owners",
     "format_rank_cell",
     "importance_rank",

@@ -16,6 +16,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ._batch import BatchGenerator
 from ._counterfactuals import CounterfactualGenerator, CounterfactualSet, Progress
 from ._data import TaskSpec
 from ._dice import DiceGenerator
@@ -48,6 +49,11 @@ GENERATORS: dict[str, tuple[Callable[..., CounterfactualGenerator], str]] = {
     "dice-random": (lambda **kw: DiceGenerator("random", **kw), "DiCE random sampling (the paper's generator)"),
     "dice-genetic": (lambda **kw: DiceGenerator("genetic", **kw), "DiCE genetic search"),
     "dice-kdtree": (lambda **kw: DiceGenerator("kdtree", **kw), "DiCE KD-tree over training data"),
+    "batch": (lambda **kw: BatchGenerator(**kw), "Batched random search with sparsification (fast, native)"),
+    "batch-plausible": (
+        lambda **kw: BatchGenerator(plausible=True, **kw),
+        "Batched search from nearest training rows of the desired class, sparsified",
+    ),
 }
 
 
