@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--generator", choices=sorted(GENERATORS), default=DEFAULT_GENERATOR)
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
     model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
+    model.add_argument("--n-jobs", type=int, default=1, help="batch generators: parallel chunks of queries (-1 = all cores)")
     flex = common.add_argument_group("FLEX")
     flex.add_argument("--n-factuals", type=int, default=200)
     flex.add_argument("--n-cf", type=int, default=10)
@@ -94,10 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _generator_settings(args, name: str) -> dict:
+    n_jobs = args.n_jobs
     if not name.startswith("dice-"):
         if args.posthoc_sparsity or args.time_limit is not None:
             raise ConfigError("--posthoc-sparsity and --time-limit apply to the DiCE generators only.")
-        return {}
+        return {"n_jobs": n_jobs} if name.startswith("batch") else {}
+    if n_jobs != 1:
+        raise ConfigError("--n-jobs applies to the batch generators only.")
     return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit}
 
 
