@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: The generator the CLI and the app use unless told otherwise.
-DEFAULT_GENERATOR = "dice-random"
+DEFAULT_GENERATOR = "batch"
 
 #: name -> (factory(**settings), one-line description)
 GENERATORS: dict[str, tuple[Callable[..., CounterfactualGenerator], str]] = {
