@@ -42,7 +42,7 @@ def _style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
         height=height,
         font=_FONT,
-        margin=dict(l=10, r=10, t=70, b=50),
+        margin=dict(l=10, r=30, t=70, b=50),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
     )
     return fig
@@ -88,11 +88,6 @@ def importance_figure(result: FlexResult, *, title: str | None = None, dice: boo
         shared_yaxes=True,
         horizontal_spacing=0.04,
         column_widths=[0.62, 0.38] if dice else None,
-        subplot_titles=(
-            ["FLEX: F_j ± std (how often the feature changes)", "DiCE (Algorithm 2): any change counts"]
-            if dice
-            else None
-        ),
     )
     colours = [FIXED_COLOUR if result.immutable[j] else FLEX_COLOUR for j in order]
     fig.add_trace(
@@ -138,12 +133,12 @@ def importance_figure(result: FlexResult, *, title: str | None = None, dice: boo
             row=1,
             col=2,
         )
-        fig.update_xaxes(range=[0, 1.05], title_text="share of counterfactuals", row=1, col=2)
-    fig.update_xaxes(range=[0, 1.05], title_text="share of counterfactuals changing it", row=1, col=1)
+        fig.update_xaxes(range=[0, 1.05], title_text="DiCE (Algorithm 2): any change counts", row=1, col=2)
+    fig.update_xaxes(range=[0, 1.05], title_text="FLEX F_j ± std: share of counterfactuals changing it", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     level = {"global": "Global", "regional": "Regional", "local": "Local"}.get(result.level, result.level)
     default_title = f"{level} feature importance from {result.n_factuals_used} factual(s)"
-    return _style(fig, title=title or default_title, height=170 + 34 * len(order))
+    return _style(fig, title=title or default_title, height=max(300, 170 + 34 * len(order)))
 
 
 def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> go.Figure:
@@ -173,6 +168,7 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
             customdata=[imp.feature_names[j] for j in keep],
             hovertemplate="%{text}<br>global F = %{x:.3f}<br>regional F = %{y:.3f}<extra></extra>",
             showlegend=False,
+            cliponaxis=False,  # labels of points near an edge stay readable
         )
     )
     fig.add_trace(
@@ -196,8 +192,9 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
                                xanchor=xa, yanchor=ya, font=dict(size=18, color=QUADRANT_COLOURS[q]), opacity=0.6)
     r = regional.pearson_r
     r_text = "undefined" if math.isnan(r) else f"{r:.2f}"
-    fig.update_xaxes(range=[0, top], title_text="global importance F_j (all factuals)")
-    fig.update_yaxes(range=[0, top], title_text="regional importance F_j (this region)")
+    pad = 0.06 * top
+    fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
+    fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
     return _style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=480)
 
 
