@@ -1,0 +1,221 @@
+"""Counterfactual generators side by side: speed, model rows, quality and FLEX ranking agreement (issue 4).
+
+Workload per dataset: one random forest (``fit_model(task, model="rf", seed=0)``; CV
+folds only change the reported metrics, not the fitted forest, so 2 are used), the same
+200 factuals (``sample_factuals(..., 200, seed=0)``) and n_cf = 10, on the paper's loan
+and accidents data (from FLEX_DATA_DIR, default ../shared/data) and the built-ins.
+
+Generators: dice-random (post-hoc sparsity off, seeds 0 and 1: seed 1 is the noise floor
+of the ranking), dice-random with post-hoc sparsity on, dice-genetic and dice-kdtree
+(these three with a time cap: DiCE stops starting queries after ``--dice-cap`` seconds
+and the table says how many queries each got through; their quality columns cover those
+queries only), batch and batch-plausible (wall time = median of ``--repeats`` runs; the
+first run also builds the per-model tables and is shown separately).
+
+Model rows are counted for every generator by a proxy around the pipeline's
+``predict_proba`` (the batch generators also report their own count; both agree), and
+include the one batched validity check that packs every result.
+
+Writes benchmarks/results/generators.md and prints it.
+
+    python benchmarks/bench_generators.py [--dice-cap 25] [--repeats 3] [--datasets loan,accidents,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import flex_core as fc  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parents[1]
+PAPER = ("loan", "accidents")
+ALL_DATASETS = ("loan", "accidents", "synthetic-regional", "toy2d", "breast-cancer")
+N_FACTUALS, N_CF, TAU = 200, 10, 0.1
+
+
+class CountingPipeline:
+    """Wraps a fitted pipeline and counts the rows sent to ``predict_proba`` (benchmark only)."""
+
+    def __init__(self, pipeline):
+        self.pipeline, self.rows = pipeline, 0
+
+    def predict_proba(self, X):
+        self.rows += len(X)
+        return self.pipeline.predict_proba(X)
+
+    def predict(self, X):
+        self.rows += len(X)
+        return self.pipeline.predict(X)
+
+    def __getattr__(self, name):  # everything else (classes_, steps, ...) is the real pipeline's
+        return getattr(self.pipeline, name)
+
+
+def load(name: str) -> fc.TaskSpec:
+    data = Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))
+    if name == "loan":
+        return fc.load_loan(data / "loan_approval_dataset.csv")
+    if name == "accidents":
+        return fc.load_accidents(data / "RTA_Dataset.csv")
+    return fc.load_builtin(name)
+
+
+def machine() -> str:
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+        platform.processor() or "unknown CPU",
+    )
+    mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
+    return f"{os.cpu_count()} cores ({cpu}), {mem_kb / 1024**2:.0f} GB RAM, Python {platform.python_version()}"
+
+
+def run_once(generator, model, task, queries, seed):
+    counting = CountingPipeline(model.pipeline)
+    proxy = dataclasses.replace(model, pipeline=counting)
+    start = time.perf_counter()
+    cfset = generator.generate(proxy, task, queries, n_cf=N_CF, seed=seed)
+    return cfset, time.perf_counter() - start, counting.rows
+
+
+def flex_frequencies(cfset, task, model) -> np.ndarray:
+    return fc.flex_importance(cfset, task, tau=TAU, ranges=fc.training_ranges(task, model)).frequency_mean
+
+
+def bench_dataset(name: str, args) -> list[dict]:
+    task = load(name)
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=2)
+    rows = fc.sample_factuals(fc.factual_rows(task, model), N_FACTUALS, seed=0)
+    queries = task.frame.loc[rows, task.feature_names]
+    cap = args.dice_cap
+    plan = [
+        ("dice-random", fc.DiceGenerator("random"), 0, 1),
+        ("dice-random (seed 1)", fc.DiceGenerator("random"), 1, 1),
+        (f"dice-random post-hoc on, cap {cap:g} s", fc.DiceGenerator("random", posthoc_sparsity=True, time_limit=cap), 0, 1),
+        (f"dice-genetic, cap {cap:g} s", fc.DiceGenerator("genetic", time_limit=cap), 0, 1),
+        (f"dice-kdtree, cap {cap:g} s", fc.DiceGenerator("kdtree", time_limit=cap), 0, 1),
+        ("batch", fc.BatchGenerator(), 0, args.repeats),
+        ("batch-plausible", fc.BatchGenerator(plausible=True), 0, args.repeats),
+    ]
+    out, reference = [], None
+    for label, generator, seed, repeats in plan:
+        print(f"[{name}] {label} ...", file=sys.stderr, flush=True)
+        runs = [run_once(generator, model, task, queries, seed) for _ in range(repeats)]
+        cfset, first_seconds, model_rows = runs[0]
+        for other, _, _ in runs[1:]:  # repeated runs must give the same counterfactuals
+            np.testing.assert_array_equal(other.counterfactuals, cfset.counterfactuals)
+        seconds = statistics.median(s for _, s, _ in runs)
+        done = cfset.n_queries - int(cfset.config.get("queries_skipped", 0))
+        attempted = cfset.subset(cfset.query_index[:done]) if done < cfset.n_queries else cfset
+        quality = fc.counterfactual_quality(attempted, task, model)
+        freq = flex_frequencies(attempted, task, model)
+        if reference is None:
+            reference = freq
+        out.append(
+            {
+                "dataset": name,
+                "generator": label,
+                "queries": f"{done}/{cfset.n_queries}",
+                "seconds": seconds,
+                "first_seconds": first_seconds if repeats > 1 else None,
+                "model_rows": model_rows,
+                "own_rows": cfset.model_rows,
+                "coverage_all": float((cfset.counts >= N_CF).mean()),
+                "spearman": float(spearmanr(reference, freq)[0]),
+                **quality,
+            }
+        )
+    base = out[0]["seconds"]
+    for row in out:
+        row["speedup"] = base / row["seconds"]
+    return out
+
+
+def fmt(value, spec):
+    return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else format(value, spec)
+
+
+def table(rows: list[dict]) -> str:
+    head = (
+        "| dataset | generator | queries done | wall s | × vs dice-random | model rows | validity | coverage "
+        "| sparsity | proximity | diversity | plausibility | Spearman vs dice-random |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+    lines = []
+    for r in rows:
+        seconds = fmt(r["seconds"], ".2f")
+        if r["first_seconds"] is not None:
+            seconds += f" (first {r['first_seconds']:.2f})"
+        lines.append(
+            f"| {r['dataset']} | {r['generator']} | {r['queries']} | {seconds} | {fmt(r['speedup'], '.1f')} "
+            f"| {r['model_rows']:,} | {fmt(100 * r['validity'], '.1f')}% | {fmt(100 * r['coverage_all'], '.0f')}% "
+            f"| {fmt(r['sparsity'], '.2f')} | {fmt(r['proximity'], '.2f')} | {fmt(r['diversity'], '.2f')} "
+            f"| {fmt(r['plausibility'], '.2f')} | {fmt(r['spearman'], '.3f')} |"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
+def targets(rows: list[dict]) -> str:
+    lines = ["| dataset | generator | ≥30× faster | validity 100% | coverage ≥ DiCE | sparsity ≤ DiCE | proximity ≤ DiCE | Spearman ≥ floor − 0.1 |", "|---|---|---|---|---|---|---|---|"]
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        mine = {r["generator"]: r for r in rows if r["dataset"] == name}
+        dice, floor = mine["dice-random"], mine["dice-random (seed 1)"]["spearman"]
+        for gen in ("batch", "batch-plausible"):
+            r = mine[gen]
+            speed = f"{r['speedup']:.0f}×" + (" ✓" if r["speedup"] >= 30 else " ✗") if name in PAPER else f"{r['speedup']:.0f}× (not a target)"
+            checks = [
+                speed,
+                f"{100 * r['validity']:.1f}% " + ("✓" if r["validity"] == 1.0 else "✗"),
+                f"{100 * r['coverage_all']:.0f}% vs {100 * dice['coverage_all']:.0f}% " + ("✓" if r["coverage_all"] >= dice["coverage_all"] else "✗"),
+                f"{r['sparsity']:.2f} vs {dice['sparsity']:.2f} " + ("✓" if r["sparsity"] <= dice["sparsity"] else "✗"),
+                f"{r['proximity']:.2f} vs {dice['proximity']:.2f} " + ("✓" if r["proximity"] <= dice["proximity"] else "✗"),
+                f"{r['spearman']:.3f} vs {floor:.3f} − 0.1 " + ("✓" if r["spearman"] >= floor - 0.1 else "✗"),
+            ]
+            lines.append(f"| {name} | {gen} | " + " | ".join(checks) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dice-cap", type=float, default=25.0, help="seconds before the slow DiCE variants stop starting queries")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each batch generator (median reported)")
+    parser.add_argument("--datasets", default=",".join(ALL_DATASETS))
+    parser.add_argument("--out", default=str(RESULTS / "generators.md"))
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    rows = [row for name in args.datasets.split(",") for row in bench_dataset(name.strip(), args)]
+    text = (
+        "# Counterfactual generators: benchmark\n\n"
+        f"Run {datetime.date.today().isoformat()} on {machine()}; total {time.perf_counter() - started:.0f} s.\n"
+        f"Random forest (100 trees, seed 0), {N_FACTUALS} factuals (seed 0), n_cf = {N_CF}, FLEX τ = {TAU}. "
+        f"Time-capped DiCE variants stop starting queries after {args.dice_cap:g} s: their quality columns cover the "
+        "queries they got through, their coverage all 200. Batch wall time: median of "
+        f"{args.repeats} runs (first run, which also builds the per-model tables, in brackets).\n\n"
+        "Sparsity = mean features changed; proximity = MAD-normalised L1 on continuous features + categorical "
+        "mismatches, to the factual; diversity = mean pairwise distance among a query's counterfactuals; "
+        "plausibility = distance to the nearest training row the model predicts desirable (lower = more plausible); "
+        "Spearman = global FLEX change frequencies vs dice-random (seed 0); dice-random (seed 1) gives the noise floor.\n\n"
+        + table(rows)
+        + "\n## Targets (batch generators vs dice-random, same run)\n\n"
+        + targets(rows)
+    )
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
