@@ -42,8 +42,9 @@ def _style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
         height=height,
         font=_FONT,
-        margin=dict(l=10, r=30, t=70, b=50),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        # The legend sits under the plot: above it, it collides with the title in narrow columns.
+        margin=dict(l=10, r=30, t=60, b=100),
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
     )
     return fig
 

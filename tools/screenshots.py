@@ -13,7 +13,8 @@ from playwright.sync_api import sync_playwright
 from tools.serve import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
 
 OUT = REPO / "assets" / "screenshots"
-VIEW = "dataset=builtin:synthetic-regional&n_factuals=60&n_cf=5&k=8&where=road_type%3Drural"
+# Row 11 is a slow, dark accident on a rural road: severe because of the lighting alone (the planted regional driver).
+VIEW = "dataset=builtin:synthetic-regional&n_factuals=200&n_cf=10&query=11&k=8&where=road_type%3Drural"
 WIDTH = 1100  # pixels in the saved PNG: small files, still readable
 
 # (file, url path, text to wait for, text to scroll to, charts expected)
