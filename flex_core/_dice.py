@@ -135,11 +135,11 @@ class DiceGenerator:
         qseed = query_seed(seed, int(row_id))
         if self.method == "random":
             extra["random_seed"] = qseed
-        else:
-            np.random.seed(qseed)  # genetic draws from numpy's global generator
         try:
             # DiCE prints progress bars and warnings per query; keep the caller's console readable.
-            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), _no_tqdm():
+            # Its methods also draw from numpy's global generator (random: which features to vary,
+            # seeded only when there is a continuous feature; genetic: everything), so seed it per query.
+            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), _no_tqdm(), _numpy_seed(qseed):
                 warnings.simplefilter("ignore")
                 result = explainer.generate_counterfactuals(
                     query,
@@ -167,6 +167,17 @@ def _dice_frame(task: TaskSpec, rows: pd.DataFrame) -> pd.DataFrame:
         if f.is_continuous and f.integer:
             out[f.name] = out[f.name].round().astype("int64")
     return out
+
+
+@contextlib.contextmanager
+def _numpy_seed(seed: int):
+    """Seed numpy's global generator for DiCE, then give the caller its own state back."""
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(saved)
 
 
 @contextlib.contextmanager
