@@ -10,7 +10,6 @@ the paper's published values beside ours.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import platform
@@ -172,30 +171,13 @@ def _share_changing_at_most(task: TaskSpec, model, result_set, n: int = 2) -> fl
 
 
 # -- the experiment --------------------------------------------------------------------------
-@contextlib.contextmanager
-def _seeded_numpy(seed: int):
-    """Seed numpy's global RNG for the duration, then restore the caller's state.
-
-    dice-ml 0.12's random method draws which features to vary from numpy's global
-    generator (``np.random.choice``) and seeds only Python's ``random``, so its output
-    changes from run to run unless the global state is fixed around generation.
-    """
-    state = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(state)
-
-
 def _global_block(task, model, settings, generators, log):
     """Global FLEX per generator on the same seeded factual sample, and SHAP on those factuals."""
     runs = {}
     for name in generators:
         store = CounterfactualStore(task, model, make_generator(name), n_cf=settings.n_cf, seed=settings.seed)
         started = time.perf_counter()
-        with _seeded_numpy(settings.seed):
-            result = run_global(store, n_factuals=settings.n_factuals, tau=settings.tau)
+        result = run_global(store, n_factuals=settings.n_factuals, tau=settings.tau)
         seconds = time.perf_counter() - started
         log(f"  global FLEX via {name}: {result.n_factuals_used} factuals, {seconds:.1f} s")
         runs[name] = {"store": store, "result": result, "seconds": seconds}
@@ -290,14 +272,12 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
     for number, (feature, value) in enumerate(ACCIDENT_REGIONS, start=1):
         where = f"{feature}={value}"
         query = random_query(paper["store"], where=where, seed=settings.seed)
-        with _seeded_numpy(settings.seed + number):
-            regional = run_regional(paper["store"], paper["result"], query=query, k=settings.k, where=where, tau=settings.tau)
+        regional = run_regional(paper["store"], paper["result"], query=query, k=settings.k, where=where, tau=settings.tau)
         lime = lime_importance(model, task, regional.members, num_samples=settings.lime_samples, seed=settings.seed)
         other_r = {}
         for name, run in runs.items():
             if name != PAPER_GENERATOR:
-                with _seeded_numpy(settings.seed + number):
-                    other = run_regional(run["store"], run["result"], query=query, k=settings.k, where=where, tau=settings.tau)
+                other = run_regional(run["store"], run["result"], query=query, k=settings.k, where=where, tau=settings.tau)
                 other_r[name] = other.pearson_r
         log(f"  region {number} ({where}): query row {query}, r = {_fmt(regional.pearson_r)}, LIME {lime.seconds:.1f} s")
         r_values.append(regional.pearson_r)
