@@ -23,6 +23,7 @@ from ._analysis import (
     training_ranges,
 )
 from ._counterfactuals import CounterfactualGenerator, CounterfactualSet, decode_rows, encode_rows
+from ._compare_figures import rank_scatter_figure, ranking_bars_figure, regional_lime_figure
 from ._compare import (
     LimeImportance,
     RankAgreement,
@@ -96,6 +97,9 @@ from ._quality import counterfactual_quality, diversity, feature_mad, mixed_dist
 from ._results import QUADRANT_MEANING, FlexResult, RegionalResult
 
 __all__ = [
+    "rank_scatter_figure",
+    "ranking_bars_figure",
+    "regional_lime_figure",
     "TAU_PANELS",
     "VIEW_DEFAULTS",
     "FactualMap",

@@ -4,9 +4,9 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from flex_core._compare_figures import rank_scatter_figure, ranking_bars_figure, regional_lime_figure
-from ui import compare_cache
+from ui import cache
 from ui import state as S
+from ui.components import lime_beside_flex
 from ui.context import require_analysis, run_or_stop
 
 st.title("FLEX next to SHAP, LIME and DiCE")
@@ -23,22 +23,22 @@ st.caption(
     f"SHAP's mean |SHAP| is computed on the same {len(result.query_index)} factuals, one-hot columns summed back to "
     "their feature. Rankings are over the features that may change: FLEX gives fixed features 0 by construction."
 )
-shap_key = ("compare_shap", analysis.model_id, tuple(int(r) for r in result.query_index))
-if st.session_state.get("compare_shap_key") != shap_key:
+shap_request = [analysis.model_id, [int(r) for r in result.query_index]]
+if st.session_state[S.SHAP_REQUEST] != shap_request:
     st.info("SHAP takes from a second (small data, trees) to minutes (large one-hot data); it runs only when asked.")
     if st.button("Run SHAP on these factuals", type="primary"):
-        st.session_state["compare_shap_key"] = shap_key
+        st.session_state[S.SHAP_REQUEST] = shap_request
         st.rerun()
 scores = {"FLEX": result.frequency_mean, "DiCE Alg. 2": result.dice_frequency}
 stds = {"FLEX": result.frequency_std}
 shap = None
-if st.session_state.get("compare_shap_key") == shap_key:
-    shap = run_or_stop(compare_cache.shap_result, task, analysis.model, analysis.model_id, shap_key[2], seed)
+if st.session_state[S.SHAP_REQUEST] == shap_request:
+    shap = run_or_stop(cache.shap_result, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
     scores["SHAP"] = shap.mean_abs
 
 table = fc.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable)
 left, right = st.columns([3, 2])
-left.plotly_chart(ranking_bars_figure(names, labels, scores, include=mutable), key="compare_bars", width="stretch",
+left.plotly_chart(fc.ranking_bars_figure(names, labels, scores, include=mutable), key="compare_bars", width="stretch",
                   config={"displaylogo": False})
 right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3)")
 right.dataframe(table, width="stretch")
@@ -49,7 +49,7 @@ if shap is not None:
     cols[1].metric("Kendall (FLEX vs SHAP)", f"{agreement.kendall:.2f}")
     cols[2].metric(f"Top-{agreement.k} overlap", f"{agreement.top_k_overlap:.0%}")
     st.plotly_chart(
-        rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement, include=mutable),
+        fc.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement, include=mutable),
         key="compare_rank_scatter", width="stretch", config={"displaylogo": False},
     )
     st.caption(f"SHAP: {shap.explainer}, explaining P(undesirable); {shap.seconds:.1f} s.")
@@ -61,16 +61,4 @@ if query is None:
     st.stop()
 k, where = int(st.session_state[S.K]), st.session_state[S.WHERE]
 regional = run_or_stop(analysis.regional_result, int(query), k, where)
-samples = st.select_slider("LIME samples per factual", options=[500, 1000, 2000, 5000], value=5000, key="compare_lime_samples")
-lime_key = ("compare_lime", analysis.model_id, regional.members, samples)
-if st.session_state.get("compare_lime_key") != lime_key:
-    if st.button(f"Run LIME on the region's {len(regional.members)} factuals"):
-        st.session_state["compare_lime_key"] = lime_key
-        st.rerun()
-    st.stop()
-lime = run_or_stop(compare_cache.lime_result, task, analysis.model, analysis.model_id, regional.members, samples, seed)
-st.plotly_chart(regional_lime_figure(regional, lime), key="compare_lime", width="stretch", config={"displaylogo": False})
-st.caption(
-    "FLEX: share of the region's counterfactuals that change the feature (± spread over the region's factuals). "
-    "LIME: mean |weight| over the same factuals, divided by its largest value (as the paper's Fig. 3)."
-)
+lime_beside_flex(analysis, regional, key="compare")

@@ -5,6 +5,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
+from ui.components import lime_beside_flex
 from ui.context import require_analysis, run_or_stop
 
 st.title("Regional explorer")
@@ -110,6 +111,9 @@ with scatter_col:
     st.plotly_chart(fc.regional_scatter(regional), key="regional_scatter", width="stretch",
                     config={"displaylogo": False})
 st.caption(fc.quadrant_legend().replace("\n", " · "))
+
+with st.expander("FLEX next to LIME for this region"):
+    lime_beside_flex(analysis, regional, key="regional")
 
 mode_col, member_col = st.columns(2)
 with mode_col:

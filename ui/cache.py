@@ -174,3 +174,16 @@ def tau_panel_results(_store: fc.CounterfactualStore, identity: str, n_factuals:
 
 def tau_json(tau) -> str:
     return json.dumps(tau, sort_keys=True)
+
+
+# -- SHAP and LIME (slow: pages run them only when asked, then they are cached) -----------------
+@st.cache_data(show_spinner="Running SHAP on the same factuals as FLEX…", max_entries=16)
+def shap_result(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> fc.ShapImportance:
+    return fc.shap_importance(_model, _task, list(rows), seed=seed)
+
+
+@st.cache_data(show_spinner="Running LIME on the region's factuals…", max_entries=64)
+def lime_result(
+    _task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], num_samples: int, seed: int
+) -> fc.LimeImportance:
+    return fc.lime_importance(_model, _task, list(rows), num_samples=num_samples, seed=seed)

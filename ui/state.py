@@ -43,6 +43,8 @@ CF_ROW = "cf_row"
 SEEN_SELECTIONS = "seen_selections"  # {widget key: last selection applied}, so a stale selection is not reapplied
 LINK_ERROR = "link_error"
 REPORT_HTML = "report_html"  # the last HTML report built on the Report page
+SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP runs only when asked
+LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
 
 
 def _defaults() -> dict[str, Any]:
@@ -71,6 +73,8 @@ def _defaults() -> dict[str, Any]:
         SEEN_SELECTIONS: {},
         LINK_ERROR: None,
         REPORT_HTML: None,
+        SHAP_REQUEST: None,
+        LIME_REQUEST: None,
     }
 
 
@@ -116,7 +120,8 @@ def apply_view(view: Mapping[str, Any]) -> None:
 def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
-    for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML):
+    for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
+                SHAP_REQUEST, LIME_REQUEST):
         st.session_state[key] = defaults[key]
 
 

@@ -27,9 +27,9 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     at.select_slider(key="compare_lime_samples").set_value(500).run()
     lime_button = [b for b in at.button if "LIME" in b.label]
     drawn = [e.proto.id for e in at.get("plotly_chart")]
-    assert lime_button and not any(i.endswith("-compare_lime") for i in drawn)  # LIME only when asked
+    assert lime_button and not any(i.endswith("-compare_lime_chart") for i in drawn)  # LIME only when asked
     lime_button[0].click().run()
     assert not at.exception, at.exception
-    lime = chart(at, "compare_lime")
+    lime = chart(at, "compare_lime_chart")
     assert [t["name"] for t in lime["data"]] == ["FLEX F_j ± std", "LIME (normalised)"]
     assert max(lime["data"][1]["x"]) == 1.0

@@ -2,6 +2,7 @@
 
 import math
 
+import flex_core as fc
 from tests.pages.conftest import chart, errors, metric, start
 
 
@@ -57,3 +58,17 @@ def test_mode_shift_table_has_delta_for_every_feature():
     for row in mode_shift.itertuples():
         if not math.isnan(row.delta):
             assert math.isclose(row.delta, (row.p_cf - row.p_orig) / row.p_orig)
+
+
+def test_regional_page_offers_lime_beside_flex_only_when_asked():
+    at = start("synthetic-regional", page="pages/regional.py")
+    assert not at.exception, at.exception
+    drawn = [e.proto.id for e in at.get("plotly_chart")]
+    assert not any(i.endswith("-regional_lime_chart") for i in drawn)
+    at.select_slider(key="regional_lime_samples").set_value(500).run()
+    [b for b in at.button if "LIME" in b.label][0].click().run()
+    assert not at.exception, at.exception
+    lime = chart(at, "regional_lime_chart")
+    flex = lime["data"][0]
+    assert len(flex["x"]) == len(fc.load_builtin("synthetic-regional").features)
+    assert max(lime["data"][1]["x"]) == 1.0
