@@ -42,9 +42,10 @@ def _style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
         height=height,
         font=_FONT,
-        # The legend sits under the plot: above it, it collides with the title in narrow columns.
-        margin=dict(l=10, r=30, t=60, b=100),
-        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
+        # The legend sits at the bottom of the figure, below the axis titles: above the plot it
+        # collides with the title in narrow columns ("container" coordinates keep it clear at any height).
+        margin=dict(l=10, r=30, t=60, b=95),
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.01, xanchor="left", x=0.0),
     )
     return fig
 

@@ -22,8 +22,10 @@ sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals) 
 # -- the link ------------------------------------------------------------------------------------
 st.subheader("Link to this view")
 view = S.current_view()
-base = st.context.url or ""
-link = fc.view_link(base.split("?")[0], view)
+# The link opens the app's main page: Streamlit answers a first-ever request for a sub-page of a
+# freshly started server with "Page not found" (streamlit#9624), and the view carries the rest.
+page_url = (st.context.url or "").split("?")[0]
+link = fc.view_link(page_url.rsplit("/", 1)[0] + "/", view)
 st.code(link, language=None)
 if S.dataset_spec(st.session_state[S.DATASET]) is None:
     st.warning("This dataset was uploaded, and a link cannot carry a file: the link opens the default dataset "
