@@ -127,6 +127,8 @@ class BatchGenerator:
         """
         if n_cf < 1:
             raise ConfigError("n_cf must be at least 1.")
+        if len(queries) == 0:
+            raise ConfigError("No query rows were given.")
         vary = list(features_to_vary) if features_to_vary is not None else task.mutable_names
         unknown = [f for f in vary if f not in task.feature_names]
         if unknown:
