@@ -41,7 +41,10 @@ def _highlight(frame):
     )
 
 
-st.dataframe(table.style.apply(_highlight, axis=None).format({"P(undesirable)": "{:.2f}"}), width="stretch")
+# Four significant digits: a Styler otherwise prints every float with six decimals.
+number_formats = {f.name: "{:.4g}" for f in task.features if f.is_continuous and not f.integer}
+st.dataframe(table.style.apply(_highlight, axis=None).format({**number_formats, "P(undesirable)": "{:.2f}"}),
+             width="stretch")
 st.caption(
     "The first line is the case as it is; each further line is an alternative the generator found that the model "
     "predicts differently. Highlighted cells are the changes. 'valid' means the model really predicts the "
