@@ -90,13 +90,19 @@ class BatchGenerator:
             raise ConfigError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
         if int(n_jobs) == 0:
             raise ConfigError("n_jobs must be a positive number of chunks, or -1 for all cores.")
-        self.plausible = bool(plausible)
+        # Private like n_jobs: the name ("batch" / "batch-plausible") already says it, and the app
+        # offers every public attribute as a setting of the named generator.
+        self._plausible = bool(plausible)
         self.samples = None if samples is None else int(samples)
         self.max_rounds = int(max_rounds)
         # Private: how the work is spread never changes the result, so it stays out of the store's key.
         self._n_jobs = int(n_jobs)
         self._backend = backend
-        self.name = "batch-plausible" if self.plausible else "batch"
+        self.name = "batch-plausible" if self._plausible else "batch"
+
+    @property
+    def plausible(self) -> bool:
+        return self._plausible
 
     @property
     def n_jobs(self) -> int:
