@@ -170,15 +170,12 @@ class BatchGenerator:
             done += len(chunk)
             if progress is not None:
                 progress(done, len(row_ids))
-        # One decode for all queries, sliced per query: a frame per query costs more than the search.
-        decoded = decode_rows(task, np.concatenate(found))
-        ends = np.cumsum([len(cfs) for cfs in found])
-        per_query_frames = [decoded.iloc[end - len(cfs) : end] if len(cfs) else None for cfs, end in zip(found, ends)]
+        # Handed over as codes: a frame per query would cost more than the search itself.
         return assemble_counterfactual_set(
             task,
             model,
             queries[task.feature_names],
-            per_query_frames,
+            found,
             n_cf=n_cf,
             generator=self.name,
             seconds=time.perf_counter() - start,

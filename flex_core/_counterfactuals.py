@@ -297,7 +297,7 @@ def assemble_counterfactual_set(
     task: TaskSpec,
     model: FittedModel,
     queries: pd.DataFrame,
-    per_query: Sequence[pd.DataFrame | None],
+    per_query: Sequence[pd.DataFrame | np.ndarray | None],
     *,
     n_cf: int,
     generator: str,
@@ -306,9 +306,12 @@ def assemble_counterfactual_set(
     notes: Sequence[str] = (),
     config: Mapping | None = None,
 ) -> CounterfactualSet:
-    """Pack per-query counterfactual frames into a set, checking validity with one batched model call.
+    """Pack per-query counterfactuals into a set, checking validity with one batched model call.
 
-    Extra rows beyond n_cf are cut; duplicates are kept as the generator gave them.
+    Each entry of ``per_query`` is a frame in the original feature space, an array of
+    codes of shape (n_found, n_features) (a generator that searches in code space
+    skips a decode and re-encode), or None. Extra rows beyond n_cf are cut;
+    duplicates are kept as the generator gave them.
     """
     n_q, n_f = len(queries), len(task.features)
     cfs = np.full((n_q, n_cf, n_f), np.nan)
@@ -316,7 +319,7 @@ def assemble_counterfactual_set(
     for i, frame in enumerate(per_query):
         if frame is None or len(frame) == 0:
             continue
-        codes = encode_rows(task, frame.iloc[:n_cf])
+        codes = frame[:n_cf] if isinstance(frame, np.ndarray) else encode_rows(task, frame.iloc[:n_cf])
         cfs[i, : len(codes)] = codes
         found[i, : len(codes)] = True
     # A coded NaN inside a found row means the generator produced a level the task does not know.
