@@ -5,7 +5,7 @@ import pytest
 from tests.pages.conftest import chart, errors, start
 
 PAGES = ["pages/global.py", "pages/data_model.py", "pages/regional.py", "pages/thresholds.py",
-         "pages/counterfactuals.py", "pages/report.py"]
+         "pages/counterfactuals.py", "pages/compare.py", "pages/report.py"]
 
 
 def _upload(at, source, key, path):
@@ -30,6 +30,16 @@ def test_every_page_works_on_an_uploaded_paper_dataset(dataset, request):
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
         assert not errors(at), (page, errors(at))
+    # Compare: SHAP on the same factuals as FLEX, and LIME on the region the Regional page picked.
+    at.switch_page("pages/compare.py").run()
+    next(b for b in at.button if b.label == "Run SHAP on these factuals").click().run()
+    assert not at.exception and not errors(at), (at.exception, errors(at))
+    assert [t["name"] for t in chart(at, "compare_bars")["data"]] == ["FLEX", "DiCE Alg. 2", "SHAP"]
+    at.select_slider(key="compare_lime_samples").set_value(500).run()
+    next(b for b in at.button if "LIME" in b.label).click().run()
+    assert not at.exception and not errors(at), (at.exception, errors(at))
+    lime = chart(at, "compare_lime_chart")["data"][1]["x"]
+    assert max(lime) == 1.0 and min(lime) >= 0
     if dataset == "accidents":
         at.switch_page("pages/data_model.py").run()
         lost = next(m.value for m in at.metric if m.label == "Rows lost to missing values")
