@@ -34,6 +34,8 @@ __all__ = ["ReproductionSettings", "QUICK", "PAPER", "reproduce", "add_reproduce
 
 #: The paper's generator; the project's DEFAULT_GENERATOR is run beside it when it differs.
 PAPER_GENERATOR = "dice-random"
+#: A mean change frequency below this counts as rare in the findings (under 2 % of counterfactuals).
+RARE_CHANGE = 0.02
 DATA_FILES = {"accidents": "RTA_Dataset.csv", "loan": "loan_approval_dataset.csv"}
 #: The paper's four contrastive accident regions (Fig. 3), in its order.
 ACCIDENT_REGIONS = (
@@ -210,6 +212,10 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
         flex = runs[name]["result"].frequency_mean
         agreements[f"FLEX ({name}) vs SHAP (ours)"] = rank_agreement(flex, shap.mean_abs, names=names, include=mutable)
         agreements[f"FLEX ({name}) vs paper FLEX"] = rank_agreement(flex, paper_flex, names=names, include=mutable)
+        if name != PAPER_GENERATOR:
+            agreements[f"FLEX ({name}) vs FLEX ({PAPER_GENERATOR})"] = rank_agreement(
+                flex, runs[PAPER_GENERATOR]["result"].frequency_mean, names=names, include=mutable
+            )
     agreements["SHAP (ours) vs paper SHAP"] = rank_agreement(shap.mean_abs, paper_shap, names=names, include=mutable)
     agreements["paper FLEX vs paper SHAP"] = rank_agreement(paper_flex, paper_shap, names=names, include=mutable)
     agreement_frame = pd.DataFrame(
@@ -241,17 +247,31 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
         "",
         figures.markdown(scatter, f"{key}_rank_scatter", f"{task.name}: FLEX rank against SHAP rank"),
     ]
-    ours_top = [names[j] for j in np.argsort(-np.where(mutable, runs[first]["result"].frequency_mean, -np.inf), kind="stable")[:3]]
-    paper_top = sorted(published, key=lambda n: published[n][0])[:3]
+    def top3(values) -> list[str]:
+        return [names[j] for j in np.argsort(-np.where(mutable, values, -np.inf), kind="stable")[:3]]
+
     shap_ratio = np.nanmedian(shap.mean_abs[mutable] / paper_shap[mutable])
     data = {
         "facts": {
-            "flex_vs_shap": agreements[f"FLEX ({first}) vs SHAP (ours)"].spearman,
+            "by_generator": {
+                name: {
+                    "flex_vs_shap": agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman,
+                    "flex_vs_shap_top3_overlap": agreements[f"FLEX ({name}) vs SHAP (ours)"].top_k_overlap,
+                    "flex_vs_paper_flex": agreements[f"FLEX ({name}) vs paper FLEX"].spearman,
+                    "our_flex_top3": top3(runs[name]["result"].frequency_mean),
+                    # Features changed in under RARE_CHANGE of counterfactuals: their order rests on a handful of them.
+                    "rare_features": int((runs[name]["result"].frequency_mean[mutable] < RARE_CHANGE).sum()),
+                    "mutable_features": int(mutable.sum()),
+                    "flex_vs_paper_generator": agreements[f"FLEX ({name}) vs FLEX ({PAPER_GENERATOR})"].spearman
+                    if name != PAPER_GENERATOR
+                    else 1.0,
+                }
+                for name in runs
+            },
             "paper_flex_vs_shap": agreements["paper FLEX vs paper SHAP"].spearman,
-            "flex_vs_paper_flex": agreements[f"FLEX ({first}) vs paper FLEX"].spearman,
             "shap_vs_paper_shap": agreements["SHAP (ours) vs paper SHAP"].spearman,
-            "our_flex_top3": ours_top,
-            "paper_flex_top3": paper_top,
+            "our_shap_top3": top3(shap.mean_abs),
+            "paper_flex_top3": sorted(published, key=lambda n: published[n][0])[:3],
             "shap_scale_ratio_median": float(shap_ratio),
         },
         "table": table.reset_index().to_dict(orient="records"),
@@ -305,7 +325,9 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             "",
             f"Query row {query} (seeded random factual meeting the criterion) and its {len(regional.members) - 1} "
             f"nearest qualifying factuals by Hamming distance (of {regional.candidates} candidates); Pearson r against "
-            f"global = **{_fmt(regional.pearson_r)}** (paper: {published:.2f}{note}).",
+            f"global = **{_fmt(regional.pearson_r)}** with {PAPER_GENERATOR}"
+            + "".join(f"; {name}: {_fmt(r)}" for name, r in other_r.items())
+            + f" (paper: {published:.2f}{note}). The table, LIME and the figures use {PAPER_GENERATOR}'s counterfactuals.",
             "",
             _markdown_table(frame, index=False),
             "",
@@ -340,11 +362,14 @@ def _mode_shift_lines(regional) -> list[str]:
                 "paper: δ": f"{delta:.2f}",
             }
         )
+    negative = sum(1 for name in PAPER["mode_shift_region_1"] if ours.loc[name, "delta"] < 0)
+    paper_negative = sum(1 for *_, delta in PAPER["mode_shift_region_1"].values() if delta < 0)
     return [
         "#### Mode shift in region 1 (the paper's Table 2)",
         "",
         "Our region 1 is a different random draw from the paper's, so the modes need not match; "
-        "what should carry over is the pattern (high factual mode shares, negative δ).",
+        "what should carry over is the pattern (high factual mode shares, negative δ). "
+        f"Here {negative} of our {len(rows)} δ are negative (paper: {paper_negative} of {len(rows)}).",
         "",
         _markdown_table(pd.DataFrame(rows), index=False),
         "",
@@ -476,32 +501,92 @@ def _machine() -> str:
 
 
 def _findings(results: dict) -> list[str]:
-    """Plain statements computed from this run's numbers, set against the paper's claims."""
+    """Plain statements computed from this run's numbers, set against the paper's claims.
+
+    Every comparison word (higher, lower, sparser, ...) is decided here from the numbers,
+    so the text cannot contradict the tables whichever generator or seed produced them.
+    """
+    generators = results["generators"]
     out = []
     for key in ("accidents", "loan"):
         f = results[key]["global"]["facts"]
+        paper_rho = f["paper_flex_vs_shap"]
+        models = "so the two forests rank features alike" if f["shap_vs_paper_shap"] >= 0.9 else "so our SHAP ranking differs from the paper's"
         out.append(
-            f"- **{key}, global:** Spearman between our FLEX and our SHAP rankings is {_fmt(f['flex_vs_shap'])} "
-            f"(the paper's own two columns: {_fmt(f['paper_flex_vs_shap'])}). Our FLEX top three are "
-            f"{', '.join(f['our_flex_top3'])}; the paper's are {', '.join(f['paper_flex_top3'])} "
-            f"(Spearman ours vs paper FLEX {_fmt(f['flex_vs_paper_flex'])}; ours vs paper SHAP "
-            f"{_fmt(f['shap_vs_paper_shap'])}). Our mean |SHAP| values are a median {f['shap_scale_ratio_median']:.1f}x "
-            "the paper's."
+            f"- **{key}, global:** our SHAP against the paper's SHAP: Spearman {_fmt(f['shap_vs_paper_shap'])} ({models}; "
+            f"our SHAP top three {', '.join(f['our_shap_top3'])}; our mean |SHAP| values are a median "
+            f"{f['shap_scale_ratio_median']:.1f}x the paper's). The paper's FLEX against its SHAP: {_fmt(paper_rho)}; its "
+            f"FLEX top three {', '.join(f['paper_flex_top3'])}."
         )
+        for name in generators:
+            g = f["by_generator"][name]
+            against_paper = _relation(g["flex_vs_shap"], paper_rho, "closer than", "as close as", "less close than")
+            beside = "" if name == PAPER_GENERATOR else f"; against FLEX ({PAPER_GENERATOR}) {_fmt(g['flex_vs_paper_generator'])}"
+            rare = (
+                f" {g['rare_features']} of its {g['mutable_features']} mutable features have F < {RARE_CHANGE:g}, so "
+                "their order, and with it part of every coefficient here, rests on a handful of counterfactuals."
+                if g["rare_features"] > 1
+                else ""
+            )
+            out.append(
+                f"  - FLEX ({name}): Spearman against our SHAP **{_fmt(g['flex_vs_shap'])}** ({against_paper} the "
+                f"paper's pair), top-3 overlap with SHAP {_fmt(g['flex_vs_shap_top3_overlap'])}, top three "
+                f"{', '.join(g['our_flex_top3'])}; against the paper's FLEX {_fmt(g['flex_vs_paper_flex'])}{beside}.{rare}"
+            )
     regions = results["accidents"]["regions"]
-    r_text = ", ".join(f"{n}: {_fmt(regions[str(n)]['regional']['pearson_r'])}" for n in range(1, 5))
-    out.append(f"- **accidents, regions:** r against global per region {r_text} (paper: 0.35, 0.50; 0.33, 0.66 commented out).")
-    share = results["accidents"]["share_of_cfs_changing_at_most_two_features"][PAPER_GENERATOR]
+    published = [n for n in PAPER["pearson_r"] if n not in PAPER["pearson_r_commented_out"]]
+    for name in generators:
+        r = {
+            n: regions[str(n)]["regional"]["pearson_r"]
+            if name == PAPER_GENERATOR
+            else regions[str(n)]["pearson_r_other_generators"][name]
+            for n in PAPER["pearson_r"]
+        }
+        r_text = ", ".join(f"{n}: {_fmt(v)}" for n, v in r.items())
+        versus = "; ".join(
+            f"region {n} {_relation(r[n], PAPER['pearson_r'][n], 'above', 'equal to', 'below')} the paper's "
+            f"{PAPER['pearson_r'][n]:.2f}" + (" (commented out in the .tex)" if n in PAPER["pearson_r_commented_out"] else "")
+            for n in r
+        )
+        above = [n for n in published if _relation(r[n], PAPER["pearson_r"][n], "above", "equal to", "below") == "above"]
+        reading = (
+            "in both published regions our regional FLEX follows the global ranking more closely than the paper's did"
+            if len(above) == len(published)
+            else "in neither published region is our r above the paper's"
+            if not above
+            else f"our r is above the paper's only in region {', '.join(map(str, above))} of the published ones"
+        )
+        out.append(f"- **accidents, regions ({name}):** r against global {r_text}: {versus}; {reading}.")
+    shares = results["accidents"]["share_of_cfs_changing_at_most_two_features"]
+    paper_share = PAPER["share_of_cfs_changing_at_most_two_features"]
+    share_text = "; ".join(
+        f"{name} {shares[name]:.1%} ({_relation(shares[name], paper_share, 'sparser than', 'as sparse as', 'less sparse than', tolerance=0.02)} the paper's)"
+        for name in generators
+    )
+    configured = (
+        f"Since our {PAPER_GENERATOR} differs here, the paper's DiCE was configured differently (method, post-hoc "
+        "sparsity, sampling), which by itself changes which features counterfactuals touch"
+        if abs(shares[PAPER_GENERATOR] - paper_share) > 0.02
+        else f"Our {PAPER_GENERATOR} matches the paper's DiCE here"
+    )
     out.append(
-        f"- **accidents, counterfactual sparsity:** {share:.1%} of our valid {PAPER_GENERATOR} counterfactuals change at "
-        f"most two features (paper: {PAPER['share_of_cfs_changing_at_most_two_features']:.1%}). Where these differ the "
-        "paper's DiCE was configured differently (method, post-hoc sparsity, sampling), which by itself changes which "
-        "features counterfactuals touch; SHAP, which uses no counterfactuals, is the cleaner check that our model matches."
+        f"- **accidents, counterfactual sparsity:** share of valid counterfactuals changing at most two features: "
+        f"{share_text}; paper {paper_share:.1%}. {configured}; SHAP, which uses no counterfactuals, is the cleaner "
+        "check that our model matches."
     )
     tau = results["loan"]["tau_panels"]["facts"]
     by_tau = ", ".join(f"τ = {t}: {v:.2f}" for t, v in tau["top_frequency_by_tau"].items())
-    out.append(f"- **loan, τ:** the top feature {tau['top_feature']} has F = {by_tau}.")
+    out.append(f"- **loan, τ ({PAPER_GENERATOR}):** the top feature {tau['top_feature']} has F = {by_tau}.")
     return out
+
+
+def _relation(ours: float | None, theirs: float, more: str, same: str, less: str, *, tolerance: float = 0.005) -> str:
+    """The word comparing two numbers, or 'not comparable with' when ours is undefined."""
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)):
+        return "not comparable with"
+    if abs(ours - theirs) <= tolerance:
+        return same
+    return more if ours > theirs else less
 
 
 def _report(settings, generators, default, metric_rows, sections, sparsity, timings, total, notes, findings) -> str:
@@ -597,6 +682,9 @@ DISCUSSION = """## Discussion: where we differ from the paper, and why
 - **SHAP scale.** We explain the probability of the undesirable class and sum over one-hot columns; the paper
   does not state its output scale, encoding or background, so its absolute SHAP values need not match ours
   (the ratio is given above). Ranks, not absolute SHAP values, are the comparable part.
+- **Generators.** FLEX measures the generator as much as the model. When the project's default generator is
+  not DiCE random it runs beside it on the same factuals and the same forest, so where their columns differ the
+  difference is the generator's: how many features a counterfactual changes, and which, sets F_j.
 - **Regions 3 and 4.** The paper's r for these (0.33, 0.66) appear only in a commented-out part of the .tex;
   they are listed for completeness.
 - **What could carry over** is the qualitative picture the paper draws: FLEX and SHAP agreeing on the top
