@@ -675,7 +675,8 @@ DISCUSSION = """## Discussion: where we differ from the paper, and why
 - **Sampling.** The paper's 200 factuals, its region queries and DiCE's random draws are unpublished random
   draws; ours are seeded draws of the same kind. With 200 factuals the global F_j carry a standard error of
   roughly std/√200 ≈ 0.015, so ranks of features closer than ~0.03 can swap between draws; a region has only
-  five factuals, so its F_j, LIME weights and r depend heavily on which query was drawn.
+  five factuals and fifty counterfactuals, so its F_j, LIME weights and r depend heavily on which query was
+  drawn and on the generator's own random draws (the two generators' r on the same members show how much).
 - **Data preparation.** We drop accident rows with a missing value in the 11 features (the paper does not say
   what it did) and one-hot encode categorical features; the paper "encoded text features", likely label
   encoding. Both change the fitted forest, and with it SHAP and the counterfactuals.
