@@ -84,6 +84,7 @@ from ._figures import (
 from ._report import ReportSection, build_html_report
 from ._errors import ConfigError, DataError, FlexError, GenerationError
 from ._importance import (
+    bootstrap_pearson_interval,
     compare_with_global,
     flex_importance,
     hamming_distances,
@@ -97,6 +98,7 @@ from ._quality import counterfactual_quality, diversity, feature_mad, mixed_dist
 from ._results import QUADRANT_MEANING, FlexResult, RegionalResult
 
 __all__ = [
+    "bootstrap_pearson_interval",
     "rank_scatter_figure",
     "ranking_bars_figure",
     "regional_lime_figure",

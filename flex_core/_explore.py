@@ -308,6 +308,13 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
     else:
         strength = "closely follows" if r >= 0.7 else "partly follows" if r >= 0.3 else "differs from"
         agreement = f"Its pattern {strength} the whole population's (Pearson r = {r:.2f})."
+        low, high = regional.pearson_r_interval
+        if not math.isnan(low):
+            # A region holds few cases: say how far r moves with which cases it happens to hold.
+            agreement += (
+                f" Resampling the region's cases puts r between {low:.2f} and {high:.2f} (95% bootstrap interval)"
+                + ("; with so wide a range, read r as rough." if high - low > 0.5 else ".")
+            )
     by_quadrant: dict[str, list[str]] = {}
     for name, q in zip(imp.feature_names, regional.quadrants):
         if q is not None:

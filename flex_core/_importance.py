@@ -27,6 +27,7 @@ __all__ = [
     "select_region",
     "mode_shift",
     "compare_with_global",
+    "bootstrap_pearson_interval",
     "regional_importance",
     "parse_criterion",
 ]
@@ -256,6 +257,53 @@ def compare_with_global(regional: np.ndarray, global_: np.ndarray, include: np.n
     return r, tuple(quadrants), (g_mid, r_mid)
 
 
+def bootstrap_pearson_interval(
+    local_regional: np.ndarray,
+    global_: np.ndarray,
+    include: np.ndarray,
+    *,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of Pearson r, resampling the region's factuals.
+
+    A region has a handful of factuals, so its F_j (and r) move a lot with which
+    factuals and counterfactuals it happens to hold; this interval says how much.
+
+    Parameters
+    ----------
+    local_regional : ndarray of shape (n_members, n_features)
+        f_j(i) of the region's factuals (NaN rows, factuals without counterfactuals, are skipped).
+    global_ : ndarray of shape (n_features,)
+    include : bool ndarray of shape (n_features,)
+        Features that take part (the mutable ones), as in :func:`compare_with_global`.
+
+    Returns
+    -------
+    (low, high) : floats, NaN when fewer than two factuals have counterfactuals or r is undefined.
+    """
+    rows = local_regional[~np.isnan(local_regional).all(axis=1)]
+    include = np.asarray(include, dtype=bool) & ~np.isnan(global_)
+    if len(rows) < 2 or include.sum() < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(rows), size=(n_boot, len(rows)))
+    regional = np.nanmean(rows[picks][:, :, include], axis=1)  # (n_boot, n_included)
+    glo = global_[include]
+    reg_c = regional - regional.mean(axis=1, keepdims=True)
+    glo_c = glo - glo.mean()
+    denom = np.sqrt((reg_c**2).sum(axis=1) * (glo_c**2).sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(denom > 0, (reg_c * glo_c).sum(axis=1) / denom, np.nan)
+    r = r[~np.isnan(r)]
+    if len(r) < n_boot / 2:  # mostly constant resamples: no honest interval
+        return float("nan"), float("nan")
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(r, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 def regional_importance(
     cfset: CounterfactualSet,
     task: TaskSpec,
@@ -286,6 +334,7 @@ def regional_importance(
     )
     include = ~np.array(importance.immutable)
     r, quadrants, thresholds = compare_with_global(importance.frequency_mean, global_result.frequency_mean, include)
+    interval = bootstrap_pearson_interval(importance.local_frequencies, global_result.frequency_mean, include)
     return RegionalResult(
         importance=importance,
         query=int(query),
@@ -295,6 +344,7 @@ def regional_importance(
         mode_shift=tuple(mode_shift(task, region_set)),
         global_frequency=global_result.frequency_mean.copy(),
         pearson_r=r,
+        pearson_r_interval=interval,
         quadrants=quadrants,
         quadrant_thresholds=thresholds,
         candidates=candidates,

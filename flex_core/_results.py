@@ -176,6 +176,8 @@ class RegionalResult:
         F_j^global the region is compared with.
     pearson_r : float
         Pearson r between regional and global F over the mutable features (NaN if undefined).
+    pearson_r_interval : (float, float)
+        95% percentile-bootstrap interval of r over the region's factuals (NaN if undefined).
     quadrants : tuple of str or None
         "A"-"D" per feature as in the paper's Fig. 4; None for immutable features.
     """
@@ -191,6 +193,7 @@ class RegionalResult:
     quadrants: tuple
     quadrant_thresholds: tuple[float, float]
     candidates: int = 0
+    pearson_r_interval: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def feature_names(self) -> tuple[str, ...]:
@@ -221,6 +224,7 @@ class RegionalResult:
             candidates=int(self.candidates),
             mode_shift=[{k: (_num(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
             pearson_r=_num(self.pearson_r),
+            pearson_r_interval=[_num(v) for v in self.pearson_r_interval],
             quadrant_thresholds={"global": _num(self.quadrant_thresholds[0]), "regional": _num(self.quadrant_thresholds[1])},
         )
         return out

@@ -97,7 +97,9 @@ cols = st.columns(4)
 cols[0].metric("Region size", f"{len(regional.members)}", help="The query and its nearest neighbours.")
 cols[1].metric("Cases meeting the criterion", f"{regional.candidates + 1:,}")
 r = regional.pearson_r
-cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}")
+low, high = regional.pearson_r_interval
+cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
+               help=None if low != low else f"95% bootstrap interval over the region's cases: {low:.2f} to {high:.2f}")
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
 st.markdown(fc.describe_regional(regional, undesirable=task.undesirable))
 for note in regional.importance.notes:

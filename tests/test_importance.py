@@ -144,3 +144,20 @@ def test_regional_json_has_the_documented_keys(synthetic_store, synthetic_global
     assert out["level"] == "regional" and out["members"][0] == query
     assert {"name", "mode", "p_orig", "p_cf", "delta"} <= set(out["mode_shift"][0])
     assert all("quadrant" in f for f in out["features"])
+
+
+def test_bootstrap_interval_of_r():
+    global_ = np.array([0.1, 0.3, 0.5, 0.7, 0.0])
+    include = np.array([1, 1, 1, 1, 0], bool)
+    same = np.tile([0.2, 0.1, 0.6, 0.9, 0.0], (5, 1))
+    # Identical factuals: every resample gives the same F, so the interval collapses onto r.
+    r, _, _ = fc.compare_with_global(same[0], global_, include)
+    low, high = fc.bootstrap_pearson_interval(same, global_, include)
+    assert low == pytest.approx(r) and high == pytest.approx(r)
+    rng = np.random.default_rng(0)
+    varied = rng.random((6, 5))
+    varied[2] = np.nan  # a factual without counterfactuals is skipped, not a crash
+    low, high = fc.bootstrap_pearson_interval(varied, global_, include, seed=1)
+    assert -1 <= low < high <= 1
+    assert (low, high) == fc.bootstrap_pearson_interval(varied, global_, include, seed=1)  # seeded
+    assert all(np.isnan(fc.bootstrap_pearson_interval(varied[:1], global_, include)))
