@@ -173,6 +173,11 @@ def _share_changing_at_most(task: TaskSpec, model, result_set, n: int = 2) -> fl
 
 
 # -- the experiment --------------------------------------------------------------------------
+def _interval(bounds) -> str:
+    low, high = bounds
+    return "undefined" if np.isnan(low) else f"{low:.2f} to {high:.2f}"
+
+
 def _global_block(task, model, settings, generators, log):
     """Global FLEX per generator on the same seeded factual sample, and SHAP on those factuals."""
     runs = {}
@@ -307,6 +312,7 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             {"region": f"{number}: {feature.replace('_', ' ')} = {value}", "query row": query,
              "members": ", ".join(map(str, regional.members)),
              f"r ({PAPER_GENERATOR})": regional.pearson_r,
+             f"95% bootstrap interval ({PAPER_GENERATOR})": _interval(regional.pearson_r_interval),
              **{f"r ({name})": r for name, r in other_r.items()},
              "paper r": f"{published:.2f}{note}"}
         )
@@ -325,7 +331,8 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             "",
             f"Query row {query} (seeded random factual meeting the criterion) and its {len(regional.members) - 1} "
             f"nearest qualifying factuals by Hamming distance (of {regional.candidates} candidates); Pearson r against "
-            f"global = **{_fmt(regional.pearson_r)}** with {PAPER_GENERATOR}"
+            f"global = **{_fmt(regional.pearson_r)}** with {PAPER_GENERATOR} "
+            f"(95% bootstrap interval over the region's factuals: {_interval(regional.pearson_r_interval)})"
             + "".join(f"; {name}: {_fmt(r)}" for name, r in other_r.items())
             + f" (paper: {published:.2f}{note}). The table, LIME and the figures use {PAPER_GENERATOR}'s counterfactuals.",
             "",
