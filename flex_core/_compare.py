@@ -14,7 +14,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -108,9 +108,56 @@ def sum_columns_to_features(column_values: np.ndarray, owners: np.ndarray, n_fea
     return column_values @ membership
 
 
+class _FeatureScores:
+    """Export shared by the per-feature results of SHAP and LIME (``method`` prefixes the columns)."""
+
+    method: ClassVar[str]
+
+    def _scores(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def _extra(self) -> dict:
+        return {}
+
+    @property
+    def rank(self) -> np.ndarray:
+        """1 for the largest mean |weight|; ties share the best rank."""
+        return importance_rank(self.mean_abs)
+
+    def to_frame(self) -> pd.DataFrame:
+        rank = f"{self.method}_rank"
+        frame = pd.DataFrame(
+            {
+                "feature": self.feature_names,
+                "label": self.display_names,
+                "immutable": self.immutable,
+                **self._scores(),
+                rank: self.rank,
+            }
+        )
+        return frame.sort_values([rank, "feature"], kind="stable").reset_index(drop=True)
+
+    def to_dict(self) -> dict:
+        ranks, scores = self.rank, self._scores()
+        return {
+            "method": self.method,
+            **self._extra(),
+            "features": [
+                {"name": name, **{k: _num(v[j]) for k, v in scores.items()}, f"{self.method}_rank": int(ranks[j])}
+                for j, name in enumerate(self.feature_names)
+            ],
+            "rows": [int(r) for r in self.query_index],
+            "seconds": self.seconds,
+            "config": self.config,
+        }
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+
 # -- SHAP ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class ShapImportance:
+class ShapImportance(_FeatureScores):
     """Global SHAP importance per original feature: mean |SHAP| over the explained factuals.
 
     Attributes
@@ -143,46 +190,13 @@ class ShapImportance:
     seconds: float
     config: dict = field(default_factory=dict)
 
-    @property
-    def rank(self) -> np.ndarray:
-        """1 for the largest mean |SHAP|; ties share the best rank."""
-        return importance_rank(self.mean_abs)
+    method: ClassVar[str] = "shap"
 
-    def to_frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame(
-            {
-                "feature": self.feature_names,
-                "label": self.display_names,
-                "immutable": self.immutable,
-                "shap_mean_abs": self.mean_abs,
-                "shap_std_abs": self.std_abs,
-                "shap_rank": self.rank,
-            }
-        )
-        return frame.sort_values(["shap_rank", "feature"], kind="stable").reset_index(drop=True)
+    def _scores(self) -> dict[str, np.ndarray]:
+        return {"shap_mean_abs": self.mean_abs, "shap_std_abs": self.std_abs}
 
-    def to_dict(self) -> dict:
-        ranks = self.rank
-        return {
-            "method": "shap",
-            "explainer": self.explainer,
-            "features": [
-                {
-                    "name": name,
-                    "shap_mean_abs": _num(self.mean_abs[j]),
-                    "shap_std_abs": _num(self.std_abs[j]),
-                    "shap_rank": int(ranks[j]),
-                }
-                for j, name in enumerate(self.feature_names)
-            ],
-            "base_value": _num(self.base_value),
-            "rows": [int(r) for r in self.query_index],
-            "seconds": self.seconds,
-            "config": self.config,
-        }
-
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+    def _extra(self) -> dict:
+        return {"explainer": self.explainer, "base_value": _num(self.base_value)}
 
 
 def _is_tree_model(estimator) -> bool:
@@ -306,7 +320,7 @@ def shap_importance(
 
 # -- LIME ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class LimeImportance:
+class LimeImportance(_FeatureScores):
     """LIME importances of a set of factuals (a region), averaged and normalised as in the paper's Fig. 3.
 
     Attributes
@@ -329,43 +343,10 @@ class LimeImportance:
     seconds: float
     config: dict = field(default_factory=dict)
 
-    @property
-    def rank(self) -> np.ndarray:
-        return importance_rank(self.mean_abs)
+    method: ClassVar[str] = "lime"
 
-    def to_frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame(
-            {
-                "feature": self.feature_names,
-                "label": self.display_names,
-                "immutable": self.immutable,
-                "lime_mean_abs": self.mean_abs,
-                "lime_importance": self.normalised,
-                "lime_rank": self.rank,
-            }
-        )
-        return frame.sort_values(["lime_rank", "feature"], kind="stable").reset_index(drop=True)
-
-    def to_dict(self) -> dict:
-        ranks = self.rank
-        return {
-            "method": "lime",
-            "features": [
-                {
-                    "name": name,
-                    "lime_mean_abs": _num(self.mean_abs[j]),
-                    "lime_importance": _num(self.normalised[j]),
-                    "lime_rank": int(ranks[j]),
-                }
-                for j, name in enumerate(self.feature_names)
-            ],
-            "rows": [int(r) for r in self.query_index],
-            "seconds": self.seconds,
-            "config": self.config,
-        }
-
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+    def _scores(self) -> dict[str, np.ndarray]:
+        return {"lime_mean_abs": self.mean_abs, "lime_importance": self.normalised}
 
 
 def normalise_to_max(values: np.ndarray) -> np.ndarray:
