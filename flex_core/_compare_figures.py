@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ._compare import LimeImportance, RankAgreement, importance_rank, normalise_to_max
-from ._figures import FLEX_COLOUR, _floats, _style
+from ._figures import FLEX_COLOUR, _floats, _style, diagonal_line
 from ._results import RegionalResult
 
 __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure", "METHOD_COLOURS"]
@@ -110,16 +110,7 @@ def rank_scatter_figure(
             showlegend=False,
         )
     )
-    fig.add_trace(
-        go.Scatter(
-            name="same rank",
-            mode="lines",
-            x=[0.5, top],
-            y=[0.5, top],
-            line=dict(color="#94a3b8", dash="dash"),
-            hoverinfo="skip",
-        )
-    )
+    fig.add_trace(diagonal_line(0.5, top, name="same rank"))
     fig.update_xaxes(range=[top, 0.5], dtick=1, title_text=f"rank by {methods[0]} (1 = most important)")
     fig.update_yaxes(range=[top, 0.5], dtick=1, title_text=f"rank by {methods[1]}")
     title = f"{methods[0]} rank against {methods[1]} rank"

@@ -50,6 +50,13 @@ def _style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
     return fig
 
 
+def diagonal_line(low: float, high: float, *, name: str) -> go.Scatter:
+    """The dashed y = x reference line from (low, low) to (high, high)."""
+    return go.Scatter(
+        name=name, mode="lines", x=[low, high], y=[low, high], line=dict(color="#94a3b8", dash="dash"), hoverinfo="skip"
+    )
+
+
 def _floats(values) -> list:
     """Plain floats for the spec; NaN becomes None so JSON stays valid."""
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in np.asarray(values, dtype=float)]
@@ -173,16 +180,7 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
             cliponaxis=False,  # labels of points near an edge stay readable
         )
     )
-    fig.add_trace(
-        go.Scatter(
-            name="y = x (same importance as globally)",
-            mode="lines",
-            x=[0, top],
-            y=[0, top],
-            line=dict(color="#94a3b8", dash="dash"),
-            hoverinfo="skip",
-        )
-    )
+    fig.add_trace(diagonal_line(0, top, name="y = x (same importance as globally)"))
     g_mid, r_mid = regional.quadrant_thresholds
     if not (math.isnan(g_mid) or math.isnan(r_mid)):
         fig.add_vline(x=g_mid, line=dict(color="#cbd5e1", dash="dot"))
