@@ -159,6 +159,8 @@ class CounterfactualStore:
         self._lock = threading.Lock()
         self._set: CounterfactualSet | None = None
         self._chunks = 0
+        self._factual_rows: np.ndarray | None = None
+        self._ranges: np.ndarray | None = None
         if self.directory is not None and self.directory.is_dir():
             chunks = sorted(self.directory.glob("chunk-*.npz"))
             loaded = []
@@ -170,6 +172,24 @@ class CounterfactualStore:
             if loaded:
                 self._set = CounterfactualSet.concat(loaded)
             self._chunks = len(chunks)
+
+    @property
+    def factual_rows(self) -> np.ndarray:
+        """Rows the model predicts undesirable, shape (n_factuals,): one batched call per store, not per τ."""
+        if self._factual_rows is None:
+            rows = factual_rows(self.task, self.model)
+            rows.setflags(write=False)
+            self._factual_rows = rows
+        return self._factual_rows
+
+    @property
+    def ranges(self) -> np.ndarray:
+        """range(X_j) over the training rows, shape (n_features,) (see :func:`training_ranges`)."""
+        if self._ranges is None:
+            ranges = training_ranges(self.task, self.model)
+            ranges.setflags(write=False)
+            self._ranges = ranges
+        return self._ranges
 
     @property
     def stored_rows(self) -> np.ndarray:
@@ -222,7 +242,7 @@ def run_global(
 ) -> FlexResult:
     """Global FLEX: a seeded random sample of factuals with the undesirable prediction."""
     seed = store.seed if sample_seed is None else sample_seed
-    pool = factual_rows(store.task, store.model)
+    pool = store.factual_rows
     rows = sample_factuals(pool, n_factuals, seed=seed)
     cfset = store.ensure(rows, progress=progress)
     notes = []
@@ -232,7 +252,7 @@ def run_global(
         cfset,
         store.task,
         tau=tau,
-        ranges=training_ranges(store.task, store.model),
+        ranges=store.ranges,
         level="global",
         generator=generator_key(store.generator),
         model=model_summary(store.model),
@@ -252,8 +272,8 @@ def run_regional(
     progress: Progress | None = None,
 ) -> RegionalResult:
     """Regional FLEX around a query factual, compared with ``global_result``."""
-    pool = factual_rows(store.task, store.model)
-    ranges = training_ranges(store.task, store.model)
+    pool = store.factual_rows
+    ranges = store.ranges
     members, distances, criterion, n_candidates = select_region(
         store.task, query, pool, k=k, where=where, ranges=ranges
     )
@@ -282,7 +302,7 @@ def run_regional(
 def random_query(store: CounterfactualStore, *, where: str | Mapping | None = None, seed: int = 0) -> int:
     """A seeded random factual meeting the criterion (the paper's way of picking a region's query)."""
     criterion = parse_criterion(store.task, where)
-    pool = factual_rows(store.task, store.model)
+    pool = store.factual_rows
     if criterion is not None:
         pool = pool[store.task.frame.loc[pool, criterion["feature"]].to_numpy() == criterion["value"]]
     if len(pool) == 0:
