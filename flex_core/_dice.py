@@ -86,6 +86,13 @@ class DiceGenerator:
             raise ConfigError(f"Immutable feature(s) cannot vary: {', '.join(immutable_asked)}.")
         if not vary:
             raise ConfigError("No feature may vary, so no counterfactual can exist.")
+        if self.method == "genetic" and not task.continuous_names:
+            # dice-ml 0.12's genetic search fails on every query of such data
+            # ("cannot reshape array of size 0 into shape (0)"): say so once, up front.
+            raise GenerationError(
+                "DiCE's genetic method does not work on data without a continuous feature (a dice-ml 0.12 bug); "
+                "choose batch, dice-random or dice-kdtree."
+            )
         ranges = resolve_permitted_range(task, permitted_range) or None
         start = time.perf_counter()
         try:

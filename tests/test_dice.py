@@ -120,3 +120,11 @@ def test_random_is_reproducible_on_all_categorical_data():
     np.random.seed(123)  # whatever state the caller left behind must not matter
     second = gen.generate(model, task, rows, n_cf=4, seed=2)
     np.testing.assert_array_equal(first.counterfactuals, second.counterfactuals)
+
+
+def test_genetic_on_all_categorical_data_is_refused_up_front():
+    frame = pd.DataFrame({"a": list("xyxyxyxy"), "b": list("ppqqppqq"), "y": ["bad", "ok"] * 4})
+    task = fc.make_task(frame, target="y", undesirable="bad")
+    model = fc.fit_model(task, model="lr", cv_folds=2)
+    with pytest.raises(fc.GenerationError, match="without a continuous feature"):
+        fc.DiceGenerator("genetic").generate(model, task, task.frame.iloc[:2], n_cf=2)
