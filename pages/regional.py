@@ -43,10 +43,13 @@ candidates = run_or_stop(fc.rows_meeting, task, pool, where)
 if len(candidates) == 0:
     st.error(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value.")
     st.stop()
-max_k = max(1, min(50, len(candidates) - 1))
-right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
-             on_change=S.bind("w_k", S.K))
-k = min(int(st.session_state[S.K]), max_k)
+max_k = min(50, len(candidates) - 1)
+if max_k >= 2:
+    right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
+                 on_change=S.bind("w_k", S.K))
+else:  # a slider needs two positions: with so few cases the region is all of them
+    right.caption(f"Only {len(candidates)} case(s) meet the criterion: the region holds all of them.")
+k = max(0, min(int(st.session_state[S.K]), max_k))
 
 # -- the query: a click on the map, a row of the table, or a random one --------------------------
 map_event = st.session_state.get("factual_map")

@@ -93,6 +93,12 @@ def require_analysis() -> Analysis:
     if analysis is None:
         st.info("Fix the setting named above in the sidebar to continue.")
         st.stop()
+    dropped = S.forget_stale_rows(analysis.pool)
+    if dropped:
+        st.warning(
+            f"Saved region(s) {', '.join(dropped)} were removed: their query is no longer predicted "
+            f"{' / '.join(map(str, analysis.task.undesirable))} under the current model and settings."
+        )
     return analysis
 
 

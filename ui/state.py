@@ -125,6 +125,25 @@ def reset_analysis() -> None:
         st.session_state[key] = defaults[key]
 
 
+def forget_stale_rows(pool) -> list[str]:
+    """Drop the query, counterfactual row and saved regions that are no longer factuals.
+
+    A new model, seed or feature setting changes which rows the model predicts
+    undesirable; a stale row would stop every page that uses it. Returns the names
+    of the saved regions dropped, so the caller can say so.
+    """
+    factuals = set(int(r) for r in pool)
+    s = st.session_state
+    if s[QUERY] is not None and int(s[QUERY]) not in factuals:
+        s[QUERY] = None
+    if s[CF_ROW] is not None and int(s[CF_ROW]) not in factuals:
+        s[CF_ROW] = None
+    kept = [r for r in s[SAVED_REGIONS] if int(r["query"]) in factuals]
+    dropped = [r["name"] for r in s[SAVED_REGIONS] if int(r["query"]) not in factuals]
+    s[SAVED_REGIONS] = kept
+    return dropped
+
+
 def dataset_spec(source: Mapping) -> str | None:
     """The ``--data`` string of a source, or None for an upload (which a link cannot carry)."""
     if source["kind"] == "builtin":

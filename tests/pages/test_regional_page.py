@@ -72,3 +72,40 @@ def test_regional_page_offers_lime_beside_flex_only_when_asked():
     flex = lime["data"][0]
     assert len(flex["x"]) == len(fc.load_builtin("synthetic-regional").features)
     assert max(lime["data"][1]["x"]) == 1.0
+
+
+def test_a_model_change_forgets_stale_queries_and_regions_with_a_warning():
+    at = start("toy2d", page="pages/regional.py")
+    task = fc.load_builtin("toy2d")
+    rf = set(fc.factual_rows(task, fc.fit_model(task, model="rf", seed=0, cv_folds=3)).tolist())
+    lr = set(fc.factual_rows(task, fc.fit_model(task, model="lr", seed=0, cv_folds=3)).tolist())
+    only_rf = min(rf - lr)  # a factual under the forest, not under logistic regression
+    at.session_state["query"] = only_rf
+    at.session_state["saved_regions"] = [{"name": "rf only", "query": only_rf, "k": 2, "where": None}]
+    at.run()
+    assert not at.exception and not errors(at)
+    at.sidebar.selectbox(key="sb_model").set_value("lr").run()
+    for page in ("pages/regional.py", "pages/report.py", "pages/compare.py"):
+        at.switch_page(page).run()
+        assert not at.exception and not errors(at), (page, at.exception, errors(at))
+    assert at.session_state["saved_regions"] == []
+    assert at.session_state["query"] != only_rf
+
+
+def test_a_criterion_met_by_one_case_needs_no_slider():
+    # One severe case on a "rare" road: the region is that case alone, and the page says so.
+    rows = [f"{s},{'rare' if i == 0 else 'common'},{'bad' if s > 50 else 'ok'}" for i, s in enumerate(range(99, 0, -1))]
+    data = ("speed,road,y\n" + "\n".join(rows) + "\n").encode()
+    at = start("toy2d")
+    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.get("file_uploader")[0].set_value(("rare.csv", data, "text/csv")).run()
+    at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
+    at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["bad"]).run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception and not errors(at), (at.exception, errors(at))
+    at.session_state["where"] = "road=rare"
+    at.session_state["query"] = 0
+    at.switch_page("pages/regional.py").run()
+    assert not at.exception and not errors(at), (at.exception, errors(at))
+    assert metric(at, "Region size") == "1"
+    assert any("the region holds all of them" in c.value for c in at.caption)
