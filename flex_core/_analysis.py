@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ._batch import BatchGenerator
+from . import __version__
 from ._counterfactuals import CounterfactualGenerator, CounterfactualSet, Progress
 from ._data import TaskSpec
 from ._dice import DiceGenerator
@@ -146,6 +148,9 @@ class CounterfactualStore:
         self.features_to_vary = None if features_to_vary is None else list(features_to_vary)
         self.permitted_range = None if permitted_range is None else dict(permitted_range)
         self.key = {
+            # The package version is part of the key: a release that changes what a generator
+            # returns must not be served counterfactuals cached by an older one.
+            "flex_core": __version__,
             "data": task.fingerprint,
             "model": {"name": model.name, "encoding": model.encoding, "seed": model.seed},
             "generator": generator_key(generator),
@@ -167,7 +172,7 @@ class CounterfactualStore:
             for path in chunks:
                 try:
                     loaded.append(CounterfactualSet.load(path))
-                except (OSError, ValueError, KeyError):
+                except Exception:  # noqa: BLE001 - truncated zip, bad JSON, ...: any damage means the same
                     continue  # a damaged chunk only costs its rows being generated again
             if loaded:
                 self._set = CounterfactualSet.concat(loaded)
@@ -194,6 +199,15 @@ class CounterfactualStore:
     @property
     def stored_rows(self) -> np.ndarray:
         return np.empty(0, int) if self._set is None else self._set.query_index.copy()
+
+    def _write_chunk(self, cfset: CounterfactualSet) -> None:
+        """Write under a temporary name, then rename: a killed app never leaves half a chunk."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        final = self.directory / f"chunk-{self._chunks:05d}.npz"
+        partial = self.directory / f".partial-{self._chunks:05d}.npz"
+        cfset.save(partial)
+        os.replace(partial, final)
+        self._chunks += 1
 
     def missing(self, rows: Sequence[int]) -> list[int]:
         rows = [int(r) for r in dict.fromkeys(int(r) for r in rows)]
@@ -222,11 +236,17 @@ class CounterfactualStore:
                     seed=self.seed,
                     progress=progress,
                 )
-                self._set = fresh if self._set is None else CounterfactualSet.concat([self._set, fresh])
-                if self.directory is not None:
-                    self.directory.mkdir(parents=True, exist_ok=True)
-                    fresh.save(self.directory / f"chunk-{self._chunks:05d}.npz")
-                    self._chunks += 1
+                # Queries a time limit skipped are not kept: another run, with more time, may find some.
+                skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
+                kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]
+                if kept_rows:
+                    keep = fresh if len(kept_rows) == fresh.n_queries else fresh.subset(kept_rows)
+                    self._set = keep if self._set is None else CounterfactualSet.concat([self._set, keep])
+                    if self.directory is not None:
+                        self._write_chunk(keep)
+                # This call still answers for every row asked, the skipped ones empty.
+                combined = fresh if self._set is None else CounterfactualSet.concat([self._set, fresh])
+                return combined.subset(rows)
             elif progress is not None:
                 progress(len(rows), len(rows))
             return self._set.subset(rows)

@@ -102,11 +102,11 @@ class DiceGenerator:
         query_frame = _dice_frame(task, queries[task.feature_names])
         per_query: list[pd.DataFrame | None] = []
         failures: dict[str, int] = {}
-        skipped = 0
+        skipped: list[int] = []
         for i, row_id in enumerate(queries.index):
             if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
                 per_query.append(None)
-                skipped += 1
+                skipped.append(int(row_id))
             else:
                 frame, failure = self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, ranges, seed, row_id)
                 per_query.append(frame)
@@ -116,7 +116,7 @@ class DiceGenerator:
                 progress(i + 1, len(queries))
         notes = [f"DiCE failed on {n} query(ies): {msg}" for msg, n in failures.items()]
         if skipped:
-            notes.append(f"{skipped} query(ies) skipped: the time limit of {self.time_limit:g} s was reached.")
+            notes.append(f"{len(skipped)} query(ies) skipped: the time limit of {self.time_limit:g} s was reached.")
         return assemble_counterfactual_set(
             task,
             model,
@@ -133,7 +133,8 @@ class DiceGenerator:
                 "features_to_vary": vary,
                 "permitted_range": ranges,
                 "seed": seed,
-                "queries_skipped": skipped,
+                "queries_skipped": len(skipped),
+                "skipped_rows": skipped,
             },
         )
 

@@ -97,3 +97,24 @@ def test_store_generates_only_missing_rows_and_persists(tmp_path, toy_task, toy_
     other_seed = fc.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, seed=9, directory=tmp_path)
     other_seed.ensure(rows[:1])
     assert len(calls) == 3  # a different seed is a different key
+
+
+def test_store_survives_a_damaged_chunk_and_writes_atomically(tmp_path, toy_task, toy_model):
+    rows = fc.factual_rows(toy_task, toy_model)[:3]
+    store = fc.CounterfactualStore(toy_task, toy_model, fc.DiceGenerator("random"), n_cf=2, directory=tmp_path)
+    store.ensure(rows)
+    (chunk,) = list(store.directory.glob("chunk-*.npz"))
+    chunk.write_bytes(chunk.read_bytes()[: chunk.stat().st_size // 2])  # as a killed app or a full disk leaves it
+    reopened = fc.CounterfactualStore(toy_task, toy_model, fc.DiceGenerator("random"), n_cf=2, directory=tmp_path)
+    again = reopened.ensure(rows)  # regenerates instead of failing
+    assert again.valid.sum() > 0
+    assert not list(store.directory.glob(".partial-*"))
+    assert store.key["flex_core"] == fc.__version__  # a new release never reads an old release's counterfactuals
+
+
+def test_time_limited_queries_are_not_stored(tmp_path, toy_task, toy_model):
+    rows = fc.factual_rows(toy_task, toy_model)[:2]
+    store = fc.CounterfactualStore(toy_task, toy_model, fc.DiceGenerator("random", time_limit=0.0), n_cf=2)
+    first = store.ensure(rows)
+    assert first.found.sum() == 0 and first.n_queries == 2
+    assert store.missing(rows) == [int(r) for r in rows]  # to be tried again, not remembered as "none exist"
