@@ -163,9 +163,9 @@ class BatchGenerator:
         chunks = [c for c in np.array_split(np.arange(len(row_ids)), self._chunk_count(len(row_ids))) if len(c)]
         found: list[np.ndarray] = [np.empty((0, len(task.features)))] * len(row_ids)
         done = 0
-        for chunk, (per_query, rows) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks)):
+        for chunk, (per_query, rows) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks), strict=True):
             model_rows += rows
-            for pos, cfs in zip(chunk, per_query):
+            for pos, cfs in zip(chunk, per_query, strict=True):
                 found[pos] = cfs
             done += len(chunk)
             if progress is not None:

@@ -34,7 +34,7 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
 
 
 def parse_tau(values: list[str] | None) -> float | dict[str, float]:
-    """``--tau 0.1`` or ``--tau cibil_score=0.3 --tau loan_term=0.2`` (others then take ``*=`` or 0)."""
+    """``--tau 0.1`` or ``--tau cibil_score=0.3 --tau loan_term=0.2`` (others take ``*=``, default 0.1)."""
     if not values:
         return 0.1
     if len(values) == 1 and "=" not in values[0]:
@@ -42,7 +42,7 @@ def parse_tau(values: list[str] | None) -> float | dict[str, float]:
             return float(values[0])
         except ValueError:
             raise ConfigError(f"--tau takes a number or FEATURE=VALUE pairs, not {values[0]!r}.") from None
-    out = {}
+    out = {"*": 0.1}  # features not named keep the default τ, as with a single number
     for key, value in _pairs(values, "--tau").items():
         try:
             out[key] = float(value)

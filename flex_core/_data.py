@@ -621,12 +621,18 @@ def load_dataset(
     kind, _, rest = spec.partition(":")
     if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
         raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
-    if kind == "builtin" and rest:
-        return load_builtin(rest)
-    if kind == "loan" and rest:
-        return load_loan(rest)
-    if kind == "accidents" and rest:
-        return load_accidents(rest, missing=missing)
+    adapters = {
+        "builtin": lambda: load_builtin(rest),
+        "loan": lambda: load_loan(rest),
+        "accidents": lambda: load_accidents(rest, missing=missing),
+    }
+    if kind in adapters and rest:
+        task = adapters[kind]()
+        immutable, kinds = list(immutable), dict(kinds or {})
+        if not immutable and not kinds:
+            return task
+        # Extra immutable features add to the adapter's own (the paper's age band and sex stay fixed).
+        return task.with_overrides(kinds=kinds, immutable=list(dict.fromkeys([*task.immutable_names, *immutable])))
     if target is None or undesirable is None:
         raise ConfigError(
             f"For a CSV file ({spec}) name the target and the undesirable class (--target COL --undesired VALUE)."

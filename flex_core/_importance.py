@@ -199,6 +199,8 @@ def mode_shift(task: TaskSpec, cfset: CounterfactualSet, *, bins: int = 4) -> li
         fact_col, cf_col = factuals[f.name], cf_frame[f.name]
         if f.is_continuous:
             edges = np.unique(np.quantile(task.frame[f.name].astype(float), np.linspace(0, 1, bins + 1)))
+            if len(edges) < 2:  # a constant feature is one bin
+                edges = np.array([edges[0], edges[0]])
             labels = [f"{a:.4g}-{b:.4g}" for a, b in zip(edges[:-1], edges[1:])]
 
             def to_bin(col, edges=edges, labels=labels):
@@ -235,13 +237,14 @@ def compare_with_global(regional: np.ndarray, global_: np.ndarray, include: np.n
 
     Returns
     -------
-    r : float (NaN when either side is constant)
+    r : float (NaN when either side is constant or fewer than three features take part)
     quadrants : tuple of "A" | "B" | "C" | "D" | None, length n_features
     thresholds : (global mean, regional mean)
     """
     include = np.asarray(include, dtype=bool) & ~np.isnan(regional) & ~np.isnan(global_)
     reg, glo = regional[include], global_[include]
-    if include.sum() >= 2 and np.ptp(reg) > 0 and np.ptp(glo) > 0:
+    # With two features r is always ±1: it says nothing, so it needs three or more.
+    if include.sum() >= 3 and np.ptp(reg) > 0 and np.ptp(glo) > 0:
         r = float(np.corrcoef(reg, glo)[0, 1])
     else:
         r = float("nan")
@@ -285,7 +288,7 @@ def bootstrap_pearson_interval(
     """
     rows = local_regional[~np.isnan(local_regional).all(axis=1)]
     include = np.asarray(include, dtype=bool) & ~np.isnan(global_)
-    if len(rows) < 2 or include.sum() < 2:
+    if len(rows) < 2 or include.sum() < 3:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(rows), size=(n_boot, len(rows)))

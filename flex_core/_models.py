@@ -105,6 +105,8 @@ def fit_model(
     """
     if model not in MODELS:
         raise ConfigError(f"Unknown model {model!r}; choose one of {', '.join(MODELS)}.")
+    if cv_folds < 2:
+        raise ConfigError(f"Cross-validation needs at least 2 folds (got {cv_folds}).")
     X, y = task.X, task.y
     if min(np.bincount(y, minlength=2)) < 2:
         raise ConfigError("Each outcome needs at least two rows to split into training and test data.")
@@ -118,6 +120,8 @@ def fit_model(
         scores = cross_validate(
             pipeline, X.iloc[train_pos], y[train_pos], cv=cv, scoring=("accuracy", "f1_weighted"), n_jobs=1
         )
+        if folds < cv_folds:
+            metrics["note"] = f"{cv_folds}-fold cross-validation was cut to {folds} folds: the smaller class is that small."
         metrics.update(
             cv_folds=folds,
             cv_accuracy_mean=float(np.mean(scores["test_accuracy"])),

@@ -26,7 +26,7 @@ st.caption(
 shap_request = [analysis.model_id, [int(r) for r in result.query_index]]
 if st.session_state[S.SHAP_REQUEST] != shap_request:
     st.info("SHAP takes from a second (small data, trees) to minutes (large one-hot data); it runs only when asked.")
-    if st.button("Run SHAP on these factuals", type="primary"):
+    if st.button("Run SHAP on these factuals", type="primary", key="run_shap"):
         st.session_state[S.SHAP_REQUEST] = shap_request
         st.rerun()
 scores = {"FLEX": result.frequency_mean, "DiCE Alg. 2": result.dice_frequency}

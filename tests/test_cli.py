@@ -63,7 +63,15 @@ def test_per_feature_tau_and_query_row(tmp_path):
 
 def test_parse_tau():
     assert parse_tau(None) == 0.1 and parse_tau(["0.5"]) == 0.5
-    assert parse_tau(["a=0.1,b=0.2"]) == {"a": 0.1, "b": 0.2}
+    # Features not named keep the default 0.1, unless "*" says otherwise.
+    assert parse_tau(["a=0.3,b=0.2"]) == {"*": 0.1, "a": 0.3, "b": 0.2}
+    assert parse_tau(["a=0.3", "*=0.5"]) == {"*": 0.5, "a": 0.3}
+
+
+def test_immutable_and_kind_apply_to_built_ins_too(tmp_path):
+    result = run_cli(tmp_path, "global", "--data", "builtin:toy2d", "--immutable", "visibility", *FAST)
+    visibility = next(f for f in result["features"] if f["name"] == "visibility")
+    assert visibility["immutable"] and visibility["frequency_mean"] == 0
 
 
 @pytest.mark.parametrize(
@@ -76,11 +84,13 @@ def test_parse_tau():
         (["global", "--data", "builtin:toy2d", "--tau", "speed=0.1"], "unknown feature"),
         (["regional", "--data", "builtin:synthetic-regional", "--where", "lighting=purple"], "has no value"),
         (["global", "--data", "builtin:toy2d", "--model", "svm"], "invalid choice"),
+        (["global", "--data", "builtin:toy2d", "--cv-folds", "1"], "at least 2 folds"),
     ],
 )
 def test_bad_input_exits_non_zero_with_one_line(args, message):
+    fast = FAST if "--cv-folds" not in args else [a for a in FAST if a not in ("--cv-folds", "2")]
     proc = subprocess.run(
-        [sys.executable, "-m", "flex_core", *args, *FAST], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "flex_core", *args, *fast], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()

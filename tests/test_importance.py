@@ -161,3 +161,13 @@ def test_bootstrap_interval_of_r():
     assert -1 <= low < high <= 1
     assert (low, high) == fc.bootstrap_pearson_interval(varied, global_, include, seed=1)  # seeded
     assert all(np.isnan(fc.bootstrap_pearson_interval(varied[:1], global_, include)))
+
+
+def test_r_needs_three_features_and_constant_continuous_mode_shift_works():
+    r, quadrants, _ = fc.compare_with_global(np.array([0.2, 0.8]), np.array([0.1, 0.9]), np.ones(2, bool))
+    assert np.isnan(r)  # two points always give r = ±1, which says nothing
+    frame = pd.DataFrame({"flat": [5.0] * 4, "c": ["a", "b", "a", "b"], "y": ["bad", "bad", "ok", "ok"]})
+    task = fc.make_task(frame, target="y", undesirable="bad", kinds={"flat": "continuous"})
+    cfset = make_set(task, [0, 1], [[(5.0, "b")], [(5.0, "a")]], n_cf=1)
+    flat = fc.mode_shift(task, cfset)[0]
+    assert flat["mode"] == "5-5" and flat["p_orig"] == 1.0 and flat["p_cf"] == 1.0
