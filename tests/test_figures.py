@@ -70,7 +70,7 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     points, line = fig.data[0], fig.data[1]
     assert list(points.x) == [0.2, 0.6] and list(points.y) == [0.9, 0.1]
     assert list(line.x) == list(line.y)
-    assert "Pearson r = -1.00" in fig.layout.title.text
+    assert "Pearson r = undefined" in fig.layout.title.text  # two features always give ±1: not reported
     # speed: high regional, low global -> A; visibility: low regional, high global -> D
     assert points.text == ("Vehicle speed (km/h) (A)", "Visibility (0-1) (D)")
 
@@ -98,7 +98,7 @@ def test_regions_heatmap_has_global_first_and_r_in_labels(toy_task, toy_result):
     reg = _regional(toy_task, [0.9, 0.1], [0.2, 0.6])
     fig = fc.regions_heatmap({"fast roads": reg}, toy_result)
     heat = fig.data[0]
-    assert heat.y == ("global (all factuals)", "fast roads (r = -1.00)")
+    assert heat.y == ("global (all factuals)", "fast roads (r = n/a)")  # two features: r undefined
     assert list(heat.z[0]) == [0.5, 0.25] and list(heat.z[1]) == [0.1, 0.9]  # columns in global order
 
 
