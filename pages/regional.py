@@ -17,6 +17,11 @@ fmap = cache.factual_map(task, analysis.model, analysis.model_id)
 
 # -- criterion and k ---------------------------------------------------------------------------
 where = st.session_state[S.WHERE]
+try:
+    fc.parse_criterion(task, where)
+except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
+    st.warning(f"The region criterion {where!r} was dropped: {exc}")
+    where = st.session_state[S.WHERE] = None
 crit_feature, _, crit_value = (where or "").partition("=")
 options = ["(any case)", *task.categorical_names]
 

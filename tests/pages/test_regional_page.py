@@ -109,3 +109,12 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
     assert not at.exception and not errors(at), (at.exception, errors(at))
     assert metric(at, "Region size") == "1"
     assert any("the region holds all of them" in c.value for c in at.caption)
+
+
+def test_an_unknown_criterion_from_a_link_is_dropped_with_a_warning():
+    at = start("synthetic-regional", n_factuals=15, n_cf=3)
+    at.session_state["where"] = "lighting=purple"
+    at.switch_page("pages/regional.py").run()
+    assert not at.exception and not errors(at), (at.exception, errors(at))
+    assert any("was dropped" in w.value for w in at.warning)
+    assert at.session_state["where"] is None
