@@ -12,6 +12,7 @@ import json
 import os
 import threading
 from dataclasses import replace
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -164,8 +165,6 @@ class CounterfactualStore:
         self._lock = threading.Lock()
         self._set: CounterfactualSet | None = None
         self._chunks = 0
-        self._factual_rows: np.ndarray | None = None
-        self._ranges: np.ndarray | None = None
         if self.directory is not None and self.directory.is_dir():
             chunks = sorted(self.directory.glob("chunk-*.npz"))
             loaded = []
@@ -178,23 +177,15 @@ class CounterfactualStore:
                 self._set = CounterfactualSet.concat(loaded)
             self._chunks = len(chunks)
 
-    @property
+    @cached_property
     def factual_rows(self) -> np.ndarray:
         """Rows the model predicts undesirable, shape (n_factuals,): one batched call per store, not per τ."""
-        if self._factual_rows is None:
-            rows = factual_rows(self.task, self.model)
-            rows.setflags(write=False)
-            self._factual_rows = rows
-        return self._factual_rows
+        return _read_only(factual_rows(self.task, self.model))
 
-    @property
+    @cached_property
     def ranges(self) -> np.ndarray:
         """range(X_j) over the training rows, shape (n_features,) (see :func:`training_ranges`)."""
-        if self._ranges is None:
-            ranges = training_ranges(self.task, self.model)
-            ranges.setflags(write=False)
-            self._ranges = ranges
-        return self._ranges
+        return _read_only(training_ranges(self.task, self.model))
 
     @property
     def stored_rows(self) -> np.ndarray:
@@ -340,6 +331,11 @@ def _config(store: CounterfactualStore, **extra) -> dict:
         "permitted_range": store.permitted_range,
         **extra,
     }
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)  # shared by every rerun that reads the store
+    return array
 
 
 def _with_notes(result: FlexResult, notes: list[str]) -> FlexResult:

@@ -13,7 +13,7 @@ analysis = require_analysis()
 task = analysis.task
 global_result = run_or_stop(analysis.global_result)
 pool = analysis.pool
-fmap = cache.factual_map(task, analysis.model, analysis.model_id)
+fmap = cache.factual_map(analysis.store, analysis.model_id)
 
 # -- criterion and k ---------------------------------------------------------------------------
 where = st.session_state[S.WHERE]

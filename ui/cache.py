@@ -119,24 +119,14 @@ def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str
 
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
-@st.cache_data(show_spinner=False, max_entries=16)
-def factual_pool(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> np.ndarray:
-    return fc.factual_rows(_task, _model)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def ranges(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> np.ndarray:
-    return fc.training_ranges(_task, _model)
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
-def factual_map(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> fc.FactualMap:
-    return fc.project_factuals(_task, _model, factual_pool(_task, _model, identity))
+def factual_map(_store: fc.CounterfactualStore, identity: str) -> fc.FactualMap:
+    """The 2-D map of the store's factuals (``identity``: the store's model id)."""
+    return fc.project_factuals(_store.task, _store.model, _store.factual_rows)
 
 
 def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
-    pool = factual_pool(store.task, store.model, model_id(store.task, store.model))
-    return fc.sample_factuals(pool, n_factuals, seed=store.seed)
+    return fc.sample_factuals(store.factual_rows, n_factuals, seed=store.seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -154,17 +144,14 @@ def regional_result(
 
 
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
-    pool = factual_pool(store.task, store.model, model_id(store.task, store.model))
-    members, *_ = fc.select_region(
-        store.task, query, pool, k=k, where=where, ranges=ranges(store.task, store.model, model_id(store.task, store.model))
-    )
+    members, *_ = fc.select_region(store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges)
     return members
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
     rows = global_rows(_store, n_factuals)
-    return fc.tau_sweep(_store.ensure(rows), _store.task, ranges=ranges(_store.task, _store.model, model_id(_store.task, _store.model)))
+    return fc.tau_sweep(_store.ensure(rows), _store.task, ranges=_store.ranges)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -36,11 +36,7 @@ class Analysis:
     @property
     def pool(self):
         """Row ids the model predicts undesirable (the factuals)."""
-        return cache.factual_pool(self.task, self.model, self.model_id)
-
-    @property
-    def ranges(self):
-        return cache.ranges(self.task, self.model, self.model_id)
+        return self.store.factual_rows
 
     def global_result(self, tau=None) -> fc.FlexResult:
         """Global FLEX at τ (default: the session's τ), generating missing rows with a progress bar first."""
