@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import flex_core as fc  # noqa: E402
-from flex_core import _analysis  # noqa: E402
+import flex_core as fc
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -62,14 +61,14 @@ def measure(n_features: int, *, n_factuals: int, n_cf: int, repeats: int, genera
 
     task = synthetic_task(n_features)
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=2)
-    rows = fc.sample_factuals(fc.factual_rows(task, model), n_factuals, seed=0)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), n_factuals, seed=0)
     classifier = model.pipeline.named_steps["classify"]
     encoded = np.asarray(model.pipeline.named_steps["encode"].transform(task.frame.loc[rows, task.feature_names]))
     training = np.asarray(model.pipeline.named_steps["encode"].transform(task.frame.loc[model.train_index, task.feature_names]))
 
     def flex():
         # A fresh store each time: generation is part of FLEX's cost here.
-        store = fc.CounterfactualStore(task, model, fc.make_generator(generator), n_cf=n_cf, seed=0)
+        store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator), n_cf=n_cf, seed=0)
         cfset = store.ensure(rows)
         fc.flex_importance(cfset, task, tau=0.1)
 
@@ -110,7 +109,7 @@ def main(argv=None) -> None:
     parser.add_argument("--n-cf", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    generator = _analysis.DEFAULT_GENERATOR
+    generator = fc.counterfactuals.DEFAULT_GENERATOR
     rows = []
     for n_features in args.features:
         rows.append(measure(n_features, n_factuals=args.n_factuals, n_cf=args.n_cf, repeats=args.repeats, generator=generator))

@@ -41,7 +41,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import flex_core as fc  # noqa: E402
+import flex_core as fc
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parents[1]
@@ -71,10 +71,10 @@ class CountingPipeline:
 def load(name: str) -> fc.TaskSpec:
     data = Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))
     if name == "loan":
-        return fc.load_loan(data / "loan_approval_dataset.csv")
+        return fc.data.load_loan(data / "loan_approval_dataset.csv")
     if name == "accidents":
-        return fc.load_accidents(data / "RTA_Dataset.csv")
-    return fc.load_builtin(name)
+        return fc.data.load_accidents(data / "RTA_Dataset.csv")
+    return fc.data.load_builtin(name)
 
 
 def machine() -> str:
@@ -95,23 +95,23 @@ def run_once(generator, model, task, queries, seed):
 
 
 def flex_frequencies(cfset, task, model) -> np.ndarray:
-    return fc.flex_importance(cfset, task, tau=TAU, ranges=fc.training_ranges(task, model)).frequency_mean
+    return fc.flex_importance(cfset, task, tau=TAU, ranges=fc.counterfactuals.training_ranges(task, model)).frequency_mean
 
 
 def bench_dataset(name: str, args) -> list[dict]:
     task = load(name)
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=2)
-    rows = fc.sample_factuals(fc.factual_rows(task, model), N_FACTUALS, seed=0)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), N_FACTUALS, seed=0)
     queries = task.frame.loc[rows, task.feature_names]
     cap = args.dice_cap
     plan = [
-        ("dice-random", fc.DiceGenerator("random"), 0, 1),
-        ("dice-random (seed 1)", fc.DiceGenerator("random"), 1, 1),
-        (f"dice-random post-hoc on, cap {cap:g} s", fc.DiceGenerator("random", posthoc_sparsity=True, time_limit=cap), 0, 1),
-        (f"dice-genetic, cap {cap:g} s", fc.DiceGenerator("genetic", time_limit=cap), 0, 1),
-        (f"dice-kdtree, cap {cap:g} s", fc.DiceGenerator("kdtree", time_limit=cap), 0, 1),
-        ("batch", fc.BatchGenerator(), 0, args.repeats),
-        ("batch-plausible", fc.BatchGenerator(plausible=True), 0, args.repeats),
+        ("dice-random", fc.counterfactuals.DiceGenerator("random"), 0, 1),
+        ("dice-random (seed 1)", fc.counterfactuals.DiceGenerator("random"), 1, 1),
+        (f"dice-random post-hoc on, cap {cap:g} s", fc.counterfactuals.DiceGenerator("random", posthoc_sparsity=True, time_limit=cap), 0, 1),
+        (f"dice-genetic, cap {cap:g} s", fc.counterfactuals.DiceGenerator("genetic", time_limit=cap), 0, 1),
+        (f"dice-kdtree, cap {cap:g} s", fc.counterfactuals.DiceGenerator("kdtree", time_limit=cap), 0, 1),
+        ("batch", fc.counterfactuals.BatchGenerator(), 0, args.repeats),
+        ("batch-plausible", fc.counterfactuals.BatchGenerator(plausible=True), 0, args.repeats),
     ]
     out, reference = [], None
     for label, generator, seed, repeats in plan:
@@ -133,7 +133,7 @@ def bench_dataset(name: str, args) -> list[dict]:
         seconds = statistics.median(s for _, s, _ in runs)
         done = cfset.n_queries - int(cfset.config.get("queries_skipped", 0))
         attempted = cfset.subset(cfset.query_index[:done]) if done < cfset.n_queries else cfset
-        quality = fc.counterfactual_quality(attempted, task, model)
+        quality = fc.counterfactuals.counterfactual_quality(attempted, task, model)
         freq = flex_frequencies(attempted, task, model)
         if reference is None:
             reference = freq
@@ -163,9 +163,9 @@ def ranking_spread(task, model, queries, reference, n_seeds) -> dict:
     """Spearman vs dice-random (seed 0) over more seeds: one seed pair is a noisy estimate of the floor."""
     spread = {}
     for label, generator, seeds in (
-        ("dice-random", fc.DiceGenerator("random"), range(1, n_seeds + 1)),
-        ("batch", fc.BatchGenerator(), range(n_seeds + 1)),
-        ("batch-plausible", fc.BatchGenerator(plausible=True), range(n_seeds + 1)),
+        ("dice-random", fc.counterfactuals.DiceGenerator("random"), range(1, n_seeds + 1)),
+        ("batch", fc.counterfactuals.BatchGenerator(), range(n_seeds + 1)),
+        ("batch-plausible", fc.counterfactuals.BatchGenerator(plausible=True), range(n_seeds + 1)),
     ):
         print(f"[{task.name}] ranking spread: {label} ...", file=sys.stderr, flush=True)
         rhos = [

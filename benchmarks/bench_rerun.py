@@ -69,7 +69,7 @@ def main() -> None:
     import flex_core as fc
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"generator {fc.DEFAULT_GENERATOR}, N_F={args.n_factuals}, N_cf={args.n_cf}, {args.repeats} τ changes")
+          f"generator {fc.counterfactuals.DEFAULT_GENERATOR}, N_F={args.n_factuals}, N_cf={args.n_cf}, {args.repeats} τ changes")
     print("| dataset | first view (generate + train) | rerun after τ change, median | max |")
     print("|---|---|---|---|")
     for name, source in _datasets(data_dir):

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import flex_core as fc  # noqa: E402
+import flex_core as fc
 
 
 def workload(n_queries=200, n_cf=10, n_cat=10, n_cont=10, seed=0):
@@ -34,14 +34,14 @@ def workload(n_queries=200, n_cf=10, n_cat=10, n_cont=10, seed=0):
     )
     task = fc.make_task(frame, target="y", undesirable="bad", kinds={f"c{j}": "categorical" for j in range(n_cat)})
     rows = np.arange(n_queries)
-    factuals = fc.encode_rows(task, task.frame.loc[rows])
-    pool = fc.encode_rows(task, task.frame)
+    factuals = fc.counterfactuals.encode_rows(task, task.frame.loc[rows])
+    pool = fc.counterfactuals.encode_rows(task, task.frame)
     cfs = np.repeat(factuals[:, None, :], n_cf, axis=1)
     change = rng.random(cfs.shape) < 0.3
     donors = pool[rng.integers(0, n_rows, size=cfs.shape[:2])]
     cfs = np.where(change, donors, cfs)
     valid = np.ones((n_queries, n_cf), bool)
-    cfset = fc.CounterfactualSet(tuple(task.feature_names), rows, factuals, cfs, valid, valid.copy(), "synthetic", 0.0)
+    cfset = fc.counterfactuals.CounterfactualSet(tuple(task.feature_names), rows, factuals, cfs, valid, valid.copy(), "synthetic", 0.0)
     return task, cfset
 
 

@@ -1,197 +1,64 @@
 """flex_core: FLEX feature importance from layered counterfactual explanations.
 
-The public API; everything else lives in private modules. Data arguments are
-positional, options keyword-only; errors are :class:`FlexError` subclasses whose
-message says what to fix. This package never imports Streamlit.
+Start with :class:`FlexExplainer` (any fitted classifier with ``predict_proba``)::
+
+    import flex_core as fc
+    explainer = fc.FlexExplainer(model, X, undesired="severe", seed=0)
+    result = explainer.explain_global(n_factuals=200, n_cf=10, tau=0.1)
+
+The top level holds the explainer, tasks, models, results, runs and errors; the
+pipeline's stages are subpackages: :mod:`~flex_core.data`, :mod:`~flex_core.models`,
+:mod:`~flex_core.counterfactuals`, :mod:`~flex_core.importance`,
+:mod:`~flex_core.compare`, :mod:`~flex_core.plotting`, :mod:`~flex_core.report`,
+:mod:`~flex_core.cli` and :mod:`~flex_core.reproduce`. Everything loads on first
+use, so ``import flex_core`` stays light (no plotly, shap, lime, dice_ml or
+Streamlit). Data arguments are positional, options keyword-only; errors are
+:class:`FlexError` subclasses whose message says what to fix.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from ._analysis import (
-    DEFAULT_GENERATOR,
-    GENERATORS,
-    CounterfactualStore,
-    factual_rows,
-    generator_key,
-    make_generator,
-    model_summary,
-    random_query,
-    register_generator,
-    run_global,
-    run_regional,
-    sample_factuals,
-    training_ranges,
-)
-from ._counterfactuals import CounterfactualGenerator, CounterfactualSet, decode_rows, encode_rows
-from ._compare_figures import rank_scatter_figure, ranking_bars_figure, regional_lime_figure
-from ._compare import (
-    LimeImportance,
-    RankAgreement,
-    ShapImportance,
-    encoded_column_owners,
-    format_rank_cell,
-    importance_rank,
-    lime_importance,
-    rank_agreement,
-    ranking_table,
-    shap_importance,
-    sum_columns_to_features,
-)
-from ._data import (
-    BUILTIN_DATASETS,
-    SYNTHETIC_GROUND_TRUTH,
-    Feature,
-    TaskSpec,
-    load_accidents,
-    load_builtin,
-    load_csv,
-    load_dataset,
-    load_loan,
-    make_task,
-)
-from ._batch import BatchGenerator
-from ._dice import DiceGenerator
-from ._explore import (
-    TAU_PANELS,
-    VIEW_DEFAULTS,
-    FactualMap,
-    class_balance,
-    counterfactual_table,
-    describe_coverage,
-    describe_global,
-    describe_regional,
-    describe_tau_sweep,
-    feature_table,
-    generator_defaults,
-    peek_csv,
-    project_factuals,
-    quadrant_legend,
-    rows_from_selection,
-    rows_meeting,
-    tau_sweep,
-    view_from_query_params,
-    view_link,
-    view_to_query_params,
-)
-from ._figures import (
-    factual_map_figure,
-    importance_figure,
-    regional_scatter,
-    regions_heatmap,
-    tau_panels_figure,
-    tau_sweep_figure,
-)
-from ._report import ReportSection, build_html_report
-from ._errors import ConfigError, DataError, FlexError, GenerationError
-from ._importance import (
-    bootstrap_pearson_interval,
-    compare_with_global,
-    flex_importance,
-    hamming_distances,
-    mode_shift,
-    parse_criterion,
-    regional_importance,
-    select_region,
-)
-from ._models import MODELS, FittedModel, fit_model
-from ._quality import counterfactual_quality, diversity, feature_mad, mixed_distances, plausibility, proximity, sparsity
-from ._results import QUADRANT_MEANING, FlexResult, RegionalResult
+import importlib
 
-__all__ = [
-    "bootstrap_pearson_interval",
-    "rank_scatter_figure",
-    "ranking_bars_figure",
-    "regional_lime_figure",
-    "TAU_PANELS",
-    "VIEW_DEFAULTS",
-    "FactualMap",
-    "class_balance",
-    "feature_table",
-    "ReportSection",
-    "build_html_report",
-    "counterfactual_table",
-    "describe_coverage",
-    "describe_global",
-    "describe_regional",
-    "describe_tau_sweep",
-    "factual_map_figure",
-    "generator_defaults",
-    "importance_figure",
-    "peek_csv",
-    "project_factuals",
-    "quadrant_legend",
-    "regional_scatter",
-    "regions_heatmap",
-    "rows_from_selection",
-    "rows_meeting",
-    "tau_panels_figure",
-    "tau_sweep",
-    "tau_sweep_figure",
-    "view_from_query_params",
-    "view_link",
-    "view_to_query_params",
-    "DEFAULT_GENERATOR",
-    "BUILTIN_DATASETS",
-    "GENERATORS",
-    "MODELS",
-    "QUADRANT_MEANING",
-    "SYNTHETIC_GROUND_TRUTH",
-    "ConfigError",
-    "CounterfactualGenerator",
-    "CounterfactualSet",
-    "CounterfactualStore",
-    "DataError",
-    "BatchGenerator",
-    "DiceGenerator",
-    "Feature",
-    "FittedModel",
-    "FlexError",
-    "FlexResult",
-    "GenerationError",
-    "RegionalResult",
-    "TaskSpec",
-    "LimeImportance",
-    "RankAgreement",
-    "ShapImportance",
-    "compare_with_global",
-    "counterfactual_quality",
-    "diversity",
-    "feature_mad",
-    "mixed_distances",
-    "plausibility",
-    "proximity",
-    "sparsity",
-    "encoded_column_owners",
-    "format_rank_cell",
-    "importance_rank",
-    "lime_importance",
-    "rank_agreement",
-    "ranking_table",
-    "shap_importance",
-    "sum_columns_to_features",
-    "decode_rows",
-    "encode_rows",
-    "factual_rows",
-    "fit_model",
-    "flex_importance",
-    "generator_key",
-    "hamming_distances",
-    "load_accidents",
-    "load_builtin",
-    "load_csv",
-    "load_dataset",
-    "load_loan",
-    "make_generator",
-    "make_task",
-    "mode_shift",
-    "model_summary",
-    "parse_criterion",
-    "random_query",
-    "regional_importance",
-    "register_generator",
-    "run_global",
-    "run_regional",
-    "sample_factuals",
-    "select_region",
-    "training_ranges",
-]
+__version__ = "0.2.0"
+
+#: public name -> the module that defines it (imported on first access)
+_LAZY = {
+    "TaskSpec": ".data",
+    "Feature": ".data",
+    "make_task": ".data",
+    "load_dataset": ".data",
+    "FittedModel": ".models",
+    "fit_model": ".models",
+    "FlexResult": "._results",
+    "RegionalResult": "._results",
+    "CounterfactualStore": ".counterfactuals",
+    "run_global": ".importance",
+    "run_regional": ".importance",
+    "flex_importance": ".importance",
+    "regional_importance": ".importance",
+    "select_region": ".importance",
+    "FlexError": "._errors",
+    "ConfigError": "._errors",
+    "DataError": "._errors",
+    "GenerationError": "._errors",
+}
+_SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "compare", "plotting", "report", "cli", "reproduce")
+
+__all__ = [*_LAZY, *_SUBPACKAGES]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'flex_core' has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+

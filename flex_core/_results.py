@@ -20,7 +20,7 @@ QUADRANT_MEANING = {
 }
 
 
-def _num(x):
+def json_number(x):
     """JSON-safe float: NaN becomes null."""
     if x is None:
         return None
@@ -131,12 +131,12 @@ class FlexResult:
                 "label": self.display_names[j],
                 "kind": self.kinds[j],
                 "immutable": bool(self.immutable[j]),
-                "frequency_mean": _num(self.frequency_mean[j]),
-                "frequency_std": _num(self.frequency_std[j]),
-                "magnitude_mean": _num(self.magnitude_mean[j]),
+                "frequency_mean": json_number(self.frequency_mean[j]),
+                "frequency_std": json_number(self.frequency_std[j]),
+                "magnitude_mean": json_number(self.magnitude_mean[j]),
                 "rank": int(ranks[j]),
-                "dice_frequency": _num(self.dice_frequency[j]),
-                "tau": _num(self.tau[j]),
+                "dice_frequency": json_number(self.dice_frequency[j]),
+                "tau": json_number(self.tau[j]),
             }
             for j, name in enumerate(self.feature_names)
         ]
@@ -214,7 +214,7 @@ class RegionalResult:
         lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants)))
         for record in out["features"]:
             global_f, quadrant = lookup[record["name"]]
-            record["global_frequency"] = _num(global_f)
+            record["global_frequency"] = json_number(global_f)
             record["quadrant"] = quadrant
         out.update(
             query=int(self.query),
@@ -222,10 +222,10 @@ class RegionalResult:
             distances=[float(d) for d in self.distances],
             criterion=self.criterion,
             candidates=int(self.candidates),
-            mode_shift=[{k: (_num(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
-            pearson_r=_num(self.pearson_r),
-            pearson_r_interval=[_num(v) for v in self.pearson_r_interval],
-            quadrant_thresholds={"global": _num(self.quadrant_thresholds[0]), "regional": _num(self.quadrant_thresholds[1])},
+            mode_shift=[{k: (json_number(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
+            pearson_r=json_number(self.pearson_r),
+            pearson_r_interval=[json_number(v) for v in self.pearson_r_interval],
+            quadrant_thresholds={"global": json_number(self.quadrant_thresholds[0]), "regional": json_number(self.quadrant_thresholds[1])},
         )
         return out
 

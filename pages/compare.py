@@ -36,20 +36,20 @@ if st.session_state[S.SHAP_REQUEST] == shap_request:
     shap = run_or_stop(cache.shap_result, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
     scores["SHAP"] = shap.mean_abs
 
-table = fc.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable)
+table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable)
 left, right = st.columns([3, 2])
-left.plotly_chart(fc.ranking_bars_figure(names, labels, scores, include=mutable), key="compare_bars", width="stretch",
+left.plotly_chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), key="compare_bars", width="stretch",
                   config={"displaylogo": False})
 right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3)")
 right.dataframe(table, width="stretch")
 if shap is not None:
-    agreement = fc.rank_agreement(result.frequency_mean, shap.mean_abs, names=names, include=mutable)
+    agreement = fc.compare.rank_agreement(result.frequency_mean, shap.mean_abs, names=names, include=mutable)
     cols = st.columns(3)
     cols[0].metric("Spearman (FLEX vs SHAP)", f"{agreement.spearman:.2f}")
     cols[1].metric("Kendall (FLEX vs SHAP)", f"{agreement.kendall:.2f}")
     cols[2].metric(f"Top-{agreement.k} overlap", f"{agreement.top_k_overlap:.0%}")
     st.plotly_chart(
-        fc.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement, include=mutable),
+        fc.plotting.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement, include=mutable),
         key="compare_rank_scatter", width="stretch", config={"displaylogo": False},
     )
     st.caption(f"SHAP: {shap.explainer}, explaining P(undesirable); {shap.seconds:.1f} s.")

@@ -24,7 +24,7 @@ row = st.selectbox(
     format_func=lambda r: f"row {r}" + ("" if r in stored else " (counterfactuals not generated yet)"),
 )
 cache.ensure_rows(analysis.store, [row], what="case")
-table, changed = run_or_stop(fc.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
+table, changed = run_or_stop(fc.counterfactuals.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
 
 before = table["P(undesirable)"].iloc[0]
 valid = table["valid"].iloc[1:]

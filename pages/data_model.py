@@ -30,7 +30,7 @@ st.dataframe(task.frame.head(200), width="stretch")
 left, right = st.columns(2)
 with left:
     st.subheader("Class balance")
-    st.dataframe(fc.class_balance(task), hide_index=True, width="stretch",
+    st.dataframe(fc.data.class_balance(task), hide_index=True, width="stretch",
                  column_config={"share": st.column_config.NumberColumn(format="percent")})
 with right:
     st.subheader(f"Model: {model.label}")
@@ -53,7 +53,7 @@ st.caption(
     "then press Apply. The model is retrained and new counterfactuals are generated for the new setting."
 )
 edited = st.data_editor(
-    fc.feature_table(task),
+    fc.data.feature_table(task),
     key="feature_editor",
     hide_index=True,
     width="stretch",

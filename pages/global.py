@@ -11,8 +11,8 @@ analysis = require_analysis()
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 
-st.markdown(fc.describe_global(result, undesirable=task.undesirable))
-st.plotly_chart(fc.importance_figure(result), key="global_chart", width="stretch", config={"displaylogo": False})
+st.markdown(fc.report.describe_global(result, undesirable=task.undesirable))
+st.plotly_chart(fc.plotting.importance_figure(result), key="global_chart", width="stretch", config={"displaylogo": False})
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
     "cases (bar) ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
@@ -28,7 +28,7 @@ cols[0].metric("Factuals explained", f"{coverage['queries']}")
 cols[1].metric("Counterfactuals found", f"{coverage['counterfactuals_found']} / {coverage['counterfactuals_requested']}")
 cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
 cols[3].metric("Factuals without any", f"{coverage['queries_without']}")
-st.caption(fc.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
+st.caption(fc.report.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
 
 for note in (*task.notes, *result.notes):
     st.info(note)

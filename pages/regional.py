@@ -3,7 +3,7 @@
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, selection
 from ui import state as S
 from ui.components import lime_beside_flex
 from ui.context import require_analysis, run_or_stop
@@ -18,7 +18,7 @@ fmap = cache.factual_map(analysis.store, analysis.model_id)
 # -- criterion and k ---------------------------------------------------------------------------
 where = st.session_state[S.WHERE]
 try:
-    fc.parse_criterion(task, where)
+    fc.importance.parse_criterion(task, where)
 except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
     st.warning(f"The region criterion {where!r} was dropped: {exc}")
     where = st.session_state[S.WHERE] = None
@@ -44,7 +44,7 @@ if feature != options[0]:
     levels = list(task.feature(feature).categories)
     mid.selectbox("equal to", levels, key="w_where_value", on_change=_set_where,
                   index=levels.index(crit_value) if crit_value in levels else 0)
-candidates = run_or_stop(fc.rows_meeting, task, pool, where)
+candidates = run_or_stop(fc.importance.rows_meeting, task, pool, where)
 if len(candidates) == 0:
     st.error(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value.")
     st.stop()
@@ -59,7 +59,7 @@ k = max(0, min(int(st.session_state[S.K]), max_k))
 # -- the query: a click on the map, a row of the table, or a random one --------------------------
 map_event = st.session_state.get("factual_map")
 if map_event is not None:
-    clicked = fc.rows_from_selection(map_event.get("selection"), allowed=pool)
+    clicked = selection.rows_from_selection(map_event.get("selection"), allowed=pool)
     if clicked and S.fresh_selection("factual_map", clicked):
         if clicked[0] in set(candidates.tolist()):
             st.session_state[S.QUERY] = clicked[0]
@@ -74,7 +74,7 @@ if table_event is not None:
         st.session_state[S.QUERY] = int(table.index[picked[0]])
 query = st.session_state[S.QUERY]
 if query is None or query not in set(candidates.tolist()):
-    query = run_or_stop(fc.random_query, analysis.store, where=where, seed=int(st.session_state[S.SEED]))
+    query = run_or_stop(fc.importance.random_query, analysis.store, where=where, seed=int(st.session_state[S.SEED]))
     st.session_state[S.QUERY] = query
 
 regional = run_or_stop(analysis.regional_result, query, k, where)
@@ -82,7 +82,7 @@ regional = run_or_stop(analysis.regional_result, query, k, where)
 map_col, table_col = st.columns([3, 2])
 with map_col:
     st.plotly_chart(
-        fc.factual_map_figure(fmap, query=query, members=regional.members),
+        fc.plotting.factual_map_figure(fmap, query=query, members=regional.members),
         key="factual_map", on_select="rerun", selection_mode=("points", "lasso"), width="stretch",
         config={"displaylogo": False},
     )
@@ -96,7 +96,7 @@ with table_col:
     st.dataframe(table, key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
                  width="stretch")
     if st.button("Random query", key="random_query"):
-        st.session_state[S.QUERY] = fc.random_query(analysis.store, where=where, seed=int(query) + 1)
+        st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
         st.rerun()
 
 # -- the region -----------------------------------------------------------------------------------
@@ -109,18 +109,18 @@ low, high = regional.pearson_r_interval
 cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=None if low != low else f"95% bootstrap interval over the region's cases: {low:.2f} to {high:.2f}")
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
-st.markdown(fc.describe_regional(regional, undesirable=task.undesirable))
+st.markdown(fc.report.describe_regional(regional, undesirable=task.undesirable))
 for note in regional.importance.notes:
     st.info(note)
 
 chart_col, scatter_col = st.columns(2)
 with chart_col:
-    st.plotly_chart(fc.importance_figure(regional.importance, dice=False), key="regional_chart", width="stretch",
+    st.plotly_chart(fc.plotting.importance_figure(regional.importance, dice=False), key="regional_chart", width="stretch",
                     config={"displaylogo": False})
 with scatter_col:
-    st.plotly_chart(fc.regional_scatter(regional), key="regional_scatter", width="stretch",
+    st.plotly_chart(fc.plotting.regional_scatter(regional), key="regional_scatter", width="stretch",
                     config={"displaylogo": False})
-st.caption(fc.quadrant_legend().replace("\n", " · "))
+st.caption(fc.report.quadrant_legend().replace("\n", " · "))
 
 with st.expander("FLEX next to LIME for this region"):
     lime_beside_flex(analysis, regional, key="regional")
@@ -151,7 +151,7 @@ if button_col.button("Save region", key="save_region", type="primary"):
 saved = st.session_state[S.SAVED_REGIONS]
 if saved:
     results = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"]) for r in saved}
-    st.plotly_chart(fc.regions_heatmap(results, global_result), key="regions_heatmap", width="stretch",
+    st.plotly_chart(fc.plotting.regions_heatmap(results, global_result), key="regions_heatmap", width="stretch",
                     config={"displaylogo": False})
     st.caption("Each line is a saved region's change frequency per feature (darker: changed more often), with the "
                "whole population on top. r is each region's correlation with the global pattern.")

@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, url_state
 from ui import state as S
 from ui.context import require_analysis, run_or_stop
 
@@ -25,7 +25,7 @@ view = S.current_view()
 # The link opens the app's main page: Streamlit answers a first-ever request for a sub-page of a
 # freshly started server with "Page not found" (streamlit#9624), and the view carries the rest.
 page_url = (st.context.url or "").split("?")[0]
-link = fc.view_link(page_url.rsplit("/", 1)[0] + "/", view)
+link = url_state.view_link(page_url.rsplit("/", 1)[0] + "/", view)
 st.code(link, language=None)
 if S.dataset_spec(st.session_state[S.DATASET]) is None:
     st.warning("This dataset was uploaded, and a link cannot carry a file: the link opens the default dataset "
@@ -37,8 +37,8 @@ tables = {
     "global_importance.csv": global_result.to_frame(),
     "local_frequencies.csv": global_result.local_frame(),
     "counterfactuals.csv": analysis.store.ensure(global_result.query_index).to_frame(task),
-    "features.csv": fc.feature_table(task),
-    "class_balance.csv": fc.class_balance(task),
+    "features.csv": fc.data.feature_table(task),
+    "class_balance.csv": fc.data.class_balance(task),
 }
 if sweep is not None:
     tables["tau_sweep.csv"] = sweep
@@ -56,27 +56,27 @@ for i, (name, frame) in enumerate(tables.items()):
 st.subheader("HTML report for domain experts")
 undesirable = task.undesirable
 sections = [
-    fc.ReportSection("The data and the model",
+    fc.report.ReportSection("The data and the model",
                      f"{task.name}: {len(task.frame):,} cases, {len(task.features)} features; the model "
                      f"({model.label}) is right {model.metrics['test_accuracy']:.0%} of the time on held-out cases. "
-                     + " ".join(task.notes), table=fc.class_balance(task)),
-    fc.ReportSection("What would have to change, across all cases", fc.describe_global(global_result, undesirable=undesirable),
-                     fc.importance_figure(global_result), global_result.to_frame()),
+                     + " ".join(task.notes), table=fc.data.class_balance(task)),
+    fc.report.ReportSection("What would have to change, across all cases", fc.report.describe_global(global_result, undesirable=undesirable),
+                     fc.plotting.importance_figure(global_result), global_result.to_frame()),
 ]
 if sweep is not None:
-    sections.append(fc.ReportSection("How large a change must be to count (τ)", fc.describe_tau_sweep(sweep),
-                                     fc.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU]))))
+    sections.append(fc.report.ReportSection("How large a change must be to count (τ)", fc.report.describe_tau_sweep(sweep),
+                                     fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU]))))
 if regional is not None:
-    sections.append(fc.ReportSection(f"A group of similar cases around row {query}",
-                                     fc.describe_regional(regional, undesirable=undesirable),
-                                     fc.regional_scatter(regional), regional.to_frame()))
-    sections.append(fc.ReportSection("Which values the alternatives move away from",
+    sections.append(fc.report.ReportSection(f"A group of similar cases around row {query}",
+                                     fc.report.describe_regional(regional, undesirable=undesirable),
+                                     fc.plotting.regional_scatter(regional), regional.to_frame()))
+    sections.append(fc.report.ReportSection("Which values the alternatives move away from",
                                      "Mode shift: δ below zero means the alternatives leave that value.",
                                      table=regional.mode_shift_frame()))
 if saved:
-    sections.append(fc.ReportSection("Saved regions compared",
+    sections.append(fc.report.ReportSection("Saved regions compared",
                                      "Each line is one group's change frequency per feature, the whole population first.",
-                                     fc.regions_heatmap(saved, global_result)))
+                                     fc.plotting.regions_heatmap(saved, global_result)))
 meta = {
     "dataset": task.source or task.name, "model": f"{model.label} ({model.encoding})",
     "generator": json.dumps(global_result.generator), "factuals (N_F)": analysis.n_factuals,
@@ -86,7 +86,7 @@ meta = {
 st.caption("One file with every figure (interactive) and table of this session and a plain-language reading "
            "of each; it opens offline in any browser.")
 if st.button("Build the HTML report", key="build_report", type="primary"):
-    st.session_state[S.REPORT_HTML] = fc.build_html_report(sections, title=f"FLEX Studio report: {task.name}", meta=meta)
+    st.session_state[S.REPORT_HTML] = fc.report.build_html_report(sections, title=f"FLEX Studio report: {task.name}", meta=meta)
 if st.session_state[S.REPORT_HTML]:
     st.download_button("Download report.html", st.session_state[S.REPORT_HTML], file_name="flex_report.html",
                        mime="text/html", key="download_report")

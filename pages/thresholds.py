@@ -63,19 +63,19 @@ if task.continuous_names:
         st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
 
 result = run_or_stop(analysis.global_result)
-st.plotly_chart(fc.importance_figure(result, title="Global importance at the current τ"), key="tau_chart",
+st.plotly_chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), key="tau_chart",
                 width="stretch", config={"displaylogo": False})
-st.caption(fc.describe_global(result, undesirable=task.undesirable))
+st.caption(fc.report.describe_global(result, undesirable=task.undesirable))
 
 if task.continuous_names:
     st.subheader("τ sweep")
     sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
-    st.plotly_chart(fc.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), key="tau_sweep",
+    st.plotly_chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), key="tau_sweep",
                     width="stretch", config={"displaylogo": False})
-    st.caption(fc.describe_tau_sweep(sweep))
+    st.caption(fc.report.describe_tau_sweep(sweep))
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
     panels = cache.tau_panel_results(analysis.store, analysis.store_id, analysis.n_factuals)
-    st.plotly_chart(fc.tau_panels_figure(panels), key="tau_panels", width="stretch", config={"displaylogo": False})
+    st.plotly_chart(fc.plotting.tau_panels_figure(panels), key="tau_panels", width="stretch", config={"displaylogo": False})
     st.caption(
         "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "
         "a number whose bar shrinks quickly is usually changed only a little."

@@ -35,7 +35,7 @@ def accidents_path() -> Path:
 
 @pytest.fixture(scope="session")
 def synthetic_task():
-    return fc.load_builtin("synthetic-regional")
+    return fc.data.load_builtin("synthetic-regional")
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +45,7 @@ def synthetic_model(synthetic_task):
 
 @pytest.fixture(scope="session")
 def toy_task():
-    return fc.load_builtin("toy2d")
+    return fc.data.load_builtin("toy2d")
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import streamlit as st
@@ -50,13 +50,13 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     kind = source["kind"]
     origin = data if data is not None else source.get("path")
     if kind == "builtin":
-        return fc.load_builtin(source["name"])
+        return fc.data.load_builtin(source["name"])
     if kind == "loan":
-        return fc.load_loan(origin)
+        return fc.data.load_loan(origin)
     if kind == "accidents":
-        return fc.load_accidents(origin, missing=source.get("missing", "drop"))
+        return fc.data.load_accidents(origin, missing=source.get("missing", "drop"))
     if kind == "csv":
-        return fc.load_csv(
+        return fc.data.load_csv(
             origin,
             target=source["target"],
             undesirable=source["undesirable"],
@@ -82,7 +82,7 @@ def fitted_model(_task: fc.TaskSpec, fingerprint: str, model: str, encoding: str
 
 @st.cache_resource(max_entries=16)
 def generator(name: str, settings: str):
-    return fc.make_generator(name, **json.loads(settings))
+    return fc.counterfactuals.make_generator(name, **json.loads(settings))
 
 
 @st.cache_resource(max_entries=16)
@@ -120,13 +120,13 @@ def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
 @st.cache_data(show_spinner=False, max_entries=8)
-def factual_map(_store: fc.CounterfactualStore, identity: str) -> fc.FactualMap:
+def factual_map(_store: fc.CounterfactualStore, identity: str) -> fc.plotting.FactualMap:
     """The 2-D map of the store's factuals (``identity``: the store's model id)."""
-    return fc.project_factuals(_store.task, _store.model, _store.factual_rows)
+    return fc.plotting.project_factuals(_store.task, _store.model, _store.factual_rows)
 
 
 def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
-    return fc.sample_factuals(store.factual_rows, n_factuals, seed=store.seed)
+    return fc.importance.sample_factuals(store.factual_rows, n_factuals, seed=store.seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -151,12 +151,12 @@ def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str
 @st.cache_data(show_spinner=False, max_entries=32)
 def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
     rows = global_rows(_store, n_factuals)
-    return fc.tau_sweep(_store.ensure(rows), _store.task, ranges=_store.ranges)
+    return fc.importance.tau_sweep(_store.ensure(rows), _store.task, ranges=_store.ranges)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def tau_panel_results(_store: fc.CounterfactualStore, identity: str, n_factuals: int) -> dict:
-    return {tau: global_result(_store, identity, n_factuals, json.dumps(tau)) for tau in fc.TAU_PANELS}
+    return {tau: global_result(_store, identity, n_factuals, json.dumps(tau)) for tau in fc.importance.TAU_PANELS}
 
 
 def tau_json(tau) -> str:
@@ -165,12 +165,12 @@ def tau_json(tau) -> str:
 
 # -- SHAP and LIME (slow: pages run them only when asked, then they are cached) -----------------
 @st.cache_data(show_spinner="Running SHAP on the same factuals as FLEX…", max_entries=16)
-def shap_result(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> fc.ShapImportance:
-    return fc.shap_importance(_model, _task, list(rows), seed=seed)
+def shap_result(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> fc.compare.ShapImportance:
+    return fc.compare.shap_importance(_model, _task, list(rows), seed=seed)
 
 
 @st.cache_data(show_spinner="Running LIME on the region's factuals…", max_entries=64)
 def lime_result(
     _task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], num_samples: int, seed: int
-) -> fc.LimeImportance:
-    return fc.lime_importance(_model, _task, list(rows), num_samples=num_samples, seed=seed)
+) -> fc.compare.LimeImportance:
+    return fc.compare.lime_importance(_model, _task, list(rows), num_samples=num_samples, seed=seed)

@@ -26,7 +26,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     lime = run_or_stop(
         cache.lime_result, analysis.task, analysis.model, analysis.model_id, tuple(request[1]), int(samples), seed
     )
-    st.plotly_chart(fc.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
+    st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
                     config={"displaylogo": False})
     st.caption(
         "FLEX: share of the region's counterfactuals that change the feature (± spread over the region's factuals). "

@@ -12,7 +12,7 @@ from ui.context import Analysis, current_analysis, load_base_task
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def _peek(data: bytes):
-    return fc.peek_csv(data)
+    return fc.data.peek_csv(data)
 
 
 def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int) -> bool:
@@ -93,7 +93,7 @@ def _parse_optional_number(setting: str, text: str):
 
 def _generator_settings(name: str) -> None:
     """One widget per public setting; only settings changed from their defaults are passed on."""
-    defaults = fc.generator_defaults(name)
+    defaults = fc.counterfactuals.generator_defaults(name)
     changed = {}
     with st.expander("Generator settings"):
         for setting, default in defaults.items():
@@ -129,7 +129,7 @@ def render_sidebar() -> Analysis | None:
         kind = st.radio("Source", S.SOURCE_KINDS, key=S.SOURCE)
         if kind == S.SOURCE_KINDS[0]:
             name = st.selectbox(
-                "Built-in dataset", list(fc.BUILTIN_DATASETS), key=S.BUILTIN,
+                "Built-in dataset", list(fc.data.BUILTIN_DATASETS), key=S.BUILTIN,
                 help="toy2d: 2 features (the paper's Fig. 2); synthetic-regional: planted global and regional "
                 "drivers; breast-cancer: 30 continuous features.",
             )
@@ -142,14 +142,14 @@ def render_sidebar() -> Analysis | None:
         dataset_slot = st.empty()
 
         st.subheader("Model")
-        st.selectbox("Classifier", list(fc.MODELS), key=S.MODEL, format_func=lambda m: fc.MODELS[m])
+        st.selectbox("Classifier", list(fc.models.MODELS), key=S.MODEL, format_func=lambda m: fc.models.MODELS[m])
         st.radio("Categorical encoding", ("onehot", "label"), key=S.ENCODING, horizontal=True)
         st.number_input("Cross-validation folds", min_value=2, max_value=10, step=1, key=S.CV_FOLDS)
         metrics_slot = st.container()
 
         st.subheader("Counterfactuals")
         generator = st.selectbox(
-            "Generator", list(fc.GENERATORS), key=S.GENERATOR, format_func=lambda g: f"{g} — {fc.GENERATORS[g][1]}"
+            "Generator", list(fc.counterfactuals.GENERATORS), key=S.GENERATOR, format_func=lambda g: f"{g} — {fc.counterfactuals.GENERATORS[g][1]}"
         )
         _generator_settings(generator)
         st.number_input("Seed", min_value=0, step=1, key=S.SEED)

@@ -9,11 +9,13 @@ copy into them through ``on_change`` callbacks (see :func:`bind`).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 
 import flex_core as fc
+from ui import url_state
 
 SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)")
 DEFAULT_DATASET = {"kind": "builtin", "name": "synthetic-regional"}
@@ -48,7 +50,7 @@ LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked fo
 
 
 def _defaults() -> dict[str, Any]:
-    view = fc.VIEW_DEFAULTS
+    view = url_state.VIEW_DEFAULTS
     return {
         SOURCE: SOURCE_KINDS[0],
         BUILTIN: DEFAULT_DATASET["name"],
@@ -56,7 +58,7 @@ def _defaults() -> dict[str, Any]:
         ENCODING: view["encoding"],
         CV_FOLDS: 5,
         # Read from the registry, never hard-coded: the default may change.
-        GENERATOR: fc.DEFAULT_GENERATOR,
+        GENERATOR: fc.counterfactuals.DEFAULT_GENERATOR,
         SEED: view["seed"],
         N_FACTUALS: view["n_factuals"],
         N_CF: view["n_cf"],
@@ -85,7 +87,7 @@ def init_state(query_params: Mapping[str, Any] | None = None) -> None:
         st.session_state.setdefault(key, value)
     if first_run and query_params:
         try:
-            apply_view(fc.view_from_query_params(dict(query_params)))
+            apply_view(url_state.view_from_query_params(dict(query_params)))
         except fc.FlexError as exc:
             st.session_state[LINK_ERROR] = f"The link could not be applied: {exc}"
 
@@ -95,7 +97,7 @@ def apply_view(view: Mapping[str, Any]) -> None:
     dataset = view.get("dataset")
     if dataset:
         kind, _, rest = str(dataset).partition(":")
-        if kind == "builtin" and rest in fc.BUILTIN_DATASETS:
+        if kind == "builtin" and rest in fc.data.BUILTIN_DATASETS:
             st.session_state[DATASET] = {"kind": "builtin", "name": rest}
             st.session_state[BUILTIN] = rest
         elif kind in ("loan", "accidents") and rest:
@@ -157,7 +159,7 @@ def current_view() -> dict[str, Any]:
     """The view a link should reproduce, from Session State."""
     s = st.session_state
     return {
-        "dataset": dataset_spec(s[DATASET]) or fc.VIEW_DEFAULTS["dataset"],
+        "dataset": dataset_spec(s[DATASET]) or url_state.VIEW_DEFAULTS["dataset"],
         "model": s[MODEL],
         "encoding": s[ENCODING],
         "generator": s[GENERATOR],

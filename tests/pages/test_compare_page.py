@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import flex_core as fc
-
 from tests.pages.conftest import chart, start
 
 
@@ -20,9 +19,9 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     # No region picked yet: the page says where to pick one.
     assert any("Regional explorer" in i.value for i in at.info)
 
-    task = fc.load_builtin("synthetic-regional")
+    task = fc.data.load_builtin("synthetic-regional")
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=3)
-    at.session_state["query"] = int(fc.factual_rows(task, model)[0])
+    at.session_state["query"] = int(fc.counterfactuals.factual_rows(task, model)[0])
     at.run()
     at.select_slider(key="compare_lime_samples").set_value(500).run()
     lime_button = [b for b in at.button if "LIME" in b.label]

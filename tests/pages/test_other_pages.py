@@ -3,8 +3,9 @@
 import re
 from urllib.parse import parse_qs, urlparse
 
-from tests.pages.conftest import APP, chart, errors, metric, start
 from streamlit.testing.v1 import AppTest
+
+from tests.pages.conftest import APP, chart, errors, metric, start
 
 
 def test_data_page_shows_balance_metrics_and_applies_feature_overrides():

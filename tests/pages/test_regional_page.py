@@ -70,15 +70,15 @@ def test_regional_page_offers_lime_beside_flex_only_when_asked():
     assert not at.exception, at.exception
     lime = chart(at, "regional_lime_chart")
     flex = lime["data"][0]
-    assert len(flex["x"]) == len(fc.load_builtin("synthetic-regional").features)
+    assert len(flex["x"]) == len(fc.data.load_builtin("synthetic-regional").features)
     assert max(lime["data"][1]["x"]) == 1.0
 
 
 def test_a_model_change_forgets_stale_queries_and_regions_with_a_warning():
     at = start("toy2d", page="pages/regional.py")
-    task = fc.load_builtin("toy2d")
-    rf = set(fc.factual_rows(task, fc.fit_model(task, model="rf", seed=0, cv_folds=3)).tolist())
-    lr = set(fc.factual_rows(task, fc.fit_model(task, model="lr", seed=0, cv_folds=3)).tolist())
+    task = fc.data.load_builtin("toy2d")
+    rf = set(fc.counterfactuals.factual_rows(task, fc.fit_model(task, model="rf", seed=0, cv_folds=3)).tolist())
+    lr = set(fc.counterfactuals.factual_rows(task, fc.fit_model(task, model="lr", seed=0, cv_folds=3)).tolist())
     only_rf = min(rf - lr)  # a factual under the forest, not under logistic regression
     at.session_state["query"] = only_rf
     at.session_state["saved_regions"] = [{"name": "rf only", "query": only_rf, "k": 2, "where": None}]

@@ -1,7 +1,7 @@
 """Thresholds: τ sliders recompute from the stored counterfactuals, never regenerate."""
 
-from pathlib import Path
 import os
+from pathlib import Path
 
 from tests.pages.conftest import chart, start
 

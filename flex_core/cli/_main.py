@@ -1,0 +1,184 @@
+"""``python -m flex_core``: global and regional FLEX from the command line, JSON out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .._errors import ConfigError, FlexError
+from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
+from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, CounterfactualStore, make_generator
+from ..data import load_dataset
+from ..importance import random_query, run_global, run_regional
+from ..models import MODELS, fit_model
+from ..reproduce import add_reproduce_parser, run_reproduce
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse prints usage plus the error; a one-line message is easier to act on in scripts."""
+
+    def error(self, message):
+        self.exit(2, f"error: {message} (see --help)\n")
+
+
+def _pairs(values: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for item in values:
+        for part in item.split(","):
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(f"{what} takes FEATURE=VALUE, not {part!r}.")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def parse_tau(values: list[str] | None) -> float | dict[str, float]:
+    """``--tau 0.1`` or ``--tau cibil_score=0.3 --tau loan_term=0.2`` (others take ``*=``, default 0.1)."""
+    if not values:
+        return 0.1
+    if len(values) == 1 and "=" not in values[0]:
+        try:
+            return float(values[0])
+        except ValueError:
+            raise ConfigError(f"--tau takes a number or FEATURE=VALUE pairs, not {values[0]!r}.") from None
+    out = {"*": 0.1}  # features not named keep the default τ, as with a single number
+    for key, value in _pairs(values, "--tau").items():
+        try:
+            out[key] = float(value)
+        except ValueError:
+            raise ConfigError(f"--tau {key}= needs a number, not {value!r}.") from None
+    return out
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="python -m flex_core", description="FLEX feature importance from counterfactuals.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    common = _OneLineParser(add_help=False)
+    data = common.add_argument_group("data")
+    data.add_argument("--data", required=True, help="builtin:NAME, loan:PATH, accidents:PATH, or a CSV path")
+    data.add_argument("--target", help="target column (CSV only)")
+    data.add_argument("--undesired", action="append", help="undesirable target value(s), comma-separated (CSV only)")
+    data.add_argument("--immutable", action="append", help="immutable features, comma-separated (CSV only)")
+    data.add_argument("--kind", action="append", default=[], help="FEATURE=categorical|continuous|ordinal (CSV only)")
+    data.add_argument("--missing", choices=("drop", "impute"), default="drop", help="rows with missing values")
+    model = common.add_argument_group("model and generator")
+    model.add_argument("--model", choices=sorted(MODELS), default="rf")
+    model.add_argument("--encoding", choices=("onehot", "label"), default="onehot")
+    model.add_argument("--cv-folds", type=int, default=10)
+    model.add_argument("--generator", choices=sorted(GENERATORS), default=DEFAULT_GENERATOR)
+    model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
+    model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
+    model.add_argument("--n-jobs", type=int, default=1, help="batch generators: parallel chunks of queries (-1 = all cores)")
+    flex = common.add_argument_group("FLEX")
+    flex.add_argument("--n-factuals", type=int, default=200)
+    flex.add_argument("--n-cf", type=int, default=10)
+    flex.add_argument("--tau", action="append", help="a number, or FEATURE=VALUE pairs")
+    flex.add_argument("--seed", type=int, default=0)
+    flex.add_argument("--cache-dir", help="keep generated counterfactuals here between runs")
+    flex.add_argument("--out", help="write the JSON here (default: standard output)")
+    flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
+    global_ = sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
+    global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
+    regional = sub.add_parser("regional", parents=[common], help="regional FLEX around a query factual")
+    regional.add_argument("--query", type=int, help="0-based row of the input file (default: a random qualifying factual)")
+    regional.add_argument("--neighbours", type=int, default=4, help="k nearest neighbours by Hamming distance")
+    regional.add_argument("--where", help="FEATURE=VALUE criterion the query and its neighbours meet")
+    regional.add_argument("--lime", action="store_true", help="add LIME's importance over the region, normalised to [0, 1]")
+    regional.add_argument("--lime-samples", type=int, default=5000, help="LIME perturbation samples per factual")
+    add_reproduce_parser(sub)
+    return parser
+
+
+def _generator_settings(args, name: str) -> dict:
+    n_jobs = args.n_jobs
+    if not name.startswith("dice-"):
+        if args.posthoc_sparsity or args.time_limit is not None:
+            raise ConfigError("--posthoc-sparsity and --time-limit apply to the DiCE generators only.")
+        return {"n_jobs": n_jobs} if name.startswith("batch") else {}
+    if n_jobs != 1:
+        raise ConfigError("--n-jobs applies to the batch generators only.")
+    return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit}
+
+
+def run(args) -> dict:
+    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    if args.command == "reproduce":
+        return run_reproduce(args, log)
+    task = load_dataset(
+        args.data,
+        target=args.target,
+        undesirable=_split(args.undesired) or None,
+        immutable=_split(args.immutable),
+        kinds=_pairs(args.kind, "--kind"),
+        missing=args.missing,
+    )
+    for note in task.notes:
+        log(f"data: {note}")
+    started = time.perf_counter()
+    model = fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds)
+    log(f"model: {args.model} test accuracy {model.metrics['test_accuracy']:.3f} ({time.perf_counter() - started:.1f} s)")
+    generator = make_generator(args.generator, **_generator_settings(args, args.generator))
+    store = CounterfactualStore(task, model, generator, n_cf=args.n_cf, seed=args.seed, directory=args.cache_dir)
+    tau = parse_tau(args.tau)
+
+    def progress(done, total):
+        if done == total or done % max(1, total // 10) == 0:
+            log(f"counterfactuals: {done}/{total} queries")
+
+    started = time.perf_counter()
+    global_result = run_global(store, n_factuals=args.n_factuals, tau=tau, progress=progress)
+    log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
+    if args.command == "global":
+        out = global_result.to_dict()
+        if args.shap:
+            shap = shap_importance(model, task, global_result.query_index, seed=args.seed)
+            log(f"shap: {shap.explainer} on {len(shap.query_index)} factuals in {shap.seconds:.1f} s")
+            add_shap_to_json(out, global_result, shap)
+    else:
+        query = args.query if args.query is not None else random_query(store, where=args.where, seed=args.seed)
+        regional = run_regional(store, global_result, query=query, k=args.neighbours, where=args.where, tau=tau, progress=progress)
+        out = regional.to_dict()
+        if args.lime:
+            lime = lime_importance(model, task, regional.members, num_samples=args.lime_samples, seed=args.seed)
+            log(f"lime: {len(regional.members)} factuals in {lime.seconds:.1f} s")
+            add_lime_to_json(out, lime)
+    out["config"].update(
+        command=args.command,
+        data=args.data,
+        model=args.model,
+        encoding=args.encoding,
+        cv_folds=args.cv_folds,
+        generator=args.generator,
+        missing=args.missing,
+        n_factuals=args.n_factuals,
+    )
+    out["data"] = task.summary()
+    for note in out.get("notes", []):
+        log(f"note: {note}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import json
+
+    args = build_parser().parse_args(argv)
+    try:
+        out = run(args)
+        text = json.dumps(out, indent=2)
+        if args.out:
+            Path(args.out).write_text(text + "\n")
+        else:
+            print(text)
+    except FlexError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,604 @@
+"""SHAP and LIME importances on the same factuals as FLEX, and how two rankings agree.
+
+The paper's comparisons (Tables 1 and 3: FLEX next to SHAP; Fig. 3: regional FLEX
+next to LIME) need attributions per *original* feature. The models here are
+pipelines whose encoder one-hot encodes categorical features, so SHAP values are
+computed per encoded column and summed back to the feature that produced the
+column: SHAP values are additive, so a feature's attribution is the sum of its
+columns' attributions. LIME is run on the original features directly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau, rankdata, spearmanr
+
+from .._errors import ConfigError
+from .._results import FlexResult, json_number
+from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
+from ..data import TaskSpec
+from ..models import FittedModel
+
+__all__ = [
+    "ShapImportance",
+    "LimeImportance",
+    "RankAgreement",
+    "encoded_column_owners",
+    "sum_columns_to_features",
+    "shap_importance",
+    "lime_importance",
+    "normalise_to_max",
+    "importance_rank",
+    "rank_agreement",
+    "format_rank_cell",
+    "ranking_table",
+    "add_shap_to_json",
+    "add_lime_to_json",
+]
+
+#: Explainers :func:`shap_importance` can use; "auto" picks TreeExplainer for tree models.
+SHAP_EXPLAINERS = ("auto", "tree", "kernel")
+
+
+# -- one-hot columns back to features ----------------------------------------------------
+def encoded_column_owners(task: TaskSpec, model: FittedModel) -> tuple[list[str], np.ndarray]:
+    """Which original feature each column of the pipeline's encoded matrix comes from.
+
+    Returns
+    -------
+    column_names : list of str, length n_columns
+        ``get_feature_names_out()`` of the pipeline's ``encode`` step.
+    owners : ndarray of int, shape (n_columns,)
+        Index into ``task.feature_names`` of the feature behind each column.
+    """
+    from sklearn.preprocessing import OneHotEncoder
+
+    encoder = model.pipeline.named_steps["encode"]
+    column_names = [str(c) for c in encoder.get_feature_names_out()]
+    owners = np.full(len(column_names), -1)
+    position = {name: j for j, name in enumerate(task.feature_names)}
+    for name, transformer, columns in encoder.transformers_:
+        out = encoder.output_indices_[name]
+        if out.stop == out.start:
+            continue  # an empty remainder
+        if isinstance(columns, str):
+            columns = [columns]
+        # A one-hot encoder emits one column per level (no level is dropped here);
+        # every other step (ordinal, scaler, passthrough) emits one per input.
+        widths = [len(c) for c in transformer.categories_] if isinstance(transformer, OneHotEncoder) else [1] * len(columns)
+        start = out.start
+        for column, width in zip(columns, widths):
+            owners[start : start + width] = position[column]
+            start += width
+        if start != out.stop:
+            raise ConfigError(f"Cannot map the encoder step {name!r}'s output columns back to features.")
+    if (owners < 0).any():
+        raise ConfigError("Some encoded columns do not come from a task feature; cannot sum SHAP values per feature.")
+    return column_names, owners
+
+
+def sum_columns_to_features(column_values: np.ndarray, owners: np.ndarray, n_features: int) -> np.ndarray:
+    """Sum per-column values into per-feature values.
+
+    Parameters
+    ----------
+    column_values : ndarray of shape (n_rows, n_columns)
+    owners : ndarray of int, shape (n_columns,)
+        Feature index of each column.
+    n_features : int
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_features)
+        Each row's per-feature values; row sums equal the per-column row sums.
+    """
+    column_values = np.asarray(column_values, dtype=float)
+    owners = np.asarray(owners, dtype=int)
+    if column_values.shape[1] != len(owners):
+        raise ConfigError(f"{column_values.shape[1]} columns but {len(owners)} column owners.")
+    membership = np.zeros((len(owners), n_features))
+    membership[np.arange(len(owners)), owners] = 1.0
+    return column_values @ membership
+
+
+class _FeatureScores:
+    """Export shared by the per-feature results of SHAP and LIME (``method`` prefixes the columns)."""
+
+    method: ClassVar[str]
+
+    def _scores(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def _extra(self) -> dict:
+        return {}
+
+    @property
+    def rank(self) -> np.ndarray:
+        """1 for the largest mean |weight|; ties share the best rank."""
+        return importance_rank(self.mean_abs)
+
+    def to_frame(self) -> pd.DataFrame:
+        rank = f"{self.method}_rank"
+        frame = pd.DataFrame(
+            {
+                "feature": self.feature_names,
+                "label": self.display_names,
+                "immutable": self.immutable,
+                **self._scores(),
+                rank: self.rank,
+            }
+        )
+        return frame.sort_values([rank, "feature"], kind="stable").reset_index(drop=True)
+
+    def to_dict(self) -> dict:
+        ranks, scores = self.rank, self._scores()
+        return {
+            "method": self.method,
+            **self._extra(),
+            "features": [
+                {"name": name, **{k: json_number(v[j]) for k, v in scores.items()}, f"{self.method}_rank": int(ranks[j])}
+                for j, name in enumerate(self.feature_names)
+            ],
+            "rows": [int(r) for r in self.query_index],
+            "seconds": self.seconds,
+            "config": self.config,
+        }
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+
+# -- SHAP ------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ShapImportance(_FeatureScores):
+    """Global SHAP importance per original feature: mean |SHAP| over the explained factuals.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_rows, n_features)
+        Signed SHAP value of each feature (its encoded columns summed) for the
+        probability of the undesirable class.
+    mean_abs, std_abs : ndarray of shape (n_features,)
+        Mean and std over rows of |values|.
+    column_names : tuple of str, length n_columns
+    column_mean_abs : ndarray of shape (n_columns,)
+        Mean |SHAP| of each encoded column (before summing).
+    base_value : float
+        The explainer's expected probability; base_value + values.sum(1) is the prediction.
+    query_index : ndarray of shape (n_rows,)
+        Row ids explained (the FLEX factuals).
+    """
+
+    feature_names: tuple[str, ...]
+    display_names: tuple[str, ...]
+    immutable: tuple[bool, ...]
+    values: np.ndarray
+    mean_abs: np.ndarray
+    std_abs: np.ndarray
+    column_names: tuple[str, ...]
+    column_mean_abs: np.ndarray
+    base_value: float
+    query_index: np.ndarray
+    explainer: str
+    seconds: float
+    config: dict = field(default_factory=dict)
+
+    method: ClassVar[str] = "shap"
+
+    def _scores(self) -> dict[str, np.ndarray]:
+        return {"shap_mean_abs": self.mean_abs, "shap_std_abs": self.std_abs}
+
+    def _extra(self) -> dict:
+        return {"explainer": self.explainer, "base_value": json_number(self.base_value)}
+
+
+def _is_tree_model(estimator) -> bool:
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+
+    return isinstance(estimator, (RandomForestClassifier, HistGradientBoostingClassifier))
+
+
+def shap_importance(
+    model: FittedModel,
+    task: TaskSpec,
+    rows: Sequence[int],
+    *,
+    explainer: str = "auto",
+    background_size: int = 20,
+    nsamples: int | str = "auto",
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> ShapImportance:
+    """Mean |SHAP| per original feature on the given rows (pass the FLEX factuals).
+
+    Parameters
+    ----------
+    model : FittedModel whose pipeline has steps ``encode`` and ``classify``
+    task : TaskSpec the model was fitted on
+    rows : sequence of int, length n_rows
+        Row ids to explain.
+    explainer : {"auto", "tree", "kernel"}
+        "auto" uses TreeExplainer for random forests and histogram gradient boosting
+        and KernelExplainer otherwise.
+    background_size : int
+        Size of the background: k-means centres of the encoded training rows for
+        KernelExplainer (``shap.kmeans``), sampled training rows for TreeExplainer on
+        gradient boosting (needed to explain a probability, not a log-odds).
+    nsamples : int or "auto"
+        KernelExplainer's model evaluations per explained row.
+    seed : int
+        Seeds the background sample and KernelExplainer's coalition sampling.
+    progress : callable(done, total), optional
+
+    Returns
+    -------
+    ShapImportance explaining P(undesirable).
+    """
+    import shap
+
+    if explainer not in SHAP_EXPLAINERS:
+        raise ConfigError(f"Unknown SHAP explainer {explainer!r}; choose one of {', '.join(SHAP_EXPLAINERS)}.")
+    rows = [int(r) for r in rows]
+    if not rows:
+        raise ConfigError("No rows to explain with SHAP.")
+    missing = [r for r in rows if r not in task.frame.index]
+    if missing:
+        raise ConfigError(f"Row(s) {missing[:5]} are not in the data (they may have been dropped).")
+    encode = model.pipeline.named_steps["encode"]
+    classifier = model.pipeline.named_steps["classify"]
+    column_names, owners = encoded_column_owners(task, model)
+    explained = np.asarray(encode.transform(task.frame.loc[rows, task.feature_names]), dtype=float)
+    training = np.asarray(encode.transform(task.frame.loc[model.train_index, task.feature_names]), dtype=float)
+    rng = np.random.default_rng(seed)
+    kind = explainer if explainer != "auto" else ("tree" if _is_tree_model(classifier) else "kernel")
+    started = time.perf_counter()
+    if progress is not None:
+        progress(0, len(rows))
+    if kind == "tree":
+        if not _is_tree_model(classifier):
+            raise ConfigError(f"TreeExplainer needs a tree model; {model.name!r} is not one. Use explainer='kernel'.")
+        from sklearn.ensemble import RandomForestClassifier
+
+        if isinstance(classifier, RandomForestClassifier):
+            # A forest's raw output is already the averaged class probability.
+            tree = shap.TreeExplainer(classifier)
+        else:
+            sample = training[rng.choice(len(training), size=min(background_size * 5, len(training)), replace=False)]
+            tree = shap.TreeExplainer(
+                classifier, data=sample, model_output="probability", feature_perturbation="interventional"
+            )
+        values = np.asarray(tree.shap_values(explained, check_additivity=False))
+        expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
+        if values.ndim == 3:  # (rows, columns, classes)
+            values, base = values[..., 1], float(expected[1])
+        else:
+            base = float(expected[-1])
+        if progress is not None:
+            progress(len(rows), len(rows))
+    else:
+        background = shap.kmeans(training, min(background_size, len(training)))
+        kernel = shap.KernelExplainer(lambda z: classifier.predict_proba(z)[:, 1], background)
+        values = np.empty_like(explained)
+        # KernelExplainer samples coalitions from numpy's global RNG: seed it per row (so a
+        # row's values do not depend on the batch) and restore the caller's state after.
+        state = np.random.get_state()
+        try:
+            for i, row in enumerate(rows):
+                np.random.seed(query_seed(seed, row))
+                values[i] = kernel.shap_values(explained[i : i + 1], nsamples=nsamples, silent=True)[0]
+                if progress is not None:
+                    progress(i + 1, len(rows))
+        finally:
+            np.random.set_state(state)
+        base = float(np.atleast_1d(kernel.expected_value)[0])
+    seconds = time.perf_counter() - started
+    per_feature = sum_columns_to_features(values, owners, len(task.features))
+    magnitude = np.abs(per_feature)
+    return ShapImportance(
+        feature_names=tuple(task.feature_names),
+        display_names=tuple(f.label for f in task.features),
+        immutable=tuple(f.immutable for f in task.features),
+        values=per_feature,
+        mean_abs=magnitude.mean(axis=0),
+        std_abs=magnitude.std(axis=0),
+        column_names=tuple(column_names),
+        column_mean_abs=np.abs(values).mean(axis=0),
+        base_value=base,
+        query_index=np.asarray(rows, dtype=int),
+        explainer=f"{kind} ({'TreeExplainer' if kind == 'tree' else 'KernelExplainer'})",
+        seconds=seconds,
+        config={"background_size": background_size, "nsamples": nsamples, "seed": seed, "output": "P(undesirable)"},
+    )
+
+
+# -- LIME ------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class LimeImportance(_FeatureScores):
+    """LIME importances of a set of factuals (a region), averaged and normalised as in the paper's Fig. 3.
+
+    Attributes
+    ----------
+    local_weights : ndarray of shape (n_rows, n_features)
+        |LIME weight| of each feature for each factual (explaining P(undesirable)).
+    mean_abs : ndarray of shape (n_features,)
+        Mean over rows of ``local_weights``.
+    normalised : ndarray of shape (n_features,)
+        ``mean_abs / max(mean_abs)``: in [0, 1] with the top feature at 1.
+    """
+
+    feature_names: tuple[str, ...]
+    display_names: tuple[str, ...]
+    immutable: tuple[bool, ...]
+    local_weights: np.ndarray
+    mean_abs: np.ndarray
+    normalised: np.ndarray
+    query_index: np.ndarray
+    seconds: float
+    config: dict = field(default_factory=dict)
+
+    method: ClassVar[str] = "lime"
+
+    def _scores(self) -> dict[str, np.ndarray]:
+        return {"lime_mean_abs": self.mean_abs, "lime_importance": self.normalised}
+
+
+def normalise_to_max(values: np.ndarray) -> np.ndarray:
+    """values / max(values), so the largest is 1 (all zeros stay zeros); shape kept."""
+    values = np.asarray(values, dtype=float)
+    top = np.nanmax(values) if values.size else 0.0
+    return values / top if top > 0 else np.zeros_like(values)
+
+
+def lime_importance(
+    model: FittedModel,
+    task: TaskSpec,
+    rows: Sequence[int],
+    *,
+    num_samples: int = 5000,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> LimeImportance:
+    """LIME per factual on the original features, |weight| averaged over the rows and normalised to [0, 1].
+
+    Categorical features are given to LIME as level indices (``categorical_features``
+    and ``categorical_names``); its samples are decoded back to the original frame and
+    scored by the pipeline in one call per factual. Each factual's explainer is seeded
+    from (seed, row), so a factual's weights do not depend on which others are explained.
+
+    Parameters
+    ----------
+    rows : sequence of int, length n_rows
+        Factual row ids (a region's members).
+    num_samples : int
+        LIME's perturbation samples per factual.
+
+    Returns
+    -------
+    LimeImportance
+    """
+    from lime.lime_tabular import LimeTabularExplainer
+
+    rows = [int(r) for r in rows]
+    if not rows:
+        raise ConfigError("No rows to explain with LIME.")
+    missing = [r for r in rows if r not in task.frame.index]
+    if missing:
+        raise ConfigError(f"Row(s) {missing[:5]} are not in the data (they may have been dropped).")
+    if num_samples < 10:
+        raise ConfigError("LIME needs at least 10 samples per factual.")
+    training = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
+    explained = encode_rows(task, task.frame.loc[rows, task.feature_names])
+    categorical = [j for j, f in enumerate(task.features) if not f.is_continuous]
+    names = {j: [str(level) for level in task.features[j].categories] for j in categorical}
+    labels = [f.label for f in task.features]
+
+    def predict(codes: np.ndarray) -> np.ndarray:
+        return model.predict_proba(decode_rows(task, np.asarray(codes, dtype=float)))
+
+    weights = np.zeros((len(rows), len(task.features)))
+    started = time.perf_counter()
+    for i, row in enumerate(rows):
+        explainer = LimeTabularExplainer(
+            training,
+            mode="classification",
+            feature_names=labels,
+            categorical_features=categorical,
+            categorical_names=names,
+            class_names=["desirable", "undesirable"],
+            discretize_continuous=True,
+            random_state=query_seed(seed, row),
+        )
+        explanation = explainer.explain_instance(
+            explained[i], predict, labels=(1,), num_features=len(task.features), num_samples=num_samples
+        )
+        for j, weight in explanation.as_map()[1]:
+            weights[i, j] = abs(weight)
+        if progress is not None:
+            progress(i + 1, len(rows))
+    mean_abs = weights.mean(axis=0)
+    return LimeImportance(
+        feature_names=tuple(task.feature_names),
+        display_names=tuple(labels),
+        immutable=tuple(f.immutable for f in task.features),
+        local_weights=weights,
+        mean_abs=mean_abs,
+        normalised=normalise_to_max(mean_abs),
+        query_index=np.asarray(rows, dtype=int),
+        seconds=time.perf_counter() - started,
+        config={"num_samples": num_samples, "seed": seed, "output": "P(undesirable)"},
+    )
+
+
+# -- rankings --------------------------------------------------------------------------
+def importance_rank(values: np.ndarray) -> np.ndarray:
+    """Ranks of shape (n,): 1 for the largest value, ties share the best rank, NaN ranks last."""
+    values = np.nan_to_num(np.asarray(values, dtype=float), nan=-np.inf)
+    return rankdata(-values, method="min").astype(int)
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """How two importance vectors agree over the same features.
+
+    ``spearman`` and ``kendall`` (tau-b) handle ties; ``top_k_overlap`` is
+    |A ∩ B| / max(|A|, |B|) where A and B are the features ranked <= k by each
+    method (ties at the boundary included, so a set can hold more than k features).
+    """
+
+    spearman: float
+    kendall: float
+    top_k_overlap: float
+    k: int
+    features: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "spearman": json_number(self.spearman),
+            "kendall": json_number(self.kendall),
+            f"top{self.k}_overlap": json_number(self.top_k_overlap),
+            "features": list(self.features),
+        }
+
+
+def rank_agreement(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    k: int = 3,
+    names: Sequence[str] | None = None,
+    include: np.ndarray | None = None,
+) -> RankAgreement:
+    """Spearman, Kendall and top-k overlap between two importance vectors of shape (n,).
+
+    ``include`` (bool, shape (n,)) restricts the comparison, e.g. to mutable features:
+    FLEX gives an immutable feature 0 by construction, which says nothing about agreement.
+    Features where either value is NaN are left out.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ConfigError(f"Importance vectors must have the same length; got {a.shape} and {b.shape}.")
+    if k < 1:
+        raise ConfigError("k for the top-k overlap must be at least 1.")
+    names = [str(i) for i in range(len(a))] if names is None else list(names)
+    keep = ~np.isnan(a) & ~np.isnan(b)
+    if include is not None:
+        keep &= np.asarray(include, dtype=bool)
+    a, b = a[keep], b[keep]
+    kept_names = tuple(n for n, ok in zip(names, keep) if ok)
+    if len(a) < 2:
+        raise ConfigError("Rank agreement needs at least two features to compare.")
+    constant = np.ptp(a) == 0 or np.ptp(b) == 0
+    spearman = float("nan") if constant else float(spearmanr(a, b).statistic)
+    kendall = float("nan") if constant else float(kendalltau(a, b).statistic)
+    top_a = set(np.flatnonzero(importance_rank(a) <= k))
+    top_b = set(np.flatnonzero(importance_rank(b) <= k))
+    overlap = len(top_a & top_b) / max(len(top_a), len(top_b))
+    return RankAgreement(spearman=spearman, kendall=kendall, top_k_overlap=overlap, k=k, features=kept_names)
+
+
+def format_rank_cell(rank: int, mean: float, std: float | None = None, *, decimals: int = 2) -> str:
+    """The paper's table cell: ``"1 (0.34 ± 0.24)"``, or ``"3 (0.0224)"`` without a std."""
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "–"
+    if std is None or (isinstance(std, float) and math.isnan(std)):
+        return f"{rank} ({mean:.{decimals}f})"
+    return f"{rank} ({mean:.{decimals}f} ± {std:.{decimals}f})"
+
+
+def ranking_table(
+    labels: Sequence[str],
+    scores: Mapping[str, np.ndarray],
+    *,
+    stds: Mapping[str, np.ndarray] | None = None,
+    decimals: Mapping[str, int] | None = None,
+    include: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Side-by-side rankings in the paper's format (Tables 1 and 3).
+
+    Parameters
+    ----------
+    labels : sequence of str, length n_features
+    scores : mapping method -> ndarray of shape (n_features,)
+        Importances; each method is ranked on its own (1 = most important, ties share
+        the best rank).
+    stds : mapping method -> ndarray of shape (n_features,), optional
+        Shown as "± std" for the methods that have one (FLEX).
+    decimals : mapping method -> int, optional (default 2)
+    include : bool ndarray of shape (n_features,), optional
+        Features to rank and show (e.g. the mutable ones, as in the paper's tables).
+
+    Returns
+    -------
+    DataFrame indexed by feature label, one text column per method, rows ordered by
+    the first method's rank.
+    """
+    labels = list(labels)
+    keep = np.ones(len(labels), bool) if include is None else np.asarray(include, dtype=bool)
+    if not scores:
+        raise ConfigError("A ranking table needs at least one method.")
+    stds, decimals = dict(stds or {}), dict(decimals or {})
+    columns, first_rank = {}, None
+    for method, values in scores.items():
+        values = np.asarray(values, dtype=float)
+        if len(values) != len(labels):
+            raise ConfigError(f"{method}: {len(values)} scores for {len(labels)} features.")
+        ranks = importance_rank(values[keep])
+        spread = None if method not in stds else np.asarray(stds[method], dtype=float)[keep]
+        columns[method] = [
+            format_rank_cell(
+                int(r), float(v), None if spread is None else float(spread[i]), decimals=decimals.get(method, 2)
+            )
+            for i, (r, v) in enumerate(zip(ranks, values[keep]))
+        ]
+        if first_rank is None:
+            first_rank = ranks
+    kept_labels = [label for label, ok in zip(labels, keep) if ok]
+    frame = pd.DataFrame(columns, index=pd.Index(kept_labels, name="feature"))
+    order = np.lexsort((np.arange(len(kept_labels)), first_rank))
+    return frame.iloc[order]
+
+
+# -- JSON additions for the CLI ----------------------------------------------------------
+def add_shap_to_json(out: dict, flex: FlexResult, shap_result: ShapImportance, *, k: int = 3) -> dict:
+    """Add ``shap_mean_abs``/``shap_rank`` to each feature of a FLEX JSON and a top-level ``agreement``.
+
+    The agreement is computed over the mutable features only: FLEX gives an immutable
+    feature 0 by construction, while SHAP still credits it, so including them would
+    measure the constraint rather than the methods. ``shap_rank`` ranks all features.
+    """
+    by_name = {name: j for j, name in enumerate(shap_result.feature_names)}
+    ranks = shap_result.rank
+    for record in out["features"]:
+        j = by_name[record["name"]]
+        record["shap_mean_abs"] = json_number(shap_result.mean_abs[j])
+        record["shap_rank"] = int(ranks[j])
+    mutable = ~np.asarray(flex.immutable, dtype=bool)
+    agreement = rank_agreement(
+        flex.frequency_mean, shap_result.mean_abs, k=k, names=flex.feature_names, include=mutable
+    )
+    out["agreement"] = {
+        **agreement.to_dict(),
+        "between": ["flex frequency_mean", "shap mean |SHAP|"],
+        "over": "mutable features (FLEX gives immutable features 0 by construction)",
+    }
+    out["shap"] = {key: value for key, value in shap_result.to_dict().items() if key not in ("features", "rows")}
+    return out
+
+
+def add_lime_to_json(out: dict, lime_result: LimeImportance) -> dict:
+    """Add ``lime_importance`` (mean |weight| over the region / its max) to each feature of a regional JSON."""
+    by_name = {name: j for j, name in enumerate(lime_result.feature_names)}
+    for record in out["features"]:
+        j = by_name[record["name"]]
+        record["lime_importance"] = json_number(lime_result.normalised[j])
+        record["lime_mean_abs"] = json_number(lime_result.mean_abs[j])
+    out["lime"] = {key: value for key, value in lime_result.to_dict().items() if key != "features"}
+    return out

@@ -1,0 +1,201 @@
+"""DiCE (dice-ml) counterfactuals behind the generator protocol.
+
+Traps handled here:
+- DiCE's post-hoc sparsity step predicts one row at a time; it is off by default
+  (``posthoc_sparsity=False``) and a ``time_limit`` stops starting new queries.
+- DiCE may return fewer than n_cf counterfactuals, none, or raise for a query; each
+  case is recorded per query and never reaches the caller as an exception.
+- dice-ml 0.12's ``random`` method breaks under pandas 3; requirements pin pandas 2.3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigError, GenerationError
+from ..data import TaskSpec
+from ..models import FittedModel
+from ._set import (
+    CounterfactualSet,
+    Progress,
+    assemble_counterfactual_set,
+    query_seed,
+    resolve_permitted_range,
+)
+
+__all__ = ["DiceGenerator"]
+
+_OUTCOME = "__outcome__"
+DICE_METHODS = ("random", "genetic", "kdtree")
+
+
+class DiceGenerator:
+    """Counterfactuals from dice-ml's model-agnostic methods (``random``, ``genetic``, ``kdtree``).
+
+    Parameters
+    ----------
+    method : {"random", "genetic", "kdtree"}
+    posthoc_sparsity : bool, default False
+        DiCE's own post-hoc sparsity search (slow: one model call per row and step).
+    time_limit : float or None
+        Seconds after which no new query is started; the rest are recorded as skipped.
+    """
+
+    def __init__(self, method: str = "random", *, posthoc_sparsity: bool = False, time_limit: float | None = None):
+        if method not in DICE_METHODS:
+            raise ConfigError(f"Unknown DiCE method {method!r}; choose one of {', '.join(DICE_METHODS)}.")
+        self.method = method
+        self.posthoc_sparsity = posthoc_sparsity
+        self.time_limit = time_limit
+        self.name = f"dice-{method}"
+
+    def _explainer(self, model: FittedModel, task: TaskSpec):
+        import dice_ml
+
+        train = _dice_frame(task, task.frame.loc[model.train_index, task.feature_names])
+        train[_OUTCOME] = task.y[task.frame.index.get_indexer(model.train_index)]
+        data = dice_ml.Data(dataframe=train, continuous_features=task.continuous_names, outcome_name=_OUTCOME)
+        wrapped = dice_ml.Model(model=model.pipeline, backend="sklearn", model_type="classifier")
+        return dice_ml.Dice(data, wrapped, method=self.method)
+
+    def generate(
+        self,
+        model: FittedModel,
+        task: TaskSpec,
+        queries: pd.DataFrame,
+        *,
+        n_cf: int,
+        features_to_vary: Sequence[str] | None = None,
+        permitted_range: Mapping[str, Sequence] | None = None,
+        seed: int = 0,
+        progress: Progress | None = None,
+    ) -> CounterfactualSet:
+        if n_cf < 1:
+            raise ConfigError("n_cf must be at least 1.")
+        vary = list(features_to_vary) if features_to_vary is not None else task.mutable_names
+        immutable_asked = [f for f in vary if task.feature(f).immutable]
+        if immutable_asked:
+            raise ConfigError(f"Immutable feature(s) cannot vary: {', '.join(immutable_asked)}.")
+        if not vary:
+            raise ConfigError("No feature may vary, so no counterfactual can exist.")
+        if self.method == "genetic" and not task.continuous_names:
+            # dice-ml 0.12's genetic search fails on every query of such data
+            # ("cannot reshape array of size 0 into shape (0)"): say so once, up front.
+            raise GenerationError(
+                "DiCE's genetic method does not work on data without a continuous feature (a dice-ml 0.12 bug); "
+                "choose batch, dice-random or dice-kdtree."
+            )
+        ranges = resolve_permitted_range(task, permitted_range) or None
+        start = time.perf_counter()
+        try:
+            explainer = self._explainer(model, task)
+        except Exception as exc:  # dice-ml raises bare Exceptions for data it dislikes
+            raise GenerationError(f"DiCE could not be set up for this data: {exc}") from None
+        query_frame = _dice_frame(task, queries[task.feature_names])
+        per_query: list[pd.DataFrame | None] = []
+        failures: dict[str, int] = {}
+        skipped: list[int] = []
+        for i, row_id in enumerate(queries.index):
+            if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
+                per_query.append(None)
+                skipped.append(int(row_id))
+            else:
+                frame, failure = self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, ranges, seed, row_id)
+                per_query.append(frame)
+                if failure:
+                    failures[failure] = failures.get(failure, 0) + 1
+            if progress is not None:
+                progress(i + 1, len(queries))
+        notes = [f"DiCE failed on {n} query(ies): {msg}" for msg, n in failures.items()]
+        if skipped:
+            notes.append(f"{len(skipped)} query(ies) skipped: the time limit of {self.time_limit:g} s was reached.")
+        return assemble_counterfactual_set(
+            task,
+            model,
+            queries[task.feature_names],
+            per_query,
+            n_cf=n_cf,
+            generator=self.name,
+            seconds=time.perf_counter() - start,
+            notes=notes,
+            config={
+                "method": self.method,
+                "posthoc_sparsity": self.posthoc_sparsity,
+                "time_limit": self.time_limit,
+                "features_to_vary": vary,
+                "permitted_range": ranges,
+                "seed": seed,
+                "queries_skipped": len(skipped),
+                "skipped_rows": skipped,
+            },
+        )
+
+    def _one_query(self, explainer, query: pd.DataFrame, n_cf, vary, ranges, seed, row_id):
+        extra = {}
+        qseed = query_seed(seed, int(row_id))
+        if self.method == "random":
+            extra["random_seed"] = qseed
+        try:
+            # DiCE prints progress bars and warnings per query; keep the caller's console readable.
+            # Its methods also draw from numpy's global generator (random: which features to vary,
+            # seeded only when there is a continuous feature; genetic: everything), so seed it per query.
+            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), _no_tqdm(), _numpy_seed(qseed):
+                warnings.simplefilter("ignore")
+                result = explainer.generate_counterfactuals(
+                    query,
+                    total_CFs=n_cf,
+                    desired_class=0,
+                    features_to_vary=vary,
+                    permitted_range=ranges,
+                    posthoc_sparsity_param=0.1 if self.posthoc_sparsity else None,
+                    verbose=False,
+                    **extra,
+                )
+        except Exception as exc:  # "No counterfactuals found" and friends: recorded, never raised
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return None, first[:160]
+        frame = result.cf_examples_list[0].final_cfs_df
+        if frame is None or len(frame) == 0:
+            return None, None
+        return frame.drop(columns=[_OUTCOME], errors="ignore"), None
+
+
+def _dice_frame(task: TaskSpec, rows: pd.DataFrame) -> pd.DataFrame:
+    """DiCE infers decimal precision from dtypes: integer-valued features must be int columns."""
+    out = rows.copy()
+    for f in task.features:
+        if f.is_continuous and f.integer:
+            out[f.name] = out[f.name].round().astype("int64")
+    return out
+
+
+@contextlib.contextmanager
+def _numpy_seed(seed: int):
+    """Seed numpy's global generator for DiCE, then give the caller its own state back."""
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(saved)
+
+
+@contextlib.contextmanager
+def _no_tqdm():
+    old = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = old

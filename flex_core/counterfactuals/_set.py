@@ -1,0 +1,353 @@
+"""The counterfactual-set container and the generator protocol every generator follows.
+
+Counterfactuals are held as one float array of shape (n_queries, n_cf, n_features):
+continuous features as their values, categorical and ordinal ones as the index of
+the level in the task's ``Feature.categories``. NaN marks a slot the generator
+left empty. Every FLEX metric is plain numpy over this array.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigError, DataError
+from ..data import TaskSpec, category_text
+from ..models import FittedModel
+
+__all__ = [
+    "CounterfactualSet",
+    "CounterfactualGenerator",
+    "Progress",
+    "encode_rows",
+    "decode_rows",
+    "assemble_counterfactual_set",
+    "query_seed",
+    "resolve_permitted_range",
+]
+
+#: progress(done, total): called after each query (or batch) finishes.
+Progress = Callable[[int, int], None]
+
+
+def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
+    """Rows in the original feature space to codes, shape (n_rows, n_features); NaN for unknown levels."""
+    out = np.full((len(rows), len(task.features)), np.nan)
+    for j, f in enumerate(task.features):
+        col = rows[f.name]
+        if f.is_continuous:
+            out[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+        else:
+            lookup = {level: i for i, level in enumerate(f.categories)}
+            out[:, j] = [lookup.get(v if isinstance(v, str) else category_text(v), np.nan) for v in col]
+    return out
+
+
+def decode_rows(task: TaskSpec, codes: np.ndarray) -> pd.DataFrame:
+    """Codes of shape (n_rows, n_features) back to a frame in the original feature space."""
+    data = {}
+    for j, f in enumerate(task.features):
+        col = codes[:, j]
+        if f.is_continuous:
+            data[f.name] = col
+        else:
+            levels = np.asarray(f.categories, dtype=object)
+            decoded = np.full(len(col), None, dtype=object)
+            ok = ~np.isnan(col)
+            decoded[ok] = levels[col[ok].astype(int)]
+            data[f.name] = decoded
+    return pd.DataFrame(data)
+
+
+def query_seed(seed: int, row_id: int) -> int:
+    """A per-query seed, so a query's counterfactuals do not depend on which batch it came in."""
+    return int((np.uint64(seed) * np.uint64(1_000_003) + np.uint64(row_id)) % np.uint64(2**31 - 1))
+
+
+def resolve_permitted_range(task: TaskSpec, permitted_range: Mapping[str, Sequence] | None) -> dict[str, list]:
+    """Validate user ranges: [low, high] for continuous features, allowed levels for categorical ones."""
+    resolved: dict[str, list] = {}
+    for name, allowed in (permitted_range or {}).items():
+        feature = task.feature(name)
+        allowed = list(allowed)
+        if feature.is_continuous:
+            if len(allowed) != 2 or not allowed[0] <= allowed[1]:
+                raise ConfigError(f"The permitted range of {name!r} must be [low, high] with low <= high.")
+            resolved[name] = [float(allowed[0]), float(allowed[1])]
+        else:
+            unknown = [v for v in allowed if str(v) not in feature.categories]
+            if unknown or not allowed:
+                raise ConfigError(
+                    f"The permitted values of {name!r} must be among: {', '.join(feature.categories)}."
+                )
+            resolved[name] = [str(v) for v in allowed]
+    return resolved
+
+
+@dataclass(frozen=True, eq=False)
+class CounterfactualSet:
+    """Counterfactuals for a set of query rows, in the task's coded feature space.
+
+    Attributes
+    ----------
+    feature_names : tuple of str, length n_features
+    query_index : ndarray of shape (n_queries,)
+        Row identity (position in the input file) of each query.
+    factuals : ndarray of shape (n_queries, n_features)
+    counterfactuals : ndarray of shape (n_queries, n_cf, n_features)
+        NaN where the generator returned fewer than n_cf counterfactuals.
+    found : ndarray of bool, shape (n_queries, n_cf)
+        The slot holds a counterfactual the generator returned.
+    valid : ndarray of bool, shape (n_queries, n_cf)
+        ``found`` and the model predicts the desirable outcome for it.
+    seconds : float
+        Wall time spent generating.
+    """
+
+    feature_names: tuple[str, ...]
+    query_index: np.ndarray
+    factuals: np.ndarray
+    counterfactuals: np.ndarray
+    found: np.ndarray
+    valid: np.ndarray
+    generator: str
+    seconds: float
+    model_rows: int = -1
+    notes: tuple[str, ...] = ()
+    config: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        n_q, n_cf, n_f = self.counterfactuals.shape
+        if self.factuals.shape != (n_q, n_f) or self.found.shape != (n_q, n_cf) or self.valid.shape != (n_q, n_cf):
+            raise DataError("Inconsistent counterfactual-set shapes.")
+        if len(self.query_index) != n_q or len(self.feature_names) != n_f:
+            raise DataError("Inconsistent counterfactual-set shapes.")
+        for arr in (self.query_index, self.factuals, self.counterfactuals, self.found, self.valid):
+            arr.setflags(write=False)  # cached sets are shared between reruns: never mutate them
+
+    # -- sizes -----------------------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        return self.counterfactuals.shape[0]
+
+    @property
+    def n_cf(self) -> int:
+        return self.counterfactuals.shape[1]
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Valid counterfactuals per query, shape (n_queries,)."""
+        return self.valid.sum(axis=1)
+
+    def coverage(self) -> dict:
+        counts = self.counts
+        found = int(self.found.sum())
+        return {
+            "queries": int(self.n_queries),
+            "counterfactuals_requested": int(self.n_queries * self.n_cf),
+            "counterfactuals_found": found,
+            "counterfactuals_valid": int(self.valid.sum()),
+            "validity": float(self.valid.sum() / found) if found else 0.0,
+            "queries_complete": int((counts == self.n_cf).sum()),
+            "queries_short": int(((counts > 0) & (counts < self.n_cf)).sum()),
+            "queries_without": int((counts == 0).sum()),
+            "seconds": float(self.seconds),
+            "model_rows": int(self.model_rows),
+        }
+
+    # -- selection and combination ---------------------------------------------------------
+    def positions_of(self, rows: Sequence[int]) -> np.ndarray:
+        lookup = {int(r): i for i, r in enumerate(self.query_index)}
+        missing = [int(r) for r in rows if int(r) not in lookup]
+        if missing:
+            raise ConfigError(f"No counterfactuals stored for row(s) {missing[:5]}.")
+        return np.array([lookup[int(r)] for r in rows], dtype=int)
+
+    def subset(self, rows: Sequence[int]) -> CounterfactualSet:
+        """The queries with these row ids, in the given order."""
+        pos = self.positions_of(rows)
+        share = len(pos) / max(self.n_queries, 1)
+        return CounterfactualSet(
+            self.feature_names,
+            self.query_index[pos].copy(),
+            self.factuals[pos].copy(),
+            self.counterfactuals[pos].copy(),
+            self.found[pos].copy(),
+            self.valid[pos].copy(),
+            self.generator,
+            self.seconds * share,
+            int(self.model_rows * share) if self.model_rows >= 0 else -1,
+            self.notes,
+            dict(self.config),
+        )
+
+    def has_rows(self, rows: Sequence[int]) -> np.ndarray:
+        known = set(int(r) for r in self.query_index)
+        return np.array([int(r) in known for r in rows], dtype=bool)
+
+    @staticmethod
+    def concat(sets: Sequence[CounterfactualSet]) -> CounterfactualSet:
+        """Stack sets of the same features and n_cf (a later duplicate row replaces an earlier one)."""
+        sets = [s for s in sets if s is not None]
+        if not sets:
+            raise ConfigError("Nothing to combine.")
+        first = sets[0]
+        if any(s.feature_names != first.feature_names or s.n_cf != first.n_cf for s in sets):
+            raise ConfigError("Counterfactual sets differ in features or n_cf and cannot be combined.")
+        index = np.concatenate([s.query_index for s in sets])
+        _, last = np.unique(index[::-1], return_index=True)
+        keep = np.sort(len(index) - 1 - last)
+        return CounterfactualSet(
+            first.feature_names,
+            index[keep],
+            np.concatenate([s.factuals for s in sets])[keep],
+            np.concatenate([s.counterfactuals for s in sets])[keep],
+            np.concatenate([s.found for s in sets])[keep],
+            np.concatenate([s.valid for s in sets])[keep],
+            first.generator,
+            float(sum(s.seconds for s in sets)),
+            int(sum(s.model_rows for s in sets)) if all(s.model_rows >= 0 for s in sets) else -1,
+            tuple(dict.fromkeys(n for s in sets for n in s.notes)),
+            dict(first.config),
+        )
+
+    # -- export ----------------------------------------------------------------------------
+    def to_frame(self, task: TaskSpec) -> pd.DataFrame:
+        """Long format: one row per factual and per found counterfactual, in original values.
+
+        Columns: ``row`` (query row id), ``cf`` (-1 for the factual, else 0..n_cf-1),
+        ``valid`` and one column per feature.
+        """
+        n_q, n_cf, n_f = self.counterfactuals.shape
+        codes = np.concatenate([self.factuals[:, None, :], self.counterfactuals], axis=1).reshape(-1, n_f)
+        present = np.concatenate([np.ones((n_q, 1), bool), self.found], axis=1).reshape(-1)
+        frame = decode_rows(task, codes[present])
+        frame.insert(0, "row", np.repeat(self.query_index, n_cf + 1)[present])
+        frame.insert(1, "cf", np.tile(np.arange(-1, n_cf), n_q)[present])
+        valid = np.concatenate([np.zeros((n_q, 1), bool), self.valid], axis=1).reshape(-1)
+        frame.insert(2, "valid", valid[present])
+        return frame
+
+    def save(self, path: str | Path) -> None:
+        """Write to a compressed .npz (plain arrays and JSON; loading never unpickles)."""
+        meta = {
+            "feature_names": list(self.feature_names),
+            "generator": self.generator,
+            "seconds": self.seconds,
+            "model_rows": self.model_rows,
+            "notes": list(self.notes),
+            "config": self.config,
+        }
+        np.savez_compressed(
+            Path(path),
+            query_index=self.query_index,
+            factuals=self.factuals,
+            counterfactuals=self.counterfactuals,
+            found=self.found,
+            valid=self.valid,
+            meta=np.array(json.dumps(meta, default=str)),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> CounterfactualSet:
+        with np.load(Path(path), allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            return cls(
+                tuple(meta["feature_names"]),
+                data["query_index"].copy(),
+                data["factuals"].copy(),
+                data["counterfactuals"].copy(),
+                data["found"].copy(),
+                data["valid"].copy(),
+                meta["generator"],
+                float(meta["seconds"]),
+                int(meta["model_rows"]),
+                tuple(meta["notes"]),
+                meta["config"],
+            )
+
+
+class CounterfactualGenerator(Protocol):
+    """What FLEX needs of a generator: counterfactuals for many queries at once."""
+
+    name: str
+
+    def generate(
+        self,
+        model: FittedModel,
+        task: TaskSpec,
+        queries: pd.DataFrame,
+        *,
+        n_cf: int,
+        features_to_vary: Sequence[str] | None = None,
+        permitted_range: Mapping[str, Sequence] | None = None,
+        seed: int = 0,
+        progress: Progress | None = None,
+    ) -> CounterfactualSet:
+        """Counterfactuals for each row of ``queries`` (index = row ids), toward the desirable outcome."""
+        ...
+
+
+def assemble_counterfactual_set(
+    task: TaskSpec,
+    model: FittedModel,
+    queries: pd.DataFrame,
+    per_query: Sequence[pd.DataFrame | np.ndarray | None],
+    *,
+    n_cf: int,
+    generator: str,
+    seconds: float,
+    model_rows: int = -1,
+    notes: Sequence[str] = (),
+    config: Mapping | None = None,
+) -> CounterfactualSet:
+    """Pack per-query counterfactuals into a set, checking validity with one batched model call.
+
+    Each entry of ``per_query`` is a frame in the original feature space, an array of
+    codes of shape (n_found, n_features) (a generator that searches in code space
+    skips a decode and re-encode), or None. Extra rows beyond n_cf are cut;
+    duplicates are kept as the generator gave them.
+    """
+    n_q, n_f = len(queries), len(task.features)
+    cfs = np.full((n_q, n_cf, n_f), np.nan)
+    found = np.zeros((n_q, n_cf), dtype=bool)
+    for i, frame in enumerate(per_query):
+        if frame is None or len(frame) == 0:
+            continue
+        codes = frame[:n_cf] if isinstance(frame, np.ndarray) else encode_rows(task, frame.iloc[:n_cf])
+        cfs[i, : len(codes)] = codes
+        found[i, : len(codes)] = True
+    # A coded NaN inside a found row means the generator produced a level the task does not know.
+    found &= ~np.isnan(cfs).any(axis=2)
+    valid = np.zeros_like(found)
+    if found.any():
+        rows = decode_rows(task, cfs[found])
+        valid[found] = model.predict_undesirable(rows) == 0
+        model_rows = model_rows + len(rows) if model_rows >= 0 else model_rows
+    counts = valid.sum(axis=1)
+    notes = list(notes)
+    short = int(((counts > 0) & (counts < n_cf)).sum())
+    none = int((counts == 0).sum())
+    if short:
+        notes.append(f"{short} of {n_q} queries got fewer than {n_cf} valid counterfactuals.")
+    if none:
+        notes.append(f"{none} of {n_q} queries got no valid counterfactual; they are left out of the averages.")
+    return CounterfactualSet(
+        tuple(task.feature_names),
+        queries.index.to_numpy().astype(int),
+        encode_rows(task, queries),
+        cfs,
+        found,
+        valid,
+        generator,
+        float(seconds),
+        int(model_rows),
+        tuple(notes),
+        dict(config or {}),
+    )

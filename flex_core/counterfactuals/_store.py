@@ -1,0 +1,168 @@
+"""The counterfactual store: counterfactuals per factual row, generated once, optionally on disk.
+
+The store is what makes τ, k and the query cheap to change: counterfactuals are
+generated once per factual row (in one batched call for all rows still missing)
+and every metric is recomputed from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from .._errors import ConfigError
+from ..data import TaskSpec
+from ..models import FittedModel
+from ._registry import generator_key
+from ._set import CounterfactualGenerator, CounterfactualSet, Progress
+
+__all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]
+
+
+def factual_rows(task: TaskSpec, model: FittedModel) -> np.ndarray:
+    """Rows the model predicts undesirable: the factuals FLEX explains (one batched call)."""
+    return task.frame.index.to_numpy()[model.predict_undesirable(task.X) == 1]
+
+
+def training_ranges(task: TaskSpec, model: FittedModel) -> np.ndarray:
+    """range(X_j) = max - min over the training rows (Algorithm 1's ``range``); NaN for categorical."""
+    train = task.frame.loc[model.train_index]
+    return np.array(
+        [float(train[f.name].max() - train[f.name].min()) if f.is_continuous else np.nan for f in task.features]
+    )
+
+
+class CounterfactualStore:
+    """Counterfactuals per factual row for one (data, model, generator, n_cf, seed), optionally on disk.
+
+    ``ensure(rows)`` generates only the rows not yet stored, all in one generator
+    call, and returns the set for exactly those rows. On disk each generation is
+    one ``.npz`` chunk (arrays and JSON only, never pickles) in a folder named by a
+    hash of the key, so a restarted app pays for nothing twice.
+    """
+
+    def __init__(
+        self,
+        task: TaskSpec,
+        model: FittedModel,
+        generator: CounterfactualGenerator,
+        *,
+        n_cf: int = 10,
+        seed: int = 0,
+        features_to_vary: Sequence[str] | None = None,
+        permitted_range: Mapping[str, Sequence] | None = None,
+        directory: str | Path | None = None,
+    ):
+        if n_cf < 1:
+            raise ConfigError("n_cf must be at least 1.")
+        self.task, self.model, self.generator = task, model, generator
+        self.n_cf, self.seed = int(n_cf), int(seed)
+        self.features_to_vary = None if features_to_vary is None else list(features_to_vary)
+        self.permitted_range = None if permitted_range is None else dict(permitted_range)
+        self.key = {
+            # The package version is part of the key: a release that changes what a generator
+            # returns must not be served counterfactuals cached by an older one.
+            "flex_core": __version__,
+            "data": task.fingerprint,
+            "model": {"name": model.name, "encoding": model.encoding, "seed": model.seed},
+            "generator": generator_key(generator),
+            "n_cf": self.n_cf,
+            "seed": self.seed,
+            "features_to_vary": self.features_to_vary,
+            "permitted_range": self.permitted_range,
+        }
+        digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
+        self.directory = None if directory is None else Path(directory) / digest
+        self._lock = threading.Lock()
+        self._set: CounterfactualSet | None = None
+        self._chunks = 0
+        if self.directory is not None and self.directory.is_dir():
+            chunks = sorted(self.directory.glob("chunk-*.npz"))
+            loaded = []
+            for path in chunks:
+                try:
+                    loaded.append(CounterfactualSet.load(path))
+                except Exception:
+                    continue  # a damaged chunk only costs its rows being generated again
+            if loaded:
+                self._set = CounterfactualSet.concat(loaded)
+            self._chunks = len(chunks)
+
+    @cached_property
+    def factual_rows(self) -> np.ndarray:
+        """Rows the model predicts undesirable, shape (n_factuals,): one batched call per store, not per τ."""
+        return _read_only(factual_rows(self.task, self.model))
+
+    @cached_property
+    def ranges(self) -> np.ndarray:
+        """range(X_j) over the training rows, shape (n_features,) (see :func:`training_ranges`)."""
+        return _read_only(training_ranges(self.task, self.model))
+
+    @property
+    def stored_rows(self) -> np.ndarray:
+        return np.empty(0, int) if self._set is None else self._set.query_index.copy()
+
+    def _write_chunk(self, cfset: CounterfactualSet) -> None:
+        """Write under a temporary name, then rename: a killed app never leaves half a chunk."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        final = self.directory / f"chunk-{self._chunks:05d}.npz"
+        partial = self.directory / f".partial-{self._chunks:05d}.npz"
+        cfset.save(partial)
+        os.replace(partial, final)
+        self._chunks += 1
+
+    def missing(self, rows: Sequence[int]) -> list[int]:
+        rows = [int(r) for r in dict.fromkeys(int(r) for r in rows)]
+        if self._set is None:
+            return rows
+        return [r for r, have in zip(rows, self._set.has_rows(rows)) if not have]
+
+    def ensure(self, rows: Sequence[int], *, progress: Progress | None = None) -> CounterfactualSet:
+        """Counterfactuals for these rows, generating only the missing ones (in one batch)."""
+        rows = [int(r) for r in rows]
+        if not rows:
+            raise ConfigError("No factual rows were given.")
+        unknown = [r for r in rows if r not in self.task.frame.index]
+        if unknown:
+            raise ConfigError(f"Row(s) {unknown[:5]} are not in the data (they may have been dropped).")
+        with self._lock:
+            todo = self.missing(rows)
+            if todo:
+                fresh = self.generator.generate(
+                    self.model,
+                    self.task,
+                    self.task.frame.loc[todo, self.task.feature_names],
+                    n_cf=self.n_cf,
+                    features_to_vary=self.features_to_vary,
+                    permitted_range=self.permitted_range,
+                    seed=self.seed,
+                    progress=progress,
+                )
+                # Queries a time limit skipped are not kept: another run, with more time, may find some.
+                skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
+                kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]
+                if kept_rows:
+                    keep = fresh if len(kept_rows) == fresh.n_queries else fresh.subset(kept_rows)
+                    self._set = keep if self._set is None else CounterfactualSet.concat([self._set, keep])
+                    if self.directory is not None:
+                        self._write_chunk(keep)
+                # This call still answers for every row asked, the skipped ones empty.
+                combined = fresh if self._set is None else CounterfactualSet.concat([self._set, fresh])
+                return combined.subset(rows)
+            elif progress is not None:
+                progress(len(rows), len(rows))
+            return self._set.subset(rows)
+
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)  # shared by every rerun that reads the store
+    return array

@@ -1,0 +1,22 @@
+"""Datasets and tasks: loading, validating and describing the data FLEX explains."""
+
+from ._datasets import (
+    BUILTIN_DATASETS,
+    KINDS,
+    MAX_FILE_BYTES,
+    MISSING_MARKERS,
+    SYNTHETIC_GROUND_TRUTH,
+    Feature,
+    TaskSpec,
+    category_text,
+    load_accidents,
+    load_builtin,
+    load_csv,
+    load_dataset,
+    load_loan,
+    make_task,
+    read_csv,
+)
+from ._summary import class_balance, feature_table, peek_csv
+
+__all__ = ["KINDS", "MAX_FILE_BYTES", "MISSING_MARKERS", "BUILTIN_DATASETS", "SYNTHETIC_GROUND_TRUTH", "Feature", "TaskSpec", "category_text", "make_task", "read_csv", "load_csv", "load_loan", "load_accidents", "load_builtin", "load_dataset", "feature_table", "class_balance", "peek_csv"]

@@ -1,0 +1,17 @@
+"""FLEX importance: the metrics of Algorithm 1, regions, the mode shift, τ sweeps and runs."""
+
+from ._flex import (
+    bootstrap_pearson_interval,
+    compare_with_global,
+    flex_importance,
+    hamming_distances,
+    mode_shift,
+    parse_criterion,
+    regional_importance,
+    select_region,
+)
+from ._metrics import DICE_EPSILON, aggregate, change_matrix, dice_importance, local_frequencies, local_magnitudes, resolve_tau
+from ._runs import random_query, rows_meeting, run_global, run_regional, sample_factuals
+from ._sweep import TAU_PANELS, tau_sweep
+
+__all__ = ["DICE_EPSILON", "resolve_tau", "change_matrix", "local_frequencies", "local_magnitudes", "aggregate", "dice_importance", "flex_importance", "regional_importance", "parse_criterion", "hamming_distances", "select_region", "mode_shift", "compare_with_global", "bootstrap_pearson_interval", "TAU_PANELS", "tau_sweep", "sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting"]

@@ -1,0 +1,133 @@
+"""Global and regional FLEX runs over a counterfactual store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from .._errors import ConfigError
+from .._results import FlexResult, RegionalResult
+from ..counterfactuals import CounterfactualStore, Progress, generator_key
+from ..data import TaskSpec
+from ..models import model_summary
+from ._flex import flex_importance, parse_criterion, regional_importance, select_region
+
+__all__ = ["sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting"]
+
+
+def sample_factuals(rows: Sequence[int], n: int, *, seed: int = 0) -> np.ndarray:
+    """A seeded random sample of n factual rows (all of them when fewer exist), sorted by row id."""
+    rows = np.asarray(rows, dtype=int)
+    if n < 1:
+        raise ConfigError("The number of factuals must be at least 1.")
+    if len(rows) == 0:
+        raise ConfigError("The model predicts no row undesirable, so there is nothing to explain.")
+    if n >= len(rows):
+        return np.sort(rows)
+    return np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
+
+
+def run_global(
+    store: CounterfactualStore,
+    *,
+    n_factuals: int = 200,
+    tau: float | Mapping[str, float] = 0.1,
+    sample_seed: int | None = None,
+    progress: Progress | None = None,
+) -> FlexResult:
+    """Global FLEX: a seeded random sample of factuals with the undesirable prediction."""
+    seed = store.seed if sample_seed is None else sample_seed
+    pool = store.factual_rows
+    rows = sample_factuals(pool, n_factuals, seed=seed)
+    cfset = store.ensure(rows, progress=progress)
+    notes = []
+    if len(rows) < n_factuals:
+        notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
+    result = flex_importance(
+        cfset,
+        store.task,
+        tau=tau,
+        ranges=store.ranges,
+        level="global",
+        generator=generator_key(store.generator),
+        model=model_summary(store.model),
+        config=_config(store, n_factuals=n_factuals, sample_seed=seed, factual_pool=len(pool)),
+    )
+    return _with_notes(result, notes)
+
+
+def run_regional(
+    store: CounterfactualStore,
+    global_result: FlexResult,
+    *,
+    query: int,
+    k: int = 4,
+    where: str | Mapping | None = None,
+    tau: float | Mapping[str, float] = 0.1,
+    progress: Progress | None = None,
+) -> RegionalResult:
+    """Regional FLEX around a query factual, compared with ``global_result``."""
+    pool = store.factual_rows
+    ranges = store.ranges
+    members, distances, criterion, n_candidates = select_region(
+        store.task, query, pool, k=k, where=where, ranges=ranges
+    )
+    cfset = store.ensure(members, progress=progress)
+    result = regional_importance(
+        cfset,
+        store.task,
+        global_result,
+        query=query,
+        members=members,
+        distances=distances,
+        criterion=criterion,
+        candidates=n_candidates,
+        tau=tau,
+        ranges=ranges,
+        generator=generator_key(store.generator),
+        model=model_summary(store.model),
+        config=_config(store, query=int(query), k=k, where=criterion),
+    )
+    if len(members) - 1 < k:
+        note = f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}."
+        result = replace(result, importance=_with_notes(result.importance, [note]))
+    return result
+
+
+def random_query(store: CounterfactualStore, *, where: str | Mapping | None = None, seed: int = 0) -> int:
+    """A seeded random factual meeting the criterion (the paper's way of picking a region's query)."""
+    criterion = parse_criterion(store.task, where)
+    pool = store.factual_rows
+    if criterion is not None:
+        pool = pool[store.task.frame.loc[pool, criterion["feature"]].to_numpy() == criterion["value"]]
+    if len(pool) == 0:
+        raise ConfigError(f"No factual meets the criterion {criterion['feature']} = {criterion['value']}.")
+    return int(np.random.default_rng(seed).choice(pool))
+
+
+def _config(store: CounterfactualStore, **extra) -> dict:
+    return {
+        "dataset": store.task.source or store.task.name,
+        "data_fingerprint": store.task.fingerprint,
+        "n_cf": store.n_cf,
+        "seed": store.seed,
+        "features_to_vary": store.features_to_vary or store.task.mutable_names,
+        "permitted_range": store.permitted_range,
+        **extra,
+    }
+
+
+def _with_notes(result: FlexResult, notes: list[str]) -> FlexResult:
+    return replace(result, notes=tuple(result.notes) + tuple(notes)) if notes else result
+
+
+def rows_meeting(task: TaskSpec, rows: Sequence[int], where: str | Mapping | None) -> np.ndarray:
+    """The rows (in their order) that meet a ``feature=value`` criterion; all of them when there is none."""
+    rows = np.asarray(list(rows), dtype=int)
+    criterion = parse_criterion(task, where)
+    if criterion is None:
+        return rows
+    return rows[task.frame.loc[rows, criterion["feature"]].to_numpy() == criterion["value"]]
+

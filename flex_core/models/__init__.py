@@ -1,0 +1,5 @@
+"""Models: the project's own scikit-learn pipelines and the fitted-model wrapper FLEX explains."""
+
+from ._fit import MODELS, FittedModel, build_pipeline, fit_model, model_summary
+
+__all__ = ["MODELS", "FittedModel", "build_pipeline", "fit_model", "model_summary"]

@@ -1,0 +1,15 @@
+"""Plotly figures. Every function takes results (FlexResult, RegionalResult, ...), not loose arrays."""
+
+from ._compare import rank_scatter_figure, ranking_bars_figure, regional_lime_figure
+from ._flex import (
+    FLEX_COLOUR,
+    factual_map_figure,
+    importance_figure,
+    regional_scatter,
+    regions_heatmap,
+    tau_panels_figure,
+    tau_sweep_figure,
+)
+from ._map import FactualMap, project_factuals
+
+__all__ = ["FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "factual_map_figure", "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "FactualMap", "project_factuals"]

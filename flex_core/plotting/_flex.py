@@ -1,0 +1,354 @@
+"""Plotly figures for FLEX results: pure functions from results to ``go.Figure``.
+
+Every figure carries its numbers as plain lists (not numpy), so the chart spec
+itself can be read back and checked, and every trace point that stands for a
+feature or a row carries it in ``customdata``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .._results import FlexResult, RegionalResult
+from ._map import FactualMap
+
+__all__ = [
+    "importance_figure",
+    "regional_scatter",
+    "factual_map_figure",
+    "regions_heatmap",
+    "tau_sweep_figure",
+    "tau_panels_figure",
+    "QUADRANT_COLOURS",
+]
+
+FLEX_COLOUR = "#2563eb"
+DICE_COLOUR = "#94a3b8"
+MU_COLOUR = "#dc2626"
+FIXED_COLOUR = "#cbd5e1"
+QUADRANT_COLOURS = {"A": "#dc2626", "B": "#64748b", "C": "#2563eb", "D": "#d97706"}
+_FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
+
+
+def apply_style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        template="plotly_white",
+        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
+        height=height,
+        font=_FONT,
+        # The legend sits at the bottom of the figure, below the axis titles: above the plot it
+        # collides with the title in narrow columns ("container" coordinates keep it clear at any height).
+        margin=dict(l=10, r=30, t=60, b=95),
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.01, xanchor="left", x=0.0),
+    )
+    return fig
+
+
+def diagonal_line(low: float, high: float, *, name: str) -> go.Scatter:
+    """The dashed y = x reference line from (low, low) to (high, high)."""
+    return go.Scatter(
+        name=name, mode="lines", x=[low, high], y=[low, high], line=dict(color="#94a3b8", dash="dash"), hoverinfo="skip"
+    )
+
+
+def as_floats(values) -> list:
+    """Plain floats for the spec; NaN becomes None so JSON stays valid."""
+    return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in np.asarray(values, dtype=float)]
+
+
+def _order(result: FlexResult) -> list[int]:
+    """Feature positions by decreasing F_j (NaN last, ties by name) — the reading order of every bar chart."""
+    values = np.nan_to_num(result.frequency_mean, nan=-1.0)
+    return sorted(range(len(values)), key=lambda j: (-values[j], result.feature_names[j]))
+
+
+def _tick_labels(result: FlexResult, order: Sequence[int]) -> list[str]:
+    return [result.display_names[j] + (" (fixed)" if result.immutable[j] else "") for j in order]
+
+
+def importance_figure(result: FlexResult, *, title: str | None = None, dice: bool = True) -> go.Figure:
+    """Sorted F_j ± std (FLEX) with μ_j markers for continuous features, and DiCE's Algorithm 2 beside it.
+
+    Parameters
+    ----------
+    result : FlexResult
+        A global, regional or local result.
+    dice : bool
+        Add the right-hand panel with DiCE's frequency on the same counterfactuals.
+
+    Returns
+    -------
+    Figure whose first trace holds F_j (x) per feature (customdata = feature name), in
+    decreasing order from the top; then the μ_j markers; then DiCE's bars.
+    """
+    order = _order(result)
+    labels = _tick_labels(result, order)
+    names = [result.feature_names[j] for j in order]
+    cols = 2 if dice else 1
+    fig = make_subplots(
+        rows=1,
+        cols=cols,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        column_widths=[0.62, 0.38] if dice else None,
+    )
+    colours = [FIXED_COLOUR if result.immutable[j] else FLEX_COLOUR for j in order]
+    fig.add_trace(
+        go.Bar(
+            name="F_j (FLEX)",
+            orientation="h",
+            y=labels,
+            x=as_floats(result.frequency_mean[order]),
+            error_x=dict(type="data", array=as_floats(result.frequency_std[order]), color="#334155", thickness=1.2),
+            marker_color=colours,
+            customdata=names,
+            hovertemplate="%{y}<br>F = %{x:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    continuous = [k for k, j in enumerate(order) if result.kinds[j] == "continuous"]
+    if continuous:
+        fig.add_trace(
+            go.Scatter(
+                name="μ_j: mean change size (share of range)",
+                mode="markers",
+                y=[labels[k] for k in continuous],
+                x=as_floats(result.magnitude_mean[[order[k] for k in continuous]]),
+                marker=dict(symbol="diamond", size=11, color=MU_COLOUR, line=dict(color="white", width=1)),
+                customdata=[names[k] for k in continuous],
+                hovertemplate="%{y}<br>μ = %{x:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    if dice:
+        fig.add_trace(
+            go.Bar(
+                name="DiCE frequency",
+                orientation="h",
+                y=labels,
+                x=as_floats(result.dice_frequency[order]),
+                marker_color=DICE_COLOUR,
+                customdata=names,
+                hovertemplate="%{y}<br>DiCE = %{x:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
+        fig.update_xaxes(range=[0, 1.05], title_text="DiCE (Algorithm 2): any change counts", row=1, col=2)
+    fig.update_xaxes(range=[0, 1.05], title_text="FLEX F_j ± std: share of counterfactuals changing it", row=1, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    level = {"global": "Global", "regional": "Regional", "local": "Local"}.get(result.level, result.level)
+    default_title = f"{level} feature importance from {result.n_factuals_used} factual(s)"
+    return apply_style(fig, title=title or default_title, height=max(300, 170 + 34 * len(order)))
+
+
+def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> go.Figure:
+    """Regional F_j against global F_j for the mutable features, as the paper's Fig. 4.
+
+    The y = x line marks "as important here as everywhere"; dotted lines at the means
+    split the plane into quadrants A (specific to the region), B, C (everywhere), D.
+    The first trace holds the features (x = global, y = regional, customdata = name).
+    """
+    imp = regional.importance
+    keep = [j for j, q in enumerate(regional.quadrants) if q is not None]
+    x = as_floats(regional.global_frequency[keep])
+    y = as_floats(imp.frequency_mean[keep])
+    quads = [regional.quadrants[j] for j in keep]
+    finite = [v for v in x + y if v is not None]
+    top = min(1.05, max(finite + [0.1]) * 1.15 + 0.03)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            name="features",
+            mode="markers+text",
+            x=x,
+            y=y,
+            text=[f"{imp.display_names[j]} ({q})" for j, q in zip(keep, quads)],
+            textposition="top center",
+            marker=dict(size=13, color=[QUADRANT_COLOURS[q] for q in quads], line=dict(color="white", width=1)),
+            customdata=[imp.feature_names[j] for j in keep],
+            hovertemplate="%{text}<br>global F = %{x:.3f}<br>regional F = %{y:.3f}<extra></extra>",
+            showlegend=False,
+            cliponaxis=False,  # labels of points near an edge stay readable
+        )
+    )
+    fig.add_trace(diagonal_line(0, top, name="y = x (same importance as globally)"))
+    g_mid, r_mid = regional.quadrant_thresholds
+    if not (math.isnan(g_mid) or math.isnan(r_mid)):
+        fig.add_vline(x=g_mid, line=dict(color="#cbd5e1", dash="dot"))
+        fig.add_hline(y=r_mid, line=dict(color="#cbd5e1", dash="dot"))
+        corners = {"A": (0.01, 0.99, "left", "top"), "B": (0.01, 0.01, "left", "bottom"),
+                   "C": (0.99, 0.99, "right", "top"), "D": (0.99, 0.01, "right", "bottom")}
+        for q, (cx, cy, xa, ya) in corners.items():
+            fig.add_annotation(x=cx, y=cy, xref="paper", yref="paper", text=f"<b>{q}</b>", showarrow=False,
+                               xanchor=xa, yanchor=ya, font=dict(size=18, color=QUADRANT_COLOURS[q]), opacity=0.6)
+    r = regional.pearson_r
+    r_text = "undefined" if math.isnan(r) else f"{r:.2f}"
+    pad = 0.06 * top
+    fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
+    fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
+    return apply_style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=480)
+
+
+def factual_map_figure(
+    fmap: FactualMap,
+    *,
+    query: int | None = None,
+    members: Sequence[int] = (),
+    title: str = "Factuals (cases predicted undesirable) — click one to explore its region",
+) -> go.Figure:
+    """The factuals in 2-D, coloured by P(undesirable); the query and region members highlighted.
+
+    Every trace's ``customdata`` holds row ids, so a click or lasso maps back to rows
+    with :func:`rows_from_selection`.
+    """
+    frame = fmap.frame
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            name="factuals",
+            mode="markers",
+            x=as_floats(frame["x"]),
+            y=as_floats(frame["y"]),
+            customdata=[[int(r)] for r in frame["row"]],
+            marker=dict(
+                size=8,
+                color=as_floats(frame["probability"]),
+                colorscale="OrRd",
+                cmin=0.5,
+                cmax=1.0,
+                colorbar=dict(title=dict(text="P(undesirable)"), thickness=12),
+                line=dict(color="white", width=0.5),
+            ),
+            hovertemplate="row %{customdata[0]}<br>P(undesirable) = %{marker.color:.2f}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    lookup = frame.set_index("row")
+    region = [int(m) for m in members if int(m) in lookup.index and int(m) != query]
+    if region:
+        fig.add_trace(
+            go.Scatter(
+                name="region members",
+                mode="markers",
+                x=as_floats(lookup.loc[region, "x"]),
+                y=as_floats(lookup.loc[region, "y"]),
+                customdata=[[r] for r in region],
+                marker=dict(size=14, color="rgba(0,0,0,0)", line=dict(color="#1e293b", width=2)),
+                hovertemplate="member row %{customdata[0]}<extra></extra>",
+            )
+        )
+    if query is not None and int(query) in lookup.index:
+        fig.add_trace(
+            go.Scatter(
+                name="query",
+                mode="markers",
+                x=[float(lookup.loc[int(query), "x"])],
+                y=[float(lookup.loc[int(query), "y"])],
+                customdata=[[int(query)]],
+                marker=dict(size=20, symbol="star", color="#2563eb", line=dict(color="white", width=1)),
+                hovertemplate="query row %{customdata[0]}<extra></extra>",
+            )
+        )
+    e1, e2 = (float(v) for v in fmap.explained)
+    fig.update_xaxes(title_text=f"map axis 1 ({100 * e1:.0f}% of variation)", zeroline=False)
+    fig.update_yaxes(title_text=f"map axis 2 ({100 * e2:.0f}% of variation)", zeroline=False)
+    fig.update_layout(clickmode="event+select", dragmode="lasso")
+    return apply_style(fig, title=title, height=460)
+
+
+def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexResult) -> go.Figure:
+    """Saved regions × features: regional F_j per cell, with each region's r in its label.
+
+    The first row is the global result for reference. ``z`` rows follow ``regions``' order
+    after it; columns follow the global importance order.
+    """
+    order = _order(global_result)
+    labels = _tick_labels(global_result, order)
+    rows = ["global (all factuals)"]
+    z = [as_floats(global_result.frequency_mean[order])]
+    for name, reg in regions.items():
+        r = reg.pearson_r
+        rows.append(f"{name} (r = {'n/a' if math.isnan(r) else f'{r:.2f}'})")
+        z.append(as_floats(reg.importance.frequency_mean[order]))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=labels,
+            y=rows,
+            zmin=0,
+            zmax=1,
+            colorscale="Blues",
+            text=[["" if v is None else f"{v:.2f}" for v in line] for line in z],
+            texttemplate="%{text}",
+            colorbar=dict(title=dict(text="F_j"), thickness=12),
+            hovertemplate="%{y}<br>%{x}: F = %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-30)
+    return apply_style(fig, title="Saved regions compared: change frequency per feature", height=200 + 45 * len(rows))
+
+
+def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go.Figure:
+    """F_j against τ, one line per continuous feature (from :func:`tau_sweep`); a marker line at ``current``."""
+    fig = go.Figure()
+    for (feature, label), group in sweep.groupby(["feature", "label"], sort=False):
+        group = group.sort_values("tau")
+        fig.add_trace(
+            go.Scatter(
+                name=label,
+                mode="lines+markers",
+                x=as_floats(group["tau"]),
+                y=as_floats(group["frequency_mean"]),
+                customdata=[feature] * len(group),
+                hovertemplate=f"{label}<br>τ = %{{x:.2f}}<br>F = %{{y:.3f}}<extra></extra>",
+            )
+        )
+    if current is not None:
+        fig.add_vline(x=float(current), line=dict(color="#64748b", dash="dot"),
+                      annotation_text=f"current τ = {current:g}", annotation_position="top right")
+    fig.update_xaxes(title_text="τ: minimum change, as a share of the feature's range", range=[-0.02, 1.02])
+    fig.update_yaxes(title_text="change frequency F_j", range=[0, 1.05])
+    return apply_style(fig, title="How the change frequency of each number falls as τ grows", height=420)
+
+
+def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
+    """The paper's τ panels: one bar chart of F_j per τ, features in the first panel's order.
+
+    Trace i holds the panel of the i-th τ (x = F_j, customdata = feature name).
+    """
+    taus = list(results)
+    first = results[taus[0]]
+    order = _order(first)
+    labels = _tick_labels(first, order)
+    fig = make_subplots(rows=1, cols=len(taus), shared_yaxes=True, horizontal_spacing=0.03,
+                        subplot_titles=[f"τ = {t:g}" for t in taus])
+    for col, tau in enumerate(taus, start=1):
+        res = results[tau]
+        fig.add_trace(
+            go.Bar(
+                name=f"τ = {tau:g}",
+                orientation="h",
+                y=labels,
+                x=as_floats(res.frequency_mean[order]),
+                error_x=dict(type="data", array=as_floats(res.frequency_std[order]), color="#334155", thickness=1),
+                marker_color=[FIXED_COLOUR if res.immutable[j] else FLEX_COLOUR for j in order],
+                customdata=[res.feature_names[j] for j in order],
+                hovertemplate="%{y}<br>F = %{x:.3f}<extra></extra>",
+                showlegend=False,
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(range=[0, 1.05], title_text="F_j", row=1, col=col)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    return apply_style(fig, title="Global importance at three thresholds (as in the paper)", height=170 + 34 * len(order))

@@ -1,0 +1,62 @@
+"""The factual map: factual rows placed in 2-D as the model sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigError
+from ..data import TaskSpec
+from ..models import FittedModel
+
+__all__ = ["FactualMap", "project_factuals"]
+
+
+@dataclass(frozen=True, eq=False)
+class FactualMap:
+    """Factual rows placed in 2-D by PCA of the model's encoded inputs.
+
+    Attributes
+    ----------
+    frame : DataFrame with columns ``row``, ``x``, ``y``, ``probability``
+        One line per factual; ``probability`` is P(undesirable) from the model.
+    explained : ndarray of shape (2,)
+        Share of the (standardised) variance each axis explains.
+    """
+
+    frame: pd.DataFrame
+    explained: np.ndarray
+
+
+def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) -> FactualMap:
+    """PCA of the factuals as the model sees them (its own encoding), standardised per column.
+
+    One batched model call gives the colour (P(undesirable)). Component signs are fixed
+    by the scores' skew, which makes the map reproducible across runs and row orders.
+    """
+    rows = [int(r) for r in rows]
+    if not rows:
+        raise ConfigError("There are no factual rows to place on the map.")
+    X = task.X.loc[rows]
+    encoded = np.asarray(model.pipeline.named_steps["encode"].transform(X), dtype=float)
+    centred = encoded - encoded.mean(axis=0)
+    scale = centred.std(axis=0)
+    centred = centred[:, scale > 0] / scale[scale > 0]
+    coords = np.zeros((len(rows), 2))
+    explained = np.zeros(2)
+    if centred.shape[1] and len(rows) > 1:
+        _, singular, components = np.linalg.svd(centred, full_matrices=False)
+        n = min(2, components.shape[0])
+        coords[:, :n] = centred @ components[:n].T
+        # A component's sign is arbitrary; pointing each axis at its longer tail (positive third moment)
+        # does not depend on the row order or the platform's SVD, unlike a sign from tied loadings.
+        coords[:, :n] *= np.where((coords[:, :n] ** 3).sum(axis=0) < 0, -1.0, 1.0)
+        variance = singular**2
+        explained[:n] = variance[:n] / variance.sum() if variance.sum() > 0 else 0.0
+    probability = model.predict_proba(X)[:, 1]
+    frame = pd.DataFrame({"row": rows, "x": coords[:, 0], "y": coords[:, 1], "probability": probability})
+    return FactualMap(frame=frame, explained=explained)
+

@@ -1,0 +1,253 @@
+"""SHAP/LIME importances per original feature, rank agreement, the paper's ranking table,
+the CLI's --shap/--lime, and a quick version of the paper reproduction."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import flex_core as fc
+from flex_core.compare import normalise_to_max
+
+
+# -- one-hot columns back to features --------------------------------------------------
+def test_sum_columns_to_features_by_hand():
+    # Columns: colour=red, colour=blue, speed, size=S, size=M, size=L  -> features colour, speed, size
+    owners = np.array([0, 0, 1, 2, 2, 2])
+    values = np.array(
+        [
+            [0.10, -0.30, 0.50, 0.00, 0.20, -0.05],
+            [-0.20, 0.05, -0.10, 0.30, 0.00, 0.10],
+        ]
+    )
+    per_feature = fc.compare.sum_columns_to_features(values, owners, 3)
+    expected = np.array([[-0.20, 0.50, 0.15], [-0.15, -0.10, 0.40]])
+    np.testing.assert_allclose(per_feature, expected)
+    np.testing.assert_allclose(per_feature.sum(axis=1), values.sum(axis=1))
+
+
+def test_sum_columns_rejects_a_wrong_owner_count():
+    with pytest.raises(fc.ConfigError, match="columns"):
+        fc.compare.sum_columns_to_features(np.zeros((2, 3)), np.array([0, 1]), 2)
+
+
+@pytest.mark.parametrize("encoding", ["onehot", "label"])
+def test_encoded_column_owners_follow_the_encoder(synthetic_task, encoding):
+    model = fc.fit_model(synthetic_task, model="rf", encoding=encoding, cv_folds=2)
+    names, owners = fc.compare.encoded_column_owners(synthetic_task, model)
+    width = model.pipeline.named_steps["encode"].transform(synthetic_task.X.iloc[:2]).shape[1]
+    assert len(names) == len(owners) == width
+    for j, feature in enumerate(synthetic_task.features):
+        expected = 1 if feature.is_continuous or encoding == "label" else len(feature.categories)
+        assert (owners == j).sum() == expected
+    if encoding == "onehot":
+        # get_feature_names_out names one-hot columns "<feature>_<level>".
+        for name, owner in zip(names, owners):
+            assert name.startswith(synthetic_task.feature_names[owner])
+
+
+# -- SHAP ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def factuals(synthetic_task, synthetic_model):
+    return fc.importance.sample_factuals(fc.counterfactuals.factual_rows(synthetic_task, synthetic_model), 25, seed=0)
+
+
+def test_tree_shap_is_additive_and_per_feature_sums_match_columns(synthetic_task, synthetic_model, factuals):
+    result = fc.compare.shap_importance(synthetic_model, synthetic_task, factuals)
+    assert result.explainer.startswith("tree")
+    frame = synthetic_task.frame.loc[factuals, synthetic_task.feature_names]
+    predicted = synthetic_model.predict_proba(frame)[:, 1]
+    # Local accuracy: base value plus the attributions is the forest's probability.
+    np.testing.assert_allclose(result.base_value + result.values.sum(axis=1), predicted, atol=1e-6)
+    assert result.values.shape == (len(factuals), len(synthetic_task.features))
+    np.testing.assert_allclose(result.mean_abs, np.abs(result.values).mean(axis=0))
+    # Summing |column| over a feature's columns bounds |feature| from above (triangle inequality).
+    _, owners = fc.compare.encoded_column_owners(synthetic_task, synthetic_model)
+    column_bound = np.bincount(owners, weights=result.column_mean_abs, minlength=len(synthetic_task.features))
+    assert np.all(result.mean_abs <= column_bound + 1e-12)
+    # The planted global driver (speed) leads.
+    assert synthetic_task.feature_names[int(np.argmax(result.mean_abs))] == "speed"
+    records = result.to_dict()["features"]
+    assert json.dumps(result.to_dict()) and {r["shap_rank"] for r in records} >= {1}
+    assert list(result.to_frame()["shap_rank"]) == sorted(result.to_frame()["shap_rank"])
+
+
+def test_kernel_shap_for_a_linear_model(synthetic_task, factuals):
+    model = fc.fit_model(synthetic_task, model="lr", cv_folds=2)
+    rows = factuals[:6]
+    first = fc.compare.shap_importance(model, synthetic_task, rows, nsamples=300, background_size=10, seed=3)
+    again = fc.compare.shap_importance(model, synthetic_task, rows, nsamples=300, background_size=10, seed=3)
+    assert first.explainer.startswith("kernel")
+    np.testing.assert_allclose(first.values, again.values)
+    alone = fc.compare.shap_importance(model, synthetic_task, rows[2:3], nsamples=300, background_size=10, seed=3)
+    np.testing.assert_allclose(alone.values[0], first.values[2])
+    predicted = model.predict_proba(synthetic_task.frame.loc[rows, synthetic_task.feature_names])[:, 1]
+    np.testing.assert_allclose(first.base_value + first.values.sum(axis=1), predicted, atol=1e-6)
+
+
+def test_shap_errors_say_what_to_fix(synthetic_task, synthetic_model):
+    with pytest.raises(fc.ConfigError, match="not in the data"):
+        fc.compare.shap_importance(synthetic_model, synthetic_task, [10**9])
+    lr = fc.fit_model(synthetic_task, model="lr", cv_folds=2)
+    with pytest.raises(fc.ConfigError, match="kernel"):
+        fc.compare.shap_importance(lr, synthetic_task, [0], explainer="tree")
+
+
+# -- LIME ------------------------------------------------------------------------------
+def test_normalise_to_max_by_hand():
+    np.testing.assert_allclose(normalise_to_max(np.array([0.2, 0.5, 0.0, 0.1])), [0.4, 1.0, 0.0, 0.2])
+    np.testing.assert_allclose(normalise_to_max(np.zeros(3)), np.zeros(3))
+
+
+def test_lime_region_importance_is_normalised_and_seeded(synthetic_task, synthetic_model, factuals):
+    rows = factuals[:3]
+    result = fc.compare.lime_importance(synthetic_model, synthetic_task, rows, num_samples=400, seed=1)
+    assert result.local_weights.shape == (3, len(synthetic_task.features))
+    assert np.nanmax(result.normalised) == pytest.approx(1.0)
+    assert np.all((result.normalised >= 0) & (result.normalised <= 1))
+    np.testing.assert_allclose(result.mean_abs, result.local_weights.mean(axis=0))
+    # A factual's weights do not depend on which other factuals are explained with it.
+    alone = fc.compare.lime_importance(synthetic_model, synthetic_task, rows[1:2], num_samples=400, seed=1)
+    np.testing.assert_allclose(alone.local_weights[0], result.local_weights[1])
+    assert result.to_frame()["lime_importance"].iloc[0] == pytest.approx(1.0)
+
+
+# -- rank metrics ----------------------------------------------------------------------
+def test_importance_rank_ties_share_the_best_rank():
+    np.testing.assert_array_equal(fc.compare.importance_rank(np.array([0.2, 0.5, 0.2, np.nan, 0.1])), [2, 1, 2, 5, 4])
+
+
+def test_rank_agreement_by_hand():
+    a = np.array([4.0, 3.0, 2.0, 1.0])
+    b = np.array([3.0, 4.0, 2.0, 1.0])  # the top two swapped
+    agreement = fc.compare.rank_agreement(a, b, k=2)
+    # Spearman: d = (1, 1, 0, 0) -> 1 - 6*2 / (4*15) = 0.8. Kendall: 5 concordant, 1 discordant -> 4/6.
+    assert agreement.spearman == pytest.approx(0.8)
+    assert agreement.kendall == pytest.approx(4 / 6)
+    assert agreement.top_k_overlap == pytest.approx(1.0)
+    assert fc.compare.rank_agreement(a, -a, k=1).spearman == pytest.approx(-1.0)
+    assert fc.compare.rank_agreement(a, -a, k=1).top_k_overlap == 0.0
+
+
+def test_rank_agreement_with_ties_and_a_mask():
+    a = np.array([0.5, 0.5, 0.2, 0.0])
+    b = np.array([0.9, 0.1, 0.5, 0.3])
+    agreement = fc.compare.rank_agreement(a, b, k=1, names=["p", "q", "r", "s"])
+    # Top-1 of a holds both tied features {p, q}; of b only {p}: overlap 1 / max(2, 1).
+    assert agreement.top_k_overlap == pytest.approx(0.5)
+    # Spearman on average ranks: a -> (1.5, 1.5, 3, 4), b -> (1, 4, 2, 3).
+    ra, rb = np.array([1.5, 1.5, 3, 4]), np.array([1, 4, 2, 3])
+    assert agreement.spearman == pytest.approx(np.corrcoef(ra, rb)[0, 1])
+    # Kendall tau-b by hand: pq tied in a; pr, ps, rs concordant; qr, qs discordant
+    # -> (C - D) / sqrt((n0 - ties_a) * (n0 - ties_b)) = (3 - 2) / sqrt(5 * 6).
+    assert agreement.kendall == pytest.approx(1 / np.sqrt(30))
+    masked = fc.compare.rank_agreement(a, b, include=np.array([True, False, True, True]), names=["p", "q", "r", "s"])
+    assert masked.features == ("p", "r", "s")
+    # Without q both orders are p > r > s.
+    assert masked.spearman == pytest.approx(1.0) and masked.kendall == pytest.approx(1.0)
+
+
+# -- the paper's table format ----------------------------------------------------------
+def test_format_rank_cell_matches_the_paper():
+    assert fc.compare.format_rank_cell(1, 0.3412, 0.2361) == "1 (0.34 ± 0.24)"
+    assert fc.compare.format_rank_cell(3, 0.02241, decimals=4) == "3 (0.0224)"
+    assert fc.compare.format_rank_cell(2, float("nan")) == "–"
+
+
+def test_ranking_table_ranks_each_method_and_shares_ties():
+    labels = ["a", "b", "c", "fixed"]
+    flex = np.array([0.08, 0.30, 0.08, 0.0])
+    shap = np.array([0.010, 0.002, 0.030, 0.5])
+    table = fc.compare.ranking_table(
+        labels,
+        {"FLEX": flex, "SHAP": shap},
+        stds={"FLEX": np.array([0.1, 0.2, 0.12, 0.0])},
+        decimals={"SHAP": 4},
+        include=np.array([True, True, True, False]),
+    )
+    assert list(table.index) == ["b", "a", "c"]  # by FLEX rank; the tie a/c keeps the input order
+    assert list(table["FLEX"]) == ["1 (0.30 ± 0.20)", "2 (0.08 ± 0.10)", "2 (0.08 ± 0.12)"]
+    # SHAP is ranked over the included features only: the excluded 0.5 does not take rank 1.
+    assert list(table["SHAP"]) == ["3 (0.0020)", "2 (0.0100)", "1 (0.0300)"]
+
+
+# -- figures ---------------------------------------------------------------------------
+def test_comparison_figures_carry_the_numbers(synthetic_task, synthetic_model, factuals):
+    from flex_core.plotting import rank_scatter_figure, ranking_bars_figure
+
+    names, labels = synthetic_task.feature_names, [f.label for f in synthetic_task.features]
+    flex = np.array([0.6, 0.0, 0.3, 0.1, 0.2, 0.0])
+    shap = np.array([0.4, 0.1, 0.2, 0.05, 0.01, 0.02])
+    mutable = np.array([not f.immutable for f in synthetic_task.features])
+    bars = ranking_bars_figure(names, labels, {"FLEX": flex, "SHAP": shap}, include=mutable)
+    assert [t.name for t in bars.data] == ["FLEX", "SHAP"]
+    assert max(bars.data[0].x) == 1.0 and list(bars.data[0].customdata)[0] == "speed"
+    agreement = fc.compare.rank_agreement(flex, shap, names=names, include=mutable)
+    scatter = rank_scatter_figure(names, labels, flex, shap, agreement=agreement, include=mutable)
+    assert list(scatter.data[0].customdata) == [n for n, m in zip(names, mutable) if m]
+    assert "Spearman" in scatter.layout.title.text
+
+
+# -- command line ----------------------------------------------------------------------
+FAST = ["--n-factuals", "10", "--n-cf", "3", "--cv-folds", "2", "--quiet"]
+
+
+def _cli_json(tmp_path, *args):
+    from flex_core.cli import main
+
+    out = tmp_path / "out.json"
+    assert main([*args, "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_cli_global_shap(tmp_path):
+    result = _cli_json(tmp_path, "global", "--data", "builtin:synthetic-regional", "--shap", *FAST)
+    for feature in result["features"]:
+        assert feature["shap_mean_abs"] >= 0 and feature["shap_rank"] >= 1
+    assert min(f["shap_rank"] for f in result["features"]) == 1
+    agreement = result["agreement"]
+    assert -1 <= agreement["spearman"] <= 1 and -1 <= agreement["kendall"] <= 1
+    # Agreement is over the mutable features only.
+    assert set(agreement["features"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
+    assert "mutable" in agreement["over"]
+
+
+def test_cli_regional_lime(tmp_path):
+    result = _cli_json(
+        tmp_path, "regional", "--data", "builtin:synthetic-regional", "--lime", "--lime-samples", "300", *FAST
+    )
+    values = [f["lime_importance"] for f in result["features"]]
+    assert max(values) == pytest.approx(1.0) and min(values) >= 0
+    assert result["lime"]["rows"] == result["members"]
+
+
+def test_cli_reproduce_reports_missing_data(tmp_path, capsys):
+    from flex_core.cli import main
+
+    assert main(["reproduce", "--data-dir", str(tmp_path), "--out", str(tmp_path / "report"), "--quick"]) == 2
+    assert "RTA_Dataset.csv" in capsys.readouterr().err
+
+
+# -- the reproduction, at a small size ------------------------------------------------
+@pytest.mark.slow
+def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accidents_path):
+    from flex_core.cli import main
+
+    out = tmp_path / "report"
+    assert main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"]) == 0
+    report = (out / "report.md").read_text()
+    for heading in ("Random forest performance", "Table 1", "Table 3", "Region 1", "Region 4", "Table 2", "τ panels"):
+        assert heading in report
+    assert "Reduced run" in report and "dice-random" in report
+    assert "0.35" in report and "0.50" in report  # the paper's r next to ours
+    results = json.loads((out / "results.json").read_text())
+    assert results["default_generator"] == fc.counterfactuals.DEFAULT_GENERATOR
+    assert len(results["accidents"]["regions"]["mode_shift_region_1"]) == 11
+    for number in "1234":
+        region = results["accidents"]["regions"][number]
+        assert region["lime"]["rows"] == region["regional"]["members"]
+    linked = [line for line in report.splitlines() if "(figures/" in line]
+    assert linked and all((out / line.split("(")[-1].rstrip(")")).is_file() for line in linked)
+    assert results["seconds"]["total"] > 0

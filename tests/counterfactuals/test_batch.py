@@ -1,0 +1,180 @@
+"""The native batched generators ("batch", "batch-plausible"): constraints, validity, determinism, parallel paths.
+
+Real scikit-learn random forests on the built-in data; workloads of tens of queries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+
+GENERATORS = ["batch", "batch-plausible"]
+
+
+@pytest.fixture(scope="module")
+def queries(synthetic_task, synthetic_model):
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(synthetic_task, synthetic_model), 30, seed=0)
+    return synthetic_task.frame.loc[rows, synthetic_task.feature_names]
+
+
+@pytest.fixture(scope="module", params=GENERATORS)
+def result(request, synthetic_task, synthetic_model, queries):
+    gen = fc.counterfactuals.make_generator(request.param)
+    return gen.generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=0)
+
+
+def _column(task, name):
+    return task.feature_names.index(name)
+
+
+def test_registered_by_short_name_and_default():
+    assert isinstance(fc.counterfactuals.make_generator("batch"), fc.counterfactuals.BatchGenerator)
+    assert fc.counterfactuals.make_generator("batch-plausible").plausible
+    assert fc.counterfactuals.DEFAULT_GENERATOR == "batch"
+    assert {"dice-random", "dice-genetic", "dice-kdtree"} <= set(fc.counterfactuals.GENERATORS)
+
+
+def test_every_returned_counterfactual_is_valid_and_most_queries_are_complete(result):
+    assert (result.valid == result.found).all()
+    assert result.coverage()["queries_complete"] >= 0.9 * result.n_queries
+    assert result.model_rows > 0
+
+
+def test_immutable_features_never_change(synthetic_task, result):
+    for name in synthetic_task.immutable_names:
+        j = _column(synthetic_task, name)
+        assert (result.counterfactuals[..., j][result.found] == np.broadcast_to(result.factuals[:, None, j], result.found.shape)[result.found]).all()
+
+
+def test_counterfactuals_are_distinct_and_differ_from_their_factual(result):
+    for q in range(result.n_queries):
+        rows = result.counterfactuals[q][result.found[q]]
+        assert len(np.unique(rows, axis=0)) == len(rows)
+        assert (rows != result.factuals[q]).any(axis=1).all()
+
+
+def test_integer_features_stay_integer(synthetic_task, result):
+    j = _column(synthetic_task, "speed")
+    assert synthetic_task.feature("speed").integer
+    values = result.counterfactuals[..., j][result.found]
+    np.testing.assert_array_equal(values, np.round(values))
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+def test_permitted_ranges_and_features_to_vary_are_respected(synthetic_task, synthetic_model, queries, name):
+    allowed = {"speed": [25, 70], "noise_categorical": ["A", "B"]}
+    vary = ["speed", "lighting", "noise_categorical"]
+    cfset = fc.counterfactuals.make_generator(name).generate(
+        synthetic_model, synthetic_task, queries, n_cf=4, seed=1, features_to_vary=vary, permitted_range=allowed
+    )
+    assert cfset.valid.any()
+    frame = cfset.to_frame(synthetic_task)
+    cfs = frame[frame["cf"] >= 0].set_index("row")
+    facts = frame[frame["cf"] == -1].set_index("row").loc[cfs.index]
+    speed_changed = cfs["speed"].to_numpy() != facts["speed"].to_numpy()
+    assert cfs["speed"].to_numpy()[speed_changed].min() >= 25 and cfs["speed"].to_numpy()[speed_changed].max() <= 70
+    cat_changed = cfs["noise_categorical"].to_numpy() != facts["noise_categorical"].to_numpy()
+    assert set(cfs["noise_categorical"].to_numpy()[cat_changed]) <= {"A", "B"}
+    for fixed in set(synthetic_task.feature_names) - set(vary):
+        np.testing.assert_array_equal(cfs[fixed].to_numpy(), facts[fixed].to_numpy())
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+def test_same_seed_same_result_and_independent_of_batch_order_and_composition(synthetic_task, synthetic_model, queries, name):
+    gen = fc.counterfactuals.make_generator(name)
+    first = gen.generate(synthetic_model, synthetic_task, queries.iloc[:20], n_cf=5, seed=3)
+    again = gen.generate(synthetic_model, synthetic_task, queries.iloc[:20], n_cf=5, seed=3)
+    np.testing.assert_array_equal(first.counterfactuals, again.counterfactuals)
+    # Rows 10..19 in another batch (with other companions, in reverse order) get the same counterfactuals.
+    shifted = gen.generate(synthetic_model, synthetic_task, queries.iloc[10:30].iloc[::-1], n_cf=5, seed=3)
+    common = queries.index[10:20]
+    np.testing.assert_array_equal(first.subset(common).counterfactuals, shifted.subset(common).counterfactuals)
+    other = gen.generate(synthetic_model, synthetic_task, queries.iloc[:20], n_cf=5, seed=4)
+    assert not np.array_equal(np.nan_to_num(first.counterfactuals), np.nan_to_num(other.counterfactuals))
+
+
+@pytest.fixture(scope="module")
+def immutable_driven():
+    """Outcome decided by an immutable feature alone; the mutable one is noise."""
+    rng = np.random.default_rng(0)
+    n = 400
+    group = rng.choice(["a", "b"], n)
+    frame = pd.DataFrame({"group": group, "noise": rng.normal(0, 1, n).round(3), "y": np.where(group == "a", "bad", "good")})
+    task = fc.make_task(frame, target="y", undesirable="bad", immutable=["group"], name="immutable-driven")
+    return task, fc.fit_model(task, model="rf", seed=0, cv_folds=2)
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+def test_no_counterfactual_exists_returns_none_and_says_so(immutable_driven, name):
+    task, model = immutable_driven
+    rows = fc.counterfactuals.factual_rows(task, model)[:8]
+    cfset = fc.counterfactuals.make_generator(name, max_rounds=4).generate(model, task, task.frame.loc[rows], n_cf=3, seed=0)
+    assert cfset.n_queries == 8
+    assert not cfset.found.any() and cfset.counts.sum() == 0
+    assert any("no valid counterfactual" in note for note in cfset.notes)
+
+
+def test_bad_settings_are_config_errors(synthetic_task, synthetic_model, queries):
+    with pytest.raises(fc.ConfigError, match="Immutable"):
+        fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, queries, n_cf=2, features_to_vary=["road_type"])
+    with pytest.raises(fc.ConfigError, match="backend"):
+        fc.counterfactuals.BatchGenerator(backend="spark")
+    with pytest.raises(fc.ConfigError, match="n_cf"):
+        fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, queries, n_cf=0)
+
+
+def test_two_processes_give_the_same_counterfactuals_as_one(synthetic_task, synthetic_model, queries):
+    one = fc.counterfactuals.BatchGenerator(n_jobs=1).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+    two = fc.counterfactuals.BatchGenerator(n_jobs=2).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+    np.testing.assert_array_equal(one.counterfactuals, two.counterfactuals)
+    assert fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator(n_jobs=2)) == fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator())
+
+
+def test_dask_backend_on_a_local_cluster(synthetic_task, synthetic_model, queries):
+    from dask.distributed import Client, LocalCluster
+
+    serial = fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+    with LocalCluster(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster):
+        on_dask = fc.counterfactuals.BatchGenerator(backend="dask", n_jobs=-1).generate(
+            synthetic_model, synthetic_task, queries, n_cf=5, seed=2
+        )
+    np.testing.assert_array_equal(serial.counterfactuals, on_dask.counterfactuals)
+    assert on_dask.config["backend"] == "dask"
+
+
+def test_dask_backend_without_a_client_says_what_to_do(synthetic_task, synthetic_model, queries):
+    from dask.distributed import default_client
+
+    try:
+        default_client()
+        pytest.skip("a Dask client is already running in this process")
+    except ValueError:
+        pass
+    with pytest.raises(fc.ConfigError, match="Client"):
+        fc.counterfactuals.BatchGenerator(backend="dask", n_jobs=2).generate(synthetic_model, synthetic_task, queries, n_cf=2)
+
+
+def test_sparser_than_dice_random_on_the_same_queries(synthetic_task, synthetic_model, queries):
+    """The sparsification keeps only what the flip needs: noise features are almost never changed."""
+    few = queries.iloc[:10]
+    batch = fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, few, n_cf=5, seed=0)
+    dice = fc.counterfactuals.DiceGenerator("random").generate(synthetic_model, synthetic_task, few, n_cf=5, seed=0)
+    assert fc.counterfactuals.sparsity(batch, synthetic_task) <= fc.counterfactuals.sparsity(dice, synthetic_task)
+    noise = [_column(synthetic_task, "noise_continuous"), _column(synthetic_task, "noise_categorical")]
+    changed = (batch.counterfactuals[..., noise] != batch.factuals[:, None, noise])[batch.valid]
+    assert changed.mean() < 0.2
+
+
+def test_progress_is_reported_up_to_the_total(synthetic_task, synthetic_model, queries):
+    calls = []
+    fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, queries.iloc[:6], n_cf=2, progress=lambda d, t: calls.append((d, t)))
+    assert calls and calls[-1] == (6, 6)
+
+
+def test_works_on_all_categorical_and_all_continuous_data(toy_task, toy_model):
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:10]
+    cfset = fc.counterfactuals.BatchGenerator().generate(toy_model, toy_task, toy_task.frame.loc[rows], n_cf=4, seed=0)
+    assert cfset.coverage()["validity"] == 1.0 and cfset.counts.min() >= 1

@@ -1,0 +1,120 @@
+"""The counterfactual-set container: encoding, selection, combination, export and safe storage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+from flex_core.counterfactuals import assemble_counterfactual_set, query_seed
+
+
+@pytest.fixture(scope="module")
+def small_set(synthetic_task, synthetic_model):
+    rows = fc.counterfactuals.factual_rows(synthetic_task, synthetic_model)[:4]
+    return fc.counterfactuals.DiceGenerator("random").generate(synthetic_model, synthetic_task, synthetic_task.frame.loc[rows], n_cf=3, seed=1)
+
+
+def test_encode_decode_round_trip(synthetic_task):
+    rows = synthetic_task.X.iloc[:20]
+    back = fc.counterfactuals.decode_rows(synthetic_task, fc.counterfactuals.encode_rows(synthetic_task, rows))
+    pd.testing.assert_frame_equal(back, rows.reset_index(drop=True), check_dtype=False)
+
+
+def test_shapes_and_coverage(small_set):
+    assert small_set.counterfactuals.shape == (4, 3, 6)
+    cov = small_set.coverage()
+    assert cov["queries"] == 4 and cov["counterfactuals_requested"] == 12
+    assert cov["counterfactuals_valid"] == int(small_set.valid.sum())
+    assert not small_set.counterfactuals.flags.writeable  # shared via caches: read-only
+
+
+def test_subset_concat_and_order(small_set):
+    rows = list(small_set.query_index)
+    reordered = small_set.subset(rows[::-1])
+    np.testing.assert_array_equal(reordered.query_index, rows[::-1])
+    np.testing.assert_array_equal(reordered.counterfactuals[0], small_set.counterfactuals[-1])
+    joined = fc.counterfactuals.CounterfactualSet.concat([small_set.subset(rows[:2]), small_set.subset(rows[1:])])
+    np.testing.assert_array_equal(joined.query_index, rows)  # the overlapping row appears once
+    with pytest.raises(fc.ConfigError, match="No counterfactuals stored"):
+        small_set.subset([10**9])
+
+
+def test_save_and_load_without_pickle(tmp_path, small_set):
+    path = tmp_path / "set.npz"
+    small_set.save(path)
+    loaded = fc.counterfactuals.CounterfactualSet.load(path)
+    np.testing.assert_array_equal(loaded.counterfactuals, small_set.counterfactuals)
+    np.testing.assert_array_equal(loaded.valid, small_set.valid)
+    assert loaded.generator == small_set.generator and loaded.config["seed"] == 1
+    with np.load(path, allow_pickle=False) as data:  # nothing in it needs unpickling
+        assert data["meta"].dtype.kind == "U"
+
+
+def test_to_frame_long_format(synthetic_task, small_set):
+    frame = small_set.to_frame(synthetic_task)
+    assert list(frame.columns[:3]) == ["row", "cf", "valid"]
+    assert (frame["cf"] == -1).sum() == 4
+    assert len(frame) == 4 + int(small_set.found.sum())
+
+
+def test_assemble_records_short_and_empty_queries(synthetic_task, synthetic_model):
+    rows = fc.counterfactuals.factual_rows(synthetic_task, synthetic_model)[:3]
+    queries = synthetic_task.frame.loc[rows, synthetic_task.feature_names]
+    first = queries.iloc[[0]].assign(speed=20.0, lighting="daylight")
+    cfset = assemble_counterfactual_set(
+        synthetic_task, synthetic_model, queries, [first, None, queries.iloc[[2]]], n_cf=2, generator="hand", seconds=0.0
+    )
+    np.testing.assert_array_equal(cfset.found.sum(axis=1), [1, 0, 1])
+    assert not cfset.valid[2, 0]  # the factual itself does not flip the prediction
+    assert any("fewer than 2" in n for n in cfset.notes) and any("no valid counterfactual" in n for n in cfset.notes)
+
+
+def test_query_seed_is_stable_and_row_specific():
+    assert query_seed(0, 5) == query_seed(0, 5)
+    assert len({query_seed(0, r) for r in range(100)}) == 100
+    assert query_seed(1, 5) != query_seed(0, 5)
+
+
+def test_store_generates_only_missing_rows_and_persists(tmp_path, toy_task, toy_model):
+    calls = []
+
+    class CountingDice(fc.counterfactuals.DiceGenerator):
+        def generate(self, model, task, queries, **kwargs):
+            calls.append(list(queries.index))
+            return super().generate(model, task, queries, **kwargs)
+
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:6]
+    store = fc.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, directory=tmp_path)
+    store.ensure(rows[:4])
+    store.ensure(rows[2:6])
+    assert calls == [list(rows[:4]), list(rows[4:6])]  # overlap not regenerated
+    reopened = fc.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, directory=tmp_path)
+    again = reopened.ensure(rows)
+    assert len(calls) == 2  # a restart reads the chunks from disk
+    np.testing.assert_array_equal(again.query_index, rows)
+    other_seed = fc.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, seed=9, directory=tmp_path)
+    other_seed.ensure(rows[:1])
+    assert len(calls) == 3  # a different seed is a different key
+
+
+def test_store_survives_a_damaged_chunk_and_writes_atomically(tmp_path, toy_task, toy_model):
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:3]
+    store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2, directory=tmp_path)
+    store.ensure(rows)
+    (chunk,) = list(store.directory.glob("chunk-*.npz"))
+    chunk.write_bytes(chunk.read_bytes()[: chunk.stat().st_size // 2])  # as a killed app or a full disk leaves it
+    reopened = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2, directory=tmp_path)
+    again = reopened.ensure(rows)  # regenerates instead of failing
+    assert again.valid.sum() > 0
+    assert not list(store.directory.glob(".partial-*"))
+    assert store.key["flex_core"] == fc.__version__  # a new release never reads an old release's counterfactuals
+
+
+def test_time_limited_queries_are_not_stored(tmp_path, toy_task, toy_model):
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:2]
+    store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random", time_limit=0.0), n_cf=2)
+    first = store.ensure(rows)
+    assert first.found.sum() == 0 and first.n_queries == 2
+    assert store.missing(rows) == [int(r) for r in rows]  # to be tried again, not remembered as "none exist"

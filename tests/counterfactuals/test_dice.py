@@ -1,0 +1,130 @@
+"""DiCE behind the generator protocol: each method, its traps, constraints and determinism (real dice-ml)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+
+
+@pytest.fixture(scope="module")
+def queries(synthetic_task, synthetic_model):
+    rows = fc.counterfactuals.factual_rows(synthetic_task, synthetic_model)[:3]
+    return synthetic_task.frame.loc[rows]
+
+
+def immutable_unchanged(task, cfset) -> bool:
+    cols = [task.feature_names.index(n) for n in task.immutable_names]
+    cfs = cfset.counterfactuals[..., cols]
+    same = cfs == cfset.factuals[:, None, cols]
+    return bool(same[cfset.found].all())
+
+
+@pytest.mark.parametrize("method", ["random", "genetic", "kdtree"])
+def test_each_dice_method_returns_valid_counterfactuals(synthetic_task, synthetic_model, queries, method):
+    cfset = fc.counterfactuals.DiceGenerator(method).generate(synthetic_model, synthetic_task, queries, n_cf=3, seed=0)
+    assert cfset.generator == f"dice-{method}"
+    assert cfset.counterfactuals.shape == (3, 3, len(synthetic_task.features))
+    assert cfset.valid.sum() > 0 and cfset.coverage()["validity"] > 0.5
+    assert immutable_unchanged(synthetic_task, cfset)
+    assert cfset.seconds > 0
+
+
+def test_random_is_seeded_and_independent_of_batch_order(synthetic_task, synthetic_model, queries):
+    gen = fc.counterfactuals.DiceGenerator("random")
+    first = gen.generate(synthetic_model, synthetic_task, queries, n_cf=4, seed=5)
+    again = gen.generate(synthetic_model, synthetic_task, queries.iloc[::-1], n_cf=4, seed=5)
+    np.testing.assert_array_equal(first.counterfactuals, again.subset(first.query_index).counterfactuals)
+    other = gen.generate(synthetic_model, synthetic_task, queries, n_cf=4, seed=6)
+    assert not np.array_equal(first.counterfactuals, other.counterfactuals, equal_nan=True)
+
+
+def test_posthoc_sparsity_is_a_setting_that_reaches_dice(synthetic_task, queries):
+    # Logistic regression predicts fast, so DiCE's row-at-a-time post-hoc search stays cheap here.
+    model = fc.fit_model(synthetic_task, model="lr", cv_folds=2)
+    rows = queries.iloc[:2]
+    off = fc.counterfactuals.DiceGenerator("random").generate(model, synthetic_task, rows, n_cf=3, seed=0)
+    on = fc.counterfactuals.DiceGenerator("random", posthoc_sparsity=True).generate(model, synthetic_task, rows, n_cf=3, seed=0)
+    assert off.config["posthoc_sparsity"] is False and on.config["posthoc_sparsity"] is True
+    speed = synthetic_task.feature_names.index("speed")
+    moved = lambda s: np.nanmean(np.abs(s.counterfactuals[..., speed] - s.factuals[:, None, speed]))  # noqa: E731
+    assert moved(on) <= moved(off)  # post-hoc moves continuous values back toward the factual
+
+
+def test_time_limit_skips_queries_and_says_so(synthetic_task, synthetic_model, queries):
+    cfset = fc.counterfactuals.DiceGenerator("random", time_limit=0.0).generate(synthetic_model, synthetic_task, queries, n_cf=2)
+    assert cfset.found.sum() == 0
+    assert cfset.config["queries_skipped"] == 3
+    assert any("time limit" in n for n in cfset.notes)
+
+
+def test_no_counterfactual_exists_is_recorded_not_raised():
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "group": rng.choice(["g1", "g2"], n),  # immutable, and the only thing that matters
+            "noise": rng.uniform(0, 1, n).round(3),
+        }
+    )
+    frame["y"] = np.where(frame["group"] == "g1", "bad", "good")
+    task = fc.make_task(frame, target="y", undesirable="bad", immutable=["group"])
+    model = fc.fit_model(task, model="lr", cv_folds=2)
+    rows = fc.counterfactuals.factual_rows(task, model)[:2]
+    cfset = fc.counterfactuals.DiceGenerator("random").generate(model, task, task.frame.loc[rows], n_cf=3, seed=0)
+    assert cfset.valid.sum() == 0
+    assert any("no valid counterfactual" in n for n in cfset.notes)
+    result = fc.flex_importance(cfset, task)
+    assert result.n_factuals_used == 0
+
+
+def test_bad_settings_are_refused(synthetic_task, synthetic_model, queries):
+    with pytest.raises(fc.ConfigError, match="choose one of"):
+        fc.counterfactuals.DiceGenerator("gradient")
+    gen = fc.counterfactuals.DiceGenerator("random")
+    with pytest.raises(fc.ConfigError, match="Immutable"):
+        gen.generate(synthetic_model, synthetic_task, queries, n_cf=2, features_to_vary=["road_type"])
+    with pytest.raises(fc.ConfigError, match="low <= high"):
+        gen.generate(synthetic_model, synthetic_task, queries, n_cf=2, permitted_range={"speed": [90, 10]})
+    with pytest.raises(fc.ConfigError, match="n_cf"):
+        gen.generate(synthetic_model, synthetic_task, queries, n_cf=0)
+
+
+def test_permitted_range_is_respected(synthetic_task, synthetic_model, queries):
+    cfset = fc.counterfactuals.DiceGenerator("random").generate(
+        synthetic_model, synthetic_task, queries, n_cf=3, seed=0, permitted_range={"speed": [20, 50]}
+    )
+    speed = cfset.counterfactuals[..., synthetic_task.feature_names.index("speed")][cfset.found]
+    assert ((speed >= 20) & (speed <= 50)).all()
+
+
+def test_pandas_is_pinned_below_3():
+    # dice-ml 0.12's random method crashes under pandas 3 ("Invalid value '1' for dtype 'int64'").
+    assert int(pd.__version__.split(".")[0]) < 3
+
+
+def test_random_is_reproducible_on_all_categorical_data():
+    # dice-ml's random method picks the features to vary from numpy's global generator, which it
+    # seeds only when some feature is continuous: on categorical data the wrapper must seed it.
+    rng = np.random.default_rng(1)
+    n = 400
+    frame = pd.DataFrame({c: rng.choice(list("abcd"), n) for c in ("p", "q", "r", "s")})
+    frame["y"] = np.where((frame.p == "a") | (frame.q == "b"), "bad", "good")
+    task = fc.make_task(frame, target="y", undesirable="bad")
+    model = fc.fit_model(task, model="rf", cv_folds=2)
+    rows = task.frame.loc[fc.counterfactuals.factual_rows(task, model)[:3]]
+    gen = fc.counterfactuals.DiceGenerator("random")
+    first = gen.generate(model, task, rows, n_cf=4, seed=2)
+    np.random.seed(123)  # whatever state the caller left behind must not matter
+    second = gen.generate(model, task, rows, n_cf=4, seed=2)
+    np.testing.assert_array_equal(first.counterfactuals, second.counterfactuals)
+
+
+def test_genetic_on_all_categorical_data_is_refused_up_front():
+    frame = pd.DataFrame({"a": list("xyxyxyxy"), "b": list("ppqqppqq"), "y": ["bad", "ok"] * 4})
+    task = fc.make_task(frame, target="y", undesirable="bad")
+    model = fc.fit_model(task, model="lr", cv_folds=2)
+    with pytest.raises(fc.GenerationError, match="without a continuous feature"):
+        fc.counterfactuals.DiceGenerator("genetic").generate(model, task, task.frame.iloc[:2], n_cf=2)

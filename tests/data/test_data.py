@@ -1,0 +1,141 @@
+"""Datasets: built-ins, the paper's adapters, generic CSV, and a clear error for each kind of bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode()
+
+
+GOOD = pd.DataFrame({"age": [20, 30, 40, 50], "city": ["a", "b", "a", "b"], "y": ["no", "yes", "no", "yes"]})
+
+
+@pytest.mark.parametrize("name", sorted(fc.data.BUILTIN_DATASETS))
+def test_builtins_load_deterministically(name):
+    task = fc.data.load_builtin(name)
+    again = fc.data.load_builtin(name)
+    assert task.fingerprint == again.fingerprint
+    assert 0 < task.y.sum() < len(task.y)
+    assert task.source == f"builtin:{name}"
+
+
+def test_builtin_kinds():
+    assert fc.data.load_builtin("toy2d").continuous_names == ["vehicle_speed", "visibility"]
+    cancer = fc.data.load_builtin("breast-cancer")
+    assert len(cancer.features) == 30 and not cancer.categorical_names
+    synthetic = fc.data.load_builtin("synthetic-regional")
+    assert synthetic.immutable_names == ["road_type", "driver_age_band"]
+    assert {"speed", "noise_continuous"} <= set(synthetic.continuous_names)
+    assert "lighting" in synthetic.categorical_names
+    with pytest.raises(fc.ConfigError, match="choose one of"):
+        fc.data.load_builtin("mnist")
+
+
+def test_csv_kinds_are_inferred_and_can_be_overridden():
+    task = fc.data.load_csv(csv_bytes(GOOD), target="y", undesirable="yes")
+    assert task.feature("age").kind == "continuous" and task.feature("city").kind == "categorical"
+    task = fc.data.load_csv(csv_bytes(GOOD), target="y", undesirable="yes", kinds={"age": "categorical"}, immutable=["city"])
+    assert task.feature("age").kind == "categorical" and task.feature("age").categories == ("20", "30", "40", "50")
+    assert task.immutable_names == ["city"]
+    ordinal = fc.make_task(GOOD, target="y", undesirable="yes", kinds={"city": "ordinal"}, ordinal_orders={"city": ["b", "a"]})
+    assert ordinal.feature("city").categories == ("b", "a")
+
+
+def test_numeric_target_matches_text_undesirable():
+    frame = GOOD.assign(y=[0, 1, 0, 1])
+    task = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="1")
+    np.testing.assert_array_equal(task.y, [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "content, kwargs, message",
+    [
+        (b"", {}, "empty"),
+        (b"a,b,y\n", {}, "no rows"),
+        (csv_bytes(GOOD), {"target": "label"}, "Target column 'label' not found"),
+        (csv_bytes(GOOD.assign(y="no")), {}, "single value"),
+        (csv_bytes(GOOD), {"undesirable": "maybe"}, "No row has the undesirable outcome"),
+        (csv_bytes(GOOD.assign(empty=np.nan)), {}, "no values at all: empty"),
+        (csv_bytes(GOOD), {"kinds": {"city": "continuous"}}, "declared continuous but holds text such as 'a'"),
+        (csv_bytes(GOOD), {"immutable": ["height"]}, "Unknown immutable feature: height"),
+        (csv_bytes(GOOD), {"kinds": {"age": "numeric"}}, "Unknown kind"),
+        (csv_bytes(GOOD), {"immutable": ["age", "city"]}, "Every feature is immutable"),
+        (b'a,b\n"1,2\n', {"target": "b"}, "not a readable CSV"),
+    ],
+)
+def test_bad_input_gets_a_clear_message(content, kwargs, message):
+    kwargs = {"target": "y", "undesirable": "yes", **kwargs}
+    with pytest.raises(fc.FlexError, match=message):
+        fc.data.load_csv(content, **kwargs)
+
+
+def test_file_over_the_size_limit_is_refused(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_bytes(csv_bytes(GOOD))
+    with pytest.raises(fc.DataError, match="the limit is"):
+        fc.data.load_csv(path, target="y", undesirable="yes", max_bytes=10)
+    with pytest.raises(fc.DataError, match="File not found"):
+        fc.data.load_csv(tmp_path / "nope.csv", target="y", undesirable="yes")
+
+
+def test_missing_values_are_dropped_or_imputed_and_counted():
+    frame = pd.DataFrame(
+        {
+            "x": [1.0, None, 3.0, 4.0, 5.0, 6.0],
+            "c": ["a", "b", "na", "a", "", "b"],
+            "y": ["bad", "ok", "bad", None, "ok", "ok"],
+        }
+    )
+    dropped = fc.make_task(frame, target="y", undesirable="bad")
+    # Row 3 has no target; rows 1, 2 and 4 lack a feature value ("na" and "" count as missing).
+    assert list(dropped.frame.index) == [0, 5]
+    assert any("1 row(s) with no target" in n for n in dropped.notes)
+    assert any("Dropped 3 row(s) with a missing feature value (x 1, c 2)" in n for n in dropped.notes)
+    imputed = fc.make_task(frame, target="y", undesirable="bad", missing="impute")
+    assert list(imputed.frame.index) == [0, 1, 2, 4, 5]
+    assert imputed.frame.loc[1, "x"] == 4.0  # the median of 1, 3, 5, 6
+    assert any("Imputed missing values in 3 row(s)" in n for n in imputed.notes)
+
+
+def test_with_overrides_changes_kinds_and_immutables():
+    task = fc.make_task(GOOD, target="y", undesirable="yes")
+    changed = task.with_overrides(kinds={"age": "categorical"}, immutable=["age"])
+    assert changed.feature("age").kind == "categorical" and changed.immutable_names == ["age"]
+    assert changed.fingerprint != task.fingerprint
+    assert task.feature("age").kind == "continuous"  # the original is untouched
+
+
+def test_dataset_strings():
+    assert fc.load_dataset("builtin:toy2d").name == "toy2d"
+    with pytest.raises(fc.ConfigError, match="--target"):
+        fc.load_dataset("some.csv")
+
+
+# -- the paper's data ------------------------------------------------------------------------
+def test_loan_adapter(loan_path):
+    task = fc.data.load_loan(loan_path)
+    assert len(task.frame) == 4269 and task.rows_in_file == 4269
+    assert "loan_id" not in task.feature_names and len(task.features) == 11
+    assert task.undesirable == ("Rejected",) and task.y.sum() == 1613
+    assert task.feature("education").categories == ("Graduate", "Not Graduate")
+    assert task.feature("cibil_score").is_continuous and task.feature("cibil_score").integer
+
+
+def test_accidents_adapter(accidents_path):
+    task = fc.data.load_accidents(accidents_path)
+    assert len(task.features) == 11 and not task.continuous_names
+    assert task.immutable_names == ["Age_band_of_driver", "Sex_of_driver"]
+    assert set(task.undesirable) == {"Serious Injury", "Fatal injury"}
+    dropped = task.rows_in_file - len(task.frame)
+    assert task.rows_in_file == 12316 and dropped > 0
+    assert any(f"Dropped {dropped:,} row(s)" in n and "Driving_experience 829" in n for n in task.notes)
+    imputed = fc.data.load_accidents(accidents_path, missing="impute")
+    assert len(imputed.frame) == 12316 and any("Imputed" in n for n in imputed.notes)
+    with pytest.raises(fc.DataError, match="does not look like the RTA"):
+        fc.data.load_accidents(accidents_path.read_bytes().replace(b"Accident_severity", b"Severity"))

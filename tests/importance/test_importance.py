@@ -1,0 +1,173 @@
+"""Regions (Hamming neighbours), the mode-shift table, Pearson r and quadrants, and planted drivers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import pearsonr
+
+import flex_core as fc
+from tests.factories import make_set
+
+
+@pytest.fixture(scope="module")
+def categorical_task():
+    frame = pd.DataFrame(
+        {
+            "a": ["x", "x", "y", "x", "y", "x", "x"],
+            "b": ["x", "x", "y", "y", "x", "x", "y"],
+            "c": ["x", "y", "y", "x", "x", "x", "y"],
+            "s": [0.0, 0.0, 0.0, 0.0, 0.0, 5.0, 10.0],
+            "out": ["bad"] * 6 + ["good"],
+        }
+    )
+    return fc.make_task(frame, target="out", undesirable="bad")
+
+
+def test_hamming_distance_by_hand(categorical_task):
+    d = fc.importance.hamming_distances(categorical_task, 0, [1, 2, 3, 4, 5, 6])
+    # Categorical mismatches count 1 each; s adds |Δ|/range(s) = |Δ|/10 (row 5: .5, row 6: 1).
+    np.testing.assert_allclose(d, [1, 3, 1, 1, 0.5, 1 + 1 + 1])
+
+
+def test_neighbours_sorted_by_distance_ties_by_row(categorical_task):
+    members, distances, criterion, n = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=3)
+    assert members == [0, 5, 1, 3]  # 5 at .5, then the three at 1 broken by row id: 1, 3 (4 left out)
+    np.testing.assert_allclose(distances, [0, 0.5, 1, 1])
+    assert criterion is None and n == 5
+
+
+def test_neighbours_meet_the_criterion(categorical_task):
+    members, _, criterion, n = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=10, where="a=x")
+    assert criterion == {"feature": "a", "value": "x"}
+    assert members == [0, 5, 1, 3] and n == 3  # rows 2 and 4 have a = y
+    with pytest.raises(fc.ConfigError, match="not 'y'"):
+        fc.select_region(categorical_task, 0, [0, 1, 2], k=2, where="a=y")
+    with pytest.raises(fc.ConfigError, match="has no value"):
+        fc.select_region(categorical_task, 0, [0, 1], k=1, where="a=z")
+    with pytest.raises(fc.ConfigError, match="continuous"):
+        fc.select_region(categorical_task, 0, [0, 1], k=1, where="s=0")
+    with pytest.raises(fc.ConfigError, match="FEATURE=VALUE"):
+        fc.select_region(categorical_task, 0, [0, 1], k=1, where="a")
+    with pytest.raises(fc.ConfigError, match="not a factual"):
+        fc.select_region(categorical_task, 6, [0, 1], k=1)
+
+
+def test_mode_shift_by_hand():
+    movement = ["Turnover", "Turnover", "Turnover", "Going straight", "Going straight"]
+    frame = pd.DataFrame({"move": movement + ["Reversing"], "speed": [1.0] * 5 + [2.0], "y": ["bad"] * 5 + ["ok"]})
+    task = fc.make_task(frame, target="y", undesirable="bad", kinds={"speed": "continuous"})
+    # 10 counterfactuals: "Turnover" survives in 1 of them.
+    cfs = [[("Going straight", 1.0), ("Reversing", 1.0)]] * 4 + [[("Turnover", 1.0), ("Reversing", 1.0)]]
+    cfset = make_set(task, [0, 1, 2, 3, 4], cfs, n_cf=2)
+    table = {row["name"]: row for row in fc.importance.mode_shift(task, cfset)}
+    move = table["move"]
+    assert move["mode"] == "Turnover" and move["p_orig"] == pytest.approx(0.6)
+    assert move["p_cf"] == pytest.approx(0.1)
+    assert move["delta"] == pytest.approx((0.1 - 0.6) / 0.6)  # Eq. 5
+    assert move["cf_mode"] == "Reversing"
+
+
+def test_mode_shift_tie_goes_to_first_level():
+    frame = pd.DataFrame({"k": ["b", "a", "b", "a"], "y": ["bad", "bad", "bad", "ok"]})
+    task = fc.make_task(frame, target="y", undesirable="bad", kinds={"k": "categorical"})
+    cfset = make_set(task, [0, 1], [[("a",)], [("a",)]], n_cf=1)
+    row = fc.importance.mode_shift(task, cfset)[0]
+    assert row["mode"] == "a" and row["p_orig"] == 0.5 and row["p_cf"] == 1.0 and row["delta"] == 1.0
+
+
+def test_pearson_matches_scipy_and_quadrants_by_hand():
+    rng = np.random.default_rng(1)
+    regional, global_ = rng.random(9), rng.random(9)
+    r, quadrants, _ = fc.importance.compare_with_global(regional, global_, np.ones(9, bool))
+    assert r == pytest.approx(pearsonr(regional, global_).statistic)
+
+    global_ = np.array([0.1, 0.1, 0.5, 0.5, 0.0])
+    regional = np.array([0.6, 0.1, 0.6, 0.1, 0.0])
+    r, quadrants, (g_mid, r_mid) = fc.importance.compare_with_global(regional, global_, np.array([1, 1, 1, 1, 0], bool))
+    assert (g_mid, r_mid) == pytest.approx((0.3, 0.35))
+    assert quadrants == ("A", "B", "C", "D", None)  # the immutable last feature takes no part
+    assert r == pytest.approx(pearsonr(regional[:4], global_[:4]).statistic)
+
+
+def test_pearson_undefined_for_constant_side():
+    r, _, _ = fc.importance.compare_with_global(np.ones(4), np.arange(4.0), np.ones(4, bool))
+    assert np.isnan(r)
+
+
+# -- real model, real DiCE ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def synthetic_store(synthetic_task, synthetic_model):
+    return fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("dice-random"), n_cf=5, seed=0)
+
+
+@pytest.fixture(scope="module")
+def synthetic_global(synthetic_store):
+    return fc.run_global(synthetic_store, n_factuals=40, tau=0.1)
+
+
+def test_planted_global_driver_ranks_first(synthetic_global):
+    frame = synthetic_global.to_frame()
+    assert frame.iloc[0]["feature"] == "speed"
+    immutable = frame[frame["immutable"]]
+    assert set(immutable["feature"]) == {"road_type", "driver_age_band"}
+    assert (immutable["frequency_mean"] == 0).all()  # immutable features never change
+
+
+def test_planted_regional_driver_ranks_first(synthetic_task, synthetic_model, synthetic_store, synthetic_global):
+    frame = synthetic_task.frame
+    factuals = set(fc.counterfactuals.factual_rows(synthetic_task, synthetic_model).tolist())
+    # Inside the region "rural road", a dark, slow accident is severe because of the lighting alone.
+    query = next(
+        r for r in frame.index[(frame.road_type == "rural") & (frame.lighting == "dark") & (frame.speed < 60)]
+        if r in factuals
+    )
+    region = fc.run_regional(synthetic_store, synthetic_global, query=query, k=4, where="road_type=rural")
+    ranked = region.to_frame()
+    assert ranked.iloc[0]["feature"] == "lighting"
+    assert ranked.iloc[0]["frequency_mean"] >= 0.9
+    assert len(region.members) == 5 and region.members[0] == query
+    assert all(frame.loc[m, "road_type"] == "rural" for m in region.members)
+    assert region.quadrants[synthetic_task.feature_names.index("lighting")] in ("A", "C")
+    assert -1 <= region.pearson_r <= 1
+    # The region reuses stored counterfactuals: asking again generates nothing new.
+    before = len(synthetic_store.stored_rows)
+    fc.run_regional(synthetic_store, synthetic_global, query=query, k=2, where="road_type=rural", tau=0.5)
+    assert len(synthetic_store.stored_rows) == before
+
+
+def test_regional_json_has_the_documented_keys(synthetic_store, synthetic_global):
+    query = fc.importance.random_query(synthetic_store, where="lighting=dark", seed=3)
+    out = fc.run_regional(synthetic_store, synthetic_global, query=query, k=3, where="lighting=dark").to_dict()
+    assert {"members", "mode_shift", "pearson_r", "level", "features", "generator", "model", "config"} <= set(out)
+    assert out["level"] == "regional" and out["members"][0] == query
+    assert {"name", "mode", "p_orig", "p_cf", "delta"} <= set(out["mode_shift"][0])
+    assert all("quadrant" in f for f in out["features"])
+
+
+def test_bootstrap_interval_of_r():
+    global_ = np.array([0.1, 0.3, 0.5, 0.7, 0.0])
+    include = np.array([1, 1, 1, 1, 0], bool)
+    same = np.tile([0.2, 0.1, 0.6, 0.9, 0.0], (5, 1))
+    # Identical factuals: every resample gives the same F, so the interval collapses onto r.
+    r, _, _ = fc.importance.compare_with_global(same[0], global_, include)
+    low, high = fc.importance.bootstrap_pearson_interval(same, global_, include)
+    assert low == pytest.approx(r) and high == pytest.approx(r)
+    rng = np.random.default_rng(0)
+    varied = rng.random((6, 5))
+    varied[2] = np.nan  # a factual without counterfactuals is skipped, not a crash
+    low, high = fc.importance.bootstrap_pearson_interval(varied, global_, include, seed=1)
+    assert -1 <= low < high <= 1
+    assert (low, high) == fc.importance.bootstrap_pearson_interval(varied, global_, include, seed=1)  # seeded
+    assert all(np.isnan(fc.importance.bootstrap_pearson_interval(varied[:1], global_, include)))
+
+
+def test_r_needs_three_features_and_constant_continuous_mode_shift_works():
+    r, quadrants, _ = fc.importance.compare_with_global(np.array([0.2, 0.8]), np.array([0.1, 0.9]), np.ones(2, bool))
+    assert np.isnan(r)  # two points always give r = ±1, which says nothing
+    frame = pd.DataFrame({"flat": [5.0] * 4, "c": ["a", "b", "a", "b"], "y": ["bad", "bad", "ok", "ok"]})
+    task = fc.make_task(frame, target="y", undesirable="bad", kinds={"flat": "continuous"})
+    cfset = make_set(task, [0, 1], [[(5.0, "b")], [(5.0, "a")]], n_cf=1)
+    flat = fc.importance.mode_shift(task, cfset)[0]
+    assert flat["mode"] == "5-5" and flat["p_orig"] == 1.0 and flat["p_cf"] == 1.0

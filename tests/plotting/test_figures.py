@@ -1,0 +1,158 @@
+"""The pure figure builders and the dashboard's helpers, on hand-made results and small real runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+from ui import selection
+
+
+def _set(task, factuals, counterfactuals, valid=None):
+    counterfactuals = np.asarray(counterfactuals, float)
+    found = ~np.isnan(counterfactuals).any(axis=2)
+    return fc.counterfactuals.CounterfactualSet(
+        tuple(task.feature_names), np.arange(len(factuals)), np.asarray(factuals, float), counterfactuals,
+        found, found if valid is None else np.asarray(valid), "hand", 0.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def toy_result(toy_task):
+    # Two factuals, two counterfactuals each; ranges 100 (speed) and 1 (visibility).
+    cfset = _set(
+        toy_task,
+        [[100.0, 0.2], [90.0, 0.5]],
+        [[[70.0, 0.2], [100.0, 0.9]], [[90.0, 0.95], [85.0, 0.5]]],
+    )
+    return fc.flex_importance(cfset, toy_task, tau=0.1, ranges=np.array([100.0, 1.0]))
+
+
+def test_importance_figure_sorts_features_and_carries_mean_std_mu_and_dice(toy_result):
+    fig = fc.plotting.importance_figure(toy_result)
+    flex, mu, dice = fig.data
+    # Hand-computed: speed changes > 10 in 1 of 2 CFs of factual 0, 0 of 2 of factual 1 -> F = 0.25;
+    # visibility > 0.1 in 1 of 2 for both -> F = 0.5. Sorted descending: visibility, speed.
+    assert list(flex.customdata) == ["visibility", "vehicle_speed"]
+    assert list(flex.x) == [0.5, 0.25]
+    assert list(flex.error_x.array) == [0.0, 0.25]
+    # μ for speed: factual 0 (30/100 + 0)/2 = 0.15, factual 1 (0 + 5/100)/2 = 0.025 -> 0.0875
+    assert math.isclose(dict(zip(mu.customdata, mu.x))["vehicle_speed"], 0.0875)
+    # DiCE counts any change: speed changed in 2 of 4 CFs, visibility in 2 of 4.
+    assert list(dice.x) == [0.5, 0.5]
+    assert "Global" in fig.layout.title.text
+
+
+def test_importance_figure_marks_immutable_features(synthetic_task):
+    cfset = _set(synthetic_task, [[90, 0, 0, 50, 0, 0]], [[[60, 0, 1, 50, 0, 0]]])
+    fig = fc.plotting.importance_figure(fc.flex_importance(cfset, synthetic_task), dice=False)
+    assert len(fig.data) == 2  # F bars and μ markers, no DiCE panel
+    assert "road type (fixed)" in fig.data[0].y
+
+
+def _regional(task, regional_f, global_f, immutable=()):
+    imp = fc.flex_importance(_set(task, [[100.0, 0.2]], [[[100.0, 0.2]]]), task, level="regional")
+    from dataclasses import replace
+
+    imp = replace(imp, frequency_mean=np.asarray(regional_f, float), immutable=tuple(immutable or [False] * len(regional_f)))
+    r, quadrants, thresholds = fc.importance.compare_with_global(imp.frequency_mean, np.asarray(global_f, float),
+                                                      ~np.array(imp.immutable))
+    return fc.RegionalResult(imp, 0, (0,), (0.0,), None, (), np.asarray(global_f, float), r, quadrants, thresholds)
+
+
+def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_task):
+    reg = _regional(toy_task, [0.9, 0.1], [0.2, 0.6])
+    fig = fc.plotting.regional_scatter(reg)
+    points, line = fig.data[0], fig.data[1]
+    assert list(points.x) == [0.2, 0.6] and list(points.y) == [0.9, 0.1]
+    assert list(line.x) == list(line.y)
+    assert "Pearson r = undefined" in fig.layout.title.text  # two features always give ±1: not reported
+    # speed: high regional, low global -> A; visibility: low regional, high global -> D
+    assert points.text == ("Vehicle speed (km/h) (A)", "Visibility (0-1) (D)")
+
+
+def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model):
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
+    a = fc.plotting.project_factuals(toy_task, toy_model, rows)
+    b = fc.plotting.project_factuals(toy_task, toy_model, rows[::-1])
+    pd.testing.assert_frame_equal(a.frame.set_index("row").sort_index(), b.frame.set_index("row").sort_index())
+    assert (a.frame["probability"] > 0.5).all() and math.isclose(a.explained.sum(), 1.0)
+    fig = fc.plotting.factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]])
+    point = {"customdata": fig.data[0].customdata[5]}
+    assert selection.rows_from_selection({"points": [point]}) == [int(a.frame["row"].iloc[5])]
+    assert [t.name for t in fig.data] == ["factuals", "region members", "query"]
+
+
+def test_regions_heatmap_has_global_first_and_r_in_labels(toy_task, toy_result):
+    reg = _regional(toy_task, [0.9, 0.1], [0.2, 0.6])
+    fig = fc.plotting.regions_heatmap({"fast roads": reg}, toy_result)
+    heat = fig.data[0]
+    assert heat.y == ("global (all factuals)", "fast roads (r = n/a)")  # two features: r undefined
+    assert list(heat.z[0]) == [0.5, 0.25] and list(heat.z[1]) == [0.1, 0.9]  # columns in global order
+
+
+def test_tau_sweep_is_monotone_and_matches_flex_at_each_tau(toy_task):
+    cfset = _set(toy_task, [[100.0, 0.2]], [[[70.0, 0.2], [95.0, 0.9], [100.0, 0.25]]])
+    sweep = fc.importance.tau_sweep(cfset, toy_task, ranges=np.array([100.0, 1.0]), taus=[0.0, 0.04, 0.1, 0.5, 0.8])
+    speed = sweep[sweep["feature"] == "vehicle_speed"]["frequency_mean"].tolist()
+    # |Δ|/range for speed: 0.30, 0.05, 0 -> counts above τ: 2, 2, 1, 0, 0 (of 3)
+    assert speed == pytest.approx([2 / 3, 2 / 3, 1 / 3, 0, 0])
+    vis = sweep[sweep["feature"] == "visibility"]["frequency_mean"].tolist()
+    assert vis == pytest.approx([2 / 3, 2 / 3, 1 / 3, 1 / 3, 0])  # 0, 0.7, 0.05
+    fig = fc.plotting.tau_sweep_figure(sweep, current=0.1)
+    assert {t.customdata[0] for t in fig.data} == {"vehicle_speed", "visibility"}
+    panels = fc.plotting.tau_panels_figure({t: fc.flex_importance(cfset, toy_task, tau=t, ranges=np.array([100.0, 1.0]))
+                                   for t in fc.importance.TAU_PANELS})
+    assert [t.name for t in panels.data] == ["τ = 0.1", "τ = 0.5", "τ = 0.9"]
+
+
+def test_counterfactual_table_marks_exactly_the_changed_cells(toy_task, toy_model):
+    row = int(fc.counterfactuals.factual_rows(toy_task, toy_model)[0])
+    f = toy_task.frame.loc[row, toy_task.feature_names].to_numpy(float)
+    cfs = [[f[0] - 30, f[1]], [f[0], f[1] + 0.3], [np.nan, np.nan]]
+    cfset = fc.counterfactuals.CounterfactualSet(tuple(toy_task.feature_names), np.array([row]), f[None], np.array([cfs]),
+                                 np.array([[True, True, False]]), np.array([[True, False, False]]), "hand", 0.0)
+    table, changed = fc.counterfactuals.counterfactual_table(toy_task, toy_model, cfset, row)
+    assert list(table.index) == ["factual", "counterfactual 1", "counterfactual 2"]  # the empty slot is left out
+    assert changed.to_numpy().tolist() == [[False, False], [True, False], [False, True]]
+    assert table["valid"].tolist() == [False, True, False]
+    assert table["P(undesirable)"].iloc[0] > 0.5
+
+
+def test_html_report_is_self_contained_and_holds_every_table(toy_result):
+    html = fc.report.build_html_report(
+        [fc.report.ReportSection("Global <view>", "Reading & more.", fc.plotting.importance_figure(toy_result), toy_result.to_frame()),
+         fc.report.ReportSection("Balance", "Only a table.", table=pd.DataFrame({"outcome": ["a"], "rows": [3]}))],
+        title="Report", meta={"dataset": "builtin:toy2d"},
+    )
+    assert html.count("<table") == 2 and html.count("<h2>") == 2
+    assert "Global &lt;view&gt;" in html and "Reading &amp; more." in html  # text is escaped
+    assert html.count("window.PlotlyConfig") == 1  # plotly.js embedded once
+    assert '<script src="http' not in html and "<script src='http" not in html  # nothing fetched online
+    assert "builtin:toy2d" in html and "visibility" in html
+
+
+def test_plain_language_readings_name_the_top_features(toy_result):
+    text = fc.report.describe_global(toy_result, undesirable=("Severe",))
+    assert text.startswith("Across 2 case(s) predicted Severe")
+    assert text.index("Visibility") < text.index("Vehicle speed")
+    coverage = {"queries": 2, "counterfactuals_found": 4, "counterfactuals_requested": 4, "validity": 1.0,
+                "queries_without": 0}
+    assert "4 of 4" in fc.report.describe_coverage(coverage)
+
+
+def test_rows_meeting_and_data_summaries(synthetic_task):
+    rows = synthetic_task.frame.index[:50]
+    kept = fc.importance.rows_meeting(synthetic_task, rows, "road_type=rural")
+    assert (synthetic_task.frame.loc[kept, "road_type"] == "rural").all()
+    assert len(fc.importance.rows_meeting(synthetic_task, rows, None)) == 50
+    with pytest.raises(fc.ConfigError):
+        fc.importance.rows_meeting(synthetic_task, rows, "speed=3")
+    balance = fc.data.class_balance(synthetic_task)
+    assert balance["rows"].sum() == len(synthetic_task.frame) and math.isclose(balance["share"].sum(), 1.0)
+    features = fc.data.feature_table(synthetic_task)
+    assert features.set_index("feature").loc["road_type", "immutable"]
