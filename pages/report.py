@@ -49,7 +49,8 @@ for name, reg in saved.items():
     tables[f"saved_region_{name}.csv".replace(" ", "_").replace("/", "-")] = reg.to_frame()
 cols = st.columns(3)
 for i, (name, frame) in enumerate(tables.items()):
-    cols[i % 3].download_button(name, frame.to_csv(index=name == "local_frequencies.csv"), file_name=name,
+    csv = fc.data.to_safe_csv(frame, index=name == "local_frequencies.csv")
+    cols[i % 3].download_button(name, csv, file_name=name,
                                 mime="text/csv", key=f"csv.{name}")
 
 # -- the HTML report -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from ._datasets import (
     make_task,
     read_csv,
 )
+from ._export import formula_safe, to_safe_csv
 from ._summary import class_balance, feature_table, peek_csv
 
-__all__ = ["KINDS", "MAX_FILE_BYTES", "MISSING_MARKERS", "BUILTIN_DATASETS", "SYNTHETIC_GROUND_TRUTH", "Feature", "TaskSpec", "category_text", "make_task", "read_csv", "load_csv", "load_loan", "load_accidents", "load_builtin", "load_dataset", "feature_table", "class_balance", "peek_csv"]
+__all__ = ["KINDS", "MAX_FILE_BYTES", "MISSING_MARKERS", "BUILTIN_DATASETS", "SYNTHETIC_GROUND_TRUTH", "Feature", "TaskSpec", "category_text", "make_task", "read_csv", "load_csv", "load_loan", "load_accidents", "load_builtin", "load_dataset", "feature_table", "class_balance", "peek_csv", "to_safe_csv", "formula_safe"]
