@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,12 @@ def json_number(x):
         return None
     x = float(x)
     return None if math.isnan(x) else x
+
+
+def json_int(x):
+    """JSON-safe integer: NaN becomes null."""
+    x = json_number(x)
+    return None if x is None else int(x)
 
 
 def versions() -> dict:
@@ -67,6 +73,21 @@ class FlexResult:
         Valid counterfactuals per factual.
     tau : ndarray of shape (n_features,)
         τ_j used; NaN for categorical features.
+    necessary_frequency, necessary_std : ndarray of shape (n_features,) or None
+        F_j and its std counting only *necessary* changes: those whose revert alone (back to
+        the factual's value) makes the counterfactual invalid. None when no model was at hand.
+    local_necessary : ndarray of shape (n_queries, n_features) or None
+        f_j(i) counting only necessary changes.
+    frequency_ci : ndarray of shape (n_features, 2) or None
+        Percentile-bootstrap interval of F_j over the factuals (``config["bootstrap"]``).
+    rank_interval : ndarray of shape (n_features, 2) or None
+        [best, worst] rank across the same resamples.
+    necessity, sufficiency : ndarray of shape (n_features,) or None
+        Mothilal et al. (2021): share of requested counterfactuals found when only j may
+        change; 1 - share found when j is frozen. NaN for features that may not change.
+        None unless asked for (two generator runs per feature).
+    frequency_seed_sd : ndarray of shape (n_features,) or None
+        Std of F_j across generator seeds (``config["repeats"]``); None unless asked for.
     """
 
     level: str
@@ -87,6 +108,14 @@ class FlexResult:
     model: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    necessary_frequency: np.ndarray | None = None
+    necessary_std: np.ndarray | None = None
+    local_necessary: np.ndarray | None = None
+    frequency_ci: np.ndarray | None = None
+    rank_interval: np.ndarray | None = None
+    necessity: np.ndarray | None = None
+    sufficiency: np.ndarray | None = None
+    frequency_seed_sd: np.ndarray | None = None
 
     @property
     def rank(self) -> np.ndarray:
@@ -98,22 +127,54 @@ class FlexResult:
     def n_factuals_used(self) -> int:
         return int((self.counts > 0).sum())
 
+    def only_necessary(self) -> FlexResult:
+        """The same result counting only necessary changes (F, std, f_j(i), intervals and ranks)."""
+        if self.necessary_frequency is None:
+            raise ValueError("This result has no necessary-change frequencies (it was computed without a model).")
+        from .importance import frequency_intervals  # importance builds on this module
+
+        boot = self.config.get("bootstrap", {})
+        ci, ranks = frequency_intervals(
+            self.local_necessary, **{k: boot[k] for k in ("n_boot", "level", "seed") if k in boot}
+        )
+        return replace(
+            self,
+            frequency_mean=self.necessary_frequency,
+            frequency_std=self.necessary_std,
+            local_frequencies=self.local_necessary,
+            frequency_ci=ci,
+            rank_interval=ranks,
+            config={**self.config, "count": "necessary changes only"},
+        )
+
+    def _optional_columns(self) -> dict[str, np.ndarray]:
+        """Per-feature scores that exist only when computed, by JSON/frame column name."""
+        out = {}
+        for name in ("necessary_frequency", "necessity", "sufficiency", "frequency_seed_sd"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
+
     def to_frame(self) -> pd.DataFrame:
         """One row per feature, sorted by rank."""
-        frame = pd.DataFrame(
-            {
-                "feature": self.feature_names,
-                "label": self.display_names,
-                "kind": self.kinds,
-                "immutable": self.immutable,
-                "frequency_mean": self.frequency_mean,
-                "frequency_std": self.frequency_std,
-                "magnitude_mean": self.magnitude_mean,
-                "dice_frequency": self.dice_frequency,
-                "tau": self.tau,
-                "rank": self.rank,
-            }
-        )
+        columns = {
+            "feature": self.feature_names,
+            "label": self.display_names,
+            "kind": self.kinds,
+            "immutable": self.immutable,
+            "frequency_mean": self.frequency_mean,
+            "frequency_std": self.frequency_std,
+            "magnitude_mean": self.magnitude_mean,
+            "dice_frequency": self.dice_frequency,
+            "tau": self.tau,
+            "rank": self.rank,
+            **self._optional_columns(),
+        }
+        if self.frequency_ci is not None:
+            columns.update(frequency_ci_low=self.frequency_ci[:, 0], frequency_ci_high=self.frequency_ci[:, 1])
+        if self.rank_interval is not None:
+            columns.update(rank_best=self.rank_interval[:, 0], rank_worst=self.rank_interval[:, 1])
+        frame = pd.DataFrame(columns)
         return frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
 
     def local_frame(self) -> pd.DataFrame:
@@ -125,8 +186,10 @@ class FlexResult:
 
     def feature_records(self) -> list[dict]:
         ranks = self.rank
-        return [
-            {
+        optional = self._optional_columns()
+        records = []
+        for j, name in enumerate(self.feature_names):
+            record = {
                 "name": name,
                 "label": self.display_names[j],
                 "kind": self.kinds[j],
@@ -137,9 +200,14 @@ class FlexResult:
                 "rank": int(ranks[j]),
                 "dice_frequency": json_number(self.dice_frequency[j]),
                 "tau": json_number(self.tau[j]),
+                **{key: json_number(values[j]) for key, values in optional.items()},
             }
-            for j, name in enumerate(self.feature_names)
-        ]
+            if self.frequency_ci is not None:
+                record["frequency_ci"] = [json_number(v) for v in self.frequency_ci[j]]
+            if self.rank_interval is not None:
+                record["rank_interval"] = [json_int(v) for v in self.rank_interval[j]]
+            records.append(record)
+        return records
 
     def to_dict(self) -> dict:
         return {

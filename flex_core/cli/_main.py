@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     flex.add_argument("--n-cf", type=int, default=10)
     flex.add_argument("--tau", action="append", help="a number, or FEATURE=VALUE pairs")
     flex.add_argument("--seed", type=int, default=0)
+    flex.add_argument(
+        "--sufficiency", action="store_true", help="add necessity and sufficiency per feature (two generator runs per feature)"
+    )
+    flex.add_argument("--repeats", type=int, default=1, help="regenerate with N seeds and add frequency_seed_sd (N >= 2)")
     flex.add_argument("--cache-dir", help="keep generated counterfactuals here between runs")
     flex.add_argument("--out", help="write the JSON here (default: standard output)")
     flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
@@ -110,6 +114,8 @@ def run(args) -> dict:
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     if args.command == "reproduce":
         return run_reproduce(args, log)
+    if args.repeats < 1:
+        raise ConfigError("--repeats must be at least 1 (2 or more to measure the spread across seeds).")
     task = load_dataset(
         args.data,
         target=args.target,
@@ -131,9 +137,14 @@ def run(args) -> dict:
         if done == total or done % max(1, total // 10) == 0:
             log(f"counterfactuals: {done}/{total} queries")
 
+    on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats}
     started = time.perf_counter()
-    global_result = run_global(store, n_factuals=args.n_factuals, tau=tau, progress=progress)
+    global_result = run_global(
+        store, n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})
+    )
     log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
+    if "necessity_sufficiency" in global_result.config:
+        log(f"necessity and sufficiency: {global_result.config['necessity_sufficiency']['seconds']:.1f} s")
     if args.command == "global":
         out = global_result.to_dict()
         if args.shap:
@@ -142,7 +153,9 @@ def run(args) -> dict:
             add_shap_to_json(out, global_result, shap)
     else:
         query = args.query if args.query is not None else random_query(store, where=args.where, seed=args.seed)
-        regional = run_regional(store, global_result, query=query, k=args.neighbours, where=args.where, tau=tau, progress=progress)
+        regional = run_regional(
+            store, global_result, query=query, k=args.neighbours, where=args.where, tau=tau, progress=progress, **on_request
+        )
         out = regional.to_dict()
         if args.lime:
             lime = lime_importance(model, task, regional.members, num_samples=args.lime_samples, seed=args.seed)

@@ -22,6 +22,7 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._registry import generator_key
+from ._revert import necessary_changes
 from ._set import CounterfactualGenerator, CounterfactualSet, Progress
 
 __all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]
@@ -83,6 +84,7 @@ class CounterfactualStore:
         self.directory = None if directory is None else Path(directory) / digest
         self._lock = threading.Lock()
         self._set: CounterfactualSet | None = None
+        self._necessary: dict[int, np.ndarray] = {}  # row id -> (n_cf, n_features), see necessary_changes
         self._chunks = 0
         if self.directory is not None and self.directory.is_dir():
             chunks = sorted(self.directory.glob("chunk-*.npz"))
@@ -119,6 +121,50 @@ class CounterfactualStore:
         os.replace(partial, final)
         self._chunks += 1
 
+    def _generate(self, rows: list[int], *, features_to_vary, progress: Progress | None) -> CounterfactualSet:
+        """One generator call with every setting of this store except ``features_to_vary``."""
+        return self.generator.generate(
+            self.model,
+            self.task,
+            self.task.frame.loc[rows, self.task.feature_names],
+            n_cf=self.n_cf,
+            features_to_vary=features_to_vary,
+            permitted_range=self.permitted_range,
+            seed=self.seed,
+            progress=progress,
+        )
+
+    @property
+    def varying_features(self) -> list[str]:
+        """The features the generator may change: ``features_to_vary``, or every mutable feature."""
+        return list(self.features_to_vary) if self.features_to_vary is not None else list(self.task.mutable_names)
+
+    def generate_varying(
+        self, rows: Sequence[int], features_to_vary: Sequence[str], *, progress: Progress | None = None
+    ) -> CounterfactualSet:
+        """Counterfactuals for these rows when only ``features_to_vary`` may change, not stored.
+
+        Every other setting (generator, n_cf, seed, ranges) is this store's, so the answer
+        differs from :meth:`ensure`'s only in what may change (necessity and sufficiency).
+        """
+        rows = [int(r) for r in rows]
+        if not rows:
+            raise ConfigError("No factual rows were given.")
+        return self._generate(rows, features_to_vary=list(features_to_vary), progress=progress)
+
+    def reseeded(self, seed: int) -> CounterfactualStore:
+        """A store with the same settings and another generator seed (its own cache folder)."""
+        return CounterfactualStore(
+            self.task,
+            self.model,
+            self.generator,
+            n_cf=self.n_cf,
+            seed=seed,
+            features_to_vary=self.features_to_vary,
+            permitted_range=self.permitted_range,
+            directory=None if self.directory is None else self.directory.parent,
+        )
+
     def missing(self, rows: Sequence[int]) -> list[int]:
         rows = [int(r) for r in dict.fromkeys(int(r) for r in rows)]
         if self._set is None:
@@ -136,16 +182,7 @@ class CounterfactualStore:
         with self._lock:
             todo = self.missing(rows)
             if todo:
-                fresh = self.generator.generate(
-                    self.model,
-                    self.task,
-                    self.task.frame.loc[todo, self.task.feature_names],
-                    n_cf=self.n_cf,
-                    features_to_vary=self.features_to_vary,
-                    permitted_range=self.permitted_range,
-                    seed=self.seed,
-                    progress=progress,
-                )
+                fresh = self._generate(todo, features_to_vary=self.features_to_vary, progress=progress)
                 # Queries a time limit skipped are not kept: another run, with more time, may find some.
                 skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
                 kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]
@@ -160,6 +197,27 @@ class CounterfactualStore:
             elif progress is not None:
                 progress(len(rows), len(rows))
             return self._set.subset(rows)
+
+    def necessary_changes(self, cfset: CounterfactualSet) -> np.ndarray:
+        """Which changes of a set from :meth:`ensure` are necessary, shape (n_queries, n_cf, n_features).
+
+        See :func:`flex_core.counterfactuals.necessary_changes`. The answer does not depend
+        on τ, so each stored row is scored once (one batched call for all rows not scored yet)
+        and every later τ, k or query reuses it.
+        """
+        rows = [int(r) for r in cfset.query_index]
+        with self._lock:
+            todo = [r for r in dict.fromkeys(rows) if r not in self._necessary]
+            fresh: dict[int, np.ndarray] = {}
+            if todo:
+                stored = set(self.stored_rows.tolist())
+                for row, mask in zip(todo, necessary_changes(cfset.subset(todo), self.task, self.model)):
+                    mask.setflags(write=False)
+                    fresh[row] = mask
+                    if row in stored:  # not a row a time limit skipped: it may get counterfactuals later
+                        self._necessary[row] = mask
+            masks = [self._necessary.get(r, fresh.get(r)) for r in rows]
+        return np.stack(masks) if masks else np.zeros((0, cfset.n_cf, len(cfset.feature_names)), bool)
 
 
 

@@ -20,6 +20,7 @@ from ._metrics import (
     local_magnitudes,
     resolve_tau,
 )
+from ._uncertainty import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, frequency_intervals
 
 __all__ = [
     "flex_importance",
@@ -46,6 +47,9 @@ def flex_importance(
     ranges: np.ndarray | None = None,
     epsilon: float = DICE_EPSILON,
     level: str = "global",
+    necessary: np.ndarray | None = None,
+    n_boot: int = BOOTSTRAP_RESAMPLES,
+    bootstrap_seed: int = 0,
     generator: dict | None = None,
     model: dict | None = None,
     config: dict | None = None,
@@ -62,6 +66,13 @@ def flex_importance(
         range(X_j) of the training data; default the whole frame's.
     level : {"local", "regional", "global"}
         Only a label: the arithmetic is the same at every level (Eq. 4).
+    necessary : bool ndarray of shape (n_queries, n_cf, n_features), optional
+        Which changes are necessary (:func:`flex_core.counterfactuals.necessary_changes`,
+        τ-independent, so computed once per set); gives ``necessary_frequency``.
+    n_boot : int, default 1000
+        Bootstrap resamples of the factuals for ``frequency_ci`` and ``rank_interval``
+        (95% percentile intervals); 0 skips them.
+    bootstrap_seed : int, default 0
     """
     _check_compatible(cfset, task)
     continuous = np.array([f.is_continuous for f in task.features])
@@ -78,6 +89,18 @@ def flex_importance(
     mu_mean, _ = aggregate(local_mu)
     mu_mean[~continuous] = np.nan
     coverage = cfset.coverage()
+    extra, run_config = {}, {}
+    if necessary is not None:
+        if necessary.shape != changed.shape:
+            raise ConfigError(f"necessary has shape {necessary.shape}; the counterfactuals have {changed.shape}.")
+        # A change counts as necessary only if it also counts as a change at this τ.
+        local_necessary = local_frequencies(changed & necessary, usable)
+        necessary_mean, necessary_std = aggregate(local_necessary)
+        extra.update(necessary_frequency=necessary_mean, necessary_std=necessary_std, local_necessary=local_necessary)
+    if n_boot > 0:
+        ci, ranks = frequency_intervals(local_f, n_boot=n_boot, level=BOOTSTRAP_LEVEL, seed=bootstrap_seed)
+        extra.update(frequency_ci=ci, rank_interval=ranks)
+        run_config["bootstrap"] = {"n_boot": int(n_boot), "level": BOOTSTRAP_LEVEL, "seed": int(bootstrap_seed), "over": "factuals"}
     return FlexResult(
         level=level,
         feature_names=tuple(task.feature_names),
@@ -95,8 +118,9 @@ def flex_importance(
         counts=cfset.counts,
         generator={"name": cfset.generator, **coverage, **(generator or {})},
         model=dict(model or {}),
-        config={"tau": tau if not isinstance(tau, Mapping) else dict(tau), "epsilon": epsilon, **(config or {})},
+        config={"tau": tau if not isinstance(tau, Mapping) else dict(tau), "epsilon": epsilon, **run_config, **(config or {})},
         notes=cfset.notes,
+        **extra,
     )
 
 
@@ -319,18 +343,28 @@ def regional_importance(
     candidates: int = 0,
     tau: float | Mapping[str, float] = 0.1,
     ranges: np.ndarray | None = None,
+    necessary: np.ndarray | None = None,
+    bootstrap_seed: int = 0,
     generator: dict | None = None,
     model: dict | None = None,
     config: dict | None = None,
 ) -> RegionalResult:
-    """Regional FLEX over the members' counterfactuals, compared with a global result."""
+    """Regional FLEX over the members' counterfactuals, compared with a global result.
+
+    ``necessary`` (shape (n_queries, n_cf, n_features), aligned with ``cfset``) is passed
+    on to :func:`flex_importance` for the members.
+    """
     region_set = cfset.subset(members)
+    if necessary is not None:
+        necessary = necessary[cfset.positions_of(members)]
     importance = flex_importance(
         region_set,
         task,
         tau=tau,
         ranges=ranges,
         level="regional",
+        necessary=necessary,
+        bootstrap_seed=bootstrap_seed,
         generator=generator,
         model=model,
         config=config,

@@ -13,6 +13,7 @@ from ..counterfactuals import CounterfactualStore, Progress, generator_key
 from ..data import TaskSpec
 from ..models import model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
+from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
 
 __all__ = ["sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting"]
 
@@ -35,9 +36,16 @@ def run_global(
     n_factuals: int = 200,
     tau: float | Mapping[str, float] = 0.1,
     sample_seed: int | None = None,
+    sufficiency: bool = False,
+    repeats: int = 1,
     progress: Progress | None = None,
 ) -> FlexResult:
-    """Global FLEX: a seeded random sample of factuals with the undesirable prediction."""
+    """Global FLEX: a seeded random sample of factuals with the undesirable prediction.
+
+    ``necessary_frequency``, ``frequency_ci`` and ``rank_interval`` are always computed.
+    ``sufficiency=True`` adds necessity and sufficiency (two generator runs per feature);
+    ``repeats=N`` (N >= 2) regenerates with N seeds and adds ``frequency_seed_sd``.
+    """
     seed = store.seed if sample_seed is None else sample_seed
     pool = store.factual_rows
     rows = sample_factuals(pool, n_factuals, seed=seed)
@@ -51,10 +59,13 @@ def run_global(
         tau=tau,
         ranges=store.ranges,
         level="global",
+        necessary=store.necessary_changes(cfset),
+        bootstrap_seed=seed,
         generator=generator_key(store.generator),
         model=model_summary(store.model),
         config=_config(store, n_factuals=n_factuals, sample_seed=seed, factual_pool=len(pool)),
     )
+    result = _with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     return _with_notes(result, notes)
 
 
@@ -66,9 +77,14 @@ def run_regional(
     k: int = 4,
     where: str | Mapping | None = None,
     tau: float | Mapping[str, float] = 0.1,
+    sufficiency: bool = False,
+    repeats: int = 1,
     progress: Progress | None = None,
 ) -> RegionalResult:
-    """Regional FLEX around a query factual, compared with ``global_result``."""
+    """Regional FLEX around a query factual, compared with ``global_result``.
+
+    ``sufficiency`` and ``repeats`` work as in :func:`run_global`, over the region's members.
+    """
     pool = store.factual_rows
     ranges = store.ranges
     members, distances, criterion, n_candidates = select_region(
@@ -86,14 +102,17 @@ def run_regional(
         candidates=n_candidates,
         tau=tau,
         ranges=ranges,
+        necessary=store.necessary_changes(cfset),
+        bootstrap_seed=store.seed,
         generator=generator_key(store.generator),
         model=model_summary(store.model),
         config=_config(store, query=int(query), k=k, where=criterion),
     )
+    importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     if len(members) - 1 < k:
         note = f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}."
-        result = replace(result, importance=_with_notes(result.importance, [note]))
-    return result
+        importance = _with_notes(importance, [note])
+    return replace(result, importance=importance)
 
 
 def random_query(store: CounterfactualStore, *, where: str | Mapping | None = None, seed: int = 0) -> int:
@@ -117,6 +136,17 @@ def _config(store: CounterfactualStore, **extra) -> dict:
         "permitted_range": store.permitted_range,
         **extra,
     }
+
+
+def _with_extras(result: FlexResult, store: CounterfactualStore, *, tau, sufficiency: bool, repeats: int) -> FlexResult:
+    """Add the on-request scores: necessity and sufficiency, and the spread of F across seeds."""
+    if sufficiency:
+        result = with_necessity_sufficiency(result, necessity_sufficiency(store, result.query_index))
+    if repeats != 1:
+        spread = seed_spread(store, result.query_index, repeats=repeats, tau=tau)
+        seeds = [store.seed + r for r in range(repeats)]
+        result = replace(result, frequency_seed_sd=spread, config={**result.config, "repeats": {"n": repeats, "seeds": seeds}})
+    return result
 
 
 def _with_notes(result: FlexResult, notes: list[str]) -> FlexResult:

@@ -11,7 +11,10 @@ import pytest
 from flex_core.cli import main, parse_tau
 
 FAST = ["--n-factuals", "12", "--n-cf", "3", "--cv-folds", "2", "--quiet"]
-FEATURE_KEYS = {"name", "kind", "immutable", "frequency_mean", "frequency_std", "magnitude_mean", "rank", "dice_frequency", "tau"}
+FEATURE_KEYS = {
+    "name", "kind", "immutable", "frequency_mean", "frequency_std", "magnitude_mean", "rank", "dice_frequency", "tau",
+    "necessary_frequency", "frequency_ci", "rank_interval",
+}
 
 
 def run_cli(tmp_path, *args):
@@ -51,6 +54,20 @@ def test_regional_json_format(tmp_path):
     assert result["criterion"] == {"feature": "lighting", "value": "dark"}
 
 
+def test_sufficiency_and_repeats_add_their_scores(tmp_path):
+    result = run_cli(
+        tmp_path, "global", "--data", "builtin:synthetic-regional", "--sufficiency", "--repeats", "2", *FAST
+    )
+    records = {f["name"]: f for f in result["features"]}
+    assert records["road_type"]["necessity"] is None and records["road_type"]["sufficiency"] is None  # immutable
+    assert 0 <= records["speed"]["necessity"] <= 1 and 0 <= records["speed"]["sufficiency"] <= 1
+    assert all(f["frequency_seed_sd"] >= 0 for f in result["features"])
+    assert result["config"]["necessity_sufficiency"]["generator_runs"] == 8
+    assert result["config"]["repeats"]["n"] == 2
+    plain = run_cli(tmp_path, "global", "--data", "builtin:synthetic-regional", *FAST)
+    assert "necessity" not in plain["features"][0] and "frequency_seed_sd" not in plain["features"][0]
+
+
 def test_per_feature_tau_and_query_row(tmp_path):
     result = run_cli(
         tmp_path, "regional", "--data", "builtin:toy2d", "--query", "4", "--neighbours", "2",
@@ -85,6 +102,7 @@ def test_immutable_and_kind_apply_to_built_ins_too(tmp_path):
         (["regional", "--data", "builtin:synthetic-regional", "--where", "lighting=purple"], "has no value"),
         (["global", "--data", "builtin:toy2d", "--model", "svm"], "invalid choice"),
         (["global", "--data", "builtin:toy2d", "--cv-folds", "1"], "at least 2 folds"),
+        (["global", "--data", "builtin:toy2d", "--repeats", "0"], "--repeats must be at least 1"),
     ],
 )
 def test_bad_input_exits_non_zero_with_one_line(args, message):
