@@ -43,16 +43,19 @@ left.plotly_chart(fc.plotting.ranking_bars_figure(names, labels, scores, include
 right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3)")
 right.dataframe(table, width="stretch")
 if shap is not None:
-    agreement = fc.compare.rank_agreement(result.frequency_mean, shap.mean_abs, names=names, include=mutable)
+    agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)
     cols = st.columns(3)
-    cols[0].metric("Spearman (FLEX vs SHAP)", f"{agreement.spearman:.2f}")
-    cols[1].metric("Kendall (FLEX vs SHAP)", f"{agreement.kendall:.2f}")
+    cols[0].metric("Spearman (FLEX vs SHAP)", fc.report.with_interval(agreement.spearman, agreement.spearman_interval))
+    cols[1].metric("Kendall (FLEX vs SHAP)", fc.report.with_interval(agreement.kendall, agreement.kendall_interval))
     cols[2].metric(f"Top-{agreement.k} overlap", f"{agreement.top_k_overlap:.0%}")
     st.plotly_chart(
         fc.plotting.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement, include=mutable),
         key="compare_rank_scatter", width="stretch", config={"displaylogo": False},
     )
-    st.caption(f"SHAP: {shap.explainer}, explaining P(undesirable); {shap.seconds:.1f} s.")
+    st.caption(
+        f"SHAP: {shap.explainer}, explaining P(undesirable); {shap.seconds:.1f} s. In brackets: 95% bootstrap "
+        "intervals over the factuals (both methods recomputed on each resample)."
+    )
 
 st.subheader("Region: FLEX next to LIME")
 query = st.session_state[S.QUERY]

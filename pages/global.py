@@ -4,6 +4,7 @@ import streamlit as st
 
 import flex_core as fc
 from ui import state as S
+from ui.components import importance_chart, what_must_change
 from ui.context import require_analysis, run_or_stop
 
 st.title("Global feature importance")
@@ -12,14 +13,17 @@ task = analysis.task
 result = run_or_stop(analysis.global_result)
 
 st.markdown(fc.report.describe_global(result, undesirable=task.undesirable))
-st.plotly_chart(fc.plotting.importance_figure(result), key="global_chart", width="stretch", config={"displaylogo": False})
+importance_chart(result, key="global")
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
-    "cases (bar) ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
+    "cases (bar), with a 95% bootstrap interval over the cases or ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
     "typically is as a share of its range. A change to a number only counts above τ (set it on the Thresholds "
     "page; now " + (f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else ""))
     + "). Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."
 )
+
+st.subheader("What must change")
+what_must_change(analysis, result, key="global")
 
 coverage = analysis.store.ensure(result.query_index).coverage()
 st.subheader("Generator coverage")

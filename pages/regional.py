@@ -5,7 +5,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, selection
 from ui import state as S
-from ui.components import lime_beside_flex
+from ui.components import importance_chart, lime_beside_flex, what_must_change
 from ui.context import require_analysis, run_or_stop
 
 st.title("Regional explorer")
@@ -115,12 +115,14 @@ for note in regional.importance.notes:
 
 chart_col, scatter_col = st.columns(2)
 with chart_col:
-    st.plotly_chart(fc.plotting.importance_figure(regional.importance, dice=False), key="regional_chart", width="stretch",
-                    config={"displaylogo": False})
+    importance_chart(regional.importance, key="regional", dice=False)
 with scatter_col:
     st.plotly_chart(fc.plotting.regional_scatter(regional), key="regional_scatter", width="stretch",
                     config={"displaylogo": False})
 st.caption(fc.report.quadrant_legend().replace("\n", " · "))
+
+with st.expander("What must change in this region"):
+    what_must_change(analysis, regional.importance, key="regional")
 
 with st.expander("FLEX next to LIME for this region"):
     lime_beside_flex(analysis, regional, key="regional")

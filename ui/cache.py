@@ -174,3 +174,12 @@ def lime_result(
     _task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], num_samples: int, seed: int
 ) -> fc.compare.LimeImportance:
     return fc.compare.lime_importance(_model, _task, list(rows), num_samples=num_samples, seed=seed)
+
+
+# -- necessity and sufficiency (two generator runs per feature: only when asked, then cached) -------
+@st.cache_data(show_spinner="Running the generator twice per feature (necessity and sufficiency)…", max_entries=32)
+def necessity_sufficiency(
+    _store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]
+) -> fc.importance.NecessitySufficiency:
+    """Necessity and sufficiency over these factuals (``identity``: the store's); independent of τ."""
+    return fc.importance.necessity_sufficiency(_store, list(rows))

@@ -33,3 +33,41 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
         "LIME: mean |weight| over the same factuals, divided by its largest value (as the paper's Fig. 3). "
         "Where they disagree, LIME measures local sensitivity of the score, FLEX what it takes to flip the decision."
     )
+
+
+def importance_chart(result: fc.FlexResult, *, key: str, dice: bool = True) -> None:
+    """The F_j bar chart with two view toggles: count only necessary changes; interval or ± std whiskers."""
+    left, right = st.columns(2)
+    left.toggle("Count only necessary changes", key=f"{key}_necessary_only", value=st.session_state[S.NECESSARY_ONLY],
+                on_change=S.bind(f"{key}_necessary_only", S.NECESSARY_ONLY),
+                help="A change is necessary when undoing it alone makes the counterfactual lose the desired outcome.")
+    right.radio("Whiskers", ["interval", "std"], key=f"{key}_whiskers", horizontal=True,
+                index=["interval", "std"].index(st.session_state[S.WHISKERS]),
+                on_change=S.bind(f"{key}_whiskers", S.WHISKERS),
+                format_func={"interval": "95% bootstrap interval", "std": "± std across cases"}.get)
+    shown = result.only_necessary() if st.session_state[S.NECESSARY_ONLY] else result
+    st.plotly_chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]),
+                    key=f"{key}_chart", width="stretch", config={"displaylogo": False})
+
+
+def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> None:
+    """F, necessary F, necessity and sufficiency side by side; necessity and sufficiency run only when asked."""
+    rows = tuple(int(r) for r in result.query_index)
+    request = [analysis.store_id, list(rows)]
+    if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
+        scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
+        result = fc.importance.with_necessity_sufficiency(result, scores)
+        st.caption(f"Necessity and sufficiency: {scores.generator_runs} generator runs over {len(rows)} case(s) "
+                   f"in {scores.seconds:.1f} s (they do not depend on τ).")
+    else:
+        features = len(analysis.store.varying_features)
+        if st.button(f"Compute necessity and sufficiency ({2 * features} generator runs)", key=f"{key}_sufficiency"):
+            st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
+            st.rerun()
+    chart_col, table_col = st.columns([3, 2])
+    chart_col.plotly_chart(fc.plotting.what_must_change_figure(result), key=f"{key}_must_change_chart", width="stretch",
+                           config={"displaylogo": False})
+    percent = st.column_config.NumberColumn(format="percent")
+    table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch",
+                        column_config={"necessary F": percent, "necessity": percent, "sufficiency": percent})
+    table_col.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))

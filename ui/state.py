@@ -47,6 +47,9 @@ LINK_ERROR = "link_error"
 REPORT_HTML = "report_html"  # the last HTML report built on the Report page
 SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP runs only when asked
 LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
+SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/sufficiency was asked for
+NECESSARY_ONLY = "necessary_only"  # bar charts count only necessary changes
+WHISKERS = "whiskers"  # "interval" (bootstrap, default) or "std"
 
 
 def _defaults() -> dict[str, Any]:
@@ -77,6 +80,9 @@ def _defaults() -> dict[str, Any]:
         REPORT_HTML: None,
         SHAP_REQUEST: None,
         LIME_REQUEST: None,
+        SUFFICIENCY_REQUESTS: [],
+        NECESSARY_ONLY: False,
+        WHISKERS: "interval",
     }
 
 
@@ -123,7 +129,7 @@ def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
     for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                SHAP_REQUEST, LIME_REQUEST):
+                SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS):
         st.session_state[key] = defaults[key]
 
 

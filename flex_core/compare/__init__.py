@@ -8,14 +8,16 @@ from ._methods import (
     add_lime_to_json,
     add_shap_to_json,
     encoded_column_owners,
+    flex_shap_agreement,
     format_rank_cell,
     importance_rank,
     lime_importance,
     normalise_to_max,
     rank_agreement,
+    rank_correlations,
     ranking_table,
     shap_importance,
     sum_columns_to_features,
 )
 
-__all__ = ["SHAP_EXPLAINERS", "ShapImportance", "LimeImportance", "RankAgreement", "shap_importance", "lime_importance", "rank_agreement", "ranking_table", "importance_rank", "format_rank_cell", "encoded_column_owners", "sum_columns_to_features", "normalise_to_max", "add_shap_to_json", "add_lime_to_json"]
+__all__ = ["SHAP_EXPLAINERS", "ShapImportance", "LimeImportance", "RankAgreement", "shap_importance", "lime_importance", "rank_agreement", "flex_shap_agreement", "rank_correlations", "ranking_table", "importance_rank", "format_rank_cell", "encoded_column_owners", "sum_columns_to_features", "normalise_to_max", "add_shap_to_json", "add_lime_to_json"]

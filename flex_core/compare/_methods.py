@@ -14,7 +14,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -25,6 +25,7 @@ from .._errors import ConfigError
 from .._results import FlexResult, json_number
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
+from ..importance import bootstrap_counts, bootstrap_means
 from ..models import FittedModel
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "normalise_to_max",
     "importance_rank",
     "rank_agreement",
+    "flex_shap_agreement",
+    "rank_correlations",
     "format_rank_cell",
     "ranking_table",
     "add_shap_to_json",
@@ -458,14 +461,20 @@ class RankAgreement:
     top_k_overlap: float
     k: int
     features: tuple[str, ...]
+    spearman_interval: tuple[float, float] | None = None
+    kendall_interval: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "spearman": json_number(self.spearman),
             "kendall": json_number(self.kendall),
             f"top{self.k}_overlap": json_number(self.top_k_overlap),
             "features": list(self.features),
         }
+        if self.spearman_interval is not None:
+            out["spearman_interval"] = [json_number(v) for v in self.spearman_interval]
+            out["kendall_interval"] = [json_number(v) for v in self.kendall_interval]
+        return out
 
 
 def rank_agreement(
@@ -502,6 +511,69 @@ def rank_agreement(
     top_b = set(np.flatnonzero(importance_rank(b) <= k))
     overlap = len(top_a & top_b) / max(len(top_a), len(top_b))
     return RankAgreement(spearman=spearman, kendall=kendall, top_k_overlap=overlap, k=k, features=kept_names)
+
+
+def rank_correlations(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Spearman's rho and Kendall's tau-b of each row pair of (n_rows, n) arrays, vectorised; NaN where a row is constant.
+
+    Both as scipy's ``spearmanr`` and ``kendalltau`` (ties included); shapes (n_rows,).
+    """
+    return _rowwise_spearman(a, b), _rowwise_kendall(a, b)
+
+
+def _rowwise_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson r of average ranks, row by row."""
+    ra, rb = rankdata(a, axis=1), rankdata(b, axis=1)
+    ra -= ra.mean(axis=1, keepdims=True)
+    rb -= rb.mean(axis=1, keepdims=True)
+    denom = np.sqrt((ra**2).sum(axis=1) * (rb**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (ra * rb).sum(axis=1) / denom, np.nan)
+
+
+def _rowwise_kendall(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Tau-b row by row, from the signs of all pairwise differences."""
+    sa = np.sign(a[:, :, None] - a[:, None, :])
+    sb = np.sign(b[:, :, None] - b[:, None, :])
+    denom = np.sqrt(np.abs(sa).sum(axis=(1, 2)) * np.abs(sb).sum(axis=(1, 2)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (sa * sb).sum(axis=(1, 2)) / denom, np.nan)
+
+
+def flex_shap_agreement(
+    flex: FlexResult, shap_result: ShapImportance, *, k: int = 3, n_boot: int = 1000, level: float = 0.95, seed: int = 0
+) -> RankAgreement:
+    """FLEX-SHAP rank agreement over the mutable features, with percentile-bootstrap intervals.
+
+    Each resample draws the factuals both methods explained (with replacement) and
+    recomputes F_j and mean |SHAP| from the same draw, so the interval says how much
+    the agreement depends on which factuals were sampled. A resample in which either
+    side is constant has no rank correlation and is left out; with fewer than half
+    the resamples left, the interval is NaN.
+    """
+    mutable = ~np.asarray(flex.immutable, dtype=bool)
+    point = rank_agreement(flex.frequency_mean, shap_result.mean_abs, k=k, names=flex.feature_names, include=mutable)
+    shap_rows = {int(r): i for i, r in enumerate(shap_result.query_index)}
+    has_cf = ~np.isnan(flex.local_frequencies).all(axis=1)
+    pairs = [(i, shap_rows[int(r)]) for i, r in enumerate(flex.query_index) if has_cf[i] and int(r) in shap_rows]
+    keep = mutable & ~np.isnan(flex.frequency_mean) & ~np.isnan(shap_result.mean_abs)
+    if len(pairs) < 2 or keep.sum() < 2:
+        nan = (float("nan"), float("nan"))
+        return replace(point, spearman_interval=nan, kendall_interval=nan)
+    flex_pos, shap_pos = (np.array(p) for p in zip(*pairs))
+    counts = bootstrap_counts(len(pairs), n_boot=n_boot, seed=seed)
+    flex_means = bootstrap_means(flex.local_frequencies[flex_pos][:, keep], counts)
+    shap_means = bootstrap_means(np.abs(shap_result.values[shap_pos][:, keep]), counts)
+    tail = (1 - level) / 2 * 100
+    intervals = []
+    for values in rank_correlations(flex_means, shap_means):
+        values = values[~np.isnan(values)]
+        if len(values) < n_boot / 2:
+            intervals.append((float("nan"), float("nan")))
+        else:
+            low, high = np.percentile(values, [tail, 100 - tail])
+            intervals.append((float(low), float(high)))
+    return replace(point, spearman_interval=intervals[0], kendall_interval=intervals[1])
 
 
 def format_rank_cell(rank: int, mean: float, std: float | None = None, *, decimals: int = 2) -> str:
@@ -580,10 +652,8 @@ def add_shap_to_json(out: dict, flex: FlexResult, shap_result: ShapImportance, *
         j = by_name[record["name"]]
         record["shap_mean_abs"] = json_number(shap_result.mean_abs[j])
         record["shap_rank"] = int(ranks[j])
-    mutable = ~np.asarray(flex.immutable, dtype=bool)
-    agreement = rank_agreement(
-        flex.frequency_mean, shap_result.mean_abs, k=k, names=flex.feature_names, include=mutable
-    )
+    seed = flex.config.get("bootstrap", {}).get("seed", 0)
+    agreement = flex_shap_agreement(flex, shap_result, k=k, seed=seed)
     out["agreement"] = {
         **agreement.to_dict(),
         "between": ["flex frequency_mean", "shap mean |SHAP|"],

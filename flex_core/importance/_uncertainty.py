@@ -8,6 +8,8 @@ so a τ change redraws the intervals in milliseconds.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.stats import rankdata
 
@@ -17,12 +19,18 @@ BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_LEVEL = 0.95
 
 
+@lru_cache(maxsize=32)
 def bootstrap_counts(n_rows: int, *, n_boot: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """How often each row is drawn in each resample, shape (n_boot, n_rows); each row of it sums to n_rows."""
-    rng = np.random.default_rng(seed)
-    if n_rows == 0:
-        return np.zeros((n_boot, 0))
-    return rng.multinomial(n_rows, np.full(n_rows, 1.0 / n_rows), size=n_boot).astype(float)
+    """How often each row is drawn in each resample, shape (n_boot, n_rows); each row of it sums to n_rows.
+
+    The draws depend only on (n_rows, n_boot, seed), so they are made once and shared
+    (read-only): a τ change reuses them and only redoes the product.
+    """
+    picks = np.random.default_rng(seed).integers(0, n_rows, size=(n_boot, n_rows))
+    offsets = np.arange(n_boot)[:, None] * n_rows
+    counts = np.bincount((picks + offsets).ravel(), minlength=n_boot * n_rows).reshape(n_boot, n_rows).astype(float)
+    counts.setflags(write=False)
+    return counts
 
 
 def bootstrap_means(local: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -25,6 +25,8 @@ __all__ = [
     "regions_heatmap",
     "tau_sweep_figure",
     "tau_panels_figure",
+    "what_must_change_figure",
+    "frequency_whiskers",
     "QUADRANT_COLOURS",
 ]
 
@@ -72,15 +74,35 @@ def _tick_labels(result: FlexResult, order: Sequence[int]) -> list[str]:
     return [result.display_names[j] + (" (fixed)" if result.immutable[j] else "") for j in order]
 
 
-def importance_figure(result: FlexResult, *, title: str | None = None, dice: bool = True) -> go.Figure:
-    """Sorted F_j ± std (FLEX) with μ_j markers for continuous features, and DiCE's Algorithm 2 beside it.
+def frequency_whiskers(result: FlexResult, order: Sequence[int], *, whiskers: str = "interval") -> tuple[dict, str]:
+    """Plotly ``error_x`` for F_j in ``order`` and the words for the axis title.
+
+    ``"interval"``: the 95% bootstrap interval over the factuals (asymmetric), when the
+    result has one; ``"std"``: ± the std of f_j(i) across factuals.
+    """
+    if whiskers not in ("interval", "std"):
+        raise ValueError(f"whiskers must be 'interval' or 'std', not {whiskers!r}")
+    style = dict(type="data", color="#334155", thickness=1.2)
+    if whiskers == "interval" and result.frequency_ci is not None:
+        mean = result.frequency_mean[order]
+        low, high = result.frequency_ci[order, 0], result.frequency_ci[order, 1]
+        return {**style, "symmetric": False, "array": as_floats(high - mean), "arrayminus": as_floats(mean - low)}, "95% interval"
+    return {**style, "array": as_floats(result.frequency_std[order])}, "± std"
+
+
+def importance_figure(
+    result: FlexResult, *, title: str | None = None, dice: bool = True, whiskers: str = "interval"
+) -> go.Figure:
+    """Sorted F_j (FLEX) with its whiskers and μ_j markers for continuous features, and DiCE's Algorithm 2 beside it.
 
     Parameters
     ----------
     result : FlexResult
-        A global, regional or local result.
+        A global, regional or local result (``result.only_necessary()`` counts only necessary changes).
     dice : bool
         Add the right-hand panel with DiCE's frequency on the same counterfactuals.
+    whiskers : {"interval", "std"}
+        The bootstrap interval of F_j over the factuals (default), or ± the std across factuals.
 
     Returns
     -------
@@ -99,13 +121,14 @@ def importance_figure(result: FlexResult, *, title: str | None = None, dice: boo
         column_widths=[0.62, 0.38] if dice else None,
     )
     colours = [FIXED_COLOUR if result.immutable[j] else FLEX_COLOUR for j in order]
+    error_x, whisker_text = frequency_whiskers(result, order, whiskers=whiskers)
     fig.add_trace(
         go.Bar(
             name="F_j (FLEX)",
             orientation="h",
             y=labels,
             x=as_floats(result.frequency_mean[order]),
-            error_x=dict(type="data", array=as_floats(result.frequency_std[order]), color="#334155", thickness=1.2),
+            error_x=error_x,
             marker_color=colours,
             customdata=names,
             hovertemplate="%{y}<br>F = %{x:.3f}<extra></extra>",
@@ -143,7 +166,8 @@ def importance_figure(result: FlexResult, *, title: str | None = None, dice: boo
             col=2,
         )
         fig.update_xaxes(range=[0, 1.05], title_text="DiCE (Algorithm 2): any change counts", row=1, col=2)
-    fig.update_xaxes(range=[0, 1.05], title_text="FLEX F_j ± std: share of counterfactuals changing it", row=1, col=1)
+    counted = "necessary changes only" if result.config.get("count") else "share of counterfactuals changing it"
+    fig.update_xaxes(range=[0, 1.05], title_text=f"FLEX F_j ({whisker_text}): {counted}", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     level = {"global": "Global", "regional": "Regional", "local": "Local"}.get(result.level, result.level)
     default_title = f"{level} feature importance from {result.n_factuals_used} factual(s)"
@@ -352,3 +376,42 @@ def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
         fig.update_xaxes(range=[0, 1.05], title_text="F_j", row=1, col=col)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     return apply_style(fig, title="Global importance at three thresholds (as in the paper)", height=170 + 34 * len(order))
+
+
+#: The four "what must change" scores: (attribute of FlexResult, legend name, colour).
+WHAT_MUST_CHANGE = (
+    ("frequency_mean", "F: changed", FLEX_COLOUR),
+    ("necessary_frequency", "necessary F: changed and needed", "#0f766e"),
+    ("necessity", "necessity: enough to change it alone", "#d97706"),
+    ("sufficiency", "sufficiency: no way around it", "#7c3aed"),
+)
+
+
+def what_must_change_figure(result: FlexResult, *, title: str | None = None) -> go.Figure:
+    """F, necessary F, necessity and sufficiency side by side per mutable feature (grouped bars).
+
+    Features in the order of F. One trace per score that the result carries (necessity
+    and sufficiency only when computed), x = score, customdata = feature name.
+    """
+    order = [j for j in _order(result) if not result.immutable[j]]
+    labels = _tick_labels(result, order)
+    fig = go.Figure()
+    for attribute, name, colour in WHAT_MUST_CHANGE:
+        values = getattr(result, attribute)
+        if values is None:
+            continue
+        fig.add_trace(
+            go.Bar(
+                name=name,
+                orientation="h",
+                y=labels,
+                x=as_floats(values[order]),
+                marker_color=colour,
+                customdata=[result.feature_names[j] for j in order],
+                hovertemplate="%{y}<br>" + name.split(":")[0] + " = %{x:.3f}<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(range=[0, 1.05], title_text="share (0 to 1)")
+    fig.update_yaxes(autorange="reversed")
+    return apply_style(fig, title=title or "What must change", height=max(320, 170 + 22 * len(fig.data) * max(1, len(order)) // 2))

@@ -5,15 +5,141 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from .._results import QUADRANT_MEANING, FlexResult, RegionalResult
 
-__all__ = ["describe_global", "describe_regional", "describe_tau_sweep", "describe_coverage", "quadrant_legend"]
+__all__ = [
+    "describe_global",
+    "describe_regional",
+    "describe_tau_sweep",
+    "describe_coverage",
+    "quadrant_legend",
+    "with_interval",
+    "rank_text",
+    "describe_certainty",
+    "describe_passengers",
+    "WHAT_MUST_CHANGE_READING",
+    "what_must_change_frame",
+]
+
+#: One sentence each on how to read the four "what must change" numbers.
+WHAT_MUST_CHANGE_READING = {
+    "F": "F: the share of each case's counterfactuals that change the feature, averaged over the cases.",
+    "necessary F": (
+        "necessary F: the same share, counting a change only when undoing it alone (all else kept) "
+        "loses the desired outcome; a feature with high F but low necessary F is a passenger that rides along."
+    ),
+    "necessity": (
+        "necessity: the share of requested counterfactuals the generator still finds when only this feature "
+        "may change; high means changing this feature alone is often enough."
+    ),
+    "sufficiency": (
+        "sufficiency: 1 minus the share found when this feature is frozen and everything else may change; "
+        "high means there is rarely a way around changing it."
+    ),
+}
+
+#: A feature is named a passenger when it changes in at least this share of counterfactuals ...
+PASSENGER_MIN_FREQUENCY = 0.03
+#: ... and at most this fraction of those changes is necessary.
+PASSENGER_MAX_NECESSARY_SHARE = 0.25
 
 
 def _pct(x: float) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.0f}%"
+
+
+def with_interval(value: float, interval: Sequence[float] | None, *, decimals: int = 2) -> str:
+    """``"0.73 (0.61 to 0.85)"``; the value alone when the interval is missing or undefined."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    text = f"{value:.{decimals}f}"
+    if interval is None or any(v is None or math.isnan(v) for v in interval):
+        return text
+    return f"{text} ({interval[0]:.{decimals}f} to {interval[1]:.{decimals}f})"
+
+
+def rank_text(rank: int, interval: Sequence[float] | None) -> str:
+    """``"4–7"`` when the 95% bootstrap interval of a rank spans several ranks, else ``"4"``."""
+    if interval is None or any(v is None or math.isnan(v) for v in interval) or interval[0] == interval[1]:
+        return f"{int(rank)}"
+    return f"{int(interval[0])}–{int(interval[1])}"
+
+
+def describe_certainty(result: FlexResult) -> str:
+    """Which ranks the bootstrap over the cases can tell apart, in words ("" without intervals)."""
+    if result.rank_interval is None or result.n_factuals_used < 2:
+        return ""
+    frame = result.to_frame()
+    frame = frame[~frame["immutable"] & (frame["frequency_mean"] > 0)]
+    if frame.empty:
+        return ""
+    parts = []
+    top = frame.iloc[0]
+    if top["rank_best"] == top["rank_worst"] == 1:
+        parts.append(f"{top['label']} is first in at least 95% of resamples")
+    # Runs of features whose rank intervals overlap cannot be ordered with confidence.
+    groups, current, reach = [], [], 0.0
+    for _, line in frame.iterrows():
+        if current and line["rank_best"] <= reach:
+            current.append(line)
+            reach = max(reach, line["rank_worst"])
+            continue
+        if len(current) > 1:
+            groups.append(current)
+        current, reach = [line], line["rank_worst"]
+    if len(current) > 1:
+        groups.append(current)
+    for group in groups:
+        labels = ", ".join(line["label"] for line in group)
+        parts.append(f"ranks {int(group[0]['rank'])}–{int(group[-1]['rank'])} ({labels}) are indistinguishable")
+    if not groups:
+        parts.append("every rank is clear (no two rank intervals overlap)")
+    return " Resampling the cases (95% bootstrap): " + "; ".join(parts) + "."
+
+
+def describe_passengers(result: FlexResult) -> str:
+    """Names the features that change often but almost never need to ("" when there are none or no model)."""
+    if result.necessary_frequency is None:
+        return ""
+    passengers = [
+        f"{result.display_names[j]} (changed in {_pct(result.frequency_mean[j])}, needed in {100 * result.necessary_frequency[j]:.1f}%)"
+        for j in np.argsort(-np.nan_to_num(result.frequency_mean), kind="stable")
+        if not result.immutable[j]
+        and result.frequency_mean[j] >= PASSENGER_MIN_FREQUENCY
+        and result.necessary_frequency[j] <= PASSENGER_MAX_NECESSARY_SHARE * result.frequency_mean[j]
+    ]
+    if not passengers:
+        return ""
+    return (
+        " Passengers, changed along the way but rarely needed (undoing that change alone keeps the outcome): "
+        + "; ".join(passengers)
+        + "."
+    )
+
+
+def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
+    """One row per mutable feature, by rank: rank (as "4–7" where uncertain), F with its interval, necessary F,
+    necessity and sufficiency (empty until computed)."""
+    rows = []
+    for j in np.argsort(result.rank, kind="stable"):
+        if result.immutable[j]:
+            continue
+        interval = None if result.frequency_ci is None else result.frequency_ci[j]
+        ranks = None if result.rank_interval is None else result.rank_interval[j]
+        rows.append(
+            {
+                "feature": result.display_names[j],
+                "rank": rank_text(result.rank[j], ranks),
+                "F (95% interval)": with_interval(result.frequency_mean[j], interval),
+                "necessary F": None if result.necessary_frequency is None else float(result.necessary_frequency[j]),
+                "necessity": None if result.necessity is None else float(result.necessity[j]),
+                "sufficiency": None if result.sufficiency is None else float(result.sufficiency[j]),
+            }
+        )
+    return pd.DataFrame(rows, columns=["feature", "rank", "F (95% interval)", "necessary F", "necessity", "sufficiency"])
 
 
 def _outcome(undesirable: Sequence | None) -> str:
@@ -53,7 +179,7 @@ def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) 
             + (f" to {max(tau):g}" if max(tau) != min(tau) else "")
             + " of the feature's range."
         )
-    return lead + body + tail
+    return lead + body + tail + describe_certainty(result) + describe_passengers(result)
 
 
 def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None = None) -> str:

@@ -150,6 +150,31 @@ def test_rank_agreement_with_ties_and_a_mask():
 
 
 # -- the paper's table format ----------------------------------------------------------
+def test_rowwise_rank_correlations_match_scipy_with_ties():
+    from scipy.stats import kendalltau, spearmanr
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 4, size=(20, 7)).astype(float)  # many ties
+    b = rng.integers(0, 5, size=(20, 7)).astype(float)
+    spearman, kendall = fc.compare.rank_correlations(a, b)
+    np.testing.assert_allclose(spearman, [spearmanr(x, y).statistic for x, y in zip(a, b)])
+    np.testing.assert_allclose(kendall, [kendalltau(x, y).statistic for x, y in zip(a, b)])
+
+
+def test_flex_shap_agreement_interval_is_seeded_and_holds_the_estimate(synthetic_task, synthetic_model):
+    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
+    flex = fc.run_global(store, n_factuals=30)
+    shap = fc.compare.shap_importance(synthetic_model, synthetic_task, flex.query_index, seed=0)
+    first = fc.compare.flex_shap_agreement(flex, shap, seed=4)
+    assert first == fc.compare.flex_shap_agreement(flex, shap, seed=4)
+    point = fc.compare.rank_agreement(
+        flex.frequency_mean, shap.mean_abs, names=flex.feature_names, include=~np.array(flex.immutable)
+    )
+    assert (first.spearman, first.kendall) == (point.spearman, point.kendall)
+    assert first.spearman_interval[0] <= first.spearman <= first.spearman_interval[1]
+    assert first.kendall_interval[0] <= first.kendall <= first.kendall_interval[1]
+
+
 def test_format_rank_cell_matches_the_paper():
     assert fc.compare.format_rank_cell(1, 0.3412, 0.2361) == "1 (0.34 ± 0.24)"
     assert fc.compare.format_rank_cell(3, 0.02241, decimals=4) == "3 (0.0224)"
@@ -209,6 +234,9 @@ def test_cli_global_shap(tmp_path):
     assert min(f["shap_rank"] for f in result["features"]) == 1
     agreement = result["agreement"]
     assert -1 <= agreement["spearman"] <= 1 and -1 <= agreement["kendall"] <= 1
+    for key in ("spearman", "kendall"):
+        low, high = agreement[f"{key}_interval"]
+        assert -1 <= low <= agreement[key] <= high <= 1
     # Agreement is over the mutable features only.
     assert set(agreement["features"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
     assert "mutable" in agreement["over"]

@@ -56,3 +56,34 @@ def test_sample_sizes_come_from_the_sidebar(setting):
         assert metric(at, "Factuals explained") == "5"
     else:
         assert metric(at, "Counterfactuals found").endswith(f"/ {5 * 12}")
+
+
+def test_bars_show_the_bootstrap_interval_by_default_and_std_on_request():
+    at = start("synthetic-regional")
+    flex = chart(at, "global_chart")["data"][0]
+    assert flex["error_x"]["symmetric"] is False and "arrayminus" in flex["error_x"]
+    at.radio(key="global_whiskers").set_value("std").run()
+    assert not at.exception
+    assert "arrayminus" not in chart(at, "global_chart")["data"][0]["error_x"]
+
+
+def test_counting_only_necessary_changes_never_raises_a_bar():
+    at = start("synthetic-regional")
+    every = dict(zip(*(chart(at, "global_chart")["data"][0][k] for k in ("customdata", "x"))))
+    at.toggle(key="global_necessary_only").set_value(True).run()
+    assert not at.exception
+    necessary = dict(zip(*(chart(at, "global_chart")["data"][0][k] for k in ("customdata", "x"))))
+    assert all(necessary[name] <= every[name] + 1e-12 for name in every)
+
+
+def test_what_must_change_runs_necessity_and_sufficiency_only_when_asked():
+    at = start("synthetic-regional")
+    spec = chart(at, "global_must_change_chart")
+    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["F", "necessary F"]
+    buttons = [b for b in at.button if b.key == "global_sufficiency"]
+    assert buttons and "8 generator runs" in buttons[0].label
+    buttons[0].click().run()
+    assert not at.exception and not errors(at)
+    spec = chart(at, "global_must_change_chart")
+    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["F", "necessary F", "necessity", "sufficiency"]
+    assert not [b for b in at.button if b.key == "global_sufficiency"]  # cached: no second request

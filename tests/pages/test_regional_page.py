@@ -118,3 +118,9 @@ def test_an_unknown_criterion_from_a_link_is_dropped_with_a_warning():
     assert not at.exception and not errors(at), (at.exception, errors(at))
     assert any("was dropped" in w.value for w in at.warning)
     assert at.session_state["where"] is None
+
+
+def test_regional_page_has_the_what_must_change_view_and_toggles():
+    at = start("synthetic-regional", page="pages/regional.py")
+    assert chart(at, "regional_must_change_chart")["data"]
+    assert chart(at, "regional_chart")["data"][0]["error_x"]["symmetric"] is False

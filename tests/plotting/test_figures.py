@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ def toy_result(toy_task):
 
 
 def test_importance_figure_sorts_features_and_carries_mean_std_mu_and_dice(toy_result):
-    fig = fc.plotting.importance_figure(toy_result)
+    fig = fc.plotting.importance_figure(toy_result, whiskers="std")
     flex, mu, dice = fig.data
     # Hand-computed: speed changes > 10 in 1 of 2 CFs of factual 0, 0 of 2 of factual 1 -> F = 0.25;
     # visibility > 0.1 in 1 of 2 for both -> F = 0.5. Sorted descending: visibility, speed.
@@ -47,6 +48,30 @@ def test_importance_figure_sorts_features_and_carries_mean_std_mu_and_dice(toy_r
     assert "Global" in fig.layout.title.text
 
 
+def test_importance_figure_whiskers_default_to_the_bootstrap_interval(toy_result):
+    flex = fc.plotting.importance_figure(toy_result).data[0]
+    # f_j(i): visibility 0.5 for both factuals (no spread); speed 0.5 and 0, so a resample's F is 0, 0.25 or 0.5.
+    assert flex.error_x.symmetric is False
+    assert list(flex.error_x.array) == [0.0, 0.25] and list(flex.error_x.arrayminus) == [0.0, 0.25]
+    assert "95% interval" in fig_title(fc.plotting.importance_figure(toy_result))
+    with pytest.raises(ValueError, match="whiskers"):
+        fc.plotting.importance_figure(toy_result, whiskers="iqr")
+
+
+def fig_title(fig) -> str:
+    return fig.layout.xaxis.title.text
+
+
+def test_what_must_change_figure_shows_the_scores_it_has(toy_result):
+    fig = fc.plotting.what_must_change_figure(toy_result)
+    assert [trace.name.split(":")[0] for trace in fig.data] == ["F"]  # no model: no necessary F, no necessity
+    withall = replace(toy_result, necessary_frequency=np.array([0.25, 0.0]), necessity=np.array([0.4, 0.1]),
+                      sufficiency=np.array([0.9, 0.0]))
+    fig = fc.plotting.what_must_change_figure(withall)
+    assert [trace.name.split(":")[0] for trace in fig.data] == ["F", "necessary F", "necessity", "sufficiency"]
+    assert list(fig.data[1].customdata) == ["visibility", "vehicle_speed"] and list(fig.data[1].x) == [0.0, 0.25]
+
+
 def test_importance_figure_marks_immutable_features(synthetic_task):
     cfset = _set(synthetic_task, [[90, 0, 0, 50, 0, 0]], [[[60, 0, 1, 50, 0, 0]]])
     fig = fc.plotting.importance_figure(fc.flex_importance(cfset, synthetic_task), dice=False)
@@ -56,7 +81,6 @@ def test_importance_figure_marks_immutable_features(synthetic_task):
 
 def _regional(task, regional_f, global_f, immutable=()):
     imp = fc.flex_importance(_set(task, [[100.0, 0.2]], [[[100.0, 0.2]]]), task, level="regional")
-    from dataclasses import replace
 
     imp = replace(imp, frequency_mean=np.asarray(regional_f, float), immutable=tuple(immutable or [False] * len(regional_f)))
     r, quadrants, thresholds = fc.importance.compare_with_global(imp.frequency_mean, np.asarray(global_f, float),
