@@ -36,11 +36,13 @@ if st.session_state[S.SHAP_REQUEST] == shap_request:
     shap = run_or_stop(cache.shap_result, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
     scores["SHAP"] = shap.mean_abs
 
-table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable)
+table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable,
+                                 rank_intervals={"FLEX": result.rank_interval})
 left, right = st.columns([3, 2])
 left.plotly_chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), key="compare_bars", width="stretch",
                   config={"displaylogo": False})
-right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3)")
+right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
+               "the 95% bootstrap interval over the cases spans several ranks)")
 right.dataframe(table, width="stretch")
 if shap is not None:
     agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)

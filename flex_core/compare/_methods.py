@@ -576,8 +576,11 @@ def flex_shap_agreement(
     return replace(point, spearman_interval=intervals[0], kendall_interval=intervals[1])
 
 
-def format_rank_cell(rank: int, mean: float, std: float | None = None, *, decimals: int = 2) -> str:
-    """The paper's table cell: ``"1 (0.34 ± 0.24)"``, or ``"3 (0.0224)"`` without a std."""
+def format_rank_cell(rank: int | str, mean: float, std: float | None = None, *, decimals: int = 2) -> str:
+    """The paper's table cell: ``"1 (0.34 ± 0.24)"``, or ``"3 (0.0224)"`` without a std.
+
+    ``rank`` may be a text such as ``"4–7"`` (a bootstrap rank interval).
+    """
     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return "–"
     if std is None or (isinstance(std, float) and math.isnan(std)):
@@ -592,6 +595,7 @@ def ranking_table(
     stds: Mapping[str, np.ndarray] | None = None,
     decimals: Mapping[str, int] | None = None,
     include: np.ndarray | None = None,
+    rank_intervals: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Side-by-side rankings in the paper's format (Tables 1 and 3).
 
@@ -606,6 +610,11 @@ def ranking_table(
     decimals : mapping method -> int, optional (default 2)
     include : bool ndarray of shape (n_features,), optional
         Features to rank and show (e.g. the mutable ones, as in the paper's tables).
+    rank_intervals : mapping method -> ndarray of shape (n_features, 2), optional
+        [best, worst] bootstrap rank of each feature (``FlexResult.rank_interval``); where
+        they differ the cell shows the range, e.g. ``"4–7 (0.05 ± 0.03)"``. Ranks of the
+        features left out by ``include`` must not affect them (true for FLEX's mutable features,
+        since an immutable feature's F is 0 in every resample).
 
     Returns
     -------
@@ -624,11 +633,19 @@ def ranking_table(
             raise ConfigError(f"{method}: {len(values)} scores for {len(labels)} features.")
         ranks = importance_rank(values[keep])
         spread = None if method not in stds else np.asarray(stds[method], dtype=float)[keep]
+        intervals = (rank_intervals or {}).get(method)
+        rank_texts = [str(int(r)) for r in ranks]
+        if intervals is not None:
+            intervals = np.asarray(intervals, dtype=float)[keep]
+            rank_texts = [
+                text if np.isnan(lo) or lo == hi else f"{int(lo)}–{int(hi)}"
+                for text, (lo, hi) in zip(rank_texts, intervals)
+            ]
         columns[method] = [
             format_rank_cell(
-                int(r), float(v), None if spread is None else float(spread[i]), decimals=decimals.get(method, 2)
+                rank_texts[i], float(v), None if spread is None else float(spread[i]), decimals=decimals.get(method, 2)
             )
-            for i, (r, v) in enumerate(zip(ranks, values[keep]))
+            for i, v in enumerate(values[keep])
         ]
         if first_rank is None:
             first_rank = ranks

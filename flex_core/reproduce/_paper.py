@@ -200,6 +200,11 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
     stds = {f"FLEX ({name})": runs[name]["result"].frequency_std for name in runs}
     scores["SHAP (mean abs)"] = shap.mean_abs
     table = ranking_table(labels, scores, stds=stds, decimals={"SHAP (mean abs)": 4}, include=mutable)
+    position = {f.label: j for j, f in enumerate(task.features)}
+    for name in runs:
+        # Changes whose revert alone breaks the counterfactual: passengers have F well above this.
+        necessary = runs[name]["result"].necessary_frequency
+        table[f"necessary F ({name})"] = [f"{necessary[position[lab]]:.3f}" for lab in table.index]
     published = PAPER["global"][key]
     by_label = {f.label: f.name for f in task.features}
     table["paper FLEX"] = [

@@ -196,6 +196,11 @@ def test_ranking_table_ranks_each_method_and_shares_ties():
     assert list(table["FLEX"]) == ["1 (0.30 ± 0.20)", "2 (0.08 ± 0.10)", "2 (0.08 ± 0.12)"]
     # SHAP is ranked over the included features only: the excluded 0.5 does not take rank 1.
     assert list(table["SHAP"]) == ["3 (0.0020)", "2 (0.0100)", "1 (0.0300)"]
+    with_ranges = fc.compare.ranking_table(
+        labels, {"FLEX": flex}, include=np.array([True, True, True, False]),
+        rank_intervals={"FLEX": np.array([[2, 3], [1, 1], [2, 3], [4, 4]])},
+    )
+    assert list(with_ranges["FLEX"]) == ["1 (0.30)", "2–3 (0.08)", "2–3 (0.08)"]
 
 
 # -- figures ---------------------------------------------------------------------------
@@ -270,6 +275,7 @@ def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accide
         assert heading in report
     assert "Reduced run" in report and "dice-random" in report
     assert "0.35" in report and "0.50" in report  # the paper's r next to ours
+    assert "necessary F (dice-random)" in report  # the global tables show which changes were needed
     results = json.loads((out / "results.json").read_text())
     assert results["default_generator"] == fc.counterfactuals.DEFAULT_GENERATOR
     assert len(results["accidents"]["regions"]["mode_shift_region_1"]) == 11
