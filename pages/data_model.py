@@ -38,13 +38,17 @@ with right:
     table = {
         "accuracy": [metrics.get("cv_accuracy_mean"), metrics.get("test_accuracy")],
         "F1 (weighted)": [metrics.get("cv_f1_mean"), metrics.get("test_f1")],
+        "balanced accuracy": [None, metrics.get("balanced_accuracy")],
+        "always the most common outcome": [None, metrics.get("majority_baseline")],
     }
     st.dataframe(table, width="stretch", column_config={"_index": st.column_config.TextColumn()},
                  hide_index=False)
     st.caption(
         f"Row 1: mean over {metrics.get('cv_folds', 0)} cross-validation folds of the training part "
         f"({metrics['train_rows']:,} rows); row 2: the held-out test part ({metrics['test_rows']:,} rows). "
-        f"Encoding: {model.encoding}."
+        f"Encoding: {model.encoding}. Balanced accuracy averages the share right within each outcome; "
+        "\"always the most common outcome\" is the accuracy of a model that always predicts the training "
+        "part's most common outcome, the number the model's accuracy has to beat."
     )
 
 st.subheader("Features")

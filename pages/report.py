@@ -59,8 +59,10 @@ undesirable = task.undesirable
 sections = [
     fc.report.ReportSection("The data and the model",
                      f"{task.name}: {len(task.frame):,} cases, {len(task.features)} features; the model "
-                     f"({model.label}) is right {model.metrics['test_accuracy']:.0%} of the time on held-out cases. "
-                     + " ".join(task.notes), table=fc.data.class_balance(task)),
+                     f"({model.label}) is right {model.metrics['test_accuracy']:.0%} of the time on held-out cases"
+                     f" (always predicting the most common outcome: {model.metrics['majority_baseline']:.0%}; "
+                     f"balanced accuracy {model.metrics['balanced_accuracy']:.0%}). "
+                     + " ".join(filter(None, (fc.models.adequacy_note(model.metrics), *task.notes))), table=fc.data.class_balance(task)),
     fc.report.ReportSection("What would have to change, across all cases", fc.report.describe_global(global_result, undesirable=undesirable),
                      fc.plotting.importance_figure(global_result), global_result.to_frame()),
 ]

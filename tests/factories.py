@@ -21,3 +21,16 @@ def make_set(task, factual_rows, cf_rows, n_cf):
     return fc.counterfactuals.CounterfactualSet(
         tuple(task.feature_names), np.array(factual_rows), fc.counterfactuals.encode_rows(task, factuals), cfs, found, found.copy(), "hand", 0.0
     )
+
+
+def noise_frame(n: int = 600, *, minority: float = 0.15, seed: int = 0) -> pd.DataFrame:
+    """Features unrelated to an imbalanced outcome: no model can beat always predicting the majority."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "x1": rng.normal(size=n).round(3),
+            "x2": rng.integers(0, 50, n),
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "outcome": np.where(rng.random(n) < minority, "bad", "good"),
+        }
+    )

@@ -89,6 +89,9 @@ def require_analysis() -> Analysis:
     if analysis is None:
         st.info("Fix the setting named above in the sidebar to continue.")
         st.stop()
+    adequacy = fc.models.adequacy_note(analysis.model.metrics)
+    if adequacy:  # every page draws or reports importances of this model, so every page says it
+        st.warning(adequacy)
     dropped = S.forget_stale_rows(analysis.pool)
     if dropped:
         st.warning(
@@ -96,6 +99,14 @@ def require_analysis() -> Analysis:
             f"{' / '.join(map(str, analysis.task.undesirable))} under the current model and settings."
         )
     return analysis
+
+
+def show_notes(analysis: Analysis, *notes: str) -> None:
+    """Notes as info boxes, less the model-adequacy note that :func:`require_analysis` already shows as a warning."""
+    adequacy = fc.models.adequacy_note(analysis.model.metrics)
+    for note in dict.fromkeys(notes):
+        if note != adequacy:
+            st.info(note)
 
 
 def run_or_stop(fn, *args, **kwargs):

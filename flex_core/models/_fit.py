@@ -14,7 +14,7 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, f1_score
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold, cross_validate, train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
@@ -22,7 +22,7 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from .._errors import ConfigError
 from ..data import TaskSpec
 
-__all__ = ["FittedModel", "fit_model", "MODELS"]
+__all__ = ["FittedModel", "fit_model", "MODELS", "model_summary", "adequacy_note"]
 
 MODELS = {
     "rf": "Random forest (100 trees; the paper's model)",
@@ -131,9 +131,14 @@ def fit_model(
         )
     pipeline.fit(X.iloc[train_pos], y[train_pos])
     predicted = pipeline.predict(X.iloc[test_pos])
+    # The baseline always predicts the training part's most common class; a model that does not beat it
+    # on the test part has learned little, however high its accuracy looks on imbalanced data.
+    majority = np.bincount(y[train_pos], minlength=2).argmax()
     metrics.update(
         test_accuracy=float(accuracy_score(y[test_pos], predicted)),
         test_f1=float(f1_score(y[test_pos], predicted, average="weighted")),
+        majority_baseline=float(np.mean(y[test_pos] == majority)),
+        balanced_accuracy=float(balanced_accuracy_score(y[test_pos], predicted)),
         train_rows=int(len(train_pos)),
         test_rows=int(len(test_pos)),
     )
@@ -148,7 +153,22 @@ def fit_model(
     )
 
 
+def adequacy_note(metrics: dict) -> str | None:
+    """A warning when test accuracy does not beat always predicting the majority class, else None."""
+    accuracy, baseline = metrics.get("test_accuracy"), metrics.get("majority_baseline")
+    if accuracy is None or baseline is None or accuracy > baseline:
+        return None
+    balanced = metrics.get("balanced_accuracy")
+    return (
+        f"The model's test accuracy ({accuracy:.1%}) does not beat always predicting the most common outcome "
+        f"({baseline:.1%})"
+        + (f"; its balanced accuracy is {balanced:.1%}" if balanced is not None else "")
+        + ". The importances explain this model, which has learned little about the outcome."
+    )
+
+
 def model_summary(model: FittedModel) -> dict:
+    """The model's settings and test metrics, as they appear in the JSON export."""
     return {
         "name": model.name,
         "encoding": model.encoding,
@@ -159,4 +179,6 @@ def model_summary(model: FittedModel) -> dict:
         "cv_f1_std": model.metrics.get("cv_f1_std"),
         "test_accuracy": model.metrics.get("test_accuracy"),
         "test_f1": model.metrics.get("test_f1"),
+        "majority_baseline": model.metrics.get("majority_baseline"),
+        "balanced_accuracy": model.metrics.get("balanced_accuracy"),
     }

@@ -124,3 +124,25 @@ def test_a_good_csv_upload_loads_and_explains():
     at.sidebar.button(key="sb_csv_load").click().run()
     assert not at.exception and not errors(at)
     assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "wet"}
+
+
+def test_a_model_below_the_majority_baseline_is_warned_about_on_every_page():
+    from tests.factories import noise_frame
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["sb_source"] = "CSV upload"  # as after "Load CSV" in the sidebar
+    at.session_state["dataset"] = {"kind": "csv", "data": noise_frame().to_csv(index=False).encode(),
+                                   "filename": "noise.csv", "target": "outcome", "undesirable": ["bad"]}
+    at.session_state["sb_n_factuals"] = 8
+    at.session_state["sb_n_cf"] = 2
+    at.session_state["sb_cv_folds"] = 2
+    at.run()
+    for page in ("pages/data_model.py", "pages/global.py", "pages/thresholds.py", "pages/compare.py", "pages/report.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert [w for w in at.warning if "does not beat always predicting" in w.value], page
+        assert not [i for i in at.info if "does not beat" in i.value], page  # once, as a warning
+    at.switch_page("pages/data_model.py").run()
+    table = next(df.value for df in at.dataframe if "balanced accuracy" in df.value.columns)
+    assert table["always the most common outcome"].iloc[1] > table["accuracy"].iloc[1]
+    assert 0.4 < table["balanced accuracy"].iloc[1] < 0.6
