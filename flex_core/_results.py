@@ -248,6 +248,9 @@ class RegionalResult:
         95% percentile-bootstrap interval of r over the region's factuals (NaN if undefined).
     quadrants : tuple of str or None
         "A"-"D" per feature as in the paper's Fig. 4; None for immutable features.
+    neighbour_ties : dict or None
+        ``{"distance", "candidates", "drawn"}`` when candidates tied at the k-th distance and
+        ``drawn`` of them were picked at random (with the seed); None when no draw was needed.
     """
 
     importance: FlexResult
@@ -262,16 +265,31 @@ class RegionalResult:
     quadrant_thresholds: tuple[float, float]
     candidates: int = 0
     pearson_r_interval: tuple[float, float] = (float("nan"), float("nan"))
+    neighbour_ties: dict | None = None
 
     @property
     def feature_names(self) -> tuple[str, ...]:
         return self.importance.feature_names
 
+    @property
+    def diagonal_side(self) -> tuple[str | None, ...]:
+        """Per feature, where it lies against y = x: "above" (more important here than globally),
+        "below", "on", or None for an immutable feature or an undefined F."""
+        sides = []
+        for regional, global_f, quadrant in zip(self.importance.frequency_mean, self.global_frequency, self.quadrants):
+            gap = regional - global_f
+            if quadrant is None or math.isnan(gap):
+                sides.append(None)
+            else:
+                sides.append("on" if abs(gap) < 1e-12 else "above" if gap > 0 else "below")
+        return tuple(sides)
+
     def to_frame(self) -> pd.DataFrame:
         frame = self.importance.to_frame()
-        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants)))
+        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants, self.diagonal_side)))
         frame["global_frequency"] = [lookup[f][0] for f in frame["feature"]]
         frame["quadrant"] = [lookup[f][1] for f in frame["feature"]]
+        frame["diagonal"] = [lookup[f][2] for f in frame["feature"]]
         return frame
 
     def mode_shift_frame(self) -> pd.DataFrame:
@@ -279,17 +297,19 @@ class RegionalResult:
 
     def to_dict(self) -> dict:
         out = self.importance.to_dict()
-        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants)))
+        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants, self.diagonal_side)))
         for record in out["features"]:
-            global_f, quadrant = lookup[record["name"]]
+            global_f, quadrant, side = lookup[record["name"]]
             record["global_frequency"] = json_number(global_f)
             record["quadrant"] = quadrant
+            record["diagonal"] = side
         out.update(
             query=int(self.query),
             members=[int(m) for m in self.members],
             distances=[float(d) for d in self.distances],
             criterion=self.criterion,
             candidates=int(self.candidates),
+            neighbour_ties=self.neighbour_ties,
             mode_shift=[{k: (json_number(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
             pearson_r=json_number(self.pearson_r),
             pearson_r_interval=[json_number(v) for v in self.pearson_r_interval],

@@ -144,7 +144,9 @@ def regional_result(
 
 
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
-    members, *_ = fc.select_region(store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges)
+    members, *_ = fc.select_region(
+        store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges, seed=store.seed
+    )
     return members
 
 

@@ -11,7 +11,7 @@ from .._errors import ConfigError, FlexError
 from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, CounterfactualStore, make_generator
 from ..data import load_dataset
-from ..importance import random_query, run_global, run_regional
+from ..importance import DEFAULT_TAU, random_query, run_global, run_regional
 from ..models import MODELS, fit_model
 from ..reproduce import add_reproduce_parser, run_reproduce
 
@@ -37,13 +37,13 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
 def parse_tau(values: list[str] | None) -> float | dict[str, float]:
     """``--tau 0.1`` or ``--tau cibil_score=0.3 --tau loan_term=0.2`` (others take ``*=``, default 0.1)."""
     if not values:
-        return 0.1
+        return DEFAULT_TAU
     if len(values) == 1 and "=" not in values[0]:
         try:
             return float(values[0])
         except ValueError:
             raise ConfigError(f"--tau takes a number or FEATURE=VALUE pairs, not {values[0]!r}.") from None
-    out = {"*": 0.1}  # features not named keep the default τ, as with a single number
+    out = {"*": DEFAULT_TAU}  # features not named keep the default τ, as in the library
     for key, value in _pairs(values, "--tau").items():
         try:
             out[key] = float(value)

@@ -87,8 +87,8 @@ def run_regional(
     """
     pool = store.factual_rows
     ranges = store.ranges
-    members, distances, criterion, n_candidates = select_region(
-        store.task, query, pool, k=k, where=where, ranges=ranges
+    members, distances, criterion, n_candidates, ties = select_region(
+        store.task, query, pool, k=k, where=where, ranges=ranges, seed=store.seed
     )
     cfset = store.ensure(members, progress=progress)
     result = regional_importance(
@@ -107,6 +107,7 @@ def run_regional(
         generator=generator_key(store.generator),
         model=model_summary(store.model),
         config=_config(store, query=int(query), k=k, where=criterion),
+        neighbour_ties=ties,
     )
     importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     notes = [note for note in (adequacy_note(store.model.metrics),) if note]

@@ -33,6 +33,24 @@ def start(dataset: str = "toy2d", *, n_factuals: int = 12, n_cf: int = 3, page: 
     return at
 
 
+def start_csv(frame, *, target: str, undesirable: list[str], n_factuals: int = 8, n_cf: int = 2,
+              page: str | None = None) -> AppTest:
+    """The app on a CSV, as after "Load CSV" in the sidebar."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["sb_source"] = "CSV upload"
+    at.session_state["dataset"] = {"kind": "csv", "data": frame.to_csv(index=False).encode(), "filename": "data.csv",
+                                   "target": target, "undesirable": undesirable}
+    at.session_state["sb_n_factuals"] = n_factuals
+    at.session_state["sb_n_cf"] = n_cf
+    at.session_state["sb_cv_folds"] = 2
+    at.run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+    return at
+
+
 def chart(at: AppTest, key: str) -> dict:
     """The Plotly spec of the chart drawn with ``key`` (as the browser receives it)."""
     for element in at.get("plotly_chart"):

@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlparse
 
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.conftest import APP, chart, errors, metric, start
+from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
 
 
 def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
@@ -129,14 +129,7 @@ def test_a_good_csv_upload_loads_and_explains():
 def test_a_model_below_the_majority_baseline_is_warned_about_on_every_page():
     from tests.factories import noise_frame
 
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["sb_source"] = "CSV upload"  # as after "Load CSV" in the sidebar
-    at.session_state["dataset"] = {"kind": "csv", "data": noise_frame().to_csv(index=False).encode(),
-                                   "filename": "noise.csv", "target": "outcome", "undesirable": ["bad"]}
-    at.session_state["sb_n_factuals"] = 8
-    at.session_state["sb_n_cf"] = 2
-    at.session_state["sb_cv_folds"] = 2
-    at.run()
+    at = start_csv(noise_frame(), target="outcome", undesirable=["bad"])
     for page in ("pages/data_model.py", "pages/global.py", "pages/thresholds.py", "pages/compare.py", "pages/report.py"):
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
