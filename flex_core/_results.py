@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -88,6 +89,10 @@ class FlexResult:
         None unless asked for (two generator runs per feature).
     frequency_seed_sd : ndarray of shape (n_features,) or None
         Std of F_j across generator seeds (``config["repeats"]``); None unless asked for.
+    counterfactual_set : CounterfactualSet or None
+        The counterfactuals the numbers come from (see :meth:`counterfactuals_frame`); not in ``to_dict``.
+    features : tuple of Feature
+        The task's features, to decode ``counterfactual_set`` into original values and labels.
     """
 
     level: str
@@ -116,6 +121,8 @@ class FlexResult:
     necessity: np.ndarray | None = None
     sufficiency: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
+    counterfactual_set: object = field(default=None, repr=False)
+    features: tuple = field(default=(), repr=False)
 
     @property
     def rank(self) -> np.ndarray:
@@ -176,6 +183,24 @@ class FlexResult:
             columns.update(rank_best=self.rank_interval[:, 0], rank_worst=self.rank_interval[:, 1])
         frame = pd.DataFrame(columns)
         return frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
+
+    def counterfactuals_frame(self) -> pd.DataFrame:
+        """Every counterfactual the result was computed from, one row each.
+
+        Columns: ``factual`` (the factual's row id), ``cf`` (0-based index within the factual),
+        ``valid`` (the model predicts the desirable outcome), then every feature under its
+        original name, in original units (integer features as integers) and category labels.
+        """
+        from ._errors import ConfigError
+
+        if self.counterfactual_set is None:
+            raise ConfigError("This result does not carry its counterfactuals (it was built without them).")
+        frame = self.counterfactual_set.to_frame(SimpleNamespace(features=self.features))
+        frame = frame[frame["cf"] >= 0].rename(columns={"row": "factual"}).reset_index(drop=True)
+        for f in self.features:
+            if f.is_continuous and f.integer:
+                frame[f.name] = frame[f.name].round().astype("Int64")
+        return frame
 
     def local_frame(self) -> pd.DataFrame:
         """f_j(i) per factual: rows are factual row ids, columns features, plus the counterfactual count."""

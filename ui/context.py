@@ -66,12 +66,14 @@ def build_analysis() -> Analysis:
     name = s[S.GENERATOR]
     settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)
     gen = cache.generator(name, settings)
+    refine = None if s[S.REFINE] == "auto" else s[S.REFINE]
     identity = json.dumps(
-        [task.fingerprint, model.name, model.encoding, model.seed, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED])],
+        [task.fingerprint, model.name, model.encoding, model.seed, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]),
+         int(s[S.SEED]), refine],
         sort_keys=True,
         default=str,
     )
-    store = cache.counterfactual_store(task, model, gen, identity, int(s[S.N_CF]), int(s[S.SEED]))
+    store = cache.counterfactual_store(task, model, gen, identity, int(s[S.N_CF]), int(s[S.SEED]), refine)
     return Analysis(task=task, model=model, generator=gen, store=store, n_factuals=int(s[S.N_FACTUALS]))
 
 

@@ -120,6 +120,8 @@ def flex_importance(
         model=dict(model or {}),
         config={"tau": tau if not isinstance(tau, Mapping) else dict(tau), "epsilon": epsilon, **run_config, **(config or {})},
         notes=cfset.notes,
+        counterfactual_set=cfset,
+        features=tuple(task.features),
         **extra,
     )
 

@@ -136,6 +136,7 @@ def _config(store: CounterfactualStore, **extra) -> dict:
         "seed": store.seed,
         "features_to_vary": store.features_to_vary or store.task.mutable_names,
         "permitted_range": store.permitted_range,
+        "refine": store.refine,
         **extra,
     }
 

@@ -139,3 +139,15 @@ def test_a_model_below_the_majority_baseline_is_warned_about_on_every_page():
     table = next(df.value for df in at.dataframe if "balanced accuracy" in df.value.columns)
     assert table["always the most common outcome"].iloc[1] > table["accuracy"].iloc[1]
     assert 0.4 < table["balanced accuracy"].iloc[1] < 0.6
+
+
+def test_size_of_changes_control_rebuilds_the_store_and_travels_in_the_link():
+    at = start("toy2d", page="pages/global.py")
+    assert at.selectbox(key="sb_refine").value == "auto"
+    minimal = chart(at, "global_chart")
+    at.selectbox(key="sb_refine").set_value("none").run()
+    assert not at.exception and not errors(at)
+    assert chart(at, "global_chart") != minimal  # other counterfactual sizes, other μ
+    at.switch_page("pages/report.py").run()
+    params = {k: v[0] for k, v in parse_qs(urlparse(at.code[0].value).query).items()}
+    assert params["refine"] == "none"
