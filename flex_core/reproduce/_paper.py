@@ -23,7 +23,7 @@ import pandas as pd
 
 from .._errors import ConfigError, DataError
 from .._results import FlexResult, versions
-from ..compare import lime_importance, rank_agreement, ranking_table, shap_importance
+from ..compare import flex_shap_agreement, lime_importance, rank_agreement, ranking_table, shap_importance
 from ..counterfactuals import (
     DEFAULT_GENERATOR,
     CounterfactualStore,
@@ -238,7 +238,8 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
     agreements = {}
     for name in runs:
         flex = runs[name]["result"].frequency_mean
-        agreements[f"FLEX ({name}) vs SHAP (ours)"] = rank_agreement(flex, shap.mean_abs, names=names, include=mutable)
+        # With a bootstrap interval over the factuals: no Spearman is called larger than another inside it.
+        agreements[f"FLEX ({name}) vs SHAP (ours)"] = flex_shap_agreement(runs[name]["result"], shap, seed=int(runs[name]["store"].seed))
         agreements[f"FLEX ({name}) vs paper FLEX"] = rank_agreement(flex, paper_flex, names=names, include=mutable)
         if name != PAPER_GENERATOR:
             agreements[f"FLEX ({name}) vs FLEX ({PAPER_GENERATOR})"] = rank_agreement(
@@ -248,7 +249,9 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
     agreements["paper FLEX vs paper SHAP"] = rank_agreement(paper_flex, paper_shap, names=names, include=mutable)
     agreement_frame = pd.DataFrame(
         [
-            {"comparison": label, "Spearman": a.spearman, "Kendall": a.kendall, "top-3 overlap": a.top_k_overlap}
+            {"comparison": label, "Spearman": a.spearman,
+             "Spearman 95% interval": "–" if a.spearman_interval is None else _interval(a.spearman_interval),
+             "Kendall": a.kendall, "top-3 overlap": a.top_k_overlap}
             for label, a in agreements.items()
         ]
     ).set_index("comparison")
@@ -284,6 +287,7 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
             "by_generator": {
                 name: {
                     "flex_vs_shap": agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman,
+                    "flex_vs_shap_interval": list(agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman_interval),
                     "flex_vs_shap_top3_overlap": agreements[f"FLEX ({name}) vs SHAP (ours)"].top_k_overlap,
                     "flex_vs_paper_flex": agreements[f"FLEX ({name}) vs paper FLEX"].spearman,
                     "our_flex_top3": top3(runs[name]["result"].frequency_mean),
@@ -612,7 +616,13 @@ def _findings(results: dict) -> list[str]:
         )
         for name in generators:
             g = f["by_generator"][name]
-            against_paper = _relation(g["flex_vs_shap"], paper_rho, "closer than", "as close as", "less close than")
+            low, high = g["flex_vs_shap_interval"]
+            # Larger or smaller only when the paper's value lies outside our 95% bootstrap interval.
+            against_paper = (
+                "not comparable with" if low is None or math.isnan(low)
+                else "indistinguishable from" if low <= paper_rho <= high
+                else "closer than" if paper_rho < low else "less close than"
+            )
             beside = "" if name == PAPER_GENERATOR else f"; against FLEX ({PAPER_GENERATOR}) {_fmt(g['flex_vs_paper_generator'])}"
             rare = (
                 f" {g['rare_features']} of its {g['mutable_features']} mutable features have F < {RARE_CHANGE:g}, so "
@@ -621,7 +631,8 @@ def _findings(results: dict) -> list[str]:
                 else ""
             )
             out.append(
-                f"  - FLEX ({name}): Spearman against our SHAP **{_fmt(g['flex_vs_shap'])}** ({against_paper} the "
+                f"  - FLEX ({name}): Spearman against our SHAP **{_fmt(g['flex_vs_shap'])}** (95% bootstrap interval "
+                f"over the factuals {_fmt(low)} to {_fmt(high)}: {against_paper} the "
                 f"paper's pair), top-3 overlap with SHAP {_fmt(g['flex_vs_shap_top3_overlap'])}, top three "
                 f"{', '.join(g['our_flex_top3'])}; against the paper's FLEX {_fmt(g['flex_vs_paper_flex'])}{beside}.{rare}"
             )

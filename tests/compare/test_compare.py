@@ -297,4 +297,6 @@ def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accide
     mu = {f["name"]: f["magnitude_mean"] for f in generated if f["magnitude_mean"] is not None}
     mu_refined = {f["name"]: f["magnitude_mean"] for f in refined if f["magnitude_mean"] is not None}
     assert all(mu_refined[n] <= mu[n] + 1e-12 for n in mu)  # refinement only shrinks changes
-    assert "majority_baseline" in report
+    assert "majority_baseline" in report and "Spearman 95% interval" in report
+    by_generator = results["accidents"]["global"]["facts"]["by_generator"]
+    assert all(len(g["flex_vs_shap_interval"]) == 2 for g in by_generator.values())
