@@ -44,24 +44,33 @@ def source_key(source: Mapping) -> str:
     return json.dumps({k: v for k, v in source.items() if k != "data"}, sort_keys=True)
 
 
+def max_file_bytes() -> int:
+    """The upload limit of ``.streamlit/config.toml`` (server.maxUploadSize, MB), applied to typed paths too."""
+    return int(st.get_option("server.maxUploadSize")) * 2**20
+
+
 @st.cache_resource(show_spinner="Loading the data…", max_entries=8)
 def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     source = json.loads(key)
     kind = source["kind"]
     origin = data if data is not None else source.get("path")
+    limit = max_file_bytes()
     if kind == "builtin":
         return fc.data.load_builtin(source["name"])
     if kind == "loan":
-        return fc.data.load_loan(origin)
+        return fc.data.load_loan(origin, max_bytes=limit)
     if kind == "accidents":
-        return fc.data.load_accidents(origin, missing=source.get("missing", "drop"))
+        return fc.data.load_accidents(origin, missing=source.get("missing", "drop"), max_bytes=limit)
     if kind == "csv":
         return fc.data.load_csv(
             origin,
             target=source["target"],
             undesirable=source["undesirable"],
             immutable=source.get("immutable", ()),
+            use_identifiers=source.get("use_identifiers", ()),
+            missing=source.get("missing", "drop"),
             name=source.get("filename") or None,
+            max_bytes=limit,
         )
     raise fc.ConfigError(f"Unknown dataset source {kind!r}.")
 

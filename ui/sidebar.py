@@ -11,8 +11,8 @@ from ui.context import Analysis, current_analysis, load_base_task
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _peek(data: bytes):
-    return fc.data.peek_csv(data)
+def _peek(data: bytes, max_bytes: int):
+    return fc.data.peek_csv(data, max_bytes=max_bytes)
 
 
 def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int) -> bool:
@@ -22,6 +22,10 @@ def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: in
         cache.fitted_model(task, task.fingerprint, model, encoding, seed, cv_folds)
     except fc.FlexError as exc:
         st.error(f"That dataset was not loaded: {exc} The previous dataset stays active.")
+        return False
+    except Exception as exc:  # whatever else a user's file triggers, the session must survive it
+        st.error(f"That dataset was not loaded: it could not be read or trained on ({type(exc).__name__}). "
+                 "Check it is a CSV with one row per case. The previous dataset stays active.")
         return False
     st.session_state[S.DATASET] = source
     S.reset_analysis()
@@ -34,28 +38,41 @@ def _model_settings() -> dict:
 
 
 def _csv_form() -> None:
-    upload = st.file_uploader("CSV file", type=["csv"], key="sb_csv_file")
+    limit = cache.max_file_bytes()
+    upload = st.file_uploader("CSV file", type=["csv", "tsv", "txt"], key="sb_csv_file",
+                              help=f"Comma, semicolon, tab or | separated; up to {limit // 2**20} MB.")
     if upload is None:
         st.caption("Upload a CSV with one row per case and a column holding the outcome.")
         return
     data = upload.getvalue()
     try:
-        frame = _peek(data)
+        frame = _peek(data, limit)
     except fc.FlexError as exc:
-        st.error(f"{exc}")
+        st.error(f"{exc} The previous dataset stays active.")
         return
+    for note in fc.data.read_notes(frame):
+        st.caption(note)
     target = st.selectbox("Target column (the outcome)", list(frame.columns), key="sb_csv_target")
     values = sorted(frame[target].dropna().astype(str).unique().tolist())
     undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
     immutable = st.multiselect(
         "Features that cannot change", [c for c in frame.columns if c != target], key="sb_csv_immutable"
     )
+    identifiers = fc.data.identifier_columns(frame, target=target)
+    use_identifiers = st.multiselect(
+        "Identifier columns to use", identifiers, key="sb_csv_identifiers",
+        help="Every value of these columns is unique, so they name rows rather than describe them and are left "
+        "out of the features. Pick one to use it anyway.",
+    ) if identifiers else []
+    missing = st.radio("Rows with missing or unreadable values", ("drop", "impute"), key="sb_csv_missing",
+                       horizontal=True, help="Text in a number column and infinite values count as missing.")
     if st.button("Load CSV", key="sb_csv_load", type="primary"):
         if not undesirable:
             st.error("Pick at least one undesirable outcome value before loading.")
             return
         source = {"kind": "csv", "data": data, "filename": upload.name, "target": target,
-                  "undesirable": undesirable, "immutable": immutable}
+                  "undesirable": undesirable, "immutable": immutable, "use_identifiers": use_identifiers,
+                  "missing": missing}
         activate(source, **_model_settings())
 
 

@@ -66,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--undesired", action="append", help="undesirable target value(s), comma-separated (CSV only)")
     data.add_argument("--immutable", action="append", help="immutable features, comma-separated (CSV only)")
     data.add_argument("--kind", action="append", default=[], help="FEATURE=categorical|continuous|ordinal (CSV only)")
-    data.add_argument("--missing", choices=("drop", "impute"), default="drop", help="rows with missing values")
+    data.add_argument("--missing", choices=("drop", "impute"), default="drop",
+                      help="rows with missing values (also text cells in a number column and infinite values)")
+    data.add_argument("--use-identifier", action="append",
+                      help="use these identifier-like columns (all values unique) as features (CSV only)")
     model = common.add_argument_group("model and generator")
     model.add_argument("--model", choices=sorted(MODELS), default="rf")
     model.add_argument("--encoding", choices=("onehot", "label"), default="onehot")
@@ -130,6 +133,7 @@ def run(args) -> dict:
         immutable=_split(args.immutable),
         kinds=_pairs(args.kind, "--kind"),
         missing=args.missing,
+        use_identifiers=_split(args.use_identifier),
     )
     for note in task.notes:
         log(f"data: {note}")

@@ -3,21 +3,27 @@
 from ._datasets import (
     BUILTIN_DATASETS,
     KINDS,
-    MAX_FILE_BYTES,
-    MISSING_MARKERS,
+    MIN_ROWS_FOR_IDENTIFIER,
+    NUMERIC_SHARE,
     SYNTHETIC_GROUND_TRUTH,
     Feature,
     TaskSpec,
     category_text,
+    identifier_columns,
     load_accidents,
     load_builtin,
     load_csv,
     load_dataset,
     load_loan,
     make_task,
-    read_csv,
 )
 from ._export import formula_safe, to_safe_csv
+from ._read import DELIMITERS, MAX_FILE_BYTES, MISSING_MARKERS, read_csv, read_notes
 from ._summary import class_balance, feature_table, peek_csv
 
-__all__ = ["KINDS", "MAX_FILE_BYTES", "MISSING_MARKERS", "BUILTIN_DATASETS", "SYNTHETIC_GROUND_TRUTH", "Feature", "TaskSpec", "category_text", "make_task", "read_csv", "load_csv", "load_loan", "load_accidents", "load_builtin", "load_dataset", "feature_table", "class_balance", "peek_csv", "to_safe_csv", "formula_safe"]
+__all__ = [
+    "KINDS", "MAX_FILE_BYTES", "MISSING_MARKERS", "DELIMITERS", "NUMERIC_SHARE", "MIN_ROWS_FOR_IDENTIFIER",
+    "BUILTIN_DATASETS", "SYNTHETIC_GROUND_TRUTH", "Feature", "TaskSpec", "category_text", "make_task",
+    "read_csv", "read_notes", "identifier_columns", "load_csv", "load_loan", "load_accidents", "load_builtin",
+    "load_dataset", "feature_table", "class_balance", "peek_csv", "to_safe_csv", "formula_safe",
+]

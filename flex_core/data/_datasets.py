@@ -7,7 +7,6 @@ All loaders (built-ins, the paper's two datasets, generic CSV) end in
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from ._read import MAX_FILE_BYTES, MISSING_MARKERS, read_csv, read_notes
 
 __all__ = [
     "Feature",
@@ -29,15 +29,15 @@ __all__ = [
     "load_builtin",
     "load_dataset",
     "BUILTIN_DATASETS",
-    "MAX_FILE_BYTES",
+    "identifier_columns",
 ]
 
 Kind = Literal["categorical", "continuous", "ordinal"]
 KINDS = ("categorical", "continuous", "ordinal")
-#: Uploads larger than this are refused before parsing (the paper's files are < 3 MB).
-MAX_FILE_BYTES = 200 * 1024 * 1024
-#: Strings that mean "no value" in the files this tool meets (RTA uses empty cells and ``na``).
-MISSING_MARKERS = ("", "na", "NA", "n/a", "N/A", "NaN", "nan", "null", "NULL", "?")
+#: A column counts as numeric with a few stray text cells when at least this share of its filled cells are numbers.
+NUMERIC_SHARE = 0.8
+#: Fewer rows than this are too few to call a column of unique values an identifier.
+MIN_ROWS_FOR_IDENTIFIER = 20
 
 ACCIDENT_FEATURES = (
     "Driving_experience",
@@ -196,6 +196,54 @@ def _infer_kind(col: pd.Series) -> Kind:
     return "categorical" if col.dropna().nunique() <= 2 else "continuous"
 
 
+def _mostly_numeric(col: pd.Series) -> bool:
+    """A text column whose cells are numbers but for a few stray words (at least 3 distinct numbers)."""
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return False
+    filled = col.dropna()
+    numbers = pd.to_numeric(filled, errors="coerce")
+    return numbers.notna().mean() >= NUMERIC_SHARE and numbers.nunique() >= 3 if len(filled) else False
+
+
+def _rows_text(index: pd.Index) -> str:
+    shown = ", ".join(str(r) for r in index[:5])
+    return f"row(s) {shown}" + (f" and {len(index) - 5:,} more" if len(index) > 5 else "")
+
+
+def _as_numbers(col: pd.Series, name: str, *, declared: bool) -> tuple[pd.Series, list[str]]:
+    """A continuous column as floats; stray text cells and infinities become missing values, each with a note.
+
+    A column with more text than :data:`NUMERIC_SHARE` allows is refused when it was
+    declared continuous (it is read as categorical when its kind was inferred).
+    """
+    notes = []
+    numbers = pd.to_numeric(col, errors="coerce")
+    text = col.notna() & numbers.isna()
+    if text.any():
+        if 1 - text.sum() / col.notna().sum() < NUMERIC_SHARE:
+            first = text.idxmax()
+            raise DataError(
+                f"Column {name!r} is {'declared' if declared else 'read as'} continuous but holds text such as "
+                f"{col[first]!r} (row {first}); declare it categorical or fix the values."
+            )
+        counts = col[text].astype(str).value_counts()
+        values = ", ".join(f"{v!r}" + (f" ×{n}" if n > 1 else "") for v, n in counts.head(5).items())
+        notes.append(
+            f"Column {name!r} holds numbers but {int(text.sum()):,} cell(s) hold text ({values}; "
+            f"{_rows_text(col.index[text])}): those cells are read as missing values. "
+            "Fix them in the file, or declare the column categorical to keep the text as values."
+        )
+    numbers = numbers.astype(float)
+    infinite = np.isinf(numbers)
+    if infinite.any():
+        notes.append(
+            f"Column {name!r} holds {int(infinite.sum()):,} infinite value(s) ({_rows_text(col.index[infinite])}): "
+            "those cells are read as missing values."
+        )
+        numbers = numbers.mask(infinite)
+    return numbers, notes
+
+
 def category_text(value) -> str:
     """A categorical value as text; integral floats print without '.0' (a CSV's 1/2/3 stay '1')."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
@@ -321,16 +369,11 @@ def make_task(
     resolved_kinds: dict[str, Kind] = {}
     for c in feature_names:
         kind = kinds.get(c) or _infer_kind(df[c])
+        if kind == "categorical" and c not in kinds and _mostly_numeric(df[c]):
+            kind = "continuous"
         if kind == "continuous":
-            converted = pd.to_numeric(df[c], errors="coerce")
-            bad = df[c].notna() & converted.isna()
-            if bad.any():
-                first = bad.idxmax()
-                raise DataError(
-                    f"Column {c!r} is declared continuous but holds text such as {df[c][first]!r} "
-                    f"(row {first}); declare it categorical or fix the values."
-                )
-            df[c] = converted.astype(float)
+            df[c], column_notes = _as_numbers(df[c], c, declared=c in kinds)
+            notes.extend(column_notes)
         else:
             df[c] = _as_category_text(df[c])
         resolved_kinds[c] = kind
@@ -400,38 +443,32 @@ def make_task(
 
 
 # -- files -------------------------------------------------------------------------------
-def read_csv(source, *, max_bytes: int = MAX_FILE_BYTES, **kwargs) -> pd.DataFrame:
-    """Read a CSV from a path, bytes or a file-like object, refusing oversize input."""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise DataError(f"File not found: {path}.")
-        size = path.stat().st_size
-        opener = lambda: path  # noqa: E731 - pandas opens the path itself
-    else:
-        raw = source if isinstance(source, bytes) else source.read()
-        if isinstance(raw, str):
-            raw = raw.encode()
-        size = len(raw)
-        opener = lambda: io.BytesIO(raw)  # noqa: E731
-    if size > max_bytes:
-        raise DataError(f"The file is {size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB.")
-    if size == 0:
-        raise DataError("The file is empty: upload a CSV with a header line and data rows.")
-    try:
-        frame = pd.read_csv(opener(), keep_default_na=False, na_values=list(MISSING_MARKERS), **kwargs)
-    except pd.errors.EmptyDataError:
-        raise DataError("The file is empty: upload a CSV with a header line and data rows.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"The file is not a readable CSV ({first}).") from None
-    frame.columns = [str(c).strip() for c in frame.columns]
-    frame.index = pd.RangeIndex(len(frame))
-    return frame
-
-
 def _source_label(kind: str, source) -> str:
     return f"{kind}:{source}" if isinstance(source, (str, os.PathLike)) else f"{kind}:upload"
+
+
+def identifier_columns(frame: pd.DataFrame, *, target: str | None = None) -> list[str]:
+    """Columns that name rows rather than describe them: every value present and unique.
+
+    Text columns qualify, and integer columns whose values are one consecutive run
+    (row numbers such as 1..n); measured numbers (floats, other integers, numbers
+    with a few stray text cells) never do, since those are often all distinct too. Frames of fewer than
+    :data:`MIN_ROWS_FOR_IDENTIFIER` rows have none.
+    """
+    n = len(frame)
+    if n < MIN_ROWS_FOR_IDENTIFIER:
+        return []
+    found = []
+    for name in frame.columns:
+        col = frame[name]
+        if name == target or col.isna().any() or col.nunique() != n:
+            continue
+        if pd.api.types.is_float_dtype(col) or pd.api.types.is_bool_dtype(col) or _mostly_numeric(col):
+            continue
+        if pd.api.types.is_integer_dtype(col) and int(col.max()) - int(col.min()) + 1 != n:
+            continue
+        found.append(str(name))
+    return found
 
 
 def load_csv(
@@ -442,22 +479,45 @@ def load_csv(
     immutable: Iterable[str] = (),
     kinds: Mapping[str, str] | None = None,
     features: Iterable[str] | None = None,
+    use_identifiers: Iterable[str] = (),
     missing: Literal["drop", "impute"] = "drop",
     name: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
 ) -> TaskSpec:
-    """A task from any CSV: kinds are inferred from the column types and can be overridden."""
+    """A task from any CSV: kinds are inferred from the column types and can be overridden.
+
+    Without ``features``, every column but the target is a feature except identifier
+    columns (see :func:`identifier_columns`), which are left out with a note unless
+    named in ``use_identifiers``. What reading the file guessed (delimiter,
+    encoding) is in the task's ``notes``.
+    """
     frame = read_csv(source, max_bytes=max_bytes)
+    target = str(target).strip()
+    notes = read_notes(frame)
+    use_identifiers = [str(c).strip() for c in use_identifiers]
+    unknown = [c for c in use_identifiers if c not in frame.columns]
+    if unknown:
+        raise ConfigError(f"Identifier column(s) to use not found: {', '.join(unknown)}.")
+    if features is None and target in frame.columns:
+        left_out = [c for c in identifier_columns(frame, target=target) if c not in use_identifiers]
+        if left_out:
+            features = [c for c in frame.columns if c != target and c not in left_out]
+            notes.append(
+                f"Left out {', '.join(left_out)}: every value is unique, so it names a row rather than describes it. "
+                "To use it as a feature anyway: --use-identifier NAME on the command line, or pick it under "
+                "'Identifier columns to use' when loading in the app."
+            )
     label = name or (Path(source).stem if isinstance(source, (str, os.PathLike)) else "uploaded CSV")
     return make_task(
         frame,
-        target=str(target).strip(),
+        target=target,
         undesirable=undesirable,
         features=features,
         kinds=kinds,
         immutable=immutable,
         missing=missing,
         name=label,
+        notes=notes,
         source=_source_label("csv", source),
     )
 
@@ -477,7 +537,7 @@ def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
         kinds={c: "categorical" for c in ("education", "self_employed") if c in frame.columns},
         name="loan approval",
         description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; undesirable = Rejected.",
-        notes=["Stripped padded column names and values; dropped the identifier loan_id."],
+        notes=[*read_notes(frame), "Stripped padded column names and values; dropped the identifier loan_id."],
         source=_source_label("loan", source),
     )
 
@@ -502,6 +562,7 @@ def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_b
         immutable=ACCIDENT_IMMUTABLE,
         missing=missing,
         name="road traffic accidents",
+        notes=read_notes(frame),
         description="Addis Ababa road traffic accidents 2017-2020; undesirable = Serious or Fatal injury.",
         source=_source_label("accidents", source),
     )
@@ -617,11 +678,14 @@ def load_dataset(
     immutable: Iterable[str] = (),
     kinds: Mapping[str, str] | None = None,
     missing: Literal["drop", "impute"] = "drop",
+    use_identifiers: Iterable[str] = (),
 ) -> TaskSpec:
     """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path."""
     kind, _, rest = spec.partition(":")
     if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
         raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
+    if kind in ("builtin", "loan", "accidents") and rest and list(use_identifiers):
+        raise ConfigError(f"--use-identifier applies to a plain CSV; {kind}: data defines its own features.")
     adapters = {
         "builtin": lambda: load_builtin(rest),
         "loan": lambda: load_loan(rest),
@@ -638,5 +702,6 @@ def load_dataset(
         raise ConfigError(
             f"For a CSV file ({spec}) name the target and the undesirable class (--target COL --undesired VALUE)."
         )
-    return load_csv(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing)
+    return load_csv(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing,
+                    use_identifiers=use_identifiers)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._datasets import MAX_FILE_BYTES, TaskSpec, read_csv
+from ._datasets import TaskSpec
+from ._read import MAX_FILE_BYTES, read_csv
 
 __all__ = ["feature_table", "class_balance", "peek_csv"]
 

@@ -66,7 +66,7 @@ def test_numeric_target_matches_text_undesirable():
         (csv_bytes(GOOD), {"immutable": ["height"]}, "Unknown immutable feature: height"),
         (csv_bytes(GOOD), {"kinds": {"age": "numeric"}}, "Unknown kind"),
         (csv_bytes(GOOD), {"immutable": ["age", "city"]}, "Every feature is immutable"),
-        (b'a,b\n"1,2\n', {"target": "b"}, "not a readable CSV"),
+        (b'a,b\n"1,2\n', {"target": "b"}, "different number of fields"),
     ],
 )
 def test_bad_input_gets_a_clear_message(content, kwargs, message):
@@ -139,3 +139,66 @@ def test_accidents_adapter(accidents_path):
     assert len(imputed.frame) == 12316 and any("Imputed" in n for n in imputed.notes)
     with pytest.raises(fc.DataError, match="does not look like the RTA"):
         fc.data.load_accidents(accidents_path.read_bytes().replace(b"Accident_severity", b"Severity"))
+
+
+# -- values a number column should not hold ---------------------------------------------------
+SPEEDS = [float(v) for v in range(30, 130, 4)]  # 25 rows
+
+
+def _speed_frame(cells: dict[int, object]) -> pd.DataFrame:
+    speed = [cells.get(i, v) for i, v in enumerate(SPEEDS)]
+    return pd.DataFrame({"speed": speed, "road": ["a", "b"] * 12 + ["a"], "y": ["slight", "severe"] * 12 + ["severe"]})
+
+
+def test_text_cells_in_a_number_column_become_missing_values_with_a_note():
+    frame = _speed_frame({3: "fast", 8: "fast", 11: "slow"})
+    task = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe")
+    assert task.feature("speed").kind == "continuous"
+    assert 3 not in task.frame.index and 11 not in task.frame.index and len(task.frame) == 22
+    text_note = next(n for n in task.notes if "hold text" in n)
+    assert "'speed'" in text_note and "'fast' ×2, 'slow'" in text_note and "row(s) 3, 8, 11" in text_note
+    assert any("Dropped 3 row(s) with a missing feature value (speed 3)" in n for n in task.notes)
+    imputed = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", missing="impute")
+    assert len(imputed.frame) == 25 and imputed.frame.loc[3, "speed"] == np.median(np.delete(SPEEDS, [3, 8, 11]))
+    # Declared categorical, the text stays a value and nothing is dropped.
+    kept = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", kinds={"speed": "categorical"})
+    assert "fast" in kept.feature("speed").categories and len(kept.frame) == 25
+
+
+def test_a_column_mostly_of_text_stays_categorical():
+    frame = _speed_frame({i: "fast" for i in range(0, 25, 3)})  # 9 of 25 cells are text
+    task = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe")
+    assert task.feature("speed").kind == "categorical" and not any("hold text" in n for n in task.notes)
+
+
+@pytest.mark.parametrize("missing, rows", [("drop", 23), ("impute", 25)])
+def test_infinite_values_become_missing_values_with_a_note(missing, rows):
+    frame = _speed_frame({4: "inf", 20: "-inf"})
+    task = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", missing=missing)
+    assert len(task.frame) == rows and np.isfinite(task.frame["speed"]).all()
+    assert any("'speed' holds 2 infinite value(s) (row(s) 4, 20)" in n for n in task.notes)
+    # The same check holds for frames handed to make_task directly.
+    direct = fc.make_task(_speed_frame({4: np.inf}).astype({"speed": float}), target="y", undesirable="severe")
+    assert 4 not in direct.frame.index and any("infinite" in n for n in direct.notes)
+
+
+def test_identifier_columns_are_left_out_with_a_note_and_can_be_put_back():
+    frame = _speed_frame({}).assign(id=[f"id{i}" for i in range(25)], row=range(1, 26), count=range(0, 50, 2))
+    assert fc.data.identifier_columns(frame, target="y") == ["id", "row"]  # count's values are not consecutive
+    task = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe")
+    assert task.feature_names == ["speed", "road", "count"]
+    assert any(n.startswith("Left out id, row: every value is unique") for n in task.notes)
+    back = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", use_identifiers=["id"])
+    assert back.feature_names == ["speed", "road", "id", "count"]
+    chosen = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", features=["speed", "row"])
+    assert chosen.feature_names == ["speed", "row"], "named features are used as given"
+    with pytest.raises(fc.ConfigError, match="Identifier column"):
+        fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", use_identifiers=["nope"])
+    assert fc.data.identifier_columns(frame.head(10), target="y") == []  # too few rows to tell
+    assert fc.data.identifier_columns(_speed_frame({3: "fast"}), target="y") == [], "numbers with a typo are data"
+
+
+def test_read_notes_reach_the_task():
+    text = csv_bytes(_speed_frame({})).decode().replace(",", ";")
+    task = fc.data.load_csv(text.encode("cp1252"), target="y", undesirable="severe")
+    assert any("semicolons" in n for n in task.notes)

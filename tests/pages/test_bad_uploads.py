@@ -1,0 +1,63 @@
+"""Bad CSV uploads in the app: one st.error naming what to fix, no exception, the previous dataset stays;
+repairable files load with notes, and the identifier column can be put back."""
+
+from __future__ import annotations
+
+from tests.pages.conftest import chart, errors, start
+
+HEADER = "speed,road,y"
+LINES = [f"{20 + (i * 7) % 100},{'urban' if i % 3 else 'rural'},{'severe' if (20 + (i * 7) % 100) > 70 else 'slight'}"
+         for i in range(60)]
+
+BAD_FILES = {
+    "picture.csv": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "This is not a text/CSV file"),
+    "header.csv": (f"{HEADER}\n".encode(), "The file has a header but no rows"),
+    "twice.csv": (("speed,road,speed,y\n" + "\n".join(f"{line},x" for line in LINES)).encode(),
+                  "Column names appear more than once: 'speed' in columns 1, 3"),
+    "ragged.csv": ("\n".join([HEADER, *LINES[:3], "1,urban", *LINES[3:]]).encode(),
+                   "1 row(s) have a different number of fields than the header's 3: line 5 has 2"),
+}
+
+
+def test_each_bad_file_gets_one_error_and_the_previous_dataset_stays():
+    at = start("toy2d")
+    before = chart(at, "global_chart")["data"][0]["x"]
+    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    for name, (content, message) in BAD_FILES.items():
+        at.sidebar.get("file_uploader")[0].set_value((name, content, "text/csv")).run()
+        assert not at.exception, name
+        shown = errors(at)
+        assert len(shown) == 1 and shown[0].startswith(message), (name, shown)
+        assert "previous dataset stays active" in shown[0] and "/work/" not in shown[0] and "/tmp" not in shown[0]
+        assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
+        assert chart(at, "global_chart")["data"][0]["x"] == before
+
+
+def test_a_file_needing_repairs_loads_with_notes_and_the_identifier_can_be_put_back():
+    lines = [f"case{i};{line.replace(',', ';')}" for i, line in enumerate(LINES)]
+    lines[5] = lines[5].replace(";" + LINES[5].split(",")[0] + ";", ";fast;", 1)
+    content = "\n".join(["id;speed;road;y", *lines]).encode()
+    at = start("toy2d")
+    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.get("file_uploader")[0].set_value(("semi.csv", content, "text/csv")).run()
+    assert any("separated by semicolons" in c.value for c in at.sidebar.caption)
+    at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
+    at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["severe"]).run()
+    at.sidebar.radio(key="sb_csv_missing").set_value("impute").run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception and not errors(at)
+    assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "road"}
+    at.switch_page("pages/data_model.py").run()
+    notes = [i.value for i in at.info]
+    assert any(n.startswith("Left out id:") for n in notes)
+    assert any("'fast'" in n for n in notes) and any("Imputed missing values in 1 row(s)" in n for n in notes)
+    at.sidebar.multiselect(key="sb_csv_identifiers").set_value(["id"]).run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception and not errors(at)
+    assert "id" in {f.name for f in _task_features(at)}
+
+
+def _task_features(at):
+    from ui.context import load_base_task
+
+    return load_base_task(at.session_state["dataset"]).features
