@@ -20,5 +20,8 @@ pages = [
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
 ]
 page = st.navigation(pages)
-render_sidebar()
-page.run()
+try:
+    render_sidebar()
+    page.run()
+finally:  # also when a page stops early: the address bar always holds the view, so F5 restores it
+    state.sync_query_params()

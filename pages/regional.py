@@ -1,5 +1,6 @@
 """Regional explorer: pick a query factual on a map or in a table, a criterion and k; compare with global."""
 
+import numpy as np
 import streamlit as st
 
 import flex_core as fc
@@ -57,16 +58,18 @@ else:  # a slider needs two positions: with so few cases the region is all of th
 k = max(0, min(int(st.session_state[S.K]), max_k))
 
 # -- the query: a click on the map, a row of the table, or a random one --------------------------
+# One clicked dot becomes the query; a box or lasso around several narrows the table to them.
 map_event = st.session_state.get("factual_map")
-if map_event is not None:
-    clicked = selection.rows_from_selection(map_event.get("selection"), allowed=pool)
-    if clicked and S.fresh_selection("factual_map", clicked):
-        if clicked[0] in set(candidates.tolist()):
-            st.session_state[S.QUERY] = clicked[0]
-        else:
-            st.warning(f"Row {clicked[0]} does not meet {where}; the query stays as it was.")
-table = task.frame.loc[candidates].copy()
-table.insert(0, "P(undesirable)", fmap.frame.set_index("row").loc[candidates, "probability"].to_numpy())
+on_map = selection.rows_from_selection(map_event.get("selection") if map_event else None, allowed=pool)
+if len(on_map) == 1 and S.fresh_selection("factual_map", on_map):
+    if on_map[0] in set(candidates.tolist()):
+        st.session_state[S.QUERY] = on_map[0]
+    else:
+        st.warning(f"Row {on_map[0]} does not meet {where}; the query stays as it was.")
+lassoed = candidates[np.isin(candidates, on_map)] if len(on_map) > 1 else candidates[:0]
+listed = lassoed if len(lassoed) else candidates
+table = task.frame.loc[listed].copy()
+table.insert(0, "P(undesirable)", fmap.frame.set_index("row").loc[listed, "probability"].to_numpy())
 table_event = st.session_state.get("factual_table")
 if table_event is not None:
     picked = table_event.get("selection", {}).get("rows", [])
@@ -83,16 +86,18 @@ map_col, table_col = st.columns([3, 2])
 with map_col:
     st.plotly_chart(
         fc.plotting.factual_map_figure(fmap, query=query, members=regional.members),
-        key="factual_map", on_select="rerun", selection_mode=("points", "lasso"), width="stretch",
+        key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"), width="stretch",
         config={"displaylogo": False},
     )
     st.caption(
         "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
         "(a principal-component map of the model's inputs); darker means a more certain prediction. "
-        "The star is the query, ringed dots are its region. Click a dot to make it the query."
+        "The star is the query, ringed dots are its region. Click a dot to make it the query; draw a box or a "
+        "lasso (tools at the top right) around several to list only those in the table."
     )
 with table_col:
-    st.markdown(f"**Cases to choose from** ({len(candidates):,}; click a row to make it the query)")
+    st.markdown(f"**Cases to choose from** ({len(listed):,}" + (" selected on the map" if len(lassoed) else "")
+                + "; click a row to make it the query)")
     st.dataframe(table, key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
                  width="stretch")
     if st.button("Random query", key="random_query"):
@@ -146,11 +151,11 @@ with member_col:
 # -- saved regions ---------------------------------------------------------------------------------
 st.header("Compare regions")
 name_col, button_col = st.columns([3, 1])
-default_name = f"row {query}" + (f", {where}" if where else "") + f", k={k}"
-name = name_col.text_input("Name for this region", key="w_region_name", placeholder=default_name).strip() or default_name
-if button_col.button("Save region", key="save_region", type="primary"):
-    saved = [r for r in st.session_state[S.SAVED_REGIONS] if r["name"] != name]
-    st.session_state[S.SAVED_REGIONS] = [*saved, {"name": name, "query": int(query), "k": int(k), "where": where}]
+default_name = S.fresh_name(f"row {query}" + (f", {where}" if where else "") + f", k={k}",
+                            {r["name"] for r in st.session_state[S.SAVED_REGIONS]})
+name_col.text_input("Name for this region", key=S.REGION_NAME, placeholder=default_name)
+button_col.button("Save region", key="save_region", type="primary", on_click=S.save_region,
+                  args=(default_name, int(query), int(k), where))
 saved = st.session_state[S.SAVED_REGIONS]
 if saved:
     results = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"]) for r in saved}

@@ -88,11 +88,19 @@ meta = {
 }
 st.caption("One file with every figure (interactive) and table of this session and a plain-language reading "
            "of each; it opens offline in any browser.")
+built_from = {"view": view, "data": task.fingerprint}
 if st.button("Build the HTML report", key="build_report", type="primary"):
     st.session_state[S.REPORT_HTML] = fc.report.build_html_report(sections, title=f"FLEX Studio report: {task.name}", meta=meta)
+    st.session_state[S.REPORT_VIEW] = built_from
 if st.session_state[S.REPORT_HTML]:
-    st.download_button("Download report.html", st.session_state[S.REPORT_HTML], file_name="flex_report.html",
-                       mime="text/html", key="download_report")
+    report_view = st.session_state[S.REPORT_VIEW] or {}
+    if report_view == built_from:
+        st.download_button("Download report.html", st.session_state[S.REPORT_HTML], file_name="flex_report.html",
+                           mime="text/html", key="download_report")
+    else:  # never offer a file whose numbers no longer match the page
+        changes = S.view_changes(report_view.get("view", {}), view) or ["the data"]
+        st.warning("The report built earlier is out of date; settings changed since (" + "; ".join(changes)
+                   + "). Build it again to download it.")
 for section in sections:
     with st.expander(section.title):
         st.write(section.reading)

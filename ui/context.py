@@ -61,7 +61,12 @@ def build_analysis() -> Analysis:
     """Raises :class:`flex_core.FlexError` when a setting is wrong."""
     s = st.session_state
     base = load_base_task(s[S.DATASET])
-    task = cache.task_with_overrides(base, base.fingerprint, json.dumps(s[S.OVERRIDES], sort_keys=True))
+    try:
+        task = cache.task_with_overrides(base, base.fingerprint, json.dumps(s[S.OVERRIDES], sort_keys=True))
+    except fc.FlexError as exc:  # e.g. a link made for other data: drop them rather than lock every page
+        st.warning(f"The feature settings (kinds, immutable features) were dropped: {exc}")
+        s[S.OVERRIDES] = {"kinds": {}, "immutable": None}
+        task = base
     model = cache.fitted_model(task, task.fingerprint, s[S.MODEL], s[S.ENCODING], int(s[S.SEED]), int(s[S.CV_FOLDS]))
     name = s[S.GENERATOR]
     settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)

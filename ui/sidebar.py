@@ -116,14 +116,16 @@ def _generator_settings(name: str) -> None:
         for setting, default in defaults.items():
             key = f"sb_gen.{name}.{setting}"
             label = setting.replace("_", " ")
+            # A value set from a link is already in Session State; passing a default too makes Streamlit warn.
+            initial = {} if key in st.session_state else {"value": "" if default is None else default}
             if isinstance(default, bool):
-                value = st.checkbox(label, value=default, key=key)
+                value = st.checkbox(label, key=key, **initial)
             elif isinstance(default, int):
-                value = int(st.number_input(label, value=default, step=1, key=key))
+                value = int(st.number_input(label, step=1, key=key, **initial))
             elif isinstance(default, float):
-                value = float(st.number_input(label, value=default, key=key))
+                value = float(st.number_input(label, key=key, **initial))
             elif default is None:
-                text = st.text_input(label, value="", key=key, placeholder="none")
+                text = st.text_input(label, key=key, placeholder="none", **initial)
                 try:
                     value = _parse_optional_number(setting, text)
                 except fc.FlexError as exc:

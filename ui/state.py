@@ -46,6 +46,7 @@ CF_ROW = "cf_row"
 SEEN_SELECTIONS = "seen_selections"  # {widget key: last selection applied}, so a stale selection is not reapplied
 LINK_ERROR = "link_error"
 REPORT_HTML = "report_html"  # the last HTML report built on the Report page
+REPORT_VIEW = "report_view"  # the view (and data) that report was built from, to tell when it is out of date
 SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP runs only when asked
 LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
 SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/sufficiency was asked for
@@ -60,7 +61,7 @@ def _defaults() -> dict[str, Any]:
         BUILTIN: DEFAULT_DATASET["name"],
         MODEL: view["model"],
         ENCODING: view["encoding"],
-        CV_FOLDS: 5,
+        CV_FOLDS: view["cv_folds"],
         # Read from the registry, never hard-coded: the default may change.
         GENERATOR: fc.counterfactuals.DEFAULT_GENERATOR,
         REFINE: view["refine"],
@@ -80,6 +81,7 @@ def _defaults() -> dict[str, Any]:
         SEEN_SELECTIONS: {},
         LINK_ERROR: None,
         REPORT_HTML: None,
+        REPORT_VIEW: None,
         SHAP_REQUEST: None,
         LIME_REQUEST: None,
         SUFFICIENCY_REQUESTS: [],
@@ -101,38 +103,74 @@ def init_state(query_params: Mapping[str, Any] | None = None) -> None:
 
 
 def apply_view(view: Mapping[str, Any]) -> None:
-    """Put a parsed view (from a link) into Session State."""
-    dataset = view.get("dataset")
-    if dataset:
-        kind, _, rest = str(dataset).partition(":")
-        if kind == "builtin" and rest in fc.data.BUILTIN_DATASETS:
-            st.session_state[DATASET] = {"kind": "builtin", "name": rest}
-            st.session_state[BUILTIN] = rest
-        elif kind in ("loan", "accidents") and rest:
-            st.session_state[DATASET] = {"kind": kind, "path": rest}
-            st.session_state[SOURCE] = SOURCE_KINDS[2] if kind == "loan" else SOURCE_KINDS[3]
-        else:
-            raise fc.ConfigError(f"dataset={dataset!r} must be builtin:NAME, loan:PATH or accidents:PATH.")
-    st.session_state[MODEL] = view["model"]
-    st.session_state[ENCODING] = view["encoding"]
+    """Put a parsed view (from a link or a reload) into Session State.
+
+    A link made on an uploaded file names it but cannot carry it: the settings that
+    belong to that file (query, criterion, feature settings, per-feature τ) are then
+    skipped and :data:`LINK_ERROR` says to upload it again.
+    """
+    s = st.session_state
+    kind, _, rest = str(view.get("dataset") or url_state.VIEW_DEFAULTS["dataset"]).partition(":")
+    if kind == url_state.UPLOAD:
+        s[LINK_ERROR] = (f"This view was made on an uploaded file ({rest or 'a CSV'}), which a link or a reload "
+                         "cannot bring back: upload it again. The model and generator settings were applied.")
+    elif kind == "builtin" and rest in fc.data.BUILTIN_DATASETS:
+        s[DATASET] = {"kind": "builtin", "name": rest}
+        s[BUILTIN] = rest
+    elif kind in ("loan", "accidents") and rest:
+        s[DATASET] = {"kind": kind, "path": rest} | ({"missing": view["missing"]} if kind == "accidents" else {})
+        s[SOURCE] = SOURCE_KINDS[2] if kind == "loan" else SOURCE_KINDS[3]
+        s[f"sb_{kind}_path"] = rest
+        if kind == "accidents":
+            s["sb_accidents_missing"] = view["missing"]
+    else:
+        raise fc.ConfigError(f"dataset={view['dataset']!r} must be builtin:NAME, loan:PATH or accidents:PATH.")
+    s[MODEL] = view["model"]
+    s[ENCODING] = view["encoding"]
+    s[CV_FOLDS] = view["cv_folds"]
     if view.get("generator"):
-        st.session_state[GENERATOR] = view["generator"]
-    st.session_state[REFINE] = view["refine"]
-    st.session_state[SEED] = view["seed"]
-    st.session_state[N_FACTUALS] = view["n_factuals"]
-    st.session_state[N_CF] = view["n_cf"]
-    st.session_state[QUERY] = view["query"]
-    st.session_state[K] = view["k"]
-    st.session_state[WHERE] = view["where"]
-    st.session_state[TAU] = view["tau"]
-    st.session_state[TAU_FEATURES] = dict(view["tau_features"])
+        s[GENERATOR] = view["generator"]
+    s[REFINE] = view["refine"]
+    _apply_generator_settings(s[GENERATOR], view["generator_settings"])
+    s[SEED] = view["seed"]
+    s[N_FACTUALS] = view["n_factuals"]
+    s[N_CF] = view["n_cf"]
+    s[K] = view["k"]
+    s[TAU] = view["tau"]
+    if kind != url_state.UPLOAD:
+        s[QUERY] = view["query"]
+        s[WHERE] = view["where"]
+        s[TAU_FEATURES] = dict(view["tau_features"])
+        s[OVERRIDES] = {"kinds": dict(view["kinds"]), "immutable": view["immutable"]}
+
+
+def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
+    """Set the sidebar's generator-setting widgets from a link's text values, typed by each default."""
+    defaults = fc.counterfactuals.generator_defaults(name)
+    unknown = sorted(set(settings) - set(defaults))
+    if unknown:
+        raise fc.ConfigError(f"Link parameter(s) {', '.join('gen.' + u for u in unknown)}: {name} has no such setting.")
+    for setting, text in settings.items():
+        default = defaults[setting]
+        try:
+            if isinstance(default, bool):
+                value = {"true": True, "false": False}[text.lower()]
+            elif isinstance(default, (int, float)):
+                value = type(default)(text)
+            elif default is None:
+                value = text  # an optional number: the sidebar's text box parses it
+            else:
+                continue  # fixed by the generator's name
+        except (KeyError, ValueError):
+            raise fc.ConfigError(f"Link parameter gen.{setting}={text!r} is not a valid value.") from None
+        st.session_state[f"sb_gen.{name}.{setting}"] = value
 
 
 def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
     for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS):
+                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS):
         st.session_state[key] = defaults[key]
 
 
@@ -165,14 +203,21 @@ def dataset_spec(source: Mapping) -> str | None:
 
 
 def current_view() -> dict[str, Any]:
-    """The view a link should reproduce, from Session State."""
+    """The view a link (and the address bar) should reproduce, from Session State."""
     s = st.session_state
+    source = s[DATASET]
+    generator = s[GENERATOR]
     return {
-        "dataset": dataset_spec(s[DATASET]) or url_state.VIEW_DEFAULTS["dataset"],
+        "dataset": dataset_spec(source) or f"{url_state.UPLOAD}:{source.get('filename', '')}",
+        "missing": source.get("missing", "drop"),
+        "immutable": s[OVERRIDES]["immutable"],
+        "kinds": dict(s[OVERRIDES]["kinds"]),
         "model": s[MODEL],
         "encoding": s[ENCODING],
-        "generator": s[GENERATOR],
+        "cv_folds": int(s[CV_FOLDS]),
+        "generator": generator,
         "refine": s[REFINE],
+        "generator_settings": {k: v for k, v in s[GENERATOR_SETTINGS].get(generator, {}).items() if v is not None},
         "seed": int(s[SEED]),
         "n_factuals": int(s[N_FACTUALS]),
         "n_cf": int(s[N_CF]),
@@ -182,6 +227,42 @@ def current_view() -> dict[str, Any]:
         "tau": float(s[TAU]),
         "tau_features": dict(s[TAU_FEATURES]),
     }
+
+
+def sync_query_params() -> None:
+    """Write the current view into the address bar, so a reload (F5) or a copied URL restores it."""
+    params = url_state.view_to_query_params(current_view())
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+
+
+def fresh_name(name: str, taken) -> str:
+    """``name``, or ``name (2)``, ``name (3)``, ... whichever is not taken yet."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name} ({n})"
+    return candidate
+
+
+REGION_NAME = "w_region_name"  # the Regional explorer's name box, emptied after each save
+
+
+def save_region(default_name: str, query: int, k: int, where: str | None) -> None:
+    """``on_click`` of "Save region": never overwrites a saved region; a clash gets a suffix and a toast."""
+    s = st.session_state
+    typed = str(s.get(REGION_NAME) or "").strip()
+    name = fresh_name(typed or default_name, {r["name"] for r in s[SAVED_REGIONS]})
+    s[SAVED_REGIONS] = [*s[SAVED_REGIONS], {"name": name, "query": int(query), "k": int(k), "where": where}]
+    s[REGION_NAME] = ""
+    if typed and name != typed:
+        st.toast(f"A region named {typed!r} is saved already; this one is saved as {name!r}.")
+
+
+def view_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The settings that differ between two views, as ``name: old → new``."""
+    return [f"{key}: {before.get(key)} → {after.get(key)}" for key in url_state.VIEW_DEFAULTS
+            if before.get(key) != after.get(key)]
 
 
 def tau_setting() -> float | dict:

@@ -1,4 +1,10 @@
-"""The view as URL query parameters: what a link (and a reload) restores."""
+"""The view as URL query parameters: what a link (and a reload) restores.
+
+Every setting that changes a number on any page is a field of :data:`VIEW_DEFAULTS`
+(a setting added later is added there, with its parsing in :func:`view_from_query_params`).
+The app writes the parameters on every run, so the address bar always holds the
+current view and a reload (F5) restores it.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +14,23 @@ from urllib.parse import urlencode
 
 from flex_core import ConfigError
 from flex_core.counterfactuals import GENERATORS, REFINE_MODES
+from flex_core.data import KINDS
 from flex_core.models import MODELS
 
-__all__ = ["VIEW_DEFAULTS", "view_to_query_params", "view_from_query_params", "view_link"]
+__all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link"]
 
 #: What a link reproduces and the value each field has when absent.
 VIEW_DEFAULTS: dict[str, Any] = {
-    "dataset": "builtin:synthetic-regional",
+    "dataset": "builtin:synthetic-regional",  # builtin:NAME, loan:PATH, accidents:PATH, or upload:FILENAME
+    "missing": "drop",  # rows with missing or unreadable values: drop or impute
+    "immutable": None,  # None: the dataset's own immutable features; a list: exactly these
+    "kinds": {},  # feature -> kind, where changed from the inferred one
     "model": "rf",
     "encoding": "onehot",
+    "cv_folds": 5,
     "generator": None,  # None: the registry's default generator
     "refine": "auto",  # auto: the generator's default (minimal for batch, none for DiCE)
+    "generator_settings": {},  # setting -> value (as text), where changed from the generator's default
     "seed": 0,
     "n_factuals": 200,  # the paper's N_F and N_cf: the default generator makes them in well under a second
     "n_cf": 10,
@@ -28,16 +40,29 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "tau": 0.1,
     "tau_features": {},
 }
+#: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
+PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
+#: The dataset prefix of an uploaded file, which a link names but cannot carry.
+UPLOAD = "upload"
 
-_INT_FIELDS = ("seed", "n_factuals", "n_cf", "k")
+_INT_FIELDS = {"seed": 0, "n_factuals": 1, "n_cf": 1, "k": 0, "cv_folds": 2}  # field -> smallest value
+_CHOICES = {"model": tuple(MODELS), "encoding": ("onehot", "label"), "generator": tuple(GENERATORS),
+            "missing": ("drop", "impute"), "refine": ("auto", *REFINE_MODES)}
+
+
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
     """A view (dataset, model, generator, query, k, τ, ...) as flat string query parameters.
 
-    Per-feature τ values become ``tau.FEATURE``; fields equal to their default are left
-    out so links stay short. Uploaded files cannot travel in a link: use a
-    ``loan:``/``accidents:``/``builtin:`` dataset or a path.
+    Dictionary fields become ``PREFIX.NAME`` parameters (``tau.speed=0.3``,
+    ``kind.age=ordinal``, ``gen.max_iter=50``); ``immutable`` is a comma-separated
+    list (empty: no feature is immutable). Fields equal to their default are left
+    out so links stay short.
     """
     unknown = set(view) - set(VIEW_DEFAULTS)
     if unknown:
@@ -45,12 +70,47 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
     params: dict[str, str] = {}
     for key, default in VIEW_DEFAULTS.items():
         value = view.get(key, default)
-        if key == "tau_features":
-            for name, tau in sorted((value or {}).items()):
-                params[f"tau.{name}"] = f"{float(tau):g}"
+        if key in PREFIXED:
+            for name, item in sorted((value or {}).items()):
+                params[f"{PREFIXED[key]}.{name}"] = _text(float(item) if key == "tau_features" else item)
+        elif key == "immutable":
+            if value is not None:
+                params[key] = ",".join(value)
         elif value is not None and value != default:
-            params[key] = f"{value:g}" if isinstance(value, float) else str(value)
+            params[key] = _text(value)
     return params
+
+
+def _parse(key: str, value: str, view: dict) -> None:
+    prefix, dot, name = key.partition(".")
+    if key in _INT_FIELDS:
+        view[key] = int(value)
+        if view[key] < _INT_FIELDS[key]:
+            raise ValueError
+    elif key == "query":
+        view[key] = int(value)
+    elif key == "tau" or (dot and prefix == "tau"):
+        tau = float(value)
+        if not tau >= 0:
+            raise ValueError
+        if key == "tau":
+            view[key] = tau
+        else:
+            view["tau_features"][name] = tau
+    elif dot and prefix == "kind":
+        if value not in KINDS:
+            raise ConfigError(f"Link parameter {key}={value!r}: use one of {', '.join(KINDS)}.")
+        view["kinds"][name] = value
+    elif dot and prefix == "gen":
+        view["generator_settings"][name] = value  # typed against the generator's defaults when applied
+    elif key in _CHOICES:
+        if value not in _CHOICES[key]:
+            raise ConfigError(f"Link parameter {key}={value!r}: choose one of {', '.join(_CHOICES[key])}.")
+        view[key] = value
+    elif key == "immutable":
+        view[key] = [name for name in value.split(",") if name]
+    elif key in ("dataset", "where"):
+        view[key] = value or None
 
 
 def view_from_query_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,46 +120,11 @@ def view_from_query_params(params: Mapping[str, Any]) -> dict[str, Any]:
     parse raises :class:`ConfigError` naming the parameter.
     """
     view = {k: (dict(v) if isinstance(v, dict) else v) for k, v in VIEW_DEFAULTS.items()}
-
-    def one(value):
-        return value[-1] if isinstance(value, (list, tuple)) else value
-
     for raw_key, raw_value in params.items():
-        key, value = str(raw_key), str(one(raw_value))
+        value = raw_value[-1] if isinstance(raw_value, (list, tuple)) else raw_value
+        key, value = str(raw_key), str(value)
         try:
-            if key in _INT_FIELDS:
-                view[key] = int(value)
-                if view[key] < (1 if key in ("n_factuals", "n_cf") else 0):
-                    raise ValueError
-            elif key == "query":
-                view[key] = int(value)
-            elif key == "tau":
-                view[key] = float(value)
-                if not view[key] >= 0:
-                    raise ValueError
-            elif key.startswith("tau."):
-                tau = float(value)
-                if not tau >= 0:
-                    raise ValueError
-                view["tau_features"][key[4:]] = tau
-            elif key == "model":
-                if value not in MODELS:
-                    raise ConfigError(f"Link parameter model={value!r}: choose one of {', '.join(MODELS)}.")
-                view[key] = value
-            elif key == "encoding":
-                if value not in ("onehot", "label"):
-                    raise ConfigError(f"Link parameter encoding={value!r}: use onehot or label.")
-                view[key] = value
-            elif key == "generator":
-                if value not in GENERATORS:
-                    raise ConfigError(f"Link parameter generator={value!r}: choose one of {', '.join(GENERATORS)}.")
-                view[key] = value
-            elif key == "refine":
-                if value not in ("auto", *REFINE_MODES):
-                    raise ConfigError(f"Link parameter refine={value!r}: use auto, {' or '.join(REFINE_MODES)}.")
-                view[key] = value
-            elif key in ("dataset", "where"):
-                view[key] = value or None
+            _parse(key, value, view)
         except ValueError:
             raise ConfigError(f"Link parameter {key}={value!r} is not a valid value; fix or remove it.") from None
     return view

@@ -290,7 +290,9 @@ def factual_map_figure(
     e1, e2 = (float(v) for v in fmap.explained)
     fig.update_xaxes(title_text=f"map axis 1 ({100 * e1:.0f}% of variation)", zeroline=False)
     fig.update_yaxes(title_text=f"map axis 2 ({100 * e2:.0f}% of variation)", zeroline=False)
-    fig.update_layout(clickmode="event+select", dragmode="lasso")
+    # Dragging pans: with dragmode "lasso" a click arrives as an empty lasso and selects nothing.
+    # Box and lasso stay in the modebar for selecting several.
+    fig.update_layout(clickmode="event+select", dragmode="pan")
     return apply_style(fig, title=title, height=460)
 
 

@@ -137,3 +137,19 @@ def test_neighbours_drawn_among_ties_are_reported_in_a_sentence():
     assert not errors(at)
     sentence = [c.value for c in at.caption if "tie at distance" in c.value]
     assert sentence and "were drawn at random (seed 0)" in sentence[0]
+
+
+def test_saving_a_region_never_overwrites_one_and_suggests_a_fresh_name():
+    at = start("toy2d", page="pages/regional.py")
+    at.text_input(key="w_region_name").set_value("fast roads").run()
+    at.button(key="save_region").click().run()
+    assert at.text_input(key="w_region_name").value == ""  # emptied for the next one
+    at.text_input(key="w_region_name").set_value("fast roads").run()
+    at.button(key="save_region").click().run()
+    names = [r["name"] for r in at.session_state["saved_regions"]]
+    assert names == ["fast roads", "fast roads (2)"]
+    assert any("saved as 'fast roads (2)'" in t.value for t in at.toast)
+    at.button(key="save_region").click().run()  # no name typed: the suggestion, itself made unique
+    at.button(key="save_region").click().run()
+    names = [r["name"] for r in at.session_state["saved_regions"]]
+    assert len(names) == len(set(names)) == 4 and names[3] == f"{names[2]} (2)"

@@ -109,6 +109,8 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
     point = {"customdata": fig.data[0].customdata[5]}
     assert selection.rows_from_selection({"points": [point]}) == [int(a.frame["row"].iloc[5])]
     assert [t.name for t in fig.data] == ["factuals", "region members", "query"]
+    # A lasso or box drag mode turns a click into an empty selection: dragging must pan, clicks select.
+    assert fig.layout.dragmode == "pan" and fig.layout.clickmode == "event+select"
 
 
 def test_regions_heatmap_has_global_first_and_r_in_labels(toy_task, toy_result):

@@ -32,3 +32,23 @@ def test_view_link_round_trip_and_bad_values():
         url_state.view_from_query_params({"refine": "smallest"})
     with pytest.raises(fc.ConfigError, match="Unknown view field"):
         url_state.view_to_query_params({"colour": "red"})
+
+
+def test_every_setting_that_changes_a_number_round_trips():
+    view = {**url_state.VIEW_DEFAULTS, "dataset": "accidents:/data/RTA.csv", "missing": "impute",
+            "immutable": ["Sex_of_driver"], "kinds": {"Driving_experience": "ordinal"}, "cv_folds": 3,
+            "generator_settings": {"max_rounds": "20"}, "tau_features": {}}
+    params = url_state.view_to_query_params(view)
+    assert params["missing"] == "impute" and params["immutable"] == "Sex_of_driver"
+    assert params["kind.Driving_experience"] == "ordinal" and params["gen.max_rounds"] == "20"
+    assert url_state.view_from_query_params(params) == view
+    # "No feature is immutable" differs from "the dataset's own": an empty list travels as an empty value.
+    none_fixed = url_state.view_to_query_params({**url_state.VIEW_DEFAULTS, "immutable": []})
+    assert none_fixed == {"immutable": ""} and url_state.view_from_query_params(none_fixed)["immutable"] == []
+    assert url_state.view_from_query_params({})["immutable"] is None
+    with pytest.raises(fc.ConfigError, match="kind.age"):
+        url_state.view_from_query_params({"kind.age": "big"})
+    with pytest.raises(fc.ConfigError, match="missing"):
+        url_state.view_from_query_params({"missing": "guess"})
+    with pytest.raises(fc.ConfigError, match="cv_folds"):
+        url_state.view_from_query_params({"cv_folds": "1"})

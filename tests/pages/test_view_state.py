@@ -1,0 +1,96 @@
+"""State the user built is never lost: the address bar follows the view, links carry every setting
+that changes a number (or say what they cannot carry), and a report out of date is marked."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import flex_core as fc
+from tests.pages.conftest import APP, chart, start
+
+
+def params(at: AppTest) -> dict:
+    return {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def test_the_address_bar_follows_the_view():
+    at = start("toy2d", page="pages/thresholds.py")
+    shown = params(at)
+    assert shown["dataset"] == "builtin:toy2d" and shown["n_factuals"] == "12" and shown["cv_folds"] == "3"
+    at.session_state["tau"] = 0.4
+    at.session_state["overrides"] = {"kinds": {}, "immutable": ["visibility"]}
+    at.run()
+    assert not at.exception
+    shown = params(at)
+    assert shown["tau"] == "0.4" and shown["immutable"] == "visibility"
+
+
+def _an_integer_setting() -> str:
+    defaults = fc.counterfactuals.generator_defaults(fc.counterfactuals.DEFAULT_GENERATOR)
+    return next(k for k, v in defaults.items() if isinstance(v, int) and not isinstance(v, bool))
+
+
+def test_a_link_carries_feature_overrides_cv_folds_and_generator_settings():
+    setting = _an_integer_setting()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "8", "n_cf": "2", "immutable": "visibility",
+                            "cv_folds": "2", f"gen.{setting}": "7"})
+    at.run()
+    assert not at.exception and not at.warning
+    assert at.session_state["overrides"] == {"kinds": {}, "immutable": ["visibility"]}
+    assert at.session_state["sb_cv_folds"] == 2
+    assert at.session_state["generator_settings"] == {at.session_state["sb_generator"]: {setting: 7}}
+    labels = chart(at, "global_chart")["data"][0]["y"]
+    assert any("(fixed)" in label and "isibility" in label for label in labels)
+    assert params(at)[f"gen.{setting}"] == "7" and params(at)["immutable"] == "visibility"
+
+
+def test_a_link_for_other_data_drops_its_feature_settings_with_a_warning():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "8", "n_cf": "2", "immutable": "speed"})
+    at.run()
+    assert not at.exception
+    assert any("feature settings" in w.value and "speed" in w.value for w in at.warning)
+    assert at.session_state["overrides"] == {"kinds": {}, "immutable": None}
+
+
+def test_an_upload_link_on_a_fresh_session_warns_and_applies_the_rest():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "upload:roads.csv", "n_factuals": "8", "n_cf": "2", "model": "lr"})
+    at.run()
+    assert not at.exception
+    assert any("uploaded file (roads.csv)" in w.value and "upload it again" in w.value for w in at.sidebar.warning)
+    assert at.session_state["sb_model"] == "lr"
+
+
+def test_the_report_is_marked_out_of_date_when_a_setting_changes():
+    at = start("toy2d", page="pages/report.py")
+    at.button(key="build_report").click().run()
+    assert [b.proto.label for b in at.get("download_button") if b.proto.label.endswith(".html")]
+    at.session_state["tau"] = 0.4
+    at.run()
+    assert not at.exception
+    assert not [b for b in at.get("download_button") if b.proto.label.endswith(".html")]
+    assert any("out of date" in w.value and "tau: 0.1 → 0.4" in w.value for w in at.warning)
+    at.button(key="build_report").click().run()
+    assert [b for b in at.get("download_button") if b.proto.label.endswith(".html")] and not at.warning
+
+
+RTA = Path(os.environ.get("FLEX_DATA_DIR", "/work/shared/data")) / "RTA_Dataset.csv"
+
+
+@pytest.mark.skipif(not RTA.exists(), reason=f"{RTA} not found (set FLEX_DATA_DIR to the paper's data folder)")
+def test_a_link_carries_the_missing_value_policy():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update({"dataset": f"accidents:{RTA}", "missing": "impute", "n_factuals": "6", "n_cf": "2",
+                            "cv_folds": "2", "model": "lr"})
+    at.run()
+    assert not at.exception
+    assert at.session_state["dataset"] == {"kind": "accidents", "path": str(RTA), "missing": "impute"}
+    assert params(at)["missing"] == "impute"
+    at.switch_page("pages/data_model.py").run()
+    assert any("Imputed" in i.value for i in at.info)
