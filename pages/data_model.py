@@ -49,6 +49,7 @@ with right:
         f"Encoding: {model.encoding}. Balanced accuracy averages the share right within each outcome; "
         "\"always the most common outcome\" is the accuracy of a model that always predicts the training "
         "part's most common outcome, the number the model's accuracy has to beat."
+        + (" " + metrics["note"] if metrics.get("note") else "")
     )
 
 st.subheader("Features")

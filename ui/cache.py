@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -84,9 +86,43 @@ def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: st
     return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"))
 
 
-@st.cache_resource(show_spinner="Training the model (with cross-validation)…", max_entries=8)
-def fitted_model(_task: fc.TaskSpec, fingerprint: str, model: str, encoding: str, seed: int, cv_folds: int) -> fc.FittedModel:
-    return fc.fit_model(_task, model=model, encoding=encoding, seed=seed, cv_folds=cv_folds)
+MODELS_KEPT = 8
+
+
+@st.cache_resource
+def _model_shelf() -> tuple[OrderedDict, threading.Lock]:
+    """Fitted models shared by every session, most recently used last (at most :data:`MODELS_KEPT`)."""
+    return OrderedDict(), threading.Lock()
+
+
+def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str, seed: int, cv_folds: int,
+                 cv_rows: int | None = None) -> fc.FittedModel:
+    """The fitted model for these settings, trained with a progress bar (fold k of n, then the final fit).
+
+    Not ``st.cache_resource`` itself: a cached function may not draw into a progress bar
+    made outside it, and training is what most needs one. The shelf it keeps models on is.
+    """
+    shelf, lock = _model_shelf()
+    key = (fingerprint, model, encoding, int(seed), int(cv_folds), cv_rows)
+    with lock:
+        if key in shelf:
+            shelf.move_to_end(key)
+            return shelf[key]
+    bar = st.progress(0.0, text=f"Training the model on {len(task.frame):,} rows…")
+
+    def progress(step: int, total: int, text: str) -> None:
+        bar.progress(step / max(total, 1), text=text + "…")
+
+    try:
+        fitted = fc.fit_model(task, model=model, encoding=encoding, seed=seed, cv_folds=cv_folds, cv_rows=cv_rows,
+                              progress=progress)
+    finally:
+        bar.empty()
+    with lock:
+        shelf[key] = fitted
+        while len(shelf) > MODELS_KEPT:
+            shelf.popitem(last=False)
+    return fitted
 
 
 @st.cache_resource(max_entries=16)
@@ -109,7 +145,8 @@ def store_id(store: fc.CounterfactualStore) -> str:
 
 
 def model_id(task: fc.TaskSpec, model: fc.FittedModel) -> str:
-    return _digest([task.fingerprint, model.name, model.encoding, model.seed, model.metrics.get("cv_folds")])
+    return _digest([task.fingerprint, model.name, model.encoding, model.seed, model.metrics.get("cv_folds"),
+                    model.metrics.get("cv_rows")])
 
 
 # -- generation with a progress bar ---------------------------------------------------------------

@@ -67,7 +67,8 @@ def build_analysis() -> Analysis:
         st.warning(f"The feature settings (kinds, immutable features) were dropped: {exc}")
         s[S.OVERRIDES] = {"kinds": {}, "immutable": None}
         task = base
-    model = cache.fitted_model(task, task.fingerprint, s[S.MODEL], s[S.ENCODING], int(s[S.SEED]), int(s[S.CV_FOLDS]))
+    model = cache.fitted_model(task, task.fingerprint, s[S.MODEL], s[S.ENCODING], int(s[S.SEED]), int(s[S.CV_FOLDS]),
+                               int(s[S.CV_ROWS]))
     name = s[S.GENERATOR]
     settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)
     gen = cache.generator(name, settings)

@@ -15,11 +15,11 @@ def _peek(data: bytes, max_bytes: int):
     return fc.data.peek_csv(data, max_bytes=max_bytes)
 
 
-def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int) -> bool:
+def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int, cv_rows: int) -> bool:
     """Load a dataset and fit the model on it; only on success does it replace the active one."""
     try:
         task = load_base_task(source)
-        cache.fitted_model(task, task.fingerprint, model, encoding, seed, cv_folds)
+        cache.fitted_model(task, task.fingerprint, model, encoding, seed, cv_folds, cv_rows)
     except fc.FlexError as exc:
         st.error(f"That dataset was not loaded: {exc} The previous dataset stays active.")
         return False
@@ -34,7 +34,8 @@ def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: in
 
 def _model_settings() -> dict:
     s = st.session_state
-    return dict(model=s[S.MODEL], encoding=s[S.ENCODING], seed=int(s[S.SEED]), cv_folds=int(s[S.CV_FOLDS]))
+    return dict(model=s[S.MODEL], encoding=s[S.ENCODING], seed=int(s[S.SEED]), cv_folds=int(s[S.CV_FOLDS]),
+                cv_rows=int(s[S.CV_ROWS]))
 
 
 def _csv_form() -> None:
@@ -163,7 +164,10 @@ def render_sidebar() -> Analysis | None:
         st.subheader("Model")
         st.selectbox("Classifier", list(fc.models.MODELS), key=S.MODEL, format_func=lambda m: fc.models.MODELS[m])
         st.radio("Categorical encoding", ("onehot", "label"), key=S.ENCODING, horizontal=True)
-        st.number_input("Cross-validation folds", min_value=2, max_value=10, step=1, key=S.CV_FOLDS)
+        st.number_input("Cross-validation folds (0 skips it)", min_value=0, max_value=10, step=1, key=S.CV_FOLDS)
+        st.number_input("Cross-validate on at most this many rows", min_value=100, step=1000, key=S.CV_ROWS,
+                        help="On large data, cross-validation runs on a stratified random sample of the training "
+                        "rows (the model still trains on all of them); the metrics say when it did.")
         metrics_slot = st.container()
 
         st.subheader("Counterfactuals")
@@ -196,6 +200,8 @@ def render_sidebar() -> Analysis | None:
             if "cv_accuracy_mean" in metrics:
                 left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
                 right.metric("CV F1", f"{metrics['cv_f1_mean']:.1%}", help=f"support-weighted; ± {metrics['cv_f1_std']:.1%}")
-            else:
+            elif not metrics.get("note"):
                 metrics_slot.caption("Too few rows per class for cross-validation.")
+            if metrics.get("note"):
+                metrics_slot.caption(metrics["note"])
         return analysis

@@ -26,6 +26,7 @@ BUILTIN = "sb_builtin"
 MODEL = "sb_model"
 ENCODING = "sb_encoding"
 CV_FOLDS = "sb_cv_folds"
+CV_ROWS = "sb_cv_rows"
 GENERATOR = "sb_generator"
 REFINE = "sb_refine"  # "auto" (the generator's default), "minimal" or "none"
 SEED = "sb_seed"
@@ -62,6 +63,7 @@ def _defaults() -> dict[str, Any]:
         MODEL: view["model"],
         ENCODING: view["encoding"],
         CV_FOLDS: view["cv_folds"],
+        CV_ROWS: view["cv_rows"],
         # Read from the registry, never hard-coded: the default may change.
         GENERATOR: fc.counterfactuals.DEFAULT_GENERATOR,
         REFINE: view["refine"],
@@ -128,6 +130,7 @@ def apply_view(view: Mapping[str, Any]) -> None:
     s[MODEL] = view["model"]
     s[ENCODING] = view["encoding"]
     s[CV_FOLDS] = view["cv_folds"]
+    s[CV_ROWS] = view["cv_rows"]
     if view.get("generator"):
         s[GENERATOR] = view["generator"]
     s[REFINE] = view["refine"]
@@ -215,6 +218,7 @@ def current_view() -> dict[str, Any]:
         "model": s[MODEL],
         "encoding": s[ENCODING],
         "cv_folds": int(s[CV_FOLDS]),
+        "cv_rows": int(s[CV_ROWS]),
         "generator": generator,
         "refine": s[REFINE],
         "generator_settings": {k: v for k, v in s[GENERATOR_SETTINGS].get(generator, {}).items() if v is not None},

@@ -27,7 +27,8 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "kinds": {},  # feature -> kind, where changed from the inferred one
     "model": "rf",
     "encoding": "onehot",
-    "cv_folds": 5,
+    "cv_folds": 5,  # 0 skips cross-validation
+    "cv_rows": 20_000,  # cross-validate on a sample of at most this many training rows
     "generator": None,  # None: the registry's default generator
     "refine": "auto",  # auto: the generator's default (minimal for batch, none for DiCE)
     "generator_settings": {},  # setting -> value (as text), where changed from the generator's default
@@ -45,7 +46,9 @@ PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
 #: The dataset prefix of an uploaded file, which a link names but cannot carry.
 UPLOAD = "upload"
 
-_INT_FIELDS = {"seed": 0, "n_factuals": 1, "n_cf": 1, "k": 0, "cv_folds": 2}  # field -> smallest value
+#: field -> (smallest, largest) value, as the sidebar's number boxes allow (None: no bound)
+_INT_FIELDS = {"seed": (0, None), "n_factuals": (1, 5000), "n_cf": (1, 50), "k": (0, None), "cv_folds": (0, 10),
+               "cv_rows": (100, None)}
 _CHOICES = {"model": tuple(MODELS), "encoding": ("onehot", "label"), "generator": tuple(GENERATORS),
             "missing": ("drop", "impute"), "refine": ("auto", *REFINE_MODES)}
 
@@ -85,7 +88,8 @@ def _parse(key: str, value: str, view: dict) -> None:
     prefix, dot, name = key.partition(".")
     if key in _INT_FIELDS:
         view[key] = int(value)
-        if view[key] < _INT_FIELDS[key]:
+        low, high = _INT_FIELDS[key]
+        if view[key] < low or (high is not None and view[key] > high) or (key == "cv_folds" and view[key] == 1):
             raise ValueError
     elif key == "query":
         view[key] = int(value)

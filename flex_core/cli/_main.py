@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     model = common.add_argument_group("model and generator")
     model.add_argument("--model", choices=sorted(MODELS), default="rf")
     model.add_argument("--encoding", choices=("onehot", "label"), default="onehot")
-    model.add_argument("--cv-folds", type=int, default=10)
+    model.add_argument("--cv-folds", type=int, default=10, help="cross-validation folds; 0 skips it (large data)")
+    model.add_argument("--cv-rows", type=int, help="cross-validate on a stratified sample of at most this many rows")
     model.add_argument("--generator", choices=sorted(GENERATORS), default=DEFAULT_GENERATOR)
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
     model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
@@ -138,8 +139,11 @@ def run(args) -> dict:
     for note in task.notes:
         log(f"data: {note}")
     started = time.perf_counter()
-    model = fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds)
+    model = fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds,
+                      cv_rows=args.cv_rows, progress=lambda step, total, text: log(f"model: {text}"))
     log(f"model: {args.model} test accuracy {model.metrics['test_accuracy']:.3f} ({time.perf_counter() - started:.1f} s)")
+    if model.metrics.get("note"):
+        log(f"model: {model.metrics['note']}")
     generator = make_generator(args.generator, **_generator_settings(args, args.generator))
     store = CounterfactualStore(
         task, model, generator, n_cf=args.n_cf, seed=args.seed, directory=args.cache_dir, refine=args.refine
@@ -182,6 +186,7 @@ def run(args) -> dict:
         model=args.model,
         encoding=args.encoding,
         cv_folds=args.cv_folds,
+        cv_rows=args.cv_rows,
         generator=args.generator,
         missing=args.missing,
         n_factuals=args.n_factuals,

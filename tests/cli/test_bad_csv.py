@@ -73,3 +73,13 @@ def test_an_identifier_can_be_put_back(tmp_path, capsys):
     assert "id" in {f["name"] for f in out["features"]}
     code, err, _ = run(tmp_path, capsys, content, "--quiet", "--use-identifier", "nope")
     assert code == 2 and err == ["error: Identifier column(s) to use not found: nope."]
+
+
+def test_cross_validation_on_large_data_can_be_sampled_or_skipped(tmp_path, capsys):
+    content = "\n".join([HEADER, *good_lines(200)]).encode()
+    code, err, out = run(tmp_path, capsys, content, "--cv-rows", "50", "--cv-folds", "2")
+    assert code == 0, err
+    assert "model: Cross-validation: fold 2 of 2" in err and any("sample of 50 of the 160" in e for e in err)
+    assert out["model"]["cv_rows"] == 50 and out["config"]["cv_rows"] == 50
+    code, err, out = run(tmp_path, capsys, content, "--cv-folds", "0", "--quiet")
+    assert code == 0 and "skipped" in out["model"]["note"] and out["model"]["cv_accuracy_mean"] is None

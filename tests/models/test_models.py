@@ -75,3 +75,37 @@ def test_a_model_that_beats_the_baseline_gets_no_note(synthetic_model):
     metrics = synthetic_model.metrics
     assert metrics["test_accuracy"] > metrics["majority_baseline"] and metrics["balanced_accuracy"] > 0.9
     assert fc.models.adequacy_note(metrics) is None
+
+
+def test_cross_validation_reports_each_fold_and_matches_sklearn():
+    from sklearn.model_selection import StratifiedKFold, cross_validate, train_test_split
+
+    task = fc.data.load_builtin("toy2d")
+    calls = []
+    model = fc.fit_model(task, model="lr", seed=3, cv_folds=4, progress=lambda *a: calls.append(a))
+    assert [c[:2] for c in calls] == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5)]
+    assert calls[0][2] == "Cross-validation: fold 1 of 4" and calls[-1][2].startswith("Training the model on 480 rows")
+    # The same folds and scores as scikit-learn's own cross_validate.
+    train, _ = train_test_split(np.arange(len(task.y)), test_size=0.2, random_state=3, stratify=task.y)
+    pipeline = fc.models.build_pipeline(task, model="lr", seed=3)
+    expected = cross_validate(pipeline, task.X.iloc[train], task.y[train], scoring=("accuracy", "f1_weighted"),
+                              cv=StratifiedKFold(n_splits=4, shuffle=True, random_state=3))
+    assert model.metrics["cv_accuracy_mean"] == pytest.approx(np.mean(expected["test_accuracy"]))
+    assert model.metrics["cv_f1_std"] == pytest.approx(np.std(expected["test_f1_weighted"]))
+    assert "note" not in model.metrics and "cv_rows" not in model.metrics
+
+
+def test_cross_validation_can_be_subsampled_or_skipped_and_says_so():
+    task = fc.data.load_builtin("toy2d")
+    full = fc.fit_model(task, model="lr", seed=0, cv_folds=3)
+    sampled = fc.fit_model(task, model="lr", seed=0, cv_folds=3, cv_rows=120)
+    assert sampled.metrics["cv_rows"] == 120 and "120 of the 480 training rows" in sampled.metrics["note"]
+    # Three folds of 40 rows: every fold accuracy is a multiple of 1/40, so the mean times 120 is whole.
+    assert sampled.metrics["cv_accuracy_mean"] * 120 == pytest.approx(round(sampled.metrics["cv_accuracy_mean"] * 120))
+    # The final model is the same: only the cross-validation looked at fewer rows.
+    assert sampled.metrics["test_accuracy"] == full.metrics["test_accuracy"]
+    skipped = fc.fit_model(task, model="lr", seed=0, cv_folds=0)
+    assert "cv_accuracy_mean" not in skipped.metrics and "skipped" in skipped.metrics["note"]
+    assert fc.models.model_summary(skipped)["note"] == skipped.metrics["note"]
+    with pytest.raises(fc.ConfigError, match="or 0 to skip"):
+        fc.fit_model(task, cv_folds=1)

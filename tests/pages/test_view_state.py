@@ -94,3 +94,16 @@ def test_a_link_carries_the_missing_value_policy():
     assert params(at)["missing"] == "impute"
     at.switch_page("pages/data_model.py").run()
     assert any("Imputed" in i.value for i in at.info)
+
+
+def test_cross_validation_on_a_sample_is_said_in_the_metrics_and_carried_by_the_link():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "6", "n_cf": "2", "cv_folds": "2",
+                            "cv_rows": "100"})
+    at.run()
+    assert not at.exception
+    assert any("random sample of 100 of the 480 training rows" in c.value for c in at.sidebar.caption)
+    assert params(at)["cv_rows"] == "100"
+    at.sidebar.number_input(key="sb_cv_folds").set_value(0).run()
+    assert not at.exception and any("skipped" in c.value for c in at.sidebar.caption)
+    assert params(at)["cv_folds"] == "0"

@@ -52,3 +52,9 @@ def test_every_setting_that_changes_a_number_round_trips():
         url_state.view_from_query_params({"missing": "guess"})
     with pytest.raises(fc.ConfigError, match="cv_folds"):
         url_state.view_from_query_params({"cv_folds": "1"})
+
+
+@pytest.mark.parametrize("key, value", [("n_cf", "51"), ("n_factuals", "5001"), ("cv_folds", "11"), ("cv_rows", "99")])
+def test_values_the_sidebar_cannot_show_are_refused(key, value):
+    with pytest.raises(fc.ConfigError, match=f"{key}="):
+        url_state.view_from_query_params({key: value})

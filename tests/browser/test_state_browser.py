@@ -1,0 +1,128 @@
+"""Real Chromium against `streamlit run app.py`: a click on the map selects the query, the address bar
+follows the view so a reload restores it, the view link round-trips, and a bad upload is one error."""
+
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} not installed"),
+]
+WAIT = 120_000  # ms; the machine is shared, a first run trains and generates
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    playwright = pytest.importorskip("playwright.sync_api")
+    env = {"FLEX_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
+    with running_app(env=env) as url, playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield url, browser
+        finally:
+            browser.close()
+
+
+def query_params(page) -> dict:
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query, keep_blank_values=True).items()}
+
+
+def region_row(page) -> int:
+    heading = page.get_by_text(re.compile(r"^Region around row \d+")).first
+    heading.wait_for(timeout=WAIT)
+    return int(re.search(r"row (\d+)", heading.inner_text()).group(1))
+
+
+def wait_idle(page) -> None:
+    """Until Streamlit has finished the current run (its status widget disappears)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=WAIT)
+
+
+def open_regional(browser, url):
+    page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
+    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    page.get_by_role("link", name="Regional explorer").click()
+    region_row(page)
+    page.wait_for_selector(".js-plotly-plot .scatterlayer .trace:first-child path.point", timeout=WAIT)
+    wait_idle(page)
+    return page
+
+
+def click_a_dot(page, avoid: set[int]) -> int:
+    """Click one factual's dot (not the query or a region member) and return its row id."""
+    plot = page.locator(".js-plotly-plot").first
+    rows = plot.evaluate("gd => gd.data[0].customdata.map(c => c[0])")
+    taken = set(avoid) | set(plot.evaluate("gd => (gd.data[1] ? gd.data[1].customdata : []).map(c => c[0])"))
+    points = plot.locator(".scatterlayer .trace:first-child path.point")
+    for index, row in enumerate(rows):
+        if row in taken:
+            continue
+        box = points.nth(index).bounding_box()
+        if box and box["width"] > 0:
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            return int(row)
+    raise AssertionError("no free dot to click")
+
+
+def test_a_click_selects_the_query_and_a_reload_and_the_link_restore_the_view(app):
+    url, browser = app
+    page = open_regional(browser, url)
+    first = region_row(page)
+    clicked = click_a_dot(page, {first})
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('h2')].some(h => h.innerText.startsWith('Region around row {clicked}'))",
+        timeout=WAIT,
+    )
+    assert region_row(page) == clicked
+    # The address bar follows: the query is in it, so a reload comes back to the same view.
+    page.wait_for_function(f"() => location.search.includes('query={clicked}')", timeout=WAIT)
+    assert query_params(page)["dataset"] == "builtin:toy2d" and query_params(page)["n_factuals"] == "10"
+    page.reload(wait_until="domcontentloaded")
+    assert region_row(page) == clicked
+    assert page.locator("[data-testid='stException']").count() == 0
+    # The Report page's link, opened in a fresh session, reproduces the view.
+    page.get_by_role("link", name="Report").click()
+    code = page.locator("[data-testid='stCode'] code").first
+    code.wait_for(timeout=WAIT)
+    link = code.inner_text().strip()
+    assert f"query={clicked}" in link
+    fresh = browser.new_page(viewport={"width": 1400, "height": 1100})
+    fresh.goto(link, wait_until="domcontentloaded")
+    fresh.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    fresh.get_by_role("link", name="Regional explorer").click()
+    assert region_row(fresh) == clicked
+    assert fresh.locator("[data-testid='stException']").count() == 0
+    fresh.close()
+    page.close()
+
+
+def test_a_bad_upload_is_one_error_and_the_previous_dataset_stays(app, tmp_path):
+    url, browser = app
+    page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
+    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    active = page.get_by_text(re.compile(r"Active: toy2d"))
+    active.first.wait_for(timeout=WAIT)
+    page.get_by_text("CSV upload", exact=True).click()
+    bad = tmp_path / "photo.csv"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    upload = page.locator("[data-testid='stSidebar'] input[type='file']")
+    upload.wait_for(state="attached", timeout=WAIT)
+    upload.set_input_files(str(bad))
+    error = page.locator("[data-testid='stAlertContentError']")
+    error.first.wait_for(timeout=WAIT)
+    assert error.count() == 1
+    assert "This is not a text/CSV file" in error.first.inner_text()
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert active.count() >= 1  # the sidebar still names the previous dataset
+    assert page.locator(".js-plotly-plot").count() >= 1  # and its chart is still drawn
+    page.close()
