@@ -145,6 +145,7 @@ def apply_view(view: Mapping[str, Any]) -> None:
         s[WHERE] = view["where"]
         s[TAU_FEATURES] = dict(view["tau_features"])
         s[OVERRIDES] = {"kinds": dict(view["kinds"]), "immutable": view["immutable"]}
+        s[SAVED_REGIONS] = [dict(r) for r in view["regions"]]
 
 
 def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
@@ -230,6 +231,7 @@ def current_view() -> dict[str, Any]:
         "where": s[WHERE],
         "tau": float(s[TAU]),
         "tau_features": dict(s[TAU_FEATURES]),
+        "regions": [dict(r) for r in s[SAVED_REGIONS]],
     }
 
 

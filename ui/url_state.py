@@ -8,6 +8,7 @@ current view and a reload (F5) restores it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -40,6 +41,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "where": None,
     "tau": 0.1,
     "tau_features": {},
+    "regions": [],  # saved regions: {"name", "query", "k", "where"}, carried as one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
 PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
@@ -79,6 +81,10 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
         elif key == "immutable":
             if value is not None:
                 params[key] = ",".join(value)
+        elif key == "regions":
+            if value:
+                params[key] = json.dumps([[r["name"], r["query"], r["k"], r["where"]] for r in value],
+                                         separators=(",", ":"))
         elif value is not None and value != default:
             params[key] = _text(value)
     return params
@@ -115,6 +121,21 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = [name for name in value.split(",") if name]
     elif key in ("dataset", "where"):
         view[key] = value or None
+    elif key == "regions":
+        view[key] = _regions(value)
+
+
+def _regions(text: str) -> list[dict]:
+    """Saved regions from their JSON: a list of [name, query row, k, criterion or null]."""
+    try:
+        items = json.loads(text)
+        regions = [{"name": str(name), "query": int(query), "k": int(k), "where": None if where is None else str(where)}
+                   for name, query, k, where in items]
+    except (TypeError, ValueError):
+        raise ValueError from None
+    if any(r["k"] < 0 for r in regions):
+        raise ValueError
+    return regions
 
 
 def view_from_query_params(params: Mapping[str, Any]) -> dict[str, Any]:

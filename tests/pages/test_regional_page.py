@@ -4,6 +4,7 @@ import math
 
 import flex_core as fc
 from tests.pages.conftest import chart, errors, metric, start, start_csv
+from ui import url_state as ui_url_state
 
 
 def test_changing_k_changes_the_region_size():
@@ -153,3 +154,6 @@ def test_saving_a_region_never_overwrites_one_and_suggests_a_fresh_name():
     at.button(key="save_region").click().run()
     names = [r["name"] for r in at.session_state["saved_regions"]]
     assert len(names) == len(set(names)) == 4 and names[3] == f"{names[2]} (2)"
+    # They are part of the address bar, so a reload keeps them.
+    link_regions = ui_url_state.view_from_query_params(dict(at.query_params.items()))["regions"]
+    assert link_regions == at.session_state["saved_regions"]

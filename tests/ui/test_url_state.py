@@ -58,3 +58,13 @@ def test_every_setting_that_changes_a_number_round_trips():
 def test_values_the_sidebar_cannot_show_are_refused(key, value):
     with pytest.raises(fc.ConfigError, match=f"{key}="):
         url_state.view_from_query_params({key: value})
+
+
+def test_saved_regions_travel_in_the_link():
+    regions = [{"name": "fast, rural; (2)", "query": 12, "k": 4, "where": "road_type=rural"},
+               {"name": "row 3", "query": 3, "k": 2, "where": None}]
+    params = url_state.view_to_query_params({**url_state.VIEW_DEFAULTS, "regions": regions})
+    assert url_state.view_from_query_params(params)["regions"] == regions
+    for bad in ("[[1,2]]", "not json", '[["a", "x", 2, null]]', '[["a", 1, -2, null]]'):
+        with pytest.raises(fc.ConfigError, match="regions="):
+            url_state.view_from_query_params({"regions": bad})
