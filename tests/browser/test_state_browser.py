@@ -46,8 +46,14 @@ def wait_idle(page) -> None:
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=WAIT)
 
 
-def open_regional(browser, url):
+def new_page(browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    page.set_default_timeout(WAIT)  # every wait and click: a shared machine can take long to rerun
+    return page
+
+
+def open_regional(browser, url):
+    page = new_page(browser)
     page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
     page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
     page.get_by_role("link", name="Regional explorer").click()
@@ -95,7 +101,7 @@ def test_a_click_selects_the_query_and_a_reload_and_the_link_restore_the_view(ap
     code.wait_for(timeout=WAIT)
     link = code.inner_text().strip()
     assert f"query={clicked}" in link
-    fresh = browser.new_page(viewport={"width": 1400, "height": 1100})
+    fresh = new_page(browser)
     fresh.goto(link, wait_until="domcontentloaded")
     fresh.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
     fresh.get_by_role("link", name="Regional explorer").click()
@@ -107,7 +113,7 @@ def test_a_click_selects_the_query_and_a_reload_and_the_link_restore_the_view(ap
 
 def test_a_bad_upload_is_one_error_and_the_previous_dataset_stays(app, tmp_path):
     url, browser = app
-    page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    page = new_page(browser)
     page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
     page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
     active = page.get_by_text(re.compile(r"Active: toy2d"))
