@@ -140,6 +140,8 @@ def apply_view(view: Mapping[str, Any]) -> None:
     s[N_CF] = view["n_cf"]
     s[K] = view["k"]
     s[TAU] = view["tau"]
+    s[NECESSARY_ONLY] = view["necessary_only"]
+    s[WHISKERS] = view["whiskers"]
     if kind != url_state.UPLOAD:
         s[QUERY] = view["query"]
         s[WHERE] = view["where"]
@@ -231,6 +233,8 @@ def current_view() -> dict[str, Any]:
         "where": s[WHERE],
         "tau": float(s[TAU]),
         "tau_features": dict(s[TAU_FEATURES]),
+        "necessary_only": bool(s[NECESSARY_ONLY]),
+        "whiskers": s[WHISKERS],
         "regions": [dict(r) for r in s[SAVED_REGIONS]],
     }
 

@@ -41,6 +41,8 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "where": None,
     "tau": 0.1,
     "tau_features": {},
+    "necessary_only": False,  # bar charts count only necessary changes
+    "whiskers": "interval",  # bootstrap interval or ± std on the bars
     "regions": [],  # saved regions: {"name", "query", "k", "where"}, carried as one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
@@ -52,7 +54,7 @@ UPLOAD = "upload"
 _INT_FIELDS = {"seed": (0, None), "n_factuals": (1, 5000), "n_cf": (1, 50), "k": (0, None), "cv_folds": (0, 10),
                "cv_rows": (100, None)}
 _CHOICES = {"model": tuple(MODELS), "encoding": ("onehot", "label"), "generator": tuple(GENERATORS),
-            "missing": ("drop", "impute"), "refine": ("auto", *REFINE_MODES)}
+            "missing": ("drop", "impute"), "refine": ("auto", *REFINE_MODES), "whiskers": ("interval", "std")}
 
 
 def _text(value) -> str:
@@ -119,6 +121,8 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = value
     elif key == "immutable":
         view[key] = [name for name in value.split(",") if name]
+    elif key == "necessary_only":
+        view[key] = {"true": True, "false": False}[value.lower()]
     elif key in ("dataset", "where"):
         view[key] = value or None
     elif key == "regions":
@@ -150,7 +154,7 @@ def view_from_query_params(params: Mapping[str, Any]) -> dict[str, Any]:
         key, value = str(raw_key), str(value)
         try:
             _parse(key, value, view)
-        except ValueError:
+        except (ValueError, KeyError):
             raise ConfigError(f"Link parameter {key}={value!r} is not a valid value; fix or remove it.") from None
     return view
 

@@ -68,3 +68,12 @@ def test_saved_regions_travel_in_the_link():
     for bad in ("[[1,2]]", "not json", '[["a", "x", 2, null]]', '[["a", 1, -2, null]]'):
         with pytest.raises(fc.ConfigError, match="regions="):
             url_state.view_from_query_params({"regions": bad})
+
+
+def test_display_settings_that_change_the_bars_travel_too():
+    view = {**url_state.VIEW_DEFAULTS, "necessary_only": True, "whiskers": "std"}
+    params = url_state.view_to_query_params(view)
+    assert params == {"necessary_only": "true", "whiskers": "std"}
+    assert url_state.view_from_query_params(params) == view
+    with pytest.raises(fc.ConfigError, match="necessary_only="):
+        url_state.view_from_query_params({"necessary_only": "maybe"})
