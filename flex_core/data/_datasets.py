@@ -450,7 +450,7 @@ def _source_label(kind: str, source) -> str:
 def identifier_columns(frame: pd.DataFrame, *, target: str | None = None) -> list[str]:
     """Columns that name rows rather than describe them: every value present and unique.
 
-    Text columns qualify, and integer columns whose values are one consecutive run
+    Text columns qualify, and integer columns that count up by one from row to row
     (row numbers such as 1..n); measured numbers (floats, other integers, numbers
     with a few stray text cells) never do, since those are often all distinct too. Frames of fewer than
     :data:`MIN_ROWS_FOR_IDENTIFIER` rows have none.
@@ -465,8 +465,8 @@ def identifier_columns(frame: pd.DataFrame, *, target: str | None = None) -> lis
             continue
         if pd.api.types.is_float_dtype(col) or pd.api.types.is_bool_dtype(col) or _mostly_numeric(col):
             continue
-        if pd.api.types.is_integer_dtype(col) and int(col.max()) - int(col.min()) + 1 != n:
-            continue
+        if pd.api.types.is_integer_dtype(col) and not (np.diff(col.to_numpy()) == 1).all():
+            continue  # only row numbers counting up by one; other all-distinct integers may be measurements
         found.append(str(name))
     return found
 

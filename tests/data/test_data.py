@@ -184,7 +184,9 @@ def test_infinite_values_become_missing_values_with_a_note(missing, rows):
 
 def test_identifier_columns_are_left_out_with_a_note_and_can_be_put_back():
     frame = _speed_frame({}).assign(id=[f"id{i}" for i in range(25)], row=range(1, 26), count=range(0, 50, 2))
-    assert fc.data.identifier_columns(frame, target="y") == ["id", "row"]  # count's values are not consecutive
+    assert fc.data.identifier_columns(frame, target="y") == ["id", "row"]  # count's values do not step by one
+    # All-distinct integers in another order are measurements, not row numbers.
+    assert fc.data.identifier_columns(frame.assign(row=range(25, 0, -1)), target="y") == ["id"]
     task = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe")
     assert task.feature_names == ["speed", "road", "count"]
     assert any(n.startswith("Left out id, row: every value is unique") for n in task.notes)
