@@ -24,6 +24,7 @@ __version__ = "0.2.0"
 
 #: public name -> the module that defines it (imported on first access)
 _LAZY = {
+    "FlexExplainer": "._explainer",
     "TaskSpec": ".data",
     "Feature": ".data",
     "make_task": ".data",

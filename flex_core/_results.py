@@ -210,11 +210,13 @@ class FlexResult:
         return records
 
     def to_dict(self) -> dict:
+        """The CLI's JSON format (see the README); :meth:`from_dict` reads it back."""
         return {
             "level": self.level,
             "features": self.feature_records(),
             "factuals": [int(r) for r in self.query_index],
             "counterfactuals_per_factual": [int(c) for c in self.counts],
+            "local": {"frequencies": _json_matrix(self.local_frequencies), "magnitudes": _json_matrix(self.local_magnitudes)},
             "generator": self.generator,
             "model": self.model,
             "config": self.config,
@@ -224,6 +226,51 @@ class FlexResult:
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+    @classmethod
+    def from_dict(cls, data: dict) -> FlexResult:
+        """The result :meth:`to_dict` (or the CLI's JSON) describes; keys it does not know are ignored."""
+        records = data["features"]
+        n_features = len(records)
+        local = data.get("local") or {}
+        return cls(
+            level=data["level"],
+            feature_names=tuple(r["name"] for r in records),
+            display_names=tuple(r.get("label", r["name"]) for r in records),
+            kinds=tuple(r["kind"] for r in records),
+            immutable=tuple(bool(r["immutable"]) for r in records),
+            tau=_floats(r.get("tau") for r in records),
+            frequency_mean=_floats(r["frequency_mean"] for r in records),
+            frequency_std=_floats(r["frequency_std"] for r in records),
+            magnitude_mean=_floats(r["magnitude_mean"] for r in records),
+            dice_frequency=_floats(r["dice_frequency"] for r in records),
+            local_frequencies=_matrix(local.get("frequencies"), len(data["factuals"]), n_features),
+            local_magnitudes=_matrix(local.get("magnitudes"), len(data["factuals"]), n_features),
+            query_index=np.asarray(data["factuals"], dtype=int),
+            counts=np.asarray(data["counterfactuals_per_factual"], dtype=int),
+            generator=dict(data.get("generator", {})),
+            model=dict(data.get("model", {})),
+            config=dict(data.get("config", {})),
+            notes=tuple(data.get("notes", ())),
+        )
+
+
+def _floats(values) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+def _json_matrix(matrix: np.ndarray) -> list[list]:
+    return [[json_number(v) for v in row] for row in np.asarray(matrix, dtype=float)]
+
+
+def _matrix(rows, n_rows: int, n_columns: int) -> np.ndarray:
+    """A (n_rows, n_columns) float matrix from JSON rows (null = NaN); all NaN when the JSON has none."""
+    if rows is None:
+        return np.full((n_rows, n_columns), np.nan)
+    return np.array([[np.nan if v is None else float(v) for v in row] for row in rows], dtype=float).reshape(n_rows, n_columns)
+
+
+_MODE_SHIFT_NUMBERS = ("p_orig", "p_cf", "delta")
 
 
 @dataclass(frozen=True, eq=False)
@@ -290,12 +337,36 @@ class RegionalResult:
             distances=[float(d) for d in self.distances],
             criterion=self.criterion,
             candidates=int(self.candidates),
-            mode_shift=[{k: (json_number(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
+            mode_shift=[{k: (json_number(v) if k in _MODE_SHIFT_NUMBERS else v) for k, v in row.items()} for row in self.mode_shift],
             pearson_r=json_number(self.pearson_r),
             pearson_r_interval=[json_number(v) for v in self.pearson_r_interval],
             quadrant_thresholds={"global": json_number(self.quadrant_thresholds[0]), "regional": json_number(self.quadrant_thresholds[1])},
         )
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RegionalResult:
+        """The result :meth:`to_dict` (or the CLI's regional JSON) describes."""
+        records = data["features"]
+        interval = data.get("pearson_r_interval") or [None, None]
+        thresholds = data["quadrant_thresholds"]
+        return cls(
+            importance=FlexResult.from_dict(data),
+            query=int(data["query"]),
+            members=tuple(int(m) for m in data["members"]),
+            distances=tuple(float(d) for d in data["distances"]),
+            criterion=data.get("criterion"),
+            mode_shift=tuple(
+                {k: (np.nan if v is None and k in _MODE_SHIFT_NUMBERS else v) for k, v in row.items()}
+                for row in data["mode_shift"]
+            ),
+            global_frequency=_floats(r.get("global_frequency") for r in records),
+            pearson_r=_floats([data.get("pearson_r")])[0],
+            quadrants=tuple(r.get("quadrant") for r in records),
+            quadrant_thresholds=tuple(_floats([thresholds["global"], thresholds["regional"]])),
+            candidates=int(data.get("candidates", 0)),
+            pearson_r_interval=tuple(_floats(interval)),
+        )
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})

@@ -98,7 +98,7 @@ def store_id(store: fc.CounterfactualStore) -> str:
 
 
 def model_id(task: fc.TaskSpec, model: fc.FittedModel) -> str:
-    return _digest([task.fingerprint, model.name, model.encoding, model.seed, model.metrics.get("cv_folds")])
+    return _digest([task.fingerprint, model.key, model.metrics.get("cv_folds")])
 
 
 # -- generation with a progress bar ---------------------------------------------------------------

@@ -67,7 +67,7 @@ def build_analysis() -> Analysis:
     settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)
     gen = cache.generator(name, settings)
     identity = json.dumps(
-        [task.fingerprint, model.name, model.encoding, model.seed, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED])],
+        [task.fingerprint, model.key, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED])],
         sort_keys=True,
         default=str,
     )

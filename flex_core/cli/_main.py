@@ -12,7 +12,7 @@ from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, CounterfactualStore, make_generator
 from ..data import load_dataset
 from ..importance import random_query, run_global, run_regional
-from ..models import MODELS, fit_model
+from ..models import MODELS, FittedModel, align_task, fit_model, load_model
 from ..reproduce import add_reproduce_parser, run_reproduce
 
 
@@ -68,9 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--kind", action="append", default=[], help="FEATURE=categorical|continuous|ordinal (CSV only)")
     data.add_argument("--missing", choices=("drop", "impute"), default="drop", help="rows with missing values")
     model = common.add_argument_group("model and generator")
-    model.add_argument("--model", choices=sorted(MODELS), default="rf")
-    model.add_argument("--encoding", choices=("onehot", "label"), default="onehot")
-    model.add_argument("--cv-folds", type=int, default=10)
+    model.add_argument("--model", choices=sorted(MODELS), help="a model to train here (default rf)")
+    model.add_argument("--encoding", choices=("onehot", "label"), help="its categorical encoding (default onehot)")
+    model.add_argument("--cv-folds", type=int, help="its cross-validation folds (default 10)")
+    model.add_argument(
+        "--model-file", help="explain this fitted classifier instead (.skops; only sklearn/numpy/scipy/xgboost/lightgbm types)"
+    )
     model.add_argument("--generator", choices=sorted(GENERATORS), default=DEFAULT_GENERATOR)
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
     model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
@@ -110,6 +113,29 @@ def _generator_settings(args, name: str) -> dict:
     return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit}
 
 
+def _model(args, task):
+    """The task and the model to explain: trained here, or read from --model-file (the task then keeps its columns)."""
+    if args.model_file is None:
+        args.model, args.encoding = args.model or "rf", args.encoding or "onehot"
+        args.cv_folds = 10 if args.cv_folds is None else args.cv_folds
+        return task, fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds)
+    given = [flag for flag, value in (("--model", args.model), ("--encoding", args.encoding), ("--cv-folds", args.cv_folds)) if value is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} apply to a model trained here, not to --model-file.")
+    estimator = load_model(args.model_file)
+    task = align_task(task, estimator)
+    model = FittedModel.from_estimator(
+        estimator,
+        task,
+        X_test=task.X,
+        y_test=task.frame[task.target].to_numpy(),
+        name=Path(args.model_file).name,
+        evaluated_on=f"all {len(task.frame):,} rows of the data (rows the model was trained on score optimistically)",
+    )
+    args.model = f"file:{Path(args.model_file).name}"
+    return task, model
+
+
 def run(args) -> dict:
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     if args.command == "reproduce":
@@ -124,11 +150,12 @@ def run(args) -> dict:
         kinds=_pairs(args.kind, "--kind"),
         missing=args.missing,
     )
+    started = time.perf_counter()
+    task, model = _model(args, task)
     for note in task.notes:
         log(f"data: {note}")
-    started = time.perf_counter()
-    model = fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds)
-    log(f"model: {args.model} test accuracy {model.metrics['test_accuracy']:.3f} ({time.perf_counter() - started:.1f} s)")
+    log(f"model: {model.label} accuracy {model.metrics['test_accuracy']:.3f} on {model.metrics['evaluated_on']} "
+        f"({time.perf_counter() - started:.1f} s)")
     generator = make_generator(args.generator, **_generator_settings(args, args.generator))
     store = CounterfactualStore(task, model, generator, n_cf=args.n_cf, seed=args.seed, directory=args.cache_dir)
     tau = parse_tau(args.tau)

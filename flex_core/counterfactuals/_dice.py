@@ -63,7 +63,9 @@ class DiceGenerator:
         train = _dice_frame(task, task.frame.loc[model.train_index, task.feature_names])
         train[_OUTCOME] = task.y[task.frame.index.get_indexer(model.train_index)]
         data = dice_ml.Data(dataframe=train, continuous_features=task.continuous_names, outcome_name=_OUTCOME)
-        wrapped = dice_ml.Model(model=model.pipeline, backend="sklearn", model_type="classifier")
+        # DiCE's desired_class=0 is column 0 of predict_proba: the binary view puts "desirable" there
+        # whatever the model's own classes are.
+        wrapped = dice_ml.Model(model=model.as_binary_classifier(), backend="sklearn", model_type="classifier")
         return dice_ml.Dice(data, wrapped, method=self.method)
 
     def generate(
