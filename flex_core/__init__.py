@@ -31,6 +31,7 @@ _LAZY = {
     "load_dataset": ".data",
     "FittedModel": ".models",
     "fit_model": ".models",
+    "FeatureScores": "._results",
     "FlexResult": "._results",
     "RegionalResult": "._results",
     "CounterfactualStore": ".counterfactuals",

@@ -246,14 +246,21 @@ class FlexExplainer:
         }
 
     def save(self, directory: str | Path) -> Path:
-        """Write data.csv, model.skops and settings.json to ``directory``; :meth:`load` and the app open it."""
+        """Write data.csv, model.skops and settings.json to ``directory``; :meth:`load` and the app open it.
+
+        data.csv holds the rows in the model's own column types with their ids, written
+        formula-safe (a text cell such as ``=1+1`` gets a leading quote, which
+        :meth:`load` takes off again).
+        """
+        from .data import to_safe_csv
         from .models import save_model
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         frame = self.model.estimator_input(self.task.X)
         frame[self.task.target] = self.task.frame[self.task.target].to_numpy()
-        frame.to_csv(directory / PROJECT_FILES["data"], index_label=_ROW)
+        frame.index.name = _ROW
+        to_safe_csv(frame, directory / PROJECT_FILES["data"], index=True)
         save_model(self.model.pipeline, directory / PROJECT_FILES["model"])
         (directory / PROJECT_FILES["settings"]).write_text(json.dumps(self.settings(), indent=2, default=str) + "\n")
         return directory
@@ -273,6 +280,9 @@ class FlexExplainer:
             raise DataError(f"settings.json is not valid JSON ({exc.msg}, line {exc.lineno}).") from None
         text_columns = {c: str for c, dtype in settings.get("raw_dtypes", {}).items() if dtype == "object"}
         frame = pd.read_csv(directory / PROJECT_FILES["data"], index_col=_ROW, dtype={settings["target"]: str, **text_columns})
+        for column in [*text_columns, settings["target"]]:
+            if column in frame.columns:  # undo to_safe_csv's quote in front of formula-like text
+                frame[column] = frame[column].str.replace(r"^'(?=[=+\-@\t\r])", "", regex=True)
         target = settings["target"]
         if target not in frame.columns:
             raise DataError(f"data.csv has no outcome column {target!r}.")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-__all__ = ["FlexResult", "RegionalResult", "QUADRANT_MEANING", "versions"]
+__all__ = ["FeatureScores", "FlexResult", "RegionalResult", "QUADRANT_MEANING", "importance_rank", "versions"]
 
 QUADRANT_MEANING = {
     "A": "low global, high regional importance: a driver specific to this region",
@@ -51,8 +51,42 @@ def versions() -> dict:
     return out
 
 
+def importance_rank(values: np.ndarray) -> np.ndarray:
+    """Ranks of shape (n,): 1 for the largest value, ties share the best rank (as the paper's tables), NaN ranks last."""
+    values = np.nan_to_num(np.asarray(values, dtype=float), nan=-np.inf)
+    return rankdata(-values, method="min").astype(int)
+
+
+class FeatureScores:
+    """Per-feature scores and their ranks: the base of FlexResult, ShapImportance and LimeImportance.
+
+    A subclass is a frozen dataclass with ``feature_names``, ``display_names`` and
+    ``immutable`` (one entry per feature) that names the vector ranking its features
+    (:attr:`scores`) and writes itself with ``to_dict``.
+    """
+
+    feature_names: tuple[str, ...]
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The importance that ranks the features, shape (n_features,)."""
+        raise NotImplementedError
+
+    @property
+    def rank(self) -> np.ndarray:
+        """1 for the most important feature; ties share the best rank, NaN ranks last."""
+        return importance_rank(self.scores)
+
+    def score_of(self, name: str) -> float:
+        """The score of one feature by name."""
+        return float(self.scores[list(self.feature_names).index(name)])
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+
 @dataclass(frozen=True, eq=False)
-class FlexResult:
+class FlexResult(FeatureScores):
     """FLEX importances at one level (local, regional or global).
 
     Arrays are indexed by feature (length n_features) unless said otherwise.
@@ -118,10 +152,9 @@ class FlexResult:
     frequency_seed_sd: np.ndarray | None = None
 
     @property
-    def rank(self) -> np.ndarray:
-        """1 for the most frequently changed feature; ties share the best rank (as the paper's tables)."""
-        values = np.nan_to_num(self.frequency_mean, nan=-1.0)
-        return rankdata(-values, method="min").astype(int)
+    def scores(self) -> np.ndarray:
+        """F_j: the change frequency ranks the features (1 = most frequently changed)."""
+        return self.frequency_mean
 
     @property
     def n_factuals_used(self) -> int:
@@ -223,9 +256,6 @@ class FlexResult:
             "notes": list(self.notes),
             "versions": versions(),
         }
-
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
 
     @classmethod
     def from_dict(cls, data: dict) -> FlexResult:

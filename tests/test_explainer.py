@@ -145,6 +145,15 @@ def test_save_and_load_give_the_same_results(user_explainer, tmp_path):
     np.testing.assert_array_equal(first.frequency_mean, second.frequency_mean)
 
 
+def test_a_saved_project_keeps_formula_like_text_exactly(user_model, accident_data, tmp_path):
+    X = accident_data.drop(columns=["severity"]).assign(zone=lambda f: f["zone"].replace({"rural": "=rural"}))
+    explainer = fc.FlexExplainer(user_model, X, undesired="severe", kinds={"district": "categorical"})
+    folder = explainer.save(tmp_path / "project")
+    assert "'=rural" in (folder / "data.csv").read_text()  # safe to open in a spreadsheet
+    loaded = fc.FlexExplainer.load(folder)
+    assert set(loaded.task.frame["zone"]) == {"=rural", "urban"}
+
+
 def test_row_ids_are_the_index_of_x(user_model, accident_data):
     X = accident_data.drop(columns=["severity"]).iloc[100:]
     explainer = fc.FlexExplainer(user_model, X, undesired="severe", kinds={"district": "categorical"})

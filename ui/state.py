@@ -124,11 +124,11 @@ def apply_view(view: Mapping[str, Any]) -> None:
         if kind == "builtin" and rest in fc.data.BUILTIN_DATASETS:
             st.session_state[DATASET] = {"kind": "builtin", "name": rest}
             st.session_state[BUILTIN] = rest
-        elif kind in ("loan", "accidents") and rest:
+        elif kind in ("loan", "accidents", "project") and rest:
             st.session_state[DATASET] = {"kind": kind, "path": rest}
-            st.session_state[SOURCE] = SOURCE_KINDS[2] if kind == "loan" else SOURCE_KINDS[3]
+            st.session_state[SOURCE] = SOURCE_KINDS[{"loan": 2, "accidents": 3, "project": 4}[kind]]
         else:
-            raise fc.ConfigError(f"dataset={dataset!r} must be builtin:NAME, loan:PATH or accidents:PATH.")
+            raise fc.ConfigError(f"dataset={dataset!r} must be builtin:NAME, loan:PATH, accidents:PATH or project:DIR.")
     st.session_state[MODEL] = view["model"]
     st.session_state[ENCODING] = view["encoding"]
     if view.get("generator"):

@@ -10,7 +10,6 @@ columns' attributions. LIME is run on the original features directly.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -19,10 +18,10 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau, rankdata, spearmanr
+from scipy.stats import kendalltau, spearmanr
 
 from .._errors import ConfigError
-from .._results import FlexResult, json_number
+from .._results import FeatureScores, FlexResult, importance_rank, json_number
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..importance import bootstrap_counts, bootstrap_means
@@ -124,21 +123,20 @@ def sum_columns_to_features(column_values: np.ndarray, owners: np.ndarray, n_fea
     return column_values @ membership
 
 
-class _FeatureScores:
-    """Export shared by the per-feature results of SHAP and LIME (``method`` prefixes the columns)."""
+class _MethodScores(FeatureScores):
+    """The export SHAP and LIME share (``method`` prefixes the columns); both rank by mean |weight|."""
 
     method: ClassVar[str]
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.mean_abs
 
     def _scores(self) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
     def _extra(self) -> dict:
         return {}
-
-    @property
-    def rank(self) -> np.ndarray:
-        """1 for the largest mean |weight|; ties share the best rank."""
-        return importance_rank(self.mean_abs)
 
     def to_frame(self) -> pd.DataFrame:
         rank = f"{self.method}_rank"
@@ -167,13 +165,10 @@ class _FeatureScores:
             "config": self.config,
         }
 
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
-
 
 # -- SHAP ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class ShapImportance(_FeatureScores):
+class ShapImportance(_MethodScores):
     """Global SHAP importance per original feature: mean |SHAP| over the explained factuals.
 
     Attributes
@@ -385,7 +380,7 @@ def shap_importance(
 
 # -- LIME ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class LimeImportance(_FeatureScores):
+class LimeImportance(_MethodScores):
     """LIME importances of a set of factuals (a region), averaged and normalised as in the paper's Fig. 3.
 
     Attributes
@@ -503,12 +498,6 @@ def lime_importance(
 
 
 # -- rankings --------------------------------------------------------------------------
-def importance_rank(values: np.ndarray) -> np.ndarray:
-    """Ranks of shape (n,): 1 for the largest value, ties share the best rank, NaN ranks last."""
-    values = np.nan_to_num(np.asarray(values, dtype=float), nan=-np.inf)
-    return rankdata(-values, method="min").astype(int)
-
-
 @dataclass(frozen=True)
 class RankAgreement:
     """How two importance vectors agree over the same features.
