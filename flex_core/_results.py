@@ -183,7 +183,7 @@ class FlexResult(FeatureScores):
     def _optional_columns(self) -> dict[str, np.ndarray]:
         """Per-feature scores that exist only when computed, by JSON/frame column name."""
         out = {}
-        for name in ("necessary_frequency", "necessity", "sufficiency", "frequency_seed_sd"):
+        for name in _OPTIONAL_SCORES:
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         return out
@@ -249,7 +249,11 @@ class FlexResult(FeatureScores):
             "features": self.feature_records(),
             "factuals": [int(r) for r in self.query_index],
             "counterfactuals_per_factual": [int(c) for c in self.counts],
-            "local": {"frequencies": _json_matrix(self.local_frequencies), "magnitudes": _json_matrix(self.local_magnitudes)},
+            "local": {
+                "frequencies": _json_matrix(self.local_frequencies),
+                "magnitudes": _json_matrix(self.local_magnitudes),
+                **({} if self.local_necessary is None else {"necessary": _json_matrix(self.local_necessary)}),
+            },
             "generator": self.generator,
             "model": self.model,
             "config": self.config,
@@ -261,8 +265,17 @@ class FlexResult(FeatureScores):
     def from_dict(cls, data: dict) -> FlexResult:
         """The result :meth:`to_dict` (or the CLI's JSON) describes; keys it does not know are ignored."""
         records = data["features"]
-        n_features = len(records)
+        n_features, n_factuals = len(records), len(data["factuals"])
         local = data.get("local") or {}
+        present = set(records[0]) if records else set()
+        optional = {name: _floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
+        if "frequency_ci" in present:
+            optional["frequency_ci"] = np.array([_floats(r["frequency_ci"]) for r in records]).reshape(n_features, 2)
+        if "rank_interval" in present:
+            ranks = np.array([_floats(r["rank_interval"]) for r in records]).reshape(n_features, 2)
+            optional["rank_interval"] = ranks if np.isnan(ranks).any() else ranks.astype(int)
+        if "necessary" in local:
+            optional["local_necessary"] = _matrix(local["necessary"], n_factuals, n_features)
         return cls(
             level=data["level"],
             feature_names=tuple(r["name"] for r in records),
@@ -274,15 +287,20 @@ class FlexResult(FeatureScores):
             frequency_std=_floats(r["frequency_std"] for r in records),
             magnitude_mean=_floats(r["magnitude_mean"] for r in records),
             dice_frequency=_floats(r["dice_frequency"] for r in records),
-            local_frequencies=_matrix(local.get("frequencies"), len(data["factuals"]), n_features),
-            local_magnitudes=_matrix(local.get("magnitudes"), len(data["factuals"]), n_features),
+            local_frequencies=_matrix(local.get("frequencies"), n_factuals, n_features),
+            local_magnitudes=_matrix(local.get("magnitudes"), n_factuals, n_features),
             query_index=np.asarray(data["factuals"], dtype=int),
             counts=np.asarray(data["counterfactuals_per_factual"], dtype=int),
             generator=dict(data.get("generator", {})),
             model=dict(data.get("model", {})),
             config=dict(data.get("config", {})),
             notes=tuple(data.get("notes", ())),
+            **optional,
         )
+
+
+#: Per-feature scores a FlexResult has only when they were computed (JSON/frame column = attribute name).
+_OPTIONAL_SCORES = ("necessary_frequency", "necessary_std", "necessity", "sufficiency", "frequency_seed_sd")
 
 
 def _floats(values) -> np.ndarray:

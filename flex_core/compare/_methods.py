@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau, spearmanr
+from scipy.stats import kendalltau, rankdata, spearmanr
 
 from .._errors import ConfigError
 from .._results import FeatureScores, FlexResult, importance_rank, json_number
