@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -122,6 +123,10 @@ class FlexResult(FeatureScores):
         None unless asked for (two generator runs per feature).
     frequency_seed_sd : ndarray of shape (n_features,) or None
         Std of F_j across generator seeds (``config["repeats"]``); None unless asked for.
+    counterfactual_set : CounterfactualSet or None
+        The counterfactuals the numbers come from (see :meth:`counterfactuals_frame`); not in ``to_dict``.
+    features : tuple of Feature
+        The task's features, to decode ``counterfactual_set`` into original values and labels.
     """
 
     level: str
@@ -150,6 +155,8 @@ class FlexResult(FeatureScores):
     necessity: np.ndarray | None = None
     sufficiency: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
+    counterfactual_set: object = field(default=None, repr=False)
+    features: tuple = field(default=(), repr=False)
 
     @property
     def scores(self) -> np.ndarray:
@@ -209,6 +216,24 @@ class FlexResult(FeatureScores):
             columns.update(rank_best=self.rank_interval[:, 0], rank_worst=self.rank_interval[:, 1])
         frame = pd.DataFrame(columns)
         return frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
+
+    def counterfactuals_frame(self) -> pd.DataFrame:
+        """Every counterfactual the result was computed from, one row each.
+
+        Columns: ``factual`` (the factual's row id), ``cf`` (0-based index within the factual),
+        ``valid`` (the model predicts the desirable outcome), then every feature under its
+        original name, in original units (integer features as integers) and category labels.
+        """
+        from ._errors import ConfigError
+
+        if self.counterfactual_set is None:
+            raise ConfigError("This result does not carry its counterfactuals (it was built without them).")
+        frame = self.counterfactual_set.to_frame(SimpleNamespace(features=self.features))
+        frame = frame[frame["cf"] >= 0].rename(columns={"row": "factual"}).reset_index(drop=True)
+        for f in self.features:
+            if f.is_continuous and f.integer:
+                frame[f.name] = frame[f.name].round().astype("Int64")
+        return frame
 
     def local_frame(self) -> pd.DataFrame:
         """f_j(i) per factual: rows are factual row ids, columns features, plus the counterfactual count."""
@@ -343,6 +368,9 @@ class RegionalResult:
         95% percentile-bootstrap interval of r over the region's factuals (NaN if undefined).
     quadrants : tuple of str or None
         "A"-"D" per feature as in the paper's Fig. 4; None for immutable features.
+    neighbour_ties : dict or None
+        ``{"distance", "candidates", "drawn"}`` when candidates tied at the k-th distance and
+        ``drawn`` of them were picked at random (with the seed); None when no draw was needed.
     """
 
     importance: FlexResult
@@ -357,16 +385,31 @@ class RegionalResult:
     quadrant_thresholds: tuple[float, float]
     candidates: int = 0
     pearson_r_interval: tuple[float, float] = (float("nan"), float("nan"))
+    neighbour_ties: dict | None = None
 
     @property
     def feature_names(self) -> tuple[str, ...]:
         return self.importance.feature_names
 
+    @property
+    def diagonal_side(self) -> tuple[str | None, ...]:
+        """Per feature, where it lies against y = x: "above" (more important here than globally),
+        "below", "on", or None for an immutable feature or an undefined F."""
+        sides = []
+        for regional, global_f, quadrant in zip(self.importance.frequency_mean, self.global_frequency, self.quadrants):
+            gap = regional - global_f
+            if quadrant is None or math.isnan(gap):
+                sides.append(None)
+            else:
+                sides.append("on" if abs(gap) < 1e-12 else "above" if gap > 0 else "below")
+        return tuple(sides)
+
     def to_frame(self) -> pd.DataFrame:
         frame = self.importance.to_frame()
-        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants)))
+        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants, self.diagonal_side)))
         frame["global_frequency"] = [lookup[f][0] for f in frame["feature"]]
         frame["quadrant"] = [lookup[f][1] for f in frame["feature"]]
+        frame["diagonal"] = [lookup[f][2] for f in frame["feature"]]
         return frame
 
     def mode_shift_frame(self) -> pd.DataFrame:
@@ -374,17 +417,19 @@ class RegionalResult:
 
     def to_dict(self) -> dict:
         out = self.importance.to_dict()
-        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants)))
+        lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants, self.diagonal_side)))
         for record in out["features"]:
-            global_f, quadrant = lookup[record["name"]]
+            global_f, quadrant, side = lookup[record["name"]]
             record["global_frequency"] = json_number(global_f)
             record["quadrant"] = quadrant
+            record["diagonal"] = side
         out.update(
             query=int(self.query),
             members=[int(m) for m in self.members],
             distances=[float(d) for d in self.distances],
             criterion=self.criterion,
             candidates=int(self.candidates),
+            neighbour_ties=self.neighbour_ties,
             mode_shift=[{k: (json_number(v) if k in _MODE_SHIFT_NUMBERS else v) for k, v in row.items()} for row in self.mode_shift],
             pearson_r=json_number(self.pearson_r),
             pearson_r_interval=[json_number(v) for v in self.pearson_r_interval],
@@ -414,6 +459,7 @@ class RegionalResult:
             quadrant_thresholds=tuple(_floats([thresholds["global"], thresholds["regional"]])),
             candidates=int(data.get("candidates", 0)),
             pearson_r_interval=tuple(_floats(interval)),
+            neighbour_ties=data.get("neighbour_ties"),
         )
 
     def to_json(self, **kwargs) -> str:

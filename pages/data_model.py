@@ -39,6 +39,8 @@ with right:
     table = {
         "accuracy": [metrics.get("cv_accuracy_mean"), metrics.get("test_accuracy")],
         "F1 (weighted)": [metrics.get("cv_f1_mean"), metrics.get("test_f1")],
+        "balanced accuracy": [None, metrics.get("balanced_accuracy")],
+        "always the most common outcome": [None, metrics.get("majority_baseline")],
     }
     st.dataframe(table, width="stretch", column_config={"_index": st.column_config.TextColumn()},
                  hide_index=False)

@@ -5,7 +5,7 @@ import streamlit as st
 import flex_core as fc
 from ui import state as S
 from ui.components import importance_chart, what_must_change
-from ui.context import require_analysis, run_or_stop
+from ui.context import require_analysis, run_or_stop, show_notes
 
 st.title("Global feature importance")
 analysis = require_analysis()
@@ -34,8 +34,7 @@ cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found c
 cols[3].metric("Factuals without any", f"{coverage['queries_without']}")
 st.caption(fc.report.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
 
-for note in (*task.notes, *result.notes):
-    st.info(note)
+show_notes(analysis, *task.notes, *result.notes)
 
 with st.expander("The numbers"):
     st.dataframe(result.to_frame(), width="stretch", hide_index=True)

@@ -6,7 +6,7 @@ import flex_core as fc
 from ui import cache, selection
 from ui import state as S
 from ui.components import importance_chart, lime_beside_flex, what_must_change
-from ui.context import require_analysis, run_or_stop
+from ui.context import require_analysis, run_or_stop, show_notes
 
 st.title("Regional explorer")
 analysis = require_analysis()
@@ -110,8 +110,9 @@ cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=None if low != low else f"95% bootstrap interval over the region's cases: {low:.2f} to {high:.2f}")
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
 st.markdown(fc.report.describe_regional(regional, undesirable=task.undesirable))
-for note in regional.importance.notes:
-    st.info(note)
+if regional.neighbour_ties:
+    st.caption(fc.report.describe_neighbour_ties(regional))
+show_notes(analysis, *regional.importance.notes)
 
 chart_col, scatter_col = st.columns(2)
 with chart_col:

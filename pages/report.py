@@ -61,7 +61,7 @@ sections = [
     fc.report.ReportSection("The data and the model",
                      f"{task.name}: {len(task.frame):,} cases, {len(task.features)} features; the model "
                      f"({model.label}) {accuracy_phrase(model)}. "
-                     + " ".join(task.notes), table=fc.data.class_balance(task)),
+                     + " ".join(filter(None, (fc.models.adequacy_note(model.metrics), *task.notes))), table=fc.data.class_balance(task)),
     fc.report.ReportSection("What would have to change, across all cases", fc.report.describe_global(global_result, undesirable=undesirable),
                      fc.plotting.importance_figure(global_result), global_result.to_frame()),
 ]

@@ -60,3 +60,15 @@ def user_pipeline(frame: pd.DataFrame, *, target: str = "severity", seed: int = 
     middle = [("nothing", "passthrough")] if steps == 3 else []
     model = Pipeline([("prepare", encode), *middle, ("boost", HistGradientBoostingClassifier(max_iter=60, random_state=seed))])
     return model.fit(X, frame[target])
+
+def noise_frame(n: int = 600, *, minority: float = 0.15, seed: int = 0) -> pd.DataFrame:
+    """Features unrelated to an imbalanced outcome: no model can beat always predicting the majority."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "x1": rng.normal(size=n).round(3),
+            "x2": rng.integers(0, 50, n),
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "outcome": np.where(rng.random(n) < minority, "bad", "good"),
+        }
+    )

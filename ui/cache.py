@@ -116,10 +116,12 @@ def generator(name: str, settings: str):
 
 @st.cache_resource(max_entries=16)
 def counterfactual_store(
-    _task: fc.TaskSpec, _model: fc.FittedModel, _generator, identity: str, n_cf: int, seed: int
+    _task: fc.TaskSpec, _model: fc.FittedModel, _generator, identity: str, n_cf: int, seed: int, refine: str | None
 ) -> fc.CounterfactualStore:
-    """One store per (data, model, generator, n_cf, seed); ``identity`` is their JSON."""
-    return fc.CounterfactualStore(_task, _model, _generator, n_cf=n_cf, seed=seed, directory=cache_dir())
+    """One store per (data, model, generator, n_cf, seed, refine); ``identity`` is their JSON."""
+    return fc.CounterfactualStore(
+        _task, _model, _generator, n_cf=n_cf, seed=seed, directory=cache_dir(), refine=refine
+    )
 
 
 def store_id(store: fc.CounterfactualStore) -> str:
@@ -173,7 +175,9 @@ def regional_result(
 
 
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
-    members, *_ = fc.select_region(store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges)
+    members, *_ = fc.select_region(
+        store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges, seed=store.seed
+    )
     return members
 
 

@@ -79,12 +79,13 @@ def build_analysis() -> Analysis:
     name = s[S.GENERATOR]
     settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)
     gen = cache.generator(name, settings)
+    refine = None if s[S.REFINE] == "auto" else s[S.REFINE]
     identity = json.dumps(
-        [task.fingerprint, model.key, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED])],
+        [task.fingerprint, model.key, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED]), refine],
         sort_keys=True,
         default=str,
     )
-    store = cache.counterfactual_store(task, model, gen, identity, int(s[S.N_CF]), int(s[S.SEED]))
+    store = cache.counterfactual_store(task, model, gen, identity, int(s[S.N_CF]), int(s[S.SEED]), refine)
     return Analysis(task=task, model=model, generator=gen, store=store, n_factuals=int(s[S.N_FACTUALS]))
 
 
@@ -102,6 +103,9 @@ def require_analysis() -> Analysis:
     if analysis is None:
         st.info("Fix the setting named above in the sidebar to continue.")
         st.stop()
+    adequacy = fc.models.adequacy_note(analysis.model.metrics)
+    if adequacy:  # every page draws or reports importances of this model, so every page says it
+        st.warning(adequacy)
     dropped = S.forget_stale_rows(analysis.pool)
     if dropped:
         st.warning(
@@ -109,6 +113,14 @@ def require_analysis() -> Analysis:
             f"{' / '.join(map(str, analysis.task.undesirable))} under the current model and settings."
         )
     return analysis
+
+
+def show_notes(analysis: Analysis, *notes: str) -> None:
+    """Notes as info boxes, less the model-adequacy note that :func:`require_analysis` already shows as a warning."""
+    adequacy = fc.models.adequacy_note(analysis.model.metrics)
+    for note in dict.fromkeys(notes):
+        if note != adequacy:
+            st.info(note)
 
 
 def run_or_stop(fn, *args, **kwargs):

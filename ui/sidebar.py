@@ -203,6 +203,16 @@ def render_sidebar() -> Analysis | None:
             "Generator", list(fc.counterfactuals.GENERATORS), key=S.GENERATOR, format_func=lambda g: f"{g} — {fc.counterfactuals.GENERATORS[g][1]}"
         )
         _generator_settings(generator)
+        default_refine = fc.counterfactuals.default_refine(generator)
+        st.selectbox(
+            "Size of changes", ("auto", *fc.counterfactuals.REFINE_MODES), key=S.REFINE,
+            format_func=lambda r: {"auto": f"the generator's default ({default_refine})",
+                                   "minimal": "minimal: shrunk to what the model needs",
+                                   "none": "as the generator drew them"}[r],
+            help="minimal: each change to a number or an ordered level is moved back toward the case's own value "
+                 "as far as the prediction stays desirable, so μ and F at high τ say how much must change. "
+                 "none: the generator's values (DiCE as in the paper).",
+        )
         st.number_input("Seed", min_value=0, step=1, key=S.SEED)
         st.number_input("N_F: factuals for the global analysis", min_value=1, max_value=5000, step=10, key=S.N_FACTUALS)
         st.number_input("N_cf: counterfactuals per factual", min_value=1, max_value=50, step=1, key=S.N_CF)

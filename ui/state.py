@@ -28,6 +28,7 @@ MODEL = "sb_model"
 ENCODING = "sb_encoding"
 CV_FOLDS = "sb_cv_folds"
 GENERATOR = "sb_generator"
+REFINE = "sb_refine"  # "auto" (the generator's default), "minimal" or "none"
 SEED = "sb_seed"
 N_FACTUALS = "sb_n_factuals"
 N_CF = "sb_n_cf"
@@ -65,6 +66,7 @@ def _defaults() -> dict[str, Any]:
         CV_FOLDS: 5,
         # Read from the registry, never hard-coded: the default may change.
         GENERATOR: fc.counterfactuals.DEFAULT_GENERATOR,
+        REFINE: view["refine"],
         SEED: view["seed"],
         N_FACTUALS: view["n_factuals"],
         N_CF: view["n_cf"],
@@ -133,6 +135,7 @@ def apply_view(view: Mapping[str, Any]) -> None:
     st.session_state[ENCODING] = view["encoding"]
     if view.get("generator"):
         st.session_state[GENERATOR] = view["generator"]
+    st.session_state[REFINE] = view["refine"]
     st.session_state[SEED] = view["seed"]
     st.session_state[N_FACTUALS] = view["n_factuals"]
     st.session_state[N_CF] = view["n_cf"]
@@ -187,6 +190,7 @@ def current_view() -> dict[str, Any]:
         "model": s[MODEL],
         "encoding": s[ENCODING],
         "generator": s[GENERATOR],
+        "refine": s[REFINE],
         "seed": int(s[SEED]),
         "n_factuals": int(s[N_FACTUALS]),
         "n_cf": int(s[N_CF]),

@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flex_core import ConfigError
-from flex_core.counterfactuals import GENERATORS
+from flex_core.counterfactuals import GENERATORS, REFINE_MODES
 from flex_core.models import MODELS
 
 __all__ = ["VIEW_DEFAULTS", "view_to_query_params", "view_from_query_params", "view_link"]
@@ -18,6 +18,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "model": "rf",
     "encoding": "onehot",
     "generator": None,  # None: the registry's default generator
+    "refine": "auto",  # auto: the generator's default (minimal for batch, none for DiCE)
     "seed": 0,
     "n_factuals": 200,  # the paper's N_F and N_cf: the default generator makes them in well under a second
     "n_cf": 10,
@@ -92,6 +93,10 @@ def view_from_query_params(params: Mapping[str, Any]) -> dict[str, Any]:
             elif key == "generator":
                 if value not in GENERATORS:
                     raise ConfigError(f"Link parameter generator={value!r}: choose one of {', '.join(GENERATORS)}.")
+                view[key] = value
+            elif key == "refine":
+                if value not in ("auto", *REFINE_MODES):
+                    raise ConfigError(f"Link parameter refine={value!r}: use auto, {' or '.join(REFINE_MODES)}.")
                 view[key] = value
             elif key in ("dataset", "where"):
                 view[key] = value or None

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from .._errors import ConfigError, FlexError
 from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
-from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, CounterfactualStore, make_generator
-from ..data import load_dataset
-from ..importance import random_query, run_global, run_regional
+from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, CounterfactualStore, make_generator
+from ..data import load_dataset, to_safe_csv
+from ..importance import DEFAULT_TAU, random_query, run_global, run_regional
 from ..models import MODELS, FittedModel, align_task, fit_model, load_model
 from ..reproduce import add_reproduce_parser, run_reproduce
 
@@ -37,13 +37,13 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
 def parse_tau(values: list[str] | None) -> float | dict[str, float]:
     """``--tau 0.1`` or ``--tau cibil_score=0.3 --tau loan_term=0.2`` (others take ``*=``, default 0.1)."""
     if not values:
-        return 0.1
+        return DEFAULT_TAU
     if len(values) == 1 and "=" not in values[0]:
         try:
             return float(values[0])
         except ValueError:
             raise ConfigError(f"--tau takes a number or FEATURE=VALUE pairs, not {values[0]!r}.") from None
-    out = {"*": 0.1}  # features not named keep the default τ, as with a single number
+    out = {"*": DEFAULT_TAU}  # features not named keep the default τ, as in the library
     for key, value in _pairs(values, "--tau").items():
         try:
             out[key] = float(value)
@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
     model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
     model.add_argument("--n-jobs", type=int, default=1, help="batch generators: parallel chunks of queries (-1 = all cores)")
+    model.add_argument(
+        "--refine", choices=REFINE_MODES,
+        help="minimal: shrink each change to about the smallest the model needs; none: keep the generator's values "
+             "(default: minimal for batch generators, none for DiCE)",
+    )
     flex = common.add_argument_group("FLEX")
     flex.add_argument("--n-factuals", type=int, default=200)
     flex.add_argument("--n-cf", type=int, default=10)
@@ -89,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     flex.add_argument("--repeats", type=int, default=1, help="regenerate with N seeds and add frequency_seed_sd (N >= 2)")
     flex.add_argument("--cache-dir", help="keep generated counterfactuals here between runs")
     flex.add_argument("--out", help="write the JSON here (default: standard output)")
+    flex.add_argument("--cf-out", metavar="PATH.csv",
+                      help="write every counterfactual here: factual, cf, valid, then the features in original values")
     flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
     global_ = sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
     global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
@@ -157,7 +164,9 @@ def run(args) -> dict:
     log(f"model: {model.label} accuracy {model.metrics['test_accuracy']:.3f} on {model.metrics['evaluated_on']} "
         f"({time.perf_counter() - started:.1f} s)")
     generator = make_generator(args.generator, **_generator_settings(args, args.generator))
-    store = CounterfactualStore(task, model, generator, n_cf=args.n_cf, seed=args.seed, directory=args.cache_dir)
+    store = CounterfactualStore(
+        task, model, generator, n_cf=args.n_cf, seed=args.seed, directory=args.cache_dir, refine=args.refine
+    )
     tau = parse_tau(args.tau)
 
     def progress(done, total):
@@ -172,6 +181,7 @@ def run(args) -> dict:
     log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
     if "necessity_sufficiency" in global_result.config:
         log(f"necessity and sufficiency: {global_result.config['necessity_sufficiency']['seconds']:.1f} s")
+    explained = global_result
     if args.command == "global":
         out = global_result.to_dict()
         if args.shap:
@@ -184,6 +194,7 @@ def run(args) -> dict:
             store, global_result, query=query, k=args.neighbours, where=args.where, tau=tau, progress=progress, **on_request
         )
         out = regional.to_dict()
+        explained = regional.importance
         if args.lime:
             lime = lime_importance(model, task, regional.members, num_samples=args.lime_samples, seed=args.seed)
             log(f"lime: {len(regional.members)} factuals in {lime.seconds:.1f} s")
@@ -199,6 +210,9 @@ def run(args) -> dict:
         n_factuals=args.n_factuals,
     )
     out["data"] = task.summary()
+    if args.cf_out:
+        to_safe_csv(explained.counterfactuals_frame(), args.cf_out)
+        log(f"counterfactuals: {args.cf_out}")
     for note in out.get("notes", []):
         log(f"note: {note}")
     return out

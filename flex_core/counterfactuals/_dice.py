@@ -45,7 +45,8 @@ class DiceGenerator(GeneratorParams):
     ----------
     method : {"random", "genetic", "kdtree"}
     posthoc_sparsity : bool, default False
-        DiCE's own post-hoc sparsity search (slow: one model call per row and step).
+        DiCE's own post-hoc sparsity search (slow: one model call per row and step). When on, the
+        sparsified set (``final_cfs_df_sparse``) is returned, its validity re-checked here.
     time_limit : float or None
         Seconds after which no new query is started; the rest are recorded as skipped.
     """
@@ -162,7 +163,13 @@ class DiceGenerator(GeneratorParams):
         except Exception as exc:  # "No counterfactuals found" and friends: recorded, never raised
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return None, first[:160]
-        frame = result.cf_examples_list[0].final_cfs_df
+        example = result.cf_examples_list[0]
+        # DiCE keeps its post-hoc result apart: final_cfs_df is the set *before* sparsification. The
+        # sparse set is not re-checked by DiCE (its binary search can cross the boundary);
+        # assemble_counterfactual_set re-checks every row's validity in one batched call.
+        frame = example.final_cfs_df_sparse if self.posthoc_sparsity else None
+        if frame is None:
+            frame = example.final_cfs_df
         if frame is None or len(frame) == 0:
             return None, None
         return frame.drop(columns=[_OUTCOME], errors="ignore"), None

@@ -53,7 +53,10 @@ def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
 
 
 def decode_rows(task: TaskSpec, codes: np.ndarray) -> pd.DataFrame:
-    """Codes of shape (n_rows, n_features) back to a frame in the original feature space."""
+    """Codes of shape (n_rows, n_features) back to a frame in the original feature space.
+
+    Only ``task.features`` is read, so anything with that attribute decodes (a result keeps just its features).
+    """
     data = {}
     for j, f in enumerate(task.features):
         col = codes[:, j]

@@ -21,6 +21,7 @@ from .. import __version__
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
+from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
 from ._set import CounterfactualGenerator, CounterfactualSet, Progress
@@ -48,6 +49,10 @@ class CounterfactualStore:
     call, and returns the set for exactly those rows. On disk each generation is
     one ``.npz`` chunk (arrays and JSON only, never pickles) in a folder named by a
     hash of the key, so a restarted app pays for nothing twice.
+
+    ``refine`` ("minimal" or "none"; default: "minimal" for the batch generators, "none" for
+    DiCE) shrinks each continuous/ordinal change to about the smallest the model needs
+    (:func:`refine_counterfactuals`) before the rows are stored; it is part of the key.
     """
 
     def __init__(
@@ -61,6 +66,7 @@ class CounterfactualStore:
         features_to_vary: Sequence[str] | None = None,
         permitted_range: Mapping[str, Sequence] | None = None,
         directory: str | Path | None = None,
+        refine: str | None = None,
     ):
         if n_cf < 1:
             raise ConfigError("n_cf must be at least 1.")
@@ -68,6 +74,7 @@ class CounterfactualStore:
         self.n_cf, self.seed = int(n_cf), int(seed)
         self.features_to_vary = None if features_to_vary is None else list(features_to_vary)
         self.permitted_range = None if permitted_range is None else dict(permitted_range)
+        self.refine = check_refine(default_refine(generator.name) if refine is None else refine)
         self.key = {
             # The package version is part of the key: a release that changes what a generator
             # returns must not be served counterfactuals cached by an older one.
@@ -79,6 +86,7 @@ class CounterfactualStore:
             "seed": self.seed,
             "features_to_vary": self.features_to_vary,
             "permitted_range": self.permitted_range,
+            "refine": self.refine,
         }
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
         self.directory = None if directory is None else Path(directory) / digest
@@ -163,6 +171,7 @@ class CounterfactualStore:
             features_to_vary=self.features_to_vary,
             permitted_range=self.permitted_range,
             directory=None if self.directory is None else self.directory.parent,
+            refine=self.refine,
         )
 
     def missing(self, rows: Sequence[int]) -> list[int]:
@@ -183,6 +192,10 @@ class CounterfactualStore:
             todo = self.missing(rows)
             if todo:
                 fresh = self._generate(todo, features_to_vary=self.features_to_vary, progress=progress)
+                if self.refine == "minimal":
+                    fresh = refine_counterfactuals(
+                        fresh, self.task, self.model, permitted_range=self.permitted_range, ranges=self.ranges
+                    )
                 # Queries a time limit skipped are not kept: another run, with more time, may find some.
                 skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
                 kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]

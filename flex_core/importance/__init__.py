@@ -10,10 +10,19 @@ from ._flex import (
     regional_importance,
     select_region,
 )
-from ._metrics import DICE_EPSILON, aggregate, change_matrix, dice_importance, local_frequencies, local_magnitudes, resolve_tau
+from ._metrics import (
+    DEFAULT_TAU,
+    DICE_EPSILON,
+    aggregate,
+    change_matrix,
+    dice_importance,
+    local_frequencies,
+    local_magnitudes,
+    resolve_tau,
+)
 from ._necessity import NecessitySufficiency, necessity_sufficiency, seed_spread, with_necessity_sufficiency
 from ._runs import random_query, rows_meeting, run_global, run_regional, sample_factuals
 from ._sweep import TAU_PANELS, tau_sweep
 from ._uncertainty import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, bootstrap_counts, bootstrap_means, frequency_intervals
 
-__all__ = ["DICE_EPSILON", "resolve_tau", "change_matrix", "local_frequencies", "local_magnitudes", "aggregate", "dice_importance", "flex_importance", "regional_importance", "parse_criterion", "hamming_distances", "select_region", "mode_shift", "compare_with_global", "bootstrap_pearson_interval", "TAU_PANELS", "tau_sweep", "sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "bootstrap_counts", "bootstrap_means", "frequency_intervals", "NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]
+__all__ = ["DEFAULT_TAU", "DICE_EPSILON", "resolve_tau", "change_matrix", "local_frequencies", "local_magnitudes", "aggregate", "dice_importance", "flex_importance", "regional_importance", "parse_criterion", "hamming_distances", "select_region", "mode_shift", "compare_with_global", "bootstrap_pearson_interval", "TAU_PANELS", "tau_sweep", "sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "bootstrap_counts", "bootstrap_means", "frequency_intervals", "NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]

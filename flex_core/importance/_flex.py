@@ -120,6 +120,8 @@ def flex_importance(
         model=dict(model or {}),
         config={"tau": tau if not isinstance(tau, Mapping) else dict(tau), "epsilon": epsilon, **run_config, **(config or {})},
         notes=cfset.notes,
+        counterfactual_set=cfset,
+        features=tuple(task.features),
         **extra,
     )
 
@@ -171,10 +173,13 @@ def select_region(
     k: int = 4,
     where: str | Mapping | None = None,
     ranges: np.ndarray | None = None,
-) -> tuple[list[int], list[float], dict | None, int]:
+    seed: int = 0,
+) -> tuple[list[int], list[float], dict | None, int, dict | None]:
     """The query and its k nearest candidates that meet the criterion.
 
-    Ties in distance are broken by row id, so the region is deterministic.
+    Hamming distances tie often (categorical data has few distinct distances). Candidates
+    tied at the k-th distance are drawn at random with ``seed`` (and the query), never by
+    row id or file order; the draw does not depend on the order of ``candidates``.
 
     Returns
     -------
@@ -182,6 +187,9 @@ def select_region(
     distances : list of float, same length
     criterion : dict or None
     n_candidates : int, how many candidates met the criterion (query excluded)
+    ties : dict or None
+        ``{"distance": d, "candidates": c, "drawn": n}`` when c > n candidates lie at the k-th
+        distance d and n of them were drawn at random; None when no draw was needed.
     """
     if k < 0:
         raise ConfigError("The neighbourhood size k must be >= 0.")
@@ -201,11 +209,19 @@ def select_region(
                 "pick a query that meets the criterion."
             )
         candidates = candidates[column.loc[candidates].to_numpy() == criterion["value"]]
-    others = candidates[candidates != query]
-    distances = hamming_distances(task, query, others, ranges=ranges)
-    order = np.lexsort((others, distances))[:k]
+    others = np.unique(candidates[candidates != query])  # sorted: the draw below ignores the input order
+    # Rounded so that distances equal up to float noise tie.
+    distances = np.round(hamming_distances(task, query, others, ranges=ranges), 12)
+    draw = np.random.default_rng([int(seed), int(query)]).permutation(len(others))
+    order = np.lexsort((draw, distances))[:k]
+    ties = None
+    if 0 < len(order) < len(others):
+        boundary = distances[order[-1]]
+        tied, drawn = int((distances == boundary).sum()), int((distances[order] == boundary).sum())
+        if tied > drawn:
+            ties = {"distance": float(boundary), "candidates": tied, "drawn": drawn}
     members = [int(query)] + [int(r) for r in others[order]]
-    return members, [0.0] + [float(d) for d in distances[order]], criterion, int(len(others))
+    return members, [0.0] + [float(d) for d in distances[order]], criterion, int(len(others)), ties
 
 
 def mode_shift(task: TaskSpec, cfset: CounterfactualSet, *, bins: int = 4) -> list[dict]:
@@ -348,11 +364,13 @@ def regional_importance(
     generator: dict | None = None,
     model: dict | None = None,
     config: dict | None = None,
+    neighbour_ties: dict | None = None,
 ) -> RegionalResult:
     """Regional FLEX over the members' counterfactuals, compared with a global result.
 
     ``necessary`` (shape (n_queries, n_cf, n_features), aligned with ``cfset``) is passed
     on to :func:`flex_importance` for the members.
+    ``neighbour_ties`` is :func:`select_region`'s report of a random draw among tied neighbours.
     """
     region_set = cfset.subset(members)
     if necessary is not None:
@@ -385,4 +403,5 @@ def regional_importance(
         quadrants=quadrants,
         quadrant_thresholds=thresholds,
         candidates=candidates,
+        neighbour_ties=neighbour_ties,
     )

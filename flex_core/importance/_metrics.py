@@ -13,17 +13,20 @@ import numpy as np
 
 from .._errors import ConfigError
 
-__all__ = ["resolve_tau", "change_matrix", "local_frequencies", "local_magnitudes", "aggregate", "dice_importance"]
+__all__ = ["DEFAULT_TAU", "resolve_tau", "change_matrix", "local_frequencies", "local_magnitudes", "aggregate", "dice_importance"]
 
 #: DiCE's machine-precision tolerance for "a continuous value changed" (Algorithm 2).
 DICE_EPSILON = 1e-6
+
+
+DEFAULT_TAU = 0.1  # the paper's main setting; also what a τ mapping gives the features it does not name
 
 
 def resolve_tau(feature_names, continuous, tau: float | Mapping[str, float]) -> np.ndarray:
     """τ per feature, shape (n_features,): a number for continuous features, NaN for the others.
 
     ``tau`` is one number for every continuous feature, or a mapping ``{feature: τ}``
-    whose unnamed continuous features take ``tau.get("*", 0.0)``.
+    whose unnamed continuous features take ``tau.get("*", DEFAULT_TAU)`` (the CLI's default too).
     """
     continuous = np.asarray(continuous, dtype=bool)
     out = np.full(len(feature_names), np.nan)
@@ -34,7 +37,7 @@ def resolve_tau(feature_names, continuous, tau: float | Mapping[str, float]) -> 
         not_cont = [k for k in tau if k != "*" and not continuous[list(feature_names).index(k)]]
         if not_cont:
             raise ConfigError(f"τ applies to continuous features only, not to: {', '.join(not_cont)}.")
-        default = float(tau.get("*", 0.0))
+        default = float(tau.get("*", DEFAULT_TAU))
         values = [float(tau.get(name, default)) for name in feature_names]
     else:
         values = [float(tau)] * len(feature_names)

@@ -11,7 +11,7 @@ from .._errors import ConfigError
 from .._results import FlexResult, RegionalResult
 from ..counterfactuals import CounterfactualStore, Progress, generator_key
 from ..data import TaskSpec
-from ..models import model_summary
+from ..models import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
 
@@ -50,7 +50,7 @@ def run_global(
     pool = store.factual_rows
     rows = sample_factuals(pool, n_factuals, seed=seed)
     cfset = store.ensure(rows, progress=progress)
-    notes = []
+    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
     if len(rows) < n_factuals:
         notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
     result = flex_importance(
@@ -87,8 +87,8 @@ def run_regional(
     """
     pool = store.factual_rows
     ranges = store.ranges
-    members, distances, criterion, n_candidates = select_region(
-        store.task, query, pool, k=k, where=where, ranges=ranges
+    members, distances, criterion, n_candidates, ties = select_region(
+        store.task, query, pool, k=k, where=where, ranges=ranges, seed=store.seed
     )
     cfset = store.ensure(members, progress=progress)
     result = regional_importance(
@@ -107,11 +107,13 @@ def run_regional(
         generator=generator_key(store.generator),
         model=model_summary(store.model),
         config=_config(store, query=int(query), k=k, where=criterion),
+        neighbour_ties=ties,
     )
     importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
+    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
     if len(members) - 1 < k:
-        note = f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}."
-        importance = _with_notes(importance, [note])
+        notes.append(f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}.")
+    importance = _with_notes(importance, notes)
     return replace(result, importance=importance)
 
 
@@ -134,6 +136,7 @@ def _config(store: CounterfactualStore, **extra) -> dict:
         "seed": store.seed,
         "features_to_vary": store.features_to_vary or store.task.mutable_names,
         "permitted_range": store.permitted_range,
+        "refine": store.refine,
         **extra,
     }
 

@@ -5,6 +5,7 @@ from ._fit import (
     MODELS,
     BinaryClassifierView,
     FittedModel,
+    adequacy_note,
     align_task,
     build_pipeline,
     check_columns,
@@ -14,4 +15,4 @@ from ._fit import (
     resolve_undesired,
 )
 
-__all__ = ["MODELS", "FittedModel", "BinaryClassifierView", "build_pipeline", "fit_model", "model_summary", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "TRUSTED_MODULES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]
+__all__ = ["MODELS", "adequacy_note", "FittedModel", "BinaryClassifierView", "build_pipeline", "fit_model", "model_summary", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "TRUSTED_MODULES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]

@@ -16,7 +16,7 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, f1_score
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold, cross_validate, train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
@@ -24,7 +24,7 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from .._errors import ConfigError, DataError
 from ..data import TaskSpec
 
-__all__ = ["FittedModel", "fit_model", "MODELS", "build_pipeline", "model_summary", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "BinaryClassifierView"]
+__all__ = ["FittedModel", "fit_model", "MODELS", "build_pipeline", "model_summary", "adequacy_note", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "BinaryClassifierView"]
 
 MODELS = {
     "rf": "Random forest (100 trees; the paper's model)",
@@ -230,6 +230,9 @@ class FittedModel:
         return {
             "test_accuracy": float(accuracy_score(actual, predicted)),
             "test_f1": float(f1_score(actual, predicted, average="weighted")),
+            # Always predicting these rows' most common outcome: what a model must beat to have learned anything.
+            "majority_baseline": float(max(actual.mean(), 1 - actual.mean())),
+            "balanced_accuracy": float(balanced_accuracy_score(actual, predicted)),
             "test_rows": int(len(predicted)),
         }
 
@@ -409,8 +412,25 @@ def fit_model(
         identity="",
         evaluated_on="the held-out 20% test split",
     )
-    metrics.update(fitted.metrics, train_rows=int(len(train_pos)))
+    # The baseline always predicts the training part's most common class; a model that does not beat it
+    # on the test part has learned little, however high its accuracy looks on imbalanced data.
+    majority = np.bincount(y[train_pos], minlength=2).argmax()
+    metrics.update(fitted.metrics, train_rows=int(len(train_pos)), majority_baseline=float(np.mean(y[test_pos] == majority)))
     return replace(fitted, encoding=encoding, seed=seed, metrics=metrics)
+
+
+def adequacy_note(metrics: dict) -> str | None:
+    """A warning when test accuracy does not beat always predicting the majority class, else None."""
+    accuracy, baseline = metrics.get("test_accuracy"), metrics.get("majority_baseline")
+    if accuracy is None or baseline is None or accuracy > baseline:
+        return None
+    balanced = metrics.get("balanced_accuracy")
+    return (
+        f"The model's test accuracy ({accuracy:.1%}) does not beat always predicting the most common outcome "
+        f"({baseline:.1%})"
+        + (f"; its balanced accuracy is {balanced:.1%}" if balanced is not None else "")
+        + ". The importances explain this model, which has learned little about the outcome."
+    )
 
 
 def model_summary(model: FittedModel) -> dict:
@@ -428,4 +448,6 @@ def model_summary(model: FittedModel) -> dict:
         "test_accuracy": model.metrics.get("test_accuracy"),
         "test_f1": model.metrics.get("test_f1"),
         "evaluated_on": model.metrics.get("evaluated_on"),
+        "majority_baseline": model.metrics.get("majority_baseline"),
+        "balanced_accuracy": model.metrics.get("balanced_accuracy"),
     }

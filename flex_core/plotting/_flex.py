@@ -179,13 +179,17 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
 
     The y = x line marks "as important here as everywhere"; dotted lines at the means
     split the plane into quadrants A (specific to the region), B, C (everywhere), D.
-    The first trace holds the features (x = global, y = regional, customdata = name).
+    The first trace holds the features (x = global, y = regional, customdata = name, hovertext = side of y = x).
     """
     imp = regional.importance
     keep = [j for j, q in enumerate(regional.quadrants) if q is not None]
     x = as_floats(regional.global_frequency[keep])
     y = as_floats(imp.frequency_mean[keep])
     quads = [regional.quadrants[j] for j in keep]
+    side_text = {"above": "above y = x: more often changed here than globally",
+                 "below": "below y = x: less often changed here than globally",
+                 "on": "on y = x: as often changed here as globally", None: "undefined"}
+    sides = [side_text[regional.diagonal_side[j]] for j in keep]
     finite = [v for v in x + y if v is not None]
     top = min(1.05, max(finite + [0.1]) * 1.15 + 0.03)
     fig = go.Figure()
@@ -199,7 +203,8 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
             textposition="top center",
             marker=dict(size=13, color=[QUADRANT_COLOURS[q] for q in quads], line=dict(color="white", width=1)),
             customdata=[imp.feature_names[j] for j in keep],
-            hovertemplate="%{text}<br>global F = %{x:.3f}<br>regional F = %{y:.3f}<extra></extra>",
+            hovertext=sides,
+            hovertemplate="%{text}<br>global F = %{x:.3f}<br>regional F = %{y:.3f}<br>%{hovertext}<extra></extra>",
             showlegend=False,
             cliponaxis=False,  # labels of points near an edge stay readable
         )

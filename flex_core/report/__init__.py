@@ -6,6 +6,7 @@ from ._readings import (
     describe_certainty,
     describe_coverage,
     describe_global,
+    describe_neighbour_ties,
     describe_passengers,
     describe_regional,
     describe_tau_sweep,
@@ -15,4 +16,4 @@ from ._readings import (
     with_interval,
 )
 
-__all__ = ["describe_global", "describe_regional", "describe_tau_sweep", "describe_coverage", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "ReportSection", "build_html_report"]
+__all__ = ["describe_global", "describe_regional", "describe_neighbour_ties", "describe_tau_sweep", "describe_coverage", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "ReportSection", "build_html_report"]

@@ -13,6 +13,7 @@ from .._results import QUADRANT_MEANING, FlexResult, RegionalResult
 __all__ = [
     "describe_global",
     "describe_regional",
+    "describe_neighbour_ties",
     "describe_tau_sweep",
     "describe_coverage",
     "quadrant_legend",
@@ -144,6 +145,19 @@ def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
 
 def _outcome(undesirable: Sequence | None) -> str:
     return " or ".join(str(v) for v in undesirable) if undesirable else "the undesirable outcome"
+
+
+def describe_neighbour_ties(regional: RegionalResult) -> str:
+    """Whether the region's last neighbours were drawn at random among cases at the same distance ("" if not)."""
+    ties = regional.neighbour_ties
+    if not ties:
+        return ""
+    seed = regional.importance.config.get("seed")
+    return (
+        f"{ties['candidates']} cases tie at distance {ties['distance']:g}; {ties['drawn']} of them were drawn at random"
+        + (f" (seed {seed})" if seed is not None else "")
+        + ", so another seed may give a slightly different region."
+    )
 
 
 def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) -> str:

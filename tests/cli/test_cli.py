@@ -204,3 +204,29 @@ def test_every_builtin_runs_both_levels(tmp_path, name, command):
     assert result["generator"]["counterfactuals_valid"] > 0
     if command == "regional":
         assert len(result["members"]) == 4
+
+
+def test_cf_out_writes_every_counterfactual_in_original_values_and_refine_is_a_setting(tmp_path):
+    import pandas as pd
+
+    import flex_core as fc
+
+    path = tmp_path / "cfs.csv"
+    result = run_cli(tmp_path, "global", "--data", "builtin:synthetic-regional", "--cf-out", str(path), *FAST)
+    frame = pd.read_csv(path)
+    task = fc.data.load_builtin("synthetic-regional")
+    assert list(frame.columns) == ["factual", "cf", "valid", *task.feature_names]
+    assert sorted(frame["factual"].unique()) == result["factuals"]
+    assert frame["cf"].between(0, 2).all() and frame["valid"].dtype == bool
+    assert frame.groupby("factual")["valid"].sum().tolist() == result["counterfactuals_per_factual"]
+    for f in task.features:  # original labels and units
+        if f.is_continuous:
+            low, high = task.frame[f.name].min(), task.frame[f.name].max()
+            assert frame[f.name].between(low, high).all()
+        else:
+            assert set(frame[f.name]) <= set(f.categories)
+    assert result["config"]["refine"] == "minimal"  # the default generator refines
+    none = run_cli(tmp_path, "global", "--data", "builtin:synthetic-regional", "--refine", "none", *FAST)
+    assert none["config"]["refine"] == "none"
+    speed = next(f for f in result["features"] if f["name"] == "speed")
+    assert speed["magnitude_mean"] <= next(f for f in none["features"] if f["name"] == "speed")["magnitude_mean"]

@@ -41,16 +41,28 @@ def test_random_is_seeded_and_independent_of_batch_order(synthetic_task, synthet
     assert not np.array_equal(first.counterfactuals, other.counterfactuals, equal_nan=True)
 
 
-def test_posthoc_sparsity_is_a_setting_that_reaches_dice(synthetic_task, queries):
+def test_posthoc_sparsity_returns_dices_sparse_set_and_rechecks_it():
+    # The outcome depends on x only; z is bimodal (0-10 or 90-100), so DiCE's post-hoc threshold for z
+    # (min of the 10% quantile of |unique - median| and the MAD) is 10 and small moves of z get undone.
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 101, 400)
+    z = np.where(rng.random(400) < 0.5, rng.integers(0, 11, 400), rng.integers(90, 101, 400))
+    task = fc.make_task(pd.DataFrame({"x": x, "z": z, "y": np.where(x < 50, "bad", "good")}),
+                        target="y", undesirable="bad", name="posthoc")
     # Logistic regression predicts fast, so DiCE's row-at-a-time post-hoc search stays cheap here.
-    model = fc.fit_model(synthetic_task, model="lr", cv_folds=2)
-    rows = queries.iloc[:2]
-    off = fc.counterfactuals.DiceGenerator("random").generate(model, synthetic_task, rows, n_cf=3, seed=0)
-    on = fc.counterfactuals.DiceGenerator("random", posthoc_sparsity=True).generate(model, synthetic_task, rows, n_cf=3, seed=0)
+    model = fc.fit_model(task, model="lr", cv_folds=2)
+    rows = [r for r in fc.counterfactuals.factual_rows(task, model) if task.frame.at[r, "z"] >= 90][:3]
+    queries = task.frame.loc[rows]
+    off = fc.counterfactuals.DiceGenerator("random").generate(model, task, queries, n_cf=4, seed=0)
+    on = fc.counterfactuals.DiceGenerator("random", posthoc_sparsity=True).generate(model, task, queries, n_cf=4, seed=0)
     assert off.config["posthoc_sparsity"] is False and on.config["posthoc_sparsity"] is True
-    speed = synthetic_task.feature_names.index("speed")
-    moved = lambda s: np.nanmean(np.abs(s.counterfactuals[..., speed] - s.factuals[:, None, speed]))  # noqa: E731
-    assert moved(on) <= moved(off)  # post-hoc moves continuous values back toward the factual
+    # The sparse set, not DiCE's pre-sparsity final_cfs_df: some z move back to the factual, none move away.
+    moved = lambda s: np.abs(s.counterfactuals[..., 1] - s.factuals[:, None, 1])  # noqa: E731
+    assert (moved(on) <= moved(off)).all() and (moved(on) < moved(off)).any()
+    np.testing.assert_array_equal(on.counterfactuals[..., 0], off.counterfactuals[..., 0])
+    # DiCE does not re-check its sparse rows; the set's validity comes from our own batched model call.
+    rows_on = fc.counterfactuals.decode_rows(task, on.counterfactuals[on.found])
+    np.testing.assert_array_equal(on.valid[on.found], model.predict_undesirable(rows_on) == 0)
 
 
 def test_time_limit_skips_queries_and_says_so(synthetic_task, synthetic_model, queries):

@@ -31,17 +31,29 @@ def test_hamming_distance_by_hand(categorical_task):
     np.testing.assert_allclose(d, [1, 3, 1, 1, 0.5, 1 + 1 + 1])
 
 
-def test_neighbours_sorted_by_distance_ties_by_row(categorical_task):
-    members, distances, criterion, n = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=3)
-    assert members == [0, 5, 1, 3]  # 5 at .5, then the three at 1 broken by row id: 1, 3 (4 left out)
+def test_neighbours_sorted_by_distance_ties_drawn_with_the_seed_and_reported(categorical_task):
+    members, distances, criterion, n, ties = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=3)
+    # 5 at .5, then two of the three rows at distance 1 (1, 3, 4), drawn at random
+    assert members[:2] == [0, 5] and set(members[2:]) < {1, 3, 4} and len(set(members[2:])) == 2
     np.testing.assert_allclose(distances, [0, 0.5, 1, 1])
     assert criterion is None and n == 5
+    assert ties == {"distance": 1.0, "candidates": 3, "drawn": 2}
+    # The same seed gives the same region whatever the candidates' order; other seeds draw others.
+    again = fc.select_region(categorical_task, 0, [5, 4, 3, 2, 1, 0], k=3)
+    assert again[0] == members
+    left_out = {({1, 3, 4} - set(fc.select_region(categorical_task, 0, range(6), k=3, seed=s)[0])).pop()
+                for s in range(30)}
+    assert left_out == {1, 3, 4}  # not decided by row id
+    # No draw needed: the k-th distance is unique, or every tied candidate fits.
+    assert fc.select_region(categorical_task, 0, range(6), k=1)[4] is None
+    assert fc.select_region(categorical_task, 0, range(6), k=4)[4] is None
 
 
 def test_neighbours_meet_the_criterion(categorical_task):
-    members, _, criterion, n = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=10, where="a=x")
+    members, _, criterion, n, ties = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=10, where="a=x")
     assert criterion == {"feature": "a", "value": "x"}
-    assert members == [0, 5, 1, 3] and n == 3  # rows 2 and 4 have a = y
+    assert members[:2] == [0, 5] and set(members[2:]) == {1, 3} and n == 3  # rows 2 and 4 have a = y
+    assert ties is None  # every candidate fits: nothing was drawn
     with pytest.raises(fc.ConfigError, match="not 'y'"):
         fc.select_region(categorical_task, 0, [0, 1, 2], k=2, where="a=y")
     with pytest.raises(fc.ConfigError, match="has no value"):
@@ -144,8 +156,33 @@ def test_regional_json_has_the_documented_keys(synthetic_store, synthetic_global
     assert out["level"] == "regional" and out["members"][0] == query
     assert {"name", "mode", "p_orig", "p_cf", "delta"} <= set(out["mode_shift"][0])
     assert all("quadrant" in f for f in out["features"])
+    assert "neighbour_ties" in out
+    region = fc.run_regional(synthetic_store, synthetic_global, query=query, k=3, where="lighting=dark")
+    for record, regional_f in zip(out["features"], region.importance.frequency_mean):
+        if record["quadrant"] is None:
+            assert record["diagonal"] is None
+        else:  # the side of y = x the point lies on: the sign of regional - global
+            gap = regional_f - record["global_frequency"]
+            assert record["diagonal"] == ("above" if gap > 1e-12 else "below" if gap < -1e-12 else "on")
 
 
+def test_run_regional_reports_the_draw_among_tied_neighbours():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({c: rng.choice(["p", "q", "r"], 300) for c in "abcd"})
+    frame["out"] = np.where(frame["a"] == "p", "bad", "good")
+    task = fc.make_task(frame, target="out", undesirable="bad")
+    store = fc.CounterfactualStore(task, fc.fit_model(task, cv_folds=2), fc.counterfactuals.make_generator("batch"),
+                                   n_cf=2, seed=4)
+    query = int(store.factual_rows[0])
+    region = fc.run_regional(store, fc.run_global(store, n_factuals=20), query=query, k=4)
+    ties = region.neighbour_ties  # ~100 factuals on 4 three-level features: many tie at the 4th distance
+    assert ties["candidates"] > ties["drawn"] >= 1 and ties["distance"] == max(region.distances)
+    assert region.to_dict()["neighbour_ties"] == ties
+    reading = fc.report.describe_neighbour_ties(region)
+    assert reading.startswith(f"{ties['candidates']} cases tie at distance {ties['distance']:g}; {ties['drawn']} of them")
+    assert sum(d == ties["distance"] for d in region.distances) == ties["drawn"]
+    # Drawn with the store's seed: the same members as select_region with that seed.
+    assert list(region.members) == fc.select_region(task, query, store.factual_rows, k=4, ranges=store.ranges, seed=4)[0]
 def test_bootstrap_interval_of_r():
     global_ = np.array([0.1, 0.3, 0.5, 0.7, 0.0])
     include = np.array([1, 1, 1, 1, 0], bool)

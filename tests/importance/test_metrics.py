@@ -226,3 +226,14 @@ def test_no_counterfactual_at_all_gives_nan_not_a_crash(tiny_task):
     np.testing.assert_array_equal(result.dice_frequency, [0.0, 0.0])
     record = result.to_dict()["features"][0]
     assert record["frequency_mean"] is None  # NaN is exported as null, never as invalid JSON
+
+
+def test_unnamed_features_take_the_same_default_tau_in_the_library_and_the_cli():
+    from flex_core.cli import parse_tau
+
+    names, continuous = ["a", "b", "c"], [True, True, False]
+    library = resolve_tau(names, continuous, {"a": 0.3})
+    cli = resolve_tau(names, continuous, parse_tau(["a=0.3"]))
+    np.testing.assert_array_equal(library, cli)
+    assert library[1] == fc.importance.DEFAULT_TAU == 0.1 and library[0] == 0.3 and np.isnan(library[2])
+    np.testing.assert_array_equal(resolve_tau(names, continuous, parse_tau(None)), [0.1, 0.1, np.nan])

@@ -49,3 +49,29 @@ def test_paper_accuracy_loan(loan_path):
     task = fc.data.load_loan(loan_path)
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=3)
     assert model.metrics["test_accuracy"] == pytest.approx(0.981, abs=0.015)  # the paper: 98.13%
+
+
+def test_majority_only_model_is_flagged_in_metrics_summary_and_notes():
+    from tests.factories import noise_frame
+
+    task = fc.make_task(noise_frame(), target="outcome", undesirable="good", name="noise")
+    model = fc.fit_model(task, model="lr", cv_folds=2)
+    test_y = task.y[np.isin(task.frame.index, model.test_index)]
+    predicted = model.predict_undesirable(task.X.loc[model.test_index])
+    assert (predicted == 1).all()  # logistic regression on noise: always the majority ("good" is undesirable here)
+    assert model.metrics["majority_baseline"] == pytest.approx(test_y.mean())
+    assert model.metrics["test_accuracy"] == pytest.approx(model.metrics["majority_baseline"])
+    assert model.metrics["balanced_accuracy"] == pytest.approx(0.5)
+    summary = fc.models.model_summary(model)
+    assert summary["majority_baseline"] == model.metrics["majority_baseline"]
+    assert summary["balanced_accuracy"] == pytest.approx(0.5)
+    note = fc.models.adequacy_note(model.metrics)
+    assert note and "does not beat" in note and f"{model.metrics['majority_baseline']:.1%}" in note
+    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=2)
+    assert note in fc.run_global(store, n_factuals=5).to_dict()["notes"]
+
+
+def test_a_model_that_beats_the_baseline_gets_no_note(synthetic_model):
+    metrics = synthetic_model.metrics
+    assert metrics["test_accuracy"] > metrics["majority_baseline"] and metrics["balanced_accuracy"] > 0.9
+    assert fc.models.adequacy_note(metrics) is None

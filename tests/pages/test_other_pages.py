@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlparse
 
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.conftest import APP, chart, errors, metric, start
+from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
 
 
 def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
@@ -124,3 +124,30 @@ def test_a_good_csv_upload_loads_and_explains():
     at.sidebar.button(key="sb_csv_load").click().run()
     assert not at.exception and not errors(at)
     assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "wet"}
+
+
+def test_a_model_below_the_majority_baseline_is_warned_about_on_every_page():
+    from tests.factories import noise_frame
+
+    at = start_csv(noise_frame(), target="outcome", undesirable=["bad"])
+    for page in ("pages/data_model.py", "pages/global.py", "pages/thresholds.py", "pages/compare.py", "pages/report.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert [w for w in at.warning if "does not beat always predicting" in w.value], page
+        assert not [i for i in at.info if "does not beat" in i.value], page  # once, as a warning
+    at.switch_page("pages/data_model.py").run()
+    table = next(df.value for df in at.dataframe if "balanced accuracy" in df.value.columns)
+    assert table["always the most common outcome"].iloc[1] > table["accuracy"].iloc[1]
+    assert 0.4 < table["balanced accuracy"].iloc[1] < 0.6
+
+
+def test_size_of_changes_control_rebuilds_the_store_and_travels_in_the_link():
+    at = start("toy2d", page="pages/global.py")
+    assert at.selectbox(key="sb_refine").value == "auto"
+    minimal = chart(at, "global_chart")
+    at.selectbox(key="sb_refine").set_value("none").run()
+    assert not at.exception and not errors(at)
+    assert chart(at, "global_chart") != minimal  # other counterfactual sizes, other μ
+    at.switch_page("pages/report.py").run()
+    params = {k: v[0] for k, v in parse_qs(urlparse(at.code[0].value).query).items()}
+    assert params["refine"] == "none"

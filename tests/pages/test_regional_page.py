@@ -3,7 +3,7 @@
 import math
 
 import flex_core as fc
-from tests.pages.conftest import chart, errors, metric, start
+from tests.pages.conftest import chart, errors, metric, start, start_csv
 
 
 def test_changing_k_changes_the_region_size():
@@ -124,3 +124,16 @@ def test_regional_page_has_the_what_must_change_view_and_toggles():
     at = start("synthetic-regional", page="pages/regional.py")
     assert chart(at, "regional_must_change_chart")["data"]
     assert chart(at, "regional_chart")["data"][0]["error_x"]["symmetric"] is False
+
+
+def test_neighbours_drawn_among_ties_are_reported_in_a_sentence():
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({c: rng.choice(["p", "q", "r"], 300) for c in "abcd"})
+    frame["out"] = np.where(frame["a"] == "p", "bad", "good")
+    at = start_csv(frame, target="out", undesirable=["bad"], page="pages/regional.py")
+    assert not errors(at)
+    sentence = [c.value for c in at.caption if "tie at distance" in c.value]
+    assert sentence and "were drawn at random (seed 0)" in sentence[0]
