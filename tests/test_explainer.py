@@ -98,7 +98,7 @@ def test_xgboost_and_lightgbm_through_their_sklearn_api(library):
         model = LGBMClassifier(n_estimators=30, random_state=0, verbose=-1).fit(X, y)
     explainer = fc.FlexExplainer(model, X, undesired=1, y=y, kinds={"district": "categorical"}, n_cf=3)
     result = explainer.explain_global(n_factuals=10)
-    assert result.frequency_mean[result.feature_names.index("speed")] > 0.5
+    assert result.rank[result.feature_names.index("speed")] == 1  # the planted driver (zone and lighting left out)
     from sklearn.metrics import accuracy_score
 
     assert explainer.model.metrics["test_accuracy"] == pytest.approx(accuracy_score(y, model.predict(X)))
