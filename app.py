@@ -1,12 +1,15 @@
 """FLEX Studio: the router and the shared sidebar. Run with ``streamlit run app.py``."""
 
+import sys
+
 import streamlit as st
 
 from ui import state
 from ui.sidebar import render_sidebar
 
+# `streamlit run app.py -- --project DIR` opens a folder written by FlexExplainer.save(DIR).
 st.set_page_config(page_title="FLEX Studio", page_icon=":material/insights:", layout="wide")
-state.init_state(st.query_params.to_dict())
+state.init_state(st.query_params.to_dict(), project=state.project_argument(sys.argv[1:]))
 
 # url_path differs from each file's name on purpose: Streamlit's older "pages/ folder" mode would
 # otherwise map a first request for /<file name> straight to the page script, skipping this router.

@@ -24,12 +24,14 @@ __version__ = "0.2.0"
 
 #: public name -> the module that defines it (imported on first access)
 _LAZY = {
+    "FlexExplainer": "._explainer",
     "TaskSpec": ".data",
     "Feature": ".data",
     "make_task": ".data",
     "load_dataset": ".data",
     "FittedModel": ".models",
     "fit_model": ".models",
+    "FeatureScores": "._results",
     "FlexResult": "._results",
     "RegionalResult": "._results",
     "CounterfactualStore": ".counterfactuals",

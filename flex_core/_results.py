@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-__all__ = ["FlexResult", "RegionalResult", "QUADRANT_MEANING", "versions"]
+__all__ = ["FeatureScores", "FlexResult", "RegionalResult", "QUADRANT_MEANING", "importance_rank", "versions"]
 
 QUADRANT_MEANING = {
     "A": "low global, high regional importance: a driver specific to this region",
@@ -52,8 +52,42 @@ def versions() -> dict:
     return out
 
 
+def importance_rank(values: np.ndarray) -> np.ndarray:
+    """Ranks of shape (n,): 1 for the largest value, ties share the best rank (as the paper's tables), NaN ranks last."""
+    values = np.nan_to_num(np.asarray(values, dtype=float), nan=-np.inf)
+    return rankdata(-values, method="min").astype(int)
+
+
+class FeatureScores:
+    """Per-feature scores and their ranks: the base of FlexResult, ShapImportance and LimeImportance.
+
+    A subclass is a frozen dataclass with ``feature_names``, ``display_names`` and
+    ``immutable`` (one entry per feature) that names the vector ranking its features
+    (:attr:`scores`) and writes itself with ``to_dict``.
+    """
+
+    feature_names: tuple[str, ...]
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The importance that ranks the features, shape (n_features,)."""
+        raise NotImplementedError
+
+    @property
+    def rank(self) -> np.ndarray:
+        """1 for the most important feature; ties share the best rank, NaN ranks last."""
+        return importance_rank(self.scores)
+
+    def score_of(self, name: str) -> float:
+        """The score of one feature by name."""
+        return float(self.scores[list(self.feature_names).index(name)])
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+
 @dataclass(frozen=True, eq=False)
-class FlexResult:
+class FlexResult(FeatureScores):
     """FLEX importances at one level (local, regional or global).
 
     Arrays are indexed by feature (length n_features) unless said otherwise.
@@ -125,10 +159,9 @@ class FlexResult:
     features: tuple = field(default=(), repr=False)
 
     @property
-    def rank(self) -> np.ndarray:
-        """1 for the most frequently changed feature; ties share the best rank (as the paper's tables)."""
-        values = np.nan_to_num(self.frequency_mean, nan=-1.0)
-        return rankdata(-values, method="min").astype(int)
+    def scores(self) -> np.ndarray:
+        """F_j: the change frequency ranks the features (1 = most frequently changed)."""
+        return self.frequency_mean
 
     @property
     def n_factuals_used(self) -> int:
@@ -157,7 +190,7 @@ class FlexResult:
     def _optional_columns(self) -> dict[str, np.ndarray]:
         """Per-feature scores that exist only when computed, by JSON/frame column name."""
         out = {}
-        for name in ("necessary_frequency", "necessity", "sufficiency", "frequency_seed_sd"):
+        for name in _OPTIONAL_SCORES:
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         return out
@@ -235,11 +268,17 @@ class FlexResult:
         return records
 
     def to_dict(self) -> dict:
+        """The CLI's JSON format (see the README); :meth:`from_dict` reads it back."""
         return {
             "level": self.level,
             "features": self.feature_records(),
             "factuals": [int(r) for r in self.query_index],
             "counterfactuals_per_factual": [int(c) for c in self.counts],
+            "local": {
+                "frequencies": _json_matrix(self.local_frequencies),
+                "magnitudes": _json_matrix(self.local_magnitudes),
+                **({} if self.local_necessary is None else {"necessary": _json_matrix(self.local_necessary)}),
+            },
             "generator": self.generator,
             "model": self.model,
             "config": self.config,
@@ -247,8 +286,64 @@ class FlexResult:
             "versions": versions(),
         }
 
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+    @classmethod
+    def from_dict(cls, data: dict) -> FlexResult:
+        """The result :meth:`to_dict` (or the CLI's JSON) describes; keys it does not know are ignored."""
+        records = data["features"]
+        n_features, n_factuals = len(records), len(data["factuals"])
+        local = data.get("local") or {}
+        present = set(records[0]) if records else set()
+        optional = {name: _floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
+        if "frequency_ci" in present:
+            optional["frequency_ci"] = np.array([_floats(r["frequency_ci"]) for r in records]).reshape(n_features, 2)
+        if "rank_interval" in present:
+            ranks = np.array([_floats(r["rank_interval"]) for r in records]).reshape(n_features, 2)
+            optional["rank_interval"] = ranks if np.isnan(ranks).any() else ranks.astype(int)
+        if "necessary" in local:
+            optional["local_necessary"] = _matrix(local["necessary"], n_factuals, n_features)
+        return cls(
+            level=data["level"],
+            feature_names=tuple(r["name"] for r in records),
+            display_names=tuple(r.get("label", r["name"]) for r in records),
+            kinds=tuple(r["kind"] for r in records),
+            immutable=tuple(bool(r["immutable"]) for r in records),
+            tau=_floats(r.get("tau") for r in records),
+            frequency_mean=_floats(r["frequency_mean"] for r in records),
+            frequency_std=_floats(r["frequency_std"] for r in records),
+            magnitude_mean=_floats(r["magnitude_mean"] for r in records),
+            dice_frequency=_floats(r["dice_frequency"] for r in records),
+            local_frequencies=_matrix(local.get("frequencies"), n_factuals, n_features),
+            local_magnitudes=_matrix(local.get("magnitudes"), n_factuals, n_features),
+            query_index=np.asarray(data["factuals"], dtype=int),
+            counts=np.asarray(data["counterfactuals_per_factual"], dtype=int),
+            generator=dict(data.get("generator", {})),
+            model=dict(data.get("model", {})),
+            config=dict(data.get("config", {})),
+            notes=tuple(data.get("notes", ())),
+            **optional,
+        )
+
+
+#: Per-feature scores a FlexResult has only when they were computed (JSON/frame column = attribute name).
+_OPTIONAL_SCORES = ("necessary_frequency", "necessary_std", "necessity", "sufficiency", "frequency_seed_sd")
+
+
+def _floats(values) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+def _json_matrix(matrix: np.ndarray) -> list[list]:
+    return [[json_number(v) for v in row] for row in np.asarray(matrix, dtype=float)]
+
+
+def _matrix(rows, n_rows: int, n_columns: int) -> np.ndarray:
+    """A (n_rows, n_columns) float matrix from JSON rows (null = NaN); all NaN when the JSON has none."""
+    if rows is None:
+        return np.full((n_rows, n_columns), np.nan)
+    return np.array([[np.nan if v is None else float(v) for v in row] for row in rows], dtype=float).reshape(n_rows, n_columns)
+
+
+_MODE_SHIFT_NUMBERS = ("p_orig", "p_cf", "delta")
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,12 +430,37 @@ class RegionalResult:
             criterion=self.criterion,
             candidates=int(self.candidates),
             neighbour_ties=self.neighbour_ties,
-            mode_shift=[{k: (json_number(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
+            mode_shift=[{k: (json_number(v) if k in _MODE_SHIFT_NUMBERS else v) for k, v in row.items()} for row in self.mode_shift],
             pearson_r=json_number(self.pearson_r),
             pearson_r_interval=[json_number(v) for v in self.pearson_r_interval],
             quadrant_thresholds={"global": json_number(self.quadrant_thresholds[0]), "regional": json_number(self.quadrant_thresholds[1])},
         )
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RegionalResult:
+        """The result :meth:`to_dict` (or the CLI's regional JSON) describes."""
+        records = data["features"]
+        interval = data.get("pearson_r_interval") or [None, None]
+        thresholds = data["quadrant_thresholds"]
+        return cls(
+            importance=FlexResult.from_dict(data),
+            query=int(data["query"]),
+            members=tuple(int(m) for m in data["members"]),
+            distances=tuple(float(d) for d in data["distances"]),
+            criterion=data.get("criterion"),
+            mode_shift=tuple(
+                {k: (np.nan if v is None and k in _MODE_SHIFT_NUMBERS else v) for k, v in row.items()}
+                for row in data["mode_shift"]
+            ),
+            global_frequency=_floats(r.get("global_frequency") for r in records),
+            pearson_r=_floats([data.get("pearson_r")])[0],
+            quadrants=tuple(r.get("quadrant") for r in records),
+            quadrant_thresholds=tuple(_floats([thresholds["global"], thresholds["regional"]])),
+            candidates=int(data.get("candidates", 0)),
+            pearson_r_interval=tuple(_floats(interval)),
+            neighbour_ties=data.get("neighbour_ties"),
+        )
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})

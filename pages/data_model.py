@@ -7,6 +7,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
+from ui.components import evaluation_caption
 from ui.context import load_base_task, require_analysis
 
 st.title("Data & model")
@@ -43,14 +44,7 @@ with right:
     }
     st.dataframe(table, width="stretch", column_config={"_index": st.column_config.TextColumn()},
                  hide_index=False)
-    st.caption(
-        f"Row 1: mean over {metrics.get('cv_folds', 0)} cross-validation folds of the training part "
-        f"({metrics['train_rows']:,} rows); row 2: the held-out test part ({metrics['test_rows']:,} rows). "
-        f"Encoding: {model.encoding}. Balanced accuracy averages the share right within each outcome; "
-        "\"always the most common outcome\" is the accuracy of a model that always predicts the training "
-        "part's most common outcome, the number the model's accuracy has to beat."
-        + (" " + metrics["note"] if metrics.get("note") else "")
-    )
+    st.caption(evaluation_caption(model))
 
 st.subheader("Features")
 st.caption(

@@ -7,6 +7,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, url_state
 from ui import state as S
+from ui.components import accuracy_phrase
 from ui.context import require_analysis, run_or_stop
 
 st.title("Report")
@@ -59,9 +60,7 @@ undesirable = task.undesirable
 sections = [
     fc.report.ReportSection("The data and the model",
                      f"{task.name}: {len(task.frame):,} cases, {len(task.features)} features; the model "
-                     f"({model.label}) is right {model.metrics['test_accuracy']:.0%} of the time on held-out cases"
-                     f" (always predicting the most common outcome: {model.metrics['majority_baseline']:.0%}; "
-                     f"balanced accuracy {model.metrics['balanced_accuracy']:.0%}). "
+                     f"({model.label}) {accuracy_phrase(model)}. "
                      + " ".join(filter(None, (fc.models.adequacy_note(model.metrics), *task.notes))), table=fc.data.class_balance(task)),
     fc.report.ReportSection("What would have to change, across all cases", fc.report.describe_global(global_result, undesirable=undesirable),
                      fc.plotting.importance_figure(global_result), global_result.to_frame()),
@@ -81,7 +80,7 @@ if saved:
                                      "Each line is one group's change frequency per feature, the whole population first.",
                                      fc.plotting.regions_heatmap(saved, global_result)))
 meta = {
-    "dataset": task.source or task.name, "model": f"{model.label} ({model.encoding})",
+    "dataset": task.source or task.name, "model": f"{model.label} ({model.encoding or 'trained elsewhere'})",
     "generator": json.dumps(global_result.generator), "factuals (N_F)": analysis.n_factuals,
     "counterfactuals per factual (N_cf)": analysis.store.n_cf, "seed": st.session_state[S.SEED],
     "τ": json.dumps(S.tau_setting()), "view link": link,

@@ -51,3 +51,36 @@ def toy_task():
 @pytest.fixture(scope="session")
 def toy_model(toy_task):
     return fc.fit_model(toy_task, model="rf", seed=0, cv_folds=3)
+
+
+@pytest.fixture(scope="session")
+def accident_data():
+    """A user's raw frame (see tests.factories.accident_frame)."""
+    from tests.factories import accident_frame
+
+    return accident_frame()
+
+
+@pytest.fixture(scope="session")
+def user_model(accident_data):
+    """A Pipeline(OneHotEncoder + HistGradientBoostingClassifier) fitted outside the project."""
+    from tests.factories import user_pipeline
+
+    return user_pipeline(accident_data)
+
+
+@pytest.fixture(scope="session")
+def user_explainer(user_model, accident_data):
+    X = accident_data.drop(columns=["severity"])
+    return fc.FlexExplainer(
+        user_model, X, undesired="severe", y=accident_data["severity"], kinds={"district": "categorical"},
+        immutable=["zone"], seed=0, n_cf=4,
+    )
+
+
+@pytest.fixture(scope="session")
+def user_model_file(user_model, tmp_path_factory):
+    """The user's pipeline saved with skops."""
+    path = tmp_path_factory.mktemp("models") / "pipeline.skops"
+    fc.models.save_model(user_model, path)
+    return path

@@ -23,6 +23,44 @@ def make_set(task, factual_rows, cf_rows, n_cf):
     )
 
 
+def accident_frame(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    """Raw data as a user has it: text and integer-coded categories, a float, a label column ``severity``.
+
+    Severe when fast (speed > 80), or on a rural road in the dark; ``district`` is an
+    integer code the user treats as a category, ``noise`` is pure noise.
+    """
+    rng = np.random.default_rng(seed)
+    speed = rng.uniform(20, 120, n).round(1)
+    zone = rng.choice(["urban", "rural"], n)
+    lighting = rng.choice(["daylight", "dark"], n)
+    district = rng.choice([1, 2, 3], n)
+    noise = rng.normal(0, 1, n).round(3)
+    severe = (speed > 80) | ((zone == "rural") & (lighting == "dark"))
+    return pd.DataFrame(
+        {"speed": speed, "zone": zone, "lighting": lighting, "district": district, "noise": noise,
+         "severity": np.where(severe, "severe", "mild")}
+    )
+
+
+def user_pipeline(frame: pd.DataFrame, *, target: str = "severity", seed: int = 0, steps: int = 2):
+    """A model trained outside the project: OneHotEncoder on the text and integer categories, then gradient boosting.
+
+    ``steps=3`` puts a pass-through step between them: a pipeline FLEX cannot split into encoder and classifier.
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    X = frame.drop(columns=[target])
+    categorical = [c for c in X.columns if X[c].dtype == object or c == "district"]
+    encode = ColumnTransformer(
+        [("onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False), categorical)], remainder="passthrough"
+    )
+    middle = [("nothing", "passthrough")] if steps == 3 else []
+    model = Pipeline([("prepare", encode), *middle, ("boost", HistGradientBoostingClassifier(max_iter=60, random_state=seed))])
+    return model.fit(X, frame[target])
+
 def noise_frame(n: int = 600, *, minority: float = 0.15, seed: int = 0) -> pd.DataFrame:
     """Features unrelated to an imbalanced outcome: no model can beat always predicting the majority."""
     rng = np.random.default_rng(seed)

@@ -63,6 +63,8 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
         return fc.data.load_loan(origin, max_bytes=limit)
     if kind == "accidents":
         return fc.data.load_accidents(origin, missing=source.get("missing", "drop"), max_bytes=limit)
+    if kind == "project":
+        return project(source["path"]).task
     if kind == "csv":
         return fc.data.load_csv(
             origin,
@@ -75,6 +77,33 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
             max_bytes=limit,
         )
     raise fc.ConfigError(f"Unknown dataset source {kind!r}.")
+
+
+@st.cache_resource(show_spinner="Opening the project folder…", max_entries=4)
+def project(path: str) -> fc.FlexExplainer:
+    """The explainer ``FlexExplainer.save`` wrote to ``path`` (data, model.skops, settings)."""
+    return fc.FlexExplainer.load(path, cache_dir=cache_dir())
+
+
+@st.cache_resource(show_spinner="Checking and loading the model file…", max_entries=4)
+def model_file(digest: str, _data: bytes):
+    """The estimator in an uploaded .skops file (``digest``: its SHA-256); refused unless every type is trusted."""
+    return fc.models.load_model(_data)
+
+
+def file_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@st.cache_resource(max_entries=8)
+def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str, name: str):
+    """(task restricted to the model's columns, FittedModel) for a model trained elsewhere."""
+    task = fc.models.align_task(_task, _estimator)
+    y = task.frame[task.target].to_numpy()
+    return task, fc.FittedModel.from_estimator(
+        _estimator, task, X_test=task.X, y_test=y, name=name,
+        evaluated_on=f"all {len(task.frame):,} rows of the data (rows the model was trained on score optimistically)",
+    )
 
 
 @st.cache_resource(max_entries=16)
@@ -145,8 +174,7 @@ def store_id(store: fc.CounterfactualStore) -> str:
 
 
 def model_id(task: fc.TaskSpec, model: fc.FittedModel) -> str:
-    return _digest([task.fingerprint, model.name, model.encoding, model.seed, model.metrics.get("cv_folds"),
-                    model.metrics.get("cv_rows")])
+    return _digest([task.fingerprint, model.key, model.metrics.get("cv_folds"), model.metrics.get("cv_rows")])
 
 
 # -- generation with a progress bar ---------------------------------------------------------------

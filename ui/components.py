@@ -71,3 +71,28 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> 
     table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch",
                         column_config={"necessary F": percent, "necessity": percent, "sufficiency": percent})
     table_col.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
+
+
+def evaluation_caption(model: fc.FittedModel) -> str:
+    """What the model's accuracy and F1 rows were measured on, for the Data & model page."""
+    m = model.metrics
+    baseline = ("Balanced accuracy averages the share right within each outcome; \"always the most common outcome\" "
+                "is the accuracy of a model that always predicts the most common outcome, the number the model's "
+                "accuracy has to beat.")
+    note = " " + m["note"] if m.get("note") else ""
+    if model.trained_here:
+        return (f"Row 1: mean over {m.get('cv_folds', 0)} cross-validation folds of the training part "
+                f"({m.get('train_rows', 0):,} rows); row 2: the held-out test part ({m.get('test_rows', 0):,} rows). "
+                f"Encoding: {model.encoding}. " + baseline + note)
+    if "test_accuracy" not in m:
+        return "A model trained elsewhere, without outcomes to score it against."
+    return f"A model trained elsewhere; row 2 is measured on {m['evaluated_on']}. " + baseline + note
+
+
+def accuracy_phrase(model: fc.FittedModel) -> str:
+    """'is right 83% of the time on held-out cases', or what can be said without a score."""
+    m = model.metrics
+    if "test_accuracy" not in m:
+        return "was not scored (no outcomes were given)"
+    where = "held-out cases" if model.trained_here else m.get("evaluated_on", "the data")
+    return f"is right {m['test_accuracy']:.0%} of the time on {where}"

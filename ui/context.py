@@ -57,6 +57,20 @@ def load_base_task(source) -> fc.TaskSpec:
     return cache.load_task(cache.source_key(source), source.get("data"))
 
 
+def active_model(task: fc.TaskSpec, dataset: dict, model_file: dict | None) -> tuple[fc.TaskSpec, fc.FittedModel]:
+    """The model to explain: an uploaded file, a project folder's model, or one trained here (in that order)."""
+    s = st.session_state
+    if model_file is not None:
+        digest = cache.file_digest(model_file["data"])
+        estimator = cache.model_file(digest, model_file["data"])
+        return cache.external_model(task, task.fingerprint, estimator, digest, model_file["name"])
+    if dataset["kind"] == "project":
+        estimator = cache.project(dataset["path"]).model.pipeline
+        return cache.external_model(task, task.fingerprint, estimator, dataset["path"], "project model")
+    return task, cache.fitted_model(task, task.fingerprint, s[S.MODEL], s[S.ENCODING], int(s[S.SEED]), int(s[S.CV_FOLDS]),
+                                    int(s[S.CV_ROWS]))
+
+
 def build_analysis() -> Analysis:
     """Raises :class:`flex_core.FlexError` when a setting is wrong."""
     s = st.session_state
@@ -67,15 +81,13 @@ def build_analysis() -> Analysis:
         st.warning(f"The feature settings (kinds, immutable features) were dropped: {exc}")
         s[S.OVERRIDES] = {"kinds": {}, "immutable": None}
         task = base
-    model = cache.fitted_model(task, task.fingerprint, s[S.MODEL], s[S.ENCODING], int(s[S.SEED]), int(s[S.CV_FOLDS]),
-                               int(s[S.CV_ROWS]))
+    task, model = active_model(task, s[S.DATASET], s[S.MODEL_FILE])
     name = s[S.GENERATOR]
     settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)
     gen = cache.generator(name, settings)
     refine = None if s[S.REFINE] == "auto" else s[S.REFINE]
     identity = json.dumps(
-        [task.fingerprint, model.name, model.encoding, model.seed, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]),
-         int(s[S.SEED]), refine],
+        [task.fingerprint, model.key, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED]), refine],
         sort_keys=True,
         default=str,
     )

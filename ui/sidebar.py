@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 import flex_core as fc
 from ui import cache
 from ui import state as S
-from ui.context import Analysis, current_analysis, load_base_task
+from ui.context import Analysis, active_model, current_analysis, load_base_task
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -16,10 +18,13 @@ def _peek(data: bytes, max_bytes: int):
 
 
 def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int, cv_rows: int) -> bool:
-    """Load a dataset and fit the model on it; only on success does it replace the active one."""
+    """Load a dataset and fit (or check) the model on it; only on success does it replace the active one."""
     try:
         task = load_base_task(source)
-        cache.fitted_model(task, task.fingerprint, model, encoding, seed, cv_folds, cv_rows)
+        if st.session_state[S.MODEL_FILE] is None and source["kind"] != "project":
+            cache.fitted_model(task, task.fingerprint, model, encoding, seed, cv_folds, cv_rows)
+        else:
+            active_model(task, source, st.session_state[S.MODEL_FILE])
     except fc.FlexError as exc:
         st.error(f"That dataset was not loaded: {exc} The previous dataset stays active.")
         return False
@@ -97,6 +102,43 @@ def _paper_form(kind: str) -> None:
         activate(source, **_model_settings())
 
 
+def _project_form() -> None:
+    path = st.text_input("Folder written by explainer.save(DIR)", key="sb_project_path", placeholder="/path/to/project")
+    if st.button("Open", key="sb_project_open", type="primary"):
+        if not path.strip():
+            st.error("Type the path of a folder written by FlexExplainer.save, then press Open.")
+            return
+        activate({"kind": "project", "path": path.strip()}, **_model_settings())
+
+
+def _model_file_form() -> None:
+    """Upload a .skops file; it replaces the active model only when it loads and fits the active data."""
+    upload = st.file_uploader("Model file (.skops)", type=["skops"], key="sb_model_upload")
+    active = st.session_state[S.MODEL_FILE]
+    if active is not None:
+        st.caption(f"Active model file: **{active['name']}**")
+    if upload is None:
+        st.caption("Save a fitted classifier with skops.io.dump; only sklearn, numpy, scipy, xgboost and lightgbm types load.")
+        return
+    if st.button("Use this model", key="sb_model_use", type="primary"):
+        candidate = {"name": upload.name, "data": upload.getvalue()}
+        try:
+            base = load_base_task(st.session_state[S.DATASET])
+            task = cache.task_with_overrides(base, base.fingerprint, json.dumps(st.session_state[S.OVERRIDES], sort_keys=True))
+            active_model(task, st.session_state[S.DATASET], candidate)
+        except fc.FlexError as exc:
+            st.error(f"That model was not loaded: {exc} The previous model stays active.")
+            return
+        st.session_state[S.MODEL_FILE] = candidate
+        S.reset_analysis()
+
+
+def _forget_model_file() -> None:
+    if st.session_state[S.MODEL_SOURCE] == S.MODEL_SOURCES[0]:
+        st.session_state[S.MODEL_FILE] = None
+        S.reset_analysis()
+
+
 def _parse_optional_number(setting: str, text: str):
     text = text.strip()
     if not text:
@@ -157,17 +199,26 @@ def render_sidebar() -> Analysis | None:
                 activate({"kind": "builtin", "name": name}, **_model_settings())
         elif kind == S.SOURCE_KINDS[1]:
             _csv_form()
+        elif kind == S.SOURCE_KINDS[4]:
+            _project_form()
         else:
             _paper_form("loan" if kind == S.SOURCE_KINDS[2] else "accidents")
         dataset_slot = st.empty()
 
         st.subheader("Model")
-        st.selectbox("Classifier", list(fc.models.MODELS), key=S.MODEL, format_func=lambda m: fc.models.MODELS[m])
-        st.radio("Categorical encoding", ("onehot", "label"), key=S.ENCODING, horizontal=True)
-        st.number_input("Cross-validation folds (0 skips it)", min_value=0, max_value=10, step=1, key=S.CV_FOLDS)
-        st.number_input("Cross-validate on at most this many rows", min_value=100, step=1000, key=S.CV_ROWS,
-                        help="On large data, cross-validation runs on a stratified random sample of the training "
-                        "rows (the model still trains on all of them); the metrics say when it did.")
+        source = st.radio("Model", S.MODEL_SOURCES, key=S.MODEL_SOURCE, horizontal=True, on_change=_forget_model_file,
+                          label_visibility="collapsed")
+        if source == S.MODEL_SOURCES[1]:
+            _model_file_form()
+        elif st.session_state[S.DATASET]["kind"] == "project":
+            st.caption("The project folder's own model is active.")
+        else:
+            st.selectbox("Classifier", list(fc.models.MODELS), key=S.MODEL, format_func=lambda m: fc.models.MODELS[m])
+            st.radio("Categorical encoding", ("onehot", "label"), key=S.ENCODING, horizontal=True)
+            st.number_input("Cross-validation folds (0 skips it)", min_value=0, max_value=10, step=1, key=S.CV_FOLDS)
+            st.number_input("Cross-validate on at most this many rows", min_value=100, step=1000, key=S.CV_ROWS,
+                            help="On large data, cross-validation runs on a stratified random sample of the training "
+                            "rows (the model still trains on all of them); the metrics say when it did.")
         metrics_slot = st.container()
 
         st.subheader("Counterfactuals")
@@ -200,8 +251,11 @@ def render_sidebar() -> Analysis | None:
             if "cv_accuracy_mean" in metrics:
                 left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
                 right.metric("CV F1", f"{metrics['cv_f1_mean']:.1%}", help=f"support-weighted; ± {metrics['cv_f1_std']:.1%}")
+            elif "test_accuracy" in metrics:
+                left.metric("Accuracy", f"{metrics['test_accuracy']:.1%}", help=f"on {metrics.get('evaluated_on', 'the test rows')}")
+                right.metric("F1", f"{metrics['test_f1']:.1%}", help="support-weighted")
             elif not metrics.get("note"):
-                metrics_slot.caption("Too few rows per class for cross-validation.")
+                metrics_slot.caption("No outcomes to score the model against.")
             if metrics.get("note"):
                 metrics_slot.caption(metrics["note"])
         return analysis

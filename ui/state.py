@@ -17,7 +17,8 @@ import streamlit as st
 import flex_core as fc
 from ui import url_state
 
-SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)")
+SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)", "Project folder")
+MODEL_SOURCES = ("Train here", "Load a model file")
 DEFAULT_DATASET = {"kind": "builtin", "name": "synthetic-regional"}
 
 # Sidebar widget keys.
@@ -33,9 +34,11 @@ SEED = "sb_seed"
 N_FACTUALS = "sb_n_factuals"
 N_CF = "sb_n_cf"
 GENERATOR_SETTINGS = "generator_settings"  # {generator: {setting: value}}, only settings changed from the defaults
+MODEL_SOURCE = "sb_model_source"
 
 # Analysis keys (not widgets).
 DATASET = "dataset"  # the active, successfully loaded source (dict)
+MODEL_FILE = "model_file"  # the active uploaded model file: {"name", "data": bytes} or None (the model itself lives in ui/cache)
 OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None}
 TAU = "tau"
 TAU_FEATURES = "tau_features"  # {feature: τ} where it differs from the global τ
@@ -71,6 +74,8 @@ def _defaults() -> dict[str, Any]:
         N_FACTUALS: view["n_factuals"],
         N_CF: view["n_cf"],
         GENERATOR_SETTINGS: {},
+        MODEL_SOURCE: MODEL_SOURCES[0],
+        MODEL_FILE: None,
         DATASET: dict(DEFAULT_DATASET),
         OVERRIDES: {"kinds": {}, "immutable": None},
         TAU: view["tau"],
@@ -92,11 +97,24 @@ def _defaults() -> dict[str, Any]:
     }
 
 
-def init_state(query_params: Mapping[str, Any] | None = None) -> None:
-    """Set every key not yet set; on a session's first run, apply a view link's query parameters."""
+def project_argument(argv: list[str]) -> str | None:
+    """DIR from ``streamlit run app.py -- --project DIR`` (other arguments are not the app's business)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--project")
+    known, _ = parser.parse_known_args(argv)
+    return known.project
+
+
+def init_state(query_params: Mapping[str, Any] | None = None, *, project: str | None = None) -> None:
+    """Set every key not yet set; on a session's first run, open ``project`` (``--project DIR``) and apply a view link."""
     first_run = DATASET not in st.session_state
     for key, value in _defaults().items():
         st.session_state.setdefault(key, value)
+    if first_run and project:
+        st.session_state[DATASET] = {"kind": "project", "path": project}
+        st.session_state[SOURCE] = SOURCE_KINDS[4]
     if first_run and query_params:
         try:
             apply_view(url_state.view_from_query_params(dict(query_params)))
@@ -125,8 +143,11 @@ def apply_view(view: Mapping[str, Any]) -> None:
         s[f"sb_{kind}_path"] = rest
         if kind == "accidents":
             s["sb_accidents_missing"] = view["missing"]
+    elif kind == "project" and rest:
+        s[DATASET] = {"kind": "project", "path": rest}
+        s[SOURCE] = SOURCE_KINDS[4]
     else:
-        raise fc.ConfigError(f"dataset={view['dataset']!r} must be builtin:NAME, loan:PATH or accidents:PATH.")
+        raise fc.ConfigError(f"dataset={view['dataset']!r} must be builtin:NAME, loan:PATH, accidents:PATH or project:DIR.")
     s[MODEL] = view["model"]
     s[ENCODING] = view["encoding"]
     s[CV_FOLDS] = view["cv_folds"]

@@ -12,7 +12,7 @@ from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, CounterfactualStore, make_generator
 from ..data import load_dataset, to_safe_csv
 from ..importance import DEFAULT_TAU, random_query, run_global, run_regional
-from ..models import MODELS, fit_model
+from ..models import MODELS, FittedModel, align_task, fit_model, load_model
 from ..reproduce import add_reproduce_parser, run_reproduce
 
 
@@ -71,10 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--use-identifier", action="append",
                       help="use these identifier-like columns (all values unique) as features (CSV only)")
     model = common.add_argument_group("model and generator")
-    model.add_argument("--model", choices=sorted(MODELS), default="rf")
-    model.add_argument("--encoding", choices=("onehot", "label"), default="onehot")
-    model.add_argument("--cv-folds", type=int, default=10, help="cross-validation folds; 0 skips it (large data)")
+    model.add_argument("--model", choices=sorted(MODELS), help="a model to train here (default rf)")
+    model.add_argument("--encoding", choices=("onehot", "label"), help="its categorical encoding (default onehot)")
+    model.add_argument("--cv-folds", type=int, help="its cross-validation folds (default 10; 0 skips it, for large data)")
     model.add_argument("--cv-rows", type=int, help="cross-validate on a stratified sample of at most this many rows")
+    model.add_argument(
+        "--model-file", help="explain this fitted classifier instead (.skops; only sklearn/numpy/scipy/xgboost/lightgbm types)"
+    )
     model.add_argument("--generator", choices=sorted(GENERATORS), default=DEFAULT_GENERATOR)
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
     model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
@@ -121,6 +124,31 @@ def _generator_settings(args, name: str) -> dict:
     return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit}
 
 
+def _model(args, task, log):
+    """The task and the model to explain: trained here, or read from --model-file (the task then keeps its columns)."""
+    if args.model_file is None:
+        args.model, args.encoding = args.model or "rf", args.encoding or "onehot"
+        args.cv_folds = 10 if args.cv_folds is None else args.cv_folds
+        return task, fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds,
+                               cv_rows=args.cv_rows, progress=lambda step, total, text: log(f"model: {text}"))
+    given = [flag for flag, value in (("--model", args.model), ("--encoding", args.encoding), ("--cv-folds", args.cv_folds),
+                                      ("--cv-rows", args.cv_rows)) if value is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} apply to a model trained here, not to --model-file.")
+    estimator = load_model(args.model_file)
+    task = align_task(task, estimator)
+    model = FittedModel.from_estimator(
+        estimator,
+        task,
+        X_test=task.X,
+        y_test=task.frame[task.target].to_numpy(),
+        name=Path(args.model_file).name,
+        evaluated_on=f"all {len(task.frame):,} rows of the data (rows the model was trained on score optimistically)",
+    )
+    args.model = f"file:{Path(args.model_file).name}"
+    return task, model
+
+
 def run(args) -> dict:
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     if args.command == "reproduce":
@@ -136,12 +164,12 @@ def run(args) -> dict:
         missing=args.missing,
         use_identifiers=_split(args.use_identifier),
     )
+    started = time.perf_counter()
+    task, model = _model(args, task, log)
     for note in task.notes:
         log(f"data: {note}")
-    started = time.perf_counter()
-    model = fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds,
-                      cv_rows=args.cv_rows, progress=lambda step, total, text: log(f"model: {text}"))
-    log(f"model: {args.model} test accuracy {model.metrics['test_accuracy']:.3f} ({time.perf_counter() - started:.1f} s)")
+    log(f"model: {model.label} accuracy {model.metrics['test_accuracy']:.3f} on {model.metrics['evaluated_on']} "
+        f"({time.perf_counter() - started:.1f} s)")
     if model.metrics.get("note"):
         log(f"model: {model.metrics['note']}")
     generator = make_generator(args.generator, **_generator_settings(args, args.generator))

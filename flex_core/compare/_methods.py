@@ -10,7 +10,6 @@ columns' attributions. LIME is run on the original features directly.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -22,7 +21,7 @@ import pandas as pd
 from scipy.stats import kendalltau, rankdata, spearmanr
 
 from .._errors import ConfigError
-from .._results import FlexResult, json_number
+from .._results import FeatureScores, FlexResult, importance_rank, json_number
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..importance import bootstrap_counts, bootstrap_means
@@ -58,13 +57,21 @@ def encoded_column_owners(task: TaskSpec, model: FittedModel) -> tuple[list[str]
     Returns
     -------
     column_names : list of str, length n_columns
-        ``get_feature_names_out()`` of the pipeline's ``encode`` step.
+        ``get_feature_names_out()`` of the pipeline's encoder (its first step).
     owners : ndarray of int, shape (n_columns,)
         Index into ``task.feature_names`` of the feature behind each column.
+
+    Raises
+    ------
+    ConfigError
+        The model has no separate encoder step, or its columns cannot be traced back.
     """
     from sklearn.preprocessing import OneHotEncoder
 
-    encoder = model.pipeline.named_steps["encode"]
+    split = model.encoder_and_classifier()
+    if split is None:
+        raise ConfigError("The model has no separate encoder step (a 2-step Pipeline starting with a ColumnTransformer).")
+    encoder = split[0]
     column_names = [str(c) for c in encoder.get_feature_names_out()]
     owners = np.full(len(column_names), -1)
     position = {name: j for j, name in enumerate(task.feature_names)}
@@ -74,11 +81,15 @@ def encoded_column_owners(task: TaskSpec, model: FittedModel) -> tuple[list[str]
             continue  # an empty remainder
         if isinstance(columns, str):
             columns = [columns]
+        elif not all(isinstance(c, str) for c in columns):  # positions, a mask or a slice of the input columns
+            columns = [str(c) for c in np.asarray(encoder.feature_names_in_)[columns]]
         # A one-hot encoder emits one column per level (no level is dropped here);
         # every other step (ordinal, scaler, passthrough) emits one per input.
         widths = [len(c) for c in transformer.categories_] if isinstance(transformer, OneHotEncoder) else [1] * len(columns)
         start = out.start
         for column, width in zip(columns, widths):
+            if column not in position:
+                raise ConfigError(f"The encoder's column {column!r} is not a feature of the data.")
             owners[start : start + width] = position[column]
             start += width
         if start != out.stop:
@@ -112,21 +123,20 @@ def sum_columns_to_features(column_values: np.ndarray, owners: np.ndarray, n_fea
     return column_values @ membership
 
 
-class _FeatureScores:
-    """Export shared by the per-feature results of SHAP and LIME (``method`` prefixes the columns)."""
+class _MethodScores(FeatureScores):
+    """The export SHAP and LIME share (``method`` prefixes the columns); both rank by mean |weight|."""
 
     method: ClassVar[str]
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.mean_abs
 
     def _scores(self) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
     def _extra(self) -> dict:
         return {}
-
-    @property
-    def rank(self) -> np.ndarray:
-        """1 for the largest mean |weight|; ties share the best rank."""
-        return importance_rank(self.mean_abs)
 
     def to_frame(self) -> pd.DataFrame:
         rank = f"{self.method}_rank"
@@ -155,13 +165,10 @@ class _FeatureScores:
             "config": self.config,
         }
 
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
-
 
 # -- SHAP ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class ShapImportance(_FeatureScores):
+class ShapImportance(_MethodScores):
     """Global SHAP importance per original feature: mean |SHAP| over the explained factuals.
 
     Attributes
@@ -209,6 +216,13 @@ def _is_tree_model(estimator) -> bool:
     return isinstance(estimator, (RandomForestClassifier, HistGradientBoostingClassifier))
 
 
+#: How SHAP met the model, recorded in ``ShapImportance.config["path"]``.
+SHAP_PATHS = {
+    "encoded": "the pipeline's encoded columns, summed back to features",
+    "original": "the original features (the model has no separate encoder step)",
+}
+
+
 def shap_importance(
     model: FittedModel,
     task: TaskSpec,
@@ -222,19 +236,29 @@ def shap_importance(
 ) -> ShapImportance:
     """Mean |SHAP| per original feature on the given rows (pass the FLEX factuals).
 
+    Two paths, recorded in ``config["path"]``. A binary model that is a 2-step
+    Pipeline starting with a ColumnTransformer (every model trained here) is explained
+    on its encoded columns, whose values are summed back to the features. Any other
+    model (an XGBoost classifier, a multi-class model, a longer pipeline) is explained
+    with KernelSHAP on the original features: categorical features as level codes,
+    the background a seeded sample of rows, and P(undesirable) computed through the
+    model's own ``predict_proba`` on decoded rows.
+
     Parameters
     ----------
-    model : FittedModel whose pipeline has steps ``encode`` and ``classify``
+    model : FittedModel
     task : TaskSpec the model was fitted on
     rows : sequence of int, length n_rows
         Row ids to explain.
     explainer : {"auto", "tree", "kernel"}
         "auto" uses TreeExplainer for random forests and histogram gradient boosting
-        and KernelExplainer otherwise.
+        behind an encoder, and KernelExplainer otherwise.
     background_size : int
         Size of the background: k-means centres of the encoded training rows for
-        KernelExplainer (``shap.kmeans``), sampled training rows for TreeExplainer on
-        gradient boosting (needed to explain a probability, not a log-odds).
+        KernelExplainer on the encoded path (``shap.kmeans``), a seeded sample of rows on
+        the original features (k-means centres would be fractional category codes), and
+        sampled training rows for TreeExplainer on gradient boosting (needed to explain a
+        probability, not a log-odds).
     nsamples : int or "auto"
         KernelExplainer's model evaluations per explained row.
     seed : int
@@ -255,19 +279,40 @@ def shap_importance(
     missing = [r for r in rows if r not in task.frame.index]
     if missing:
         raise ConfigError(f"Row(s) {missing[:5]} are not in the data (they may have been dropped).")
-    encode = model.pipeline.named_steps["encode"]
-    classifier = model.pipeline.named_steps["classify"]
-    column_names, owners = encoded_column_owners(task, model)
-    explained = np.asarray(encode.transform(task.frame.loc[rows, task.feature_names]), dtype=float)
-    training = np.asarray(encode.transform(task.frame.loc[model.train_index, task.feature_names]), dtype=float)
+    try:
+        column_names, owners = encoded_column_owners(task, model)
+        encoder, classifier = model.encoder_and_classifier()
+        path = "encoded"
+    except ConfigError:
+        path, classifier = "original", None
     rng = np.random.default_rng(seed)
-    kind = explainer if explainer != "auto" else ("tree" if _is_tree_model(classifier) else "kernel")
+    training_rows = task.frame.loc[model.train_index, task.feature_names]
+    if path == "encoded":
+        col = model.undesired_column
+        explained = np.asarray(encoder.transform(model.estimator_input(task.frame.loc[rows, task.feature_names])), dtype=float)
+        training = np.asarray(encoder.transform(model.estimator_input(training_rows)), dtype=float)
+
+        def p_undesirable(z):
+            return classifier.predict_proba(z)[:, col]
+    else:
+        column_names, owners = list(task.feature_names), np.arange(len(task.features))
+        explained = encode_rows(task, task.frame.loc[rows, task.feature_names])
+        training = encode_rows(task, training_rows)
+
+        def p_undesirable(z):
+            return model.predict_proba(decode_rows(task, np.asarray(z, dtype=float)))[:, 1]
+
+    tree_model = classifier is not None and _is_tree_model(classifier)
+    kind = explainer if explainer != "auto" else ("tree" if tree_model else "kernel")
+    if kind == "tree" and not tree_model:
+        raise ConfigError(
+            f"TreeExplainer needs a random forest or gradient boosting behind an encoder step; {model.name!r} is not one. "
+            "Use explainer='kernel'."
+        )
     started = time.perf_counter()
     if progress is not None:
         progress(0, len(rows))
     if kind == "tree":
-        if not _is_tree_model(classifier):
-            raise ConfigError(f"TreeExplainer needs a tree model; {model.name!r} is not one. Use explainer='kernel'.")
         from sklearn.ensemble import RandomForestClassifier
 
         if isinstance(classifier, RandomForestClassifier):
@@ -281,14 +326,18 @@ def shap_importance(
         values = np.asarray(tree.shap_values(explained, check_additivity=False))
         expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
         if values.ndim == 3:  # (rows, columns, classes)
-            values, base = values[..., 1], float(expected[1])
+            values, base = values[..., col], float(expected[col])
         else:
             base = float(expected[-1])
         if progress is not None:
             progress(len(rows), len(rows))
     else:
-        background = shap.kmeans(training, min(background_size, len(training)))
-        kernel = shap.KernelExplainer(lambda z: classifier.predict_proba(z)[:, 1], background)
+        size = min(background_size, len(training))
+        if path == "encoded":
+            background = shap.kmeans(training, size)
+        else:
+            background = training[rng.choice(len(training), size=size, replace=False)]
+        kernel = shap.KernelExplainer(p_undesirable, background)
         values = np.empty_like(explained)
         # KernelExplainer samples coalitions from numpy's global RNG: seed it per row (so a
         # row's values do not depend on the batch) and restore the caller's state after.
@@ -318,13 +367,20 @@ def shap_importance(
         query_index=np.asarray(rows, dtype=int),
         explainer=f"{kind} ({'TreeExplainer' if kind == 'tree' else 'KernelExplainer'})",
         seconds=seconds,
-        config={"background_size": background_size, "nsamples": nsamples, "seed": seed, "output": "P(undesirable)"},
+        config={
+            "background_size": background_size,
+            "nsamples": nsamples,
+            "seed": seed,
+            "output": "P(undesirable)",
+            "path": path,
+            "path_meaning": SHAP_PATHS[path],
+        },
     )
 
 
 # -- LIME ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class LimeImportance(_FeatureScores):
+class LimeImportance(_MethodScores):
     """LIME importances of a set of factuals (a region), averaged and normalised as in the paper's Fig. 3.
 
     Attributes
@@ -436,17 +492,12 @@ def lime_importance(
         normalised=normalise_to_max(mean_abs),
         query_index=np.asarray(rows, dtype=int),
         seconds=time.perf_counter() - started,
-        config={"num_samples": num_samples, "seed": seed, "output": "P(undesirable)"},
+        config={"num_samples": num_samples, "seed": seed, "output": "P(undesirable)", "path": "original",
+                "path_meaning": "the original features, through the model's predict_proba (model-agnostic)"},
     )
 
 
 # -- rankings --------------------------------------------------------------------------
-def importance_rank(values: np.ndarray) -> np.ndarray:
-    """Ranks of shape (n,): 1 for the largest value, ties share the best rank, NaN ranks last."""
-    values = np.nan_to_num(np.asarray(values, dtype=float), nan=-np.inf)
-    return rankdata(-values, method="min").astype(int)
-
-
 @dataclass(frozen=True)
 class RankAgreement:
     """How two importance vectors agree over the same features.

@@ -39,12 +39,13 @@ from ..models import FittedModel
 from ._quality import feature_mad
 from ._set import (
     CounterfactualSet,
+    GeneratorParams,
     Progress,
     assemble_counterfactual_set,
+    check_request,
     decode_rows,
     encode_rows,
     query_seed,
-    resolve_permitted_range,
 )
 
 __all__ = ["BatchGenerator", "BACKENDS"]
@@ -52,7 +53,7 @@ __all__ = ["BatchGenerator", "BACKENDS"]
 BACKENDS = ("loky", "dask")
 
 
-class BatchGenerator:
+class BatchGenerator(GeneratorParams):
     """Counterfactuals for many queries at once, by batched random search or from nearest unlike neighbours.
 
     Parameters
@@ -73,6 +74,10 @@ class BatchGenerator:
         through joblib's Dask backend (a cluster, or a ``LocalCluster``).
     """
 
+    # How the work is spread never changes the result, so it stays out of the store's key.
+    execution_params = ("n_jobs", "backend")
+    named_params = ("plausible",)
+
     def __init__(
         self,
         *,
@@ -90,12 +95,9 @@ class BatchGenerator:
             raise ConfigError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
         if int(n_jobs) == 0:
             raise ConfigError("n_jobs must be a positive number of chunks, or -1 for all cores.")
-        # Private like n_jobs: the name ("batch" / "batch-plausible") already says it, and the app
-        # offers every public attribute as a setting of the named generator.
         self._plausible = bool(plausible)
         self.samples = None if samples is None else int(samples)
         self.max_rounds = int(max_rounds)
-        # Private: how the work is spread never changes the result, so it stays out of the store's key.
         self._n_jobs = int(n_jobs)
         self._backend = backend
         self.name = "batch-plausible" if self._plausible else "batch"
@@ -131,20 +133,9 @@ class BatchGenerator:
         (for instance because only immutable features drive the outcome) keep
         empty slots, and the set's notes count them.
         """
-        if n_cf < 1:
-            raise ConfigError("n_cf must be at least 1.")
-        if len(queries) == 0:
-            raise ConfigError("No query rows were given.")
-        vary = list(features_to_vary) if features_to_vary is not None else task.mutable_names
-        unknown = [f for f in vary if f not in task.feature_names]
-        if unknown:
-            raise ConfigError(f"Unknown feature(s) to vary: {', '.join(unknown)}.")
-        immutable_asked = [f for f in vary if task.feature(f).immutable]
-        if immutable_asked:
-            raise ConfigError(f"Immutable feature(s) cannot vary: {', '.join(immutable_asked)}.")
-        if not vary:
-            raise ConfigError("No feature may vary, so no counterfactual can exist.")
-        ranges = resolve_permitted_range(task, permitted_range)
+        vary, ranges = check_request(
+            task, queries, n_cf=n_cf, features_to_vary=features_to_vary, permitted_range=permitted_range
+        )
         start = time.perf_counter()
         tables, model_rows = _model_tables(model, task, need_index=self.plausible)
         space = _SearchSpace.build(task, model, tables, vary, ranges)

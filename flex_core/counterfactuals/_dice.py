@@ -25,10 +25,11 @@ from ..data import TaskSpec
 from ..models import FittedModel
 from ._set import (
     CounterfactualSet,
+    GeneratorParams,
     Progress,
     assemble_counterfactual_set,
+    check_request,
     query_seed,
-    resolve_permitted_range,
 )
 
 __all__ = ["DiceGenerator"]
@@ -37,7 +38,7 @@ _OUTCOME = "__outcome__"
 DICE_METHODS = ("random", "genetic", "kdtree")
 
 
-class DiceGenerator:
+class DiceGenerator(GeneratorParams):
     """Counterfactuals from dice-ml's model-agnostic methods (``random``, ``genetic``, ``kdtree``).
 
     Parameters
@@ -49,6 +50,8 @@ class DiceGenerator:
     time_limit : float or None
         Seconds after which no new query is started; the rest are recorded as skipped.
     """
+
+    named_params = ("method",)
 
     def __init__(self, method: str = "random", *, posthoc_sparsity: bool = False, time_limit: float | None = None):
         if method not in DICE_METHODS:
@@ -64,7 +67,9 @@ class DiceGenerator:
         train = _dice_frame(task, task.frame.loc[model.train_index, task.feature_names])
         train[_OUTCOME] = task.y[task.frame.index.get_indexer(model.train_index)]
         data = dice_ml.Data(dataframe=train, continuous_features=task.continuous_names, outcome_name=_OUTCOME)
-        wrapped = dice_ml.Model(model=model.pipeline, backend="sklearn", model_type="classifier")
+        # DiCE's desired_class=0 is column 0 of predict_proba: the binary view puts "desirable" there
+        # whatever the model's own classes are.
+        wrapped = dice_ml.Model(model=model.as_binary_classifier(), backend="sklearn", model_type="classifier")
         return dice_ml.Dice(data, wrapped, method=self.method)
 
     def generate(
@@ -79,14 +84,9 @@ class DiceGenerator:
         seed: int = 0,
         progress: Progress | None = None,
     ) -> CounterfactualSet:
-        if n_cf < 1:
-            raise ConfigError("n_cf must be at least 1.")
-        vary = list(features_to_vary) if features_to_vary is not None else task.mutable_names
-        immutable_asked = [f for f in vary if task.feature(f).immutable]
-        if immutable_asked:
-            raise ConfigError(f"Immutable feature(s) cannot vary: {', '.join(immutable_asked)}.")
-        if not vary:
-            raise ConfigError("No feature may vary, so no counterfactual can exist.")
+        vary, ranges = check_request(
+            task, queries, n_cf=n_cf, features_to_vary=features_to_vary, permitted_range=permitted_range
+        )
         if self.method == "genetic" and not task.continuous_names:
             # dice-ml 0.12's genetic search fails on every query of such data
             # ("cannot reshape array of size 0 into shape (0)"): say so once, up front.
@@ -94,7 +94,7 @@ class DiceGenerator:
                 "DiCE's genetic method does not work on data without a continuous feature (a dice-ml 0.12 bug); "
                 "choose batch, dice-random or dice-kdtree."
             )
-        ranges = resolve_permitted_range(task, permitted_range) or None
+        ranges = ranges or None
         start = time.perf_counter()
         try:
             explainer = self._explainer(model, task)

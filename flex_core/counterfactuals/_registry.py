@@ -7,7 +7,7 @@ from collections.abc import Callable
 from .._errors import ConfigError
 from ._batch import BatchGenerator
 from ._dice import DiceGenerator
-from ._set import CounterfactualGenerator
+from ._set import CounterfactualGenerator, GeneratorParams
 
 __all__ = ["DEFAULT_GENERATOR", "GENERATORS", "register_generator", "make_generator", "generator_key", "generator_defaults"]
 
@@ -43,18 +43,23 @@ def make_generator(name: str, **settings) -> CounterfactualGenerator:
         raise ConfigError(f"Generator {name!r} does not take these settings: {exc}.") from None
 
 
-def generator_key(generator: CounterfactualGenerator) -> dict:
-    """The generator's name and public settings: what decides its output besides seed and n_cf."""
-    settings = {k: v for k, v in vars(generator).items() if not k.startswith("_") and k != "name"}
-    return {"name": generator.name, **settings}
+def _settings(generator) -> dict:
+    """``result_params()`` of a generator declaring its settings, else its public attributes (a plain protocol object)."""
+    if isinstance(generator, GeneratorParams):
+        return generator.result_params()
+    return {k: v for k, v in vars(generator).items() if not k.startswith("_") and k != "name"}
 
+
+def generator_key(generator: CounterfactualGenerator) -> dict:
+    """The generator's name and the settings that decide its output besides seed and n_cf (the store's key)."""
+    return {"name": generator.name, **_settings(generator)}
 
 
 def generator_defaults(name: str) -> dict:
-    """The public settings of a registered generator with their default values (without ``name``)."""
+    """The settings the app offers for a registered generator, with their defaults (not those its name fixes)."""
     if name not in GENERATORS:
         raise ConfigError(f"Unknown generator {name!r}; choose one of {', '.join(GENERATORS)}.")
-    key = generator_key(make_generator(name))
-    key.pop("name", None)
-    return key
+    generator = make_generator(name)
+    fixed = getattr(generator, "named_params", ())
+    return {k: v for k, v in _settings(generator).items() if k not in fixed}
 

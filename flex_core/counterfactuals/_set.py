@@ -8,11 +8,12 @@ left empty. Every FLEX metric is plain numpy over this array.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,8 @@ __all__ = [
     "assemble_counterfactual_set",
     "query_seed",
     "resolve_permitted_range",
+    "check_request",
+    "GeneratorParams",
 ]
 
 #: progress(done, total): called after each query (or batch) finishes.
@@ -91,6 +94,35 @@ def resolve_permitted_range(task: TaskSpec, permitted_range: Mapping[str, Sequen
                 )
             resolved[name] = [str(v) for v in allowed]
     return resolved
+
+
+def check_request(
+    task: TaskSpec,
+    queries: pd.DataFrame,
+    *,
+    n_cf: int,
+    features_to_vary: Sequence[str] | None = None,
+    permitted_range: Mapping[str, Sequence] | None = None,
+) -> tuple[list[str], dict[str, list]]:
+    """Validate a generation request once, for every generator.
+
+    Returns the features allowed to vary (default: the mutable ones) and the
+    permitted ranges as :func:`resolve_permitted_range` resolves them.
+    """
+    if n_cf < 1:
+        raise ConfigError("n_cf must be at least 1.")
+    if len(queries) == 0:
+        raise ConfigError("No query rows were given.")
+    vary = list(features_to_vary) if features_to_vary is not None else task.mutable_names
+    unknown = [f for f in vary if f not in task.feature_names]
+    if unknown:
+        raise ConfigError(f"Unknown feature(s) to vary: {', '.join(unknown)}.")
+    immutable_asked = [f for f in vary if task.feature(f).immutable]
+    if immutable_asked:
+        raise ConfigError(f"Immutable feature(s) cannot vary: {', '.join(immutable_asked)}.")
+    if not vary:
+        raise ConfigError("No feature may vary, so no counterfactual can exist.")
+    return vary, resolve_permitted_range(task, permitted_range)
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,6 +306,33 @@ class CounterfactualSet:
                 tuple(meta["notes"]),
                 meta["config"],
             )
+
+
+class GeneratorParams:
+    """Settings declared by ``__init__``'s signature, as scikit-learn estimators declare theirs.
+
+    Each parameter of ``__init__`` must be readable as an attribute (or property) of
+    the same name. ``execution_params`` only decide how the work is spread, never
+    which counterfactuals come out, so cache keys leave them out; ``named_params``
+    are fixed by the generator's registry name (e.g. DiCE's method), so the app does
+    not offer them as settings.
+    """
+
+    execution_params: ClassVar[tuple[str, ...]] = ()
+    named_params: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        parameters = inspect.signature(cls.__init__).parameters.values()
+        return [p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self) -> dict:
+        """Every setting of ``__init__`` with its value."""
+        return {name: getattr(self, name) for name in self.param_names()}
+
+    def result_params(self) -> dict:
+        """The settings that change the counterfactuals (``get_params`` without ``execution_params``)."""
+        return {k: v for k, v in self.get_params().items() if k not in self.execution_params}
 
 
 class CounterfactualGenerator(Protocol):

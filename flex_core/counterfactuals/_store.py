@@ -80,7 +80,7 @@ class CounterfactualStore:
             # returns must not be served counterfactuals cached by an older one.
             "flex_core": __version__,
             "data": task.fingerprint,
-            "model": {"name": model.name, "encoding": model.encoding, "seed": model.seed},
+            "model": model.key,
             "generator": generator_key(generator),
             "n_cf": self.n_cf,
             "seed": self.seed,

@@ -97,6 +97,7 @@ class TaskSpec:
     notes: tuple[str, ...] = ()
     source: str = ""
     rows_in_file: int = 0
+    raw_dtypes: Mapping[str, str] = field(default_factory=dict)
     _fingerprint: str = field(default="", repr=False)
 
     # -- views -------------------------------------------------------------------------
@@ -155,25 +156,41 @@ class TaskSpec:
         *,
         kinds: Mapping[str, str] | None = None,
         immutable: Iterable[str] | None = None,
+        features: Iterable[str] | None = None,
     ) -> TaskSpec:
-        """A new task with some feature kinds or the immutable set changed (the app's editor)."""
+        """A new task with some feature kinds, the immutable set or the features changed.
+
+        ``features`` keeps only those features (in that order), e.g. the ones a
+        user's model takes; the features left out are named in ``notes``.
+        """
         kinds = dict(kinds or {})
-        new_kinds = {f.name: kinds.get(f.name, f.kind) for f in self.features}
-        orders = {f.name: list(f.categories) for f in self.features if f.kind == "ordinal" and new_kinds[f.name] == "ordinal"}
+        names = self.feature_names if features is None else list(features)
+        unknown = [n for n in names if n not in self.feature_names]
+        if unknown:
+            raise ConfigError(f"Unknown feature(s) {', '.join(map(str, unknown))}; the features are: {', '.join(self.feature_names)}.")
+        kept = [f for f in self.features if f.name in set(names)]
+        new_kinds = {f.name: kinds.get(f.name, f.kind) for f in kept}
+        orders = {f.name: list(f.categories) for f in kept if f.kind == "ordinal" and new_kinds[f.name] == "ordinal"}
+        immutable = [f.name for f in kept if f.immutable] if immutable is None else list(immutable)
+        left_out = [n for n in self.feature_names if n not in set(names)]
+        notes = list(self.notes)
+        if left_out:
+            notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
         return make_task(
             self.frame,
             target=self.target,
             undesirable=self.undesirable,
-            features=self.feature_names,
+            features=names,
             kinds=new_kinds,
             ordinal_orders=orders,
-            immutable=self.immutable_names if immutable is None else list(immutable),
-            display_names={f.name: f.display_name for f in self.features if f.display_name},
+            immutable=[n for n in immutable if n in set(names)],
+            display_names={f.name: f.display_name for f in kept if f.display_name},
             name=self.name,
             description=self.description,
-            notes=self.notes,
+            notes=notes,
             source=self.source,
             rows_in_file=self.rows_in_file,
+            raw_dtypes=self.raw_dtypes,
         )
 
     def summary(self) -> dict:
@@ -271,6 +288,7 @@ def make_task(
     notes: Iterable[str] = (),
     source: str = "",
     rows_in_file: int | None = None,
+    raw_dtypes: Mapping[str, str] | None = None,
 ) -> TaskSpec:
     """Validate a frame and build a :class:`TaskSpec`.
 
@@ -294,6 +312,10 @@ def make_task(
         Rows with a missing feature value are dropped, or imputed (mode for
         categorical, median for continuous). Either way the count is recorded in
         ``notes``. A missing target always drops the row, also recorded.
+    raw_dtypes : mapping feature -> dtype name, optional
+        The column types a model fitted elsewhere saw (default: ``frame``'s own). The
+        task holds categorical values as text; a user's model gets them back in these
+        types (see :meth:`flex_core.models.FittedModel.estimator_input`).
     """
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
         raise DataError("The data has no rows: upload a CSV with a header line and at least one data row.")
@@ -331,6 +353,7 @@ def make_task(
         raise ConfigError(f"Unknown kind(s) {bad_kinds}; use one of {', '.join(KINDS)}.")
 
     df = frame[feature_names + [target]].copy()
+    raw_dtypes = {c: str(frame[c].dtype) for c in feature_names} if raw_dtypes is None else dict(raw_dtypes)
     # Text cells that only mean "missing" become NaN before any check.
     for c in df.columns:
         if df[c].dtype == object:
@@ -427,7 +450,7 @@ def make_task(
 
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
-    digest.update(repr((target, undesirable, specs)).encode())
+    digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()))).encode())
     return TaskSpec(
         name=name,
         frame=df,
@@ -438,6 +461,7 @@ def make_task(
         notes=tuple(notes),
         source=source,
         rows_in_file=rows_in_file,
+        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names},
         _fingerprint=digest.hexdigest()[:16],
     )
 

@@ -6,10 +6,11 @@ generator) all talk to the model in the original feature space.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
+import joblib
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
@@ -21,10 +22,10 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
-from .._errors import ConfigError
+from .._errors import ConfigError, DataError
 from ..data import TaskSpec
 
-__all__ = ["FittedModel", "fit_model", "MODELS", "model_summary", "adequacy_note"]
+__all__ = ["FittedModel", "fit_model", "MODELS", "build_pipeline", "model_summary", "adequacy_note", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "BinaryClassifierView"]
 
 MODELS = {
     "rf": "Random forest (100 trees; the paper's model)",
@@ -68,23 +69,202 @@ def build_pipeline(task: TaskSpec, *, model: str = "rf", encoding: Encoding = "o
 
 @dataclass(frozen=True, eq=False)
 class FittedModel:
-    """A fitted pipeline with its evaluation. ``predict_undesirable`` is the one entry point explainers use."""
+    """A fitted classifier FLEX explains, with its evaluation.
+
+    Every model, trained here (:func:`fit_model`) or elsewhere, is built by
+    :meth:`from_estimator`. FLEX sees a binary task: P(undesirable) is the summed
+    probability of the classes in ``undesired``, and a row is predicted undesirable
+    when that is above 0.5. :meth:`predict_proba` and :meth:`predict_undesirable`
+    are the entry points every explainer uses; they take rows in the task's format
+    (categorical values as text) and hand the estimator its own column order and types.
+
+    Attributes
+    ----------
+    pipeline : estimator
+        The fitted classifier (any object with ``predict_proba`` and ``classes_``).
+    classes : tuple
+        ``pipeline.classes_``; ``undesired`` holds the ones that count as undesirable.
+    train_index, test_index : ndarray of int
+        Row ids the model was trained / evaluated on. For a model trained elsewhere
+        the training rows are unknown: every row of the data stands in as the
+        reference sample (value frequencies, ranges, SHAP and LIME backgrounds).
+    input_columns : tuple of str
+        The columns the estimator takes, in its order.
+    input_dtypes : mapping column -> dtype name
+        Types to restore before the estimator sees a frame (empty: the task's own).
+    identity : str
+        A content hash of a model trained elsewhere ("" for one trained here, which
+        its name, encoding and seed identify); part of every cache key.
+    """
 
     name: str
     encoding: str
     seed: int
-    pipeline: Pipeline
+    pipeline: Any
     train_index: np.ndarray
     test_index: np.ndarray
     metrics: dict = field(default_factory=dict)
+    classes: tuple = (0, 1)
+    undesired: tuple = (1,)
+    input_columns: tuple[str, ...] = ()
+    input_dtypes: Mapping[str, str] = field(default_factory=dict)
+    identity: str = ""
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        task: TaskSpec,
+        *,
+        undesired=None,
+        X_test: pd.DataFrame | None = None,
+        y_test=None,
+        name: str = "own model",
+        train_index: Sequence[int] | None = None,
+        fitted_on: Literal["raw", "task"] = "raw",
+        identity: str | None = None,
+        evaluated_on: str = "",
+    ) -> FittedModel:
+        """Wrap a fitted classifier that takes a DataFrame with the task's feature columns.
+
+        Parameters
+        ----------
+        estimator : fitted classifier
+            Has ``predict_proba`` and ``classes_``: a scikit-learn Pipeline, or an
+            XGBoost / LightGBM classifier through its scikit-learn API.
+        task : TaskSpec
+            Its features must be exactly the columns the estimator takes (see
+            :func:`align_task` to leave out the others).
+        undesired : value or sequence of values, optional
+            Classes of ``estimator.classes_`` that are the undesirable outcome;
+            default the task's undesirable target values.
+        X_test : DataFrame of shape (n_rows, n_features), optional
+            Rows in the task's format to measure accuracy and F1 on, with ``y_test``.
+        y_test : array-like of shape (n_rows,), optional
+            True outcomes of ``X_test`` as class values.
+        name : str
+            A label for the model in results and the app.
+        train_index : sequence of int, optional
+            Row ids the model was trained on (default: every row of the task).
+        fitted_on : {"raw", "task"}
+            The frame the estimator was fitted on: the data's own column types
+            (``"raw"``, a model trained elsewhere: categorical numbers get their type
+            back) or the task's normalised frame (``"task"``, as :func:`fit_model` does).
+        identity : str, optional
+            A stable id for cache keys; default a content hash of the estimator.
+        evaluated_on : str
+            What ``X_test`` is, shown next to the metrics.
+
+        Raises
+        ------
+        ConfigError
+            Not a fitted classifier, or ``undesired`` is not among its classes.
+        DataError
+            The task lacks columns the estimator needs, or the estimator cannot score its rows.
+        """
+        if not callable(getattr(estimator, "predict_proba", None)) or not hasattr(estimator, "classes_"):
+            raise ConfigError(
+                f"The model must be a fitted classifier with predict_proba and classes_; got {type(estimator).__name__}."
+            )
+        classes = tuple(_plain(c) for c in estimator.classes_)
+        chosen = resolve_undesired(classes, task.undesirable if undesired is None else undesired)
+        columns = model_feature_names(estimator)
+        if columns is None:
+            columns = task.feature_names
+        check_columns(columns, task.feature_names)
+        extra = [c for c in task.feature_names if c not in set(columns)]
+        if extra:
+            raise ConfigError(f"The model does not take the feature(s) {', '.join(extra)}; leave them out of the data.")
+        index = task.frame.index.to_numpy()
+        model = cls(
+            name=name,
+            encoding="",
+            seed=0,
+            pipeline=estimator,
+            train_index=index if train_index is None else np.asarray(train_index),
+            test_index=np.empty(0, dtype=index.dtype) if X_test is None else X_test.index.to_numpy(),
+            classes=classes,
+            undesired=chosen,
+            input_columns=tuple(columns),
+            input_dtypes=_restorable_dtypes(task) if fitted_on == "raw" else {},
+            identity=joblib.hash(estimator) if identity is None else identity,
+        )
+        sample = task.X.iloc[: min(len(task.frame), 5)]
+        try:
+            proba = np.asarray(estimator.predict_proba(model.estimator_input(sample)))
+        except Exception as exc:  # any estimator, any complaint: say it in one line
+            raise DataError(f"The model could not score the data: {_first_line(exc)}") from None
+        if proba.shape != (len(sample), len(classes)):
+            raise ConfigError(f"The model's predict_proba returned shape {proba.shape}; expected ({len(sample)}, {len(classes)}).")
+        if X_test is not None:
+            if y_test is None or len(y_test) != len(X_test):
+                raise ConfigError("X_test needs y_test with one outcome per row.")
+            model.metrics.update(model.evaluate(X_test, y_test), evaluated_on=evaluated_on)
+        return model
+
+    def estimator_input(self, X: pd.DataFrame) -> pd.DataFrame:
+        """Rows in the task's format as the estimator takes them: its column order and types."""
+        columns = list(self.input_columns) or list(X.columns)
+        frame = X if list(X.columns) == columns else X[columns]
+        if not self.input_dtypes:
+            return frame
+        frame = frame.copy()
+        for column, dtype in self.input_dtypes.items():
+            frame[column] = _as_dtype(frame[column], dtype)
+        return frame
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         """Probabilities of (desirable, undesirable), shape (n_rows, 2)."""
-        return self.pipeline.predict_proba(X)
+        proba = np.asarray(self.pipeline.predict_proba(self.estimator_input(X)), dtype=float)
+        undesirable = proba[:, [self.classes.index(c) for c in self.undesired]].sum(axis=1)
+        return np.column_stack([1.0 - undesirable, undesirable])
 
     def predict_undesirable(self, X: pd.DataFrame) -> np.ndarray:
         """1 where the predicted outcome is undesirable, shape (n_rows,)."""
-        return (self.pipeline.predict_proba(X)[:, 1] > 0.5).astype(int)
+        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+
+    def evaluate(self, X: pd.DataFrame, y) -> dict:
+        """Accuracy and support-weighted F1 of undesirable-vs-not on rows X (task format) with true classes y."""
+        wanted = {str(c) for c in self.undesired}
+        actual = np.array([str(_plain(v)) in wanted for v in y], dtype=int)
+        predicted = self.predict_undesirable(X)
+        return {
+            "test_accuracy": float(accuracy_score(actual, predicted)),
+            "test_f1": float(f1_score(actual, predicted, average="weighted")),
+            # Always predicting these rows' most common outcome: what a model must beat to have learned anything.
+            "majority_baseline": float(max(actual.mean(), 1 - actual.mean())),
+            "balanced_accuracy": float(balanced_accuracy_score(actual, predicted)),
+            "test_rows": int(len(predicted)),
+        }
+
+    def as_binary_classifier(self) -> BinaryClassifierView:
+        """A scikit-learn-like view with classes 0 (desirable) and 1 (undesirable), for libraries such as DiCE."""
+        return BinaryClassifierView(self)
+
+    def encoder_and_classifier(self):
+        """(encoder, classifier) when the estimator is a 2-step binary Pipeline whose first step is a
+        fitted ColumnTransformer; else None (explainers then work on the original features)."""
+        estimator = self.pipeline
+        if not isinstance(estimator, Pipeline) or len(estimator.steps) != 2 or len(self.classes) != 2:
+            return None
+        encoder, classifier = estimator.steps[0][1], estimator.steps[1][1]
+        if not isinstance(encoder, ColumnTransformer) or not hasattr(encoder, "transformers_"):
+            return None
+        return encoder, classifier
+
+    @property
+    def undesired_column(self) -> int:
+        """Column of ``pipeline.predict_proba`` holding P(undesirable) for a binary model."""
+        return self.classes.index(self.undesired[0])
+
+    @property
+    def trained_here(self) -> bool:
+        return not self.identity
+
+    @property
+    def key(self) -> dict:
+        """What identifies the model in cache keys."""
+        return {"name": self.name, "encoding": self.encoding, "seed": self.seed, "identity": self.identity}
 
     @property
     def label(self) -> str:
@@ -102,6 +282,92 @@ def _cross_validate(pipeline, X: pd.DataFrame, y: np.ndarray, cv, progress, tota
         accuracy.append(accuracy_score(y[score_pos], predicted))
         f1.append(f1_score(y[score_pos], predicted, average="weighted"))
     return {"test_accuracy": np.array(accuracy), "test_f1_weighted": np.array(f1)}
+class BinaryClassifierView:
+    """``predict`` / ``predict_proba`` over (desirable, undesirable): what DiCE's sklearn backend calls."""
+
+    def __init__(self, model: FittedModel):
+        self.model = model
+        self.classes_ = np.array([0, 1])
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)
+
+    def predict(self, X):
+        return self.model.predict_undesirable(X)
+
+
+def resolve_undesired(classes: Sequence, undesired) -> tuple:
+    """The model's classes named by ``undesired`` (matched as values, then as text); ConfigError otherwise."""
+    wanted = (undesired,) if isinstance(undesired, (str, int, float, bool, np.generic)) else tuple(undesired)
+    by_text = {str(c): c for c in classes}
+    unknown = [u for u in wanted if _plain(u) not in classes and str(u) not in by_text]
+    if unknown or not wanted:
+        raise ConfigError(
+            f"The undesired value(s) {', '.join(map(repr, unknown)) or '(none)'} are not classes of the model; "
+            f"its classes are: {', '.join(map(str, classes))}."
+        )
+    chosen = tuple(dict.fromkeys(_plain(u) if _plain(u) in classes else by_text[str(u)] for u in wanted))
+    if len(chosen) == len(classes):
+        raise ConfigError("Every class of the model is undesired; leave at least one desirable class.")
+    return chosen
+
+
+def model_feature_names(estimator) -> list[str] | None:
+    """The columns a fitted estimator takes (``feature_names_in_``, or LightGBM's ``feature_name_``), or None."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None and type(estimator).__module__.startswith("lightgbm"):
+        names = getattr(estimator, "feature_name_", None)
+    return None if names is None else [str(n) for n in names]
+
+
+def check_columns(needed: Sequence[str], available: Sequence[str]) -> None:
+    """DataError naming the columns a model needs that the data lacks."""
+    missing = [c for c in needed if c not in set(available)]
+    if missing:
+        raise DataError(f"The data lacks column(s) the model needs: {', '.join(missing)}.")
+
+
+def align_task(task: TaskSpec, estimator) -> TaskSpec:
+    """The task restricted to the columns ``estimator`` takes, in its order (the others named in ``notes``).
+
+    Raises DataError when the data lacks a column the estimator needs. An estimator
+    that does not record its columns gets the task unchanged.
+    """
+    columns = model_feature_names(estimator)
+    if columns is None or columns == task.feature_names:
+        return task
+    check_columns(columns, task.feature_names)
+    return task.with_overrides(features=columns)
+
+
+def _plain(value):
+    """numpy scalars as Python values, so classes compare and print cleanly."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+
+
+def _restorable_dtypes(task: TaskSpec) -> dict[str, str]:
+    """Raw types the task does not keep: numbers or booleans it holds as text, integers it holds as floats."""
+    out = {}
+    for f in task.features:
+        raw = task.raw_dtypes.get(f.name, "object")
+        if raw in ("object", "string", "str", "category") or (f.is_continuous and raw.startswith("float")):
+            continue
+        out[f.name] = raw
+    return out
+
+
+def _as_dtype(column: pd.Series, dtype: str) -> pd.Series:
+    if dtype in ("bool", "boolean"):
+        return column.map({"True": True, "False": False, True: True, False: False}).astype(bool)
+    numbers = pd.to_numeric(column, errors="coerce")
+    if dtype.startswith(("int", "uint", "Int", "UInt")):
+        return numbers.round().astype(dtype)
+    return numbers.astype(dtype)
 
 
 def fit_model(
@@ -173,27 +439,24 @@ def fit_model(
         metrics["note"] = " ".join(notes)
     progress(steps - 1, steps, f"Training the model on {len(train_pos):,} rows")
     pipeline.fit(X.iloc[train_pos], y[train_pos])
-    predicted = pipeline.predict(X.iloc[test_pos])
+    index = task.frame.index.to_numpy()
+    fitted = FittedModel.from_estimator(
+        pipeline,
+        task,
+        undesired=1,
+        X_test=X.iloc[test_pos],
+        y_test=y[test_pos],
+        name=model,
+        train_index=index[train_pos],
+        fitted_on="task",
+        identity="",
+        evaluated_on="the held-out 20% test split",
+    )
     # The baseline always predicts the training part's most common class; a model that does not beat it
     # on the test part has learned little, however high its accuracy looks on imbalanced data.
     majority = np.bincount(y[train_pos], minlength=2).argmax()
-    metrics.update(
-        test_accuracy=float(accuracy_score(y[test_pos], predicted)),
-        test_f1=float(f1_score(y[test_pos], predicted, average="weighted")),
-        majority_baseline=float(np.mean(y[test_pos] == majority)),
-        balanced_accuracy=float(balanced_accuracy_score(y[test_pos], predicted)),
-        train_rows=int(len(train_pos)),
-        test_rows=int(len(test_pos)),
-    )
-    return FittedModel(
-        name=model,
-        encoding=encoding,
-        seed=seed,
-        pipeline=pipeline,
-        train_index=task.frame.index.to_numpy()[train_pos],
-        test_index=task.frame.index.to_numpy()[test_pos],
-        metrics=metrics,
-    )
+    metrics.update(fitted.metrics, train_rows=int(len(train_pos)), majority_baseline=float(np.mean(y[test_pos] == majority)))
+    return replace(fitted, encoding=encoding, seed=seed, metrics=metrics)
 
 
 def adequacy_note(metrics: dict) -> str | None:
@@ -211,17 +474,20 @@ def adequacy_note(metrics: dict) -> str | None:
 
 
 def model_summary(model: FittedModel) -> dict:
-    """The model's settings and test metrics, as they appear in the JSON export."""
+    """The model's identity and metrics as they go into a result's JSON."""
     return {
         "name": model.name,
         "encoding": model.encoding,
         "seed": model.seed,
+        **({} if model.trained_here else {"identity": model.identity, "classes": [str(c) for c in model.classes],
+                                          "undesired": [str(c) for c in model.undesired]}),
         "cv_accuracy_mean": model.metrics.get("cv_accuracy_mean"),
         "cv_accuracy_std": model.metrics.get("cv_accuracy_std"),
         "cv_f1_mean": model.metrics.get("cv_f1_mean"),
         "cv_f1_std": model.metrics.get("cv_f1_std"),
         "test_accuracy": model.metrics.get("test_accuracy"),
         "test_f1": model.metrics.get("test_f1"),
+        "evaluated_on": model.metrics.get("evaluated_on"),
         "majority_baseline": model.metrics.get("majority_baseline"),
         "balanced_accuracy": model.metrics.get("balanced_accuracy"),
         "cv_folds": model.metrics.get("cv_folds"),

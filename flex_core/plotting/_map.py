@@ -25,14 +25,21 @@ class FactualMap:
         One line per factual; ``probability`` is P(undesirable) from the model.
     explained : ndarray of shape (2,)
         Share of the (standardised) variance each axis explains.
+    space : {"encoded", "original"}
+        The model's own encoder step, or (a model without one) the original features
+        with categorical ones one-hot encoded.
     """
 
     frame: pd.DataFrame
     explained: np.ndarray
+    space: str = "encoded"
 
 
 def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) -> FactualMap:
     """PCA of the factuals as the model sees them (its own encoding), standardised per column.
+
+    A model without a separate encoder step (see ``FittedModel.encoder_and_classifier``)
+    is mapped from its original features, categorical ones one-hot encoded; ``space`` says which.
 
     One batched model call gives the colour (P(undesirable)). Component signs are fixed
     by the scores' skew, which makes the map reproducible across runs and row orders.
@@ -41,7 +48,11 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) ->
     if not rows:
         raise ConfigError("There are no factual rows to place on the map.")
     X = task.X.loc[rows]
-    encoded = np.asarray(model.pipeline.named_steps["encode"].transform(X), dtype=float)
+    split = model.encoder_and_classifier()
+    if split is not None:
+        space, encoded = "encoded", np.asarray(split[0].transform(model.estimator_input(X)), dtype=float)
+    else:
+        space, encoded = "original", _one_hot(task, X)
     centred = encoded - encoded.mean(axis=0)
     scale = centred.std(axis=0)
     centred = centred[:, scale > 0] / scale[scale > 0]
@@ -58,5 +69,16 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) ->
         explained[:n] = variance[:n] / variance.sum() if variance.sum() > 0 else 0.0
     probability = model.predict_proba(X)[:, 1]
     frame = pd.DataFrame({"row": rows, "x": coords[:, 0], "y": coords[:, 1], "probability": probability})
-    return FactualMap(frame=frame, explained=explained)
+    return FactualMap(frame=frame, explained=explained, space=space)
+
+
+def _one_hot(task: TaskSpec, X: pd.DataFrame) -> np.ndarray:
+    """Continuous features as they are, categorical ones as indicator columns; shape (n_rows, n_columns)."""
+    parts = []
+    for f in task.features:
+        if f.is_continuous:
+            parts.append(X[f.name].to_numpy(dtype=float)[:, None])
+        else:
+            parts.append((X[f.name].to_numpy()[:, None] == np.asarray(f.categories, dtype=object)[None, :]).astype(float))
+    return np.hstack(parts)
 

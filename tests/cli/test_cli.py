@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -91,6 +92,19 @@ def test_immutable_and_kind_apply_to_built_ins_too(tmp_path):
     assert visibility["immutable"] and visibility["frequency_mean"] == 0
 
 
+def one_line_error(args, capsys) -> str:
+    """Run the CLI in-process on bad input; the one line it printed (exit status 2 checked)."""
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error:"), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -105,15 +119,57 @@ def test_immutable_and_kind_apply_to_built_ins_too(tmp_path):
         (["global", "--data", "builtin:toy2d", "--repeats", "0"], "--repeats must be at least 1"),
     ],
 )
-def test_bad_input_exits_non_zero_with_one_line(args, message):
+def test_bad_input_exits_2_with_one_line(args, message, capsys):
     fast = FAST if "--cv-folds" not in args else [a for a in FAST if a not in ("--cv-folds", "2")]
+    assert message in one_line_error([*args, *fast], capsys)
+
+
+def test_bad_input_from_a_real_process_is_one_line_too():
     proc = subprocess.run(
-        [sys.executable, "-m", "flex_core", *args, *fast], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "flex_core", "global", "--data", "builtin:nope", "--quiet"], capture_output=True, text=True, timeout=300
     )
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["error: Unknown built-in dataset 'nope'; choose one of toy2d, synthetic-regional, breast-cancer."]
+
+
+# -- a model trained elsewhere: --model-file ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def accident_csv(accident_data, tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "accidents.csv"
+    accident_data.to_csv(path, index=False)
+    return path
+
+
+def model_file_args(csv, model_file, *extra):
+    return ["--data", str(csv), "--target", "severity", "--undesired", "severe", "--kind", "district=categorical",
+            "--model-file", str(model_file), "--n-factuals", "12", "--n-cf", "3", "--quiet", *extra]
+
+
+def test_model_file_explains_a_users_pipeline(tmp_path, accident_csv, user_model_file):
+    result = run_cli(tmp_path, "global", *model_file_args(accident_csv, user_model_file, "--immutable", "zone"))
+    frequency = {f["name"]: f["frequency_mean"] for f in result["features"]}
+    assert frequency["zone"] == 0 and frequency["speed"] == max(frequency.values())
+    assert result["model"]["name"] == "pipeline.skops" and result["model"]["undesired"] == ["severe"]
+    assert result["model"]["test_accuracy"] > 0.9 and result["config"]["model"] == "file:pipeline.skops"
+    region = run_cli(tmp_path, "regional", *model_file_args(accident_csv, user_model_file, "--where", "lighting=dark"))
+    assert len(region["members"]) == 5
+
+
+def test_model_file_bad_input(tmp_path, accident_csv, accident_data, user_model_file, capsys):
+    import skops.io as sio
+
+    hostile = tmp_path / "hostile.skops"
+    sio.dump({"run": os.system}, hostile)
+    assert "posix.system" in one_line_error(["global", *model_file_args(accident_csv, hostile)], capsys)
+    lacking = tmp_path / "lacking.csv"
+    accident_data.drop(columns=["lighting"]).to_csv(lacking, index=False)
+    assert "lacks column(s) the model needs: lighting" in one_line_error(["global", *model_file_args(lacking, user_model_file)], capsys)
+    other = tmp_path / "other.csv"
+    accident_data.assign(severity=accident_data["severity"].replace({"severe": "fatal"})).to_csv(other, index=False)
+    args = model_file_args(other, user_model_file)
+    args[args.index("severe")] = "fatal"
+    assert "'fatal' are not classes of the model" in one_line_error(["global", *args], capsys)
+    assert "apply to a model trained here" in one_line_error(["global", *model_file_args(accident_csv, user_model_file, "--model", "lr")], capsys)
 
 
 def test_cache_dir_reuses_counterfactuals(tmp_path):

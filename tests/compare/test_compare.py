@@ -70,7 +70,8 @@ def test_tree_shap_is_additive_and_per_feature_sums_match_columns(synthetic_task
     # The planted global driver (speed) leads.
     assert synthetic_task.feature_names[int(np.argmax(result.mean_abs))] == "speed"
     records = result.to_dict()["features"]
-    assert json.dumps(result.to_dict()) and {r["shap_rank"] for r in records} >= {1}
+    assert [r["shap_rank"] for r in records] == result.rank.tolist() and min(result.rank) == 1
+    assert json.loads(json.dumps(result.to_dict()))["config"]["path"] == "encoded"  # plain JSON, path recorded
     assert list(result.to_frame()["shap_rank"]) == sorted(result.to_frame()["shap_rank"])
 
 

@@ -118,3 +118,41 @@ def test_time_limited_queries_are_not_stored(tmp_path, toy_task, toy_model):
     first = store.ensure(rows)
     assert first.found.sum() == 0 and first.n_queries == 2
     assert store.missing(rows) == [int(r) for r in rows]  # to be tried again, not remembered as "none exist"
+
+
+# -- generator settings and the shared request check ------------------------------------------------
+@pytest.mark.parametrize("name", sorted(fc.counterfactuals.GENERATORS))
+def test_generators_declare_their_settings_from_init(name):
+    import inspect
+
+    generator = fc.counterfactuals.make_generator(name)
+    params = generator.get_params()
+    signature = [p for p in inspect.signature(type(generator).__init__).parameters if p != "self"]
+    assert list(params) == signature
+    assert type(generator)(**params).get_params() == params  # a generator rebuilds from its settings
+
+
+def test_the_store_key_holds_the_settings_that_change_results_only():
+    key = fc.counterfactuals.generator_key
+    batch = fc.counterfactuals.BatchGenerator
+    assert key(batch(n_jobs=2, backend="dask")) == key(batch())
+    assert key(batch(samples=7)) != key(batch()) and key(batch(plausible=True)) != key(batch())
+    assert "n_jobs" not in key(batch()) and "backend" not in key(batch())
+
+
+def test_one_request_check_for_every_generator(toy_task):
+    queries = toy_task.X.iloc[:2]
+    check = fc.counterfactuals.check_request
+    assert check(toy_task, queries, n_cf=3) == (toy_task.mutable_names, {})
+    for kwargs, message in [
+        ({"n_cf": 0}, "n_cf"),
+        ({"n_cf": 3, "features_to_vary": ["speed"]}, "Unknown feature"),
+        ({"n_cf": 3, "features_to_vary": []}, "No feature may vary"),
+    ]:
+        with pytest.raises(fc.ConfigError, match=message):
+            check(toy_task, queries, **kwargs)
+    with pytest.raises(fc.ConfigError, match="No query rows"):
+        check(toy_task, queries.iloc[:0], n_cf=3)
+    # DiCE now refuses an unknown feature to vary up front too (it used to pass it on to dice-ml).
+    with pytest.raises(fc.ConfigError, match="Unknown feature"):
+        fc.counterfactuals.DiceGenerator().generate(None, toy_task, queries, n_cf=2, features_to_vary=["speed"])

@@ -1,0 +1,73 @@
+"""The app on a model trained elsewhere: an uploaded .skops file, and a project folder from FlexExplainer.save."""
+
+from __future__ import annotations
+
+import os
+
+import skops.io as sio
+from streamlit.testing.v1 import AppTest
+
+import flex_core as fc
+from tests.factories import accident_frame, user_pipeline
+from tests.pages.conftest import APP, chart, errors, metric, start
+
+
+def upload_model(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.sidebar.radio(key="sb_model_source").set_value("Load a model file").run()
+    uploader = next(u for u in at.sidebar.get("file_uploader") if u.proto.id.endswith("sb_model_upload"))
+    uploader.set_value((name, data, "application/octet-stream")).run()
+    at.sidebar.button(key="sb_model_use").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_an_uploaded_skops_model_is_explained_and_a_hostile_one_refused(tmp_path):
+    task = fc.data.load_builtin("synthetic-regional")
+    model = user_pipeline(task.frame)
+    at = start("synthetic-regional")
+    upload_model(at, "users_model.skops", sio.dumps(model))
+    assert not errors(at)
+    assert at.session_state["model_file"]["name"] == "users_model.skops"
+    assert metric(at, "Accuracy").endswith("%")
+    assert chart(at, "global_chart")["data"][0]["x"]
+    # A hostile file: one error naming the type, nothing run, the uploaded model stays active.
+    upload_model(at, "evil.skops", sio.dumps({"run": os.system}))
+    (message,) = errors(at)
+    assert "posix.system" in message and "previous model stays active" in message
+    assert at.session_state["model_file"]["name"] == "users_model.skops"
+    assert chart(at, "global_chart")["data"][0]["x"]
+
+
+def test_a_model_that_does_not_fit_the_data_is_refused_with_one_error():
+    other = accident_frame(200)
+    at = start("synthetic-regional")
+    upload_model(at, "other.skops", sio.dumps(user_pipeline(other)))
+    (message,) = errors(at)
+    assert "lacks column(s) the model needs" in message
+    assert at.session_state["model_file"] is None
+
+
+def test_a_project_folder_opens_with_its_model(tmp_path):
+    frame = accident_frame(300)
+    model = user_pipeline(frame)
+    explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired="severe", y=frame["severity"],
+                                 kinds={"district": "categorical"}, immutable=["zone"])
+    folder = explainer.save(tmp_path / "project")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = {"kind": "project", "path": str(folder)}
+    at.session_state["sb_source"] = "Project folder"
+    at.session_state["sb_n_factuals"] = 12
+    at.session_state["sb_n_cf"] = 3
+    at.run()
+    assert not at.exception, at.exception
+    assert not errors(at)
+    bars = chart(at, "global_chart")["data"][0]
+    assert set(bars["y"]) >= {"speed", "lighting", "district"}  # the project's features, drawn
+    assert metric(at, "Accuracy").endswith("%")
+
+
+def test_project_argument_is_read_from_the_command_line():
+    from ui.state import project_argument
+
+    assert project_argument(["--project", "/tmp/p"]) == "/tmp/p"
+    assert project_argument(["--other", "x"]) is None

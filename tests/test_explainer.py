@@ -1,0 +1,163 @@
+"""FlexExplainer and FittedModel.from_estimator: a model trained outside the project, explained end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+from tests.factories import accident_frame, user_pipeline
+
+N = dict(n_factuals=20)
+
+
+def test_predictions_go_through_the_users_own_types(user_explainer, user_model, accident_data):
+    # district is an integer code: the task holds it as text, the model must get integers back.
+    task, model = user_explainer.task, user_explainer.model
+    assert task.feature("district").kind == "categorical" and task.frame["district"].iloc[0] in ("1", "2", "3")
+    X = accident_data.drop(columns=["severity"])
+    severe = list(user_model.classes_).index("severe")
+    np.testing.assert_allclose(model.predict_proba(task.X)[:, 1], user_model.predict_proba(X)[:, severe])
+    assert model.metrics["test_accuracy"] > 0.9 and model.metrics["test_rows"] == len(X)
+
+
+def test_explain_global_and_region_on_a_users_pipeline(user_explainer):
+    result = user_explainer.explain_global(**N)
+    assert isinstance(result, fc.FlexResult) and result.level == "global"
+    frequency = dict(zip(result.feature_names, result.frequency_mean))
+    assert frequency["zone"] == 0  # immutable
+    assert frequency["speed"] == max(frequency.values())  # the planted global driver
+    assert result.model["identity"] and result.model["undesired"] == ["severe"]
+    region = user_explainer.explain_region(where={"lighting": "dark"}, k=3, **N)
+    assert isinstance(region, fc.RegionalResult) and len(region.members) == 4
+    assert region.criterion == {"feature": "lighting", "value": "dark"}
+    cfs = user_explainer.counterfactuals(region.members[:2])
+    assert cfs.n_queries == 2 and cfs.valid.any()
+
+
+def test_the_three_lines_of_the_readme_give_the_cli_json(user_explainer):
+    result = user_explainer.explain_global(**N)
+    out = result.to_dict()
+    assert fc.FlexResult.from_dict(out).to_dict() == out
+
+
+def test_undesired_must_be_a_class_of_the_model(user_model, accident_data):
+    X = accident_data.drop(columns=["severity"])
+    with pytest.raises(fc.ConfigError, match="its classes are: mild, severe"):
+        fc.FlexExplainer(user_model, X, undesired="fatal")
+
+
+def test_data_lacking_the_models_columns_is_refused(user_model, accident_data):
+    X = accident_data.drop(columns=["severity", "lighting"])
+    with pytest.raises(fc.DataError, match="lacks column.*lighting"):
+        fc.FlexExplainer(user_model, X, undesired="severe")
+
+
+def test_columns_the_model_does_not_take_are_left_out_and_said_so(user_model, accident_data):
+    X = accident_data.drop(columns=["severity"]).assign(case_id=np.arange(len(accident_data)))
+    explainer = fc.FlexExplainer(user_model, X, undesired="severe", kinds={"district": "categorical"})
+    assert "case_id" not in explainer.task.feature_names
+    assert any("case_id" in note for note in explainer.task.notes)
+    assert any("predictions" in note for note in explainer.task.notes)  # no y: outcome = the model's predictions
+
+
+def test_not_a_classifier_is_refused(accident_data):
+    with pytest.raises(fc.ConfigError, match="predict_proba and classes_"):
+        fc.FlexExplainer(object(), accident_data, undesired="severe")
+
+
+def test_own_models_go_through_from_estimator_too(synthetic_model):
+    assert synthetic_model.trained_here and synthetic_model.classes == (0, 1) and synthetic_model.undesired == (1,)
+    assert synthetic_model.metrics["evaluated_on"] == "the held-out 20% test split"
+
+
+def test_several_undesired_classes_of_a_multiclass_model(accident_data):
+    frame = accident_data.assign(severity=np.where(accident_data["speed"] > 100, "fatal", accident_data["severity"]))
+    model = user_pipeline(frame)
+    explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired=["severe", "fatal"],
+                                 y=frame["severity"], kinds={"district": "categorical"})
+    proba = model.predict_proba(frame.drop(columns=["severity"]))
+    classes = list(model.classes_)
+    expected = proba[:, classes.index("severe")] + proba[:, classes.index("fatal")]
+    np.testing.assert_allclose(explainer.model.predict_proba(explainer.task.X)[:, 1], expected)
+    assert explainer.explain_global(**N).n_factuals_used > 0
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_xgboost_and_lightgbm_through_their_sklearn_api(library):
+    frame = accident_frame(400).drop(columns=["zone", "lighting"])
+    X, y = frame.drop(columns=["severity"]), (frame["severity"] == "severe").astype(int)
+    if library == "xgboost":
+        from xgboost import XGBClassifier
+
+        model = XGBClassifier(n_estimators=30, max_depth=3, random_state=0).fit(X, y)
+    else:
+        from lightgbm import LGBMClassifier
+
+        model = LGBMClassifier(n_estimators=30, random_state=0, verbose=-1).fit(X, y)
+    explainer = fc.FlexExplainer(model, X, undesired=1, y=y, kinds={"district": "categorical"}, n_cf=3)
+    result = explainer.explain_global(n_factuals=10)
+    assert result.rank[result.feature_names.index("speed")] == 1  # the planted driver (zone and lighting left out)
+    from sklearn.metrics import accuracy_score
+
+    assert explainer.model.metrics["test_accuracy"] == pytest.approx(accuracy_score(y, model.predict(X)))
+
+
+def test_shap_lime_and_the_map_without_the_projects_encode_step(user_explainer):
+    # The user's pipeline names its steps differently and passes numbers through: SHAP still
+    # reads its encoder; a model with no separate encoder falls back to KernelSHAP on the features.
+    rows = user_explainer.explain_global(**N).query_index[:3]
+    shap = user_explainer.shap(rows, nsamples=60, background_size=5)
+    assert shap.config["path"] == "encoded" and shap.values.shape == (3, 5)
+    lime = user_explainer.lime(rows, num_samples=200)
+    assert lime.config["path"] == "original" and lime.local_weights.shape == (3, 5)
+    factual_map = fc.plotting.project_factuals(user_explainer.task, user_explainer.model, rows)
+    assert factual_map.space == "encoded"
+
+
+def test_a_model_without_an_encoder_step_uses_the_model_agnostic_paths(accident_data):
+    three_steps = user_pipeline(accident_data, steps=3)
+    X = accident_data.drop(columns=["severity"])
+    explainer = fc.FlexExplainer(three_steps, X, undesired="severe", kinds={"district": "categorical"})
+    assert explainer.model.encoder_and_classifier() is None
+    rows = explainer.explain_global(n_factuals=3).query_index
+    shap = explainer.shap(rows, nsamples=60, background_size=5)
+    assert shap.config["path"] == "original" and shap.explainer.startswith("kernel")
+    # KernelSHAP's values add up to the model's P(undesirable) minus the base value.
+    p = explainer.model.predict_proba(explainer.task.frame.loc[rows, explainer.task.feature_names])[:, 1]
+    np.testing.assert_allclose(shap.values.sum(axis=1) + shap.base_value, p, atol=1e-6)
+    with pytest.raises(fc.ConfigError, match="TreeExplainer"):
+        explainer.shap(rows, explainer="tree")
+    factual_map = fc.plotting.project_factuals(explainer.task, explainer.model, rows)
+    assert factual_map.space == "original" and len(factual_map.frame) == len(rows)
+
+
+def test_save_and_load_give_the_same_results(user_explainer, tmp_path):
+    folder = user_explainer.save(tmp_path / "project")
+    assert sorted(p.name for p in folder.iterdir()) == ["data.csv", "model.skops", "settings.json"]
+    loaded = fc.FlexExplainer.load(folder)
+    assert loaded.task.feature_names == user_explainer.task.feature_names
+    assert loaded.task.immutable_names == ["zone"] and loaded.task.raw_dtypes == user_explainer.task.raw_dtypes
+    np.testing.assert_array_equal(loaded.model.predict_proba(loaded.task.X), user_explainer.model.predict_proba(user_explainer.task.X))
+    first, second = user_explainer.explain_global(**N), loaded.explain_global(**N)
+    np.testing.assert_array_equal(first.query_index, second.query_index)
+    np.testing.assert_array_equal(first.frequency_mean, second.frequency_mean)
+
+
+def test_a_saved_project_keeps_formula_like_text_exactly(user_model, accident_data, tmp_path):
+    X = accident_data.drop(columns=["severity"]).assign(zone=lambda f: f["zone"].replace({"rural": "=rural"}))
+    explainer = fc.FlexExplainer(user_model, X, undesired="severe", kinds={"district": "categorical"})
+    folder = explainer.save(tmp_path / "project")
+    assert "'=rural" in (folder / "data.csv").read_text()  # safe to open in a spreadsheet
+    loaded = fc.FlexExplainer.load(folder)
+    assert set(loaded.task.frame["zone"]) == {"=rural", "urban"}
+
+
+def test_row_ids_are_the_index_of_x(user_model, accident_data):
+    X = accident_data.drop(columns=["severity"]).iloc[100:]
+    explainer = fc.FlexExplainer(user_model, X, undesired="severe", kinds={"district": "categorical"})
+    assert explainer.task.frame.index[0] == 100
+    X_text_index = X.set_index(pd.Index([f"case{i}" for i in range(len(X))]))
+    by_position = fc.FlexExplainer(user_model, X_text_index, undesired="severe", kinds={"district": "categorical"})
+    assert by_position.task.frame.index[0] == 0
