@@ -239,7 +239,8 @@ class RegionalResult:
     distances : tuple of float
         Distance of each member to the query.
     mode_shift : tuple of dict
-        Per feature: ``name``, ``mode``, ``p_orig``, ``p_cf``, ``delta`` (Eq. 5) and ``cf_mode``.
+        Per feature: ``name``, ``mode``, ``p_orig``, ``p_cf``, ``delta`` (Eq. 5), ``cf_mode`` and,
+        for an ordinal feature, ``rank_shift`` (mean level change along its order; NaN otherwise).
     global_frequency : ndarray of shape (n_features,)
         F_j^global the region is compared with.
     pearson_r : float
@@ -275,7 +276,7 @@ class RegionalResult:
         return frame
 
     def mode_shift_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(list(self.mode_shift), columns=["name", "mode", "p_orig", "p_cf", "delta", "cf_mode"])
+        return pd.DataFrame(list(self.mode_shift), columns=["name", "mode", "p_orig", "p_cf", "delta", "cf_mode", "rank_shift"])
 
     def to_dict(self) -> dict:
         out = self.importance.to_dict()
@@ -290,7 +291,7 @@ class RegionalResult:
             distances=[float(d) for d in self.distances],
             criterion=self.criterion,
             candidates=int(self.candidates),
-            mode_shift=[{k: (json_number(v) if k in ("p_orig", "p_cf", "delta") else v) for k, v in row.items()} for row in self.mode_shift],
+            mode_shift=[{k: (json_number(v) if k in ("p_orig", "p_cf", "delta", "rank_shift") else v) for k, v in row.items()} for row in self.mode_shift],
             pearson_r=json_number(self.pearson_r),
             pearson_r_interval=[json_number(v) for v in self.pearson_r_interval],
             quadrant_thresholds={"global": json_number(self.quadrant_thresholds[0]), "regional": json_number(self.quadrant_thresholds[1])},

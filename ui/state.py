@@ -34,7 +34,7 @@ GENERATOR_SETTINGS = "generator_settings"  # {generator: {setting: value}}, only
 
 # Analysis keys (not widgets).
 DATASET = "dataset"  # the active, successfully loaded source (dict)
-OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None}
+OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None, "constraints": {...} | None}
 TAU = "tau"
 TAU_FEATURES = "tau_features"  # {feature: τ} where it differs from the global τ
 QUERY = "query"

@@ -10,7 +10,7 @@ from pathlib import Path
 from .._errors import ConfigError, FlexError
 from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, CounterfactualStore, make_generator
-from ..data import load_dataset
+from ..data import load_dataset, parse_order, parse_range
 from ..importance import random_query, run_global, run_regional
 from ..models import MODELS, fit_model
 from ..reproduce import add_reproduce_parser, run_reproduce
@@ -52,6 +52,27 @@ def parse_tau(values: list[str] | None) -> float | dict[str, float]:
     return out
 
 
+def _assignments(values: list[str], what: str) -> dict[str, str]:
+    """FEATURE=VALUE per item, the value kept whole (it may hold commas or '<')."""
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"{what} takes FEATURE=VALUE, not {item!r}.")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parse_constraints(args) -> dict:
+    """The constraint options as :func:`flex_core.data.make_task` keywords."""
+    return {
+        "monotone": _assignments(args.monotone, "--monotone"),
+        "bounds": {n: parse_range(n, t) for n, t in _assignments(args.bounds, "--range").items()},
+        "allowed": {n: [v.strip() for v in t.split(",")] for n, t in _assignments(args.allowed, "--allowed").items()},
+        "ordinal_orders": {n: parse_order(t) for n, t in _assignments(args.order, "--order").items()},
+    }
+
+
 def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
@@ -67,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--immutable", action="append", help="immutable features, comma-separated (CSV only)")
     data.add_argument("--kind", action="append", default=[], help="FEATURE=categorical|continuous|ordinal (CSV only)")
     data.add_argument("--missing", choices=("drop", "impute"), default="drop", help="rows with missing values")
+    act = common.add_argument_group("actionability constraints (repeatable; any data)")
+    act.add_argument("--monotone", action="append", default=[], help="FEATURE=increase|decrease (continuous or ordinal)")
+    act.add_argument("--range", action="append", default=[], dest="bounds", help="FEATURE=LO:HI permitted range (either end may be empty)")
+    act.add_argument("--allowed", action="append", default=[], help="FEATURE=a,b,c levels a categorical feature may change to")
+    act.add_argument("--order", action="append", default=[], help='"FEATURE=a<b<c": level order (the feature becomes ordinal)')
     model = common.add_argument_group("model and generator")
     model.add_argument("--model", choices=sorted(MODELS), default="rf")
     model.add_argument("--encoding", choices=("onehot", "label"), default="onehot")
@@ -123,6 +149,7 @@ def run(args) -> dict:
         immutable=_split(args.immutable),
         kinds=_pairs(args.kind, "--kind"),
         missing=args.missing,
+        **parse_constraints(args),
     )
     for note in task.notes:
         log(f"data: {note}")

@@ -10,6 +10,7 @@ from ._set import (
     CounterfactualSet,
     Progress,
     assemble_counterfactual_set,
+    constraint_violations,
     decode_rows,
     encode_rows,
     query_seed,
@@ -18,4 +19,4 @@ from ._set import (
 from ._store import CounterfactualStore, factual_rows, training_ranges
 from ._tables import counterfactual_table
 
-__all__ = ["CounterfactualSet", "CounterfactualGenerator", "Progress", "encode_rows", "decode_rows", "query_seed", "resolve_permitted_range", "assemble_counterfactual_set", "revert_single_features", "necessary_changes", "BatchGenerator", "DiceGenerator", "DEFAULT_GENERATOR", "GENERATORS", "register_generator", "make_generator", "generator_key", "generator_defaults", "CounterfactualStore", "factual_rows", "training_ranges", "counterfactual_quality", "diversity", "feature_mad", "mixed_distances", "plausibility", "proximity", "sparsity", "counterfactual_table"]
+__all__ = ["CounterfactualSet", "CounterfactualGenerator", "Progress", "encode_rows", "decode_rows", "query_seed", "resolve_permitted_range", "constraint_violations", "assemble_counterfactual_set", "revert_single_features", "necessary_changes", "BatchGenerator", "DiceGenerator", "DEFAULT_GENERATOR", "GENERATORS", "register_generator", "make_generator", "generator_key", "generator_defaults", "CounterfactualStore", "factual_rows", "training_ranges", "counterfactual_quality", "diversity", "feature_mad", "mixed_distances", "plausibility", "proximity", "sparsity", "counterfactual_table"]

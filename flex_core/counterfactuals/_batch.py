@@ -289,6 +289,7 @@ class _SearchSpace:
     allowed_low: np.ndarray  # (F,) permitted range (codes); -inf/inf when open
     allowed_high: np.ndarray
     allowed_levels: list  # per feature: bool mask over levels, or None when all allowed
+    direction: np.ndarray  # (F,) +1 increase only, -1 decrease only, 0 either (ordinal codes follow the order)
     tables: _ModelTables
 
     @classmethod
@@ -323,7 +324,8 @@ class _SearchSpace:
                 cumulative[j] = np.cumsum(counts, dtype=float)
             else:
                 vary[j] = False
-        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, tables)
+        direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
+        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables)
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
         """P(undesirable) for coded rows, shape (n_rows,): the only way the search touches the model."""
@@ -332,6 +334,7 @@ class _SearchSpace:
     def permitted(self, codes: np.ndarray, factual: np.ndarray) -> np.ndarray:
         """Per cell (rows, F): the factual's own value, or a value of a varying feature inside its permitted range."""
         ok = (codes >= self.allowed_low) & (codes <= self.allowed_high) & self.vary
+        ok &= np.sign(codes - factual) * self.direction >= 0
         for j, mask in enumerate(self.allowed_levels):
             if mask is not None:
                 ok[:, j] &= mask[codes[:, j].astype(int)]
@@ -439,26 +442,38 @@ def _random_candidates(space, factuals, rngs, active, subset, samples):
     for j in np.flatnonzero(space.vary):
         rows = np.flatnonzero(chosen[:, j])
         if len(rows):
-            candidates[rows, j] = _draw_other(space.values[j], space.cumulative[j], base[rows, j], uniforms[rows, j])
+            candidates[rows, j] = _draw_other(
+                space.values[j], space.cumulative[j], base[rows, j], uniforms[rows, j], direction=space.direction[j]
+            )
     return candidates, owner
 
 
-def _draw_other(values, cumulative, current, uniforms):
+def _draw_other(values, cumulative, current, uniforms, *, direction: int = 0):
     """Draw from ``values`` with weights (given as ``cumulative``), never the ``current`` value.
 
     Inverse-CDF sampling with the current value's weight cut out: shapes (n,) in, (n,) out.
-    Where the current value is the only one, it is kept (the cell simply does not change).
+    ``direction`` +1 draws only values above ``current``, -1 only values below (the
+    constraint is honoured while proposing, not by filtering afterwards). Where no value
+    is left to draw, the current one is kept (the cell simply does not change).
     """
     total = cumulative[-1]
-    pos = np.searchsorted(values, current)
+    pos = np.searchsorted(values, current)  # values below current: [0, pos)
     pos_c = np.minimum(pos, len(values) - 1)
     present = (pos < len(values)) & (values[pos_c] == current)
-    before = np.where(pos_c > 0, cumulative[pos_c - 1], 0.0)
+    before = np.where(pos > 0, cumulative[np.maximum(pos, 1) - 1], 0.0)  # weight of the values below
     own = np.where(present, cumulative[pos_c] - before, 0.0)
-    target = uniforms * (total - own)
-    target = np.where(present & (target >= before), target + own, target)
+    if direction > 0:  # only the weight above current: [before + own, total)
+        start, span = before + own, total - before - own
+        target = start + uniforms * span
+    elif direction < 0:  # only the weight below current: [0, before)
+        span = before
+        target = uniforms * span
+    else:
+        span = total - own
+        target = uniforms * span
+        target = np.where(present & (target >= before), target + own, target)
     idx = np.minimum(np.searchsorted(cumulative, target, side="right"), len(values) - 1)
-    return np.where(total - own > 0, values[idx], current)
+    return np.where(span > 0, values[idx], current)
 
 
 def _distinct_changes(candidates, owner, factuals):

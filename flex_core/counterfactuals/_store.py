@@ -79,6 +79,8 @@ class CounterfactualStore:
             "seed": self.seed,
             "features_to_vary": self.features_to_vary,
             "permitted_range": self.permitted_range,
+            # Also inside the data fingerprint; named here so a reader of the key sees them.
+            "constraints": task.constraints,
         }
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
         self.directory = None if directory is None else Path(directory) / digest

@@ -134,6 +134,7 @@ def _config(store: CounterfactualStore, **extra) -> dict:
         "seed": store.seed,
         "features_to_vary": store.features_to_vary or store.task.mutable_names,
         "permitted_range": store.permitted_range,
+        "constraints": store.task.constraints,
         **extra,
     }
 
