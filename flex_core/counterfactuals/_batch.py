@@ -37,11 +37,11 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._quality import feature_mad
+from ._scoring import CodeScorer
 from ._set import (
     CounterfactualSet,
     Progress,
     assemble_counterfactual_set,
-    decode_rows,
     encode_rows,
     query_seed,
     resolve_permitted_range,
@@ -163,8 +163,10 @@ class BatchGenerator:
         chunks = [c for c in np.array_split(np.arange(len(row_ids)), self._chunk_count(len(row_ids))) if len(c)]
         found: list[np.ndarray] = [np.empty((0, len(task.features)))] * len(row_ids)
         done = 0
-        for chunk, (per_query, rows) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks), strict=True):
+        model_calls = int(model_rows > 0)
+        for chunk, (per_query, rows, calls) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks), strict=True):
             model_rows += rows
+            model_calls += calls
             for pos, cfs in zip(chunk, per_query, strict=True):
                 found[pos] = cfs
             done += len(chunk)
@@ -189,7 +191,11 @@ class BatchGenerator:
                 "seed": int(seed),
                 "n_jobs": self._n_jobs,
                 "backend": self._backend,
+                # predict_proba calls of the search (the validity check that packs the set adds one more)
+                "model_calls": model_calls,
+                "scored_from_codes": tables.scorer.fast,
             },
+            p_undesirable=tables.scorer,
         )
 
     # -- spreading chunks of queries over cores or a cluster --------------------------------
@@ -236,6 +242,7 @@ def _dask_client():
 class _ModelTables:
     train_codes: np.ndarray  # (n_train, F) codes of the model's training rows
     mad: np.ndarray  # (F,) median absolute deviation of continuous features (1 where 0 or categorical)
+    scorer: CodeScorer  # P(undesirable) straight from codes
     desired_codes: np.ndarray | None = None  # training rows the model predicts desirable
     index: object = None  # NearestNeighbors over desired_codes' embedding
 
@@ -249,12 +256,14 @@ def _model_tables(model: FittedModel, task: TaskSpec, *, need_index: bool) -> tu
     tables = per_task.get(task.fingerprint)
     if tables is None:
         train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
-        tables = per_task[task.fingerprint] = _ModelTables(train_codes=train, mad=feature_mad(task, train))
+        tables = per_task[task.fingerprint] = _ModelTables(
+            train_codes=train, mad=feature_mad(task, train), scorer=CodeScorer(model, task, check_codes=train)
+        )
     rows_spent = 0
     if need_index and tables.desired_codes is None:
         from sklearn.neighbors import NearestNeighbors
 
-        desirable = model.predict_undesirable(decode_rows(task, tables.train_codes)) == 0
+        desirable = tables.scorer(tables.train_codes) <= 0.5
         rows_spent = len(tables.train_codes)
         desired = tables.train_codes[desirable]
         if len(desired):
@@ -329,7 +338,7 @@ class _SearchSpace:
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
         """P(undesirable) for coded rows, shape (n_rows,): the only way the search touches the model."""
-        return self.model.predict_proba(decode_rows(self.task, codes))[:, 1]
+        return self.tables.scorer(codes)
 
     def permitted(self, codes: np.ndarray, factual: np.ndarray) -> np.ndarray:
         """Per cell (rows, F): the factual's own value, or a value of a varying feature inside its permitted range."""
@@ -410,17 +419,18 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         _select(np.array(list(pool.values())).reshape(-1, n_f), factuals[q], settings.n_cf, rngs[q])
         for q, pool in enumerate(pools)
     ]
-    return per_query, counter.rows
+    return per_query, counter.rows, counter.calls
 
 
 class _RowCounter:
-    """Counts the rows a chunk sends to the model (reported as ``model_rows``)."""
+    """Counts the rows a chunk sends to the model (reported as ``model_rows``) and the calls it takes."""
 
     def __init__(self, space: _SearchSpace):
-        self.space, self.rows = space, 0
+        self.space, self.rows, self.calls = space, 0, 0
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
         self.rows += len(codes)
+        self.calls += 1
         return self.space.p_undesirable(codes)
 
 
@@ -480,7 +490,9 @@ def _distinct_changes(candidates, owner, factuals):
     """Drop candidates equal to their factual, and repeats of a query's candidate within the round."""
     differs = (candidates != factuals[owner]).any(axis=1)
     candidates, owner = candidates[differs], owner[differs]
-    _, first = np.unique(np.column_stack([owner, candidates]), axis=0, return_index=True)
+    keyed = np.ascontiguousarray(np.column_stack([owner, candidates]))
+    # One opaque key per row: a 1-D sort instead of np.unique(axis=0)'s column-by-column one.
+    _, first = np.unique(keyed.view(np.dtype((np.void, keyed.dtype.itemsize * keyed.shape[1]))).ravel(), return_index=True)
     first = np.sort(first)
     return candidates[first], owner[first]
 

@@ -45,8 +45,11 @@ def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
         if f.is_continuous:
             out[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         else:
-            lookup = {level: i for i, level in enumerate(f.categories)}
-            out[:, j] = [lookup.get(v if isinstance(v, str) else category_text(v), np.nan) for v in col]
+            values = col.to_numpy(dtype=object)
+            text = np.array([v if isinstance(v, str) else category_text(v) for v in values], dtype=object)
+            codes = pd.Categorical(text, categories=list(f.categories)).codes.astype(float)  # -1: unknown level
+            codes[codes < 0] = np.nan
+            out[:, j] = codes
     return out
 
 
@@ -368,13 +371,16 @@ def assemble_counterfactual_set(
     model_rows: int = -1,
     notes: Sequence[str] = (),
     config: Mapping | None = None,
+    p_undesirable: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> CounterfactualSet:
     """Pack per-query counterfactuals into a set, checking validity with one batched model call.
 
     Each entry of ``per_query`` is a frame in the original feature space, an array of
     codes of shape (n_found, n_features) (a generator that searches in code space
     skips a decode and re-encode), or None. Extra rows beyond n_cf are cut;
-    duplicates are kept as the generator gave them.
+    duplicates are kept as the generator gave them. ``p_undesirable`` scores coded rows
+    (shape (n, n_features) -> (n,)) for a generator that has a faster way than the
+    model's ``predict_proba`` on decoded rows; the outcome is the same.
     """
     n_q, n_f = len(queries), len(task.features)
     cfs = np.full((n_q, n_cf, n_f), np.nan)
@@ -403,9 +409,11 @@ def assemble_counterfactual_set(
             cfs[breaks] = np.nan
     valid = np.zeros_like(found)
     if found.any():
-        rows = decode_rows(task, cfs[found])
-        valid[found] = model.predict_undesirable(rows) == 0
-        model_rows = model_rows + len(rows) if model_rows >= 0 else model_rows
+        if p_undesirable is None:
+            valid[found] = model.predict_undesirable(decode_rows(task, cfs[found])) == 0
+        else:
+            valid[found] = p_undesirable(cfs[found]) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
+        model_rows = model_rows + int(found.sum()) if model_rows >= 0 else model_rows
     counts = valid.sum(axis=1)
     short = int(((counts > 0) & (counts < n_cf)).sum())
     none = int((counts == 0).sum())
