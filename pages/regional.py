@@ -90,6 +90,7 @@ with map_col:
         "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
         "(a principal-component map of the model's inputs); darker means a more certain prediction. "
         "The star is the query, ringed dots are its region. Click a dot to make it the query."
+        + (f" {fmap.note}" if fmap.note else "")
     )
 with table_col:
     st.markdown(f"**Cases to choose from** ({len(candidates):,}; click a row to make it the query)")

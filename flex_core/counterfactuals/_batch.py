@@ -160,11 +160,15 @@ class BatchGenerator:
             plausible=self.plausible,
             seed=int(seed),
         )
-        chunks = [c for c in np.array_split(np.arange(len(row_ids)), self._chunk_count(len(row_ids))) if len(c)]
+        workers = self._workers(len(row_ids))
+        # At least one chunk per worker, and none above CHUNK_QUERIES queries: memory stays flat
+        # however many factuals come, and progress is reported after each chunk.
+        n_chunks = max(workers, -(-len(row_ids) // CHUNK_QUERIES))
+        chunks = [c for c in np.array_split(np.arange(len(row_ids)), n_chunks) if len(c)]
         found: list[np.ndarray] = [np.empty((0, len(task.features)))] * len(row_ids)
         done = 0
         model_calls = int(model_rows > 0)
-        for chunk, (per_query, rows, calls) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks), strict=True):
+        for chunk, (per_query, rows, calls) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks, workers), strict=True):
             model_rows += rows
             model_calls += calls
             for pos, cfs in zip(chunk, per_query, strict=True):
@@ -199,7 +203,7 @@ class BatchGenerator:
         )
 
     # -- spreading chunks of queries over cores or a cluster --------------------------------
-    def _chunk_count(self, n_queries: int) -> int:
+    def _workers(self, n_queries: int) -> int:
         if self._n_jobs > 0:
             wanted = self._n_jobs
         elif self._backend == "dask":
@@ -210,9 +214,10 @@ class BatchGenerator:
             wanted = joblib.cpu_count()
         return max(1, min(wanted, n_queries))
 
-    def _run(self, space, settings, factuals, row_ids, chunks):
-        if len(chunks) == 1 and self._backend == "loky":
-            return [_search_chunk(space, settings, factuals[c], row_ids[c]) for c in chunks]
+    def _run(self, space, settings, factuals, row_ids, chunks, workers):
+        """Each chunk's result, in chunk order, as it finishes (a generator)."""
+        if workers == 1 and self._backend == "loky":
+            return (_search_chunk(space, settings, factuals[c], row_ids[c]) for c in chunks)
         import joblib
 
         jobs = (joblib.delayed(_search_chunk)(space, settings, factuals[c], row_ids[c]) for c in chunks)
@@ -220,7 +225,7 @@ class BatchGenerator:
             _dask_client()  # a clear error instead of joblib's when no cluster is connected
             with joblib.parallel_config(backend="dask"):
                 return joblib.Parallel(n_jobs=-1)(jobs)
-        return joblib.Parallel(n_jobs=len(chunks), backend="loky")(jobs)
+        return joblib.Parallel(n_jobs=workers, backend="loky", return_as="generator")(jobs)
 
 
 def _dask_client():
@@ -369,6 +374,8 @@ class _SearchSettings:
 
 
 # -- the search over one chunk of queries ---------------------------------------------------
+#: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
+CHUNK_QUERIES = 5_000
 #: Rounds after which a query may be completed with partly sparsified counterfactuals (see ``_search_chunk``).
 PATIENCE = 4
 

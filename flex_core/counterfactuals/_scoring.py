@@ -19,6 +19,9 @@ from ._set import decode_rows
 
 __all__ = ["CodeScorer"]
 
+#: Rows scored per block: rows are scored independently, so blocks only bound the memory.
+BLOCK_ROWS = 200_000
+
 
 class CodeScorer:
     """P(undesirable) for coded rows of shape (n, n_features).
@@ -43,6 +46,8 @@ class CodeScorer:
         return self._plan is not None
 
     def __call__(self, codes: np.ndarray) -> np.ndarray:
+        if len(codes) > BLOCK_ROWS:  # the encoded matrix of a million rows would cost gigabytes at once
+            return np.concatenate([self(codes[i : i + BLOCK_ROWS]) for i in range(0, len(codes), BLOCK_ROWS)])
         if self._plan is None:
             return self.model.predict_proba(decode_rows(self.task, codes))[:, 1]
         classifier = self.model.pipeline.steps[-1][1]

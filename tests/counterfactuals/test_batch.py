@@ -215,3 +215,18 @@ def test_scoring_falls_back_to_the_pipeline_for_an_encoder_it_does_not_mirror(sy
     scorer = CodeScorer(model, synthetic_task, check_codes=codes)
     assert not scorer.fast
     np.testing.assert_array_equal(scorer(codes), pipeline.predict_proba(X.iloc[:50])[:, 1])
+
+
+def test_small_chunks_give_the_same_counterfactuals(synthetic_task, synthetic_model, queries, monkeypatch):
+    from flex_core.counterfactuals import _batch, _scoring
+
+    whole = fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=3)
+    monkeypatch.setattr(_batch, "CHUNK_QUERIES", 7)  # 30 queries in 5 chunks, each scored in blocks of 50 rows
+    monkeypatch.setattr(_scoring, "BLOCK_ROWS", 50)
+    seen = []
+    chunked = fc.counterfactuals.BatchGenerator().generate(
+        synthetic_model, synthetic_task, queries, n_cf=5, seed=3, progress=lambda done, total: seen.append(done)
+    )
+    np.testing.assert_array_equal(whole.counterfactuals, chunked.counterfactuals)
+    np.testing.assert_array_equal(whole.valid, chunked.valid)
+    assert seen == [6, 12, 18, 24, 30]
