@@ -343,7 +343,7 @@ def _matrix(rows, n_rows: int, n_columns: int) -> np.ndarray:
     return np.array([[np.nan if v is None else float(v) for v in row] for row in rows], dtype=float).reshape(n_rows, n_columns)
 
 
-_MODE_SHIFT_NUMBERS = ("p_orig", "p_cf", "delta")
+_MODE_SHIFT_NUMBERS = ("p_orig", "p_cf", "delta", "rank_shift")
 
 
 @dataclass(frozen=True, eq=False)
@@ -359,7 +359,8 @@ class RegionalResult:
     distances : tuple of float
         Distance of each member to the query.
     mode_shift : tuple of dict
-        Per feature: ``name``, ``mode``, ``p_orig``, ``p_cf``, ``delta`` (Eq. 5) and ``cf_mode``.
+        Per feature: ``name``, ``mode``, ``p_orig``, ``p_cf``, ``delta`` (Eq. 5), ``cf_mode`` and,
+        for an ordinal feature, ``rank_shift`` (mean level change along its order; NaN otherwise).
     global_frequency : ndarray of shape (n_features,)
         F_j^global the region is compared with.
     pearson_r : float
@@ -413,7 +414,7 @@ class RegionalResult:
         return frame
 
     def mode_shift_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(list(self.mode_shift), columns=["name", "mode", "p_orig", "p_cf", "delta", "cf_mode"])
+        return pd.DataFrame(list(self.mode_shift), columns=["name", "mode", "p_orig", "p_cf", "delta", "cf_mode", "rank_shift"])
 
     def to_dict(self) -> dict:
         out = self.importance.to_dict()

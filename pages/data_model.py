@@ -48,8 +48,10 @@ with right:
 
 st.subheader("Features")
 st.caption(
-    "Change a feature's kind or whether it can change (immutable features are never altered in counterfactuals), "
-    "then press Apply. The model is retrained and new counterfactuals are generated for the new setting."
+    "Change a feature's kind, whether it can change (immutable features are never altered in counterfactuals) "
+    "and how it may change: a direction (continuous or ordinal), limits (a range LO:HI for a number, the "
+    "allowed values a, b for a category) and an ordinal feature's order (a < b < c). Then press Apply: the "
+    "model is retrained and new counterfactuals are generated that respect every constraint."
 )
 edited = st.data_editor(
     fc.data.feature_table(task),
@@ -58,18 +60,22 @@ edited = st.data_editor(
     width="stretch",
     disabled=["feature", "values"],
     column_config={
-        "kind": st.column_config.SelectboxColumn(options=["categorical", "continuous", "ordinal"], required=True),
+        "kind": st.column_config.SelectboxColumn(options=list(fc.data.KINDS), required=True),
         "immutable": st.column_config.CheckboxColumn(),
+        "direction": st.column_config.SelectboxColumn(options=["either", "increase", "decrease"], required=True),
+        "limits": st.column_config.TextColumn(help="Numbers: LO:HI (either end may be empty). Categories: a, b, c."),
+        "order": st.column_config.TextColumn(help="Ordinal features: levels from low to high, a < b < c."),
     },
 )
 if st.button("Apply feature settings", key="apply_features", type="primary"):
     base = load_base_task(st.session_state[S.DATASET])
     base_kinds = {f.name: f.kind for f in base.features}
-    overrides = {
-        "kinds": {r.feature: r.kind for r in edited.itertuples() if base_kinds[r.feature] != r.kind},
-        "immutable": sorted(r.feature for r in edited.itertuples() if r.immutable),
-    }
     try:
+        overrides = {
+            "kinds": {r.feature: r.kind for r in edited.itertuples() if base_kinds[r.feature] != r.kind},
+            "immutable": sorted(r.feature for r in edited.itertuples() if r.immutable),
+            "constraints": fc.data.table_constraints(edited),
+        }
         cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
     except fc.FlexError as exc:
         st.error(f"Those feature settings were not applied: {exc}")

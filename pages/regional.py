@@ -94,6 +94,7 @@ with map_col:
         "(a principal-component map of the model's inputs); darker means a more certain prediction. "
         "The star is the query, ringed dots are its region. Click a dot to make it the query; draw a box or a "
         "lasso (tools at the top right) around several to list only those in the table."
+        + (f" {fmap.note}" if fmap.note else "")
     )
 with table_col:
     st.markdown(f"**Cases to choose from** ({len(listed):,}" + (" selected on the map" if len(lassoed) else "")

@@ -108,11 +108,12 @@ def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str
 
 @st.cache_resource(max_entries=16)
 def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: str) -> fc.TaskSpec:
-    """The base task with edited kinds / immutable features (``overrides`` is JSON)."""
+    """The base task with edited kinds / immutable features / constraints (``overrides`` is JSON)."""
     spec = json.loads(overrides)
-    if not spec.get("kinds") and spec.get("immutable") is None:
+    constraints = spec.get("constraints")
+    if not spec.get("kinds") and spec.get("immutable") is None and constraints is None:
         return _base
-    return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"))
+    return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"), **(constraints or {}))
 
 
 MODELS_KEPT = 8

@@ -39,7 +39,7 @@ MODEL_SOURCE = "sb_model_source"
 # Analysis keys (not widgets).
 DATASET = "dataset"  # the active, successfully loaded source (dict)
 MODEL_FILE = "model_file"  # the active uploaded model file: {"name", "data": bytes} or None (the model itself lives in ui/cache)
-OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None}
+OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None, "constraints": {...} | None}
 TAU = "tau"
 TAU_FEATURES = "tau_features"  # {feature: τ} where it differs from the global τ
 QUERY = "query"

@@ -10,7 +10,7 @@ from pathlib import Path
 from .._errors import ConfigError, FlexError
 from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, CounterfactualStore, make_generator
-from ..data import load_dataset, to_safe_csv
+from ..data import load_dataset, parse_order, parse_range, to_safe_csv
 from ..importance import DEFAULT_TAU, random_query, run_global, run_regional
 from ..models import MODELS, FittedModel, align_task, fit_model, load_model
 from ..reproduce import add_reproduce_parser, run_reproduce
@@ -52,6 +52,27 @@ def parse_tau(values: list[str] | None) -> float | dict[str, float]:
     return out
 
 
+def _assignments(values: list[str], what: str) -> dict[str, str]:
+    """FEATURE=VALUE per item, the value kept whole (it may hold commas or '<')."""
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"{what} takes FEATURE=VALUE, not {item!r}.")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parse_constraints(args) -> dict:
+    """The constraint options as :func:`flex_core.data.make_task` keywords."""
+    return {
+        "monotone": _assignments(args.monotone, "--monotone"),
+        "bounds": {n: parse_range(n, t) for n, t in _assignments(args.bounds, "--range").items()},
+        "allowed": {n: [v.strip() for v in t.split(",")] for n, t in _assignments(args.allowed, "--allowed").items()},
+        "ordinal_orders": {n: parse_order(t) for n, t in _assignments(args.order, "--order").items()},
+    }
+
+
 def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
@@ -70,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rows with missing values (also text cells in a number column and infinite values)")
     data.add_argument("--use-identifier", action="append",
                       help="use these identifier-like columns (all values unique) as features (CSV only)")
+    act = common.add_argument_group("actionability constraints (repeatable; any data)")
+    act.add_argument("--monotone", action="append", default=[], help="FEATURE=increase|decrease (continuous or ordinal)")
+    act.add_argument("--range", action="append", default=[], dest="bounds", help="FEATURE=LO:HI permitted range (either end may be empty)")
+    act.add_argument("--allowed", action="append", default=[], help="FEATURE=a,b,c levels a categorical feature may change to")
+    act.add_argument("--order", action="append", default=[], help='"FEATURE=a<b<c": level order (the feature becomes ordinal)')
     model = common.add_argument_group("model and generator")
     model.add_argument("--model", choices=sorted(MODELS), help="a model to train here (default rf)")
     model.add_argument("--encoding", choices=("onehot", "label"), help="its categorical encoding (default onehot)")
@@ -163,6 +189,7 @@ def run(args) -> dict:
         kinds=_pairs(args.kind, "--kind"),
         missing=args.missing,
         use_identifiers=_split(args.use_identifier),
+        **parse_constraints(args),
     )
     started = time.perf_counter()
     task, model = _model(args, task, log)

@@ -37,13 +37,13 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._quality import feature_mad
+from ._scoring import CodeScorer
 from ._set import (
     CounterfactualSet,
     GeneratorParams,
     Progress,
     assemble_counterfactual_set,
     check_request,
-    decode_rows,
     encode_rows,
     query_seed,
 )
@@ -151,11 +151,17 @@ class BatchGenerator(GeneratorParams):
             plausible=self.plausible,
             seed=int(seed),
         )
-        chunks = [c for c in np.array_split(np.arange(len(row_ids)), self._chunk_count(len(row_ids))) if len(c)]
+        workers = self._workers(len(row_ids))
+        # At least one chunk per worker, and none above CHUNK_QUERIES queries: memory stays flat
+        # however many factuals come, and progress is reported after each chunk.
+        n_chunks = max(workers, -(-len(row_ids) // CHUNK_QUERIES))
+        chunks = [c for c in np.array_split(np.arange(len(row_ids)), n_chunks) if len(c)]
         found: list[np.ndarray] = [np.empty((0, len(task.features)))] * len(row_ids)
         done = 0
-        for chunk, (per_query, rows) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks), strict=True):
+        model_calls = int(model_rows > 0)
+        for chunk, (per_query, rows, calls) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks, workers), strict=True):
             model_rows += rows
+            model_calls += calls
             for pos, cfs in zip(chunk, per_query, strict=True):
                 found[pos] = cfs
             done += len(chunk)
@@ -180,11 +186,15 @@ class BatchGenerator(GeneratorParams):
                 "seed": int(seed),
                 "n_jobs": self._n_jobs,
                 "backend": self._backend,
+                # predict_proba calls of the search (the validity check that packs the set adds one more)
+                "model_calls": model_calls,
+                "scored_from_codes": tables.scorer.fast,
             },
+            p_undesirable=tables.scorer,
         )
 
     # -- spreading chunks of queries over cores or a cluster --------------------------------
-    def _chunk_count(self, n_queries: int) -> int:
+    def _workers(self, n_queries: int) -> int:
         if self._n_jobs > 0:
             wanted = self._n_jobs
         elif self._backend == "dask":
@@ -195,9 +205,10 @@ class BatchGenerator(GeneratorParams):
             wanted = joblib.cpu_count()
         return max(1, min(wanted, n_queries))
 
-    def _run(self, space, settings, factuals, row_ids, chunks):
-        if len(chunks) == 1 and self._backend == "loky":
-            return [_search_chunk(space, settings, factuals[c], row_ids[c]) for c in chunks]
+    def _run(self, space, settings, factuals, row_ids, chunks, workers):
+        """Each chunk's result, in chunk order, as it finishes (a generator)."""
+        if workers == 1 and self._backend == "loky":
+            return (_search_chunk(space, settings, factuals[c], row_ids[c]) for c in chunks)
         import joblib
 
         jobs = (joblib.delayed(_search_chunk)(space, settings, factuals[c], row_ids[c]) for c in chunks)
@@ -205,7 +216,7 @@ class BatchGenerator(GeneratorParams):
             _dask_client()  # a clear error instead of joblib's when no cluster is connected
             with joblib.parallel_config(backend="dask"):
                 return joblib.Parallel(n_jobs=-1)(jobs)
-        return joblib.Parallel(n_jobs=len(chunks), backend="loky")(jobs)
+        return joblib.Parallel(n_jobs=workers, backend="loky", return_as="generator")(jobs)
 
 
 def _dask_client():
@@ -227,6 +238,7 @@ def _dask_client():
 class _ModelTables:
     train_codes: np.ndarray  # (n_train, F) codes of the model's training rows
     mad: np.ndarray  # (F,) median absolute deviation of continuous features (1 where 0 or categorical)
+    scorer: CodeScorer  # P(undesirable) straight from codes
     desired_codes: np.ndarray | None = None  # training rows the model predicts desirable
     index: object = None  # NearestNeighbors over desired_codes' embedding
 
@@ -240,12 +252,14 @@ def _model_tables(model: FittedModel, task: TaskSpec, *, need_index: bool) -> tu
     tables = per_task.get(task.fingerprint)
     if tables is None:
         train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
-        tables = per_task[task.fingerprint] = _ModelTables(train_codes=train, mad=feature_mad(task, train))
+        tables = per_task[task.fingerprint] = _ModelTables(
+            train_codes=train, mad=feature_mad(task, train), scorer=CodeScorer(model, task, check_codes=train)
+        )
     rows_spent = 0
     if need_index and tables.desired_codes is None:
         from sklearn.neighbors import NearestNeighbors
 
-        desirable = model.predict_undesirable(decode_rows(task, tables.train_codes)) == 0
+        desirable = tables.scorer(tables.train_codes) <= 0.5
         rows_spent = len(tables.train_codes)
         desired = tables.train_codes[desirable]
         if len(desired):
@@ -280,6 +294,7 @@ class _SearchSpace:
     allowed_low: np.ndarray  # (F,) permitted range (codes); -inf/inf when open
     allowed_high: np.ndarray
     allowed_levels: list  # per feature: bool mask over levels, or None when all allowed
+    direction: np.ndarray  # (F,) +1 increase only, -1 decrease only, 0 either (ordinal codes follow the order)
     tables: _ModelTables
 
     @classmethod
@@ -314,15 +329,17 @@ class _SearchSpace:
                 cumulative[j] = np.cumsum(counts, dtype=float)
             else:
                 vary[j] = False
-        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, tables)
+        direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
+        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables)
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
         """P(undesirable) for coded rows, shape (n_rows,): the only way the search touches the model."""
-        return self.model.predict_proba(decode_rows(self.task, codes))[:, 1]
+        return self.tables.scorer(codes)
 
     def permitted(self, codes: np.ndarray, factual: np.ndarray) -> np.ndarray:
         """Per cell (rows, F): the factual's own value, or a value of a varying feature inside its permitted range."""
         ok = (codes >= self.allowed_low) & (codes <= self.allowed_high) & self.vary
+        ok &= np.sign(codes - factual) * self.direction >= 0
         for j, mask in enumerate(self.allowed_levels):
             if mask is not None:
                 ok[:, j] &= mask[codes[:, j].astype(int)]
@@ -348,6 +365,8 @@ class _SearchSettings:
 
 
 # -- the search over one chunk of queries ---------------------------------------------------
+#: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
+CHUNK_QUERIES = 5_000
 #: Rounds after which a query may be completed with partly sparsified counterfactuals (see ``_search_chunk``).
 PATIENCE = 4
 
@@ -398,17 +417,18 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         _select(np.array(list(pool.values())).reshape(-1, n_f), factuals[q], settings.n_cf, rngs[q])
         for q, pool in enumerate(pools)
     ]
-    return per_query, counter.rows
+    return per_query, counter.rows, counter.calls
 
 
 class _RowCounter:
-    """Counts the rows a chunk sends to the model (reported as ``model_rows``)."""
+    """Counts the rows a chunk sends to the model (reported as ``model_rows``) and the calls it takes."""
 
     def __init__(self, space: _SearchSpace):
-        self.space, self.rows = space, 0
+        self.space, self.rows, self.calls = space, 0, 0
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
         self.rows += len(codes)
+        self.calls += 1
         return self.space.p_undesirable(codes)
 
 
@@ -430,33 +450,47 @@ def _random_candidates(space, factuals, rngs, active, subset, samples):
     for j in np.flatnonzero(space.vary):
         rows = np.flatnonzero(chosen[:, j])
         if len(rows):
-            candidates[rows, j] = _draw_other(space.values[j], space.cumulative[j], base[rows, j], uniforms[rows, j])
+            candidates[rows, j] = _draw_other(
+                space.values[j], space.cumulative[j], base[rows, j], uniforms[rows, j], direction=space.direction[j]
+            )
     return candidates, owner
 
 
-def _draw_other(values, cumulative, current, uniforms):
+def _draw_other(values, cumulative, current, uniforms, *, direction: int = 0):
     """Draw from ``values`` with weights (given as ``cumulative``), never the ``current`` value.
 
     Inverse-CDF sampling with the current value's weight cut out: shapes (n,) in, (n,) out.
-    Where the current value is the only one, it is kept (the cell simply does not change).
+    ``direction`` +1 draws only values above ``current``, -1 only values below (the
+    constraint is honoured while proposing, not by filtering afterwards). Where no value
+    is left to draw, the current one is kept (the cell simply does not change).
     """
     total = cumulative[-1]
-    pos = np.searchsorted(values, current)
+    pos = np.searchsorted(values, current)  # values below current: [0, pos)
     pos_c = np.minimum(pos, len(values) - 1)
     present = (pos < len(values)) & (values[pos_c] == current)
-    before = np.where(pos_c > 0, cumulative[pos_c - 1], 0.0)
+    before = np.where(pos > 0, cumulative[np.maximum(pos, 1) - 1], 0.0)  # weight of the values below
     own = np.where(present, cumulative[pos_c] - before, 0.0)
-    target = uniforms * (total - own)
-    target = np.where(present & (target >= before), target + own, target)
+    if direction > 0:  # only the weight above current: [before + own, total)
+        start, span = before + own, total - before - own
+        target = start + uniforms * span
+    elif direction < 0:  # only the weight below current: [0, before)
+        span = before
+        target = uniforms * span
+    else:
+        span = total - own
+        target = uniforms * span
+        target = np.where(present & (target >= before), target + own, target)
     idx = np.minimum(np.searchsorted(cumulative, target, side="right"), len(values) - 1)
-    return np.where(total - own > 0, values[idx], current)
+    return np.where(span > 0, values[idx], current)
 
 
 def _distinct_changes(candidates, owner, factuals):
     """Drop candidates equal to their factual, and repeats of a query's candidate within the round."""
     differs = (candidates != factuals[owner]).any(axis=1)
     candidates, owner = candidates[differs], owner[differs]
-    _, first = np.unique(np.column_stack([owner, candidates]), axis=0, return_index=True)
+    keyed = np.ascontiguousarray(np.column_stack([owner, candidates]))
+    # One opaque key per row: a 1-D sort instead of np.unique(axis=0)'s column-by-column one.
+    _, first = np.unique(keyed.view(np.dtype((np.void, keyed.dtype.itemsize * keyed.shape[1]))).ravel(), return_index=True)
     first = np.sort(first)
     return candidates[first], owner[first]
 

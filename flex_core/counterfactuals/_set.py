@@ -33,6 +33,7 @@ __all__ = [
     "resolve_permitted_range",
     "check_request",
     "GeneratorParams",
+    "constraint_violations",
 ]
 
 #: progress(done, total): called after each query (or batch) finishes.
@@ -47,8 +48,11 @@ def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
         if f.is_continuous:
             out[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         else:
-            lookup = {level: i for i, level in enumerate(f.categories)}
-            out[:, j] = [lookup.get(v if isinstance(v, str) else category_text(v), np.nan) for v in col]
+            values = col.to_numpy(dtype=object)
+            text = np.array([v if isinstance(v, str) else category_text(v) for v in values], dtype=object)
+            codes = pd.Categorical(text, categories=list(f.categories)).codes.astype(float)  # -1: unknown level
+            codes[codes < 0] = np.nan
+            out[:, j] = codes
     return out
 
 
@@ -77,22 +81,48 @@ def query_seed(seed: int, row_id: int) -> int:
 
 
 def resolve_permitted_range(task: TaskSpec, permitted_range: Mapping[str, Sequence] | None) -> dict[str, list]:
-    """Validate user ranges: [low, high] for continuous features, allowed levels for categorical ones."""
+    """The permitted values per feature: the request's ``permitted_range`` within the task's own constraints.
+
+    [low, high] for continuous features (an open end of a task's range is the data's
+    minimum or maximum), the allowed levels for categorical and ordinal ones. A request
+    and a task constraint on the same feature combine to what both allow; nothing left
+    is a :class:`ConfigError`.
+    """
     resolved: dict[str, list] = {}
+    for feature in task.features:
+        if feature.bounds is not None:
+            column = task.frame[feature.name]
+            low, high = feature.bounds
+            resolved[feature.name] = [
+                float(column.min()) if low is None else float(low),
+                float(column.max()) if high is None else float(high),
+            ]
+        elif feature.allowed is not None:
+            resolved[feature.name] = list(feature.allowed)
     for name, allowed in (permitted_range or {}).items():
         feature = task.feature(name)
         allowed = list(allowed)
         if feature.is_continuous:
             if len(allowed) != 2 or not allowed[0] <= allowed[1]:
                 raise ConfigError(f"The permitted range of {name!r} must be [low, high] with low <= high.")
-            resolved[name] = [float(allowed[0]), float(allowed[1])]
+            low, high = float(allowed[0]), float(allowed[1])
+            if name in resolved:
+                low, high = max(low, resolved[name][0]), min(high, resolved[name][1])
+                if low > high:
+                    raise ConfigError(f"The permitted range of {name!r} lies outside the feature's own range.")
+            resolved[name] = [low, high]
         else:
             unknown = [v for v in allowed if str(v) not in feature.categories]
             if unknown or not allowed:
                 raise ConfigError(
                     f"The permitted values of {name!r} must be among: {', '.join(feature.categories)}."
                 )
-            resolved[name] = [str(v) for v in allowed]
+            levels = [str(v) for v in allowed]
+            if name in resolved:
+                levels = [v for v in levels if v in resolved[name]]
+                if not levels:
+                    raise ConfigError(f"None of the permitted values of {name!r} is among its allowed values.")
+            resolved[name] = levels
     return resolved
 
 
@@ -123,6 +153,41 @@ def check_request(
     if not vary:
         raise ConfigError("No feature may vary, so no counterfactual can exist.")
     return vary, resolve_permitted_range(task, permitted_range)
+
+
+def constraint_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals: np.ndarray) -> np.ndarray:
+    """Which counterfactuals break a constraint of the task, shape (n,) bool.
+
+    A changed feature breaks it when the feature is immutable, moves against its
+    direction (codes of an ordinal feature follow its order), leaves its range or
+    takes a level that is not allowed. A feature left at the factual's value never does.
+
+    Parameters
+    ----------
+    factuals, counterfactuals : ndarray of shape (n, n_features)
+        Codes; row i of ``factuals`` is the factual of counterfactual i.
+    """
+    broken = np.zeros(len(counterfactuals), dtype=bool)
+    for j, f in enumerate(task.features):
+        before, after = factuals[:, j], counterfactuals[:, j]
+        moved = before != after
+        if not moved.any():
+            continue
+        bad = np.zeros(len(after), dtype=bool)
+        if f.immutable:
+            bad |= True
+        if f.direction == "increase":
+            bad |= after < before
+        elif f.direction == "decrease":
+            bad |= after > before
+        if f.bounds is not None:
+            low, high = f.bounds
+            bad |= (after < (-np.inf if low is None else low)) | (after > (np.inf if high is None else high))
+        if f.allowed is not None:
+            allowed_codes = [f.categories.index(v) for v in f.allowed]
+            bad |= ~np.isin(after, allowed_codes)
+        broken |= moved & bad
+    return broken
 
 
 @dataclass(frozen=True, eq=False)
@@ -368,13 +433,16 @@ def assemble_counterfactual_set(
     model_rows: int = -1,
     notes: Sequence[str] = (),
     config: Mapping | None = None,
+    p_undesirable: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> CounterfactualSet:
     """Pack per-query counterfactuals into a set, checking validity with one batched model call.
 
     Each entry of ``per_query`` is a frame in the original feature space, an array of
     codes of shape (n_found, n_features) (a generator that searches in code space
     skips a decode and re-encode), or None. Extra rows beyond n_cf are cut;
-    duplicates are kept as the generator gave them.
+    duplicates are kept as the generator gave them. ``p_undesirable`` scores coded rows
+    (shape (n, n_features) -> (n,)) for a generator that has a faster way than the
+    model's ``predict_proba`` on decoded rows; the outcome is the same.
     """
     n_q, n_f = len(queries), len(task.features)
     cfs = np.full((n_q, n_cf, n_f), np.nan)
@@ -387,13 +455,28 @@ def assemble_counterfactual_set(
         found[i, : len(codes)] = True
     # A coded NaN inside a found row means the generator produced a level the task does not know.
     found &= ~np.isnan(cfs).any(axis=2)
+    factual_codes = encode_rows(task, queries)
+    notes = list(notes)
+    if found.any():
+        # One check for every generator: one that cannot express a constraint (DiCE and a direction)
+        # loses the counterfactuals that break it here, and the shortfall is counted below.
+        breaks = np.zeros_like(found)
+        breaks[found] = constraint_violations(task, np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)], cfs[found])
+        if breaks.any():
+            notes.append(
+                f"{int(breaks.sum())} counterfactual(s) from {generator} broke an actionability constraint "
+                f"(it cannot express every direction or range) and were dropped."
+            )
+            found &= ~breaks
+            cfs[breaks] = np.nan
     valid = np.zeros_like(found)
     if found.any():
-        rows = decode_rows(task, cfs[found])
-        valid[found] = model.predict_undesirable(rows) == 0
-        model_rows = model_rows + len(rows) if model_rows >= 0 else model_rows
+        if p_undesirable is None:
+            valid[found] = model.predict_undesirable(decode_rows(task, cfs[found])) == 0
+        else:
+            valid[found] = p_undesirable(cfs[found]) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
+        model_rows = model_rows + int(found.sum()) if model_rows >= 0 else model_rows
     counts = valid.sum(axis=1)
-    notes = list(notes)
     short = int(((counts > 0) & (counts < n_cf)).sum())
     none = int((counts == 0).sum())
     if short:
@@ -403,7 +486,7 @@ def assemble_counterfactual_set(
     return CounterfactualSet(
         tuple(task.feature_names),
         queries.index.to_numpy().astype(int),
-        encode_rows(task, queries),
+        factual_codes,
         cfs,
         found,
         valid,

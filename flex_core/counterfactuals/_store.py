@@ -87,6 +87,8 @@ class CounterfactualStore:
             "features_to_vary": self.features_to_vary,
             "permitted_range": self.permitted_range,
             "refine": self.refine,
+            # Also inside the data fingerprint; named here so a reader of the key sees them.
+            "constraints": task.constraints,
         }
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
         self.directory = None if directory is None else Path(directory) / digest

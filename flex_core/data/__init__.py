@@ -1,7 +1,9 @@
 """Datasets and tasks: loading, validating and describing the data FLEX explains."""
 
 from ._datasets import (
+    ACCIDENT_ORDERS,
     BUILTIN_DATASETS,
+    DIRECTIONS,
     KINDS,
     MIN_ROWS_FOR_IDENTIFIER,
     NUMERIC_SHARE,
@@ -19,11 +21,11 @@ from ._datasets import (
 )
 from ._export import formula_safe, to_safe_csv
 from ._read import DELIMITERS, MAX_FILE_BYTES, MISSING_MARKERS, read_csv, read_notes
-from ._summary import class_balance, feature_table, peek_csv
+from ._summary import class_balance, feature_table, parse_order, parse_range, peek_csv, table_constraints
 
 __all__ = [
-    "KINDS", "MAX_FILE_BYTES", "MISSING_MARKERS", "DELIMITERS", "NUMERIC_SHARE", "MIN_ROWS_FOR_IDENTIFIER",
+    "KINDS", "DIRECTIONS", "ACCIDENT_ORDERS", "MAX_FILE_BYTES", "MISSING_MARKERS", "DELIMITERS", "NUMERIC_SHARE", "MIN_ROWS_FOR_IDENTIFIER",
     "BUILTIN_DATASETS", "SYNTHETIC_GROUND_TRUTH", "Feature", "TaskSpec", "category_text", "make_task",
     "read_csv", "read_notes", "identifier_columns", "load_csv", "load_loan", "load_accidents", "load_builtin",
-    "load_dataset", "feature_table", "class_balance", "peek_csv", "to_safe_csv", "formula_safe",
+    "load_dataset", "feature_table", "table_constraints", "parse_range", "parse_order", "class_balance", "peek_csv", "to_safe_csv", "formula_safe",
 ]

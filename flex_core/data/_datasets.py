@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -38,6 +38,8 @@ KINDS = ("categorical", "continuous", "ordinal")
 NUMERIC_SHARE = 0.8
 #: Fewer rows than this are too few to call a column of unique values an identifier.
 MIN_ROWS_FOR_IDENTIFIER = 20
+#: Ways a feature may be constrained to move in a counterfactual ("either" = no constraint).
+DIRECTIONS = ("increase", "decrease", "either")
 
 ACCIDENT_FEATURES = (
     "Driving_experience",
@@ -53,6 +55,15 @@ ACCIDENT_FEATURES = (
     "Sex_of_driver",
 )
 ACCIDENT_IMMUTABLE = ("Age_band_of_driver", "Sex_of_driver")
+#: The natural order of the accident file's ordered features (no direction: the paper's runs are unchanged).
+ACCIDENT_ORDERS = {
+    "Driving_experience": ["No Licence", "Below 1yr", "1-2yr", "2-5yr", "5-10yr", "Above 10yr", "unknown"],
+    "Age_band_of_driver": ["Under 18", "18-30", "31-50", "Over 51", "Unknown"],
+    "Educational_level": [
+        "Illiterate", "Writing & reading", "Elementary school", "Junior high school",
+        "High school", "Above high school", "Unknown",
+    ],
+}
 ACCIDENT_UNDESIRABLE = ("Serious Injury", "Fatal injury")
 
 
@@ -70,6 +81,12 @@ class Feature:
     display_name: str = ""
     categories: tuple | None = None
     integer: bool = False
+    #: Actionability: "increase" / "decrease" (continuous or ordinal only), or None for either way.
+    direction: str | None = None
+    #: Permitted range (low, high) of a continuous feature's changed values, either end may be None.
+    bounds: tuple | None = None
+    #: Levels a categorical or ordinal feature may change to (None: all of them).
+    allowed: tuple | None = None
 
     @property
     def label(self) -> str:
@@ -78,6 +95,24 @@ class Feature:
     @property
     def is_continuous(self) -> bool:
         return self.kind == "continuous"
+
+    @property
+    def is_ordinal(self) -> bool:
+        return self.kind == "ordinal"
+
+    @property
+    def constraint(self) -> dict:
+        """The feature's actionability constraints as plain data (empty when it may move freely)."""
+        out: dict = {}
+        if self.direction:
+            out["direction"] = self.direction
+        if self.bounds is not None:
+            out["range"] = list(self.bounds)
+        if self.allowed is not None:
+            out["allowed"] = list(self.allowed)
+        if self.is_ordinal:
+            out["order"] = list(self.categories)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,6 +166,11 @@ class TaskSpec:
     def mutable_names(self) -> list[str]:
         return [f.name for f in self.features if not f.immutable]
 
+    @property
+    def constraints(self) -> dict[str, dict]:
+        """Every feature's direction, range, allowed levels and order, by name (the JSON ``config`` records this)."""
+        return {f.name: f.constraint for f in self.features if f.constraint}
+
     def feature(self, name: str) -> Feature:
         for f in self.features:
             if f.name == name:
@@ -157,11 +197,17 @@ class TaskSpec:
         kinds: Mapping[str, str] | None = None,
         immutable: Iterable[str] | None = None,
         features: Iterable[str] | None = None,
+        monotone: Mapping[str, str] | None = None,
+        bounds: Mapping[str, Sequence] | None = None,
+        allowed: Mapping[str, Iterable] | None = None,
+        ordinal_orders: Mapping[str, Sequence] | None = None,
     ) -> TaskSpec:
-        """A new task with some feature kinds, the immutable set or the features changed.
+        """A new task with some feature kinds, the immutable set, the features or the constraints changed.
 
-        ``features`` keeps only those features (in that order), e.g. the ones a
-        user's model takes; the features left out are named in ``notes``.
+        ``features`` keeps only those features (in that order), e.g. the ones a user's model
+        takes; the features left out are named in ``notes``. Each constraint mapping given
+        replaces that kind of constraint for every feature; one left as None keeps the task's
+        own (dropped for a feature whose kind no longer fits it).
         """
         kinds = dict(kinds or {})
         names = self.feature_names if features is None else list(features)
@@ -170,7 +216,16 @@ class TaskSpec:
             raise ConfigError(f"Unknown feature(s) {', '.join(map(str, unknown))}; the features are: {', '.join(self.feature_names)}.")
         kept = [f for f in self.features if f.name in set(names)]
         new_kinds = {f.name: kinds.get(f.name, f.kind) for f in kept}
-        orders = {f.name: list(f.categories) for f in kept if f.kind == "ordinal" and new_kinds[f.name] == "ordinal"}
+        if ordinal_orders is None:
+            ordinal_orders = {f.name: list(f.categories) for f in kept if f.is_ordinal and new_kinds[f.name] == "ordinal"}
+        # An order makes a feature ordinal (make_task's rule), so the kept constraints must fit that kind.
+        final_kind = {n: "ordinal" if n in ordinal_orders else k for n, k in new_kinds.items()}
+        if monotone is None:
+            monotone = {f.name: f.direction for f in kept if f.direction and final_kind[f.name] != "categorical"}
+        if bounds is None:
+            bounds = {f.name: f.bounds for f in kept if f.bounds is not None and final_kind[f.name] == "continuous"}
+        if allowed is None:
+            allowed = {f.name: f.allowed for f in kept if f.allowed is not None and final_kind[f.name] != "continuous"}
         immutable = [f.name for f in kept if f.immutable] if immutable is None else list(immutable)
         left_out = [n for n in self.feature_names if n not in set(names)]
         notes = list(self.notes)
@@ -181,8 +236,11 @@ class TaskSpec:
             target=self.target,
             undesirable=self.undesirable,
             features=names,
-            kinds=new_kinds,
-            ordinal_orders=orders,
+            kinds={n: k for n, k in new_kinds.items() if n not in ordinal_orders},
+            ordinal_orders=ordinal_orders,
+            monotone=monotone,
+            bounds=bounds,
+            allowed=allowed,
             immutable=[n for n in immutable if n in set(names)],
             display_names={f.name: f.display_name for f in kept if f.display_name},
             name=self.name,
@@ -281,6 +339,9 @@ def make_task(
     kinds: Mapping[str, str] | None = None,
     ordinal_orders: Mapping[str, list] | None = None,
     immutable: Iterable[str] = (),
+    monotone: Mapping[str, str] | None = None,
+    bounds: Mapping[str, Sequence] | None = None,
+    allowed: Mapping[str, Iterable] | None = None,
     display_names: Mapping[str, str] | None = None,
     missing: Literal["drop", "impute"] = "drop",
     name: str = "custom",
@@ -305,9 +366,17 @@ def make_task(
     kinds : mapping feature -> "categorical" | "continuous" | "ordinal", optional
         Overrides of the inferred kinds.
     ordinal_orders : mapping feature -> list, optional
-        Level order of ordinal features (default: sorted levels).
+        Level order of ordinal features (default: sorted levels). A feature given an
+        order becomes ordinal.
     immutable : sequence of str
         Features a counterfactual may not change.
+    monotone : mapping feature -> "increase" | "decrease" | "either", optional
+        The only way a counterfactual may move a continuous or ordinal feature.
+    bounds : mapping feature -> (low, high), optional
+        Permitted range of a continuous feature's changed values (None for an open end).
+        A counterfactual keeps the factual's own value or moves inside the range.
+    allowed : mapping feature -> levels, optional
+        Levels a categorical or ordinal feature may change to.
     missing : {"drop", "impute"}
         Rows with a missing feature value are dropped, or imputed (mode for
         categorical, median for continuous). Either way the count is recorded in
@@ -342,7 +411,16 @@ def make_task(
         raise ConfigError(f"The target {target!r} cannot also be a feature.")
     kinds = dict(kinds or {})
     immutable = list(immutable)
-    for label, names in (("kind override", kinds), ("immutable feature", immutable), ("ordinal order", ordinal_orders or {})):
+    monotone, bounds, allowed = dict(monotone or {}), dict(bounds or {}), dict(allowed or {})
+    named = (
+        ("kind override", kinds),
+        ("immutable feature", immutable),
+        ("ordinal order", ordinal_orders or {}),
+        ("direction for feature", monotone),
+        ("range for feature", bounds),
+        ("allowed values for feature", allowed),
+    )
+    for label, names in named:
         bad = [n for n in names if n not in feature_names]
         if bad:
             raise ConfigError(
@@ -390,15 +468,21 @@ def make_task(
     undesirable = resolved
 
     resolved_kinds: dict[str, Kind] = {}
+    seen_levels: dict[str, set] = {}  # before rows are dropped: an order may name a level only dropped rows had
     for c in feature_names:
-        kind = kinds.get(c) or _infer_kind(df[c])
-        if kind == "categorical" and c not in kinds and _mostly_numeric(df[c]):
+        kind = kinds.get(c) or ("ordinal" if c in (ordinal_orders or {}) else _infer_kind(df[c]))
+        if c in (ordinal_orders or {}):
+            if kind == "continuous":
+                raise ConfigError(f"{c!r} is declared continuous, so it cannot take an order of levels.")
+            kind = "ordinal"  # an ordered feature is ordinal
+        if kind == "categorical" and c not in kinds and c not in (ordinal_orders or {}) and _mostly_numeric(df[c]):
             kind = "continuous"
         if kind == "continuous":
             df[c], column_notes = _as_numbers(df[c], c, declared=c in kinds)
             notes.extend(column_notes)
         else:
             df[c] = _as_category_text(df[c])
+            seen_levels[c] = set(df[c].dropna())
         resolved_kinds[c] = kind
 
     feature_missing = df[feature_names].isna()
@@ -438,12 +522,17 @@ def make_task(
             continue
         levels = sorted(df[c].unique(), key=str)
         if kind == "ordinal" and c in ordinal_orders:
-            order = [str(v) for v in ordinal_orders[c]]
+            order = [category_text(v).strip() if not isinstance(v, str) else v.strip() for v in ordinal_orders[c]]
             extra = [v for v in levels if v not in order]
             if extra:
                 raise ConfigError(f"Ordinal feature {c!r} has values missing from its order: {', '.join(extra)}.")
+            unknown = [v for v in order if v not in seen_levels[c]]
+            if unknown or len(set(order)) != len(order):
+                problem = f"no value {', '.join(map(repr, unknown))}" if unknown else "a value twice in its order"
+                raise ConfigError(f"{c!r} has {problem}; its values are: {', '.join(sorted(seen_levels[c]))}.")
             levels = [v for v in order if v in set(levels)]
         specs.append(Feature(c, kind, c in immutable, display_names.get(c, ""), tuple(levels)))
+    specs = [_with_constraints(f, monotone.get(f.name), bounds.get(f.name), allowed.get(f.name)) for f in specs]
 
     if all(s.immutable for s in specs):
         raise ConfigError("Every feature is immutable, so no counterfactual can exist; leave at least one mutable.")
@@ -464,6 +553,49 @@ def make_task(
         raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names},
         _fingerprint=digest.hexdigest()[:16],
     )
+
+
+def _with_constraints(feature: Feature, direction, bounds, allowed) -> Feature:
+    """The feature with its actionability constraints, each checked against its kind and levels."""
+    name = feature.name
+    if direction in (None, "", "either"):
+        direction = None
+    elif direction not in DIRECTIONS:
+        raise ConfigError(f"The direction of {name!r} must be one of {', '.join(DIRECTIONS)}, not {direction!r}.")
+    elif feature.kind == "categorical":
+        raise ConfigError(
+            f"{name!r} is categorical without an order, so it has no direction; give its order first "
+            f"(e.g. --order \"{name}=low<mid<high\")."
+        )
+    if bounds is not None:
+        if not feature.is_continuous:
+            raise ConfigError(f"{name!r} is not continuous: give its allowed values instead of a range.")
+        bounds = tuple(bounds)
+        if len(bounds) != 2:
+            raise ConfigError(f"The range of {name!r} must be (low, high).")
+        try:
+            low, high = (None if b is None or b == "" else float(b) for b in bounds)
+        except (TypeError, ValueError):
+            raise ConfigError(f"The range of {name!r} must be two numbers, not {bounds!r}.") from None
+        if (low is not None and np.isnan(low)) or (high is not None and np.isnan(high)):
+            raise ConfigError(f"The range of {name!r} must be two numbers, not {bounds!r}.")
+        if low is not None and high is not None and low > high:
+            raise ConfigError(f"The range of {name!r} is empty: {low:g} > {high:g}.")
+        bounds = None if low is None and high is None else (low, high)
+    if allowed is not None:
+        if feature.is_continuous:
+            raise ConfigError(f"{name!r} is continuous: give it a range (LO:HI) instead of allowed values.")
+        allowed = [category_text(v) if not isinstance(v, str) else v.strip() for v in allowed]
+        unknown = [v for v in allowed if v not in feature.categories]
+        if unknown or not allowed:
+            raise ConfigError(
+                f"{name!r} has no value {', '.join(map(repr, unknown)) or '(none given)'}; "
+                f"its values are: {', '.join(feature.categories)}."
+            )
+        allowed = tuple(v for v in feature.categories if v in set(allowed))
+    if feature.immutable and (direction or bounds is not None or allowed is not None):
+        raise ConfigError(f"{name!r} is immutable: it never changes, so a direction, range or allowed values do not apply.")
+    return replace(feature, direction=direction, bounds=bounds, allowed=allowed)
 
 
 # -- files -------------------------------------------------------------------------------
@@ -507,6 +639,7 @@ def load_csv(
     missing: Literal["drop", "impute"] = "drop",
     name: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    **constraints,
 ) -> TaskSpec:
     """A task from any CSV: kinds are inferred from the column types and can be overridden.
 
@@ -514,6 +647,7 @@ def load_csv(
     columns (see :func:`identifier_columns`), which are left out with a note unless
     named in ``use_identifiers``. What reading the file guessed (delimiter,
     encoding) is in the task's ``notes``.
+    ``constraints`` are :func:`make_task`'s ``monotone``, ``bounds``, ``allowed`` and ``ordinal_orders``.
     """
     frame = read_csv(source, max_bytes=max_bytes)
     target = str(target).strip()
@@ -539,6 +673,7 @@ def load_csv(
         features=features,
         kinds=kinds,
         immutable=immutable,
+        **constraints,
         missing=missing,
         name=label,
         notes=notes,
@@ -582,7 +717,8 @@ def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_b
         target="Accident_severity",
         undesirable=ACCIDENT_UNDESIRABLE,
         features=ACCIDENT_FEATURES,
-        kinds={c: "categorical" for c in ACCIDENT_FEATURES},
+        kinds={c: "categorical" for c in ACCIDENT_FEATURES if c not in ACCIDENT_ORDERS},
+        ordinal_orders={c: order for c, order in ACCIDENT_ORDERS.items() if c in ACCIDENT_FEATURES},
         immutable=ACCIDENT_IMMUTABLE,
         missing=missing,
         name="road traffic accidents",
@@ -703,8 +839,18 @@ def load_dataset(
     kinds: Mapping[str, str] | None = None,
     missing: Literal["drop", "impute"] = "drop",
     use_identifiers: Iterable[str] = (),
+    monotone: Mapping[str, str] | None = None,
+    bounds: Mapping[str, Sequence] | None = None,
+    allowed: Mapping[str, Iterable] | None = None,
+    ordinal_orders: Mapping[str, Sequence] | None = None,
 ) -> TaskSpec:
-    """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path."""
+    """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path.
+
+    Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``) apply to any
+    data; an order given here replaces an adapter's order of that feature.
+    """
+    constraints = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
+    constraints = {k: dict(v) for k, v in constraints.items() if v}
     kind, _, rest = spec.partition(":")
     if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
         raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
@@ -718,14 +864,32 @@ def load_dataset(
     if kind in adapters and rest:
         task = adapters[kind]()
         immutable, kinds = list(immutable), dict(kinds or {})
-        if not immutable and not kinds:
+        if not immutable and not kinds and not constraints and not ordinal_orders:
             return task
+        orders = None
+        if ordinal_orders:
+            orders = {f.name: list(f.categories) for f in task.features if f.is_ordinal and kinds.get(f.name, "ordinal") == "ordinal"}
+            orders.update(ordinal_orders)
         # Extra immutable features add to the adapter's own (the paper's age band and sex stay fixed).
-        return task.with_overrides(kinds=kinds, immutable=list(dict.fromkeys([*task.immutable_names, *immutable])))
+        return task.with_overrides(
+            kinds=kinds,
+            immutable=list(dict.fromkeys([*task.immutable_names, *immutable])),
+            ordinal_orders=orders,
+            **constraints,
+        )
     if target is None or undesirable is None:
         raise ConfigError(
             f"For a CSV file ({spec}) name the target and the undesirable class (--target COL --undesired VALUE)."
         )
-    return load_csv(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing,
-                    use_identifiers=use_identifiers)
+    return load_csv(
+        spec,
+        target=target,
+        undesirable=undesirable,
+        immutable=immutable,
+        kinds=kinds,
+        missing=missing,
+        use_identifiers=use_identifiers,
+        ordinal_orders=ordinal_orders,
+        **constraints,
+    )
 

@@ -149,19 +149,22 @@ def parse_criterion(task: TaskSpec, where: str | Mapping | None) -> dict | None:
 def hamming_distances(task: TaskSpec, query: int, rows: Sequence[int], *, ranges: np.ndarray | None = None) -> np.ndarray:
     """Distance from the query row to each row, shape (n_rows,).
 
-    Categorical and ordinal features add 1 when the values differ (the paper's Hamming
-    distance, Eq. 3). A continuous feature adds |Δ| / range(X_j), a number in [0, 1]:
-    equal values add 0 and the two ends of the range add 1, so a continuous feature
-    weighs at most as much as a categorical mismatch (Gower's rule). On all-categorical
-    data this is exactly the paper's Hamming distance.
+    Categorical features add 1 when the values differ (the paper's Hamming distance,
+    Eq. 3). A continuous feature adds |Δ| / range(X_j), a number in [0, 1]: equal values
+    add 0 and the two ends of the range add 1, so a continuous feature weighs at most as
+    much as a categorical mismatch (Gower's rule). An ordinal feature uses its order the
+    same way: |Δ rank| / (levels - 1), so neighbouring levels are closer than the two ends.
+    On data without continuous or ordinal features this is exactly the paper's Hamming distance.
     """
     continuous = np.array([f.is_continuous for f in task.features])
     ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
+    ranges = np.array([len(f.categories) - 1 if f.is_ordinal else r for f, r in zip(task.features, ranges, strict=True)], dtype=float)
+    graded = continuous | np.array([f.is_ordinal for f in task.features])
     safe_range = np.where(ranges > 0, ranges, np.inf)
     codes = encode_rows(task, task.frame.loc[list(rows)])
     q = encode_rows(task, task.frame.loc[[query]])[0]
     diff = np.abs(codes - q)
-    per_feature = np.where(continuous, diff / safe_range, diff != 0)
+    per_feature = np.where(graded, diff / safe_range, diff != 0)
     return per_feature.sum(axis=1)
 
 
@@ -230,13 +233,19 @@ def mode_shift(task: TaskSpec, cfset: CounterfactualSet, *, bins: int = 4) -> li
     For each feature: the factuals' mode, its share p_orig among the factuals, its share
     p_cf among the counterfactuals, δ = (p_cf - p_orig) / p_orig, and the counterfactuals'
     own mode. Continuous features are first cut into ``bins`` quantile bins of the data,
-    so "mode" means the most common bin.
+    so "mode" means the most common bin. An ordinal feature also gets ``rank_shift``: the
+    counterfactuals' mean level minus the factuals' along its order (positive = up the
+    order), which a mode alone cannot show; NaN for other features.
     """
+    valid_cfs = cfset.counterfactuals[cfset.valid]
     factuals = decode_rows(task, cfset.factuals)
     cf_frame = decode_rows(task, cfset.counterfactuals[cfset.valid])
     rows = []
-    for f in task.features:
+    for j, f in enumerate(task.features):
         fact_col, cf_col = factuals[f.name], cf_frame[f.name]
+        rank_shift = float("nan")
+        if f.is_ordinal and len(valid_cfs):
+            rank_shift = float(valid_cfs[:, j].mean() - cfset.factuals[:, j].mean())
         if f.is_continuous:
             edges = np.unique(np.quantile(task.frame[f.name].astype(float), np.linspace(0, 1, bins + 1)))
             if len(edges) < 2:  # a constant feature is one bin
@@ -263,6 +272,7 @@ def mode_shift(task: TaskSpec, cfset: CounterfactualSet, *, bins: int = 4) -> li
                 "p_cf": p_cf,
                 "delta": (p_cf - p_orig) / p_orig,
                 "cf_mode": None if cf_mode is None else str(cf_mode),
+                "rank_shift": rank_shift,
             }
         )
     return rows

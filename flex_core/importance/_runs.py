@@ -137,6 +137,7 @@ def _config(store: CounterfactualStore, **extra) -> dict:
         "features_to_vary": store.features_to_vary or store.task.mutable_names,
         "permitted_range": store.permitted_range,
         "refine": store.refine,
+        "constraints": store.task.constraints,
         **extra,
     }
 

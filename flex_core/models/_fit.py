@@ -51,7 +51,10 @@ def build_pipeline(task: TaskSpec, *, model: str = "rf", encoding: Encoding = "o
     continuous = task.continuous_names
     categories = [list(task.feature(c).categories) for c in categorical]
     if encoding == "onehot":
-        cat_encoder = OneHotEncoder(categories=categories, handle_unknown="ignore", sparse_output=False)
+        # One-hot columns in sorted level order whatever a feature's declared order: declaring an
+        # order (ordinal) then leaves the fitted forest, and every run on it, exactly as before.
+        sorted_levels = [sorted(levels, key=str) for levels in categories]
+        cat_encoder = OneHotEncoder(categories=sorted_levels, handle_unknown="ignore", sparse_output=False)
     elif encoding == "label":
         cat_encoder = OrdinalEncoder(categories=categories, handle_unknown="use_encoded_value", unknown_value=-1)
     else:

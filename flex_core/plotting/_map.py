@@ -33,9 +33,22 @@ class FactualMap:
     frame: pd.DataFrame
     explained: np.ndarray
     space: str = "encoded"
+    total: int = 0  # factuals there were; more than len(frame) when the map shows a sample
+
+    @property
+    def note(self) -> str:
+        """A sentence for the reader when the map shows a sample, else empty."""
+        if self.total <= len(self.frame):
+            return ""
+        return (f"The map shows a seeded random sample of {len(self.frame):,} of the {self.total:,} factuals "
+                "(drawing them all would slow every page); every factual can still be picked from the table.")
 
 
-def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) -> FactualMap:
+#: Most factuals drawn on the map; a larger pool is sampled (seed 0).
+MAP_POINTS = 5_000
+
+
+def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int], *, max_points: int = MAP_POINTS) -> FactualMap:
     """PCA of the factuals as the model sees them (its own encoding), standardised per column.
 
     A model without a separate encoder step (see ``FittedModel.encoder_and_classifier``)
@@ -43,10 +56,15 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) ->
 
     One batched model call gives the colour (P(undesirable)). Component signs are fixed
     by the scores' skew, which makes the map reproducible across runs and row orders.
+    More than ``max_points`` factuals are first sampled (seeded, sorted by row id); the
+    map's ``total`` and ``note`` say so.
     """
     rows = [int(r) for r in rows]
     if not rows:
         raise ConfigError("There are no factual rows to place on the map.")
+    total = len(rows)
+    if total > max_points:
+        rows = sorted(int(r) for r in np.random.default_rng(0).choice(rows, size=max_points, replace=False))
     X = task.X.loc[rows]
     split = model.encoder_and_classifier()
     if split is not None:
@@ -69,7 +87,7 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int]) ->
         explained[:n] = variance[:n] / variance.sum() if variance.sum() > 0 else 0.0
     probability = model.predict_proba(X)[:, 1]
     frame = pd.DataFrame({"row": rows, "x": coords[:, 0], "y": coords[:, 1], "probability": probability})
-    return FactualMap(frame=frame, explained=explained, space=space)
+    return FactualMap(frame=frame, explained=explained, space=space, total=total)
 
 
 def _one_hot(task: TaskSpec, X: pd.DataFrame) -> np.ndarray:

@@ -105,6 +105,22 @@ def one_line_error(args, capsys) -> str:
     return lines[0]
 
 
+def test_constraints_shape_the_counterfactuals_and_the_json_records_them(tmp_path):
+    result = run_cli(
+        tmp_path, "global", "--data", "builtin:synthetic-regional", "--monotone", "speed=decrease",
+        "--range", "noise_continuous=40:", "--allowed", "noise_categorical=A,B", "--order", "lighting=daylight<dark",
+        "--seed", "0", *FAST,
+    )
+    assert result["config"]["constraints"] == {
+        "speed": {"direction": "decrease"},
+        "lighting": {"order": ["daylight", "dark"]},
+        "noise_continuous": {"range": [40.0, None]},
+        "noise_categorical": {"allowed": ["A", "B"]},
+    }
+    kinds = {f["name"]: f["kind"] for f in result["features"]}
+    assert kinds["lighting"] == "ordinal"
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -117,6 +133,11 @@ def one_line_error(args, capsys) -> str:
         (["global", "--data", "builtin:toy2d", "--model", "svm"], "invalid choice"),
         (["global", "--data", "builtin:toy2d", "--cv-folds", "1"], "at least 2 folds"),
         (["global", "--data", "builtin:toy2d", "--repeats", "0"], "--repeats must be at least 1"),
+        (["global", "--data", "builtin:toy2d", "--monotone", "speed=increase"], "Unknown direction for feature: speed"),
+        (["global", "--data", "builtin:toy2d", "--range", "visibility=0.9:0.1"], "range of 'visibility' is empty"),
+        (["global", "--data", "builtin:toy2d", "--range", "visibility=low"], "must be LO:HI"),
+        (["global", "--data", "builtin:synthetic-regional", "--allowed", "lighting=dusk"], "has no value 'dusk'"),
+        (["global", "--data", "builtin:synthetic-regional", "--monotone", "lighting=increase"], "without an order"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args, message, capsys):

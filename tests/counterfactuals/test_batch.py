@@ -178,3 +178,55 @@ def test_works_on_all_categorical_and_all_continuous_data(toy_task, toy_model):
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:10]
     cfset = fc.counterfactuals.BatchGenerator().generate(toy_model, toy_task, toy_task.frame.loc[rows], n_cf=4, seed=0)
     assert cfset.coverage()["validity"] == 1.0 and cfset.counts.min() >= 1
+
+
+@pytest.mark.parametrize("model_name, encoding", [("rf", "onehot"), ("rf", "label"), ("lr", "onehot")])
+def test_scoring_from_codes_equals_the_pipeline_exactly(synthetic_task, model_name, encoding):
+    from flex_core.counterfactuals._scoring import CodeScorer
+
+    model = fc.fit_model(synthetic_task, model=model_name, encoding=encoding, seed=0, cv_folds=2)
+    codes = fc.counterfactuals.encode_rows(synthetic_task, synthetic_task.X.iloc[:300])
+    codes[::7, 1] = 2.0  # some rows with another level, as candidates have
+    scorer = CodeScorer(model, synthetic_task, check_codes=codes)
+    assert scorer.fast
+    expected = model.predict_proba(fc.counterfactuals.decode_rows(synthetic_task, codes))[:, 1]
+    if model_name == "rf":
+        np.testing.assert_array_equal(scorer(codes), expected)  # the forest's own arithmetic, to the bit
+    else:
+        np.testing.assert_allclose(scorer(codes), expected, rtol=1e-12)
+
+
+def test_scoring_falls_back_to_the_pipeline_for_an_encoder_it_does_not_mirror(synthetic_task, synthetic_model):
+    import dataclasses
+
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MinMaxScaler
+
+    from flex_core.counterfactuals._scoring import CodeScorer
+
+    encode = synthetic_model.pipeline.steps[0][1]
+    other = ColumnTransformer([*((n, t, c) for n, t, c in encode.transformers if n != "continuous"),
+                               ("continuous", MinMaxScaler(), synthetic_task.continuous_names)])
+    X, y = synthetic_task.X, synthetic_task.y
+    pipeline = Pipeline([("encode", other), ("classify", synthetic_model.pipeline.steps[1][1].__class__(n_estimators=5, random_state=0))]).fit(X, y)
+    model = dataclasses.replace(synthetic_model, pipeline=pipeline)
+    codes = fc.counterfactuals.encode_rows(synthetic_task, X.iloc[:50])
+    scorer = CodeScorer(model, synthetic_task, check_codes=codes)
+    assert not scorer.fast
+    np.testing.assert_array_equal(scorer(codes), pipeline.predict_proba(X.iloc[:50])[:, 1])
+
+
+def test_small_chunks_give_the_same_counterfactuals(synthetic_task, synthetic_model, queries, monkeypatch):
+    from flex_core.counterfactuals import _batch, _scoring
+
+    whole = fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=3)
+    monkeypatch.setattr(_batch, "CHUNK_QUERIES", 7)  # 30 queries in 5 chunks, each scored in blocks of 50 rows
+    monkeypatch.setattr(_scoring, "BLOCK_ROWS", 50)
+    seen = []
+    chunked = fc.counterfactuals.BatchGenerator().generate(
+        synthetic_model, synthetic_task, queries, n_cf=5, seed=3, progress=lambda done, total: seen.append(done)
+    )
+    np.testing.assert_array_equal(whole.counterfactuals, chunked.counterfactuals)
+    np.testing.assert_array_equal(whole.valid, chunked.valid)
+    assert seen == [6, 12, 18, 24, 30]

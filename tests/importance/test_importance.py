@@ -208,3 +208,16 @@ def test_r_needs_three_features_and_constant_continuous_mode_shift_works():
     cfset = make_set(task, [0, 1], [[(5.0, "b")], [(5.0, "a")]], n_cf=1)
     flat = fc.importance.mode_shift(task, cfset)[0]
     assert flat["mode"] == "5-5" and flat["p_orig"] == 1.0 and flat["p_cf"] == 1.0
+
+
+def test_an_ordinal_feature_uses_its_order_in_distances_and_the_mode_shift():
+    frame = pd.DataFrame({"exp": ["none", "low", "mid", "high", "none", "low"], "town": ["a", "a", "b", "a", "a", "b"],
+                          "y": ["bad", "bad", "bad", "bad", "bad", "ok"]})
+    task = fc.make_task(frame, target="y", undesirable="bad", ordinal_orders={"exp": ["none", "low", "mid", "high"]})
+    # exp adds |Δ rank| / 3; a town mismatch adds 1 (Hamming).
+    np.testing.assert_allclose(fc.importance.hamming_distances(task, 0, [1, 2, 3, 4]), [1 / 3, 2 / 3 + 1, 1, 0])
+    # Factual ranks 0 and 1 (mean 0.5); counterfactual ranks 2, 3, 3, 2 (mean 2.5): two levels up.
+    cfset = make_set(task, [0, 1], [[("mid", "a"), ("high", "a")], [("high", "a"), ("mid", "a")]], n_cf=2)
+    table = {row["name"]: row for row in fc.importance.mode_shift(task, cfset)}
+    assert table["exp"]["rank_shift"] == pytest.approx(2.0)
+    assert np.isnan(table["town"]["rank_shift"])

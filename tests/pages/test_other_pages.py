@@ -5,6 +5,7 @@ from urllib.parse import parse_qs, urlparse
 
 from streamlit.testing.v1 import AppTest
 
+import flex_core as fc
 from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
 
 
@@ -19,6 +20,21 @@ def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
     assert not at.exception
     labels = chart(at, "global_chart")["data"][0]["y"]
     assert "speed (fixed)" in labels
+
+
+def test_constraints_from_the_features_table_reach_the_counterfactuals():
+    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="pages/data_model.py")
+    edited = next(df.value for df in at.dataframe if "direction" in df.value.columns)
+    edited.loc[edited["feature"] == "speed", "direction"] = "decrease"
+    edited.loc[edited["feature"] == "noise_categorical", "limits"] = "A, B"
+    constraints = fc.data.table_constraints(edited)
+    assert constraints["monotone"] == {"speed": "decrease"} and constraints["allowed"] == {"noise_categorical": ["A", "B"]}
+    # The state the Apply button leaves behind (the editor's cells cannot be typed into from AppTest).
+    at.session_state["overrides"] = {"kinds": {}, "immutable": ["driver_age_band", "road_type"], "constraints": constraints}
+    at.run()
+    assert not at.exception
+    shown = next(df.value for df in at.dataframe if "direction" in df.value.columns).set_index("feature")
+    assert shown.loc["speed", "direction"] == "decrease" and shown.loc["noise_categorical", "limits"] == "A, B"
 
 
 def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():

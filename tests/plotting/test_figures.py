@@ -113,6 +113,16 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
     assert fig.layout.dragmode == "pan" and fig.layout.clickmode == "event+select"
 
 
+def test_a_large_factual_pool_is_sampled_on_the_map_with_a_note(toy_task, toy_model):
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
+    whole = fc.plotting.project_factuals(toy_task, toy_model, rows)
+    assert whole.total == len(rows) and whole.note == ""
+    sampled = fc.plotting.project_factuals(toy_task, toy_model, rows, max_points=20)
+    assert len(sampled.frame) == 20 and sampled.total == len(rows)
+    assert set(sampled.frame["row"]) <= set(rows.tolist()) and sampled.frame["row"].is_monotonic_increasing
+    assert f"20 of the {len(rows):,} factuals" in sampled.note
+
+
 def test_regions_heatmap_has_global_first_and_r_in_labels(toy_task, toy_result):
     reg = _regional(toy_task, [0.9, 0.1], [0.2, 0.6])
     fig = fc.plotting.regions_heatmap({"fast roads": reg}, toy_result)
