@@ -59,6 +59,13 @@ class FlexExplainer:
         τ, the smallest normalised change of a continuous feature that counts.
     cache_dir : str or Path, optional
         Keep generated counterfactuals here between sessions.
+    refine : {"minimal", "none"}, optional
+        Shrink each change toward the factual while the outcome stays desirable
+        (default: "minimal" for the batch generators, "none" for DiCE, as the CLI).
+    monotone, bounds, allowed, ordinal_orders : mapping, optional
+        Actionability constraints, as :func:`flex_core.make_task` takes them: a direction
+        per feature ("increase" / "decrease"), a permitted (low, high) range, the levels
+        a categorical feature may change to, and an order of levels (making it ordinal).
 
     Attributes
     ----------
@@ -81,6 +88,11 @@ class FlexExplainer:
         n_cf: int = 10,
         tau: float | Mapping[str, float] = 0.1,
         cache_dir: str | Path | None = None,
+        refine: str | None = None,
+        monotone: Mapping[str, str] | None = None,
+        bounds: Mapping[str, Sequence] | None = None,
+        allowed: Mapping[str, Iterable] | None = None,
+        ordinal_orders: Mapping[str, Sequence] | None = None,
         name: str = "notebook data",
     ):
         from .counterfactuals import DEFAULT_GENERATOR, make_generator
@@ -127,6 +139,10 @@ class FlexExplainer:
             features=features,
             kinds=kinds,
             immutable=immutable or (),
+            monotone=monotone,
+            bounds=bounds,
+            allowed=allowed,
+            ordinal_orders=ordinal_orders,
             name=name,
             notes=notes,
             source="python",
@@ -146,6 +162,7 @@ class FlexExplainer:
         self.n_cf = int(n_cf)
         self.tau = tau
         self.cache_dir = cache_dir
+        self.refine = refine
         self.generator_name = generator or DEFAULT_GENERATOR
         self.generator_settings = dict(generator_settings or {})
         self.generator = make_generator(self.generator_name, **self.generator_settings)
@@ -161,15 +178,30 @@ class FlexExplainer:
         n_cf = self.n_cf if n_cf is None else int(n_cf)
         if n_cf not in self._stores:
             self._stores[n_cf] = CounterfactualStore(
-                self.task, self.model, self.generator, n_cf=n_cf, seed=self.seed, directory=self.cache_dir
+                self.task, self.model, self.generator, n_cf=n_cf, seed=self.seed, directory=self.cache_dir,
+                refine=self.refine,
             )
         return self._stores[n_cf]
 
-    def explain_global(self, *, n_factuals: int = 200, n_cf: int | None = None, tau=None, progress=None) -> FlexResult:
-        """Global FLEX over a seeded random sample of ``n_factuals`` rows the model predicts undesired."""
+    def explain_global(
+        self,
+        *,
+        n_factuals: int = 200,
+        n_cf: int | None = None,
+        tau=None,
+        sufficiency: bool = False,
+        repeats: int = 1,
+        progress=None,
+    ) -> FlexResult:
+        """Global FLEX over a seeded random sample of ``n_factuals`` rows the model predicts undesired.
+
+        ``sufficiency=True`` adds necessity and sufficiency per feature (two generator runs
+        per feature); ``repeats=N`` regenerates with N seeds and adds ``frequency_seed_sd``.
+        """
         from .importance import run_global
 
-        result = run_global(self.store(n_cf=n_cf), n_factuals=n_factuals, tau=self.tau if tau is None else tau, progress=progress)
+        result = run_global(self.store(n_cf=n_cf), n_factuals=n_factuals, tau=self.tau if tau is None else tau,
+                            sufficiency=sufficiency, repeats=repeats, progress=progress)
         self._last_global = result
         return result
 
@@ -182,6 +214,8 @@ class FlexExplainer:
         n_factuals: int = 200,
         n_cf: int | None = None,
         tau=None,
+        sufficiency: bool = False,
+        repeats: int = 1,
         progress=None,
     ) -> RegionalResult:
         """Regional FLEX: a query factual (default a seeded random one meeting ``where``) and its k Hamming neighbours.
@@ -197,7 +231,8 @@ class FlexExplainer:
         store = self.store(n_cf=n_cf)
         if query is None:
             query = random_query(store, where=criterion, seed=self.seed)
-        result = run_regional(store, global_result, query=int(query), k=k, where=criterion, tau=tau, progress=progress)
+        result = run_regional(store, global_result, query=int(query), k=k, where=criterion, tau=tau,
+                              sufficiency=sufficiency, repeats=repeats, progress=progress)
         self._last_region = result
         return result
 
@@ -243,6 +278,10 @@ class FlexExplainer:
             "generator_settings": self.generator_settings,
             "n_cf": self.n_cf,
             "tau": self.tau,
+            "refine": self.refine,
+            "monotone": {f.name: f.direction for f in task.features if f.direction},
+            "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
+            "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
         }
 
     def save(self, directory: str | Path) -> Path:
@@ -301,6 +340,11 @@ class FlexExplainer:
             generator_settings=settings.get("generator_settings"),
             n_cf=settings.get("n_cf", 10),
             tau=settings.get("tau", 0.1),
+            refine=settings.get("refine"),
+            monotone=settings.get("monotone") or None,
+            bounds=settings.get("bounds") or None,
+            allowed=settings.get("allowed") or None,
+            ordinal_orders=settings.get("ordinal_orders") or None,
             cache_dir=cache_dir,
             name=settings.get("name", directory.name),
         )

@@ -161,3 +161,25 @@ def test_row_ids_are_the_index_of_x(user_model, accident_data):
     X_text_index = X.set_index(pd.Index([f"case{i}" for i in range(len(X))]))
     by_position = fc.FlexExplainer(user_model, X_text_index, undesired="severe", kinds={"district": "categorical"})
     assert by_position.task.frame.index[0] == 0
+
+
+def test_constraints_refine_and_sufficiency_are_options_of_the_explainer(user_model, accident_data, tmp_path):
+    X = accident_data.drop(columns=["severity"])
+    explainer = fc.FlexExplainer(
+        user_model, X, undesired="severe", y=accident_data["severity"], kinds={"district": "categorical"},
+        immutable=["zone"], seed=0, n_cf=4, refine="none",
+        monotone={"speed": "decrease"}, bounds={"speed": (30, None)}, allowed={"district": ["1", "2"]},
+    )
+    assert explainer.store().refine == "none"
+    result = explainer.explain_global(n_factuals=12, sufficiency=True)
+    assert result.config["constraints"]["speed"] == {"direction": "decrease", "range": [30.0, None]}
+    cfset = explainer.store().ensure(result.query_index)
+    speed = explainer.task.feature_names.index("speed")
+    moved = cfset.counterfactuals[..., speed][cfset.found]
+    before = np.repeat(cfset.factuals[:, None, speed], cfset.counterfactuals.shape[1], axis=1)[cfset.found]
+    assert np.all((moved <= before) & ((moved == before) | (moved >= 30)))
+    necessity = dict(zip(result.feature_names, result.necessity))
+    assert np.isnan(necessity["zone"]) and necessity["speed"] > 0
+    # The settings travel with a saved project.
+    loaded = fc.FlexExplainer.load(explainer.save(tmp_path / "project"))
+    assert loaded.refine == "none" and loaded.task.constraints == explainer.task.constraints
