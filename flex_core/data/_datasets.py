@@ -241,7 +241,8 @@ class TaskSpec:
             monotone=monotone,
             bounds=bounds,
             allowed=allowed,
-            immutable=[n for n in immutable if n in set(names)],
+            # Names the task does not know go through, so make_task refuses them instead of dropping them silently.
+            immutable=[n for n in immutable if n in set(names) or n not in self.feature_names],
             display_names={f.name: f.display_name for f in kept if f.display_name},
             name=self.name,
             description=self.description,
