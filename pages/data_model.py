@@ -7,6 +7,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
+from ui.components import number_columns, show_table
 from ui.context import load_base_task, require_analysis
 
 st.title("Data & model")
@@ -25,25 +26,23 @@ for note in task.notes:
     st.info(note)
 
 st.subheader("Preview")
-st.dataframe(task.frame.head(200), width="stretch")
+st.dataframe(task.frame.head(200), width="stretch", column_config=number_columns(task))
+st.caption(f"The first 200 of {len(task.frame):,} rows.")
 
 left, right = st.columns(2)
 with left:
     st.subheader("Class balance")
-    st.dataframe(fc.data.class_balance(task), hide_index=True, width="stretch",
-                 column_config={"share": st.column_config.NumberColumn(format="percent")})
+    balance = fc.data.class_balance(task)
+    balance["share"] = balance["share"].map(lambda v: fc.report.format_share(v, decimals=1))
+    show_table(balance, column_config={"rows": st.column_config.NumberColumn(format="localized")})
 with right:
     st.subheader(f"Model: {model.label}")
     metrics = model.metrics
-    table = {
-        "accuracy": [metrics.get("cv_accuracy_mean"), metrics.get("test_accuracy")],
-        "F1 (weighted)": [metrics.get("cv_f1_mean"), metrics.get("test_f1")],
-    }
-    st.dataframe(table, width="stretch", column_config={"_index": st.column_config.TextColumn()},
-                 hide_index=False)
+    st.markdown(fc.report.describe_model(metrics, task))
+    show_table(fc.report.model_quality_table(metrics))
     st.caption(
-        f"Row 1: mean over {metrics.get('cv_folds', 0)} cross-validation folds of the training part "
-        f"({metrics['train_rows']:,} rows); row 2: the held-out test part ({metrics['test_rows']:,} rows). "
+        f"Cross-validation: mean over {metrics.get('cv_folds', 0)} folds of the training part "
+        f"({metrics['train_rows']:,} rows); held-out test: the part kept aside ({metrics['test_rows']:,} rows). "
         f"Encoding: {model.encoding}."
     )
 
@@ -57,6 +56,7 @@ edited = st.data_editor(
     key="feature_editor",
     hide_index=True,
     width="stretch",
+    height="content",  # every feature visible: a fixed height hid the last ones
     disabled=["feature", "values"],
     column_config={
         "kind": st.column_config.SelectboxColumn(options=["categorical", "continuous", "ordinal"], required=True),

@@ -9,6 +9,24 @@ from ui import cache
 from ui import state as S
 from ui.context import Analysis, run_or_stop
 
+#: Tables up to this many rows are shown whole; longer ones scroll and say how many rows they hold.
+WHOLE_TABLE_ROWS = 25
+
+
+def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
+    """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000)."""
+    config = {f.name: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
+    return {**config, **(extra or {})}
+
+
+def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:
+    """A table sized to its rows, so none hides behind a fixed height; a long one says how many rows it has."""
+    if len(frame) <= WHOLE_TABLE_ROWS:
+        st.dataframe(frame, hide_index=hide_index, width="stretch", height="content", **kwargs)
+    else:
+        st.dataframe(frame, hide_index=hide_index, width="stretch", **kwargs)
+        st.caption(f"{len(frame):,} rows: scroll the table to see them all.")
+
 
 def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: str) -> None:
     """The region's FLEX next to LIME (the paper's Fig. 3); LIME runs only when asked, then is cached."""
@@ -16,15 +34,17 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
         "LIME samples per factual", options=[500, 1000, 2000, 5000], value=5000, key=f"{key}_lime_samples"
     )
     request = [analysis.model_id, [int(m) for m in regional.members], int(samples)]
+    seed = int(st.session_state[S.SEED])
     if st.session_state[S.LIME_REQUEST] != request:
         if st.button(f"Run LIME on the region's {len(regional.members)} factuals", key=f"{key}_run_lime"):
             st.session_state[S.LIME_REQUEST] = request
             st.rerun()
-        st.caption("LIME fits a local linear model around each factual; it takes a few seconds per factual.")
+        estimate = run_or_stop(cache.lime_estimate, analysis.task, analysis.model, analysis.model_id,
+                               tuple(request[1]), int(samples), seed)
+        st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
         return
-    seed = int(st.session_state[S.SEED])
     lime = run_or_stop(
-        cache.lime_result, analysis.task, analysis.model, analysis.model_id, tuple(request[1]), int(samples), seed
+        cache.lime_with_progress, analysis.task, analysis.model, analysis.model_id, tuple(request[1]), int(samples), seed
     )
     st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
                     config={"displaylogo": False})

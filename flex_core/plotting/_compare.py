@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from .._results import RegionalResult
 from ..compare import LimeImportance, RankAgreement, importance_rank, normalise_to_max
-from ._flex import FLEX_COLOUR, apply_style, as_floats, diagonal_line
+from ._flex import FLEX_COLOUR, apply_style, as_floats, diagonal_line, frequency_whiskers
 
 __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure", "METHOD_COLOURS"]
 
@@ -108,11 +108,14 @@ def rank_scatter_figure(
             customdata=kept_names,
             hovertemplate=f"%{{text}}<br>{methods[0]} rank %{{x}}<br>{methods[1]} rank %{{y}}<extra></extra>",
             showlegend=False,
+            cliponaxis=False,
         )
     )
     fig.add_trace(diagonal_line(0.5, top, name="same rank"))
-    fig.update_xaxes(range=[top, 0.5], dtick=1, title_text=f"rank by {methods[0]} (1 = most important)")
-    fig.update_yaxes(range=[top, 0.5], dtick=1, title_text=f"rank by {methods[1]}")
+    # Rank 1 sits at the top: a little room above it, and labels may cross the axis edge (cliponaxis off).
+    ticks = list(range(1, len(kept_names) + 1))
+    fig.update_xaxes(range=[top, 0.4], tickvals=ticks, title_text=f"rank by {methods[0]} (1 = most important)")
+    fig.update_yaxes(range=[top, 0.1], tickvals=ticks, title_text=f"rank by {methods[1]}")
     title = f"{methods[0]} rank against {methods[1]} rank"
     if agreement is not None:
         parts = []
@@ -142,7 +145,7 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
             orientation="h",
             y=labels,
             x=as_floats(imp.frequency_mean[order]),
-            error_x=dict(type="data", array=as_floats(imp.frequency_std[order]), color="#334155", thickness=1),
+            error_x=frequency_whiskers(imp, order)[0],
             marker_color=METHOD_COLOURS[0],
             customdata=names,
             hovertemplate="%{y}<br>FLEX F = %{x:.2f}<extra></extra>",
