@@ -49,7 +49,8 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
                     config={"displaylogo": False})
     st.caption(
-        "FLEX: share of the region's counterfactuals that change the feature (± spread over the region's factuals). "
+        "FLEX: share of the region's counterfactuals that change the feature (whisker: 95% bootstrap interval over the "
+        "region's factuals). "
         "LIME: mean |weight| over the same factuals, divided by its largest value (as the paper's Fig. 3). "
         "Where they disagree, LIME measures local sensitivity of the score, FLEX what it takes to flip the decision."
     )
@@ -77,8 +78,9 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> 
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
         scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
-        st.caption(f"Necessity and sufficiency: {scores.generator_runs} generator runs over {len(rows)} case(s) "
-                   f"in {scores.seconds:.1f} s (they do not depend on τ).")
+        st.caption(f"Necessity and sufficiency: {scores.generator_runs:,} generator runs over "
+                   f"{fc.report.plural(len(rows), 'case')}, {fc.report.format_duration(scores.seconds)} "
+                   "(they do not depend on τ).")
     else:
         features = len(analysis.store.varying_features)
         if st.button(f"Compute necessity and sufficiency ({2 * features} generator runs)", key=f"{key}_sufficiency"):
@@ -88,6 +90,6 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> 
     chart_col.plotly_chart(fc.plotting.what_must_change_figure(result), key=f"{key}_must_change_chart", width="stretch",
                            config={"displaylogo": False})
     percent = st.column_config.NumberColumn(format="percent")
-    table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch",
+    table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
                         column_config={"necessary F": percent, "necessity": percent, "sufficiency": percent})
     table_col.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))

@@ -126,9 +126,9 @@ def rank_scatter_figure(
 
 
 def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, title: str | None = None) -> go.Figure:
-    """A region's FLEX F_j ± std next to LIME's normalised importance, as the paper's Fig. 3.
+    """A region's FLEX F_j (with its bootstrap interval, or ± std) next to LIME's normalised importance, as the paper's Fig. 3.
 
-    Features are ordered by FLEX. Trace 0 is FLEX (x = F_j, error = std), trace 1 LIME
+    Features are ordered by FLEX. Trace 0 is FLEX (x = F_j, whiskers as :func:`frequency_whiskers`), trace 1 LIME
     (x = mean |weight| / max); both carry feature names in ``customdata``.
     """
     imp = regional.importance
@@ -138,14 +138,15 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
     order = sorted(range(len(values)), key=lambda j: (-values[j], imp.feature_names[j]))
     labels = [imp.display_names[j] + (" (fixed)" if imp.immutable[j] else "") for j in order]
     names = [imp.feature_names[j] for j in order]
+    whiskers, spread = frequency_whiskers(imp, order)
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
-            name="FLEX F_j ± std",
+            name=f"FLEX F_j ({spread})",
             orientation="h",
             y=labels,
             x=as_floats(imp.frequency_mean[order]),
-            error_x=frequency_whiskers(imp, order)[0],
+            error_x=whiskers,
             marker_color=METHOD_COLOURS[0],
             customdata=names,
             hovertemplate="%{y}<br>FLEX F = %{x:.2f}<extra></extra>",
