@@ -25,7 +25,8 @@ st.caption(
 )
 shap_request = [analysis.model_id, [int(r) for r in result.query_index]]
 if st.session_state[S.SHAP_REQUEST] != shap_request:
-    st.info("SHAP takes from a second (small data, trees) to minutes (large one-hot data); it runs only when asked.")
+    estimate = run_or_stop(cache.shap_estimate, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
+    st.info(f"SHAP runs only when asked. It will take {estimate}.")
     if st.button("Run SHAP on these factuals", type="primary", key="run_shap"):
         st.session_state[S.SHAP_REQUEST] = shap_request
         st.rerun()
@@ -33,7 +34,7 @@ scores = {"FLEX": result.frequency_mean, "DiCE Alg. 2": result.dice_frequency}
 stds = {"FLEX": result.frequency_std}
 shap = None
 if st.session_state[S.SHAP_REQUEST] == shap_request:
-    shap = run_or_stop(cache.shap_result, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
+    shap = run_or_stop(cache.shap_with_progress, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
     scores["SHAP"] = shap.mean_abs
 
 table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable,
@@ -43,7 +44,7 @@ left.plotly_chart(fc.plotting.ranking_bars_figure(names, labels, scores, include
                   config={"displaylogo": False})
 right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
                "the 95% bootstrap interval over the cases spans several ranks)")
-right.dataframe(table, width="stretch")
+right.dataframe(table, width="stretch", height="content")
 if shap is not None:
     agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)
     cols = st.columns(3)
@@ -55,7 +56,7 @@ if shap is not None:
         key="compare_rank_scatter", width="stretch", config={"displaylogo": False},
     )
     st.caption(
-        f"SHAP: {shap.explainer}, explaining P(undesirable); {shap.seconds:.1f} s. In brackets: 95% bootstrap "
+        f"SHAP: {shap.explainer}, explaining P(undesirable); it took {fc.report.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."
     )
 

@@ -41,10 +41,11 @@ def _highlight(frame):
     )
 
 
-# Four significant digits: a Styler otherwise prints every float with six decimals.
-number_formats = {f.name: "{:.4g}" for f in task.features if f.is_continuous and not f.integer}
+# Numbers as people write them (8,200,000; 0.4512): a Styler otherwise prints six decimals or 2.15e+07.
+number_formats = {f.name: fc.report.format_number for f in task.features if f.is_continuous}
+# Sized to its rows: a fixed height hid the last counterfactuals.
 st.dataframe(table.style.apply(_highlight, axis=None).format({**number_formats, "P(undesirable)": "{:.2f}"}),
-             width="stretch")
+             width="stretch", height="content")
 st.caption(
     "The first line is the case as it is; each further line is an alternative the generator found that the model "
     "predicts differently. Highlighted cells are the changes. 'valid' means the model really predicts the "

@@ -7,7 +7,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
-from ui.components import evaluation_caption
+from ui.components import evaluation_caption, number_columns, show_table
 from ui.context import load_base_task, require_analysis
 
 st.title("Data & model")
@@ -26,24 +26,20 @@ for note in task.notes:
     st.info(note)
 
 st.subheader("Preview")
-st.dataframe(task.frame.head(200), width="stretch")
+st.dataframe(task.frame.head(200), width="stretch", column_config=number_columns(task))
+st.caption(f"The first 200 of {len(task.frame):,} rows.")
 
 left, right = st.columns(2)
 with left:
     st.subheader("Class balance")
-    st.dataframe(fc.data.class_balance(task), hide_index=True, width="stretch",
-                 column_config={"share": st.column_config.NumberColumn(format="percent")})
+    balance = fc.data.class_balance(task)
+    balance["share"] = balance["share"].map(lambda v: fc.report.format_share(v, decimals=1))
+    show_table(balance, column_config={"rows": st.column_config.NumberColumn(format="localized")})
 with right:
     st.subheader(f"Model: {model.label}")
     metrics = model.metrics
-    table = {
-        "accuracy": [metrics.get("cv_accuracy_mean"), metrics.get("test_accuracy")],
-        "F1 (weighted)": [metrics.get("cv_f1_mean"), metrics.get("test_f1")],
-        "balanced accuracy": [None, metrics.get("balanced_accuracy")],
-        "always the most common outcome": [None, metrics.get("majority_baseline")],
-    }
-    st.dataframe(table, width="stretch", column_config={"_index": st.column_config.TextColumn()},
-                 hide_index=False)
+    st.markdown(fc.report.describe_model(metrics, task))
+    show_table(fc.report.model_quality_table(metrics))
     st.caption(evaluation_caption(model))
 
 st.subheader("Features")
@@ -58,6 +54,7 @@ edited = st.data_editor(
     key="feature_editor",
     hide_index=True,
     width="stretch",
+    height="content",  # every feature visible: a fixed height hid the last ones
     disabled=["feature", "values"],
     column_config={
         "kind": st.column_config.SelectboxColumn(options=list(fc.data.KINDS), required=True),

@@ -4,7 +4,7 @@ import streamlit as st
 
 import flex_core as fc
 from ui import state as S
-from ui.components import importance_chart, what_must_change
+from ui.components import importance_chart, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
 
 st.title("Global feature importance")
@@ -28,13 +28,13 @@ what_must_change(analysis, result, key="global")
 coverage = analysis.store.ensure(result.query_index).coverage()
 st.subheader("Generator coverage")
 cols = st.columns(4)
-cols[0].metric("Factuals explained", f"{coverage['queries']}")
-cols[1].metric("Counterfactuals found", f"{coverage['counterfactuals_found']} / {coverage['counterfactuals_requested']}")
+cols[0].metric("Factuals explained", f"{coverage['queries']:,}")
+cols[1].metric("Counterfactuals found", f"{coverage['counterfactuals_found']:,} / {coverage['counterfactuals_requested']:,}")
 cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
-cols[3].metric("Factuals without any", f"{coverage['queries_without']}")
+cols[3].metric("Factuals without any", f"{coverage['queries_without']:,}")
 st.caption(fc.report.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
 
 show_notes(analysis, *task.notes, *result.notes)
 
 with st.expander("The numbers"):
-    st.dataframe(result.to_frame(), width="stretch", hide_index=True)
+    show_table(fc.report.importance_table(result))

@@ -6,7 +6,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, selection
 from ui import state as S
-from ui.components import importance_chart, lime_beside_flex, what_must_change
+from ui.components import importance_chart, lime_beside_flex, number_columns, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
 
 st.title("Regional explorer")
@@ -40,7 +40,8 @@ def _set_where() -> None:
 
 left, mid, right = st.columns([2, 2, 3])
 feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature", on_change=_set_where,
-                         index=options.index(crit_feature) if crit_feature in options else 0)
+                         index=options.index(crit_feature) if crit_feature in options else 0,
+                         format_func=lambda name: name if name == options[0] else task.feature(name).label)
 if feature != options[0]:
     levels = list(task.feature(feature).categories)
     mid.selectbox("equal to", levels, key="w_where_value", on_change=_set_where,
@@ -54,7 +55,7 @@ if max_k >= 2:
     right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
                  on_change=S.bind("w_k", S.K))
 else:  # a slider needs two positions: with so few cases the region is all of them
-    right.caption(f"Only {len(candidates)} case(s) meet the criterion: the region holds all of them.")
+    right.caption(f"Only {fc.report.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
 k = max(0, min(int(st.session_state[S.K]), max_k))
 
 # -- the query: a click on the map, a row of the table, or a random one --------------------------
@@ -81,35 +82,39 @@ if query is None or query not in set(candidates.tolist()):
     st.session_state[S.QUERY] = query
 
 regional = run_or_stop(analysis.regional_result, query, k, where)
+criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where else None
 
 map_col, table_col = st.columns([3, 2])
 with map_col:
     st.plotly_chart(
-        fc.plotting.factual_map_figure(fmap, query=query, members=regional.members),
+        fc.plotting.factual_map_figure(fmap, query=query, members=regional.members,
+                                       meeting=candidates if where else None, criterion=criterion_text),
         key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"), width="stretch",
         config={"displaylogo": False},
     )
     st.caption(
         "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
         "(a principal-component map of the model's inputs); darker means a more certain prediction. "
-        "The star is the query, ringed dots are its region. Click a dot to make it the query; draw a box or a "
-        "lasso (tools at the top right) around several to list only those in the table."
+        "The star is the query, ringed dots are its region; the right panel zooms on them. "
+        + ("Faded dots do not meet the criterion. " if where else "")
+        + "Click a dot to make it the query; draw a box or a lasso (tools at the top right) around several to "
+        "list only those in the table."
         + (f" {fmap.note}" if fmap.note else "")
     )
 with table_col:
     st.markdown(f"**Cases to choose from** ({len(listed):,}" + (" selected on the map" if len(lassoed) else "")
                 + "; click a row to make it the query)")
     st.dataframe(table, key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
-                 width="stretch")
+                 width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
     if st.button("Random query", key="random_query"):
         st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
         st.rerun()
 
 # -- the region -----------------------------------------------------------------------------------
-st.header(f"Region around row {query}" + (f" with {where}" if where else ""))
+st.header(f"Region around row {query}" + (f" with {criterion_text}" if where else ""))
 cols = st.columns(4)
 cols[0].metric("Region size", f"{len(regional.members)}", help="The query and its nearest neighbours.")
-cols[1].metric("Cases meeting the criterion", f"{regional.candidates + 1:,}")
+cols[1].metric("Cases meeting the criterion" if where else "Cases to choose from", f"{regional.candidates + 1:,}")
 r = regional.pearson_r
 low, high = regional.pearson_r_interval
 cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
@@ -134,25 +139,21 @@ with st.expander("What must change in this region"):
 with st.expander("FLEX next to LIME for this region"):
     lime_beside_flex(analysis, regional, key="regional")
 
-mode_col, member_col = st.columns(2)
-with mode_col:
-    st.subheader("Mode shift")
-    st.dataframe(regional.mode_shift_frame(), hide_index=True, width="stretch",
-                 column_config={"p_orig": st.column_config.NumberColumn(format="percent"),
-                                "p_cf": st.column_config.NumberColumn(format="percent"),
-                                "delta": st.column_config.NumberColumn("δ", format="%+.2f")})
-    st.caption("For each feature: the region's most common value, its share among the cases (p_orig) and among "
-               "their counterfactuals (p_cf). A strongly negative δ means the counterfactuals move away from it.")
-with member_col:
-    st.subheader("Members")
-    members = task.frame.loc[list(regional.members)].copy()
-    members.insert(0, "distance", regional.distances)
-    st.dataframe(members, width="stretch")
+# Full width, one above the other: side by side, both tables hid columns.
+st.subheader("Mode shift")
+show_table(fc.report.mode_shift_table(regional))
+st.caption("For each feature: the region's most common value (numbers are cut into four ranges), its share "
+           "among the cases and among their alternatives. A strongly negative δ means the alternatives move "
+           "away from it.")
+st.subheader("Members")
+members = task.frame.loc[list(regional.members)].copy()
+members.insert(0, "distance", regional.distances)
+show_table(members, hide_index=False, column_config=number_columns(task))
 
 # -- saved regions ---------------------------------------------------------------------------------
 st.header("Compare regions")
 name_col, button_col = st.columns([3, 1])
-default_name = S.fresh_name(f"row {query}" + (f", {where}" if where else "") + f", k={k}",
+default_name = S.fresh_name(f"row {query}" + (f", {criterion_text}" if where else "") + f", k={k}",
                             {r["name"] for r in st.session_state[S.SAVED_REGIONS]})
 name_col.text_input("Name for this region", key=S.REGION_NAME, placeholder=default_name)
 button_col.button("Save region", key="save_region", type="primary", on_click=S.save_region,

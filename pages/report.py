@@ -1,18 +1,15 @@
 """Report: every table as CSV, a self-contained HTML report, and a link that reproduces this view."""
 
-import json
-
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, url_state
+from ui import cache, report, url_state
 from ui import state as S
-from ui.components import accuracy_phrase
 from ui.context import require_analysis, run_or_stop
 
 st.title("Report")
 analysis = require_analysis()
-task, model = analysis.task, analysis.model
+task = analysis.task
 global_result = run_or_stop(analysis.global_result)
 query, k, where = st.session_state[S.QUERY], int(st.session_state[S.K]), st.session_state[S.WHERE]
 regional = run_or_stop(analysis.regional_result, query, k, where) if query is not None else None
@@ -56,40 +53,19 @@ for i, (name, frame) in enumerate(tables.items()):
 
 # -- the HTML report -----------------------------------------------------------------------------
 st.subheader("HTML report for domain experts")
-undesirable = task.undesirable
-sections = [
-    fc.report.ReportSection("The data and the model",
-                     f"{task.name}: {len(task.frame):,} cases, {len(task.features)} features; the model "
-                     f"({model.label}) {accuracy_phrase(model)}. "
-                     + " ".join(filter(None, (fc.models.adequacy_note(model.metrics), *task.notes))), table=fc.data.class_balance(task)),
-    fc.report.ReportSection("What would have to change, across all cases", fc.report.describe_global(global_result, undesirable=undesirable),
-                     fc.plotting.importance_figure(global_result), global_result.to_frame()),
-]
-if sweep is not None:
-    sections.append(fc.report.ReportSection("How large a change must be to count (τ)", fc.report.describe_tau_sweep(sweep),
-                                     fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU]))))
-if regional is not None:
-    sections.append(fc.report.ReportSection(f"A group of similar cases around row {query}",
-                                     fc.report.describe_regional(regional, undesirable=undesirable),
-                                     fc.plotting.regional_scatter(regional), regional.to_frame()))
-    sections.append(fc.report.ReportSection("Which values the alternatives move away from",
-                                     "Mode shift: δ below zero means the alternatives leave that value.",
-                                     table=regional.mode_shift_frame()))
-if saved:
-    sections.append(fc.report.ReportSection("Saved regions compared",
-                                     "Each line is one group's change frequency per feature, the whole population first.",
-                                     fc.plotting.regions_heatmap(saved, global_result)))
-meta = {
-    "dataset": task.source or task.name, "model": f"{model.label} ({model.encoding or 'trained elsewhere'})",
-    "generator": json.dumps(global_result.generator), "factuals (N_F)": analysis.n_factuals,
-    "counterfactuals per factual (N_cf)": analysis.store.n_cf, "seed": st.session_state[S.SEED],
-    "τ": json.dumps(S.tau_setting()), "view link": link,
-}
-st.caption("One file with every figure (interactive) and table of this session and a plain-language reading "
-           "of each; it opens offline in any browser.")
+results = run_or_stop(report.session_results, analysis, global_result, regional, saved)
+sections = fc.report.session_sections(results)
+st.caption(
+    "One file that opens offline in any browser and prints to PDF one section per page. It holds every result of "
+    "this session, each with a plain-language reading: " + "; ".join(section.title for section in sections) + ". "
+    "Run SHAP or LIME on the Compare page, or save regions, to add them."
+)
 built_from = {"view": view, "data": task.fingerprint}
 if st.button("Build the HTML report", key="build_report", type="primary"):
-    st.session_state[S.REPORT_HTML] = fc.report.build_html_report(sections, title=f"FLEX Studio report: {task.name}", meta=meta)
+    st.session_state[S.REPORT_HTML] = fc.report.build_html_report(
+        sections, title=f"FLEX Studio report: {task.name}", meta=report.report_settings(analysis, link),
+        intro=fc.report.HOW_TO_READ,
+    )
     st.session_state[S.REPORT_VIEW] = built_from
 if st.session_state[S.REPORT_HTML]:
     report_view = st.session_state[S.REPORT_VIEW] or {}

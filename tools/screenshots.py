@@ -1,10 +1,21 @@
-"""Take the README's screenshots of the Global, Regional and Thresholds pages with headless chromium.
+"""Screenshots of every page and of the HTML report, on each dataset, with headless chromium.
 
-    .venv/bin/python -m tools.screenshots      # writes assets/screenshots/*.png
+    .venv/bin/python -m tools.screenshots                  # all datasets -> assets/screenshots/
+    .venv/bin/python -m tools.screenshots --datasets loan --out /tmp/shots
+
+One browser session per dataset walks the pages through the sidebar, as a user would
+(so SHAP, LIME and a saved region are in the session when the report is built), runs
+SHAP and LIME on the Compare page, builds and downloads the HTML report, and opens it.
+The paper's datasets are read from ``FLEX_DATA_DIR`` (default ``../shared/data``); a
+dataset whose file is missing is skipped with a message.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import re
+import time
 from pathlib import Path
 
 from PIL import Image
@@ -13,44 +24,144 @@ from playwright.sync_api import sync_playwright
 from tools.serve import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
 
 OUT = REPO / "assets" / "screenshots"
-# Row 11 is a slow, dark accident on a rural road: severe because of the lighting alone (the planted regional driver).
-VIEW = "dataset=builtin:synthetic-regional&n_factuals=200&n_cf=10&query=11&k=8&where=road_type%3Drural"
 WIDTH = 1100  # pixels in the saved PNG: small files, still readable
+VIEWPORT = {"width": 1500, "height": 1000}
+MAX_HEIGHT = 7000  # a longer page is cut: the shot is for reading, not archiving
 
-# (file, url path, text to wait for, text to scroll to, charts expected)
-SHOTS = [
-    ("global.png", "", "Global feature importance", None, 1),
-    ("regional.png", "regional-explorer", "Regional explorer", "Region around row", 3),
-    ("thresholds.png", "tau-thresholds", "Thresholds (τ)", None, 3),
+
+def _data_dir() -> Path:
+    return Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
+
+
+def dataset_views() -> dict[str, tuple[str, Path | None]]:
+    """Dataset name -> (link query, file it needs). Row 11 of the synthetic data is a slow, dark accident on a
+    rural road: severe because of the lighting alone (the planted regional driver)."""
+    data = _data_dir()
+    return {
+        "synthetic": ("dataset=builtin:synthetic-regional&query=11&k=8&where=road_type%3Drural", None),
+        "loan": (f"dataset=loan:{data / 'loan_approval_dataset.csv'}&k=6", data / "loan_approval_dataset.csv"),
+        "accidents": (
+            # N_F = 100: TreeSHAP on the accidents' one-hot columns takes about a minute per 100 rows.
+            f"dataset=accidents:{data / 'RTA_Dataset.csv'}&n_factuals=100&k=6&where=Weather_conditions%3DRaining",
+            data / "RTA_Dataset.csv",
+        ),
+    }
+
+
+# (file stem, sidebar link text, page title to wait for)
+PAGES = [
+    ("data", "Data & model", "Data & model"),
+    ("global", "Global", "Global feature importance"),
+    ("thresholds", "Thresholds", "Thresholds (τ)"),
+    ("regional", "Regional explorer", "Regional explorer"),
+    ("counterfactuals", "Counterfactuals", "Counterfactuals of one case"),
+    ("compare", "Compare", "FLEX next to SHAP, LIME and DiCE"),
+    ("report", "Report", "Report"),
 ]
 
 
-def _save(page, path: Path) -> None:
-    page.screenshot(path=str(path))
-    with Image.open(path) as image:
+def _wait_idle(page, *, timeout: float = 600.0) -> None:
+    """Until Streamlit has shown no "running" indicator for four seconds."""
+    deadline, quiet_since = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        busy = page.locator(
+            "[data-testid='stStatusWidgetRunningIcon'], [data-testid='stSpinner'], [data-testid='stProgress']"
+        ).count() > 0 or page.get_by_role("button", name="Stop", exact=True).count() > 0
+        if busy:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > 4.0:  # a shared machine can take seconds to start a rerun
+            return
+        page.wait_for_timeout(300)
+    raise TimeoutError("the app kept running")
+
+
+def _save(image_path: Path) -> None:
+    with Image.open(image_path) as image:
         height = round(image.height * WIDTH / image.width)
-        image.convert("RGB").resize((WIDTH, height), Image.LANCZOS).save(path, optimize=True)
+        small = image.convert("RGB").resize((WIDTH, height), Image.LANCZOS)
+        # 256 colours keep text and charts crisp at a fraction of the size.
+        small.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(image_path, optimize=True)
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+def _shoot_app(page, path: Path) -> None:
+    """The whole page: grow the viewport to the main column's height (Streamlit scrolls inside its own frame)."""
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=\"stMainBlockContainer\"]');"
+        " return m ? m.scrollHeight + 120 : document.body.scrollHeight; }"
+    )
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height, 800), MAX_HEIGHT))})
+    page.wait_for_timeout(1500)  # let Plotly redraw at the new size
+    page.screenshot(path=str(path))
+    page.set_viewport_size(VIEWPORT)
+    _save(path)
+    print("wrote", path, flush=True)
+
+
+def _click(page, name: str, *, role: str = "button") -> bool:
+    target = page.get_by_role(role, name=name)
+    if target.count() == 0:
+        return False
+    target.first.click()
+    _wait_idle(page)
+    return True
+
+
+def shoot_dataset(browser, url: str, name: str, query: str, out: Path) -> None:
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(600_000)
+    # The main page first: Streamlit answers a first request for a sub-page with "Page not found" (streamlit#9624).
+    page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
+    page.get_by_role("heading", name="Global feature importance").first.wait_for()
+    _wait_idle(page)
+    for stem, link, title in PAGES:
+        print(f"{name}: {stem}", flush=True)
+        # A nav link's accessible name starts with its icon's ligature ("bar_chart Global").
+        page.get_by_role("link", name=re.compile(rf"{re.escape(link)}$")).first.click()
+        page.get_by_role("heading", name=title, exact=True).first.wait_for()
+        _wait_idle(page)
+        if stem == "regional":
+            _click(page, "Save region")
+        if stem == "compare":
+            _click(page, "Run SHAP on these factuals")
+            page.get_by_text("Run LIME on the region", exact=False).first.click()
+            _wait_idle(page)
+        if stem == "report":
+            _click(page, "Build the HTML report")
+            with page.expect_download() as download:
+                page.get_by_role("button", name="Download report.html").first.click()
+            report = out / f"{name}-report.html"
+            download.value.save_as(report)
+        _shoot_app(page, out / f"{name}-{stem}.png")
+    viewer = browser.new_page(viewport={"width": 1100, "height": 1000})
+    viewer.goto(report.as_uri())
+    viewer.wait_for_timeout(4000)
+    shot = out / f"{name}-report-html.png"
+    viewer.screenshot(path=str(shot), full_page=True)
+    _save(shot)
+    print("wrote", shot, flush=True)
+    report.unlink()  # large (plotly.js embedded); the screenshot is what is kept
+    viewer.close()
+    page.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    views = dataset_views()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", choices=list(views), default=list(views))
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
     with running_app() as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for name, path, title, anchor, charts in SHOTS:
-                page = browser.new_page(viewport={"width": 1500, "height": 1050})
-                page.goto(f"{url}/{path}?{VIEW}", wait_until="domcontentloaded")
-                page.get_by_text(title, exact=True).first.wait_for(timeout=120_000)
-                page.wait_for_function(
-                    f"document.querySelectorAll('.js-plotly-plot').length >= {charts}", timeout=180_000
-                )
-                page.wait_for_timeout(1500)  # let Plotly finish its transitions
-                if anchor:
-                    page.get_by_text(anchor).first.evaluate("e => e.scrollIntoView({block: 'start'})")
-                    page.wait_for_timeout(800)
-                _save(page, OUT / name)
-                page.close()
-                print("wrote", OUT / name)
+            for name in args.datasets:
+                query, needs = views[name]
+                if needs is not None and not needs.is_file():
+                    print(f"skipped {name}: {needs} not found (set FLEX_DATA_DIR)")
+                    continue
+                shoot_dataset(browser, url, name, query, args.out)
         finally:
             browser.close()
 

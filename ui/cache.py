@@ -8,6 +8,9 @@
   the store's identity and the settings (τ, k, query, ...). Those functions never
   generate: callers first call :func:`ensure_rows`, which shows a progress bar
   counting queries while the missing rows are generated.
+- SHAP and LIME results live in :class:`ExplanationCache` (one per server, through
+  ``st.cache_resource``): they need a progress bar while they run, which
+  ``st.cache_data`` cannot replay.
 
 Arguments starting with ``_`` are not hashed; each such argument comes with a
 hashable identity argument (fingerprint, key) that decides the cache entry.
@@ -15,6 +18,7 @@ hashable identity argument (fingerprint, key) that decides the cache entry.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -178,21 +182,31 @@ def model_id(task: fc.TaskSpec, model: fc.FittedModel) -> str:
     return _digest([task.fingerprint, model.key, model.metrics.get("cv_folds"), model.metrics.get("cv_rows")])
 
 
-# -- generation with a progress bar ---------------------------------------------------------------
+# -- long work with a progress bar ---------------------------------------------------------------
+@contextlib.contextmanager
+def progress_bar(start: str, step: str):
+    """A progress bar for the duration of a block; yields ``progress(done, total)`` that writes ``step``
+    with ``{done}`` and ``{total}`` filled in. The bar is created here, outside any cached function, so a
+    cache hit never replays it."""
+    bar = st.progress(0.0, text=start)
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=step.format(done=f"{done:,}", total=f"{total:,}"))
+
+    try:
+        yield progress
+    finally:
+        bar.empty()
+
+
 def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str = "factuals") -> None:
     """Generate the counterfactuals of the rows not stored yet, with a progress bar counting queries."""
     missing = store.missing(rows)
     if not missing:
         return
-    bar = st.progress(0.0, text=f"Generating counterfactuals for {len(missing)} {what}…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"Generating counterfactuals: {done} / {total} queries")
-
-    try:
+    with progress_bar(f"Generating counterfactuals for {len(missing)} {what}…",
+                      "Generating counterfactuals: {done} / {total} queries") as progress:
         store.ensure(missing, progress=progress)
-    finally:
-        bar.empty()
 
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
@@ -243,16 +257,86 @@ def tau_json(tau) -> str:
 
 
 # -- SHAP and LIME (slow: pages run them only when asked, then they are cached) -----------------
-@st.cache_data(show_spinner="Running SHAP on the same factuals as FLEX…", max_entries=16)
-def shap_result(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> fc.compare.ShapImportance:
-    return fc.compare.shap_importance(_model, _task, list(rows), seed=seed)
+class ExplanationCache:
+    """SHAP and LIME results by their settings (least recently used dropped beyond ``size``).
+
+    Not ``st.cache_data``: a cached function may not update an element drawn outside it
+    (Streamlit could not replay it), and these runs need a progress bar while they compute.
+    """
+
+    def __init__(self, size: int = 32) -> None:
+        self._items: OrderedDict = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
 
 
-@st.cache_data(show_spinner="Running LIME on the region's factuals…", max_entries=64)
-def lime_result(
-    _task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], num_samples: int, seed: int
-) -> fc.compare.LimeImportance:
-    return fc.compare.lime_importance(_model, _task, list(rows), num_samples=num_samples, seed=seed)
+@st.cache_resource
+def explanations() -> ExplanationCache:
+    """The one explanation cache of this server (results are never mutated once stored)."""
+    return ExplanationCache()
+
+
+def _explained(key: tuple, start: str, step: str, compute):
+    """The stored result for ``key``, or ``compute(progress)`` under a progress bar, then stored."""
+    result = explanations().get(key)
+    if result is None:
+        with progress_bar(start, step) as progress:
+            result = compute(progress)
+        explanations().put(key, result)
+    return result
+
+
+@st.cache_data(show_spinner="Timing SHAP on two rows to say how long it will take…", max_entries=16)
+def shap_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> str:
+    return fc.compare.estimate_shap(_model, _task, list(rows), seed=seed).describe()
+
+
+@st.cache_data(show_spinner="Timing LIME on one row to say how long it will take…", max_entries=16)
+def _lime_row_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, _row: int, num_samples: int,
+                       seed: int) -> fc.compare.RunEstimate:
+    # ``_row`` is not hashed: whichever row is timed first stands for all of this model's rows.
+    return fc.compare.estimate_lime(_model, _task, [_row], num_samples=num_samples, seed=seed)
+
+
+def lime_estimate(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, rows: tuple[int, ...],
+                  num_samples: int, seed: int) -> str:
+    """LIME's time is about the same for every row: one row is timed per model and sample count, so a new
+    region costs no new timing."""
+    per_row = _lime_row_estimate(task, model, model_identity, int(rows[0]), num_samples, seed)
+    return per_row.with_rows(len(rows)).describe()
+
+
+def shap_with_progress(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int):
+    """SHAP from the cache, or computed with a bar counting rows done of total."""
+    return _explained(
+        ("shap", model_identity, tuple(rows), seed), f"Running SHAP on {len(rows):,} factuals…",
+        "Running SHAP: {done} / {total} rows",
+        lambda progress: fc.compare.shap_importance(model, task, list(rows), seed=seed, progress=progress),
+    )
+
+
+def lime_with_progress(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, rows: tuple[int, ...],
+                       num_samples: int, seed: int):
+    """LIME from the cache, or computed with a bar counting rows done of total."""
+    return _explained(
+        ("lime", model_identity, tuple(rows), num_samples, seed), f"Running LIME on {len(rows):,} factuals…",
+        "Running LIME: {done} / {total} rows",
+        lambda progress: fc.compare.lime_importance(model, task, list(rows), num_samples=num_samples, seed=seed,
+                                                    progress=progress),
+    )
 
 
 # -- necessity and sufficiency (two generator runs per feature: only when asked, then cached) -------

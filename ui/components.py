@@ -9,6 +9,24 @@ from ui import cache
 from ui import state as S
 from ui.context import Analysis, run_or_stop
 
+#: Tables up to this many rows are shown whole; longer ones scroll and say how many rows they hold.
+WHOLE_TABLE_ROWS = 25
+
+
+def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
+    """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000)."""
+    config = {f.name: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
+    return {**config, **(extra or {})}
+
+
+def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:
+    """A table sized to its rows, so none hides behind a fixed height; a long one says how many rows it has."""
+    if len(frame) <= WHOLE_TABLE_ROWS:
+        st.dataframe(frame, hide_index=hide_index, width="stretch", height="content", **kwargs)
+    else:
+        st.dataframe(frame, hide_index=hide_index, width="stretch", **kwargs)
+        st.caption(f"{len(frame):,} rows: scroll the table to see them all.")
+
 
 def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: str) -> None:
     """The region's FLEX next to LIME (the paper's Fig. 3); LIME runs only when asked, then is cached."""
@@ -16,20 +34,23 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
         "LIME samples per factual", options=[500, 1000, 2000, 5000], value=5000, key=f"{key}_lime_samples"
     )
     request = [analysis.model_id, [int(m) for m in regional.members], int(samples)]
+    seed = int(st.session_state[S.SEED])
     if st.session_state[S.LIME_REQUEST] != request:
         if st.button(f"Run LIME on the region's {len(regional.members)} factuals", key=f"{key}_run_lime"):
             st.session_state[S.LIME_REQUEST] = request
             st.rerun()
-        st.caption("LIME fits a local linear model around each factual; it takes a few seconds per factual.")
+        estimate = run_or_stop(cache.lime_estimate, analysis.task, analysis.model, analysis.model_id,
+                               tuple(request[1]), int(samples), seed)
+        st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
         return
-    seed = int(st.session_state[S.SEED])
     lime = run_or_stop(
-        cache.lime_result, analysis.task, analysis.model, analysis.model_id, tuple(request[1]), int(samples), seed
+        cache.lime_with_progress, analysis.task, analysis.model, analysis.model_id, tuple(request[1]), int(samples), seed
     )
     st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
                     config={"displaylogo": False})
     st.caption(
-        "FLEX: share of the region's counterfactuals that change the feature (± spread over the region's factuals). "
+        "FLEX: share of the region's counterfactuals that change the feature (whisker: 95% bootstrap interval over the "
+        "region's factuals). "
         "LIME: mean |weight| over the same factuals, divided by its largest value (as the paper's Fig. 3). "
         "Where they disagree, LIME measures local sensitivity of the score, FLEX what it takes to flip the decision."
     )
@@ -57,8 +78,9 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> 
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
         scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
-        st.caption(f"Necessity and sufficiency: {scores.generator_runs} generator runs over {len(rows)} case(s) "
-                   f"in {scores.seconds:.1f} s (they do not depend on τ).")
+        st.caption(f"Necessity and sufficiency: {scores.generator_runs:,} generator runs over "
+                   f"{fc.report.plural(len(rows), 'case')}, {fc.report.format_duration(scores.seconds)} "
+                   "(they do not depend on τ).")
     else:
         features = len(analysis.store.varying_features)
         if st.button(f"Compute necessity and sufficiency ({2 * features} generator runs)", key=f"{key}_sufficiency"):
@@ -68,7 +90,7 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> 
     chart_col.plotly_chart(fc.plotting.what_must_change_figure(result), key=f"{key}_must_change_chart", width="stretch",
                            config={"displaylogo": False})
     percent = st.column_config.NumberColumn(format="percent")
-    table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch",
+    table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
                         column_config={"necessary F": percent, "necessity": percent, "sufficiency": percent})
     table_col.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
 
@@ -87,12 +109,3 @@ def evaluation_caption(model: fc.FittedModel) -> str:
     if "test_accuracy" not in m:
         return "A model trained elsewhere, without outcomes to score it against."
     return f"A model trained elsewhere; row 2 is measured on {m['evaluated_on']}. " + baseline + note
-
-
-def accuracy_phrase(model: fc.FittedModel) -> str:
-    """'is right 83% of the time on held-out cases', or what can be said without a score."""
-    m = model.metrics
-    if "test_accuracy" not in m:
-        return "was not scored (no outcomes were given)"
-    where = "held-out cases" if model.trained_here else m.get("evaluated_on", "the data")
-    return f"is right {m['test_accuracy']:.0%} of the time on {where}"

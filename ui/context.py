@@ -115,7 +115,8 @@ def require_analysis() -> Analysis:
     dropped = S.forget_stale_rows(analysis.pool)
     if dropped:
         st.warning(
-            f"Saved region(s) {', '.join(dropped)} were removed: their query is no longer predicted "
+            f"{'Saved region' if len(dropped) == 1 else 'Saved regions'} {', '.join(dropped)} "
+            f"{'was' if len(dropped) == 1 else 'were'} removed: their query is no longer predicted "
             f"{' / '.join(map(str, analysis.task.undesirable))} under the current model and settings."
         )
     return analysis

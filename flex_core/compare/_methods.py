@@ -21,6 +21,7 @@ import pandas as pd
 from scipy.stats import kendalltau, rankdata, spearmanr
 
 from .._errors import ConfigError
+from .._format import format_duration, plural
 from .._results import FeatureScores, FlexResult, importance_rank, json_number
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
@@ -44,10 +45,15 @@ __all__ = [
     "ranking_table",
     "add_shap_to_json",
     "add_lime_to_json",
+    "RunEstimate",
+    "estimate_shap",
+    "estimate_lime",
 ]
 
 #: Explainers :func:`shap_importance` can use; "auto" picks TreeExplainer for tree models.
 SHAP_EXPLAINERS = ("auto", "tree", "kernel")
+#: Rows per TreeExplainer call: small enough to report progress often, large enough to stay batched.
+TREE_SHAP_CHUNK = 10
 
 
 # -- one-hot columns back to features ----------------------------------------------------
@@ -323,14 +329,18 @@ def shap_importance(
             tree = shap.TreeExplainer(
                 classifier, data=sample, model_output="probability", feature_perturbation="interventional"
             )
-        values = np.asarray(tree.shap_values(explained, check_additivity=False))
+        # In chunks, so a long run (minutes on wide one-hot data) can report rows done of total.
+        chunks = []
+        for start in range(0, len(rows), TREE_SHAP_CHUNK):
+            chunks.append(np.asarray(tree.shap_values(explained[start : start + TREE_SHAP_CHUNK], check_additivity=False)))
+            if progress is not None:
+                progress(min(start + TREE_SHAP_CHUNK, len(rows)), len(rows))
+        values = np.concatenate(chunks, axis=0)
         expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
         if values.ndim == 3:  # (rows, columns, classes)
             values, base = values[..., col], float(expected[col])
         else:
             base = float(expected[-1])
-        if progress is not None:
-            progress(len(rows), len(rows))
     else:
         size = min(background_size, len(training))
         if path == "encoded":
@@ -495,6 +505,66 @@ def lime_importance(
         config={"num_samples": num_samples, "seed": seed, "output": "P(undesirable)", "path": "original",
                 "path_meaning": "the original features, through the model's predict_proba (model-agnostic)"},
     )
+
+
+# -- how long SHAP and LIME will take ----------------------------------------------------
+@dataclass(frozen=True)
+class RunEstimate:
+    """How long an explainer will take on some rows, from timing it on a few of them.
+
+    Attributes
+    ----------
+    seconds_per_row : float
+        Measured on ``probe_rows`` rows (building the explainer included, so it errs long).
+    n_rows : int
+        Rows the estimate is for; :meth:`with_rows` gives the same estimate for another count.
+    method, detail : str
+        What runs, e.g. "TreeSHAP" and "95 one-hot columns".
+    """
+
+    seconds_per_row: float
+    n_rows: int
+    method: str
+    detail: str
+    probe_rows: int
+
+    @property
+    def seconds(self) -> float:
+        return self.seconds_per_row * self.n_rows
+
+    def with_rows(self, n_rows: int) -> RunEstimate:
+        return replace(self, n_rows=int(n_rows))
+
+    def describe(self) -> str:
+        """``"about 2 minutes on this data (TreeSHAP on 200 rows × 95 one-hot columns; timed on 2 rows first)"``."""
+        return (
+            f"{format_duration(self.seconds)} on this data ({self.method} on {plural(self.n_rows, 'row')} × "
+            f"{self.detail}; timed on {plural(self.probe_rows, 'row')} first)"
+        )
+
+
+def estimate_shap(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, probe: int = 2, **options) -> RunEstimate:
+    """Time :func:`shap_importance` on ``probe`` of the rows and extrapolate to all of them.
+
+    ``options`` are passed on (explainer, nsamples, seed, ...).
+    """
+    rows = [int(r) for r in rows]
+    sample = rows[: max(1, min(probe, len(rows)))]
+    started = time.perf_counter()
+    result = shap_importance(model, task, sample, **options)
+    per_row = (time.perf_counter() - started) / len(sample)
+    method = "TreeSHAP" if result.explainer.startswith("tree") else "KernelSHAP"
+    columns = len(result.column_names)
+    detail = f"{columns} one-hot columns" if columns > len(task.features) else f"{columns} columns"
+    return RunEstimate(per_row, len(rows), method, detail, len(sample))
+
+
+def estimate_lime(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, num_samples: int = 5000, seed: int = 0) -> RunEstimate:
+    """Time :func:`lime_importance` on the first of the rows and extrapolate to all of them."""
+    rows = [int(r) for r in rows]
+    started = time.perf_counter()
+    lime_importance(model, task, rows[:1], num_samples=num_samples, seed=seed)
+    return RunEstimate(time.perf_counter() - started, len(rows), "LIME", f"{num_samples:,} samples each", 1)
 
 
 # -- rankings --------------------------------------------------------------------------

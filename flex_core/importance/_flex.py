@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
+from .._format import format_number
 from .._results import FlexResult, RegionalResult
 from ..counterfactuals import CounterfactualSet, decode_rows, encode_rows
 from ..data import TaskSpec
@@ -250,7 +251,7 @@ def mode_shift(task: TaskSpec, cfset: CounterfactualSet, *, bins: int = 4) -> li
             edges = np.unique(np.quantile(task.frame[f.name].astype(float), np.linspace(0, 1, bins + 1)))
             if len(edges) < 2:  # a constant feature is one bin
                 edges = np.array([edges[0], edges[0]])
-            labels = [f"{a:.4g}-{b:.4g}" for a, b in zip(edges[:-1], edges[1:])]
+            labels = [f"{format_number(a)} to {format_number(b)}" for a, b in zip(edges[:-1], edges[1:])]
 
             def to_bin(col, edges=edges, labels=labels):
                 idx = np.clip(np.searchsorted(edges, col.astype(float), side="right") - 1, 0, len(labels) - 1)

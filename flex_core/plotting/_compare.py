@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from .._results import RegionalResult
 from ..compare import LimeImportance, RankAgreement, importance_rank, normalise_to_max
-from ._flex import FLEX_COLOUR, apply_style, as_floats, diagonal_line
+from ._flex import FLEX_COLOUR, apply_style, as_floats, diagonal_line, frequency_whiskers
 
 __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure", "METHOD_COLOURS"]
 
@@ -108,11 +108,14 @@ def rank_scatter_figure(
             customdata=kept_names,
             hovertemplate=f"%{{text}}<br>{methods[0]} rank %{{x}}<br>{methods[1]} rank %{{y}}<extra></extra>",
             showlegend=False,
+            cliponaxis=False,
         )
     )
     fig.add_trace(diagonal_line(0.5, top, name="same rank"))
-    fig.update_xaxes(range=[top, 0.5], dtick=1, title_text=f"rank by {methods[0]} (1 = most important)")
-    fig.update_yaxes(range=[top, 0.5], dtick=1, title_text=f"rank by {methods[1]}")
+    # Rank 1 sits at the top: a little room above it, and labels may cross the axis edge (cliponaxis off).
+    ticks = list(range(1, len(kept_names) + 1))
+    fig.update_xaxes(range=[top, 0.4], tickvals=ticks, title_text=f"rank by {methods[0]} (1 = most important)")
+    fig.update_yaxes(range=[top, 0.1], tickvals=ticks, title_text=f"rank by {methods[1]}")
     title = f"{methods[0]} rank against {methods[1]} rank"
     if agreement is not None:
         parts = []
@@ -123,9 +126,9 @@ def rank_scatter_figure(
 
 
 def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, title: str | None = None) -> go.Figure:
-    """A region's FLEX F_j ± std next to LIME's normalised importance, as the paper's Fig. 3.
+    """A region's FLEX F_j (with its bootstrap interval, or ± std) next to LIME's normalised importance, as the paper's Fig. 3.
 
-    Features are ordered by FLEX. Trace 0 is FLEX (x = F_j, error = std), trace 1 LIME
+    Features are ordered by FLEX. Trace 0 is FLEX (x = F_j, whiskers as :func:`frequency_whiskers`), trace 1 LIME
     (x = mean |weight| / max); both carry feature names in ``customdata``.
     """
     imp = regional.importance
@@ -135,14 +138,15 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
     order = sorted(range(len(values)), key=lambda j: (-values[j], imp.feature_names[j]))
     labels = [imp.display_names[j] + (" (fixed)" if imp.immutable[j] else "") for j in order]
     names = [imp.feature_names[j] for j in order]
+    whiskers, spread = frequency_whiskers(imp, order)
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
-            name="FLEX F_j ± std",
+            name=f"FLEX F_j ({spread})",
             orientation="h",
             y=labels,
             x=as_floats(imp.frequency_mean[order]),
-            error_x=dict(type="data", array=as_floats(imp.frequency_std[order]), color="#334155", thickness=1),
+            error_x=whiskers,
             marker_color=METHOD_COLOURS[0],
             customdata=names,
             hovertemplate="%{y}<br>FLEX F = %{x:.2f}<extra></extra>",

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .._format import plural
 from .._results import FlexResult, RegionalResult
 from ._map import FactualMap
 
@@ -28,6 +29,7 @@ __all__ = [
     "what_must_change_figure",
     "frequency_whiskers",
     "QUADRANT_COLOURS",
+    "thin_labels",
 ]
 
 FLEX_COLOUR = "#2563eb"
@@ -35,18 +37,27 @@ DICE_COLOUR = "#94a3b8"
 MU_COLOUR = "#dc2626"
 FIXED_COLOUR = "#cbd5e1"
 QUADRANT_COLOURS = {"A": "#dc2626", "B": "#64748b", "C": "#2563eb", "D": "#d97706"}
+#: The quadrants in a few words, for a legend (the full sentences are QUADRANT_MEANING).
+QUADRANT_SHORT = {
+    "A": "specific to this region",
+    "B": "minor here and overall",
+    "C": "a driver everywhere",
+    "D": "matters less here than overall",
+}
 _FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
 
 
 def apply_style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
     fig.update_layout(
         template="plotly_white",
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
+        # The title starts below the strip where Plotly shows its modebar, which used to cover it.
+        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=34),
+                   font=dict(size=16)),
         height=height,
         font=_FONT,
         # The legend sits at the bottom of the figure, below the axis titles: above the plot it
         # collides with the title in narrow columns ("container" coordinates keep it clear at any height).
-        margin=dict(l=10, r=30, t=60, b=95),
+        margin=dict(l=10, r=30, t=84, b=95),
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.01, xanchor="left", x=0.0),
     )
     return fig
@@ -64,6 +75,45 @@ def as_floats(values) -> list:
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in np.asarray(values, dtype=float)]
 
 
+def thin_labels(x, y, *, top: int = 3, far: float = 0.12, min_gap: float | tuple[float, float] = 0.05) -> np.ndarray:
+    """Which points of a y-against-x scatter of importances get a text label.
+
+    A point is a candidate when it is among the ``top`` largest on either axis or lies at
+    least ``far`` (in axis units) from the line y = x. Candidates are then taken in order
+    of importance (max(x, y) + distance from y = x), and a candidate is dropped when its
+    label would sit on one already placed: when it is closer than ``min_gap`` to a
+    labelled point on both axes (``min_gap`` = (x gap, y gap); a label is wider than it is
+    tall, so the x gap is usually the larger). Points with a missing coordinate are never
+    labelled.
+
+    Parameters
+    ----------
+    x, y : array-like of shape (n_points,)
+
+    Returns
+    -------
+    bool ndarray of shape (n_points,)
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    gap_x, gap_y = (min_gap, min_gap) if np.isscalar(min_gap) else min_gap
+    finite = ~(np.isnan(x) | np.isnan(y))
+    off_diagonal = np.abs(y - x)
+    candidate = finite & (off_diagonal >= far)
+    for axis in (x, y):
+        ranked = [j for j in np.argsort(-np.nan_to_num(axis, nan=-np.inf), kind="stable") if finite[j]]
+        candidate[ranked[:top]] = True
+    priority = np.nan_to_num(np.maximum(x, y) + off_diagonal, nan=-np.inf)
+    shown = np.zeros(len(x), bool)
+    for j in np.argsort(-priority, kind="stable"):
+        if not candidate[j]:
+            continue
+        labelled = np.flatnonzero(shown)
+        clash = (np.abs(x[labelled] - x[j]) < gap_x) & (np.abs(y[labelled] - y[j]) < gap_y)
+        if not clash.any():
+            shown[j] = True
+    return shown
+
+
 def _order(result: FlexResult) -> list[int]:
     """Feature positions by decreasing F_j (NaN last, ties by name) — the reading order of every bar chart."""
     values = np.nan_to_num(result.frequency_mean, nan=-1.0)
@@ -78,7 +128,7 @@ def frequency_whiskers(result: FlexResult, order: Sequence[int], *, whiskers: st
     """Plotly ``error_x`` for F_j in ``order`` and the words for the axis title.
 
     ``"interval"``: the 95% bootstrap interval over the factuals (asymmetric), when the
-    result has one; ``"std"``: ± the std of f_j(i) across factuals.
+    result has one; ``"std"``: ± the std of f_j(i) across factuals, clipped to [0, 1].
     """
     if whiskers not in ("interval", "std"):
         raise ValueError(f"whiskers must be 'interval' or 'std', not {whiskers!r}")
@@ -87,7 +137,10 @@ def frequency_whiskers(result: FlexResult, order: Sequence[int], *, whiskers: st
         mean = result.frequency_mean[order]
         low, high = result.frequency_ci[order, 0], result.frequency_ci[order, 1]
         return {**style, "symmetric": False, "array": as_floats(high - mean), "arrayminus": as_floats(mean - low)}, "95% interval"
-    return {**style, "array": as_floats(result.frequency_std[order])}, "± std"
+    # A share cannot leave [0, 1], so neither may its whisker: ± std is clipped at both ends.
+    mean, std = result.frequency_mean[order], result.frequency_std[order]
+    return {**style, "symmetric": False, "array": as_floats(np.minimum(std, 1.0 - mean)),
+            "arrayminus": as_floats(np.minimum(std, mean))}, "± std"
 
 
 def importance_figure(
@@ -147,6 +200,7 @@ def importance_figure(
                 marker=dict(symbol="diamond", size=11, color=MU_COLOUR, line=dict(color="white", width=1)),
                 customdata=[names[k] for k in continuous],
                 hovertemplate="%{y}<br>μ = %{x:.3f}<extra></extra>",
+                cliponaxis=False,  # a diamond at μ = 0 stays whole
             ),
             row=1,
             col=1,
@@ -170,7 +224,7 @@ def importance_figure(
     fig.update_xaxes(range=[0, 1.05], title_text=f"FLEX F_j ({whisker_text}): {counted}", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     level = {"global": "Global", "regional": "Regional", "local": "Local"}.get(result.level, result.level)
-    default_title = f"{level} feature importance from {result.n_factuals_used} factual(s)"
+    default_title = f"{level} feature importance from {plural(result.n_factuals_used, 'case')}"
     return apply_style(fig, title=title or default_title, height=max(300, 170 + 34 * len(order)))
 
 
@@ -179,7 +233,8 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
 
     The y = x line marks "as important here as everywhere"; dotted lines at the means
     split the plane into quadrants A (specific to the region), B, C (everywhere), D.
-    The first trace holds the features (x = global, y = regional, customdata = name, hovertext = side of y = x).
+    The first trace holds the features (x = global, y = regional, customdata = name, hovertext = label and quadrant;
+    the hover also says the side of y = x).
     """
     imp = regional.importance
     keep = [j for j, q in enumerate(regional.quadrants) if q is not None]
@@ -192,6 +247,10 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     sides = [side_text[regional.diagonal_side[j]] for j in keep]
     finite = [v for v in x + y if v is not None]
     top = min(1.05, max(finite + [0.1]) * 1.15 + 0.03)
+    # Only the features that matter carry a label (the top ones, those far from y = x); the rest have hover text.
+    # A label is about a fifth of the plot wide and a twentieth tall.
+    labelled = thin_labels(regional.global_frequency[keep], imp.frequency_mean[keep], min_gap=(0.2 * top, 0.06 * top))
+    names = [imp.display_names[j] for j in keep]
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
@@ -199,17 +258,22 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
             mode="markers+text",
             x=x,
             y=y,
-            text=[f"{imp.display_names[j]} ({q})" for j, q in zip(keep, quads)],
+            text=[name if show else "" for name, show in zip(names, labelled)],
+            hovertext=[f"{name} (quadrant {q})" for name, q in zip(names, quads)],
             textposition="top center",
             marker=dict(size=13, color=[QUADRANT_COLOURS[q] for q in quads], line=dict(color="white", width=1)),
             customdata=[imp.feature_names[j] for j in keep],
-            hovertext=sides,
-            hovertemplate="%{text}<br>global F = %{x:.3f}<br>regional F = %{y:.3f}<br>%{hovertext}<extra></extra>",
+            # One template per point: the side of y = x differs from feature to feature.
+            hovertemplate=[f"%{{hovertext}}<br>global F = %{{x:.3f}}<br>regional F = %{{y:.3f}}<br>{side}<extra></extra>" for side in sides],
             showlegend=False,
             cliponaxis=False,  # labels of points near an edge stay readable
         )
     )
     fig.add_trace(diagonal_line(0, top, name="y = x (same importance as globally)"))
+    # The quadrants' meaning goes in the legend (one entry per quadrant present), not on every point.
+    for q in sorted(set(quads)):
+        fig.add_trace(go.Scatter(name=f"{q}: {QUADRANT_SHORT[q]}", x=[None], y=[None], mode="markers",
+                                 marker=dict(size=11, color=QUADRANT_COLOURS[q]), hoverinfo="skip"))
     g_mid, r_mid = regional.quadrant_thresholds
     if not (math.isnan(g_mid) or math.isnan(r_mid)):
         fig.add_vline(x=g_mid, line=dict(color="#cbd5e1", dash="dot"))
@@ -224,7 +288,20 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     pad = 0.06 * top
     fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
     fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
-    return apply_style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=480)
+    fig = apply_style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=540)
+    return fig.update_layout(margin=dict(b=135))  # room for the quadrant legend under the axis title
+
+
+def _zoom_box(frame: pd.DataFrame, rows: Sequence[int]) -> tuple[list[float], list[float]]:
+    """Axis ranges around the given rows, padded so a ring at the edge stays whole."""
+    points = frame.set_index("row").loc[list(rows), ["x", "y"]]
+    ranges = []
+    for axis in ("x", "y"):
+        low, high = float(points[axis].min()), float(points[axis].max())
+        whole = float(frame[axis].max() - frame[axis].min()) or 1.0
+        pad = max(0.25 * (high - low), 0.04 * whole)
+        ranges.append([low - pad, high + pad])
+    return ranges[0], ranges[1]
 
 
 def factual_map_figure(
@@ -232,68 +309,106 @@ def factual_map_figure(
     *,
     query: int | None = None,
     members: Sequence[int] = (),
-    title: str = "Factuals (cases predicted undesirable) — click one to explore its region",
+    meeting: Sequence[int] | None = None,
+    criterion: str | None = None,
+    title: str = "Factuals: click a dot to explore its region",
 ) -> go.Figure:
     """The factuals in 2-D, coloured by P(undesirable); the query and region members highlighted.
 
-    Every trace's ``customdata`` holds row ids, so a click or lasso maps back to rows
-    with :func:`rows_from_selection`.
+    With a query, a second panel zooms on the region, so the members and the query stay
+    apart however close they sit on the whole map. ``meeting`` (rows meeting the region
+    criterion, described by ``criterion``) keeps those dots solid and fades the others.
+    Every trace's ``customdata`` holds row ids, so a click or lasso in either panel maps
+    back to rows with :func:`rows_from_selection`. Traces: factuals, region members and
+    query on the map, then the same three in the zoom panel.
     """
     frame = fmap.frame
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            name="factuals",
-            mode="markers",
-            x=as_floats(frame["x"]),
-            y=as_floats(frame["y"]),
-            customdata=[[int(r)] for r in frame["row"]],
-            marker=dict(
-                size=8,
-                color=as_floats(frame["probability"]),
-                colorscale="OrRd",
-                cmin=0.5,
-                cmax=1.0,
-                colorbar=dict(title=dict(text="P(undesirable)"), thickness=12),
-                line=dict(color="white", width=0.5),
-            ),
-            hovertemplate="row %{customdata[0]}<br>P(undesirable) = %{marker.color:.2f}<extra></extra>",
-            showlegend=False,
-        )
-    )
     lookup = frame.set_index("row")
+    has_query = query is not None and int(query) in lookup.index
     region = [int(m) for m in members if int(m) in lookup.index and int(m) != query]
-    if region:
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.07,
+                        subplot_titles=("all factuals", "zoom on the region")) if has_query else go.Figure()
+    meets = np.ones(len(frame), bool) if meeting is None else frame["row"].isin([int(r) for r in meeting]).to_numpy()
+
+    def add_panel(rows_mask: np.ndarray, col: int | None) -> None:
+        where = dict(row=1, col=col) if col else {}
+        part = frame[rows_mask]
+        part_meets = meets[rows_mask]
         fig.add_trace(
             go.Scatter(
-                name="region members",
+                name="factuals" if col in (None, 1) else "factuals (zoom)",
                 mode="markers",
-                x=as_floats(lookup.loc[region, "x"]),
-                y=as_floats(lookup.loc[region, "y"]),
-                customdata=[[r] for r in region],
-                marker=dict(size=14, color="rgba(0,0,0,0)", line=dict(color="#1e293b", width=2)),
-                hovertemplate="member row %{customdata[0]}<extra></extra>",
-            )
+                x=as_floats(part["x"]),
+                y=as_floats(part["y"]),
+                customdata=[[int(r)] for r in part["row"]],
+                marker=dict(
+                    size=8 if col in (None, 1) else 11,
+                    color=as_floats(part["probability"]),
+                    colorscale="OrRd",
+                    cmin=0.5,
+                    cmax=1.0,
+                    showscale=col in (None, 1),
+                    # The title sits beside the bar, not above it, where it ran into the "1" tick.
+                    colorbar=dict(title=dict(text="P(undesirable)", side="right"), thickness=12, x=1.0, xpad=4),
+                    opacity=[1.0 if m else 0.25 for m in part_meets],
+                    line=dict(color=["#7f1d1d" if m and meeting is not None else "white" for m in part_meets],
+                              width=[1.2 if m and meeting is not None else 0.5 for m in part_meets]),
+                ),
+                hovertemplate="row %{customdata[0]}<br>P(undesirable) = %{marker.color:.2f}<extra></extra>",
+                showlegend=False,
+            ),
+            **where,
         )
-    if query is not None and int(query) in lookup.index:
-        fig.add_trace(
-            go.Scatter(
-                name="query",
-                mode="markers",
-                x=[float(lookup.loc[int(query), "x"])],
-                y=[float(lookup.loc[int(query), "y"])],
-                customdata=[[int(query)]],
-                marker=dict(size=20, symbol="star", color="#2563eb", line=dict(color="white", width=1)),
-                hovertemplate="query row %{customdata[0]}<extra></extra>",
+        if region:
+            fig.add_trace(
+                go.Scatter(
+                    name="region members",
+                    mode="markers",
+                    x=as_floats(lookup.loc[region, "x"]),
+                    y=as_floats(lookup.loc[region, "y"]),
+                    customdata=[[r] for r in region],
+                    marker=dict(size=18 if col in (None, 1) else 22, color="rgba(0,0,0,0)",
+                                line=dict(color="#1e293b", width=2.5)),
+                    hovertemplate="member row %{customdata[0]}<extra></extra>",
+                    showlegend=col in (None, 1),
+                ),
+                **where,
             )
-        )
+        if has_query:
+            fig.add_trace(
+                go.Scatter(
+                    name="query",
+                    mode="markers",
+                    x=[float(lookup.loc[int(query), "x"])],
+                    y=[float(lookup.loc[int(query), "y"])],
+                    customdata=[[int(query)]],
+                    marker=dict(size=22 if col in (None, 1) else 26, symbol="star", color="#2563eb",
+                                line=dict(color="white", width=1.5)),
+                    hovertemplate="query row %{customdata[0]}<extra></extra>",
+                    showlegend=col in (None, 1),
+                ),
+                **where,
+            )
+
+    add_panel(np.ones(len(frame), bool), 1 if has_query else None)
     e1, e2 = (float(v) for v in fmap.explained)
     fig.update_xaxes(title_text=f"map axis 1 ({100 * e1:.0f}% of variation)", zeroline=False)
     fig.update_yaxes(title_text=f"map axis 2 ({100 * e2:.0f}% of variation)", zeroline=False)
+    if has_query:
+        x_range, y_range = _zoom_box(frame, [int(query), *region])
+        inside = frame["x"].between(*x_range).to_numpy() & frame["y"].between(*y_range).to_numpy()
+        add_panel(inside, 2)
+        fig.update_xaxes(range=x_range, title_text="axis 1 (zoomed)", row=1, col=2)
+        fig.update_yaxes(range=y_range, title_text=None, row=1, col=2)
+    if meeting is not None and criterion:
+        fig.add_trace(go.Scatter(name=f"meets {criterion}", x=[None], y=[None], mode="markers", hoverinfo="skip",
+                                 marker=dict(size=9, color="#fca5a5", line=dict(color="#7f1d1d", width=1.2))))
+        fig.add_trace(go.Scatter(name="does not (faded)", x=[None], y=[None], mode="markers", hoverinfo="skip",
+                                 marker=dict(size=9, color="#fca5a5", opacity=0.25)))
     # Dragging pans: with dragmode "lasso" a click arrives as an empty lasso and selects nothing.
     # Box and lasso stay in the modebar for selecting several.
     fig.update_layout(clickmode="event+select", dragmode="pan")
-    return apply_style(fig, title=title, height=460)
+    return apply_style(fig, title=title, height=500)
 
 
 def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexResult) -> go.Figure:
@@ -320,13 +435,13 @@ def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexRe
             colorscale="Blues",
             text=[["" if v is None else f"{v:.2f}" for v in line] for line in z],
             texttemplate="%{text}",
-            colorbar=dict(title=dict(text="F_j"), thickness=12),
+            colorbar=dict(thickness=12),  # the title says what the colour is; a bar title crowded the ticks
             hovertemplate="%{y}<br>%{x}: F = %{z:.3f}<extra></extra>",
         )
     )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickangle=-30)
-    return apply_style(fig, title="Saved regions compared: change frequency per feature", height=200 + 45 * len(rows))
+    return apply_style(fig, title="Saved regions compared: change frequency F_j per feature (darker: changed more often)", height=200 + 45 * len(rows))
 
 
 def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go.Figure:
@@ -371,7 +486,7 @@ def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
                 orientation="h",
                 y=labels,
                 x=as_floats(res.frequency_mean[order]),
-                error_x=dict(type="data", array=as_floats(res.frequency_std[order]), color="#334155", thickness=1),
+                error_x=frequency_whiskers(res, order)[0],
                 marker_color=[FIXED_COLOUR if res.immutable[j] else FLEX_COLOUR for j in order],
                 customdata=[res.feature_names[j] for j in order],
                 hovertemplate="%{y}<br>F = %{x:.3f}<extra></extra>",

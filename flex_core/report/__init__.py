@@ -1,19 +1,34 @@
 """Plain-language readings and the self-contained HTML report."""
 
+from .._format import format_duration, format_number, format_share, plural
 from ._html import ReportSection, build_html_report
 from ._readings import (
     WHAT_MUST_CHANGE_READING,
+    FeatureLists,
     describe_certainty,
     describe_coverage,
     describe_global,
+    describe_magnitudes,
+    describe_model,
     describe_neighbour_ties,
     describe_passengers,
     describe_regional,
     describe_tau_sweep,
+    feature_lists,
+    majority_outcome,
     quadrant_legend,
     rank_text,
     what_must_change_frame,
     with_interval,
 )
+from ._session import HOW_TO_READ, SessionResults, counterfactual_examples_table, session_sections
+from ._tables import (
+    human_table,
+    importance_table,
+    mode_shift_table,
+    model_quality_table,
+    regional_table,
+    settings_table,
+)
 
-__all__ = ["describe_global", "describe_regional", "describe_neighbour_ties", "describe_tau_sweep", "describe_coverage", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "ReportSection", "build_html_report"]
+__all__ = ["describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties"]

@@ -1,14 +1,22 @@
-"""Plain-language readings of FLEX results, for the app and the HTML report."""
+"""Plain-language readings of FLEX results, for the app and the HTML report.
+
+Each reading names a feature at most once per list (often changed / rarely changed /
+held fixed), says which counterfactuals a number refers to, and writes counts and
+shares the way a reader expects ("1 case", "12,316 rows", "83%").
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from .._format import format_share, plural
 from .._results import QUADRANT_MEANING, FlexResult, RegionalResult
+from ..data import TaskSpec
 
 __all__ = [
     "describe_global",
@@ -23,6 +31,11 @@ __all__ = [
     "describe_passengers",
     "WHAT_MUST_CHANGE_READING",
     "what_must_change_frame",
+    "FeatureLists",
+    "feature_lists",
+    "describe_magnitudes",
+    "describe_model",
+    "majority_outcome",
 ]
 
 #: One sentence each on how to read the four "what must change" numbers.
@@ -47,9 +60,16 @@ PASSENGER_MIN_FREQUENCY = 0.03
 #: ... and at most this fraction of those changes is necessary.
 PASSENGER_MAX_NECESSARY_SHARE = 0.25
 
+#: A feature changed by fewer than this share of the alternatives is "rarely changed".
+RARE = 0.05
+#: At most this many features are named as "most often changed".
+TOP = 3
+#: At most this many rarely changed features are named; the rest are counted.
+MAX_RARE_NAMED = 6
 
-def _pct(x: float) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.0f}%"
+
+def _pct(x) -> str:
+    return format_share(x)
 
 
 def with_interval(value: float, interval: Sequence[float] | None, *, decimals: int = 2) -> str:
@@ -160,40 +180,96 @@ def describe_neighbour_ties(regional: RegionalResult) -> str:
     )
 
 
+def _join(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@dataclass(frozen=True)
+class FeatureLists:
+    """Feature positions in the three lists of a reading; a feature is in one list at most.
+
+    ``often``: up to three changeable features changed by at least 5% of the alternatives,
+    most frequent first; ``rarely``: changeable features changed by fewer than 5%;
+    ``fixed``: immutable features. Changeable features between the two (5% or more, but
+    not in the top three) are in no list.
+    """
+
+    often: tuple[int, ...]
+    rarely: tuple[int, ...]
+    fixed: tuple[int, ...]
+
+
+def feature_lists(result: FlexResult) -> FeatureLists:
+    """Which features a reading names as often changed, rarely changed and fixed (disjoint by construction)."""
+    freq = np.asarray(result.frequency_mean, dtype=float)
+    fixed = [j for j in range(len(freq)) if result.immutable[j]]
+    mutable = [j for j in range(len(freq)) if not result.immutable[j] and not math.isnan(freq[j])]
+    by_frequency = sorted(mutable, key=lambda j: (-freq[j], result.feature_names[j]))
+    often = [j for j in by_frequency if freq[j] >= RARE][:TOP]
+    rarely = [j for j in by_frequency if freq[j] < RARE]
+    return FeatureLists(tuple(often), tuple(rarely), tuple(fixed))
+
+
+def describe_magnitudes(result: FlexResult, features: Sequence[int]) -> str:
+    """How large the changes to the given continuous features are, said against τ.
+
+    μ_j is averaged over *all* alternatives (those that leave the number alone or move it
+    by less than τ count with their own, small size), so the sentence says so, and flags
+    when the average is below the τ that a change needs to count.
+    """
+    parts = []
+    for j in features:
+        mu, tau = float(result.magnitude_mean[j]), float(result.tau[j])
+        if result.kinds[j] != "continuous" or math.isnan(mu):
+            continue
+        text = f"{result.display_names[j]} {_pct(mu)} of its range"
+        if not math.isnan(tau):
+            text += f" ({'below' if mu < tau else 'at or above'} τ = {_pct(tau)})"
+        parts.append(text)
+    if not parts:
+        return ""
+    return (
+        "Average size of the change to a number, over all alternatives (including those that leave it alone or "
+        f"move it by less than τ): {_join(parts)}."
+    )
+
+
+def _tau_sentence(result: FlexResult) -> str:
+    tau = [t for t in result.tau if not math.isnan(t)]
+    if not tau:
+        return ""
+    low, high = min(tau), max(tau)
+    span = _pct(low) if low == high else f"{_pct(low)} to {_pct(high)}"
+    return f" A change to a number counts only when it exceeds τ = {span} of the number's range."
+
+
 def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) -> str:
     """A short reading of a global (or regional) result for people who have never seen FLEX."""
-    frame = result.to_frame()
-    mutable = frame[~frame["immutable"]]
-    if mutable.empty or mutable["frequency_mean"].isna().all():
+    lists = feature_lists(result)
+    freq = result.frequency_mean
+    if np.isnan(np.asarray(freq, dtype=float)[[j for j in range(len(freq)) if not result.immutable[j]]]).all():
         return "No counterfactual was found, so there is nothing to read yet."
-    top = mutable.iloc[: min(3, len(mutable))]
-    parts = []
-    for _, line in top.iterrows():
-        text = f"{line['label']} ({_pct(line['frequency_mean'])} of alternatives"
-        if line["kind"] == "continuous" and not math.isnan(line["magnitude_mean"]):
-            text += f", typically by {_pct(line['magnitude_mean'])} of its range"
-        parts.append(text + ")")
-    scope = {"global": "Across", "regional": "In this group of", "local": "For"}[result.level]
-    lead = (
-        f"{scope} {result.n_factuals_used} case(s) predicted {_outcome(undesirable)}, "
-        f"the smallest changes that flip the prediction most often involve "
-    )
-    body = "; ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] + "."
-    low = mutable[mutable["frequency_mean"] < 0.05]
-    tail = ""
-    if len(low):
-        tail = f" Rarely changed (under 5%): {', '.join(low['label'])}."
-    immutable = frame[frame["immutable"]]
-    if len(immutable):
-        tail += f" Held fixed because they cannot be changed: {', '.join(immutable['label'])}."
-    tau = [t for t in result.tau if not math.isnan(t)]
-    if tau:
-        tail += (
-            f" A change to a number only counts when it exceeds τ = {min(tau):g}"
-            + (f" to {max(tau):g}" if max(tau) != min(tau) else "")
-            + " of the feature's range."
-        )
-    return lead + body + tail + describe_certainty(result) + describe_passengers(result)
+    cases = plural(result.n_factuals_used, "case")
+    scope = {"global": f"Across {cases}", "regional": f"In this group of {cases}", "local": f"For {cases}"}[result.level]
+    lead = f"{scope} predicted {_outcome(undesirable)}, "
+    if lists.often:
+        named = [f"{result.display_names[j]} ({_pct(freq[j])} of alternatives)" for j in lists.often]
+        body = f"the smallest changes that flip the prediction most often involve {_join(named)}."
+    else:
+        body = f"no changeable feature is changed by {_pct(RARE)} or more of the alternatives."
+    magnitudes = describe_magnitudes(result, lists.often)
+    tail = f" {magnitudes}" if magnitudes else ""
+    if lists.rarely:
+        rare = [result.display_names[j] for j in lists.rarely]
+        if len(rare) > MAX_RARE_NAMED:  # a long list hides the point; the table has the rest
+            rare = [*rare[: MAX_RARE_NAMED - 1], plural(len(rare) - MAX_RARE_NAMED + 1, "other feature")]
+        tail += f" Rarely changed (under {_pct(RARE)} of alternatives): {_join(rare)}."
+    if lists.fixed:
+        tail += f" Held fixed because they cannot be changed: {_join([result.display_names[j] for j in lists.fixed])}."
+    return lead + body + tail + _tau_sentence(result) + describe_certainty(result) + describe_passengers(result)
 
 
 def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None = None) -> str:
@@ -202,7 +278,7 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
     labels = dict(zip(imp.feature_names, imp.display_names))
     size = len(regional.members)
     crit = regional.criterion
-    where = f" with {crit['feature']} = {crit['value']}" if crit else ""
+    where = f" with {labels.get(crit['feature'], crit['feature'])} = {crit['value']}" if crit else ""
     r = regional.pearson_r
     if math.isnan(r):
         agreement = "The region is too small or too uniform to compare with the whole population (r undefined)."
@@ -210,33 +286,35 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
         strength = "closely follows" if r >= 0.7 else "partly follows" if r >= 0.3 else "differs from"
         agreement = f"Its pattern {strength} the whole population's (Pearson r = {r:.2f})."
         low, high = regional.pearson_r_interval
-        if not math.isnan(low):
+        if not math.isnan(low) and f"{low:.2f}" != f"{high:.2f}":
             # A region holds few cases: say how far r moves with which cases it happens to hold.
             agreement += (
                 f" Resampling the region's cases puts r between {low:.2f} and {high:.2f} (95% bootstrap interval)"
                 + ("; with so wide a range, read r as rough." if high - low > 0.5 else ".")
             )
+    # Quadrants are relative to the mean, so a feature the region rarely changes can sit "high": it is
+    # not called a driver of this region then (the reading would contradict its own "rarely" list).
+    rarely = set(feature_lists(imp).rarely)
     by_quadrant: dict[str, list[str]] = {}
-    for name, q in zip(imp.feature_names, regional.quadrants):
-        if q is not None:
-            by_quadrant.setdefault(q, []).append(labels[name])
+    for j, q in enumerate(regional.quadrants):
+        if q is not None and not (q in ("A", "C") and j in rarely):
+            by_quadrant.setdefault(q, []).append(imp.display_names[j])
     extra = []
     if by_quadrant.get("A"):
-        extra.append(f"Drivers specific to this region (quadrant A): {', '.join(by_quadrant['A'])}.")
+        extra.append(f"Drivers specific to this region (quadrant A): {_join(by_quadrant['A'])}.")
     if by_quadrant.get("C"):
-        extra.append(f"Drivers everywhere (quadrant C): {', '.join(by_quadrant['C'])}.")
+        extra.append(f"Drivers everywhere (quadrant C): {_join(by_quadrant['C'])}.")
     if by_quadrant.get("D"):
-        extra.append(f"Important overall but less so here (quadrant D): {', '.join(by_quadrant['D'])}.")
-    shifts = sorted(
-        (s for s in regional.mode_shift if not math.isnan(s["delta"])), key=lambda s: s["delta"]
-    )
+        extra.append(f"Important overall but less so here (quadrant D): {_join(by_quadrant['D'])}.")
+    shifts = sorted((s for s in regional.mode_shift if not math.isnan(s["delta"])), key=lambda s: s["delta"])
     if shifts and shifts[0]["delta"] < -0.3:
         s = shifts[0]
         extra.append(
-            f"The counterfactuals most often move away from {labels.get(s['name'], s['name'])} = {s['mode']} "
-            f"(δ = {s['delta']:+.2f}: the share falls from {_pct(s['p_orig'])} to {_pct(s['p_cf'])})."
+            f"The alternatives most often move away from {labels.get(s['name'], s['name'])} = {s['mode']} "
+            f"(δ = {s['delta']:+.2f}: its share falls from {_pct(s['p_orig'])} of the cases to "
+            f"{_pct(s['p_cf'])} of their alternatives)."
         )
-    lead = f"A group of {size} similar case(s) around row {regional.query}{where}. "
+    lead = f"A group of {plural(size, 'similar case')} around row {regional.query}{where}. "
     return lead + describe_global(imp, undesirable=undesirable) + " " + agreement + (" " + " ".join(extra) if extra else "")
 
 
@@ -265,15 +343,54 @@ def describe_tau_sweep(sweep: pd.DataFrame) -> str:
 def describe_coverage(coverage: Mapping) -> str:
     """The generator's coverage in one sentence."""
     return (
-        f"{coverage['queries']} case(s) explained; {coverage['counterfactuals_found']} of "
-        f"{coverage['counterfactuals_requested']} requested alternatives were found and "
+        f"{plural(coverage['queries'], 'case')} explained; {coverage['counterfactuals_found']:,} of "
+        f"{coverage['counterfactuals_requested']:,} requested alternatives were found and "
         f"{_pct(coverage['validity'])} of those really flip the prediction; "
-        f"{coverage['queries_without']} case(s) got none."
+        f"{plural(coverage['queries_without'], 'case')} got none."
     )
+
+
+def majority_outcome(task: TaskSpec) -> tuple[str, float]:
+    """The more common side of the task's binary outcome, named by its target values, and its share of the rows."""
+    y = task.y
+    undesirable_share = float(y.mean()) if len(y) else 0.0
+    if undesirable_share > 0.5:
+        return _outcome(task.undesirable), undesirable_share
+    values = [str(v) for v in pd.unique(task.frame[task.target]) if v not in set(task.undesirable)]
+    return (" or ".join(sorted(values)) or f"not {_outcome(task.undesirable)}"), 1.0 - undesirable_share
+
+
+def describe_model(metrics: Mapping, task: TaskSpec) -> str:
+    """The model's quality next to always guessing the most common outcome, in words.
+
+    ``metrics`` is :attr:`FittedModel.metrics`. Its ``majority_baseline`` (the test part's
+    most common outcome share) is used when present, else the whole data's share, which a
+    stratified split keeps within a rounding step of it.
+    """
+    majority, majority_share = majority_outcome(task)
+    accuracy = metrics.get("test_accuracy")
+    if accuracy is None:
+        return "The model was not evaluated on held-out cases."
+    baseline = metrics.get("majority_baseline", majority_share)
+    # A model trained elsewhere is scored on the rows given, which may include its training rows: say which.
+    text = f"The model is right {_pct(accuracy)} of the time on {metrics.get('evaluated_on') or 'held-out cases'}"
+    if baseline is not None:
+        text += f"; always guessing '{majority}' would be right {_pct(baseline)} of the time"
+    text += "."
+    balanced = metrics.get("balanced_accuracy")
+    if balanced is not None:
+        text += (
+            f" Its balanced accuracy (the average of its hit rates on each outcome; 50% is guessing) is "
+            f"{_pct(balanced)}."
+        )
+    if baseline is not None and accuracy <= baseline + 0.01:
+        text += (
+            " It is hardly better than always guessing the most common outcome, so its counterfactuals say more "
+            "about the model than about the cases: read them with care."
+        )
+    return text
 
 
 def quadrant_legend() -> str:
     """The four quadrants of the regional-vs-global scatter, one line each."""
     return "\n".join(f"{q}: {text}" for q, text in QUADRANT_MEANING.items())
-
-

@@ -301,3 +301,26 @@ def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accide
     assert "majority_baseline" in report and "Spearman 95% interval" in report
     by_generator = results["accidents"]["global"]["facts"]["by_generator"]
     assert all(len(g["flex_vs_shap_interval"]) == 2 for g in by_generator.values())
+
+
+# -- progress and estimates for long runs ---------------------------------------------------
+def test_tree_shap_reports_rows_done_in_chunks_and_chunking_changes_nothing(synthetic_task, synthetic_model, factuals):
+    calls = []
+    chunked = fc.compare.shap_importance(synthetic_model, synthetic_task, factuals,
+                                         progress=lambda done, total: calls.append((done, total)))
+    n = len(factuals)  # 25 rows: chunks of 10 -> 10, 20, 25
+    assert calls == [(0, n), (10, n), (20, n), (25, n)]
+    whole = fc.compare.shap_importance(synthetic_model, synthetic_task, factuals[:10])
+    np.testing.assert_allclose(chunked.values[:10], whole.values)
+
+
+def test_estimates_say_what_runs_and_scale_with_rows(synthetic_task, synthetic_model, factuals):
+    shap = fc.compare.estimate_shap(synthetic_model, synthetic_task, factuals, probe=2)
+    assert shap.probe_rows == 2 and shap.n_rows == len(factuals) and shap.seconds_per_row > 0
+    width = synthetic_model.pipeline.named_steps["encode"].transform(synthetic_task.X.iloc[:1]).shape[1]
+    assert f"TreeSHAP on 25 rows × {width} one-hot columns; timed on 2 rows first" in shap.describe()
+    lime = fc.compare.estimate_lime(synthetic_model, synthetic_task, factuals[:4], num_samples=100)
+    assert lime.with_rows(40).seconds == pytest.approx(10 * lime.seconds)
+    assert "LIME on 4 rows × 100 samples each; timed on 1 row first" in lime.describe()
+    assert [fc.report.format_duration(s) for s in (2, 33, 130)] == ["under 5 seconds", "about 30 seconds",
+                                                                   "about 2 minutes"]

@@ -207,7 +207,7 @@ def test_r_needs_three_features_and_constant_continuous_mode_shift_works():
     task = fc.make_task(frame, target="y", undesirable="bad", kinds={"flat": "continuous"})
     cfset = make_set(task, [0, 1], [[(5.0, "b")], [(5.0, "a")]], n_cf=1)
     flat = fc.importance.mode_shift(task, cfset)[0]
-    assert flat["mode"] == "5-5" and flat["p_orig"] == 1.0 and flat["p_cf"] == 1.0
+    assert flat["mode"] == "5 to 5" and flat["p_orig"] == 1.0 and flat["p_cf"] == 1.0
 
 
 def test_an_ordinal_feature_uses_its_order_in_distances_and_the_mode_shift():

@@ -10,6 +10,8 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     at = start("synthetic-regional", page="pages/compare.py")
     bars = chart(at, "compare_bars")
     assert [t["name"] for t in bars["data"]] == ["FLEX", "DiCE Alg. 2"]  # no SHAP before the button
+    # Before it starts, the page says how long SHAP will take and what runs.
+    assert any("It will take" in i.value and "TreeSHAP on 12 rows" in i.value for i in at.info)
     at.button[0].click().run()
     assert not at.exception, at.exception
     bars = chart(at, "compare_bars")
@@ -27,8 +29,10 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     lime_button = [b for b in at.button if "LIME" in b.label]
     drawn = [e.proto.id for e in at.get("plotly_chart")]
     assert lime_button and not any(i.endswith("-compare_lime_chart") for i in drawn)  # LIME only when asked
+    assert any("It will take" in c.value and "500 samples each" in c.value for c in at.caption)
     lime_button[0].click().run()
     assert not at.exception, at.exception
     lime = chart(at, "compare_lime_chart")
-    assert [t["name"] for t in lime["data"]] == ["FLEX F_j ± std", "LIME (normalised)"]
+    assert [t["name"] for t in lime["data"]][1] == "LIME (normalised)"
+    assert lime["data"][0]["name"] in ("FLEX F_j (95% interval)", "FLEX F_j (± std)")
     assert max(lime["data"][1]["x"]) == 1.0

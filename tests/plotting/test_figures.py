@@ -96,7 +96,43 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     assert list(line.x) == list(line.y)
     assert "Pearson r = undefined" in fig.layout.title.text  # two features always give ±1: not reported
     # speed: high regional, low global -> A; visibility: low regional, high global -> D
-    assert points.text == ("Vehicle speed (km/h) (A)", "Visibility (0-1) (D)")
+    assert points.hovertext == ("Vehicle speed (km/h) (quadrant A)", "Visibility (0-1) (quadrant D)")
+    assert points.text == ("Vehicle speed (km/h)", "Visibility (0-1)")  # both far from y = x: both labelled
+    legend = [t.name for t in fig.data if t.showlegend is not False and t.name]
+    assert "A: specific to this region" in legend and "D: matters less here than overall" in legend
+
+
+def test_thin_labels_keeps_the_top_and_the_far_and_drops_crowded_ones():
+    # Twelve features: two clear leaders, one far above y = x, and nine crowded near the origin (as on loan).
+    x = [0.9, 0.05, 0.6] + [0.01 + 0.002 * i for i in range(9)]
+    y = [0.8, 0.55, 0.62] + [0.012 + 0.002 * i for i in range(9)]
+    shown = fc.plotting.thin_labels(x, y, top=3, far=0.12, min_gap=0.05)
+    assert shown[:3].tolist() == [True, True, True]  # leaders and the point far from the diagonal
+    assert not shown[3:].any()  # the crowd near the origin is neither top nor far: hover text only
+    labelled = np.flatnonzero(shown)
+    pts = np.c_[x, y][labelled]
+    gaps = np.abs(pts[:, None] - pts[None]).max(axis=2) + np.eye(len(labelled))
+    assert gaps.min() >= 0.05  # no two labels on each other
+    # Labels are wide: side by side within the x gap and the y gap, only one keeps its label; far apart in x, both.
+    assert fc.plotting.thin_labels([0.1, 0.2], [0.5, 0.52], top=2, min_gap=(0.2, 0.05)).tolist() == [True, False]
+    assert fc.plotting.thin_labels([0.1, 0.5], [0.5, 0.52], top=2, min_gap=(0.2, 0.05)).tolist() == [True, True]
+    # Two top points on top of each other: only the more important one keeps its label.
+    assert fc.plotting.thin_labels([0.5, 0.48, 0.1], [0.5, 0.47, 0.1], top=3, min_gap=0.05).tolist() == [True, False, True]
+
+
+def test_thin_labels_ignores_missing_points_and_respects_top():
+    shown = fc.plotting.thin_labels([0.5, np.nan, 0.1, 0.3], [0.5, 0.9, 0.1, 0.3], top=1, far=0.5, min_gap=0.01)
+    assert shown.tolist() == [True, False, False, False]
+
+
+def test_share_whiskers_stay_inside_zero_one(toy_result):
+    from dataclasses import replace
+
+    wide = replace(toy_result, frequency_mean=np.array([0.9, 0.05]), frequency_std=np.array([0.3, 0.2]))
+    whiskers, _ = fc.plotting.frequency_whiskers(wide, [0, 1], whiskers="std")
+    assert whiskers["array"] == pytest.approx([0.1, 0.2]) and whiskers["arrayminus"] == pytest.approx([0.3, 0.05])
+    fig = fc.plotting.importance_figure(wide)
+    assert fig.data[1].cliponaxis is False  # μ diamonds at 0 are drawn whole
 
 
 def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model):
@@ -108,7 +144,16 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
     fig = fc.plotting.factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]])
     point = {"customdata": fig.data[0].customdata[5]}
     assert selection.rows_from_selection({"points": [point]}) == [int(a.frame["row"].iloc[5])]
-    assert [t.name for t in fig.data] == ["factuals", "region members", "query"]
+    assert [t.name for t in fig.data] == ["factuals", "region members", "query",
+                                          "factuals (zoom)", "region members", "query"]
+    # The zoom panel frames the region: every member and the query lie inside its ranges.
+    xr, yr = fig.layout.xaxis2.range, fig.layout.yaxis2.range
+    region = a.frame.set_index("row").loc[[int(r) for r in rows[:3]]]
+    assert region["x"].between(*xr).all() and region["y"].between(*yr).all()
+    marked = fc.plotting.factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]],
+                                            meeting=[int(r) for r in rows[:5]], criterion="road type = rural")
+    opacity = marked.data[0].marker.opacity
+    assert sum(o == 1.0 for o in opacity) == 5 and "meets road type = rural" in [t.name for t in marked.data]
     # A lasso or box drag mode turns a click into an empty selection: dragging must pan, clicks select.
     assert fig.layout.dragmode == "pan" and fig.layout.clickmode == "event+select"
 
@@ -159,22 +204,9 @@ def test_counterfactual_table_marks_exactly_the_changed_cells(toy_task, toy_mode
     assert table["P(undesirable)"].iloc[0] > 0.5
 
 
-def test_html_report_is_self_contained_and_holds_every_table(toy_result):
-    html = fc.report.build_html_report(
-        [fc.report.ReportSection("Global <view>", "Reading & more.", fc.plotting.importance_figure(toy_result), toy_result.to_frame()),
-         fc.report.ReportSection("Balance", "Only a table.", table=pd.DataFrame({"outcome": ["a"], "rows": [3]}))],
-        title="Report", meta={"dataset": "builtin:toy2d"},
-    )
-    assert html.count("<table") == 2 and html.count("<h2>") == 2
-    assert "Global &lt;view&gt;" in html and "Reading &amp; more." in html  # text is escaped
-    assert html.count("window.PlotlyConfig") == 1  # plotly.js embedded once
-    assert '<script src="http' not in html and "<script src='http" not in html  # nothing fetched online
-    assert "builtin:toy2d" in html and "visibility" in html
-
-
 def test_plain_language_readings_name_the_top_features(toy_result):
     text = fc.report.describe_global(toy_result, undesirable=("Severe",))
-    assert text.startswith("Across 2 case(s) predicted Severe")
+    assert text.startswith("Across 2 cases predicted Severe")
     assert text.index("Visibility") < text.index("Vehicle speed")
     coverage = {"queries": 2, "counterfactuals_found": 4, "counterfactuals_requested": 4, "validity": 1.0,
                 "queries_without": 0}

@@ -1,0 +1,217 @@
+"""Every result of a session as report sections, each with its reading.
+
+The app collects what exists (a region only once one was chosen, SHAP and LIME only
+after they ran) into :class:`SessionResults`; :func:`session_sections` turns each
+present result into one :class:`ReportSection`, in reading order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._format import format_duration, format_number, format_share, plural
+from .._results import FlexResult, RegionalResult
+from ..compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
+from ..data import TaskSpec, class_balance
+from ..models import FittedModel
+from ._html import ReportSection
+from ._readings import (
+    describe_coverage,
+    describe_global,
+    describe_model,
+    describe_regional,
+    describe_tau_sweep,
+    quadrant_legend,
+)
+from ._tables import human_table, importance_table, mode_shift_table, model_quality_table, regional_table
+
+__all__ = ["SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ"]
+
+HOW_TO_READ = (
+    "For each case the model predicts as undesirable, a generator looks for a few "
+    "alternatives: the same case with small changes that make the model predict the desirable outcome. "
+    "FLEX counts how often each feature is changed in those alternatives. A feature changed in 80% of them "
+    "is one the model's decision hinges on; one never changed does not matter for flipping it. For a number, "
+    "a change only counts when it is larger than τ (a share of the number's range), so tiny nudges do not count. "
+    "The counts are made for all cases (global), for a group of similar cases (regional) and for one case "
+    "(local). The importance is of features for the model's decision, not causes in the world; it depends on "
+    "the model, the generator and its seed, which the settings table names."
+)
+
+
+@dataclass(frozen=True)
+class SessionResults:
+    """What a session computed. Only ``task``, ``model`` and ``global_result`` are required.
+
+    ``saved`` and ``lime`` map a region's name to its result; ``examples`` maps a row id to
+    the output of :func:`flex_core.counterfactuals.counterfactual_table` (table, changed).
+    """
+
+    task: TaskSpec
+    model: FittedModel
+    global_result: FlexResult
+    coverage: Mapping | None = None
+    tau_sweep: pd.DataFrame | None = None
+    tau_panels: Mapping[float, FlexResult] | None = None
+    regional: RegionalResult | None = None
+    saved: Mapping[str, RegionalResult] = field(default_factory=dict)
+    examples: Mapping[int, tuple[pd.DataFrame, pd.DataFrame]] = field(default_factory=dict)
+    shap: ShapImportance | None = None
+    lime: Mapping[str, tuple[RegionalResult, LimeImportance]] = field(default_factory=dict)
+
+
+def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: pd.DataFrame) -> pd.DataFrame:
+    """A case and its alternatives for reading: unchanged cells show "·", changed ones their new value."""
+    out = pd.DataFrame(index=table.index)
+    for f in task.features:
+        values = [format_number(v) if f.is_continuous else str(v) for v in table[f.name]]
+        out[f.label] = [v if line == "factual" or changed.loc[line, f.name] else "·"
+                        for line, v in zip(table.index, values)]
+    out["P(undesirable)"] = [f"{p:.2f}" for p in table["P(undesirable)"]]
+    out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
+    return out.reset_index(names="")
+
+
+def _data_section(results: SessionResults) -> ReportSection:
+    task, model = results.task, results.model
+    balance = class_balance(task).assign(share=lambda f: f["share"].map(format_share))
+    reading = (
+        f"{task.name}: {len(task.frame):,} cases and {plural(len(task.features), 'feature')}; the outcome "
+        f"{' or '.join(map(str, task.undesirable))} counts as undesirable. The model is a {model.label}. "
+        + describe_model(model.metrics, task)
+        + (" " + " ".join(task.notes) if task.notes else "")
+    )
+    return ReportSection("The data and the model", reading, tables=(human_table(balance), model_quality_table(model.metrics)))
+
+
+def _global_section(results: SessionResults) -> ReportSection:
+    from ..plotting import importance_figure
+
+    result = results.global_result
+    reading = describe_global(result, undesirable=results.task.undesirable)
+    if results.coverage is not None:
+        reading += "\n\n" + describe_coverage(results.coverage)
+    return ReportSection("What would have to change, across all cases", reading,
+                         figures=(importance_figure(result),), tables=(importance_table(result),))
+
+
+def _tau_section(results: SessionResults) -> ReportSection:
+    from ..plotting import tau_panels_figure, tau_sweep_figure
+
+    current = [t for t in results.global_result.tau if not math.isnan(t)]
+    figures = [tau_sweep_figure(results.tau_sweep, current=min(current) if current else None)]
+    if results.tau_panels:
+        figures.append(tau_panels_figure(results.tau_panels))
+    return ReportSection("How large a change must be to count (τ)", describe_tau_sweep(results.tau_sweep),
+                         figures=tuple(figures))
+
+
+def _region_sections(name: str, regional: RegionalResult, results: SessionResults) -> list[ReportSection]:
+    from ..plotting import importance_figure, regional_scatter
+
+    reading = describe_regional(regional, undesirable=results.task.undesirable)
+    reading += "\n\nQuadrants of the scatter: " + quadrant_legend().replace("\n", "; ") + "."
+    return [
+        ReportSection(name, reading,
+                      figures=(importance_figure(regional.importance, dice=False), regional_scatter(regional)),
+                      tables=(regional_table(regional),)),
+        ReportSection(f"{name}: which values the alternatives move away from",
+                      "The mode shift: for each feature, the region's most common value and its share among the "
+                      "cases and among their alternatives. δ below zero means the alternatives leave that value; "
+                      "δ = -1 means no alternative keeps it.",
+                      tables=(mode_shift_table(regional),)),
+    ]
+
+
+def _saved_section(results: SessionResults) -> ReportSection:
+    from ..plotting import regions_heatmap
+
+    lines = []
+    for name, regional in results.saved.items():
+        r = regional.pearson_r
+        top = regional.importance
+        order = np.argsort(-np.nan_to_num(top.frequency_mean, nan=-1.0), kind="stable")
+        leader = top.display_names[order[0]]
+        lines.append(f"{name} ({plural(len(regional.members), 'case')}): most often changed {leader} "
+                     f"({format_share(top.frequency_mean[order[0]])}); r with the whole population "
+                     f"{'undefined' if math.isnan(r) else f'{r:.2f}'}.")
+    reading = "Each line of the heatmap is one group's change frequency per feature, the whole population first.\n\n" + "\n\n".join(lines)
+    return ReportSection("Saved regions compared", reading,
+                         figures=(regions_heatmap(results.saved, results.global_result),))
+
+
+def _examples_section(results: SessionResults) -> ReportSection:
+    tables = tuple(counterfactual_examples_table(results.task, *pair) for pair in results.examples.values())
+    rows = [str(r) for r in results.examples]
+    named = ("row " if len(rows) == 1 else "rows ") + (rows[0] if len(rows) == 1 else ", ".join(rows[:-1]) + " and " + rows[-1])
+    reading = (
+        f"The alternatives the generator found for {named}: in each table, the first line is the case as it is; on the "
+        "following lines a dot means the value is unchanged, so what is written is what would have to change. "
+        "'flips the prediction' says whether the model really predicts the desirable outcome for it."
+    )
+    return ReportSection("Counterfactual examples", reading, tables=tables)
+
+
+def _shap_section(results: SessionResults) -> ReportSection:
+    from ..plotting import rank_scatter_figure, ranking_bars_figure
+
+    result, shap, task = results.global_result, results.shap, results.task
+    names, labels = list(task.feature_names), [f.label for f in task.features]
+    mutable = ~np.array(result.immutable)
+    scores = {"FLEX": result.frequency_mean, "DiCE Alg. 2": result.dice_frequency, "SHAP": shap.mean_abs}
+    agreement = rank_agreement(result.frequency_mean, shap.mean_abs, names=names, include=mutable)
+    words = ("closely agree" if agreement.spearman >= 0.7 else "partly agree" if agreement.spearman >= 0.3
+             else "rank the features differently")
+    reading = (
+        f"SHAP, with the {shap.explainer} explainer, on the same {plural(len(shap.query_index), 'case')} "
+        f"took {format_duration(shap.seconds)}. FLEX and SHAP {words} (Spearman {agreement.spearman:.2f}, Kendall "
+        f"{agreement.kendall:.2f}; {format_share(agreement.top_k_overlap)} of the top {agreement.k} in common). "
+        "SHAP measures how much a feature moves the predicted probability; FLEX what it takes to flip the decision, "
+        "so a feature can matter to one and not the other."
+    )
+    table = ranking_table(labels, scores, stds={"FLEX": result.frequency_std}, decimals={"SHAP": 4}, include=mutable)
+    return ReportSection(
+        "FLEX next to SHAP and DiCE's own count",
+        reading,
+        figures=(ranking_bars_figure(names, labels, scores, include=mutable),
+                 rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement,
+                                     include=mutable)),
+        tables=(table.reset_index() if table.index.name else table,),
+    )
+
+
+def _lime_section(name: str, regional: RegionalResult, lime: LimeImportance) -> ReportSection:
+    from ..plotting import regional_lime_figure
+
+    reading = (
+        f"LIME on the {plural(len(lime.query_index), 'case')} of {name} (it took {format_duration(lime.seconds)}): its mean "
+        "|weight|, divided by its largest, beside FLEX's change frequency. Where they disagree, LIME measures the "
+        "local sensitivity of the score, FLEX what it takes to flip the decision."
+    )
+    return ReportSection(f"FLEX next to LIME: {name}", reading, figures=(regional_lime_figure(regional, lime),))
+
+
+def session_sections(results: SessionResults) -> list[ReportSection]:
+    """One section per result present in ``results``, in reading order, each with its reading."""
+    sections = [_data_section(results), _global_section(results)]
+    if results.tau_sweep is not None and not results.tau_sweep.empty:
+        sections.append(_tau_section(results))
+    if results.regional is not None:
+        regional = results.regional
+        sections += _region_sections(f"The region around row {regional.query}", regional, results)
+    for name, regional in results.saved.items():
+        sections += _region_sections(f"Saved region: {name}", regional, results)
+    if results.saved:
+        sections.append(_saved_section(results))
+    if results.examples:
+        sections.append(_examples_section(results))
+    if results.shap is not None:
+        sections.append(_shap_section(results))
+    for name, (regional, lime) in results.lime.items():
+        sections.append(_lime_section(name, regional, lime))
+    return sections

@@ -1,0 +1,103 @@
+"""The HTML report: self-contained, readable, printable, and holding every result the session computed."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+
+
+def test_html_report_is_self_contained_and_holds_every_table(toy_task):
+    result = _toy_result(toy_task)
+    html = fc.report.build_html_report(
+        [fc.report.ReportSection("Global <view>", "Reading & more.\n\nSecond paragraph.",
+                                 figures=(fc.plotting.importance_figure(result),),
+                                 tables=(fc.report.importance_table(result),)),
+         fc.report.ReportSection("Balance", "Only a table.", tables=(pd.DataFrame({"outcome": ["a"], "rows": [3]}),))],
+        title="Report", meta={"dataset": "builtin:toy2d", "generator settings": {"max_steps": 3}},
+        intro=fc.report.HOW_TO_READ,
+    )
+    assert html.count("<table") == 3 and html.count("<h2>") == 2  # the settings table and the two sections'
+    assert "Global &lt;view&gt;" in html and "Reading &amp; more." in html  # text is escaped
+    assert html.count("<p>Second paragraph.</p>") == 1
+    assert html.count("window.PlotlyConfig") == 1  # plotly.js embedded once
+    assert '<script src="http' not in html and "<script src='http" not in html  # nothing fetched online
+    assert "builtin:toy2d" in html and "max_steps: 3" in html and "How to read FLEX" in html
+    assert "break-before:page" in html  # each section starts a printed page
+    # Human headers and values: no raw column names, booleans, None or a 0..n index column.
+    for raw in ("frequency_mean", "magnitude_mean", ">True<", ">False<", ">None<", "<th></th>"):
+        assert raw not in html
+
+
+def _toy_result(task):
+    cfset = fc.counterfactuals.CounterfactualSet(
+        tuple(task.feature_names), np.arange(2), np.array([[100.0, 0.2], [90.0, 0.5]]),
+        np.array([[[70.0, 0.2], [100.0, 0.9]], [[90.0, 0.95], [85.0, 0.5]]]), np.ones((2, 2), bool),
+        np.ones((2, 2), bool), "hand", 0.0,
+    )
+    return fc.flex_importance(cfset, task, tau=0.1, ranges=np.array([100.0, 1.0]))
+
+
+@pytest.fixture(scope="module")
+def session(synthetic_task, synthetic_model):
+    """A session on the synthetic data where everything ran: region, saved regions, example, SHAP and LIME."""
+    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"),
+                                   n_cf=4, seed=0)
+    global_result = fc.run_global(store, n_factuals=20, tau=0.1)
+    query = int(global_result.query_index[0])
+    regional = fc.run_regional(store, global_result, query=query, k=3, tau=0.1)
+    other = fc.run_regional(store, global_result, query=int(global_result.query_index[1]), k=3, tau=0.1)
+    shap = fc.compare.shap_importance(synthetic_model, synthetic_task, [int(r) for r in global_result.query_index[:8]],
+                                      seed=0)
+    lime = fc.compare.lime_importance(synthetic_model, synthetic_task, list(regional.members), num_samples=200, seed=0)
+    example = fc.counterfactuals.counterfactual_table(synthetic_task, synthetic_model, store.ensure([query]), query)
+    return fc.report.SessionResults(
+        task=synthetic_task, model=synthetic_model, global_result=global_result,
+        coverage=store.ensure(global_result.query_index).coverage(),
+        tau_sweep=fc.importance.tau_sweep(store.ensure(global_result.query_index), synthetic_task, ranges=store.ranges),
+        tau_panels={t: fc.run_global(store, n_factuals=20, tau=t) for t in fc.importance.TAU_PANELS},
+        regional=regional, saved={"second": other}, examples={query: example}, shap=shap,
+        lime={"the region": (regional, lime)},
+    )
+
+
+def test_the_report_has_a_section_with_a_reading_for_every_computed_result(session):
+    titles = [s.title for s in fc.report.session_sections(session)]
+    regional = session.regional
+    assert titles == [
+        "The data and the model",
+        "What would have to change, across all cases",
+        "How large a change must be to count (τ)",
+        f"The region around row {regional.query}",
+        f"The region around row {regional.query}: which values the alternatives move away from",
+        "Saved region: second",
+        "Saved region: second: which values the alternatives move away from",
+        "Saved regions compared",
+        "Counterfactual examples",
+        "FLEX next to SHAP and DiCE's own count",
+        "FLEX next to LIME: the region",
+    ]
+    for section in fc.report.session_sections(session):
+        assert section.reading.strip() and (section.figures or section.tables), section.title
+
+
+def test_results_that_did_not_run_have_no_section(session):
+    from dataclasses import replace
+
+    bare = replace(session, tau_sweep=None, tau_panels=None, regional=None, saved={}, examples={}, shap=None, lime={})
+    titles = [s.title for s in fc.report.session_sections(bare)]
+    assert titles == ["The data and the model", "What would have to change, across all cases"]
+
+
+def test_report_tables_read_like_text(session):
+    html = fc.report.build_html_report(fc.report.session_sections(session), meta={"seed": 0})
+    assert "frequency_mean" not in html and ">True<" not in html and ">None<" not in html
+    sections = fc.report.session_sections(session)
+    text = " ".join([s.reading for s in sections] + [t.to_html() for s in sections for t in s.tables])
+    assert not re.search(r"\de[+-]\d\d", text)  # no 2.15e+07 in a reading or a table
+    example = fc.report.counterfactual_examples_table(session.task, *next(iter(session.examples.values())))
+    assert (example.iloc[1:] == "·").any().any()  # unchanged cells of the alternatives are dots

@@ -1,0 +1,79 @@
+"""What the session computed, gathered for the HTML report (only results that exist: nothing is computed anew
+except from cached or stored counterfactuals)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import streamlit as st
+
+import flex_core as fc
+from ui import cache
+from ui import state as S
+from ui.context import Analysis
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0", ""}
+
+
+def is_local(link: str) -> bool:
+    """A link only this machine can open (it means nothing in a report sent to someone else)."""
+    return (urlparse(link).hostname or "") in LOCAL_HOSTS
+
+
+def _lime_results(analysis: Analysis, regions: dict[str, fc.RegionalResult]) -> dict:
+    """LIME for the region it was asked for, if it ran (the request names the model and the members)."""
+    request = st.session_state[S.LIME_REQUEST]
+    if not request or request[0] != analysis.model_id:
+        return {}
+    for name, regional in regions.items():
+        if [int(m) for m in regional.members] == request[1]:
+            lime = cache.lime_with_progress(analysis.task, analysis.model, analysis.model_id, tuple(request[1]),
+                                     int(request[2]), int(st.session_state[S.SEED]))
+            return {name: (regional, lime)}
+    return {}
+
+
+def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, saved: dict) -> fc.report.SessionResults:
+    """Every result of this session that exists: SHAP and LIME only if they ran, examples only for stored rows."""
+    task, store = analysis.task, analysis.store
+    sweep = panels = None
+    if task.continuous_names:
+        sweep = cache.tau_sweep(store, analysis.store_id, analysis.n_factuals)
+        panels = cache.tau_panel_results(store, analysis.store_id, analysis.n_factuals)
+    shap = None
+    shap_request = [analysis.model_id, [int(r) for r in global_result.query_index]]
+    if st.session_state[S.SHAP_REQUEST] == shap_request:
+        shap = cache.shap_with_progress(task, analysis.model, analysis.model_id, tuple(shap_request[1]), int(st.session_state[S.SEED]))
+    regions = {**({f"the region around row {regional.query}": regional} if regional is not None else {}),
+               **{f"saved region {name}": reg for name, reg in saved.items()}}
+    stored = {int(r) for r in store.stored_rows}
+    example_rows = [r for r in dict.fromkeys([st.session_state[S.CF_ROW], st.session_state[S.QUERY]])
+                    if r is not None and int(r) in stored]
+    examples = {int(r): fc.counterfactuals.counterfactual_table(task, analysis.model, store.ensure([int(r)]), int(r))
+                for r in example_rows}
+    return fc.report.SessionResults(
+        task=task, model=analysis.model, global_result=global_result,
+        coverage=store.ensure(global_result.query_index).coverage(), tau_sweep=sweep, tau_panels=panels,
+        regional=regional, saved=saved, examples=examples, shap=shap, lime=_lime_results(analysis, regions),
+    )
+
+
+def report_settings(analysis: Analysis, link: str) -> dict:
+    """The settings that produced the numbers, as a readable table's rows; the link only when others can open it."""
+    s = st.session_state
+    tau = S.tau_setting()
+    if isinstance(tau, dict):
+        tau = {("every other number" if k == "*" else analysis.task.feature(k).label): v for k, v in tau.items()}
+    settings = {
+        "dataset": analysis.task.source or analysis.task.name,
+        "model": f"{analysis.model.label} ({analysis.model.encoding} encoding)",
+        "counterfactual generator": s[S.GENERATOR],
+        "generator settings": s[S.GENERATOR_SETTINGS].get(s[S.GENERATOR]) or "defaults",
+        "cases explained (N_F)": analysis.n_factuals,
+        "alternatives per case (N_cf)": analysis.store.n_cf,
+        "seed": int(s[S.SEED]),
+        "τ (share of a number's range)": tau,
+    }
+    if not is_local(link):
+        settings["link to this view"] = link
+    return settings
