@@ -183,3 +183,15 @@ def test_constraints_refine_and_sufficiency_are_options_of_the_explainer(user_mo
     # The settings travel with a saved project.
     loaded = fc.FlexExplainer.load(explainer.save(tmp_path / "project"))
     assert loaded.refine == "none" and loaded.task.constraints == explainer.task.constraints
+
+
+def test_batch_scores_a_users_classes_in_their_own_order(user_model, accident_data):
+    # "mild" is the model's first class: the fast scorer must read the undesired column by class, not as
+    # column 1, or every "counterfactual" it finds would keep the undesired outcome.
+    X = accident_data.drop(columns=["severity"])
+    explainer = fc.FlexExplainer(user_model, X, undesired="mild", kinds={"district": "categorical"}, seed=0, n_cf=3)
+    result = explainer.explain_global(n_factuals=15)
+    cfset = explainer.store().ensure(result.query_index)
+    assert cfset.found.any()
+    rows = fc.counterfactuals.decode_rows(explainer.task, cfset.counterfactuals[cfset.found])
+    assert (explainer.model.predict_proba(rows)[:, 1] < 0.5).all()

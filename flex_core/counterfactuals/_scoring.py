@@ -33,11 +33,18 @@ class CodeScorer:
     def __init__(self, model: FittedModel, task: TaskSpec, check_codes: np.ndarray | None = None):
         self.model, self.task = model, task
         self._plan = _encoding_plan(model, task)
+        # The classifier's columns that are undesirable (a user's model may order or name its classes
+        # any way, and may have several undesired ones): summed, as FittedModel.predict_proba does.
+        self._undesired = [list(model.classes).index(c) for c in model.undesired]
         if self._plan is not None and check_codes is not None and len(check_codes):
             sample = check_codes[:: max(1, len(check_codes) // 200)]
-            expected = np.asarray(model.pipeline.steps[0][1].transform(decode_rows(task, sample)), dtype=float)
+            try:
+                expected = np.asarray(model.pipeline.steps[0][1].transform(model.estimator_input(decode_rows(task, sample))),
+                                      dtype=float)
+            except Exception:  # noqa: BLE001 - any encoder this module cannot replay: the pipeline scores instead
+                expected = None
             got = self._encode(sample)
-            if got.shape != expected.shape or not np.allclose(got, expected, equal_nan=True):
+            if expected is None or got.shape != expected.shape or not np.allclose(got, expected, equal_nan=True):
                 self._plan = None  # an encoder this module does not mirror exactly: use the pipeline
 
     @property
@@ -51,9 +58,9 @@ class CodeScorer:
         if self._plan is None:
             return self.model.predict_proba(decode_rows(self.task, codes))[:, 1]
         classifier = self.model.pipeline.steps[-1][1]
-        if _plain_forest(classifier):
-            return _forest_proba(classifier, self._encode(codes))[:, 1]
-        return classifier.predict_proba(self._encode(codes))[:, 1]
+        encoded = self._encode(codes)
+        proba = _forest_proba(classifier, encoded) if _plain_forest(classifier) else classifier.predict_proba(encoded)
+        return np.asarray(proba, dtype=float)[:, self._undesired].sum(axis=1)
 
     def _encode(self, codes: np.ndarray) -> np.ndarray:
         width, blocks = self._plan
