@@ -128,8 +128,10 @@ def model_quality_table(metrics: Mapping) -> pd.DataFrame:
                       "F1 (weighted)": _share(metrics.get("cv_f1_mean"))})
     lines.append({"measured on": "held-out test part", "accuracy": _share(metrics.get("test_accuracy")),
                   "balanced accuracy": _share(metrics.get("balanced_accuracy")),
-                  "F1 (weighted)": _share(metrics.get("test_f1"))})
-    table = pd.DataFrame(lines)
+                  "F1 (weighted)": _share(metrics.get("test_f1")),
+                  # The accuracy a model must beat to have learned anything (measured on the test part only).
+                  "always the most common outcome": _share(metrics.get("majority_baseline"))})
+    table = pd.DataFrame(lines).fillna("–")
     if table["balanced accuracy"].eq("–").all():  # older models carry no balanced accuracy
         table = table.drop(columns="balanced accuracy")
     return table
