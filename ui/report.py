@@ -65,7 +65,7 @@ def report_settings(analysis: Analysis, link: str) -> dict:
     if isinstance(tau, dict):
         tau = {("every other number" if k == "*" else analysis.task.feature(k).label): v for k, v in tau.items()}
     settings = {
-        "dataset": analysis.task.source or analysis.task.name,
+        "dataset": fc.report.dataset_label(analysis.task),
         "model": f"{analysis.model.label} ({analysis.model.encoding} encoding)",
         "counterfactual generator": s[S.GENERATOR],
         "generator settings": s[S.GENERATOR_SETTINGS].get(s[S.GENERATOR]) or "defaults",

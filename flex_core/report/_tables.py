@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
@@ -15,7 +16,7 @@ from .._format import format_number, format_share
 from .._results import FlexResult, RegionalResult
 
 __all__ = [
-    "importance_table", "regional_table", "mode_shift_table", "settings_table", "human_table", "model_quality_table",
+    "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table",
 ]
 
 
@@ -97,6 +98,14 @@ def _setting_text(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(_setting_text(v) for v in value) or "–"
     return str(value)
+
+
+def dataset_label(task) -> str:
+    """The task's name and, for a file, the file's name only: a report travels, the reader's folders do not."""
+    kind, _, where = (task.source or "").partition(":")
+    if not where or kind == "builtin" or where == "upload":
+        return task.name
+    return f"{task.name} (file {Path(where).name})"
 
 
 def settings_table(settings: Mapping) -> pd.DataFrame:

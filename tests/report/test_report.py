@@ -101,3 +101,13 @@ def test_report_tables_read_like_text(session):
     assert not re.search(r"\de[+-]\d\d", text)  # no 2.15e+07 in a reading or a table
     example = fc.report.counterfactual_examples_table(session.task, *next(iter(session.examples.values())))
     assert (example.iloc[1:] == "·").any().any()  # unchanged cells of the alternatives are dots
+
+
+def test_the_report_names_a_data_file_without_the_folders_it_sits_in(tmp_path):
+    csv = tmp_path / "private" / "clients.csv"
+    csv.parent.mkdir()
+    pd.DataFrame({"age": [30, 40, 50, 60] * 10, "bad": ["y", "n"] * 20}).to_csv(csv, index=False)
+    task = fc.data.load_csv(csv, target="bad", undesirable="y")
+    label = fc.report.dataset_label(task)
+    assert "clients.csv" in label and str(tmp_path) not in label and "private" not in label
+    assert fc.report.dataset_label(fc.data.load_builtin("toy2d")) == fc.data.load_builtin("toy2d").name
