@@ -25,10 +25,11 @@ on which other queries share its batch, chunk or worker.
 
 from __future__ import annotations
 
+import copy
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -211,6 +212,7 @@ class BatchGenerator(GeneratorParams):
             return (_search_chunk(space, settings, factuals[c], row_ids[c]) for c in chunks)
         import joblib
 
+        space = space.for_workers()
         jobs = (joblib.delayed(_search_chunk)(space, settings, factuals[c], row_ids[c]) for c in chunks)
         if self._backend == "dask":
             _dask_client()  # a clear error instead of joblib's when no cluster is connected
@@ -331,6 +333,18 @@ class _SearchSpace:
                 vary[j] = False
         direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
         return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables)
+
+    def for_workers(self) -> _SearchSpace:
+        """This space without the task's rows or the training codes, which the search never reads.
+
+        Every chunk sent to another process carries its space; with the rows a 200,000-row
+        table cost 0.4 s to pickle per chunk, a fifth of what a second core saves on 20,000 factuals.
+        """
+        task = replace(self.task, frame=self.task.frame.iloc[:0])
+        scorer = copy.copy(self.tables.scorer)
+        scorer.task = task
+        tables = replace(self.tables, train_codes=self.tables.train_codes[:0], scorer=scorer)
+        return replace(self, task=task, tables=tables)
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
         """P(undesirable) for coded rows, shape (n_rows,): the only way the search touches the model."""

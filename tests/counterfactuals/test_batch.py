@@ -126,11 +126,26 @@ def test_bad_settings_are_config_errors(synthetic_task, synthetic_model, queries
         fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, queries, n_cf=0)
 
 
-def test_two_processes_give_the_same_counterfactuals_as_one(synthetic_task, synthetic_model, queries):
-    one = fc.counterfactuals.BatchGenerator(n_jobs=1).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
-    two = fc.counterfactuals.BatchGenerator(n_jobs=2).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+@pytest.mark.parametrize("plausible", [False, True])
+def test_two_processes_give_the_same_counterfactuals_as_one(synthetic_task, synthetic_model, queries, plausible):
+    one = fc.counterfactuals.BatchGenerator(n_jobs=1, plausible=plausible).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+    two = fc.counterfactuals.BatchGenerator(n_jobs=2, plausible=plausible).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
     np.testing.assert_array_equal(one.counterfactuals, two.counterfactuals)
+    np.testing.assert_array_equal(one.valid, two.valid)
     assert fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator(n_jobs=2)) == fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator())
+
+
+def test_the_space_sent_to_workers_leaves_the_rows_behind_and_the_original_intact(synthetic_task, synthetic_model):
+    from flex_core.counterfactuals._batch import _model_tables, _SearchSpace
+
+    tables, _ = _model_tables(synthetic_model, synthetic_task, need_index=False)
+    space = _SearchSpace.build(synthetic_task, synthetic_model, tables, synthetic_task.mutable_names, {})
+    shipped = space.for_workers()
+    assert len(shipped.task.frame) == 0 and len(shipped.tables.train_codes) == 0
+    assert shipped.tables.scorer.task is shipped.task
+    assert len(space.task.frame) == len(synthetic_task.frame) and space.tables.scorer.task is synthetic_task
+    codes = tables.train_codes[:50]
+    np.testing.assert_array_equal(shipped.p_undesirable(codes), space.p_undesirable(codes))
 
 
 def test_dask_backend_on_a_local_cluster(synthetic_task, synthetic_model, queries):
