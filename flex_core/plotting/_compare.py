@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from .._results import RegionalResult
 from ..compare import LimeImportance, RankAgreement, importance_rank, normalise_to_max
-from ._flex import FLEX_COLOUR, apply_style, as_floats, diagonal_line, frequency_whiskers
+from ._flex import FLEX_COLOUR, apply_style, diagonal_line, feature_bars, frequency_whiskers
 
 __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure", "METHOD_COLOURS"]
 
@@ -58,15 +58,8 @@ def ranking_bars_figure(
     for i, method in enumerate(methods):
         values = np.asarray(scores[method], dtype=float)[keep]
         fig.add_trace(
-            go.Bar(
-                name=method,
-                orientation="h",
-                y=list(kept_labels),
-                x=as_floats(normalise_to_max(values)[order]),
-                marker_color=METHOD_COLOURS[i % len(METHOD_COLOURS)],
-                customdata=list(kept_names),
-                hovertemplate=f"{method}<br>%{{y}}: %{{x:.2f}} of its maximum<extra></extra>",
-            )
+            feature_bars(method, kept_labels, normalise_to_max(values)[order], kept_names,
+                         colour=METHOD_COLOURS[i % len(METHOD_COLOURS)], hover=method, digits=2, unit="of its maximum")
         )
     fig.update_layout(barmode="group")
     fig.update_yaxes(autorange="reversed")
@@ -141,27 +134,12 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
     whiskers, spread = frequency_whiskers(imp, order)
     fig = go.Figure()
     fig.add_trace(
-        go.Bar(
-            name=f"FLEX F_j ({spread})",
-            orientation="h",
-            y=labels,
-            x=as_floats(imp.frequency_mean[order]),
-            error_x=whiskers,
-            marker_color=METHOD_COLOURS[0],
-            customdata=names,
-            hovertemplate="%{y}<br>FLEX F = %{x:.2f}<extra></extra>",
-        )
+        feature_bars(f"FLEX F_j ({spread})", labels, imp.frequency_mean[order], names, colour=METHOD_COLOURS[0],
+                     hover="FLEX F", digits=2, error_x=whiskers)
     )
     fig.add_trace(
-        go.Bar(
-            name="LIME (normalised)",
-            orientation="h",
-            y=labels,
-            x=as_floats(lime.normalised[order]),
-            marker_color=METHOD_COLOURS[1],
-            customdata=names,
-            hovertemplate="%{y}<br>LIME = %{x:.2f} of its maximum<extra></extra>",
-        )
+        feature_bars("LIME (normalised)", labels, lime.normalised[order], names, colour=METHOD_COLOURS[1], hover="LIME",
+                     digits=2, unit="of its maximum")
     )
     fig.update_layout(barmode="group")
     fig.update_yaxes(autorange="reversed")

@@ -75,6 +75,25 @@ def as_floats(values) -> list:
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in np.asarray(values, dtype=float)]
 
 
+def feature_bars(name: str, labels: Sequence[str], values, names: Sequence[str], *, colour, hover: str,
+                 digits: int = 3, unit: str = "", **extra) -> go.Bar:
+    """Horizontal bars, one per feature in ``labels`` order; the feature names ride in ``customdata``.
+
+    ``hover`` names the value in the tooltip ("F", "LIME"); ``unit`` follows the number
+    ("of its maximum"); ``extra`` goes to ``go.Bar`` (error bars, ``showlegend``).
+    """
+    return go.Bar(
+        name=name,
+        orientation="h",
+        y=list(labels),
+        x=as_floats(values),
+        marker_color=colour,
+        customdata=list(names),
+        hovertemplate=f"%{{y}}<br>{hover} = %{{x:.{digits}f}}" + (f" {unit}" if unit else "") + "<extra></extra>",
+        **extra,
+    )
+
+
 def thin_labels(x, y, *, top: int = 3, far: float = 0.12, min_gap: float | tuple[float, float] = 0.05) -> np.ndarray:
     """Which points of a y-against-x scatter of importances get a text label.
 
@@ -176,16 +195,7 @@ def importance_figure(
     colours = [FIXED_COLOUR if result.immutable[j] else FLEX_COLOUR for j in order]
     error_x, whisker_text = frequency_whiskers(result, order, whiskers=whiskers)
     fig.add_trace(
-        go.Bar(
-            name="F_j (FLEX)",
-            orientation="h",
-            y=labels,
-            x=as_floats(result.frequency_mean[order]),
-            error_x=error_x,
-            marker_color=colours,
-            customdata=names,
-            hovertemplate="%{y}<br>F = %{x:.3f}<extra></extra>",
-        ),
+        feature_bars("F_j (FLEX)", labels, result.frequency_mean[order], names, colour=colours, hover="F", error_x=error_x),
         row=1,
         col=1,
     )
@@ -207,15 +217,7 @@ def importance_figure(
         )
     if dice:
         fig.add_trace(
-            go.Bar(
-                name="DiCE frequency",
-                orientation="h",
-                y=labels,
-                x=as_floats(result.dice_frequency[order]),
-                marker_color=DICE_COLOUR,
-                customdata=names,
-                hovertemplate="%{y}<br>DiCE = %{x:.3f}<extra></extra>",
-            ),
+            feature_bars("DiCE frequency", labels, result.dice_frequency[order], names, colour=DICE_COLOUR, hover="DiCE"),
             row=1,
             col=2,
         )
@@ -481,17 +483,9 @@ def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
     for col, tau in enumerate(taus, start=1):
         res = results[tau]
         fig.add_trace(
-            go.Bar(
-                name=f"τ = {tau:g}",
-                orientation="h",
-                y=labels,
-                x=as_floats(res.frequency_mean[order]),
-                error_x=frequency_whiskers(res, order)[0],
-                marker_color=[FIXED_COLOUR if res.immutable[j] else FLEX_COLOUR for j in order],
-                customdata=[res.feature_names[j] for j in order],
-                hovertemplate="%{y}<br>F = %{x:.3f}<extra></extra>",
-                showlegend=False,
-            ),
+            feature_bars(f"τ = {tau:g}", labels, res.frequency_mean[order], [res.feature_names[j] for j in order],
+                         colour=[FIXED_COLOUR if res.immutable[j] else FLEX_COLOUR for j in order], hover="F",
+                         error_x=frequency_whiskers(res, order)[0], showlegend=False),
             row=1,
             col=col,
         )
@@ -523,15 +517,8 @@ def what_must_change_figure(result: FlexResult, *, title: str | None = None) -> 
         if values is None:
             continue
         fig.add_trace(
-            go.Bar(
-                name=name,
-                orientation="h",
-                y=labels,
-                x=as_floats(values[order]),
-                marker_color=colour,
-                customdata=[result.feature_names[j] for j in order],
-                hovertemplate="%{y}<br>" + name.split(":")[0] + " = %{x:.3f}<extra></extra>",
-            )
+            feature_bars(name, labels, values[order], [result.feature_names[j] for j in order], colour=colour,
+                         hover=name.split(":")[0])
         )
     fig.update_layout(barmode="group")
     fig.update_xaxes(range=[0, 1.05], title_text="share (0 to 1)")
