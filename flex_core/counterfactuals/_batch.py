@@ -38,7 +38,7 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._quality import feature_mad
-from ._scoring import CodeScorer
+from ._scoring import CodeScorer, scorer_for
 from ._set import (
     CounterfactualSet,
     GeneratorParams,
@@ -255,7 +255,7 @@ def _model_tables(model: FittedModel, task: TaskSpec, *, need_index: bool) -> tu
     if tables is None:
         train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
         tables = per_task[task.fingerprint] = _ModelTables(
-            train_codes=train, mad=feature_mad(task, train), scorer=CodeScorer(model, task, check_codes=train)
+            train_codes=train, mad=feature_mad(task, train), scorer=scorer_for(model, task)
         )
     rows_spent = 0
     if need_index and tables.desired_codes is None:

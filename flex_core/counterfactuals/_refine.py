@@ -34,7 +34,8 @@ import numpy as np
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
-from ._set import CounterfactualSet, decode_rows, resolve_permitted_range
+from ._scoring import scorer_for
+from ._set import CounterfactualSet, resolve_permitted_range
 
 __all__ = ["REFINE_MODES", "RELATIVE_TOLERANCE", "default_refine", "check_refine", "refine_counterfactuals"]
 
@@ -131,17 +132,21 @@ def refine_counterfactuals(
 
 
 class _Scorer:
-    """Scores coded rows (desirable or not) and counts the calls and rows spent."""
+    """Scores coded rows (desirable or not) and counts the calls and rows spent.
+
+    Through the model's code scorer (the pipeline's encoding done in numpy, the search's own):
+    decoding every batch to a frame for the pipeline cost more than the forest.
+    """
 
     def __init__(self, task: TaskSpec, model: FittedModel):
-        self.task, self.model, self.calls, self.rows = task, model, 0, 0
+        self.p_undesirable, self.calls, self.rows = scorer_for(model, task), 0, 0
 
     def desirable(self, codes: np.ndarray) -> np.ndarray:
         if len(codes) == 0:
             return np.zeros(0, dtype=bool)
         self.calls += 1
         self.rows += len(codes)
-        return self.model.predict_undesirable(decode_rows(self.task, codes)) == 0
+        return self.p_undesirable(codes) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
 
 
 class _LevelFilter:

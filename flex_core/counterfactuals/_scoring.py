@@ -11,13 +11,35 @@ is scored through its own ``predict_proba`` on decoded rows, as before.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..data import TaskSpec
 from ..models import FittedModel
-from ._set import decode_rows
+from ._set import decode_rows, encode_rows
 
-__all__ = ["CodeScorer"]
+__all__ = ["CodeScorer", "scorer_for"]
+
+#: Training rows the encoding is checked on when a scorer is built.
+CHECK_ROWS = 200
+
+_SCORERS: weakref.WeakKeyDictionary[FittedModel, dict[str, CodeScorer]] = weakref.WeakKeyDictionary()
+
+
+def scorer_for(model: FittedModel, task: TaskSpec) -> CodeScorer:
+    """The model's scorer for this task, built on first use and kept as long as the model lives.
+
+    Shared by the search and the refinement, so a session builds (and checks) one encoding per model.
+    """
+    per_task = _SCORERS.setdefault(model, {})
+    scorer = per_task.get(task.fingerprint)
+    if scorer is None:
+        rows = model.train_index if len(model.train_index) else task.frame.index.to_numpy()
+        rows = rows[:: max(1, len(rows) // CHECK_ROWS)]
+        check = encode_rows(task, task.frame.loc[rows, task.feature_names])
+        scorer = per_task[task.fingerprint] = CodeScorer(model, task, check_codes=check)
+    return scorer
 
 #: Rows scored per block: rows are scored independently, so blocks only bound the memory.
 BLOCK_ROWS = 200_000
@@ -37,7 +59,7 @@ class CodeScorer:
         # any way, and may have several undesired ones): summed, as FittedModel.predict_proba does.
         self._undesired = [list(model.classes).index(c) for c in model.undesired]
         if self._plan is not None and check_codes is not None and len(check_codes):
-            sample = check_codes[:: max(1, len(check_codes) // 200)]
+            sample = check_codes[:: max(1, len(check_codes) // CHECK_ROWS)]
             try:
                 expected = np.asarray(model.pipeline.steps[0][1].transform(model.estimator_input(decode_rows(task, sample))),
                                       dtype=float)
