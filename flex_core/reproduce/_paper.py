@@ -334,11 +334,11 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             )
         regional = run_regional(paper["store"], paper["result"], query=query, k=settings.k, where=where, tau=settings.tau)
         lime = lime_importance(model, task, regional.members, num_samples=settings.lime_samples, seed=settings.seed)
-        other_r = {}
+        other_r, other_interval = {}, {}
         for name, run in runs.items():
             if name != PAPER_GENERATOR:
                 other = run_regional(run["store"], run["result"], query=query, k=settings.k, where=where, tau=settings.tau)
-                other_r[name] = other.pearson_r
+                other_r[name], other_interval[name] = other.pearson_r, list(other.pearson_r_interval)
         log(f"  region {number} ({where}): query row {query}, r = {_fmt(regional.pearson_r)}, LIME {lime.seconds:.1f} s")
         r_values.append(regional.pearson_r)
         published = PAPER["pearson_r"][number]
@@ -348,7 +348,8 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
              "members": ", ".join(map(str, regional.members)),
              f"r ({PAPER_GENERATOR})": regional.pearson_r,
              f"95% bootstrap interval ({PAPER_GENERATOR})": _interval(regional.pearson_r_interval),
-             **{f"r ({name})": r for name, r in other_r.items()},
+             **{column: value for name, r in other_r.items()
+                for column, value in ((f"r ({name})", r), (f"95% bootstrap interval ({name})", _interval(other_interval[name])))},
              "paper r": f"{published:.2f}{note}"}
         )
         frame = pd.DataFrame(
@@ -368,7 +369,7 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             f"nearest qualifying factuals by Hamming distance (of {regional.candidates} candidates); Pearson r against "
             f"global = **{_fmt(regional.pearson_r)}** with {PAPER_GENERATOR} "
             f"(95% bootstrap interval over the region's factuals: {_interval(regional.pearson_r_interval)})"
-            + "".join(f"; {name}: {_fmt(r)}" for name, r in other_r.items())
+            + "".join(f"; {name}: {_fmt(r)} ({_interval(other_interval[name])})" for name, r in other_r.items())
             + f" (paper: {published:.2f}{note}). The table, LIME and the figures use {PAPER_GENERATOR}'s counterfactuals.",
             "",
             _markdown_table(frame, index=False),
@@ -379,7 +380,8 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             "",
         ]
         data[str(number)] = {"criterion": where, "regional": regional.to_dict(), "lime": lime.to_dict(),
-                             "pearson_r_other_generators": other_r, "query_choice": table_2 or choice}
+                             "pearson_r_other_generators": other_r, "pearson_r_interval_other_generators": other_interval,
+                             "query_choice": table_2 or choice}
         if number == 1:
             data["mode_shift_region_1"] = regional.mode_shift_frame().to_dict(orient="records")
             lines += _mode_shift_lines(regional)
@@ -577,7 +579,8 @@ def reproduce(
     findings = _findings(results)
     report = _report(settings, generators, default, metric_rows, sections, sparsity, timings, total, figures.notes, findings)
     (out_dir / "report.md").write_text(report)
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=_json_default) + "\n")
+    # Compact: with indentation the per-factual tables made it 1.7 MB, too large to keep in the repository.
+    (out_dir / "results.json").write_text(json.dumps(results, separators=(",", ":"), default=_json_default) + "\n")
     return {"report": str(out_dir / "report.md"), "results": str(out_dir / "results.json"),
             "seconds": total, "generators": generators, "pearson_r": headline["r"]}
 
@@ -639,25 +642,28 @@ def _findings(results: dict) -> list[str]:
     regions = results["accidents"]["regions"]
     published = [n for n in PAPER["pearson_r"] if n not in PAPER["pearson_r_commented_out"]]
     for name in generators:
-        r = {
-            n: regions[str(n)]["regional"]["pearson_r"]
-            if name == PAPER_GENERATOR
-            else regions[str(n)]["pearson_r_other_generators"][name]
-            for n in PAPER["pearson_r"]
-        }
-        r_text = ", ".join(f"{n}: {_fmt(v)}" for n, v in r.items())
+        r, interval = {}, {}
+        for n in PAPER["pearson_r"]:
+            region = regions[str(n)]
+            if name == PAPER_GENERATOR:
+                r[n], interval[n] = region["regional"]["pearson_r"], region["regional"]["pearson_r_interval"]
+            else:
+                r[n] = region["pearson_r_other_generators"][name]
+                interval[n] = region.get("pearson_r_interval_other_generators", {}).get(name, [float("nan")] * 2)
+        # Five factuals make r fragile: above or below the paper's only when its value is outside our interval.
+        relation = {n: _against_interval(interval[n], PAPER["pearson_r"][n]) for n in r}
+        r_text = ", ".join(f"{n}: {_fmt(v)} ({_interval(interval[n])})" for n, v in r.items())
         versus = "; ".join(
-            f"region {n} {_relation(r[n], PAPER['pearson_r'][n], 'above', 'equal to', 'below')} the paper's "
-            f"{PAPER['pearson_r'][n]:.2f}" + (" (commented out in the .tex)" if n in PAPER["pearson_r_commented_out"] else "")
+            f"region {n} {relation[n]} the paper's {PAPER['pearson_r'][n]:.2f}"
+            + (" (commented out in the .tex)" if n in PAPER["pearson_r_commented_out"] else "")
             for n in r
         )
-        above = [n for n in published if _relation(r[n], PAPER["pearson_r"][n], "above", "equal to", "below") == "above"]
+        differs = [n for n in published if relation[n] in ("above", "below")]
         reading = (
-            "in both published regions our regional FLEX follows the global ranking more closely than the paper's did"
-            if len(above) == len(published)
-            else "in neither published region is our r above the paper's"
-            if not above
-            else f"our r is above the paper's only in region {', '.join(map(str, above))} of the published ones"
+            "in both published regions the paper's r lies inside our 95% interval, so five factuals cannot tell the two apart"
+            if not differs
+            else "; ".join(f"in region {n} the paper's {PAPER['pearson_r'][n]:.2f} lies outside our interval, so our r is "
+                           f"{relation[n]} it" for n in differs)
         )
         out.append(f"- **accidents, regions ({name}):** r against global {r_text}: {versus}; {reading}.")
     shares = results["accidents"]["share_of_cfs_changing_at_most_two_features"]
@@ -696,6 +702,16 @@ def _findings(results: dict) -> list[str]:
         if note:
             out.append(f"- **{key}, model:** {note}")
     return out
+
+
+def _against_interval(bounds, theirs: float) -> str:
+    """'above' / 'below' when ``theirs`` lies outside our interval, else 'indistinguishable from'."""
+    low, high = (float("nan") if b is None else float(b) for b in bounds)
+    if math.isnan(low) or math.isnan(high):
+        return "not comparable with"
+    if theirs < low:
+        return "above"
+    return "below" if theirs > high else "indistinguishable from"
 
 
 def _relation(ours: float | None, theirs: float, more: str, same: str, less: str, *, tolerance: float = 0.005) -> str:

@@ -301,6 +301,12 @@ def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accide
     assert "majority_baseline" in report and "Spearman 95% interval" in report
     by_generator = results["accidents"]["global"]["facts"]["by_generator"]
     assert all(len(g["flex_vs_shap_interval"]) == 2 for g in by_generator.values())
+    # Region r is set against the paper's only through its interval: every generator's r carries one.
+    for number in "1234":
+        intervals = results["accidents"]["regions"][number]["pearson_r_interval_other_generators"]
+        assert set(intervals) == set(results["generators"]) - {"dice-random"}
+    regions_line = next(line for line in report.splitlines() if line.startswith("- **accidents, regions (dice-random)"))
+    assert "interval" in regions_line and "more closely than the paper's did" not in regions_line
 
 
 # -- progress and estimates for long runs ---------------------------------------------------
