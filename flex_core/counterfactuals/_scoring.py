@@ -11,7 +11,10 @@ is scored through its own ``predict_proba`` on decoded rows, as before.
 
 from __future__ import annotations
 
+import os
+import threading
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -23,6 +26,8 @@ __all__ = ["CodeScorer", "scorer_for"]
 
 #: Training rows the encoding is checked on when a scorer is built.
 CHECK_ROWS = 200
+#: Fewer rows than this go through a forest's trees in one thread (handing out 100 trees costs more).
+THREADED_ROWS = 2_000
 
 _SCORERS: weakref.WeakKeyDictionary[FittedModel, dict[str, CodeScorer]] = weakref.WeakKeyDictionary()
 
@@ -52,8 +57,12 @@ class CodeScorer:
     differ anywhere the scorer falls back to the pipeline, so it is never wrong, only slower.
     """
 
-    def __init__(self, model: FittedModel, task: TaskSpec, check_codes: np.ndarray | None = None):
+    def __init__(self, model: FittedModel, task: TaskSpec, check_codes: np.ndarray | None = None,
+                 *, threads: int | None = None):
         self.model, self.task = model, task
+        # Threads a forest's trees are spread over (the search's one process uses the machine's cores; a
+        # search split over processes sets 1 per process, so the cores are not asked twice).
+        self.threads = min(4, os.cpu_count() or 1) if threads is None else max(1, int(threads))
         self._plan = _encoding_plan(model, task)
         # The classifier's columns that are undesirable (a user's model may order or name its classes
         # any way, and may have several undesired ones): summed, as FittedModel.predict_proba does.
@@ -81,7 +90,10 @@ class CodeScorer:
             return self.model.predict_proba(decode_rows(self.task, codes))[:, 1]
         classifier = self.model.pipeline.steps[-1][1]
         encoded = self._encode(codes)
-        proba = _forest_proba(classifier, encoded) if _plain_forest(classifier) else classifier.predict_proba(encoded)
+        if _plain_forest(classifier):
+            proba = _forest_proba(classifier, encoded, threads=self.threads if len(codes) >= THREADED_ROWS else 1)
+        else:
+            proba = classifier.predict_proba(encoded)
         return np.asarray(proba, dtype=float)[:, self._undesired].sum(axis=1)
 
     def _encode(self, codes: np.ndarray) -> np.ndarray:
@@ -162,19 +174,38 @@ def _plain_forest(classifier) -> bool:
     )
 
 
-def _forest_proba(forest, matrix: np.ndarray) -> np.ndarray:
+def _forest_proba(forest, matrix: np.ndarray, *, threads: int = 1) -> np.ndarray:
     """``forest.predict_proba(matrix)`` without its per-tree bookkeeping, to the last bit.
 
     scikit-learn's forest sends each tree through joblib, a fitted check and input
     validation; with 100 trees and a dozen calls per search that bookkeeping costs
     a quarter of the time. The arithmetic here is the forest's own: each tree's leaf
     fractions (``tree_.predict`` on float32 rows) summed in estimator order, divided
-    by the number of trees (tests compare the two with exact equality).
+    by the number of trees (tests compare the two with exact equality). With
+    ``threads`` > 1 the trees are walked in that many threads (the tree walk releases
+    the GIL) but still summed in estimator order, so the bits do not depend on it.
     """
     rows = np.ascontiguousarray(matrix, dtype=np.float32)
     n_classes = int(forest.n_classes_)
     total = np.zeros((len(rows), n_classes))
-    for tree in forest.estimators_:
-        total += tree.tree_.predict(rows)[:, :n_classes]
-    total /= len(forest.estimators_)
+
+    def leaf_fractions(tree) -> np.ndarray:
+        return tree.tree_.predict(rows)[:, :n_classes]
+
+    trees = forest.estimators_
+    for fractions in map(leaf_fractions, trees) if threads <= 1 else _pool(threads).map(leaf_fractions, trees):
+        total += fractions
+    total /= len(trees)
     return total
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """One long-lived pool per thread count: starting threads on every call would cost more than they save."""
+    with _POOLS_LOCK:
+        if threads not in _POOLS:
+            _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="flex-trees")
+        return _POOLS[threads]

@@ -48,8 +48,9 @@ def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
         if f.is_continuous:
             out[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         else:
-            values = col.to_numpy(dtype=object)
-            text = np.array([v if isinstance(v, str) else category_text(v) for v in values], dtype=object)
+            text = col.to_numpy(dtype=object)
+            if pd.api.types.infer_dtype(text, skipna=False) != "string":  # the per-value rewrite only when needed
+                text = np.array([v if isinstance(v, str) else category_text(v) for v in text], dtype=object)
             codes = pd.Categorical(text, categories=list(f.categories)).codes.astype(float)  # -1: unknown level
             codes[codes < 0] = np.nan
             out[:, j] = codes

@@ -142,7 +142,7 @@ def test_the_space_sent_to_workers_leaves_the_rows_behind_and_the_original_intac
     space = _SearchSpace.build(synthetic_task, synthetic_model, tables, synthetic_task.mutable_names, {})
     shipped = space.for_workers()
     assert len(shipped.task.frame) == 0 and len(shipped.tables.train_codes) == 0
-    assert shipped.tables.scorer.task is shipped.task
+    assert shipped.tables.scorer.task is shipped.task and shipped.tables.scorer.threads == 1
     assert len(space.task.frame) == len(synthetic_task.frame) and space.tables.scorer.task is synthetic_task
     codes = tables.train_codes[:50]
     np.testing.assert_array_equal(shipped.p_undesirable(codes), space.p_undesirable(codes))
@@ -209,6 +209,18 @@ def test_scoring_from_codes_equals_the_pipeline_exactly(synthetic_task, model_na
         np.testing.assert_array_equal(scorer(codes), expected)  # the forest's own arithmetic, to the bit
     else:
         np.testing.assert_allclose(scorer(codes), expected, rtol=1e-12)
+
+
+def test_a_forest_scored_in_threads_gives_the_same_bits_as_in_one(synthetic_task, synthetic_model):
+    from flex_core.counterfactuals._scoring import THREADED_ROWS, CodeScorer
+
+    rows = np.arange(THREADED_ROWS + 500) % len(synthetic_task.frame)
+    codes = fc.counterfactuals.encode_rows(synthetic_task, synthetic_task.X.iloc[rows])
+    one = CodeScorer(synthetic_model, synthetic_task, check_codes=codes, threads=1)
+    three = CodeScorer(synthetic_model, synthetic_task, check_codes=codes, threads=3)
+    expected = synthetic_model.predict_proba(fc.counterfactuals.decode_rows(synthetic_task, codes))[:, 1]
+    np.testing.assert_array_equal(three(codes), one(codes))
+    np.testing.assert_array_equal(three(codes), expected)
 
 
 def test_scoring_falls_back_to_the_pipeline_for_an_encoder_it_does_not_mirror(synthetic_task, synthetic_model):
