@@ -28,6 +28,10 @@ st.code(link, language=None)
 if S.dataset_spec(st.session_state[S.DATASET]) is None:
     st.warning("This dataset was uploaded, and a link cannot carry a file: the link opens the default dataset "
                "with the same settings. Load the file from a path to make the link complete.")
+if st.session_state[S.MODEL_FILE] is not None:
+    st.warning("The model was loaded from a file, and a link cannot carry a file: the link opens the view with a "
+               "model trained in the app. Save a project folder (FlexExplainer.save) and open it with --project to "
+               "share the model too.")
 
 # -- tables as CSV -------------------------------------------------------------------------------
 st.subheader("Tables (CSV)")

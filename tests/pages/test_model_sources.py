@@ -36,6 +36,10 @@ def test_an_uploaded_skops_model_is_explained_and_a_hostile_one_refused(tmp_path
     assert "posix.system" in message and "previous model stays active" in message
     assert at.session_state["model_file"]["name"] == "users_model.skops"
     assert chart(at, "global_chart")["data"][0]["x"]
+    # The view link cannot carry the file, and the Report page says so where the link is shown.
+    at.switch_page("pages/report.py").run()
+    assert not at.exception, at.exception
+    assert any("model was loaded from a file" in w.value for w in at.warning)
 
 
 def test_a_model_that_does_not_fit_the_data_is_refused_with_one_error():
