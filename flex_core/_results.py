@@ -275,9 +275,9 @@ class FlexResult(FeatureScores):
             "factuals": [int(r) for r in self.query_index],
             "counterfactuals_per_factual": [int(c) for c in self.counts],
             "local": {
-                "frequencies": _json_matrix(self.local_frequencies),
-                "magnitudes": _json_matrix(self.local_magnitudes),
-                **({} if self.local_necessary is None else {"necessary": _json_matrix(self.local_necessary)}),
+                "frequencies": json_matrix(self.local_frequencies),
+                "magnitudes": json_matrix(self.local_magnitudes),
+                **({} if self.local_necessary is None else {"necessary": json_matrix(self.local_necessary)}),
             },
             "generator": self.generator,
             "model": self.model,
@@ -293,11 +293,11 @@ class FlexResult(FeatureScores):
         n_features, n_factuals = len(records), len(data["factuals"])
         local = data.get("local") or {}
         present = set(records[0]) if records else set()
-        optional = {name: _floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
+        optional = {name: json_floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
         if "frequency_ci" in present:
-            optional["frequency_ci"] = np.array([_floats(r["frequency_ci"]) for r in records]).reshape(n_features, 2)
+            optional["frequency_ci"] = np.array([json_floats(r["frequency_ci"]) for r in records]).reshape(n_features, 2)
         if "rank_interval" in present:
-            ranks = np.array([_floats(r["rank_interval"]) for r in records]).reshape(n_features, 2)
+            ranks = np.array([json_floats(r["rank_interval"]) for r in records]).reshape(n_features, 2)
             optional["rank_interval"] = ranks if np.isnan(ranks).any() else ranks.astype(int)
         if "necessary" in local:
             optional["local_necessary"] = _matrix(local["necessary"], n_factuals, n_features)
@@ -307,11 +307,11 @@ class FlexResult(FeatureScores):
             display_names=tuple(r.get("label", r["name"]) for r in records),
             kinds=tuple(r["kind"] for r in records),
             immutable=tuple(bool(r["immutable"]) for r in records),
-            tau=_floats(r.get("tau") for r in records),
-            frequency_mean=_floats(r["frequency_mean"] for r in records),
-            frequency_std=_floats(r["frequency_std"] for r in records),
-            magnitude_mean=_floats(r["magnitude_mean"] for r in records),
-            dice_frequency=_floats(r["dice_frequency"] for r in records),
+            tau=json_floats(r.get("tau") for r in records),
+            frequency_mean=json_floats(r["frequency_mean"] for r in records),
+            frequency_std=json_floats(r["frequency_std"] for r in records),
+            magnitude_mean=json_floats(r["magnitude_mean"] for r in records),
+            dice_frequency=json_floats(r["dice_frequency"] for r in records),
             local_frequencies=_matrix(local.get("frequencies"), n_factuals, n_features),
             local_magnitudes=_matrix(local.get("magnitudes"), n_factuals, n_features),
             query_index=np.asarray(data["factuals"], dtype=int),
@@ -328,11 +328,13 @@ class FlexResult(FeatureScores):
 _OPTIONAL_SCORES = ("necessary_frequency", "necessary_std", "necessity", "sufficiency", "frequency_seed_sd")
 
 
-def _floats(values) -> np.ndarray:
+def json_floats(values) -> np.ndarray:
+    """Floats read back from JSON (null becomes NaN), shape (n,)."""
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
-def _json_matrix(matrix: np.ndarray) -> list[list]:
+def json_matrix(matrix: np.ndarray) -> list[list]:
+    """A 2-d array as JSON lists (NaN becomes null)."""
     return [[json_number(v) for v in row] for row in np.asarray(matrix, dtype=float)]
 
 
@@ -454,12 +456,12 @@ class RegionalResult:
                 {k: (np.nan if v is None and k in _MODE_SHIFT_NUMBERS else v) for k, v in row.items()}
                 for row in data["mode_shift"]
             ),
-            global_frequency=_floats(r.get("global_frequency") for r in records),
-            pearson_r=_floats([data.get("pearson_r")])[0],
+            global_frequency=json_floats(r.get("global_frequency") for r in records),
+            pearson_r=json_floats([data.get("pearson_r")])[0],
             quadrants=tuple(r.get("quadrant") for r in records),
-            quadrant_thresholds=tuple(_floats([thresholds["global"], thresholds["regional"]])),
+            quadrant_thresholds=tuple(json_floats([thresholds["global"], thresholds["regional"]])),
             candidates=int(data.get("candidates", 0)),
-            pearson_r_interval=tuple(_floats(interval)),
+            pearson_r_interval=tuple(json_floats(interval)),
             neighbour_ties=data.get("neighbour_ties"),
         )
 

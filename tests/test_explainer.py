@@ -195,3 +195,25 @@ def test_batch_scores_a_users_classes_in_their_own_order(user_model, accident_da
     assert cfset.found.any()
     rows = fc.counterfactuals.decode_rows(explainer.task, cfset.counterfactuals[cfset.found])
     assert (explainer.model.predict_proba(rows)[:, 1] < 0.5).all()
+
+
+def test_dashboard_starts_the_app_on_the_saved_project(user_explainer, tmp_path):
+    import time
+    import urllib.request
+
+    url = user_explainer.dashboard(directory=tmp_path / "project")
+    try:
+        assert (tmp_path / "project" / "model.skops").is_file()
+        deadline, healthy = time.monotonic() + 120, False
+        while time.monotonic() < deadline and not healthy:
+            assert user_explainer.dashboard_process.poll() is None, "the app exited"
+            try:
+                healthy = urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
+            except OSError:
+                time.sleep(0.5)
+        assert healthy, "the app did not answer its health check within two minutes"
+        command = user_explainer.dashboard_process.args
+        assert command[-2:] == ["--project", str(tmp_path / "project")]
+    finally:
+        user_explainer.dashboard_process.terminate()
+        user_explainer.dashboard_process.wait(timeout=30)

@@ -35,3 +35,25 @@ def test_one_feature_score_base_ranks_every_result(user_explainer):
     np.testing.assert_array_equal(result.scores, result.frequency_mean)
     assert lime.score_of("speed") == lime.mean_abs[lime.feature_names.index("speed")]
     assert issubclass(fc.compare.ShapImportance, fc.FeatureScores)
+
+
+def test_shap_and_lime_results_round_trip_through_json(user_explainer):
+    rows = user_explainer.explain_global(n_factuals=6).query_index
+    for result in (user_explainer.shap(rows), user_explainer.lime(rows[:3], num_samples=100)):
+        data = result.to_dict()
+        again = type(result).from_dict(json.loads(json.dumps(data)))
+        assert again.to_dict() == data
+        np.testing.assert_array_equal(again.scores, result.scores)
+        assert again.display_names == result.display_names and again.immutable == result.immutable
+    shap = user_explainer.shap(rows)
+    again = fc.compare.ShapImportance.from_dict(shap.to_dict())
+    np.testing.assert_array_equal(again.values, shap.values)
+    assert again.column_names == shap.column_names
+
+
+def test_a_result_of_another_kind_is_refused_by_from_dict(user_explainer):
+    import pytest
+
+    lime = user_explainer.lime(user_explainer.explain_global(n_factuals=4).query_index[:2], num_samples=100)
+    with pytest.raises(fc.ConfigError, match="SHAP"):
+        fc.compare.ShapImportance.from_dict(lime.to_dict())

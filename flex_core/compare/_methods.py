@@ -22,7 +22,7 @@ from scipy.stats import kendalltau, rankdata, spearmanr
 
 from .._errors import ConfigError
 from .._format import format_duration, plural
-from .._results import FeatureScores, FlexResult, importance_rank, json_number
+from .._results import FeatureScores, FlexResult, importance_rank, json_floats, json_matrix, json_number
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..importance import bootstrap_counts, bootstrap_means
@@ -157,18 +157,39 @@ class _MethodScores(FeatureScores):
         )
         return frame.sort_values([rank, "feature"], kind="stable").reset_index(drop=True)
 
+    def _per_row(self) -> np.ndarray:
+        raise NotImplementedError
+
     def to_dict(self) -> dict:
+        """Plain data; with ``per_row`` (one list per explained row) :meth:`from_dict` rebuilds the result exactly."""
         ranks, scores = self.rank, self._scores()
         return {
             "method": self.method,
             **self._extra(),
             "features": [
-                {"name": name, **{k: json_number(v[j]) for k, v in scores.items()}, f"{self.method}_rank": int(ranks[j])}
+                {"name": name, "label": self.display_names[j], "immutable": bool(self.immutable[j]),
+                 **{k: json_number(v[j]) for k, v in scores.items()}, f"{self.method}_rank": int(ranks[j])}
                 for j, name in enumerate(self.feature_names)
             ],
             "rows": [int(r) for r in self.query_index],
+            "per_row": json_matrix(self._per_row()),
             "seconds": self.seconds,
             "config": self.config,
+        }
+
+    @classmethod
+    def _common_from_dict(cls, data: dict) -> dict:
+        records = data["features"]
+        if data.get("method") != cls.method or "per_row" not in data:
+            raise ConfigError(f"Not a {cls.method.upper()} result written by to_dict (method {data.get('method')!r}).")
+        return {
+            "feature_names": tuple(r["name"] for r in records),
+            "display_names": tuple(r.get("label", r["name"]) for r in records),
+            "immutable": tuple(bool(r.get("immutable", False)) for r in records),
+            "query_index": np.asarray(data["rows"], dtype=int),
+            "seconds": float(data["seconds"]),
+            "config": dict(data.get("config") or {}),
+            "per_row": np.array([json_floats(row) for row in data["per_row"]], dtype=float).reshape(len(data["rows"]), len(records)),
         }
 
 
@@ -213,7 +234,28 @@ class ShapImportance(_MethodScores):
         return {"shap_mean_abs": self.mean_abs, "shap_std_abs": self.std_abs}
 
     def _extra(self) -> dict:
-        return {"explainer": self.explainer, "base_value": json_number(self.base_value)}
+        return {"explainer": self.explainer, "base_value": json_number(self.base_value),
+                "columns": [{"name": n, "shap_mean_abs": json_number(v)} for n, v in zip(self.column_names, self.column_mean_abs)]}
+
+    def _per_row(self) -> np.ndarray:
+        return self.values
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ShapImportance:
+        """The result :meth:`to_dict` describes (signed SHAP values per row included)."""
+        common = cls._common_from_dict(data)
+        values = common.pop("per_row")
+        columns = data.get("columns") or []
+        return cls(
+            **common,
+            values=values,
+            mean_abs=np.abs(values).mean(axis=0),
+            std_abs=np.abs(values).std(axis=0),
+            column_names=tuple(c["name"] for c in columns),
+            column_mean_abs=json_floats(c["shap_mean_abs"] for c in columns),
+            base_value=float(data["base_value"]) if data.get("base_value") is not None else float("nan"),
+            explainer=str(data["explainer"]),
+        )
 
 
 def _is_tree_model(estimator) -> bool:
@@ -417,6 +459,17 @@ class LimeImportance(_MethodScores):
 
     def _scores(self) -> dict[str, np.ndarray]:
         return {"lime_mean_abs": self.mean_abs, "lime_importance": self.normalised}
+
+    def _per_row(self) -> np.ndarray:
+        return self.local_weights
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LimeImportance:
+        """The result :meth:`to_dict` describes (|LIME weight| per row included)."""
+        common = cls._common_from_dict(data)
+        weights = common.pop("per_row")
+        mean_abs = weights.mean(axis=0)
+        return cls(**common, local_weights=weights, mean_abs=mean_abs, normalised=normalise_to_max(mean_abs))
 
 
 def normalise_to_max(values: np.ndarray) -> np.ndarray:
