@@ -38,7 +38,7 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._quality import feature_mad
-from ._scoring import CodeScorer, scorer_for
+from ._scoring import CodeScorer, resolve_cores, scorer_for
 from ._set import (
     CounterfactualSet,
     GeneratorParams,
@@ -68,8 +68,10 @@ class BatchGenerator(GeneratorParams):
     max_rounds : int, default 12
         Rounds before a query that is still short is given up (its count is recorded).
     n_jobs : int, default 1
-        Chunks of queries run in parallel; -1 = one per core (or per Dask worker thread).
-        Results do not depend on it.
+        Cores to use; -1 = all of them (with ``backend="dask"``: every Dask worker thread).
+        Up to :data:`PROCESS_QUERIES` queries per core the cores share the model's trees
+        in threads of this process; more queries go to that many processes in chunks
+        (starting a process costs about a second). Results do not depend on it.
     backend : {"loky", "dask"}, default "loky"
         ``"dask"`` sends the chunks to the running ``dask.distributed.Client``
         through joblib's Dask backend (a cluster, or a ``LocalCluster``).
@@ -152,7 +154,11 @@ class BatchGenerator(GeneratorParams):
             plausible=self.plausible,
             seed=int(seed),
         )
-        workers = self._workers(len(row_ids))
+        cores = self._cores()
+        in_processes = self._backend == "dask" or (cores > 1 and len(row_ids) >= cores * PROCESS_QUERIES)
+        workers = cores if in_processes else 1
+        if not in_processes:
+            space = space.with_threads(cores)
         # At least one chunk per worker, and none above CHUNK_QUERIES queries: memory stays flat
         # however many factuals come, and progress is reported after each chunk.
         n_chunks = max(workers, -(-len(row_ids) // CHUNK_QUERIES))
@@ -187,24 +193,21 @@ class BatchGenerator(GeneratorParams):
                 "seed": int(seed),
                 "n_jobs": self._n_jobs,
                 "backend": self._backend,
+                # How the cores were used (never changes the result): processes, or threads over a forest's trees.
+                "processes": workers,
+                "tree_threads": space.tables.scorer.threads,
                 # predict_proba calls of the search (the validity check that packs the set adds one more)
                 "model_calls": model_calls,
                 "scored_from_codes": tables.scorer.fast,
             },
-            p_undesirable=tables.scorer,
+            p_undesirable=space.tables.scorer,
         )
 
     # -- spreading chunks of queries over cores or a cluster --------------------------------
-    def _workers(self, n_queries: int) -> int:
-        if self._n_jobs > 0:
-            wanted = self._n_jobs
-        elif self._backend == "dask":
-            wanted = sum(_dask_client().nthreads().values())
-        else:
-            import joblib
-
-            wanted = joblib.cpu_count()
-        return max(1, min(wanted, n_queries))
+    def _cores(self) -> int:
+        if self._n_jobs < 0 and self._backend == "dask":
+            return max(1, sum(_dask_client().nthreads().values()))
+        return resolve_cores(self._n_jobs)
 
     def _run(self, space, settings, factuals, row_ids, chunks, workers):
         """Each chunk's result, in chunk order, as it finishes (a generator)."""
@@ -342,10 +345,14 @@ class _SearchSpace:
         Its scorer walks a forest's trees in one thread: the processes already share out the cores.
         """
         task = replace(self.task, frame=self.task.frame.iloc[:0])
-        scorer = copy.copy(self.tables.scorer)
-        scorer.task, scorer.threads = task, 1  # each worker process is one of the cores already
+        scorer = copy.copy(self.tables.scorer.with_threads(1))  # each worker process is one of the cores already
+        scorer.task = task
         tables = replace(self.tables, train_codes=self.tables.train_codes[:0], scorer=scorer)
         return replace(self, task=task, tables=tables)
+
+    def with_threads(self, threads: int) -> _SearchSpace:
+        """This space scoring with a forest's trees spread over ``threads`` threads."""
+        return replace(self, tables=replace(self.tables, scorer=self.tables.scorer.with_threads(threads)))
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
         """P(undesirable) for coded rows, shape (n_rows,): the only way the search touches the model."""
@@ -380,6 +387,8 @@ class _SearchSettings:
 
 
 # -- the search over one chunk of queries ---------------------------------------------------
+#: Queries per core from which a search is split over processes (below it the cores share the trees in threads).
+PROCESS_QUERIES = 1_000
 #: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
 CHUNK_QUERIES = 5_000
 #: Rounds after which a query may be completed with partly sparsified counterfactuals (see ``_search_chunk``).

@@ -34,7 +34,7 @@ import numpy as np
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
-from ._scoring import scorer_for
+from ._scoring import resolve_cores, scorer_for
 from ._set import CounterfactualSet, resolve_permitted_range
 
 __all__ = ["REFINE_MODES", "RELATIVE_TOLERANCE", "default_refine", "check_refine", "refine_counterfactuals"]
@@ -67,6 +67,7 @@ def refine_counterfactuals(
     *,
     permitted_range: Mapping[str, Sequence] | None = None,
     ranges: np.ndarray | None = None,
+    n_jobs: int = 1,
 ) -> CounterfactualSet:
     """The set with every valid counterfactual's continuous and ordinal changes made about minimal.
 
@@ -79,6 +80,8 @@ def refine_counterfactuals(
         The ranges the generator was given; a value never leaves them.
     ranges : ndarray of shape (n_features,), optional
         Training ranges, for the stopping tolerance (default: the task's data ranges).
+    n_jobs : int, default 1
+        Cores a forest's trees are spread over (-1: all); the result does not depend on it.
 
     Returns
     -------
@@ -87,7 +90,7 @@ def refine_counterfactuals(
         spent are added to ``seconds``/``model_rows`` and recorded in ``config``.
     """
     start = time.perf_counter()
-    scorer = _Scorer(task, model)
+    scorer = _Scorer(task, model, threads=resolve_cores(n_jobs))
     factuals = cfset.factuals
     current = cfset.counterfactuals.copy()
     query, slot = np.nonzero(cfset.valid)
@@ -138,8 +141,8 @@ class _Scorer:
     decoding every batch to a frame for the pipeline cost more than the forest.
     """
 
-    def __init__(self, task: TaskSpec, model: FittedModel):
-        self.p_undesirable, self.calls, self.rows = scorer_for(model, task), 0, 0
+    def __init__(self, task: TaskSpec, model: FittedModel, *, threads: int = 1):
+        self.p_undesirable, self.calls, self.rows = scorer_for(model, task).with_threads(threads), 0, 0
 
     def desirable(self, codes: np.ndarray) -> np.ndarray:
         if len(codes) == 0:

@@ -11,6 +11,7 @@ is scored through its own ``predict_proba`` on decoded rows, as before.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 import weakref
@@ -22,7 +23,7 @@ from ..data import TaskSpec
 from ..models import FittedModel
 from ._set import decode_rows, encode_rows
 
-__all__ = ["CodeScorer", "scorer_for"]
+__all__ = ["CodeScorer", "scorer_for", "resolve_cores"]
 
 #: Training rows the encoding is checked on when a scorer is built.
 CHECK_ROWS = 200
@@ -30,6 +31,11 @@ CHECK_ROWS = 200
 THREADED_ROWS = 2_000
 
 _SCORERS: weakref.WeakKeyDictionary[FittedModel, dict[str, CodeScorer]] = weakref.WeakKeyDictionary()
+
+
+def resolve_cores(n_jobs: int) -> int:
+    """Cores an ``n_jobs`` setting asks for on this machine: -1 (or any negative number) means all of them."""
+    return (os.cpu_count() or 1) if int(n_jobs) < 0 else max(1, int(n_jobs))
 
 
 def scorer_for(model: FittedModel, task: TaskSpec) -> CodeScorer:
@@ -60,9 +66,8 @@ class CodeScorer:
     def __init__(self, model: FittedModel, task: TaskSpec, check_codes: np.ndarray | None = None,
                  *, threads: int | None = None):
         self.model, self.task = model, task
-        # Threads a forest's trees are spread over (the search's one process uses the machine's cores; a
-        # search split over processes sets 1 per process, so the cores are not asked twice).
-        self.threads = min(4, os.cpu_count() or 1) if threads is None else max(1, int(threads))
+        # Threads a forest's trees are spread over: 1 unless a caller was given more cores (``with_threads``).
+        self.threads = 1 if threads is None else max(1, int(threads))
         self._plan = _encoding_plan(model, task)
         # The classifier's columns that are undesirable (a user's model may order or name its classes
         # any way, and may have several undesired ones): summed, as FittedModel.predict_proba does.
@@ -77,6 +82,14 @@ class CodeScorer:
             got = self._encode(sample)
             if expected is None or got.shape != expected.shape or not np.allclose(got, expected, equal_nan=True):
                 self._plan = None  # an encoder this module does not mirror exactly: use the pipeline
+
+    def with_threads(self, threads: int) -> CodeScorer:
+        """This scorer walking a forest's trees in ``threads`` threads (same encoding, same bits)."""
+        if threads == self.threads:
+            return self
+        twin = copy.copy(self)
+        twin.threads = max(1, int(threads))
+        return twin
 
     @property
     def fast(self) -> bool:

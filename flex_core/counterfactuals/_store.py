@@ -196,7 +196,8 @@ class CounterfactualStore:
                 fresh = self._generate(todo, features_to_vary=self.features_to_vary, progress=progress)
                 if self.refine == "minimal":
                     fresh = refine_counterfactuals(
-                        fresh, self.task, self.model, permitted_range=self.permitted_range, ranges=self.ranges
+                        fresh, self.task, self.model, permitted_range=self.permitted_range, ranges=self.ranges,
+                        n_jobs=getattr(self.generator, "n_jobs", 1),  # the cores the generator was given
                     )
                 # Queries a time limit skipped are not kept: another run, with more time, may find some.
                 skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))

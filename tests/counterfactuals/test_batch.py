@@ -127,12 +127,27 @@ def test_bad_settings_are_config_errors(synthetic_task, synthetic_model, queries
 
 
 @pytest.mark.parametrize("plausible", [False, True])
-def test_two_processes_give_the_same_counterfactuals_as_one(synthetic_task, synthetic_model, queries, plausible):
+def test_two_processes_give_the_same_counterfactuals_as_one(synthetic_task, synthetic_model, queries, plausible, monkeypatch):
+    from flex_core.counterfactuals import _batch
+
+    monkeypatch.setattr(_batch, "PROCESS_QUERIES", 1)  # a handful of queries per core is enough to use processes
     one = fc.counterfactuals.BatchGenerator(n_jobs=1, plausible=plausible).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
     two = fc.counterfactuals.BatchGenerator(n_jobs=2, plausible=plausible).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+    assert (one.config["processes"], one.config["tree_threads"]) == (1, 1)
+    assert (two.config["processes"], two.config["tree_threads"]) == (2, 1)
     np.testing.assert_array_equal(one.counterfactuals, two.counterfactuals)
     np.testing.assert_array_equal(one.valid, two.valid)
     assert fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator(n_jobs=2)) == fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator())
+
+
+def test_few_queries_share_the_cores_in_threads_with_the_same_result(synthetic_task, synthetic_model, queries):
+    one = fc.counterfactuals.BatchGenerator(n_jobs=1).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+    two = fc.counterfactuals.BatchGenerator(n_jobs=2).generate(synthetic_model, synthetic_task, queries, n_cf=5, seed=2)
+    assert (two.config["processes"], two.config["tree_threads"]) == (1, 2)
+    np.testing.assert_array_equal(one.counterfactuals, two.counterfactuals)
+    np.testing.assert_array_equal(one.valid, two.valid)
+    refined = [fc.counterfactuals.refine_counterfactuals(one, synthetic_task, synthetic_model, n_jobs=n) for n in (1, 2)]
+    np.testing.assert_array_equal(refined[0].counterfactuals, refined[1].counterfactuals)
 
 
 def test_the_space_sent_to_workers_leaves_the_rows_behind_and_the_original_intact(synthetic_task, synthetic_model):
