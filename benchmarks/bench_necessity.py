@@ -17,6 +17,7 @@ Writes benchmarks/results/necessity.md. Paper data from FLEX_DATA_DIR (default .
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import platform
 import statistics
@@ -70,8 +71,10 @@ def main() -> None:
     import flex_core as fc
 
     lines = [
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared with other jobs), "
-        f"Python {platform.python_version()}; generator {fc.counterfactuals.DEFAULT_GENERATOR}, "
+        f"Run {datetime.date.today().isoformat()}; machine: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start, "
+        f"Python {platform.python_version()}; generator {fc.counterfactuals.DEFAULT_GENERATOR} "
+        f"(refine={fc.counterfactuals.default_refine(fc.counterfactuals.DEFAULT_GENERATOR)}), "
         f"N_F={args.n_factuals}, N_cf={args.n_cf}",
         "",
         "| dataset | mutable features | generate counterfactuals | necessary-change masks (once) "

@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--generator", choices=sorted(GENERATORS), default=DEFAULT_GENERATOR)
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
     model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
-    model.add_argument("--n-jobs", type=int, default=1, help="batch generators: parallel chunks of queries (-1 = all cores)")
+    model.add_argument("--n-jobs", type=int, default=1, help="batch generators: cores to use (-1 = all); the result does not depend on it")
     model.add_argument(
         "--refine", choices=REFINE_MODES,
         help="minimal: shrink each change to about the smallest the model needs; none: keep the generator's values "
