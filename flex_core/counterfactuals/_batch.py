@@ -200,7 +200,8 @@ class BatchGenerator(GeneratorParams):
                 "model_calls": model_calls,
                 "scored_from_codes": tables.scorer.fast,
             },
-            p_undesirable=space.tables.scorer,
+            # The workers are done by now: the final check may use every core the call was given.
+            p_undesirable=space.tables.scorer.with_threads(cores),
         )
 
     # -- spreading chunks of queries over cores or a cluster --------------------------------
