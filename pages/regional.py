@@ -68,9 +68,10 @@ if len(on_map) == 1 and S.fresh_selection("factual_map", on_map):
     else:
         st.warning(f"Row {on_map[0]} does not meet {where}; the query stays as it was.")
 lassoed = candidates[np.isin(candidates, on_map)] if len(on_map) > 1 else candidates[:0]
-listed = lassoed if len(lassoed) else candidates
+listed, listable = selection.rows_to_list(candidates, lassoed=lassoed, drawn=fmap.frame["row"].to_numpy(),
+                                          query=st.session_state[S.QUERY])
 table = task.frame.loc[listed].copy()
-table.insert(0, "P(undesirable)", fmap.frame.set_index("row").loc[listed, "probability"].to_numpy())
+table.insert(0, "P(undesirable)", cache.pool_probabilities(analysis.store, analysis.model_id).loc[listed].to_numpy())
 table_event = st.session_state.get("factual_table")
 if table_event is not None:
     picked = table_event.get("selection", {}).get("rows", [])
@@ -102,10 +103,17 @@ with map_col:
         + (f" {fmap.note}" if fmap.note else "")
     )
 with table_col:
-    st.markdown(f"**Cases to choose from** ({len(listed):,}" + (" selected on the map" if len(lassoed) else "")
+    st.markdown(f"**Cases to choose from** ({listable:,}" + (" selected on the map" if len(lassoed) else "")
                 + "; click a row to make it the query)")
     st.dataframe(table, key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
                  width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
+    if listable > len(listed):
+        st.caption(f"The table lists {len(listed):,} of them (those on the map first); any other can be "
+                   "chosen by its row number.")
+        typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
+                                on_change=S.set_query_from, args=("w_query_row", candidates))
+        if typed is not None and int(typed) != query:
+            st.warning(f"Row {int(typed)} is not among the cases to choose from; the query stays row {query}.")
     if st.button("Random query", key="random_query"):
         st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
         st.rerun()

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import flex_core as fc
@@ -214,6 +215,14 @@ def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str
 def factual_map(_store: fc.CounterfactualStore, identity: str) -> fc.plotting.FactualMap:
     """The 2-D map of the store's factuals (``identity``: the store's model id)."""
     return fc.plotting.project_factuals(_store.task, _store.model, _store.factual_rows)
+
+
+@st.cache_data(show_spinner="Scoring the cases…", max_entries=8)
+def pool_probabilities(_store: fc.CounterfactualStore, identity: str) -> pd.Series:
+    """P(undesirable) of every factual, indexed by row id (one batched call; ``identity``: the store's model id)."""
+    rows = _store.factual_rows
+    proba = _store.model.predict_proba(_store.task.frame.loc[rows, _store.task.feature_names])[:, 1]
+    return pd.Series(proba, index=rows)
 
 
 def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:

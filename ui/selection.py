@@ -1,8 +1,13 @@
-"""Turning a Plotly selection event (a click, a lasso) into factual row ids."""
+"""Turning a Plotly selection event (a click, a lasso) into factual row ids, and choosing the rows a table lists."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+#: Most cases the table of candidate queries lists: a longer table is slow to send on every rerun.
+TABLE_ROWS = 2_000
 
 
 def rows_from_selection(selection: Mapping | None, *, allowed: Iterable[int] | None = None) -> list[int]:
@@ -31,3 +36,21 @@ def rows_from_selection(selection: Mapping | None, *, allowed: Iterable[int] | N
             out.append(row)
     return out
 
+
+
+def rows_to_list(candidates: np.ndarray, *, lassoed: np.ndarray, drawn: np.ndarray, query: int | None,
+                 limit: int = TABLE_ROWS) -> tuple[np.ndarray, int]:
+    """The candidate rows a table lists (sorted), and how many there were to list.
+
+    The rows lassoed on the map when there are any, else every candidate. Beyond ``limit``
+    the rows drawn on the (sampled) map come first, so a dot seen on the map is also in the
+    table, and the query is always listed.
+    """
+    rows = np.asarray(lassoed if len(lassoed) else candidates)
+    total = len(rows)
+    if total > limit:
+        on_map = np.isin(rows, drawn)
+        rows = np.concatenate([rows[on_map], rows[~on_map]])[:limit]
+        if query is not None and int(query) in set(candidates.tolist()) and int(query) not in set(rows.tolist()):
+            rows = np.concatenate([[int(query)], rows[:-1]])
+    return np.sort(rows), total

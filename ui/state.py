@@ -312,6 +312,13 @@ def bind(widget_key: str, state_key: str):
     return copy
 
 
+def set_query_from(widget_key: str, candidates) -> None:
+    """``on_change`` callback: a typed row number becomes the query when it is one of ``candidates``."""
+    row = st.session_state[widget_key]
+    if row is not None and int(row) in {int(c) for c in candidates}:
+        st.session_state[QUERY] = int(row)
+
+
 def fresh_selection(widget_key: str, selection) -> bool:
     """True once per new selection of a chart/table (Streamlit repeats the last one on every rerun)."""
     marker = repr(selection)

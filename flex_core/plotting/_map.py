@@ -41,7 +41,7 @@ class FactualMap:
         if self.total <= len(self.frame):
             return ""
         return (f"The map shows a seeded random sample of {len(self.frame):,} of the {self.total:,} factuals "
-                "(drawing them all would slow every page); every factual can still be picked from the table.")
+                "(drawing them all would slow every page); any factual can still be chosen by its row number.")
 
 
 #: Most factuals drawn on the map; a larger pool is sampled (seed 0).

@@ -160,3 +160,46 @@ def test_saving_a_region_never_overwrites_one_and_suggests_a_fresh_name():
     # They are part of the address bar, so a reload keeps them.
     link_regions = ui_url_state.view_from_query_params(dict(at.query_params.items()))["regions"]
     assert link_regions == at.session_state["saved_regions"]
+
+
+def test_more_factuals_than_the_map_draws_still_list_and_choose_any_case():
+    # 12,000 rows, about half predicted severe: more factuals than the map's 5,000 points and the table's 2,000 rows.
+    import numpy as np
+    import pandas as pd
+
+    from ui.selection import TABLE_ROWS
+
+    rng = np.random.default_rng(0)
+    n = 12_000
+    speed = rng.uniform(20, 120, n).round(0)
+    frame = pd.DataFrame({"speed": speed, "lighting": rng.choice(["day", "dark"], n),
+                          "severity": np.where(speed > 70, "Severe", "Slight")})
+    at = start_csv(frame, target="severity", undesirable=["Severe"], page="pages/regional.py")
+    assert not at.exception, at.exception
+    assert any("seeded random sample of 5,000" in c.value for c in at.caption)
+    assert any(f"lists {TABLE_ROWS:,} of them" in c.value for c in at.caption)
+    drawn = {int(r[0]) if isinstance(r, list) else int(r) for r in chart(at, "factual_map")["data"][0]["customdata"]}
+    candidates = [int(r) for r in frame.index[frame["speed"] > 75]]  # surely predicted severe
+    off_map = next(r for r in candidates if r not in drawn)
+    at.number_input(key="w_query_row").set_value(off_map).run()
+    assert not at.exception, at.exception
+    assert at.session_state["query"] == off_map
+    assert any(f"Region around row {off_map}" in h.value for h in at.header)
+    at.number_input(key="w_query_row").set_value(int(frame.index[frame["speed"] < 30][0])).run()  # not a factual
+    assert at.session_state["query"] == off_map
+    assert any("not among the cases" in w.value for w in at.warning)
+
+
+def test_the_table_lists_the_drawn_cases_first_and_always_the_query():
+    import numpy as np
+
+    from ui.selection import rows_to_list
+
+    candidates = np.arange(100)
+    listed, total = rows_to_list(candidates, lassoed=candidates[:0], drawn=np.array([90, 95, 99]), query=50, limit=10)
+    assert total == 100 and len(listed) == 10
+    assert {90, 95, 99, 50} <= set(listed.tolist()) and list(listed) == sorted(listed)
+    few, total = rows_to_list(candidates[:5], lassoed=candidates[:0], drawn=np.array([]), query=None, limit=10)
+    assert total == 5 and list(few) == [0, 1, 2, 3, 4]
+    lassoed, total = rows_to_list(candidates, lassoed=np.array([3, 7]), drawn=np.array([]), query=50, limit=10)
+    assert total == 2 and list(lassoed) == [3, 7]
