@@ -74,8 +74,8 @@ if task.continuous_names:
                     width="stretch", config={"displaylogo": False})
     st.caption(fc.report.describe_tau_sweep(sweep))
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
-    panels = cache.tau_panel_results(analysis.store, analysis.store_id, analysis.n_factuals)
-    st.plotly_chart(fc.plotting.tau_panels_figure(panels), key="tau_panels", width="stretch", config={"displaylogo": False})
+    st.plotly_chart(cache.tau_panels_figure(analysis.store, analysis.store_id, analysis.n_factuals), key="tau_panels",
+                    width="stretch", config={"displaylogo": False})
     st.caption(
         "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "
         "a number whose bar shrinks quickly is usually changed only a little."

@@ -261,6 +261,16 @@ def tau_panel_results(_store: fc.CounterfactualStore, identity: str, n_factuals:
     return {tau: global_result(_store, identity, n_factuals, json.dumps(tau)) for tau in fc.importance.TAU_PANELS}
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def tau_panels_figure(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
+    """The paper's three τ panels as a figure: they do not depend on the current τ, so a τ change reuses it.
+
+    Kept as one shared object (``cache_resource``): building the figure costs more than FLEX at a new τ,
+    and nothing draws into it after it is made.
+    """
+    return fc.plotting.tau_panels_figure(tau_panel_results(_store, identity, n_factuals))
+
+
 def tau_json(tau) -> str:
     return json.dumps(tau, sort_keys=True)
 

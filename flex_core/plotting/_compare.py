@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from .._results import RegionalResult
 from ..compare import LimeImportance, RankAgreement, importance_rank, normalise_to_max
-from ._flex import FLEX_COLOUR, apply_style, diagonal_line, feature_bars, frequency_whiskers
+from ._flex import FLEX_COLOUR, apply_style, diagonal_line, feature_bars, frequency_whiskers, new_figure
 
 __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure", "METHOD_COLOURS"]
 
@@ -54,7 +54,7 @@ def ranking_bars_figure(
     order = np.lexsort((np.arange(len(first)), importance_rank(first)))
     kept_names = np.asarray(names, dtype=object)[keep][order]
     kept_labels = np.asarray(labels, dtype=object)[keep][order]
-    fig = go.Figure()
+    fig = new_figure()
     for i, method in enumerate(methods):
         values = np.asarray(scores[method], dtype=float)[keep]
         fig.add_trace(
@@ -88,7 +88,7 @@ def rank_scatter_figure(
     kept_names = [n for n, ok in zip(names, keep) if ok]
     kept_labels = [label for label, ok in zip(labels, keep) if ok]
     top = len(kept_names) + 0.5
-    fig = go.Figure()
+    fig = new_figure()
     fig.add_trace(
         go.Scatter(
             name="features",
@@ -132,7 +132,7 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
     labels = [imp.display_names[j] + (" (fixed)" if imp.immutable[j] else "") for j in order]
     names = [imp.feature_names[j] for j in order]
     whiskers, spread = frequency_whiskers(imp, order)
-    fig = go.Figure()
+    fig = new_figure()
     fig.add_trace(
         feature_bars(f"FLEX F_j ({spread})", labels, imp.frequency_mean[order], names, colour=METHOD_COLOURS[0],
                      hover="FLEX F", digits=2, error_x=whiskers)
