@@ -193,6 +193,10 @@ class CounterfactualStore:
         with self._lock:
             todo = self.missing(rows)
             if todo:
+                # The rows stored before this call, taken now: their share of the time is that of the run that made them.
+                missing = set(todo)
+                earlier = [r for r in dict.fromkeys(rows) if r not in missing]
+                parts = [self._set.subset(earlier)] if earlier else []
                 fresh = self._generate(todo, features_to_vary=self.features_to_vary, progress=progress)
                 if self.refine == "minimal":
                     fresh = refine_counterfactuals(
@@ -207,9 +211,9 @@ class CounterfactualStore:
                     self._set = keep if self._set is None else CounterfactualSet.concat([self._set, keep])
                     if self.directory is not None:
                         self._write_chunk(keep)
-                # This call still answers for every row asked, the skipped ones empty.
-                combined = fresh if self._set is None else CounterfactualSet.concat([self._set, fresh])
-                return combined.subset(rows)
+                # This call still answers for every row asked, the skipped ones empty; this run's time is
+                # counted once (stacking it onto the updated store counted it twice).
+                return CounterfactualSet.concat([*parts, fresh]).subset(rows)
             elif progress is not None:
                 progress(len(rows), len(rows))
             return self._set.subset(rows)

@@ -99,6 +99,24 @@ def test_store_generates_only_missing_rows_and_persists(tmp_path, toy_task, toy_
     assert len(calls) == 3  # a different seed is a different key
 
 
+def test_the_time_a_store_reports_counts_each_generation_once(toy_task, toy_model):
+    runs = []
+
+    class TimedBatch(fc.counterfactuals.BatchGenerator):
+        def generate(self, model, task, queries, **kwargs):
+            cfset = super().generate(model, task, queries, **kwargs)
+            runs.append(cfset.seconds)
+            return cfset
+
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:8]
+    store = fc.CounterfactualStore(toy_task, toy_model, TimedBatch(), n_cf=2, refine="none")
+    first = store.ensure(rows[:4])
+    assert first.seconds == pytest.approx(runs[0])  # was twice the generation: the new rows were counted again
+    second = store.ensure(rows[2:8])  # two stored rows, four new ones
+    assert second.seconds == pytest.approx(runs[0] * 2 / 4 + runs[1])
+    np.testing.assert_array_equal(second.query_index, rows[2:8])
+
+
 def test_store_survives_a_damaged_chunk_and_writes_atomically(tmp_path, toy_task, toy_model):
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:3]
     store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2, directory=tmp_path)
