@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._format import format_share, plural
+from .._format import format_number, format_share, plural
 from .._results import QUADRANT_MEANING, FlexResult, RegionalResult
 from ..data import TaskSpec
 
@@ -174,7 +174,8 @@ def describe_neighbour_ties(regional: RegionalResult) -> str:
         return ""
     seed = regional.importance.config.get("seed")
     return (
-        f"{ties['candidates']} cases tie at distance {ties['distance']:g}; {ties['drawn']} of them were drawn at random"
+        f"{ties['candidates']} cases tie at distance {format_number(ties['distance'])}; "
+        f"{ties['drawn']} of them {'was' if ties['drawn'] == 1 else 'were'} drawn at random"
         + (f" (seed {seed})" if seed is not None else "")
         + ", so another seed may give a slightly different region."
     )

@@ -179,7 +179,9 @@ def test_run_regional_reports_the_draw_among_tied_neighbours():
     assert ties["candidates"] > ties["drawn"] >= 1 and ties["distance"] == max(region.distances)
     assert region.to_dict()["neighbour_ties"] == ties
     reading = fc.report.describe_neighbour_ties(region)
-    assert reading.startswith(f"{ties['candidates']} cases tie at distance {ties['distance']:g}; {ties['drawn']} of them")
+    verb = "was" if ties["drawn"] == 1 else "were"
+    assert reading.startswith(f"{ties['candidates']} cases tie at distance {fc.report.format_number(ties['distance'])}; "
+                              f"{ties['drawn']} of them {verb} drawn at random")
     assert sum(d == ties["distance"] for d in region.distances) == ties["drawn"]
     # Drawn with the store's seed: the same members as select_region with that seed.
     assert list(region.members) == fc.select_region(task, query, store.factual_rows, k=4, ranges=store.ranges, seed=4)[0]
