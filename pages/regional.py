@@ -88,7 +88,9 @@ criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where e
 map_col, table_col = st.columns([3, 2])
 with map_col:
     st.plotly_chart(
-        fc.plotting.factual_map_figure(fmap, query=query, members=regional.members,
+        fc.plotting.factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
+                                                              tuple(int(r) for r in regional.members)),
+                                       query=query, members=regional.members,
                                        meeting=candidates if where else None, criterion=criterion_text),
         key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"), width="stretch",
         config={"displaylogo": False},
@@ -113,7 +115,9 @@ with table_col:
         typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
                                 on_change=S.set_query_from, args=("w_query_row", candidates))
         if typed is not None and int(typed) != query:
-            st.warning(f"Row {int(typed)} is not among the cases to choose from; the query stays row {query}.")
+            st.error(f"Row {int(typed)} is not among the cases to choose from (a case predicted "
+                     f"{' / '.join(map(str, task.undesirable))}" + (f" that meets {where}" if where else "")
+                     + f"); type one of those. The query stays row {query}.")
     if st.button("Random query", key="random_query"):
         st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
         st.rerun()

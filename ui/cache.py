@@ -225,6 +225,12 @@ def pool_probabilities(_store: fc.CounterfactualStore, identity: str) -> pd.Seri
     return pd.Series(proba, index=rows)
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def factual_map_with(_store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]) -> fc.plotting.FactualMap:
+    """The factual map with ``rows`` (a query and its region) added where a sample left them out."""
+    return factual_map(_store, identity).including(_store.task, _store.model, rows)
+
+
 def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
     return fc.importance.sample_factuals(store.factual_rows, n_factuals, seed=store.seed)
 

@@ -65,3 +65,7 @@ def test_a_skops_model_uploaded_in_the_sidebar_is_explained(tmp_path):
         page.screenshot(path=str(ARTIFACTS / "global_page_uploaded_model.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
+        # The view link cannot carry the file: the Report page says so beside the link.
+        page.get_by_role("link", name="Report").click()
+        page.get_by_text("The model was loaded from a file", exact=False).first.wait_for(timeout=90_000)
+        assert page.locator("[data-testid='stException']").count() == 0

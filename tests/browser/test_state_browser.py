@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
 
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} not installed"),
@@ -134,4 +136,59 @@ def test_a_bad_upload_is_one_error_and_the_previous_dataset_stays(app, tmp_path)
     active.first.wait_for(timeout=WAIT)
     page.locator(".js-plotly-plot").first.wait_for(timeout=WAIT)
     assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
+def test_with_more_factuals_than_the_map_draws_any_case_is_chosen_by_its_row_number(app, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 12_000  # about 6,000 factuals: more than the map's 5,000 points and the table's 2,000 rows
+    speed = rng.uniform(20, 120, n).round(0)
+    frame = pd.DataFrame({"severity": np.where(speed > 70, "Severe", "Slight"), "speed": speed,
+                          "lighting": rng.choice(["day", "dark"], n)})
+    csv = tmp_path / "many.csv"
+    frame.to_csv(csv, index=False)
+    url, browser = app
+    page = new_page(browser)
+    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=2&cv_folds=2", wait_until="domcontentloaded")
+    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("CSV upload", exact=True).click()
+    sidebar.locator("input[type='file']").set_input_files(str(csv))
+    sidebar.get_by_text("Undesirable outcome value(s)").wait_for(timeout=WAIT)
+    wait_idle(page)
+    sidebar.locator("[data-testid='stMultiSelect']").first.click()
+    page.get_by_role("option", name="Severe").click()
+    page.keyboard.press("Escape")
+    sidebar.get_by_role("button", name="Load CSV").click()
+    page.get_by_text(re.compile(r"Active: many")).first.wait_for(timeout=WAIT)
+    page.get_by_role("link", name="Regional explorer").click()
+    first = region_row(page)
+    page.get_by_text("The table lists 2,000 of them", exact=False).first.wait_for(timeout=WAIT)
+    page.get_by_text("seeded random sample of 5,000", exact=False).first.wait_for(timeout=WAIT)
+    wait_idle(page)
+    plot = page.locator(".js-plotly-plot").first
+    drawn = set(plot.evaluate("gd => gd.data[0].customdata.map(c => c[0])"))
+    off_map = next(int(r) for r in frame.index[frame["speed"] > 80] if int(r) not in drawn and int(r) != first)
+    box = page.get_by_label("Row number of the query")
+    box.fill(str(off_map))
+    box.press("Enter")
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('h2')].some(h => h.innerText.startsWith('Region around row {off_map}'))",
+        timeout=WAIT,
+    )
+    wait_idle(page)
+    star = f"gd => gd.data.some(t => t.name === 'query' && (t.customdata || []).some(c => c[0] === {off_map}))"
+    assert page.locator(".js-plotly-plot").first.evaluate(star)  # the map draws the query the sample left out
+    box.fill(str(int(frame.index[frame["speed"] < 30][0])))  # not a factual: one error, the query stays
+    box.press("Enter")
+    error = page.locator("[data-testid='stAlertContentError']")
+    error.first.wait_for(timeout=WAIT)
+    assert "not among the cases" in error.first.inner_text() and error.count() == 1
+    assert region_row(page) == off_map
+    assert page.locator("[data-testid='stException']").count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "regional_many_factuals.png"), full_page=True)  # kept for a look, not tracked
     page.close()

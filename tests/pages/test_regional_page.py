@@ -185,9 +185,14 @@ def test_more_factuals_than_the_map_draws_still_list_and_choose_any_case():
     assert not at.exception, at.exception
     assert at.session_state["query"] == off_map
     assert any(f"Region around row {off_map}" in h.value for h in at.header)
+    # The sample left it out, but the map draws the query (and its region) where they belong.
+    on_chart = {int(r[0]) if isinstance(r, list) else int(r)
+                for trace in chart(at, "factual_map")["data"] for r in (trace.get("customdata") or [])}
+    assert off_map in on_chart
     at.number_input(key="w_query_row").set_value(int(frame.index[frame["speed"] < 30][0])).run()  # not a factual
     assert at.session_state["query"] == off_map
-    assert any("not among the cases" in w.value for w in at.warning)
+    (message,) = errors(at)
+    assert "not among the cases" in message and f"stays row {off_map}" in message
 
 
 def test_the_table_lists_the_drawn_cases_first_and_always_the_query():

@@ -168,6 +168,23 @@ def test_a_large_factual_pool_is_sampled_on_the_map_with_a_note(toy_task, toy_mo
     assert f"20 of the {len(rows):,} factuals" in sampled.note
 
 
+def test_rows_a_sample_left_out_are_placed_with_the_maps_own_axes(toy_task, toy_model):
+    import dataclasses
+
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
+    sampled = fc.plotting.project_factuals(toy_task, toy_model, rows, max_points=20)
+    assert sampled.including(toy_task, toy_model, sampled.frame["row"][:3]) is sampled  # nothing missing
+    # A row of the sample, taken out and added back, lands where the fit put it.
+    row = int(sampled.frame["row"].iloc[5])
+    without = dataclasses.replace(sampled, frame=sampled.frame[sampled.frame["row"] != row])
+    again = without.including(toy_task, toy_model, [row]).frame.set_index("row").loc[row]
+    np.testing.assert_allclose(again[["x", "y", "probability"]].to_numpy(dtype=float),
+                               sampled.frame.set_index("row").loc[row, ["x", "y", "probability"]].to_numpy(dtype=float))
+    outside = next(int(r) for r in rows if r not in set(sampled.frame["row"]))
+    grown = sampled.including(toy_task, toy_model, [outside])
+    assert len(grown.frame) == 21 and outside in set(grown.frame["row"]) and grown.note == sampled.note
+
+
 def test_regions_heatmap_has_global_first_and_r_in_labels(toy_task, toy_result):
     reg = _regional(toy_task, [0.9, 0.1], [0.2, 0.6])
     fig = fc.plotting.regions_heatmap({"fast roads": reg}, toy_result)
