@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import random
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -146,9 +147,11 @@ class DiceGenerator(GeneratorParams):
             extra["random_seed"] = qseed
         try:
             # DiCE prints progress bars and warnings per query; keep the caller's console readable.
-            # Its methods also draw from numpy's global generator (random: which features to vary,
-            # seeded only when there is a continuous feature; genetic: everything), so seed it per query.
-            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), _no_tqdm(), _numpy_seed(qseed):
+            # Its methods draw from the two global generators, numpy's and Python's ``random`` module, and
+            # seed neither reliably (random: which features to vary comes from numpy, seeded only when
+            # some feature is continuous; genetic: initial population and mutations from numpy, parent
+            # choice and crossover from ``random``, never seeded), so seed both per query.
+            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), _no_tqdm(), _global_seeds(qseed):
                 warnings.simplefilter("ignore")
                 result = explainer.generate_counterfactuals(
                     query,
@@ -185,14 +188,20 @@ def _dice_frame(task: TaskSpec, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 @contextlib.contextmanager
-def _numpy_seed(seed: int):
-    """Seed numpy's global generator for DiCE, then give the caller its own state back."""
-    saved = np.random.get_state()
+def _global_seeds(seed: int):
+    """Seed numpy's and Python's global generators for DiCE, then give the caller its own states back.
+
+    dice-ml draws from both (and dice-random reseeds both itself), so the caller's streams are
+    restored whatever DiCE did to them.
+    """
+    saved_np, saved_py = np.random.get_state(), random.getstate()
     np.random.seed(seed)
+    random.seed(seed)
     try:
         yield
     finally:
-        np.random.set_state(saved)
+        np.random.set_state(saved_np)
+        random.setstate(saved_py)
 
 
 @contextlib.contextmanager
