@@ -6,6 +6,10 @@ Traps handled here:
 - DiCE may return fewer than n_cf counterfactuals, none, or raise for a query; each
   case is recorded per query and never reaches the caller as an exception.
 - dice-ml 0.12's ``random`` method breaks under pandas 3; requirements pin pandas 2.3.
+- dice-ml's methods draw from numpy's and Python's global generators and seed them unreliably
+  (genetic: never); both are seeded per query here and the caller's states restored.
+- dice-ml 0.12's ``genetic`` method never runs its post-hoc sparsity step (it returns the
+  unsparsified set as ``final_cfs_df_sparse``), so ``posthoc_sparsity=True`` with it is refused.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class DiceGenerator(GeneratorParams):
     posthoc_sparsity : bool, default False
         DiCE's own post-hoc sparsity search (slow: one model call per row and step). When on, the
         sparsified set (``final_cfs_df_sparse``) is returned, its validity re-checked here.
+        ``random`` and ``kdtree`` only: dice-ml 0.12's ``genetic`` ignores it, so it is a
+        :class:`ConfigError` there (``refine="minimal"`` removes passenger changes instead).
     time_limit : float or None
         Seconds after which no new query is started; the rest are recorded as skipped.
     """
@@ -57,6 +63,13 @@ class DiceGenerator(GeneratorParams):
     def __init__(self, method: str = "random", *, posthoc_sparsity: bool = False, time_limit: float | None = None):
         if method not in DICE_METHODS:
             raise ConfigError(f"Unknown DiCE method {method!r}; choose one of {', '.join(DICE_METHODS)}.")
+        if method == "genetic" and posthoc_sparsity:
+            # DiceGenetic._generate_counterfactuals accepts posthoc_sparsity_param but never calls
+            # do_posthoc_sparsity_enhancement: final_cfs_df_sparse is a plain copy of final_cfs_df.
+            raise ConfigError(
+                "dice-genetic ignores post-hoc sparsity in dice-ml 0.12; turn it off, or use refine=\"minimal\", "
+                "which removes passenger changes for every generator."
+            )
         self.method = method
         self.posthoc_sparsity = posthoc_sparsity
         self.time_limit = time_limit

@@ -169,3 +169,13 @@ def test_callers_global_random_states_are_given_back(synthetic_task, synthetic_m
     np.testing.assert_array_equal(np.random.random(3), expected[0])
     assert [random.random() for _ in range(3)] == expected[1]
 
+
+def test_posthoc_sparsity_with_genetic_is_refused():
+    # dice-ml 0.12's DiceGenetic never calls do_posthoc_sparsity_enhancement: the flag would do nothing.
+    with pytest.raises(fc.ConfigError, match="dice-genetic ignores post-hoc sparsity") as info:
+        fc.counterfactuals.DiceGenerator("genetic", posthoc_sparsity=True)
+    assert "\n" not in str(info.value) and 'refine="minimal"' in str(info.value)
+    with pytest.raises(fc.ConfigError, match="dice-genetic ignores post-hoc sparsity"):
+        fc.counterfactuals.make_generator("dice-genetic", posthoc_sparsity=True)
+    for method in ("random", "kdtree"):  # these do run it
+        assert fc.counterfactuals.DiceGenerator(method, posthoc_sparsity=True).posthoc_sparsity is True
