@@ -1,22 +1,32 @@
 """A native, batched, model-agnostic counterfactual generator (``batch`` and ``batch-plausible``).
 
 Why it is fast where DiCE is slow: DiCE searches one query at a time and its
-post-hoc sparsity step predicts one row per call. Here every round proposes
-candidates for *all* queries still short of counterfactuals and scores them in
-one ``predict_proba`` call; sparsification tries every single-feature revert of
-every valid candidate in one call per greedy step. The model is only ever asked
-for ``predict_proba`` on frames in the task's original columns.
+post-hoc sparsity step predicts one row per call. Here every step proposes or
+checks candidates for *all* queries still short of counterfactuals and scores
+them in one call; reverting and shrinking changes are batched the same way.
 
-Two ways to propose candidates:
+What it returns (``refine="minimal"``, the default): up to n_cf *distinct minimal*
+counterfactuals per query, none of whose changes can be reverted or shrunk with the
+outcome staying desirable, found in this order (``batch``):
 
-- ``batch``: copy the factual and change a small random subset of the features
-  allowed to vary (the subset grows over rounds), drawing each new value from the
-  training rows' values of that feature (so levels keep their frequencies and
-  integer features stay integer), inside the permitted range.
-- ``batch-plausible``: start from the nearest training rows the model predicts
-  desirable ("nearest unlike neighbours"), found with one index built per model
-  and reused for every query; the factual takes their values on the features
-  allowed to vary, then the result is sparsified back toward the factual.
+1. **Single changes**: every feature alone, at each of its levels or at
+   :data:`SINGLE_GRID` quantiles of its training values; each that flips the query
+   is shrunk to the smallest value that still does.
+2. **Trade-offs**: a number that flips the query alone, set one step short of
+   doing so (a *near miss*), with every other feature at each end of its range
+   (one call): the features that bring it closer to a flip are its partners.
+3. **Rounds of random candidates** for every query still short: a near miss with
+   random partners (a smaller cibil rise together with a shorter loan term), or,
+   where nothing flips a query alone, a random subset of features (two at first,
+   growing as in DiCE) redrawn from the training rows' values (so levels keep their
+   frequencies and integer features stay integer), inside the permitted range and
+   short of any single flip.
+
+``batch-plausible`` starts instead from the nearest training rows the model predicts
+desirable ("nearest unlike neighbours"), found with one index built per model and
+reused for every query; the factual takes their values on the features allowed to vary.
+Either way every valid candidate is then made minimal (:mod:`._refine`), and a query
+keeps the distinct results.
 
 Each query has its own random stream (:func:`query_seed`), and every step only
 looks at that query's own candidates, so a query's counterfactuals do not depend
@@ -38,6 +48,7 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._quality import feature_mad
+from ._refine import MinimalPlan, check_refine, minimal_rows, revert_passengers
 from ._scoring import CodeScorer, resolve_cores, scorer_for
 from ._set import (
     CounterfactualSet,
@@ -45,6 +56,7 @@ from ._set import (
     Progress,
     assemble_counterfactual_set,
     check_request,
+    distinct_keys,
     encode_rows,
     query_seed,
 )
@@ -63,7 +75,7 @@ class BatchGenerator(GeneratorParams):
         Start from nearest training rows of the desired class (``batch-plausible``)
         instead of random changes (``batch``).
     samples : int or None
-        Candidates proposed per query in the first round; default ``3 * n_cf`` random
+        Candidates proposed per query and round; default ``2 * n_cf`` random
         candidates, or ``n_cf`` neighbours (doubling each round) when ``plausible``.
     max_rounds : int, default 12
         Rounds before a query that is still short is given up (its count is recorded).
@@ -79,6 +91,9 @@ class BatchGenerator(GeneratorParams):
 
     # How the work is spread never changes the result, so it stays out of the store's key.
     execution_params = ("n_jobs", "backend")
+    #: ``generate`` takes ``refine`` and makes counterfactuals minimal while it searches (the store
+    #: then does not refine them again), so n_cf counts distinct minimal counterfactuals.
+    refines_in_search = True
     named_params = ("plausible",)
 
     def __init__(
@@ -128,20 +143,26 @@ class BatchGenerator(GeneratorParams):
         permitted_range: Mapping[str, Sequence] | None = None,
         seed: int = 0,
         progress: Progress | None = None,
+        refine: str = "minimal",
     ) -> CounterfactualSet:
         """Up to ``n_cf`` valid, distinct counterfactuals per row of ``queries`` (index = row ids).
 
+        ``refine="minimal"`` (the default) makes every counterfactual minimal inside the search
+        (no change can be reverted or shrunk and keep it valid), so distinct minimal ones are
+        counted toward ``n_cf``; ``"none"`` only reverts the changes a candidate does not need.
+
         Returns a :class:`CounterfactualSet` with counterfactuals of shape
-        (n_queries, n_cf, n_features); queries where no counterfactual was found
-        (for instance because only immutable features drive the outcome) keep
-        empty slots, and the set's notes count them.
+        (n_queries, n_cf, n_features); queries where fewer distinct counterfactuals were found
+        (for instance because only immutable features drive the outcome, or only two minimal
+        ones exist) keep empty slots, and the set's notes count them.
         """
+        check_refine(refine)
         vary, ranges = check_request(
             task, queries, n_cf=n_cf, features_to_vary=features_to_vary, permitted_range=permitted_range
         )
         start = time.perf_counter()
         tables, model_rows = _model_tables(model, task, need_index=self.plausible)
-        space = _SearchSpace.build(task, model, tables, vary, ranges)
+        space = _SearchSpace.build(task, model, tables, vary, ranges, minimal=refine == "minimal")
         factuals = encode_rows(task, queries[task.feature_names])
         if np.isnan(factuals).any():
             bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
@@ -149,7 +170,7 @@ class BatchGenerator(GeneratorParams):
         row_ids = queries.index.to_numpy().astype(int)
         settings = _SearchSettings(
             n_cf=int(n_cf),
-            samples=self.samples or (int(n_cf) if self.plausible else 3 * int(n_cf)),
+            samples=self.samples or (int(n_cf) if self.plausible else 2 * int(n_cf)),
             max_rounds=self.max_rounds,
             plausible=self.plausible,
             seed=int(seed),
@@ -191,6 +212,9 @@ class BatchGenerator(GeneratorParams):
                 "features_to_vary": vary,
                 "permitted_range": ranges or None,
                 "seed": int(seed),
+                "refine": refine,
+                "single_grid": None if self.plausible else SINGLE_GRID,
+                "patience": PATIENCE,
                 "n_jobs": self._n_jobs,
                 "backend": self._backend,
                 # How the cores were used (never changes the result): processes, or threads over a forest's trees.
@@ -302,9 +326,11 @@ class _SearchSpace:
     allowed_levels: list  # per feature: bool mask over levels, or None when all allowed
     direction: np.ndarray  # (F,) +1 increase only, -1 decrease only, 0 either (ordinal codes follow the order)
     tables: _ModelTables
+    single_grid: list  # per feature: the values tried as a single change, or None
+    plan: MinimalPlan | None  # how to make a counterfactual minimal (None: refine="none")
 
     @classmethod
-    def build(cls, task, model, tables, vary_names, ranges) -> _SearchSpace:
+    def build(cls, task, model, tables, vary_names, ranges, *, minimal: bool) -> _SearchSpace:
         n_f = len(task.features)
         vary = np.array([f.name in vary_names for f in task.features])
         values, cumulative, allowed_levels = [None] * n_f, [None] * n_f, [None] * n_f
@@ -336,7 +362,16 @@ class _SearchSpace:
             else:
                 vary[j] = False
         direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
-        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables)
+        single_grid = [None if values[j] is None else _single_grid(task.features[j], values[j], cumulative[j])
+                       for j in range(n_f)]
+        plan = None
+        if minimal:
+            train = tables.train_codes
+            with np.errstate(invalid="ignore"):
+                spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
+                                  for j, f in enumerate(task.features)])
+            plan = MinimalPlan.build(task, ranges, spans)
+        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables, single_grid, plan)
 
     def for_workers(self) -> _SearchSpace:
         """This space without the task's rows or the training codes, which the search never reads.
@@ -369,6 +404,22 @@ class _SearchSpace:
         return ok | (codes == factual)
 
 
+def _single_grid(feature, values: np.ndarray, cumulative: np.ndarray) -> np.ndarray:
+    """The values a feature takes when it is tried as the only change.
+
+    A number: :data:`SINGLE_GRID` quantiles of its training values (weighted as they occur, so the
+    ends are its smallest and largest permitted values); a level: every permitted level, or the
+    :data:`SINGLE_LEVELS` most frequent.
+    """
+    if feature.is_continuous:
+        quantiles = np.linspace(0.0, 1.0, SINGLE_GRID) * cumulative[-1]
+        return np.unique(values[np.minimum(np.searchsorted(cumulative, quantiles, side="left"), len(values) - 1)])
+    if len(values) <= SINGLE_LEVELS:
+        return values
+    weights = np.diff(np.r_[0.0, cumulative])
+    return np.sort(values[np.argsort(-weights, kind="stable")[:SINGLE_LEVELS]])
+
+
 def _grid(low: float, high: float, *, integer: bool) -> np.ndarray:
     if integer:
         low, high = np.ceil(low), np.floor(high)
@@ -392,57 +443,246 @@ class _SearchSettings:
 PROCESS_QUERIES = 1_000
 #: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
 CHUNK_QUERIES = 5_000
-#: Rounds after which a query may be completed with partly sparsified counterfactuals (see ``_search_chunk``).
-PATIENCE = 4
+#: Rounds in a row that add no new distinct counterfactual after which a query that has some stops.
+PATIENCE = 3
+#: Values per number scanned when every single-feature change is tried (quantiles of the training values).
+SINGLE_GRID = 5
+#: Levels per categorical feature scanned alone at most (the most frequent ones).
+SINGLE_LEVELS = 64
 
 
 def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.ndarray, row_ids: np.ndarray):
     """Counterfactual codes per query (a list of (n_i, F) arrays, n_i <= n_cf) and the model rows used.
 
-    A query stays in the search until it has n_cf distinct fully sparsified
-    counterfactuals, or, after ``PATIENCE`` rounds, n_cf distinct valid ones of any
-    sparsity (when one change alone flips it, every sparsified candidate collapses
-    onto that one change, so the others must keep an extra change to be distinct).
+    1. (``batch``) Every single-feature change on a grid: each level of a categorical feature,
+       :data:`SINGLE_GRID` quantiles of a number's training values (in its permitted range and
+       direction). So every feature that flips a query alone, within that grid, is found.
+    2. Rounds of random candidates (``batch``: two changes at first, then more; ``batch-plausible``:
+       nearest unlike neighbours), for every query still short, scored in one call.
+
+    Every valid candidate is cleared of the changes it does not need (:func:`revert_passengers`)
+    and, with ``refine="minimal"``, made minimal (:func:`minimal_rows`); a query keeps the
+    *distinct* results (:func:`distinct_keys`). It stays in the search until it has n_cf of them,
+    until :data:`PATIENCE` rounds in a row add none, or until ``max_rounds``: where fewer distinct
+    counterfactuals exist, fewer are returned, never copies.
     """
     n_q, n_f = factuals.shape
     rngs = [np.random.default_rng(query_seed(settings.seed, int(r))) for r in row_ids]
     counter = _RowCounter(space)
-    pools: list[dict[bytes, np.ndarray]] = [{} for _ in range(n_q)]  # every distinct valid state found
-    finals: list[set[bytes]] = [set() for _ in range(n_q)]  # the states no single revert keeps valid
+    pools: list[dict[bytes, np.ndarray]] = [{} for _ in range(n_q)]  # distinct final counterfactuals
+    tolerance = space.plan.tolerance if space.plan is not None else np.full(n_f, 1e-12)
     n_vary = int(space.vary.sum())
-    subset = np.ones(n_q, dtype=int)  # features changed per random candidate, per query
     neighbours = _NeighbourFeed(space, factuals) if settings.plausible else None
-    active = np.arange(n_q)
-    for round_no in range(settings.max_rounds):
-        if neighbours is not None:
-            candidates, owner = neighbours.propose(active, round_no, settings)
-        else:
-            candidates, owner = _random_candidates(space, factuals, rngs, active, subset, settings.samples)
-        candidates, owner = _distinct_changes(candidates, owner, factuals)
-        hits = np.zeros(n_q, dtype=int)
-        if len(candidates):
+    bounds = _SingleBounds(space, factuals)
+    tried: list[set[bytes]] = [set() for _ in range(n_q)]  # finals already made minimal, before refinement
+    proposed: list[set[bytes]] = [set() for _ in range(n_q)]  # random candidates already scored
+
+    def keep(candidates, owner, *, first=None, singles: bool = False, valid=None) -> np.ndarray:
+        """Score candidates (unless ``valid`` says), make the valid ones final and add the distinct ones to their pools.
+
+        ``first`` (per candidate, -1 for none): the near miss to shrink before the other changes, so the
+        partners' drawn values decide where on the trade-off the counterfactual lands.
+        Returns the number of new distinct counterfactuals per query.
+        """
+        new = np.zeros(n_q, dtype=int)
+        first = np.full(len(candidates), -1) if first is None else first
+        if valid is None:
+            pick = _distinct_rows(candidates, owner, factuals)
+            # A candidate proposed in an earlier round already had its answer: not scored again.
+            pick = pick[[key not in proposed[q] and not proposed[q].add(key)
+                         for q, key in zip(owner[pick], (row.tobytes() for row in candidates[pick]))]]
+            candidates, owner, first = candidates[pick], owner[pick], first[pick]
+            if len(candidates) == 0:
+                return new
             valid = counter.p_undesirable(candidates) <= 0.5
-            hits = np.bincount(owner[valid], minlength=n_q)
-            states, source, final = _sparsify(counter, candidates[valid], factuals[owner[valid]])
-            for q, row, is_final in zip(owner[valid][source], states, final):
-                key = row.tobytes()
-                pools[q].setdefault(key, row)
-                if is_final:
-                    finals[q].add(key)
-        # DiCE-like growth while changes keep flipping the query; doubling when a round found nothing.
-        subset[active] = np.minimum(n_vary, np.where(hits[active] > 0, subset[active] + 1, 2 * subset[active]))
-        patient = round_no + 1 >= PATIENCE
-        active = np.array(
-            [q for q in active if len(finals[q]) < settings.n_cf and not (patient and len(pools[q]) >= settings.n_cf)],
-            dtype=int,
-        )
+        if singles:
+            # Only the valid value nearest the factual on each side shrinks: the farther ones would end at the same place.
+            valid &= _nearest_per_side(space, candidates, owner, factuals, valid)
+        else:
+            # At most as many as a query still needs: making a counterfactual minimal costs tens of rows.
+            valid &= _first_per_owner(owner, valid, settings.n_cf - np.array([len(p) for p in pools]))
+        rows, owner, first = candidates[valid], owner[valid], first[valid]
+        if len(rows) == 0:
+            return new
+        finals = revert_passengers(counter.p_undesirable, rows, factuals[owner])
+        # Candidates that lost their passengers may now be the same: make each one minimal only once.
+        pick = _distinct_rows(finals, owner, factuals)
+        pick = pick[[key not in tried[q] and not tried[q].add(key)
+                     for q, key in zip(owner[pick], (row.tobytes() for row in finals[pick]))]]
+        finals, owner, first = finals[pick], owner[pick], first[pick]
+        if space.plan is not None and len(finals):
+            finals = minimal_rows(counter.p_undesirable, finals, factuals[owner], space.plan, first=first)
+        for q, row, key in zip(owner, finals, distinct_keys(finals, factuals[owner], tolerance)):
+            if key not in pools[q]:
+                pools[q][key] = row
+                new[q] += 1
+        bounds.learn(owner, finals)
+        return new
+
+    subset = np.ones(n_q, dtype=int)  # features changed per random candidate, per query
+    active = np.arange(n_q)
+    if neighbours is None:
+        keep(*_single_candidates(space, factuals), singles=True)
+        subset[:] = min(2, max(n_vary, 1))  # every single change was tried: random ones start at two
+        # Which other features help each near miss: each at both ends of its range, one call.
+        probes, owner, anchor, partner = _probe_candidates(space, factuals, bounds, active)
+        if len(probes):
+            p = counter.p_undesirable(probes)
+            # A partner helps a near miss when one end of its range lowers P(undesirable) below the
+            # near miss's own: alone it may not flip the query, together with other partners it may.
+            alone = np.full((n_q, n_f), np.nan)
+            lone = partner < 0
+            alone[owner[lone], anchor[lone]] = p[lone]
+            helps = ~lone & (p < alone[owner, anchor] - 1e-9)
+            bounds.learn_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
+            keep(probes[~lone], owner[~lone], first=anchor[~lone], valid=(p <= 0.5)[~lone])
+            # All the partners of a near miss at once, each at its better end: where even that does not
+            # flip the query, no mix of them will (as far as the model is monotone there), so none is tried.
+            together, q, a = _all_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
+            if len(together):
+                flips = counter.p_undesirable(together) <= 0.5
+                bounds.partners[q[~flips], a[~flips]] = False
+                keep(together, q, first=a, valid=flips)
+        # A query with near misses that no other feature helps has only its single changes.
+        has_near_miss = bounds.has_near_miss(active)
+        active = active[~has_near_miss | bounds.partners[active].any(axis=(1, 2))]
+    stale = np.zeros(n_q, dtype=int)
+    active = np.array([q for q in active if len(pools[q]) < settings.n_cf], dtype=int)
+    for round_no in range(settings.max_rounds):
         if len(active) == 0:
             break
+        if neighbours is not None:
+            candidates, owner = neighbours.propose(active, round_no, settings)
+            first = None
+        else:
+            candidates, owner, first = _random_candidates(space, factuals, rngs, active, subset, settings.samples, bounds)
+        new = keep(candidates, owner, first=first)
+        stale[active] = np.where(new[active] > 0, 0, stale[active] + 1)
+        # DiCE-like growth while changes keep finding counterfactuals; doubling when a round found nothing.
+        subset[active] = np.minimum(n_vary, np.where(new[active] > 0, subset[active] + 1, 2 * subset[active]))
+        active = np.array(
+            [q for q in active if len(pools[q]) < settings.n_cf and not (pools[q] and stale[q] >= PATIENCE)],
+            dtype=int,
+        )
     per_query = [
         _select(np.array(list(pool.values())).reshape(-1, n_f), factuals[q], settings.n_cf, rngs[q])
         for q, pool in enumerate(pools)
     ]
     return per_query, counter.rows, counter.calls
+
+
+def _single_candidates(space: _SearchSpace, factuals: np.ndarray):
+    """Every query with one feature changed to each value of that feature's single-change grid.
+
+    Returns (candidates (m, F), owner (m,)); values equal to the factual's or against a feature's
+    direction are left out.
+    """
+    parts, owners = [], []
+    n_q = len(factuals)
+    for j in np.flatnonzero(space.vary):
+        grid = space.single_grid[j]
+        rows = np.repeat(factuals, len(grid), axis=0)
+        rows[:, j] = np.tile(grid, n_q)
+        owner = np.repeat(np.arange(n_q), len(grid))
+        moved = rows[:, j] - factuals[owner, j]
+        ok = (moved != 0) & (np.sign(moved) * space.direction[j] >= 0)
+        parts.append(rows[ok])
+        owners.append(owner[ok])
+    if not parts:
+        return np.empty((0, factuals.shape[1])), np.empty(0, dtype=int)
+    return np.concatenate(parts), np.concatenate(owners)
+
+
+def _probe_candidates(space: _SearchSpace, factuals: np.ndarray, bounds: _SingleBounds, queries: np.ndarray):
+    """Each near miss with one other feature at each end of its range (a number) or at each level (a category).
+
+    Ends stop short of the other feature's own single flips and follow its direction. Returns
+    (candidates (m, F), owner (m,), anchor feature (m,), partner feature (m,)); the last rows are
+    the near misses alone (partner -1).
+    """
+    n_f = factuals.shape[1]
+    anchor_q, anchor_j, anchor_value = bounds.near_misses(queries)
+    parts: list[tuple] = []
+    for b in np.flatnonzero(space.vary):
+        use = anchor_j != b
+        q, a, value = anchor_q[use], anchor_j[use], anchor_value[use]
+        if not len(q):
+            continue
+        current = factuals[q, b]
+        if space.task.features[b].kind == "categorical":
+            levels = space.single_grid[b]
+            q, a, value, current = (np.repeat(x, len(levels)) for x in (q, a, value, current))
+            partner_value = np.tile(levels, len(anchor_q[use]))
+            ok = (partner_value != current) & ~bounds.excluded_levels(b, q)[np.arange(len(q)), partner_value.astype(int)]
+        else:
+            low, high = bounds.low[q, b], bounds.high[q, b]
+            if space.direction[b] > 0:
+                low = np.maximum(low, current)
+            elif space.direction[b] < 0:
+                high = np.minimum(high, current)
+            ends = [_draw_between(space.values[b], space.cumulative[b], current, low, high, np.full(len(q), u))
+                    for u in (0.0, 1.0 - 1e-12)]
+            q, a, value, current = (np.tile(x, 2) for x in (q, a, value, current))
+            partner_value = np.concatenate(ends)
+            ok = partner_value != current
+        rows = factuals[q].copy()
+        rows[np.arange(len(q)), a] = value
+        rows[:, b] = partner_value
+        parts.append((rows[ok], q[ok], a[ok], np.full(int(ok.sum()), b)))
+    if not parts:
+        return np.empty((0, n_f)), np.empty(0, int), np.empty(0, int), np.empty(0, int)
+    lone = factuals[anchor_q].copy()  # the near miss alone: what a partner must improve on
+    lone[np.arange(len(anchor_q)), anchor_j] = anchor_value
+    parts.append((lone, anchor_q, anchor_j, np.full(len(anchor_q), -1)))
+    rows, q, a, b = (np.concatenate(x) for x in zip(*parts))
+    return rows, q, a, b
+
+
+def _all_partners(probes, owner, anchor, partner, p):
+    """Per (query, near miss): the near miss with every helping partner at its better end (lower P(undesirable)).
+
+    ``probes`` are the helping probe rows, one partner each. Returns (rows, query, anchor feature).
+    """
+    if len(probes) == 0:
+        return np.empty((0, probes.shape[1])), np.empty(0, int), np.empty(0, int)
+    order = np.lexsort((p, partner, anchor, owner))  # per (query, anchor, partner): the better end first
+    probes, owner, anchor, partner = probes[order], owner[order], anchor[order], partner[order]
+    best = np.r_[True, (np.diff(owner) != 0) | (np.diff(anchor) != 0) | (np.diff(partner) != 0)]
+    probes, owner, anchor, partner = probes[best], owner[best], anchor[best], partner[best]
+    start = np.r_[True, (np.diff(owner) != 0) | (np.diff(anchor) != 0)]
+    group = np.cumsum(start) - 1
+    rows = probes[start].copy()  # the near miss and its first partner
+    rows[group, partner] = probes[np.arange(len(probes)), partner]  # every partner's value into its group's row
+    return rows, owner[start], anchor[start]
+
+
+def _first_per_owner(owner: np.ndarray, mask: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """``mask`` kept for at most ``limit[q]`` rows of each owner q, the first ones in row order."""
+    rows = np.flatnonzero(mask)
+    own = owner[rows]
+    order = np.argsort(own, kind="stable")
+    sorted_own = own[order]
+    rank = np.arange(len(order)) - np.searchsorted(sorted_own, sorted_own, side="left")
+    out = np.zeros_like(mask)
+    out[rows[order[rank < limit[sorted_own]]]] = True
+    return out
+
+
+def _nearest_per_side(space, candidates, owner, factuals, valid) -> np.ndarray:
+    """Among single-change candidates, the valid one nearest the factual per (query, feature, side); every level."""
+    changed = candidates != factuals[owner]
+    feature = changed.argmax(axis=1)
+    moved = candidates[np.arange(len(candidates)), feature] - factuals[owner, feature]
+    nominal = np.array([f.kind == "categorical" for f in space.task.features])[feature]
+    keep = valid.copy()
+    rows = np.flatnonzero(valid & ~nominal)
+    if len(rows):
+        order = rows[np.lexsort((np.abs(moved[rows]), np.sign(moved[rows]), feature[rows], owner[rows]))]
+        group = np.column_stack([owner[order], feature[order], np.sign(moved[order])])
+        first = np.r_[True, (group[1:] != group[:-1]).any(axis=1)]
+        keep[rows] = False
+        keep[order[first]] = True
+    return keep
 
 
 class _RowCounter:
@@ -452,144 +692,191 @@ class _RowCounter:
         self.space, self.rows, self.calls = space, 0, 0
 
     def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
+        if len(codes) == 0:
+            return np.zeros(0)
         self.rows += len(codes)
         self.calls += 1
         return self.space.p_undesirable(codes)
 
 
-def _random_candidates(space, factuals, rngs, active, subset, samples):
-    """``samples`` candidates per active query: the factual with ``subset[q]`` random varying features redrawn."""
+def _random_candidates(space, factuals, rngs, active, subset, samples, bounds: _SingleBounds):
+    """``samples`` candidates per active query: the factual with ``subset[q]`` random varying features redrawn.
+
+    New values are drawn as the training rows have them, inside the permitted range and direction,
+    and short of any value that flips the query alone (``bounds``): a candidate that went past one
+    would only collapse onto that known single change when its passengers are reverted. A query
+    that some number flips alone looks for trade-offs instead: each candidate puts one such
+    feature just short of its single flip (:meth:`_SingleBounds.near_misses`) and redraws
+    ``subset[q] - 1`` others, so another feature decides whether it flips (a smaller cibil rise
+    together with a shorter loan term).
+    """
     n_f = factuals.shape[1]
     if len(active) == 0:
-        return np.empty((0, n_f)), np.empty(0, dtype=int)
-    # One draw per query from its own stream: (samples, 2, F) uniforms for subset keys and values.
-    draws = np.stack([rngs[q].random((samples, 2, n_f)) for q in active])
+        return np.empty((0, n_f)), np.empty(0, dtype=int), np.empty(0, dtype=int)
+    # One draw per query from its own stream: per candidate, F subset keys, F values and one anchor choice.
+    draws = np.stack([rngs[q].random((samples, 2 * n_f + 1)) for q in active]).reshape(-1, 2 * n_f + 1)
     owner = np.repeat(active, samples)
-    keys = draws[:, :, 0, :].reshape(-1, n_f)
-    uniforms = draws[:, :, 1, :].reshape(-1, n_f)
+    keys, uniforms, pick = draws[:, :n_f].copy(), draws[:, n_f : 2 * n_f], draws[:, -1]
     keys[:, ~space.vary] = np.inf
+    anchor_q, anchor_j, anchor_value = bounds.near_misses(active, with_partners=True)
+    anchored = np.zeros(len(owner), dtype=bool)
+    anchor_row_j = np.zeros(len(owner), dtype=int)
+    anchor_row_value = np.zeros(len(owner))
+    if len(anchor_q):
+        first = np.searchsorted(anchor_q, owner, side="left")
+        count = np.searchsorted(anchor_q, owner, side="right") - first
+        anchored = count > 0
+        choice = first + np.minimum((pick * count).astype(int), np.maximum(count - 1, 0))
+        rows = np.flatnonzero(anchored)
+        anchor_row_j[rows], anchor_row_value[rows] = anchor_j[choice[rows]], anchor_value[choice[rows]]
+        # Only the features that helped this near miss at one end of their range may join it.
+        partners = bounds.partners[owner[rows], anchor_row_j[rows]]
+        keys[rows] = np.where(partners, keys[rows], np.inf)
+        keys[rows, anchor_row_j[rows]] = -1.0  # the anchor is always among the changed features
     ranks = np.argsort(np.argsort(keys, axis=1, kind="stable"), axis=1, kind="stable")
-    chosen = ranks < subset[owner][:, None]
+    chosen = (ranks < subset[owner][:, None]) & np.isfinite(keys)
     base = factuals[owner]
     candidates = base.copy()
     for j in np.flatnonzero(space.vary):
-        rows = np.flatnonzero(chosen[:, j])
-        if len(rows):
-            candidates[rows, j] = _draw_other(
-                space.values[j], space.cumulative[j], base[rows, j], uniforms[rows, j], direction=space.direction[j]
+        rows = np.flatnonzero(chosen[:, j] & ~(anchored & (anchor_row_j == j)))
+        if not len(rows):
+            continue
+        current, q = base[rows, j], owner[rows]
+        if space.task.features[j].kind == "categorical":
+            candidates[rows, j] = _draw_level(
+                space.values[j], space.cumulative[j], current, uniforms[rows, j], bounds.excluded_levels(j, q)
             )
-    return candidates, owner
+        else:
+            low, high = bounds.low[q, j], bounds.high[q, j]
+            # The direction a feature may move in, and for a partner the side on which it helped its near miss.
+            side = np.where(anchored[rows], bounds.side[q, anchor_row_j[rows], j], 0) if len(anchor_q) else 0
+            up = (space.direction[j] > 0) | (side > 0)
+            down = (space.direction[j] < 0) | (side < 0)
+            low = np.where(up, np.maximum(low, current), low)
+            high = np.where(down, np.minimum(high, current), high)
+            candidates[rows, j] = _draw_between(space.values[j], space.cumulative[j], current, low, high, uniforms[rows, j])
+    rows = np.flatnonzero(anchored)
+    candidates[rows, anchor_row_j[rows]] = anchor_row_value[rows]
+    return candidates, owner, np.where(anchored, anchor_row_j, -1)
 
 
-def _draw_other(values, cumulative, current, uniforms, *, direction: int = 0):
-    """Draw from ``values`` with weights (given as ``cumulative``), never the ``current`` value.
+def _draw_between(values, cumulative, current, low, high, uniforms):
+    """Draw from ``values`` with weights (given as ``cumulative``) strictly between ``low`` and ``high``, never ``current``.
 
-    Inverse-CDF sampling with the current value's weight cut out: shapes (n,) in, (n,) out.
-    ``direction`` +1 draws only values above ``current``, -1 only values below (the
-    constraint is honoured while proposing, not by filtering afterwards). Where no value
-    is left to draw, the current one is kept (the cell simply does not change).
+    Inverse-CDF sampling over the allowed slice with the current value's weight cut out: all of
+    shape (n,) but ``values`` and ``cumulative``. Where no value is left to draw, the current one
+    is kept (the cell simply does not change).
     """
-    total = cumulative[-1]
-    pos = np.searchsorted(values, current)  # values below current: [0, pos)
-    pos_c = np.minimum(pos, len(values) - 1)
-    present = (pos < len(values)) & (values[pos_c] == current)
-    before = np.where(pos > 0, cumulative[np.maximum(pos, 1) - 1], 0.0)  # weight of the values below
-    own = np.where(present, cumulative[pos_c] - before, 0.0)
-    if direction > 0:  # only the weight above current: [before + own, total)
-        start, span = before + own, total - before - own
-        target = start + uniforms * span
-    elif direction < 0:  # only the weight below current: [0, before)
-        span = before
-        target = uniforms * span
-    else:
-        span = total - own
-        target = uniforms * span
-        target = np.where(present & (target >= before), target + own, target)
-    idx = np.minimum(np.searchsorted(cumulative, target, side="right"), len(values) - 1)
+    n = len(values)
+    before = np.r_[0.0, cumulative]  # before[i]: weight of values[:i]
+    first = np.searchsorted(values, low, side="right")  # first value above low
+    stop = np.searchsorted(values, high, side="left")  # first value at or above high
+    stop = np.maximum(stop, first)
+    pos = np.searchsorted(values, current)
+    pos_c = np.minimum(pos, n - 1)
+    present = (pos < n) & (values[pos_c] == current) & (pos >= first) & (pos < stop)
+    own = np.where(present, before[pos_c + 1] - before[pos_c], 0.0)
+    span = before[stop] - before[first] - own
+    target = before[first] + uniforms * span
+    target = np.where(present & (target >= before[pos_c]), target + own, target)
+    idx = np.clip(np.searchsorted(cumulative, target, side="right"), first, np.maximum(stop - 1, first))
+    idx = np.minimum(idx, n - 1)
     return np.where(span > 0, values[idx], current)
 
 
-def _distinct_changes(candidates, owner, factuals):
-    """Drop candidates equal to their factual, and repeats of a query's candidate within the round."""
-    differs = (candidates != factuals[owner]).any(axis=1)
-    candidates, owner = candidates[differs], owner[differs]
-    keyed = np.ascontiguousarray(np.column_stack([owner, candidates]))
+def _draw_level(values, cumulative, current, uniforms, excluded):
+    """Draw a level from ``values`` with weights, never ``current`` nor a level ``excluded`` (rows, n_levels) marks."""
+    weights = np.diff(np.r_[0.0, cumulative])
+    codes = values.astype(int)
+    allowed = (values[None, :] != current[:, None]) & ~excluded[:, codes]
+    running = np.cumsum(weights[None, :] * allowed, axis=1)
+    total = running[:, -1]
+    idx = np.minimum((running <= (uniforms * total)[:, None]).sum(axis=1), len(values) - 1)
+    return np.where(total > 0, values[idx], current)
+
+
+class _SingleBounds:
+    """Per query, what already flips it alone: the values a random candidate need not reach.
+
+    For a number or an ordinal level, the nearest value on each side of the factual that flips the
+    query as the only change (``low``/``high``, (n_queries, F), ±inf when none is known); for a
+    categorical feature, the levels that do (``excluded_levels``).
+    """
+
+    def __init__(self, space: _SearchSpace, factuals: np.ndarray):
+        n_q, n_f = factuals.shape
+        self.factuals = factuals
+        # One step short of a single flip: the stopping tolerance of a minimal change, or one unit / level.
+        self.step = space.plan.tolerance if space.plan is not None else np.where(
+            [f.is_continuous and not f.integer for f in space.task.features], 0.0, 1.0)
+        self.nominal = np.array([f.kind == "categorical" for f in space.task.features])
+        # partners[q, a, b]: feature b at one end of its range brought query q's near miss on a closer to a flip;
+        # side[q, a, b]: which way (+1 up, -1 down) it helped more (a number or level; 0 for a category).
+        self.partners = np.zeros((n_q, n_f, n_f), dtype=bool)
+        self.side = np.zeros((n_q, n_f, n_f), dtype=np.int8)
+        self.low, self.high = np.full((n_q, n_f), -np.inf), np.full((n_q, n_f), np.inf)
+        self._levels = {
+            j: np.zeros((n_q, len(f.categories)), dtype=bool)
+            for j, f in enumerate(space.task.features)
+            if f.kind == "categorical" and space.vary[j]
+        }
+
+    def near_misses(self, queries: np.ndarray, *, with_partners: bool = False):
+        """(query, feature, value) of every number or level just short of a known single flip, sorted by query.
+
+        Only for single flips more than one step away from the factual (else nothing lies between);
+        ``with_partners``: only those that some other feature was seen to help.
+        """
+        parts = []
+        for edge, sign in ((self.high, -1.0), (self.low, 1.0)):
+            q_pos, j = np.nonzero(np.isfinite(edge[queries]) & ~self.nominal)
+            q = queries[q_pos]
+            value = edge[q, j] + sign * self.step[j]
+            between = (value - self.factuals[q, j]) * -sign > 0
+            if with_partners:
+                between &= self.partners[q, j].any(axis=1)
+            parts.append((q[between], j[between], value[between]))
+        q = np.concatenate([p[0] for p in parts])
+        order = np.argsort(q, kind="stable")
+        return q[order], np.concatenate([p[1] for p in parts])[order], np.concatenate([p[2] for p in parts])[order]
+
+    def learn_partners(self, probes, owner, anchor, partner, p) -> None:
+        """Record the probes that helped a near miss: its partner, and the side of the end that helped more."""
+        order = np.lexsort((p, partner, anchor, owner))[::-1]  # the better end written last, so it wins
+        owner, anchor, partner = owner[order], anchor[order], partner[order]
+        moved = probes[order, partner] - self.factuals[owner, partner]
+        self.partners[owner, anchor, partner] = True
+        self.side[owner, anchor, partner] = np.where(self.nominal[partner], 0, np.sign(moved)).astype(np.int8)
+
+    def has_near_miss(self, queries: np.ndarray) -> np.ndarray:
+        """Per query: some number or level flips it alone, more than one step from the factual."""
+        q, _, _ = self.near_misses(queries)
+        return np.isin(queries, q)
+
+    def excluded_levels(self, j: int, queries: np.ndarray) -> np.ndarray:
+        return self._levels[j][queries]
+
+    def learn(self, owner: np.ndarray, rows: np.ndarray) -> None:
+        """Record the single-change counterfactuals among ``rows`` (one query each, ``owner``)."""
+        changed = rows != self.factuals[owner]
+        single = changed.sum(axis=1) == 1
+        for q, row, moved in zip(owner[single], rows[single], changed[single]):
+            j = int(np.flatnonzero(moved)[0])
+            if j in self._levels:
+                self._levels[j][q, int(row[j])] = True
+            elif row[j] > self.factuals[q, j]:
+                self.high[q, j] = min(self.high[q, j], row[j])
+            else:
+                self.low[q, j] = max(self.low[q, j], row[j])
+
+
+def _distinct_rows(candidates, owner, factuals) -> np.ndarray:
+    """Indices of the candidates that differ from their factual, without repeats of a query's candidate, in order."""
+    differs = np.flatnonzero((candidates != factuals[owner]).any(axis=1))
+    keyed = np.ascontiguousarray(np.column_stack([owner[differs], candidates[differs]]))
     # One opaque key per row: a 1-D sort instead of np.unique(axis=0)'s column-by-column one.
     _, first = np.unique(keyed.view(np.dtype((np.void, keyed.dtype.itemsize * keyed.shape[1]))).ravel(), return_index=True)
-    first = np.sort(first)
-    return candidates[first], owner[first]
-
-
-def _sparsify(counter: _RowCounter, candidates: np.ndarray, factuals: np.ndarray):
-    """Revert changed features to the factual's values while the prediction stays desirable.
-
-    Each pass, for all open candidates at once: one model call scores every single
-    revert; the features whose revert keeps the candidate valid are ranked by the
-    P(undesirable) it leaves, and a second call scores reverting the 2, 3, ... best
-    of them together; the largest valid group is applied. A candidate closes when
-    no single revert keeps it valid. Cost per pass: about 2k rows for k changes.
-
-    Parameters
-    ----------
-    candidates, factuals : ndarray of shape (n, F)
-        Valid candidates and the factual each belongs to.
-
-    Returns
-    -------
-    states : ndarray of shape (m, F)
-        Every valid state passed through (the candidates themselves included).
-    source : ndarray of shape (m,)
-        Index of the candidate each state came from.
-    final : ndarray of bool, shape (m,)
-        The state is where its candidate's sparsification ended.
-    """
-    n = len(candidates)
-    current = candidates.copy()
-    states, sources = [current.copy()], [np.arange(n)]
-    open_ = np.ones(n, dtype=bool)
-    while True:
-        changed = current != factuals
-        open_ &= changed.sum(axis=1) >= 2  # a single change cannot be reverted and stay a counterfactual
-        cand_idx, feat_idx = np.nonzero(changed & open_[:, None])
-        if len(cand_idx) == 0:
-            break
-        singles = current[cand_idx].copy()
-        singles[np.arange(len(singles)), feat_idx] = factuals[cand_idx, feat_idx]
-        p = counter.p_undesirable(singles)
-        ok = p <= 0.5
-        open_[:] = False
-        if not ok.any():
-            break
-        cand_idx, feat_idx, p = cand_idx[ok], feat_idx[ok], p[ok]
-        order = np.lexsort((feat_idx, p, cand_idx))
-        cand_idx, feat_idx = cand_idx[order], feat_idx[order]
-        starts = np.r_[True, cand_idx[1:] != cand_idx[:-1]]
-        rank = np.arange(len(cand_idx)) - np.maximum.accumulate(np.where(starts, np.arange(len(cand_idx)), 0))
-        # Row i reverts its candidate's features of rank 0..rank[i]: a running one-hot sum within each candidate.
-        one_hot = np.zeros((len(cand_idx), current.shape[1]), dtype=int)
-        one_hot[np.arange(len(cand_idx)), feat_idx] = 1
-        running = np.cumsum(one_hot, axis=0)
-        start_row = np.arange(len(cand_idx)) - rank
-        revert = running - np.where((start_row > 0)[:, None], running[start_row - 1], 0) > 0
-        chosen_row = np.flatnonzero(starts)  # the best single revert, valid by construction
-        groups = np.flatnonzero(rank >= 1)
-        if len(groups):
-            trials = np.where(revert[groups], factuals[cand_idx[groups]], current[cand_idx[groups]])
-            valid_groups = groups[counter.p_undesirable(trials) <= 0.5]
-            # Rows are in rank order, so a candidate's last valid row is its largest valid group.
-            best_row = np.full(n, -1)
-            np.maximum.at(best_row, cand_idx[valid_groups], valid_groups)
-            upgrade = best_row[cand_idx[chosen_row]]
-            chosen_row = np.where(upgrade >= 0, upgrade, chosen_row)
-        winners = cand_idx[chosen_row]
-        current[winners] = np.where(revert[chosen_row], factuals[winners], current[winners])
-        open_[winners] = True
-        states.append(current[winners].copy())
-        sources.append(winners)
-    states.append(current)
-    sources.append(np.arange(n))
-    final = np.r_[np.zeros(sum(len(s) for s in sources[:-1]), dtype=bool), np.ones(n, dtype=bool)]
-    return np.concatenate(states), np.concatenate(sources), final
+    return differs[np.sort(first)]
 
 
 def _select(pool: np.ndarray, factual: np.ndarray, n_cf: int, rng) -> np.ndarray:
@@ -618,7 +905,7 @@ class _NeighbourFeed:
         if tables.index is None or len(active) == 0:
             return np.empty((0, n_f)), np.empty(0, int)
         n_desired = len(tables.desired_codes)
-        window = min(n_desired, settings.samples * 2**round_no)
+        window = min(n_desired, settings.samples * 2 ** min(round_no, 3))
         reach = min(n_desired, int(self.served[active].max()) + window)
         embedding = _embed(self.space.task, self.factuals[active], tables.mad)
         _, neighbour_idx = tables.index.kneighbors(embedding, n_neighbors=reach)

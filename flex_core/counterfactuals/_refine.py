@@ -1,33 +1,46 @@
-"""Minimal magnitudes: move each change of a counterfactual back toward the factual while it stays valid.
+"""Minimal counterfactuals: no change can be reverted or shrunk without losing validity.
 
 Generators draw new values far from the factual (DiCE random uniformly over the training
-range, ``batch`` from the training rows), so the size of a change, and with it μ_j and F_j at
-τ >= 0.5, describes the sampler rather than the model. :func:`refine_counterfactuals` keeps
-each counterfactual's *set* of changed features and shrinks every continuous or ordinal change
-to about the smallest size the model needs:
+range, ``batch`` from the training rows), and add changes the model does not need (passengers),
+so the size of a change, and with it μ_j and F_j at τ >= 0.5, and even which features change,
+describe the sampler rather than the model. :func:`minimal_rows` makes a valid counterfactual
+minimal, in this order (every step is one batched model call over all rows at once):
 
-1. For every (valid counterfactual, changed continuous/ordinal feature) pair, search the segment
-   from the factual's value (clipped to the permitted range) to the counterfactual's value,
-   with the other features held at the counterfactual's values. Each model call scores, for all
-   pairs at once, the factual's value and three inner points (the first call), then three inner
-   points of the remaining segment (quartering it): the value kept is the point nearest the
-   factual that the model still predicts desirable. The search stops when the segment is no longer
-   than ``range_j / 1000`` (and at least one unit for integers and ordinal levels), so about six calls.
-2. All of a counterfactual's shrunk features are applied together and scored (one call). Where
-   the combination is no longer valid, the features are applied one by one, largest reduction
-   first, and the longest valid prefix is kept (one more call).
+1. **Shrink.** For every (counterfactual, changed continuous/ordinal feature) pair, search the
+   segment from the factual's value (clipped to the permitted range) to the counterfactual's
+   value, with the other features held at the counterfactual's values. Each call scores, for all
+   pairs at once, the factual's value and the middle (the first call), then the middle of the
+   remaining segment (bisection): the value kept is the point nearest the factual that the
+   model still predicts desirable. The search stops when the segment is no longer than
+   ``range_j / 1000`` (and at least one unit for integers and ordinal levels), so at most about
+   eleven calls of one row per pair. A change the model does not need at all goes back to the
+   factual's value.
+   All of a counterfactual's shrunk features are then applied together and scored; where the
+   combination is no longer valid, they are applied one by one, largest reduction first, and
+   the longest valid prefix is kept.
+2. **Revert passengers** (:func:`revert_passengers`), for every kind of feature: each pass scores
+   every single revert of every open row; the reverts that keep a row valid are ranked by the
+   P(undesirable) they leave, the 2, 3, ... best are tried together, and the largest valid group
+   is applied. A row closes when no single revert keeps it valid.
+3. If step 2 reverted anything, that row is shrunk and cleared of passengers once more (a revert
+   can leave room to shrink another change).
 
 Every returned counterfactual is a row the model scored as desirable in these calls, so validity
-stays 100% by construction; integer features and ordinal levels stay integers, values stay
-inside the permitted range (each point lies between the clipped factual value and the
-counterfactual's value).
+stays 100% by construction, and the last step is always step 2, so no returned counterfactual
+holds a change that can be reverted alone. Integer features and ordinal levels stay integers,
+values stay inside the permitted range (each point lies between the clipped factual value and
+the counterfactual's value).
+
+Shrinking maps counterfactuals that changed the same features onto the same point, so
+:func:`refine_counterfactuals` merges the copies (see :func:`~._set.merge_copies`): FLEX averages
+over distinct counterfactuals.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -35,18 +48,33 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._scoring import resolve_cores, scorer_for
-from ._set import CounterfactualSet, resolve_permitted_range
+from ._set import RELATIVE_TOLERANCE, CounterfactualSet, copy_tolerance, merge_copies, resolve_permitted_range
 
-__all__ = ["REFINE_MODES", "RELATIVE_TOLERANCE", "default_refine", "check_refine", "refine_counterfactuals"]
+__all__ = [
+    "REFINE_MODES",
+    "RELATIVE_TOLERANCE",
+    "MinimalPlan",
+    "default_refine",
+    "check_refine",
+    "minimal_rows",
+    "revert_passengers",
+    "refine_counterfactuals",
+]
 
-#: "minimal": shrink every continuous/ordinal change (see the module docstring); "none": keep the generator's values.
+#: "minimal": shrink every continuous/ordinal change and revert passengers; "none": keep the generator's values.
 REFINE_MODES = ("minimal", "none")
 
-#: Fractions of the remaining segment (factual side = 0, counterfactual side = 1) scored per call.
-_FIRST_POINTS = np.array([0.0, 0.25, 0.5, 0.75])
-_NEXT_POINTS = np.array([0.25, 0.5, 0.75])
-#: A continuous segment shorter than this share of the feature's training range is close enough.
-RELATIVE_TOLERANCE = 1e-3
+#: Fractions of the remaining segment (factual side = 0, counterfactual side = 1) scored per call:
+#: the target and the middle first, then bisection (one row per pair and call: rows, not calls,
+#: are what a search over hundreds of counterfactuals pays for).
+_FIRST_POINTS = np.array([0.0, 0.5])
+_NEXT_POINTS = np.array([0.5])
+#: Rows a shrinking call aims for: fewer open pairs get more points each (see ``_shrink``).
+_ROWS_PER_CALL = 200
+#: Shrink-and-revert cycles at most (a revert in the second cycle is kept; the result is still valid).
+_CYCLES = 2
+
+PUndesirable = Callable[[np.ndarray], np.ndarray]
 
 
 def default_refine(generator_name: str) -> str:
@@ -60,6 +88,174 @@ def check_refine(refine: str) -> str:
     return refine
 
 
+@dataclass(frozen=True, eq=False)
+class MinimalPlan:
+    """Per feature, what shrinking may do: its steps, stopping tolerance and permitted codes.
+
+    Built once per (task, permitted range, training ranges) with :meth:`build`; plain arrays, so
+    it travels to worker processes cheaply.
+    """
+
+    stepwise: np.ndarray  # (F,) integers and levels move in whole units
+    movable: np.ndarray  # (F,) continuous or ordinal: a change can shrink
+    tolerance: np.ndarray  # (F,) the grid step of a shrunk value (see ``copy_tolerance``): values closer are copies
+    spans: np.ndarray  # (F,) training range, or the number of levels - 1
+    low: np.ndarray  # (F,) permitted range in codes (-inf when open)
+    high: np.ndarray  # (F,)
+    level_masks: dict = field(default_factory=dict)  # ordinal j -> allowed levels (bool per code)
+
+    @classmethod
+    def build(cls, task: TaskSpec, permitted: Mapping[str, Sequence], ranges: np.ndarray | None = None) -> MinimalPlan:
+        """``permitted`` as :func:`resolve_permitted_range` gives it; ``ranges``: training ranges (default: the data's)."""
+        ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
+        stepwise = np.array([(not f.is_continuous) or f.integer for f in task.features])
+        movable = np.array([f.is_continuous or f.kind == "ordinal" for f in task.features])
+        levels = np.array([np.nan if f.is_continuous else len(f.categories) - 1 for f in task.features], dtype=float)
+        spans = np.where(np.isnan(ranges), levels, ranges)
+        # Integers stop at one unit, or at range/1000 when that is larger (an amount in the millions
+        # needs no more precision than a float feature of the same range); values closer are copies.
+        tolerance = copy_tolerance(task, ranges)
+        low, high = np.full(len(task.features), -np.inf), np.full(len(task.features), np.inf)
+        masks = {}
+        for j, f in enumerate(task.features):
+            if f.name not in permitted:
+                continue
+            if f.is_continuous:
+                low[j], high[j] = permitted[f.name]
+            elif f.kind == "ordinal":
+                allowed = [f.categories.index(v) for v in permitted[f.name]]
+                low[j], high[j] = min(allowed), max(allowed)
+                masks[j] = np.isin(np.asarray(f.categories, dtype=object), permitted[f.name])
+        return cls(stepwise, movable, tolerance, spans, low, high, masks)
+
+    def allowed(self, values: np.ndarray, features: np.ndarray) -> np.ndarray:
+        """Which candidate codes the permitted levels of an ordinal feature allow (everything else passes)."""
+        ok = np.ones(values.shape, dtype=bool)
+        for j, mask in self.level_masks.items():
+            rows = np.broadcast_to(features == j, values.shape)
+            ok[rows] = mask[values[rows].astype(int)]
+        return ok
+
+
+def minimal_rows(
+    p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, plan: MinimalPlan, *, first: np.ndarray | None = None
+) -> np.ndarray:
+    """Valid counterfactuals made minimal (see the module docstring), shape (n, F) in and out.
+
+    Parameters
+    ----------
+    p_undesirable : callable
+        P(undesirable) of coded rows, (m, F) -> (m,); desirable means <= 0.5.
+    cfs, factuals : ndarray of shape (n, F)
+        Valid counterfactuals (codes) and the factual of each.
+    first : ndarray of int, shape (n,), optional
+        A feature per row to shrink on its own before the others (-1: none). Where a trade-off
+        exists, shrinking one change leaves the others as they are: which goes first decides
+        where on the trade-off the counterfactual lands.
+    """
+    out = np.array(cfs, dtype=float, copy=True)
+    if first is not None:
+        out = _shrink_first(p_undesirable, out, factuals, plan, np.asarray(first))
+    todo = np.arange(len(out))
+    for _ in range(_CYCLES):
+        if len(todo) == 0:
+            break
+        shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan)
+        cleared = revert_passengers(p_undesirable, shrunk, factuals[todo])
+        out[todo] = cleared
+        todo = todo[(cleared != shrunk).any(axis=1)]  # a revert may leave room to shrink again
+    return out
+
+
+def _desirable(p_undesirable: PUndesirable, rows: np.ndarray) -> np.ndarray:
+    if len(rows) == 0:
+        return np.zeros(0, dtype=bool)
+    return p_undesirable(rows) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
+
+
+def _shrink_first(p_undesirable, cfs, factuals, plan: MinimalPlan, first: np.ndarray) -> np.ndarray:
+    """Each row with its ``first`` feature shrunk alone, the other changes held (every result scored valid)."""
+    target = np.clip(factuals, plan.low, plan.high)
+    rows = np.flatnonzero(first >= 0)
+    feature = first[rows]
+    movable = plan.movable[feature] & (cfs[rows, feature] != target[rows, feature]) & (cfs[rows, feature] != factuals[rows, feature])
+    rows, feature = rows[movable], feature[movable]
+    out = cfs.copy()
+    if len(rows):
+        out[rows, feature] = _shrink(p_undesirable, cfs, target, rows, feature, plan)
+    return out
+
+
+def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan) -> np.ndarray:
+    target = np.clip(factuals, plan.low, plan.high)  # the factual's value, or the nearest permitted one
+    pair_cf, pair_feature = np.nonzero((cfs != target) & (cfs != factuals) & plan.movable)
+    if len(pair_cf) == 0:
+        return cfs.copy()
+    refined_value = _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan)
+    return _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, plan.spans)
+
+
+def revert_passengers(p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+    """Revert changed features (any kind) to the factual's values while the prediction stays desirable.
+
+    Each pass, for all open rows at once: one model call scores every single revert; the
+    features whose revert keeps the row valid are ranked by the P(undesirable) it leaves, and
+    a second call scores reverting the 2, 3, ... best of them together; the largest valid group
+    is applied. A row closes when no single revert keeps it valid. Cost per pass: about 2k rows
+    for k changes.
+
+    Parameters
+    ----------
+    cfs, factuals : ndarray of shape (n, F)
+        Valid counterfactuals and the factual each belongs to.
+
+    Returns
+    -------
+    ndarray of shape (n, F): each row with no change that can be reverted alone.
+    """
+    n = len(cfs)
+    current = np.array(cfs, dtype=float, copy=True)
+    open_ = np.ones(n, dtype=bool)
+    while True:
+        changed = current != factuals
+        open_ &= changed.sum(axis=1) >= 2  # a single change cannot be reverted and stay a counterfactual
+        cand_idx, feat_idx = np.nonzero(changed & open_[:, None])
+        if len(cand_idx) == 0:
+            break
+        singles = current[cand_idx].copy()
+        singles[np.arange(len(singles)), feat_idx] = factuals[cand_idx, feat_idx]
+        p = p_undesirable(singles)
+        ok = p <= 0.5
+        open_[:] = False
+        if not ok.any():
+            break
+        cand_idx, feat_idx, p = cand_idx[ok], feat_idx[ok], p[ok]
+        order = np.lexsort((feat_idx, p, cand_idx))
+        cand_idx, feat_idx = cand_idx[order], feat_idx[order]
+        starts = np.r_[True, cand_idx[1:] != cand_idx[:-1]]
+        rank = np.arange(len(cand_idx)) - np.maximum.accumulate(np.where(starts, np.arange(len(cand_idx)), 0))
+        # Row i reverts its candidate's features of rank 0..rank[i]: a running one-hot sum within each candidate.
+        one_hot = np.zeros((len(cand_idx), current.shape[1]), dtype=int)
+        one_hot[np.arange(len(cand_idx)), feat_idx] = 1
+        running = np.cumsum(one_hot, axis=0)
+        start_row = np.arange(len(cand_idx)) - rank
+        revert = running - np.where((start_row > 0)[:, None], running[start_row - 1], 0) > 0
+        chosen_row = np.flatnonzero(starts)  # the best single revert, valid by construction
+        groups = np.flatnonzero(rank >= 1)
+        if len(groups):
+            trials = np.where(revert[groups], factuals[cand_idx[groups]], current[cand_idx[groups]])
+            valid_groups = groups[p_undesirable(trials) <= 0.5]
+            # Rows are in rank order, so a candidate's last valid row is its largest valid group.
+            best_row = np.full(n, -1)
+            np.maximum.at(best_row, cand_idx[valid_groups], valid_groups)
+            upgrade = best_row[cand_idx[chosen_row]]
+            chosen_row = np.where(upgrade >= 0, upgrade, chosen_row)
+        winners = cand_idx[chosen_row]
+        current[winners] = np.where(revert[chosen_row], factuals[winners], current[winners])
+        open_[winners] = True
+    return current
+
+
 def refine_counterfactuals(
     cfset: CounterfactualSet,
     task: TaskSpec,
@@ -69,7 +265,7 @@ def refine_counterfactuals(
     ranges: np.ndarray | None = None,
     n_jobs: int = 1,
 ) -> CounterfactualSet:
-    """The set with every valid counterfactual's continuous and ordinal changes made about minimal.
+    """The set with every valid counterfactual made minimal and copies merged.
 
     Parameters
     ----------
@@ -86,33 +282,18 @@ def refine_counterfactuals(
     Returns
     -------
     CounterfactualSet
-        Same shape and validity; ``config["refine"] == "minimal"`` and the model calls and rows
-        spent are added to ``seconds``/``model_rows`` and recorded in ``config``.
+        Same shape; every returned counterfactual valid and minimal, distinct ones first in each
+        query's slots (copies merged: fewer slots filled, counted in ``copies``);
+        ``config["refine"] == "minimal"`` and the model calls and rows spent are added to
+        ``seconds``/``model_rows`` and recorded in ``config``.
     """
     start = time.perf_counter()
-    scorer = _Scorer(task, model, threads=resolve_cores(n_jobs))
-    factuals = cfset.factuals
+    scorer = _CountingScorer(scorer_for(model, task).with_threads(resolve_cores(n_jobs)))
+    plan = MinimalPlan.build(task, resolve_permitted_range(task, permitted_range), ranges)
     current = cfset.counterfactuals.copy()
     query, slot = np.nonzero(cfset.valid)
-    permitted = resolve_permitted_range(task, permitted_range)
-    bounds = _bounds(task, permitted)
-    ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
-    stepwise = np.array([(not f.is_continuous) or f.integer for f in task.features])
-    movable = np.array([f.is_continuous or f.kind == "ordinal" for f in task.features])
-    levels = np.array([np.nan if f.is_continuous else len(f.categories) - 1 for f in task.features], dtype=float)
-    spans = np.where(np.isnan(ranges), levels, ranges)
-    # Integers stop at one unit, or at range/1000 when that is larger (an amount in the millions
-    # needs no more precision than a float feature of the same range).
-    tolerance = np.maximum(np.nan_to_num(spans) * RELATIVE_TOLERANCE, np.where(stepwise, 1.0, 1e-12))
-
-    cfs, facts = current[query, slot], factuals[query]
-    target = np.clip(facts, bounds[0], bounds[1])  # the factual's value, or the nearest permitted one
-    pair_cf, pair_feature = np.nonzero((cfs != target) & (cfs != facts) & movable)
-    refined_value = _shrink(
-        scorer, cfs, target, pair_cf, pair_feature, stepwise, tolerance, bounds, _LevelFilter(task, permitted)
-    )
-    refined = _combine(scorer, cfs, pair_cf, pair_feature, refined_value, spans)
-    current[query, slot] = refined
+    current[query, slot] = minimal_rows(scorer, current[query, slot], cfset.factuals[query], plan)
+    merged = merge_copies(cfset.factuals, current, cfset.found, cfset.valid, plan.tolerance)
     config = {
         **cfset.config,
         "refine": "minimal",
@@ -123,9 +304,10 @@ def refine_counterfactuals(
     model_rows = cfset.model_rows + scorer.rows if cfset.model_rows >= 0 else cfset.model_rows
     return replace(
         cfset,
-        counterfactuals=current,
-        found=cfset.found.copy(),
-        valid=cfset.valid.copy(),
+        counterfactuals=merged.counterfactuals,
+        found=merged.found,
+        valid=merged.valid,
+        copies=cfset.copy_counts + merged.copies,
         query_index=cfset.query_index.copy(),
         factuals=cfset.factuals.copy(),
         seconds=cfset.seconds + config["refine_seconds"],
@@ -134,104 +316,81 @@ def refine_counterfactuals(
     )
 
 
-class _Scorer:
-    """Scores coded rows (desirable or not) and counts the calls and rows spent.
+class _CountingScorer:
+    """P(undesirable) of coded rows through the model's code scorer, counting calls and rows.
 
-    Through the model's code scorer (the pipeline's encoding done in numpy, the search's own):
-    decoding every batch to a frame for the pipeline cost more than the forest.
+    The code scorer is the search's own (the pipeline's encoding done in numpy): decoding every
+    batch to a frame for the pipeline cost more than the forest.
     """
 
-    def __init__(self, task: TaskSpec, model: FittedModel, *, threads: int = 1):
-        self.p_undesirable, self.calls, self.rows = scorer_for(model, task).with_threads(threads), 0, 0
+    def __init__(self, p_undesirable: PUndesirable):
+        self.p_undesirable, self.calls, self.rows = p_undesirable, 0, 0
 
-    def desirable(self, codes: np.ndarray) -> np.ndarray:
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
         if len(codes) == 0:
-            return np.zeros(0, dtype=bool)
+            return np.zeros(0)
         self.calls += 1
         self.rows += len(codes)
-        return self.p_undesirable(codes) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
+        return self.p_undesirable(codes)
 
 
-class _LevelFilter:
-    """Which candidate codes an ordinal feature's permitted values allow (everything else passes)."""
-
-    def __init__(self, task: TaskSpec, permitted: dict):
-        self.masks = {
-            j: np.isin(np.asarray(f.categories, dtype=object), permitted[f.name])
-            for j, f in enumerate(task.features)
-            if f.kind == "ordinal" and f.name in permitted
-        }
-
-    def __call__(self, values: np.ndarray, features: np.ndarray) -> np.ndarray:
-        ok = np.ones(values.shape, dtype=bool)
-        for j, mask in self.masks.items():
-            rows = features == j
-            ok[rows] = mask[values[rows].astype(int)]
-        return ok
-
-
-def _bounds(task: TaskSpec, permitted: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Low and high code per feature: the permitted range of a continuous feature, or of an ordinal's levels."""
-    low, high = np.full(len(task.features), -np.inf), np.full(len(task.features), np.inf)
-    for j, f in enumerate(task.features):
-        if f.name not in permitted:
-            continue
-        if f.is_continuous:
-            low[j], high[j] = permitted[f.name]
-        elif f.kind == "ordinal":
-            allowed = [f.categories.index(v) for v in permitted[f.name]]
-            low[j], high[j] = min(allowed), max(allowed)
-    return low, high
-
-
-def _shrink(scorer, cfs, target, pair_cf, pair_feature, stepwise, tolerance, bounds, allowed):
+def _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan: MinimalPlan):
     """Per (counterfactual, feature) pair: the value nearest the target that keeps the counterfactual valid.
 
-    ``lo`` is the side toward the factual (known invalid after the first call, unless the
-    target itself was valid), ``hi`` the nearest value known valid. Shapes: (n_pairs,).
-    ``allowed(values, features)`` rules out ordinal levels the permitted values exclude.
+    The search runs on a grid anchored at the target, in steps of the feature's tolerance (whole
+    units for integers, one level for ordinal features): point k is ``target + k * step`` toward
+    the counterfactual's value, for k below the number of steps that value lies away, and that
+    value itself last. ``lo`` is the index known invalid (the target, unless it is valid itself),
+    ``hi`` the index known valid; bisection ends when they are one step apart. Counterfactuals that
+    reach the same boundary from different starting values so end on the same grid point: the
+    same value, not one of many within a tolerance. Shapes: (n_pairs,).
     """
-    lo = target[pair_cf, pair_feature].astype(float)
-    hi = cfs[pair_cf, pair_feature].astype(float)
-    step = stepwise[pair_feature]
-    tol = tolerance[pair_feature]
-    low, high = bounds[0][pair_feature], bounds[1][pair_feature]
-    open_ = np.ones(len(lo), dtype=bool)
-    points = _FIRST_POINTS
+    start = target[pair_cf, pair_feature].astype(float)
+    end = cfs[pair_cf, pair_feature].astype(float)
+    step = plan.tolerance[pair_feature]
+    sign = np.sign(end - start)
+    last = np.ceil(np.abs(end - start) / step - 1e-9).astype(np.int64)  # the index of the counterfactual's value
+
+    def value(k, at):
+        """Grid point k of the pairs ``at``; k may have a second axis (several points per pair)."""
+        shape = (-1,) + (1,) * (k.ndim - 1)
+        grid = start[at].reshape(shape) + sign[at].reshape(shape) * k * step[at].reshape(shape)
+        return np.where(k >= last[at].reshape(shape), end[at].reshape(shape), grid)
+
+    lo = np.full(len(start), -1, dtype=np.int64)  # -1: the target not scored yet
+    hi = last.copy()
+    open_ = hi - lo > 1
+    first_call = True
     while open_.any():
         idx = np.flatnonzero(open_)
-        gap = hi[idx] - lo[idx]
-        values = lo[idx, None] + gap[:, None] * points[None, :]
-        # Integers and levels round toward the valid side, so a point never lands past the target.
-        rounded = np.where(gap[:, None] > 0, np.ceil(values), np.floor(values))
-        values = np.where(step[idx, None], rounded, values)
-        values = np.clip(values, low[idx, None], high[idx, None])
-        rows = np.repeat(cfs[pair_cf[idx]], len(points), axis=0)
-        rows[np.arange(len(rows)), np.repeat(pair_feature[idx], len(points))] = values.reshape(-1)
-        ok = scorer.desirable(rows).reshape(len(idx), len(points)) & allowed(values, pair_feature[idx])
-        # The first valid point from the factual side; none valid means the segment's last quarter.
-        first = np.where(ok.any(axis=1), ok.argmax(axis=1), len(points))
-        with_hi = np.column_stack([values, hi[idx]])
-        new_hi = with_hi[np.arange(len(idx)), first]
-        new_lo = np.where(first > 0, with_hi[np.arange(len(idx)), np.maximum(first - 1, 0)], lo[idx])
-        hi[idx] = new_hi
-        if points is _FIRST_POINTS:  # the target itself is valid: nothing left to search
-            new_lo = np.where(first == 0, new_hi, new_lo)
-        lo[idx] = new_lo
-        open_[idx] = np.abs(hi[idx] - lo[idx]) > tol[idx]
-        points = _NEXT_POINTS
-    return hi
+        # Points per pair and call: one (bisection) when many pairs are open, more when few are, since
+        # a call costs about as much as a hundred rows; m points split the open stretch into m + 1.
+        m = int(np.clip(_ROWS_PER_CALL // len(idx), 1, 7))
+        base = np.maximum(lo[idx], 0)
+        ks = base[:, None] + ((hi[idx] - base)[:, None] * np.arange(1, m + 1)[None, :]) // (m + 1)
+        if first_call:  # the target itself too: a change the model does not need goes back
+            ks = np.column_stack([np.zeros(len(idx), dtype=np.int64), ks])
+        values = value(ks, idx)
+        rows = np.repeat(cfs[pair_cf[idx]], ks.shape[1], axis=0)
+        rows[np.arange(len(rows)), np.repeat(pair_feature[idx], ks.shape[1])] = values.reshape(-1)
+        ok = _desirable(p_undesirable, rows).reshape(ks.shape) & plan.allowed(values, pair_feature[idx, None])
+        # The nearest valid point, and the farthest invalid one below it (as far as the model is monotone there).
+        valid_k = np.where(ok, ks, np.iinfo(np.int64).max).min(axis=1)
+        hi[idx] = np.minimum(hi[idx], valid_k)
+        invalid_k = np.where(~ok & (ks < hi[idx, None]), ks, -1).max(axis=1)
+        lo[idx] = np.maximum(lo[idx], invalid_k)
+        open_[idx] = hi[idx] - lo[idx] > 1
+        first_call = False
+    return value(hi, np.arange(len(hi)))
 
 
-def _combine(scorer, cfs, pair_cf, pair_feature, refined_value, spans):
+def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans):
     """Apply every pair's shrunk value; where the combination breaks a counterfactual, the longest valid prefix."""
     out = cfs.copy()
-    if len(pair_cf) == 0:
-        return out
     combined = cfs.copy()
     combined[pair_cf, pair_feature] = refined_value
     touched = np.unique(pair_cf)
-    ok = scorer.desirable(combined[touched])
+    ok = _desirable(p_undesirable, combined[touched])
     out[touched[ok]] = combined[touched[ok]]
     broken = touched[~ok]
     if len(broken) == 0:
@@ -254,7 +413,7 @@ def _combine(scorer, cfs, pair_cf, pair_feature, refined_value, spans):
     counts = np.bincount(p_cf, minlength=len(cfs))
     trial = (rank >= 1) & (rank < counts[p_cf] - 1)  # rank 0 known valid, the full set known broken
     valid_prefix = rank == 0
-    valid_prefix[trial] = scorer.desirable(prefixes[trial])
+    valid_prefix[trial] = _desirable(p_undesirable, prefixes[trial])
     best = np.full(len(cfs), -1)
     np.maximum.at(best, p_cf[valid_prefix], np.flatnonzero(valid_prefix))
     out[broken] = prefixes[best[broken]]

@@ -34,6 +34,10 @@ __all__ = [
     "check_request",
     "GeneratorParams",
     "constraint_violations",
+    "merge_copies",
+    "copy_tolerance",
+    "distinct_keys",
+    "RELATIVE_TOLERANCE",
 ]
 
 #: progress(done, total): called after each query (or batch) finishes.
@@ -156,6 +160,82 @@ def check_request(
     return vary, resolve_permitted_range(task, permitted_range)
 
 
+#: Values of a continuous feature closer than this share of its training range are the same value
+#: (integers: at least one unit), for telling copies apart and for where shrinking stops.
+RELATIVE_TOLERANCE = 1e-3
+
+
+def copy_tolerance(task: TaskSpec, ranges: np.ndarray | None = None) -> np.ndarray:
+    """Per feature, shape (F,): the size below which two values count as the same.
+
+    ``range_j / 1000`` for continuous features (``ranges``: training ranges, default the data's),
+    rounded up to whole units for integers; 1 for categorical and ordinal codes (only equal levels
+    are the same). Minimal changes land on this grid (see ``_refine``), so copies are exact.
+    """
+    ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
+    stepwise = np.array([(not f.is_continuous) or f.integer for f in task.features])
+    levels = np.array([np.nan if f.is_continuous else len(f.categories) - 1 for f in task.features], dtype=float)
+    spans = np.where(np.isnan(ranges), levels, ranges)
+    tolerance = np.maximum(np.nan_to_num(spans) * RELATIVE_TOLERANCE, 1e-12)
+    # Whole units for integers (at least one) and levels (exactly one): the grid stays on their values.
+    levels_only = np.array([not f.is_continuous for f in task.features])
+    return np.where(levels_only, 1.0, np.where(stepwise, np.maximum(np.ceil(tolerance), 1.0), tolerance))
+
+
+def distinct_keys(rows: np.ndarray, factuals: np.ndarray, tolerance: np.ndarray) -> list[bytes]:
+    """One key per row, equal for copies: each change from the factual in units of ``tolerance``.
+
+    Rows (n, F) and their factuals (n, F); two counterfactuals of one factual are copies when they
+    change the same features to values less than a tolerance apart (a grid anchored at the factual).
+    """
+    steps = np.round((np.asarray(rows, dtype=float) - factuals) / tolerance)
+    steps[steps == 0] = 0.0  # -0.0 and 0.0 are one key
+    steps = np.ascontiguousarray(steps)
+    return [row.tobytes() for row in steps]
+
+
+@dataclass(frozen=True)
+class MergedCopies:
+    counterfactuals: np.ndarray
+    found: np.ndarray
+    valid: np.ndarray
+    copies: np.ndarray  # (n_queries,) copies dropped per query
+
+
+def merge_copies(
+    factuals: np.ndarray, counterfactuals: np.ndarray, found: np.ndarray, valid: np.ndarray, tolerance: np.ndarray
+) -> MergedCopies:
+    """Keep the first of every group of copies among a query's valid counterfactuals (see :func:`distinct_keys`).
+
+    The kept counterfactuals move to the front of the query's slots, in their order; invalid ones
+    stay after them; freed slots are empty (NaN, not found). Shapes as in :class:`CounterfactualSet`.
+    """
+    n_q, n_cf, n_f = counterfactuals.shape
+    cfs, found_out, valid_out = counterfactuals.copy(), found.copy(), valid.copy()
+    copies = np.zeros(n_q, dtype=int)
+    query, slot = np.nonzero(valid)
+    if len(query) == 0:
+        return MergedCopies(cfs, found_out, valid_out, copies)
+    keys = distinct_keys(counterfactuals[query, slot], factuals[query], tolerance)
+    seen: set[tuple[int, bytes]] = set()
+    duplicate = np.zeros_like(valid)
+    for q, c, key in zip(query, slot, keys):
+        if (q, key) in seen:
+            duplicate[q, c] = True
+        else:
+            seen.add((q, key))
+    for q in np.flatnonzero(duplicate.any(axis=1)):
+        keep = np.flatnonzero(found[q] & ~duplicate[q])
+        keep = np.r_[keep[valid[q, keep]], keep[~valid[q, keep]]]  # distinct valid ones first
+        cfs[q] = np.nan
+        cfs[q, : len(keep)] = counterfactuals[q, keep]
+        found_out[q] = np.arange(n_cf) < len(keep)
+        valid_out[q] = False
+        valid_out[q, : len(keep)] = valid[q, keep]
+        copies[q] = int(duplicate[q].sum())
+    return MergedCopies(cfs, found_out, valid_out, copies)
+
+
 def constraint_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals: np.ndarray) -> np.ndarray:
     """Which counterfactuals break a constraint of the task, shape (n,) bool.
 
@@ -209,6 +289,9 @@ class CounterfactualSet:
         ``found`` and the model predicts the desirable outcome for it.
     seconds : float
         Wall time spent generating.
+    copies : ndarray of int, shape (n_queries,)
+        Counterfactuals merged into another of the same query because they were copies of it
+        (see :func:`merge_copies`); the slots hold distinct counterfactuals only.
     """
 
     feature_names: tuple[str, ...]
@@ -222,14 +305,19 @@ class CounterfactualSet:
     model_rows: int = -1
     notes: tuple[str, ...] = ()
     config: dict = field(default_factory=dict)
+    copies: np.ndarray | None = None
 
     def __post_init__(self):
         n_q, n_cf, n_f = self.counterfactuals.shape
+        if self.copies is None:
+            object.__setattr__(self, "copies", np.zeros(n_q, dtype=int))
+        if len(self.copies) != n_q:
+            raise DataError("Inconsistent counterfactual-set shapes.")
         if self.factuals.shape != (n_q, n_f) or self.found.shape != (n_q, n_cf) or self.valid.shape != (n_q, n_cf):
             raise DataError("Inconsistent counterfactual-set shapes.")
         if len(self.query_index) != n_q or len(self.feature_names) != n_f:
             raise DataError("Inconsistent counterfactual-set shapes.")
-        for arr in (self.query_index, self.factuals, self.counterfactuals, self.found, self.valid):
+        for arr in (self.query_index, self.factuals, self.counterfactuals, self.found, self.valid, self.copies):
             arr.setflags(write=False)  # cached sets are shared between reruns: never mutate them
 
     # -- sizes -----------------------------------------------------------------------------
@@ -243,13 +331,23 @@ class CounterfactualSet:
 
     @property
     def counts(self) -> np.ndarray:
-        """Valid counterfactuals per query, shape (n_queries,)."""
+        """Valid counterfactuals per query, shape (n_queries,): distinct ones (copies are merged)."""
         return self.valid.sum(axis=1)
+
+    @property
+    def copy_counts(self) -> np.ndarray:
+        """Copies merged per query, shape (n_queries,) (a fresh array)."""
+        return np.asarray(self.copies, dtype=int).copy()
 
     def coverage(self) -> dict:
         counts = self.counts
         found = int(self.found.sum())
         return {
+            # Distinct valid counterfactuals per query (what FLEX averages over), and how many
+            # queries had copies merged (the generator or the refinement made the same one twice).
+            "distinct_mean": float(counts.mean()) if len(counts) else 0.0,
+            "queries_with_copies": int((self.copies > 0).sum()),
+            "copies_merged": int(self.copies.sum()),
             "queries": int(self.n_queries),
             "counterfactuals_requested": int(self.n_queries * self.n_cf),
             "counterfactuals_found": found,
@@ -286,6 +384,7 @@ class CounterfactualSet:
             int(self.model_rows * share) if self.model_rows >= 0 else -1,
             self.notes,
             dict(self.config),
+            self.copies[pos].copy(),
         )
 
     def has_rows(self, rows: Sequence[int]) -> np.ndarray:
@@ -316,6 +415,7 @@ class CounterfactualSet:
             int(sum(s.model_rows for s in sets)) if all(s.model_rows >= 0 for s in sets) else -1,
             tuple(dict.fromkeys(n for s in sets for n in s.notes)),
             dict(first.config),
+            np.concatenate([s.copies for s in sets])[keep],
         )
 
     # -- export ----------------------------------------------------------------------------
@@ -352,6 +452,7 @@ class CounterfactualSet:
             counterfactuals=self.counterfactuals,
             found=self.found,
             valid=self.valid,
+            copies=self.copies,
             meta=np.array(json.dumps(meta, default=str)),
         )
 
@@ -371,6 +472,7 @@ class CounterfactualSet:
                 int(meta["model_rows"]),
                 tuple(meta["notes"]),
                 meta["config"],
+                data["copies"].copy() if "copies" in data.files else None,
             )
 
 
@@ -441,7 +543,7 @@ def assemble_counterfactual_set(
     Each entry of ``per_query`` is a frame in the original feature space, an array of
     codes of shape (n_found, n_features) (a generator that searches in code space
     skips a decode and re-encode), or None. Extra rows beyond n_cf are cut;
-    duplicates are kept as the generator gave them. ``p_undesirable`` scores coded rows
+    copies among a query's valid counterfactuals are merged (:func:`merge_copies`). ``p_undesirable`` scores coded rows
     (shape (n, n_features) -> (n,)) for a generator that has a faster way than the
     model's ``predict_proba`` on decoded rows; the outcome is the same.
     """
@@ -477,11 +579,20 @@ def assemble_counterfactual_set(
         else:
             valid[found] = p_undesirable(cfs[found]) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
         model_rows = model_rows + int(found.sum()) if model_rows >= 0 else model_rows
+    # FLEX averages over distinct counterfactuals: a generator that returns the same one twice
+    # (DiCE may) has it counted once, and the set says how often that happened.
+    merged = merge_copies(factual_codes, cfs, found, valid, copy_tolerance(task))
+    cfs, found, valid = merged.counterfactuals, merged.found, merged.valid
+    if merged.copies.any():
+        notes.append(
+            f"{int(merged.copies.sum())} copies among the counterfactuals of {int((merged.copies > 0).sum())} "
+            f"queries were merged: FLEX counts each distinct counterfactual once."
+        )
     counts = valid.sum(axis=1)
     short = int(((counts > 0) & (counts < n_cf)).sum())
     none = int((counts == 0).sum())
     if short:
-        notes.append(f"{short} of {n_q} queries got fewer than {n_cf} valid counterfactuals.")
+        notes.append(f"{short} of {n_q} queries got fewer than {n_cf} distinct valid counterfactuals.")
     if none:
         notes.append(f"{none} of {n_q} queries got no valid counterfactual; they are left out of the averages.")
     return CounterfactualSet(
@@ -496,4 +607,5 @@ def assemble_counterfactual_set(
         int(model_rows),
         tuple(notes),
         dict(config or {}),
+        merged.copies,
     )

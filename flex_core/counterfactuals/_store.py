@@ -51,8 +51,10 @@ class CounterfactualStore:
     hash of the key, so a restarted app pays for nothing twice.
 
     ``refine`` ("minimal" or "none"; default: "minimal" for the batch generators, "none" for
-    DiCE) shrinks each continuous/ordinal change to about the smallest the model needs
-    (:func:`refine_counterfactuals`) before the rows are stored; it is part of the key.
+    DiCE) makes every counterfactual minimal before the rows are stored: passengers reverted and
+    each continuous/ordinal change shrunk to about the smallest the model needs, copies merged
+    (inside the search for the batch generators, else :func:`refine_counterfactuals`); it is part
+    of the key.
     """
 
     def __init__(
@@ -131,9 +133,18 @@ class CounterfactualStore:
         os.replace(partial, final)
         self._chunks += 1
 
+    @property
+    def _refines_in_search(self) -> bool:
+        return bool(getattr(self.generator, "refines_in_search", False))
+
     def _generate(self, rows: list[int], *, features_to_vary, progress: Progress | None) -> CounterfactualSet:
-        """One generator call with every setting of this store except ``features_to_vary``."""
-        return self.generator.generate(
+        """One generator call with every setting of this store except ``features_to_vary``.
+
+        A generator that makes counterfactuals minimal while it searches is told the refine mode;
+        any other one's counterfactuals are refined afterwards (:func:`refine_counterfactuals`).
+        """
+        extra = {"refine": self.refine} if self._refines_in_search else {}
+        cfset = self.generator.generate(
             self.model,
             self.task,
             self.task.frame.loc[rows, self.task.feature_names],
@@ -142,7 +153,14 @@ class CounterfactualStore:
             permitted_range=self.permitted_range,
             seed=self.seed,
             progress=progress,
+            **extra,
         )
+        if self.refine == "minimal" and not self._refines_in_search:
+            cfset = refine_counterfactuals(
+                cfset, self.task, self.model, permitted_range=self.permitted_range, ranges=self.ranges,
+                n_jobs=getattr(self.generator, "n_jobs", 1),  # the cores the generator was given
+            )
+        return cfset
 
     @property
     def varying_features(self) -> list[str]:
@@ -198,11 +216,6 @@ class CounterfactualStore:
                 earlier = [r for r in dict.fromkeys(rows) if r not in missing]
                 parts = [self._set.subset(earlier)] if earlier else []
                 fresh = self._generate(todo, features_to_vary=self.features_to_vary, progress=progress)
-                if self.refine == "minimal":
-                    fresh = refine_counterfactuals(
-                        fresh, self.task, self.model, permitted_range=self.permitted_range, ranges=self.ranges,
-                        n_jobs=getattr(self.generator, "n_jobs", 1),  # the cores the generator was given
-                    )
                 # Queries a time limit skipped are not kept: another run, with more time, may find some.
                 skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
                 kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]

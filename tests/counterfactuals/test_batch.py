@@ -37,9 +37,11 @@ def test_registered_by_short_name_and_default():
     assert {"dice-random", "dice-genetic", "dice-kdtree"} <= set(fc.counterfactuals.GENERATORS)
 
 
-def test_every_returned_counterfactual_is_valid_and_most_queries_are_complete(result):
+def test_every_returned_counterfactual_is_valid_and_almost_every_query_has_one(result):
     assert (result.valid == result.found).all()
-    assert result.coverage()["queries_complete"] >= 0.9 * result.n_queries
+    # Distinct minimal counterfactuals are as many as exist (often fewer than n_cf): never padded with copies.
+    assert (result.counts >= 1).mean() >= 0.9
+    assert result.coverage()["queries_with_copies"] == 0
     assert result.model_rows > 0
 
 
@@ -92,8 +94,9 @@ def test_same_seed_same_result_and_independent_of_batch_order_and_composition(sy
     shifted = gen.generate(synthetic_model, synthetic_task, queries.iloc[10:30].iloc[::-1], n_cf=5, seed=3)
     common = queries.index[10:20]
     np.testing.assert_array_equal(first.subset(common).counterfactuals, shifted.subset(common).counterfactuals)
-    other = gen.generate(synthetic_model, synthetic_task, queries.iloc[:20], n_cf=5, seed=4)
-    assert not np.array_equal(np.nan_to_num(first.counterfactuals), np.nan_to_num(other.counterfactuals))
+    if name == "batch":  # batch-plausible's neighbours, single changes and probes do not depend on the seed
+        other = gen.generate(synthetic_model, synthetic_task, queries.iloc[:20], n_cf=5, seed=4)
+        assert not np.array_equal(np.nan_to_num(first.counterfactuals), np.nan_to_num(other.counterfactuals))
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +157,7 @@ def test_the_space_sent_to_workers_leaves_the_rows_behind_and_the_original_intac
     from flex_core.counterfactuals._batch import _model_tables, _SearchSpace
 
     tables, _ = _model_tables(synthetic_model, synthetic_task, need_index=False)
-    space = _SearchSpace.build(synthetic_task, synthetic_model, tables, synthetic_task.mutable_names, {})
+    space = _SearchSpace.build(synthetic_task, synthetic_model, tables, synthetic_task.mutable_names, {}, minimal=True)
     shipped = space.for_workers()
     assert len(shipped.task.frame) == 0 and len(shipped.tables.train_codes) == 0
     assert shipped.tables.scorer.task is shipped.task and shipped.tables.scorer.threads == 1
