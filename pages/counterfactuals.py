@@ -31,7 +31,9 @@ valid = table["valid"].iloc[1:]
 after = table["P(undesirable)"].iloc[1:][valid]
 cols = st.columns(3)
 cols[0].metric("P(undesirable) now", f"{before:.0%}")
-cols[1].metric("Valid counterfactuals", f"{int(valid.sum())} / {analysis.store.n_cf}")
+cols[1].metric("Distinct counterfactuals", f"{int(valid.sum())} of {analysis.store.n_cf} requested",
+               help="Each one is valid and different from the others. With minimal changes, fewer than "
+                    "requested means no more were found: the model offers only so many smallest ways out.")
 cols[2].metric("P(undesirable) after (mean)", "n/a" if after.empty else f"{after.mean():.0%}")
 
 
@@ -49,7 +51,8 @@ st.dataframe(table.style.apply(_highlight, axis=None).format({**number_formats, 
 st.caption(
     "The first line is the case as it is; each further line is an alternative the generator found that the model "
     "predicts differently. Highlighted cells are the changes. 'valid' means the model really predicts the "
-    "desirable outcome for that alternative."
+    "desirable outcome for that alternative. Each alternative is listed once: copies are merged, so every "
+    "count on these pages is over distinct alternatives."
 )
 changes = changed.iloc[1:].sum().sort_values(ascending=False)
 changes = changes[changes > 0]
