@@ -60,6 +60,11 @@ class DiceGenerator(GeneratorParams):
 
     named_params = ("method",)
 
+    @property
+    def unavailable_params(self) -> tuple[str, ...]:
+        """Settings this method cannot honour, so the app does not offer them."""
+        return ("posthoc_sparsity",) if self.method == "genetic" else ()
+
     def __init__(self, method: str = "random", *, posthoc_sparsity: bool = False, time_limit: float | None = None):
         if method not in DICE_METHODS:
             raise ConfigError(f"Unknown DiCE method {method!r}; choose one of {', '.join(DICE_METHODS)}.")

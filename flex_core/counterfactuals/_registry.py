@@ -56,10 +56,14 @@ def generator_key(generator: CounterfactualGenerator) -> dict:
 
 
 def generator_defaults(name: str) -> dict:
-    """The settings the app offers for a registered generator, with their defaults (not those its name fixes)."""
+    """The settings the app offers for a registered generator, with their defaults.
+
+    Not those its name fixes (``named_params``), nor those it cannot honour (``unavailable_params``,
+    e.g. dice-genetic's post-hoc sparsity, which dice-ml never runs).
+    """
     if name not in GENERATORS:
         raise ConfigError(f"Unknown generator {name!r}; choose one of {', '.join(GENERATORS)}.")
     generator = make_generator(name)
-    fixed = getattr(generator, "named_params", ())
-    return {k: v for k, v in _settings(generator).items() if k not in fixed}
+    hidden = set(getattr(generator, "named_params", ())) | set(getattr(generator, "unavailable_params", ()))
+    return {k: v for k, v in _settings(generator).items() if k not in hidden}
 

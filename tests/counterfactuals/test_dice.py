@@ -179,3 +179,8 @@ def test_posthoc_sparsity_with_genetic_is_refused():
         fc.counterfactuals.make_generator("dice-genetic", posthoc_sparsity=True)
     for method in ("random", "kdtree"):  # these do run it
         assert fc.counterfactuals.DiceGenerator(method, posthoc_sparsity=True).posthoc_sparsity is True
+
+
+def test_the_app_does_not_offer_post_hoc_sparsity_for_dice_genetic():
+    assert "posthoc_sparsity" not in fc.counterfactuals.generator_defaults("dice-genetic")
+    assert "posthoc_sparsity" in fc.counterfactuals.generator_defaults("dice-random")
