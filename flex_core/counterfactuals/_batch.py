@@ -10,8 +10,9 @@ counterfactuals per query, none of whose changes can be reverted or shrunk with 
 outcome staying desirable, found in this order (``batch``):
 
 1. **Single changes**: every feature alone, at each of its levels or at
-   :data:`SINGLE_GRID` quantiles of its training values; each that flips the query
-   is shrunk to the smallest value that still does.
+   :data:`SINGLE_GRID` quantiles of its training values, in stages (every feature's
+   first value, then every feature's second, ...) while a query is short; each that
+   flips the query is shrunk to the smallest value that still does.
 2. **Trade-offs**: a number that flips the query alone, set one step short of
    doing so (a *near miss*), with every other feature at each end of its range
    (one call): the features that bring it closer to a flip are its partners.
@@ -36,6 +37,7 @@ on which other queries share its batch, chunk or worker.
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -405,19 +407,21 @@ class _SearchSpace:
 
 
 def _single_grid(feature, values: np.ndarray, cumulative: np.ndarray) -> np.ndarray:
-    """The values a feature takes when it is tried as the only change.
+    """The values a feature takes when it is tried as the only change, in the order they are tried.
 
-    A number: :data:`SINGLE_GRID` quantiles of its training values (weighted as they occur, so the
-    ends are its smallest and largest permitted values); a level: every permitted level, or the
-    :data:`SINGLE_LEVELS` most frequent.
+    A number: its largest and smallest permitted training values first (the likeliest to flip a
+    query the model treats monotonically), then its median and the other of :data:`SINGLE_GRID`
+    quantiles (weighted as the values occur); a level: every permitted level, the most frequent
+    first, at most :data:`SINGLE_LEVELS`.
     """
     if feature.is_continuous:
         quantiles = np.linspace(0.0, 1.0, SINGLE_GRID) * cumulative[-1]
-        return np.unique(values[np.minimum(np.searchsorted(cumulative, quantiles, side="left"), len(values) - 1)])
-    if len(values) <= SINGLE_LEVELS:
-        return values
+        grid = values[np.minimum(np.searchsorted(cumulative, quantiles, side="left"), len(values) - 1)]
+        middle = np.argsort(np.abs(np.arange(1, SINGLE_GRID - 1) - (SINGLE_GRID - 1) / 2), kind="stable") + 1
+        ordered = np.r_[grid[-1], grid[0], grid[middle]]
+        return ordered[np.sort(np.unique(ordered, return_index=True)[1])]
     weights = np.diff(np.r_[0.0, cumulative])
-    return np.sort(values[np.argsort(-weights, kind="stable")[:SINGLE_LEVELS]])
+    return values[np.argsort(-weights, kind="stable")[:SINGLE_LEVELS]]
 
 
 def _grid(low: float, high: float, *, integer: bool) -> np.ndarray:
@@ -522,8 +526,16 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     subset = np.ones(n_q, dtype=int)  # features changed per random candidate, per query
     active = np.arange(n_q)
     if neighbours is None:
-        keep(*_single_candidates(space, factuals), singles=True)
-        subset[:] = min(2, max(n_vary, 1))  # every single change was tried: random ones start at two
+        # Single changes stage by stage (each feature's first value, then its second, ...) for the queries
+        # still short: every feature gets its chance before any gets a second one.
+        for stage in itertools.count():
+            short = np.array([q for q in range(n_q) if len(pools[q]) < settings.n_cf], dtype=int)
+            candidates, owner, later = _single_candidates(space, factuals, short, stage, bounds)
+            keep(candidates, owner, singles=True)
+            if not later or len(short) == 0:
+                break
+        subset[:] = min(2, max(n_vary, 1))  # single changes were tried: random ones start at two
+        active = np.array([q for q in range(n_q) if len(pools[q]) < settings.n_cf], dtype=int)
         # Which other features help each near miss: each at both ends of its range, one call.
         probes, owner, anchor, partner = _probe_candidates(space, factuals, bounds, active)
         if len(probes):
@@ -571,26 +583,33 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     return per_query, counter.rows, counter.calls
 
 
-def _single_candidates(space: _SearchSpace, factuals: np.ndarray):
-    """Every query with one feature changed to each value of that feature's single-change grid.
+def _single_candidates(space: _SearchSpace, factuals: np.ndarray, queries: np.ndarray, stage: int, bounds: _SingleBounds):
+    """The ``stage``-th single change of each feature for these queries, in each feature's grid order.
 
-    Returns (candidates (m, F), owner (m,)); values equal to the factual's or against a feature's
-    direction are left out.
+    Values equal to the factual's, against a feature's direction, or on a side of a number where a
+    single flip is already known (it would shrink to the same place) are skipped. Returns
+    (candidates (m, F), owner (m,), whether any query has a later stage left).
     """
-    parts, owners = [], []
-    n_q = len(factuals)
+    parts, owners, later = [], [], False
     for j in np.flatnonzero(space.vary):
         grid = space.single_grid[j]
-        rows = np.repeat(factuals, len(grid), axis=0)
-        rows[:, j] = np.tile(grid, n_q)
-        owner = np.repeat(np.arange(n_q), len(grid))
-        moved = rows[:, j] - factuals[owner, j]
+        current = factuals[queries, j][:, None]
+        moved = grid[None, :] - current  # (queries, grid)
         ok = (moved != 0) & (np.sign(moved) * space.direction[j] >= 0)
-        parts.append(rows[ok])
-        owners.append(owner[ok])
+        if space.task.features[j].kind != "categorical":
+            ok &= ~((moved > 0) & np.isfinite(bounds.high[queries, j])[:, None])
+            ok &= ~((moved < 0) & np.isfinite(bounds.low[queries, j])[:, None])
+        rank = np.cumsum(ok, axis=1) - 1
+        pick = ok & (rank == stage)
+        later |= bool((ok & (rank > stage)).any())
+        q_pos, g = np.nonzero(pick)
+        rows = factuals[queries[q_pos]].copy()
+        rows[:, j] = grid[g]
+        parts.append(rows)
+        owners.append(queries[q_pos])
     if not parts:
-        return np.empty((0, factuals.shape[1])), np.empty(0, dtype=int)
-    return np.concatenate(parts), np.concatenate(owners)
+        return np.empty((0, factuals.shape[1])), np.empty(0, dtype=int), False
+    return np.concatenate(parts), np.concatenate(owners), later
 
 
 def _probe_candidates(space: _SearchSpace, factuals: np.ndarray, bounds: _SingleBounds, queries: np.ndarray):
