@@ -528,12 +528,24 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     if neighbours is None:
         # Single changes stage by stage (each feature's first value, then its second, ...) for the queries
         # still short: every feature gets its chance before any gets a second one.
+        # Each (feature, side) or level that flips a query alone is one distinct counterfactual, so the stages
+        # count them as scored and shrink them all together afterwards (one set of calls, not one per stage).
+        found = np.zeros(n_q, dtype=int)
+        flips, flip_owner = [], []
         for stage in itertools.count():
-            short = np.array([q for q in range(n_q) if len(pools[q]) < settings.n_cf], dtype=int)
+            short = np.flatnonzero(found < settings.n_cf)
             candidates, owner, later = _single_candidates(space, factuals, short, stage, bounds)
-            keep(candidates, owner, singles=True)
+            if len(candidates):
+                hit = counter.p_undesirable(candidates) <= 0.5
+                flips.append(candidates[hit])
+                flip_owner.append(owner[hit])
+                found += np.bincount(owner[hit], minlength=n_q)
+                bounds.learn(owner[hit], candidates[hit])  # that side of the number is done
             if not later or len(short) == 0:
                 break
+        if flips:
+            candidates, owner = np.concatenate(flips), np.concatenate(flip_owner)
+            keep(candidates, owner, singles=True, valid=np.ones(len(candidates), dtype=bool))
         subset[:] = min(2, max(n_vary, 1))  # single changes were tried: random ones start at two
         active = np.array([q for q in range(n_q) if len(pools[q]) < settings.n_cf], dtype=int)
         # Which other features help each near miss: each at both ends of its range, one call.
