@@ -44,6 +44,7 @@ BOOTSTRAP_RESAMPLES = 1000  # the FLEX-SHAP agreement's resamples
 BOOTSTRAP_LEVEL = 0.95
 
 
+@lru_cache(maxsize=8)
 def _z(level: float) -> float:
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, not {level!r}")
