@@ -5,8 +5,8 @@ For each dataset (loan, accidents; 200 factuals x 10 counterfactuals, default ge
 - generating the counterfactuals (what every analysis pays once);
 - the necessary-change masks (every single-feature revert of every valid counterfactual,
   one batched model call, once per counterfactual set);
-- a τ change with the stored counterfactuals and masks (FLEX, necessary F, bootstrap
-  intervals of F and ranks with 1,000 resamples): median of 20 τ values;
+- a τ change with the stored counterfactuals and masks (FLEX, necessary F, intervals of F
+  and ranks): median of 20 τ values;
 - necessity and sufficiency on request (two generator runs per mutable feature).
 
     .venv/bin/python benchmarks/bench_necessity.py [--n-factuals 200] [--n-cf 10]
@@ -78,7 +78,7 @@ def main() -> None:
         f"N_F={args.n_factuals}, N_cf={args.n_cf}",
         "",
         "| dataset | mutable features | generate counterfactuals | necessary-change masks (once) "
-        "| τ change: FLEX + necessary F + bootstrap (median) | necessity + sufficiency (generator runs) |",
+        "| τ change: FLEX + necessary F + intervals (median) | necessity + sufficiency (generator runs) |",
         "|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)

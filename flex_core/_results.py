@@ -114,9 +114,11 @@ class FlexResult(FeatureScores):
     local_necessary : ndarray of shape (n_queries, n_features) or None
         f_j(i) counting only necessary changes.
     frequency_ci : ndarray of shape (n_features, 2) or None
-        Percentile-bootstrap interval of F_j over the factuals (``config["bootstrap"]``).
+        95% Wilson score interval of F_j (continuity-corrected) over the factuals with
+        counterfactuals, which covers their counterfactual draws too (``config["intervals"]``);
+        [0, 0] for an immutable feature that never changed.
     rank_interval : ndarray of shape (n_features, 2) or None
-        [best, worst] rank across the same resamples.
+        [best, worst] rank that the F intervals allow (1 = most changed, ties share the best).
     necessity, sufficiency : ndarray of shape (n_features,) or None
         Mothilal et al. (2021): share of requested counterfactuals found when only j may
         change; 1 - share found when j is frozen. NaN for features that may not change.
@@ -173,9 +175,9 @@ class FlexResult(FeatureScores):
             raise ValueError("This result has no necessary-change frequencies (it was computed without a model).")
         from .importance import frequency_intervals  # importance builds on this module
 
-        boot = self.config.get("bootstrap", {})
+        settings = self.config.get("intervals", {})
         ci, ranks = frequency_intervals(
-            self.local_necessary, **{k: boot[k] for k in ("n_boot", "level", "seed") if k in boot}
+            self.local_necessary, level=settings.get("level", 0.95), fixed=np.array(self.immutable, dtype=bool)
         )
         return replace(
             self,
@@ -368,7 +370,8 @@ class RegionalResult:
     pearson_r : float
         Pearson r between regional and global F over the mutable features (NaN if undefined).
     pearson_r_interval : (float, float)
-        95% percentile-bootstrap interval of r over the region's factuals (NaN if undefined).
+        95% interval of r from the region's sampling error, the global F held as given
+        (:func:`flex_core.importance.pearson_interval`); NaN where r is undefined.
     quadrants : tuple of str or None
         "A"-"D" per feature as in the paper's Fig. 4; None for immutable features.
     neighbour_ties : dict or None

@@ -43,7 +43,7 @@ left, right = st.columns([3, 2])
 left.plotly_chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), key="compare_bars", width="stretch",
                   config={"displaylogo": False})
 right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
-               "the 95% bootstrap interval over the cases spans several ranks)")
+               "the 95% intervals of F over the cases leave several ranks possible)")
 right.dataframe(table, width="stretch", height="content")
 if shap is not None:
     agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)

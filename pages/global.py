@@ -16,7 +16,7 @@ st.markdown(fc.report.describe_global(result, undesirable=task.undesirable))
 importance_chart(result, key="global")
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
-    "cases (bar), with a 95% bootstrap interval over the cases or ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
+    "cases (bar), with its 95% interval (Wilson score, over the cases and their counterfactuals) or ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
     "typically is as a share of its range. A change to a number only counts above τ (set it on the Thresholds "
     "page; now " + (f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else ""))
     + "). Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."

@@ -130,7 +130,8 @@ cols[1].metric("Cases meeting the criterion" if where else "Cases to choose from
 r = regional.pearson_r
 low, high = regional.pearson_r_interval
 cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
-               help=None if low != low else f"95% bootstrap interval over the region's cases: {low:.2f} to {high:.2f}")
+               help=("No interval: r is undefined or rests on a single case." if low != low
+                     else f"95% interval from the region's {regional.importance.n_factuals_used} cases: {low:.2f} to {high:.2f}"))
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
 st.markdown(fc.report.describe_regional(regional, undesirable=task.undesirable))
 if regional.neighbour_ties:

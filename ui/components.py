@@ -49,8 +49,8 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
                     config={"displaylogo": False})
     st.caption(
-        "FLEX: share of the region's counterfactuals that change the feature (whisker: 95% bootstrap interval over the "
-        "region's factuals). "
+        "FLEX: share of the region's counterfactuals that change the feature (whisker: its 95% interval given how few "
+        "factuals the region holds). "
         "LIME: mean |weight| over the same factuals, divided by its largest value (as the paper's Fig. 3). "
         "Where they disagree, LIME measures local sensitivity of the score, FLEX what it takes to flip the decision."
     )
@@ -65,7 +65,7 @@ def importance_chart(result: fc.FlexResult, *, key: str, dice: bool = True) -> N
     right.radio("Whiskers", ["interval", "std"], key=f"{key}_whiskers", horizontal=True,
                 index=["interval", "std"].index(st.session_state[S.WHISKERS]),
                 on_change=S.bind(f"{key}_whiskers", S.WHISKERS),
-                format_func={"interval": "95% bootstrap interval", "std": "± std across cases"}.get)
+                format_func={"interval": "95% interval", "std": "± std across cases"}.get)
     shown = result.only_necessary() if st.session_state[S.NECESSARY_ONLY] else result
     st.plotly_chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]),
                     key=f"{key}_chart", width="stretch", config={"displaylogo": False})

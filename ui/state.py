@@ -55,7 +55,7 @@ SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP 
 LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
 SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/sufficiency was asked for
 NECESSARY_ONLY = "necessary_only"  # bar charts count only necessary changes
-WHISKERS = "whiskers"  # "interval" (bootstrap, default) or "std"
+WHISKERS = "whiskers"  # "interval" (95% interval of F, default) or "std"
 
 
 def _defaults() -> dict[str, Any]:

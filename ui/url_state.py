@@ -42,7 +42,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "tau": 0.1,
     "tau_features": {},
     "necessary_only": False,  # bar charts count only necessary changes
-    "whiskers": "interval",  # bootstrap interval or ± std on the bars
+    "whiskers": "interval",  # 95% interval of F or ± std on the bars
     "regions": [],  # saved regions: {"name", "query", "k", "where"}, carried as one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.

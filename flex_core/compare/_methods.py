@@ -753,7 +753,7 @@ def flex_shap_agreement(
 def format_rank_cell(rank: int | str, mean: float, std: float | None = None, *, decimals: int = 2) -> str:
     """The paper's table cell: ``"1 (0.34 ± 0.24)"``, or ``"3 (0.0224)"`` without a std.
 
-    ``rank`` may be a text such as ``"4–7"`` (a bootstrap rank interval).
+    ``rank`` may be a text such as ``"4–7"`` (a rank interval).
     """
     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return "–"
@@ -785,10 +785,10 @@ def ranking_table(
     include : bool ndarray of shape (n_features,), optional
         Features to rank and show (e.g. the mutable ones, as in the paper's tables).
     rank_intervals : mapping method -> ndarray of shape (n_features, 2), optional
-        [best, worst] bootstrap rank of each feature (``FlexResult.rank_interval``); where
+        [best, worst] rank of each feature (``FlexResult.rank_interval``); where
         they differ the cell shows the range, e.g. ``"4–7 (0.05 ± 0.03)"``. Ranks of the
         features left out by ``include`` must not affect them (true for FLEX's mutable features,
-        since an immutable feature's F is 0 in every resample).
+        since an immutable feature that never changes has the interval [0, 0]).
 
     Returns
     -------
@@ -843,7 +843,8 @@ def add_shap_to_json(out: dict, flex: FlexResult, shap_result: ShapImportance, *
         j = by_name[record["name"]]
         record["shap_mean_abs"] = json_number(shap_result.mean_abs[j])
         record["shap_rank"] = int(ranks[j])
-    seed = flex.config.get("bootstrap", {}).get("seed", 0)
+    # The resamples are seeded as the run's factual sample was.
+    seed = int(flex.config.get("sample_seed", flex.config.get("seed", 0)))
     agreement = flex_shap_agreement(flex, shap_result, k=k, seed=seed)
     out["agreement"] = {
         **agreement.to_dict(),

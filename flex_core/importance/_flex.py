@@ -21,18 +21,36 @@ from ._metrics import (
     local_magnitudes,
     resolve_tau,
 )
-from ._uncertainty import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, frequency_intervals
+from ._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals, pearson_interval
 
 __all__ = [
     "flex_importance",
+    "interval_config",
     "hamming_distances",
     "select_region",
     "mode_shift",
     "compare_with_global",
-    "bootstrap_pearson_interval",
     "regional_importance",
     "parse_criterion",
 ]
+
+
+PEARSON_INTERVAL_CONFIG = {
+    "method": "linearised, variance bounded for values in [0, 1]",
+    "level": INTERVAL_LEVEL,
+    "over": "the region's factuals; the global F held as given",
+}
+
+
+def interval_config() -> dict:
+    """What ``config["intervals"]`` records about ``frequency_ci`` and ``rank_interval``."""
+    return {
+        "method": INTERVAL_METHOD,
+        "level": INTERVAL_LEVEL,
+        "continuity": CONTINUITY,
+        "over": "factuals, each with its own counterfactual draw",
+        "ranks": "the ranks the F intervals allow",
+    }
 
 
 def _check_compatible(cfset: CounterfactualSet, task: TaskSpec) -> None:
@@ -49,8 +67,8 @@ def flex_importance(
     epsilon: float = DICE_EPSILON,
     level: str = "global",
     necessary: np.ndarray | None = None,
-    n_boot: int = BOOTSTRAP_RESAMPLES,
-    bootstrap_seed: int = 0,
+    intervals: bool = True,
+    n_boot: int | None = None,
     generator: dict | None = None,
     model: dict | None = None,
     config: dict | None = None,
@@ -70,10 +88,14 @@ def flex_importance(
     necessary : bool ndarray of shape (n_queries, n_cf, n_features), optional
         Which changes are necessary (:func:`flex_core.counterfactuals.necessary_changes`,
         τ-independent, so computed once per set); gives ``necessary_frequency``.
-    n_boot : int, default 1000
-        Bootstrap resamples of the factuals for ``frequency_ci`` and ``rank_interval``
-        (95% percentile intervals); 0 skips them.
-    bootstrap_seed : int, default 0
+    intervals : bool, default True
+        Compute ``frequency_ci`` (95% Wilson score interval of F_j with a continuity correction,
+        over the factuals with counterfactuals; an immutable feature that never changed gets
+        [0, 0]) and ``rank_interval`` (the ranks those intervals allow); see
+        :mod:`flex_core.importance._uncertainty`. Recorded in ``config["intervals"]``.
+    n_boot : int, optional
+        Kept for callers written when the intervals came from a bootstrap: 0 means
+        ``intervals=False``; any other value changes nothing (nothing is resampled).
     """
     _check_compatible(cfset, task)
     continuous = np.array([f.is_continuous for f in task.features])
@@ -98,10 +120,11 @@ def flex_importance(
         local_necessary = local_frequencies(changed & necessary, usable)
         necessary_mean, necessary_std = aggregate(local_necessary)
         extra.update(necessary_frequency=necessary_mean, necessary_std=necessary_std, local_necessary=local_necessary)
-    if n_boot > 0:
-        ci, ranks = frequency_intervals(local_f, n_boot=n_boot, level=BOOTSTRAP_LEVEL, seed=bootstrap_seed)
+    if intervals and n_boot != 0:
+        immutable = np.array([f.immutable for f in task.features], dtype=bool)
+        ci, ranks = frequency_intervals(local_f, level=INTERVAL_LEVEL, fixed=immutable)
         extra.update(frequency_ci=ci, rank_interval=ranks)
-        run_config["bootstrap"] = {"n_boot": int(n_boot), "level": BOOTSTRAP_LEVEL, "seed": int(bootstrap_seed), "over": "factuals"}
+        run_config["intervals"] = interval_config()
     return FlexResult(
         level=level,
         feature_names=tuple(task.feature_names),
@@ -311,53 +334,6 @@ def compare_with_global(regional: np.ndarray, global_: np.ndarray, include: np.n
     return r, tuple(quadrants), (g_mid, r_mid)
 
 
-def bootstrap_pearson_interval(
-    local_regional: np.ndarray,
-    global_: np.ndarray,
-    include: np.ndarray,
-    *,
-    n_boot: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of Pearson r, resampling the region's factuals.
-
-    A region has a handful of factuals, so its F_j (and r) move a lot with which
-    factuals and counterfactuals it happens to hold; this interval says how much.
-
-    Parameters
-    ----------
-    local_regional : ndarray of shape (n_members, n_features)
-        f_j(i) of the region's factuals (NaN rows, factuals without counterfactuals, are skipped).
-    global_ : ndarray of shape (n_features,)
-    include : bool ndarray of shape (n_features,)
-        Features that take part (the mutable ones), as in :func:`compare_with_global`.
-
-    Returns
-    -------
-    (low, high) : floats, NaN when fewer than two factuals have counterfactuals or r is undefined.
-    """
-    rows = local_regional[~np.isnan(local_regional).all(axis=1)]
-    include = np.asarray(include, dtype=bool) & ~np.isnan(global_)
-    if len(rows) < 2 or include.sum() < 3:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(rows), size=(n_boot, len(rows)))
-    regional = np.nanmean(rows[picks][:, :, include], axis=1)  # (n_boot, n_included)
-    glo = global_[include]
-    reg_c = regional - regional.mean(axis=1, keepdims=True)
-    glo_c = glo - glo.mean()
-    denom = np.sqrt((reg_c**2).sum(axis=1) * (glo_c**2).sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where(denom > 0, (reg_c * glo_c).sum(axis=1) / denom, np.nan)
-    r = r[~np.isnan(r)]
-    if len(r) < n_boot / 2:  # mostly constant resamples: no honest interval
-        return float("nan"), float("nan")
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(r, [tail, 100 - tail])
-    return float(low), float(high)
-
-
 def regional_importance(
     cfset: CounterfactualSet,
     task: TaskSpec,
@@ -371,7 +347,6 @@ def regional_importance(
     tau: float | Mapping[str, float] = 0.1,
     ranges: np.ndarray | None = None,
     necessary: np.ndarray | None = None,
-    bootstrap_seed: int = 0,
     generator: dict | None = None,
     model: dict | None = None,
     config: dict | None = None,
@@ -382,8 +357,11 @@ def regional_importance(
     ``necessary`` (shape (n_queries, n_cf, n_features), aligned with ``cfset``) is passed
     on to :func:`flex_importance` for the members.
     ``neighbour_ties`` is :func:`select_region`'s report of a random draw among tied neighbours.
+    ``pearson_r_interval`` is :func:`pearson_interval`: r's 95% interval from the region's
+    sampling error, the global F held as given; NaN where r is undefined.
     """
     region_set = cfset.subset(members)
+    config = {**(config or {}), "pearson_r_interval": PEARSON_INTERVAL_CONFIG}
     if necessary is not None:
         necessary = necessary[cfset.positions_of(members)]
     importance = flex_importance(
@@ -393,14 +371,13 @@ def regional_importance(
         ranges=ranges,
         level="regional",
         necessary=necessary,
-        bootstrap_seed=bootstrap_seed,
         generator=generator,
         model=model,
         config=config,
     )
     include = ~np.array(importance.immutable)
     r, quadrants, thresholds = compare_with_global(importance.frequency_mean, global_result.frequency_mean, include)
-    interval = bootstrap_pearson_interval(importance.local_frequencies, global_result.frequency_mean, include)
+    interval = pearson_interval(importance.frequency_mean, importance.n_factuals_used, global_result.frequency_mean, include)
     return RegionalResult(
         importance=importance,
         query=int(query),

@@ -119,7 +119,7 @@ def rank_scatter_figure(
 
 
 def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, title: str | None = None) -> go.Figure:
-    """A region's FLEX F_j (with its bootstrap interval, or ± std) next to LIME's normalised importance, as the paper's Fig. 3.
+    """A region's FLEX F_j (with its 95% interval, or ± std) next to LIME's normalised importance, as the paper's Fig. 3.
 
     Features are ordered by FLEX. Trace 0 is FLEX (x = F_j, whiskers as :func:`frequency_whiskers`), trace 1 LIME
     (x = mean |weight| / max); both carry feature names in ``customdata``.

@@ -169,7 +169,7 @@ def _tick_labels(result: FlexResult, order: Sequence[int]) -> list[str]:
 def frequency_whiskers(result: FlexResult, order: Sequence[int], *, whiskers: str = "interval") -> tuple[dict, str]:
     """Plotly ``error_x`` for F_j in ``order`` and the words for the axis title.
 
-    ``"interval"``: the 95% bootstrap interval over the factuals (asymmetric), when the
+    ``"interval"``: the 95% interval of F_j (``frequency_ci``, asymmetric), when the
     result has one; ``"std"``: ± the std of f_j(i) across factuals, clipped to [0, 1].
     """
     if whiskers not in ("interval", "std"):
@@ -197,7 +197,7 @@ def importance_figure(
     dice : bool
         Add the right-hand panel with DiCE's frequency on the same counterfactuals.
     whiskers : {"interval", "std"}
-        The bootstrap interval of F_j over the factuals (default), or ± the std across factuals.
+        The 95% interval of F_j (default; ``FlexResult.frequency_ci``), or ± the std across factuals.
 
     Returns
     -------
@@ -310,6 +310,9 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
                                xanchor=xa, yanchor=ya, font=dict(size=18, color=QUADRANT_COLOURS[q]), opacity=0.6)
     r = regional.pearson_r
     r_text = "undefined" if math.isnan(r) else f"{r:.2f}"
+    low, high = regional.pearson_r_interval
+    if not math.isnan(r):
+        r_text += " (no interval)" if math.isnan(low) else f" (95% interval {low:.2f} to {high:.2f})"
     pad = 0.06 * top
     fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
     fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")

@@ -12,6 +12,7 @@ from ._readings import (
     describe_model,
     describe_neighbour_ties,
     describe_passengers,
+    describe_r_interval,
     describe_regional,
     describe_tau_sweep,
     feature_lists,
@@ -32,4 +33,4 @@ from ._tables import (
     settings_table,
 )
 
-__all__ = ["describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties"]
+__all__ = ["describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties", "describe_r_interval"]

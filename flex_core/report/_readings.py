@@ -21,6 +21,7 @@ from ..data import TaskSpec
 __all__ = [
     "describe_global",
     "describe_regional",
+    "describe_r_interval",
     "describe_neighbour_ties",
     "describe_tau_sweep",
     "describe_coverage",
@@ -83,14 +84,14 @@ def with_interval(value: float, interval: Sequence[float] | None, *, decimals: i
 
 
 def rank_text(rank: int, interval: Sequence[float] | None) -> str:
-    """``"4–7"`` when the 95% bootstrap interval of a rank spans several ranks, else ``"4"``."""
+    """``"4–7"`` when the 95% interval of a rank spans several ranks, else ``"4"``."""
     if interval is None or any(v is None or math.isnan(v) for v in interval) or interval[0] == interval[1]:
         return f"{int(rank)}"
     return f"{int(interval[0])}–{int(interval[1])}"
 
 
 def describe_certainty(result: FlexResult) -> str:
-    """Which ranks the bootstrap over the cases can tell apart, in words ("" without intervals)."""
+    """Which ranks the 95% intervals of F can tell apart, in words ("" without intervals)."""
     if result.rank_interval is None or result.n_factuals_used < 2:
         return ""
     frame = result.to_frame()
@@ -100,7 +101,7 @@ def describe_certainty(result: FlexResult) -> str:
     parts = []
     top = frame.iloc[0]
     if top["rank_best"] == top["rank_worst"] == 1:
-        parts.append(f"{top['label']} is first in at least 95% of resamples")
+        parts.append(f"{top['label']} is first (its interval lies above every other feature's)")
     # Runs of features whose rank intervals overlap cannot be ordered with confidence.
     groups, current, reach = [], [], 0.0
     for _, line in frame.iterrows():
@@ -118,7 +119,9 @@ def describe_certainty(result: FlexResult) -> str:
         parts.append(f"ranks {int(group[0]['rank'])}–{int(group[-1]['rank'])} ({labels}) are indistinguishable")
     if not groups:
         parts.append("every rank is clear (no two rank intervals overlap)")
-    return " Resampling the cases (95% bootstrap): " + "; ".join(parts) + "."
+    return (
+        f" With 95% intervals over the {result.n_factuals_used} cases and their counterfactuals: " + "; ".join(parts) + "."
+    )
 
 
 def describe_passengers(result: FlexResult) -> str:
@@ -273,6 +276,20 @@ def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) 
     return lead + body + tail + _tau_sentence(result) + describe_certainty(result) + describe_passengers(result)
 
 
+def describe_r_interval(regional: RegionalResult) -> str:
+    """How far r can move with which cases the region happens to hold, in words ("" when r is undefined)."""
+    if math.isnan(regional.pearson_r):
+        return ""
+    low, high = regional.pearson_r_interval
+    cases = regional.importance.n_factuals_used
+    if math.isnan(low) or math.isnan(high):
+        return f" With {cases} case{'' if cases == 1 else 's'} with counterfactuals, r has no honest interval: read it as a guess."
+    text = f" From {cases} cases, r's 95% interval runs from {low:.2f} to {high:.2f}"
+    if low <= -0.99 and high >= 0.99:
+        return text + ": so few cases cannot pin r down at all."
+    return text + ("; with so wide a range, read r as rough." if high - low > 0.5 else ".")
+
+
 def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None = None) -> str:
     """A reading of a region: how it compares with the whole population, in words."""
     imp = regional.importance
@@ -286,13 +303,7 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
     else:
         strength = "closely follows" if r >= 0.7 else "partly follows" if r >= 0.3 else "differs from"
         agreement = f"Its pattern {strength} the whole population's (Pearson r = {r:.2f})."
-        low, high = regional.pearson_r_interval
-        if not math.isnan(low) and f"{low:.2f}" != f"{high:.2f}":
-            # A region holds few cases: say how far r moves with which cases it happens to hold.
-            agreement += (
-                f" Resampling the region's cases puts r between {low:.2f} and {high:.2f} (95% bootstrap interval)"
-                + ("; with so wide a range, read r as rough." if high - low > 0.5 else ".")
-            )
+        agreement += describe_r_interval(regional)
     # Quadrants are relative to the mean, so a feature the region rarely changes can sit "high": it is
     # not called a driver of this region then (the reading would contradict its own "rarely" list).
     rarely = set(feature_lists(imp).rarely)

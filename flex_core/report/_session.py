@@ -27,6 +27,7 @@ from ._readings import (
     describe_regional,
     describe_tau_sweep,
     quadrant_legend,
+    with_interval,
 )
 from ._tables import human_table, importance_table, mode_shift_table, model_quality_table, regional_table
 
@@ -139,7 +140,7 @@ def _saved_section(results: SessionResults) -> ReportSection:
         leader = top.display_names[order[0]]
         lines.append(f"{name} ({plural(len(regional.members), 'case')}): most often changed {leader} "
                      f"({format_share(top.frequency_mean[order[0]])}); r with the whole population "
-                     f"{'undefined' if math.isnan(r) else f'{r:.2f}'}.")
+                     f"{'undefined' if math.isnan(r) else with_interval(r, regional.pearson_r_interval)}.")
     reading = "Each line of the heatmap is one group's change frequency per feature, the whole population first.\n\n" + "\n\n".join(lines)
     return ReportSection("Saved regions compared", reading,
                          figures=(regions_heatmap(results.saved, results.global_result),))

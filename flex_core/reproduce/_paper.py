@@ -347,9 +347,9 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             {"region": f"{number}: {feature.replace('_', ' ')} = {value}", "query row": query,
              "members": ", ".join(map(str, regional.members)),
              f"r ({PAPER_GENERATOR})": regional.pearson_r,
-             f"95% bootstrap interval ({PAPER_GENERATOR})": _interval(regional.pearson_r_interval),
+             f"95% interval ({PAPER_GENERATOR})": _interval(regional.pearson_r_interval),
              **{column: value for name, r in other_r.items()
-                for column, value in ((f"r ({name})", r), (f"95% bootstrap interval ({name})", _interval(other_interval[name])))},
+                for column, value in ((f"r ({name})", r), (f"95% interval ({name})", _interval(other_interval[name])))},
              "paper r": f"{published:.2f}{note}"}
         )
         frame = pd.DataFrame(
@@ -368,7 +368,7 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             f"Query row {query} ({choice}) and its {len(regional.members) - 1} "
             f"nearest qualifying factuals by Hamming distance (of {regional.candidates} candidates); Pearson r against "
             f"global = **{_fmt(regional.pearson_r)}** with {PAPER_GENERATOR} "
-            f"(95% bootstrap interval over the region's factuals: {_interval(regional.pearson_r_interval)})"
+            f"(95% interval from the region's {regional.importance.n_factuals_used} factuals: {_interval(regional.pearson_r_interval)})"
             + "".join(f"; {name}: {_fmt(r)} ({_interval(other_interval[name])})" for name, r in other_r.items())
             + f" (paper: {published:.2f}{note}). The table, LIME and the figures use {PAPER_GENERATOR}'s counterfactuals.",
             "",

@@ -143,6 +143,14 @@ def test_planted_regional_driver_ranks_first(synthetic_task, synthetic_model, sy
     assert all(frame.loc[m, "road_type"] == "rural" for m in region.members)
     assert region.quadrants[synthetic_task.feature_names.index("lighting")] in ("A", "C")
     assert -1 <= region.pearson_r <= 1
+    # r's interval is the region's F and size through pearson_interval, the global F held as given.
+    assert region.pearson_r_interval == fc.importance.pearson_interval(
+        region.importance.frequency_mean, region.importance.n_factuals_used, synthetic_global.frequency_mean,
+        ~np.array(region.importance.immutable),
+    )
+    low, high = region.pearson_r_interval
+    assert np.isnan(region.pearson_r) or (low <= region.pearson_r <= high)
+    assert region.importance.config["pearson_r_interval"]["over"].startswith("the region's factuals")
     # The region reuses stored counterfactuals: asking again generates nothing new.
     before = len(synthetic_store.stored_rows)
     fc.run_regional(synthetic_store, synthetic_global, query=query, k=2, where="road_type=rural", tau=0.5)
@@ -185,21 +193,16 @@ def test_run_regional_reports_the_draw_among_tied_neighbours():
     assert sum(d == ties["distance"] for d in region.distances) == ties["drawn"]
     # Drawn with the store's seed: the same members as select_region with that seed.
     assert list(region.members) == fc.select_region(task, query, store.factual_rows, k=4, ranges=store.ranges, seed=4)[0]
-def test_bootstrap_interval_of_r():
+def test_interval_of_r_does_not_collapse_on_identical_factuals():
     global_ = np.array([0.1, 0.3, 0.5, 0.7, 0.0])
     include = np.array([1, 1, 1, 1, 0], bool)
-    same = np.tile([0.2, 0.1, 0.6, 0.9, 0.0], (5, 1))
-    # Identical factuals: every resample gives the same F, so the interval collapses onto r.
-    r, _, _ = fc.importance.compare_with_global(same[0], global_, include)
-    low, high = fc.importance.bootstrap_pearson_interval(same, global_, include)
-    assert low == pytest.approx(r) and high == pytest.approx(r)
-    rng = np.random.default_rng(0)
-    varied = rng.random((6, 5))
-    varied[2] = np.nan  # a factual without counterfactuals is skipped, not a crash
-    low, high = fc.importance.bootstrap_pearson_interval(varied, global_, include, seed=1)
-    assert -1 <= low < high <= 1
-    assert (low, high) == fc.importance.bootstrap_pearson_interval(varied, global_, include, seed=1)  # seeded
-    assert all(np.isnan(fc.importance.bootstrap_pearson_interval(varied[:1], global_, include)))
+    regional = np.array([0.2, 0.1, 0.6, 0.9, 0.0])
+    # Five factuals with the same f_j(i) say little about the next five: a resample of them always
+    # gave the same F (an interval of width 0); the interval from the region's size does not collapse.
+    r, _, _ = fc.importance.compare_with_global(regional, global_, include)
+    low, high = fc.importance.pearson_interval(regional, 5, global_, include)
+    assert low < r < high and high - low > 0.2
+    assert all(np.isnan(fc.importance.pearson_interval(regional, 1, global_, include)))
 
 
 def test_r_needs_three_features_and_constant_continuous_mode_shift_works():

@@ -123,3 +123,25 @@ def test_model_quality_is_said_next_to_the_majority_baseline(toy_task):
                                                "balanced_accuracy": 0.61}, toy_task)
     assert "would be right 85%" in given_baseline and "balanced accuracy" in given_baseline
     assert "hardly better than always guessing" in given_baseline
+
+
+def test_regional_reading_says_how_far_r_can_move_and_when_it_has_no_interval():
+    from dataclasses import replace
+
+    base = replace(_result([0.9, 0.5, 0.1, 0.1, 0.1, 0, 0], level="regional"),
+                   local_frequencies=np.tile([0.9, 0.5, 0.1, 0.1, 0.1, 0, 0], (5, 1)), counts=np.full(5, 10))
+    regional = fc.RegionalResult(
+        base, 3, (3, 4, 5, 6, 7), (0.0, 0.1, 0.1, 0.2, 0.2), None, (), np.array([0.8, 0.4, 0.2, 0.1, 0.0, 0, 0]),
+        0.8, ("C", "C", "B", "B", "B", None, None), (0.3, 0.3), pearson_r_interval=(0.35, 1.0),
+    )
+    text = fc.report.describe_regional(regional)
+    assert "From 5 cases, r's 95% interval runs from 0.35 to 1.00; with so wide a range, read r as rough." in text
+    anything = replace(regional, pearson_r_interval=(-1.0, 1.0))
+    assert "so few cases cannot pin r down at all" in fc.report.describe_regional(anything)
+    # r defined but no interval (one case with counterfactuals): said in words, never shown as [r, r].
+    one = replace(regional, importance=replace(base, counts=np.array([10, 0, 0, 0, 0])),
+                  pearson_r_interval=(float("nan"), float("nan")))
+    assert "With 1 case with counterfactuals, r has no honest interval" in fc.report.describe_regional(one)
+    undefined = replace(regional, pearson_r=float("nan"), pearson_r_interval=(float("nan"), float("nan")))
+    assert "r undefined" in fc.report.describe_regional(undefined)
+    assert fc.report.describe_r_interval(undefined) == ""

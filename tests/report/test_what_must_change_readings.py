@@ -1,4 +1,4 @@
-"""Readings that use the bootstrap intervals and name passenger features, on hand-made results."""
+"""Readings that use the 95% intervals and name passenger features, on hand-made results."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_rank_text_shows_a_range_only_when_uncertain():
 def test_certainty_names_a_clear_leader_and_indistinguishable_ranks(five_features):
     result = with_scores(five_features, [0.6, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]])
     text = fc.report.describe_certainty(result)
-    assert "a is first in at least 95% of resamples" in text
+    assert "a is first (its interval lies above every other feature's)" in text
     assert "ranks 3–5 (b, c, d) are indistinguishable" in text
     clear = with_scores(five_features, [0.5, 0.4, 0.3, 0.2, 0.1], [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]])
     assert "every rank is clear" in fc.report.describe_certainty(clear)
