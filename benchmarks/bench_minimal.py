@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import flex_core as fc
 from bench_generators import load, machine
+
+import flex_core as fc
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_FACTUALS, N_CF = 200, 10

@@ -195,7 +195,7 @@ class FlexExplainer:
     ) -> FlexResult:
         """Global FLEX over a seeded random sample of ``n_factuals`` rows the model predicts undesired.
 
-        ``sufficiency=True`` adds necessity and sufficiency per feature (two generator runs
+        ``sufficiency=True`` adds flip_alone and needed shares with intervals, and the necessity and sufficiency ratios, per feature (two generator runs
         per feature); ``repeats=N`` regenerates with N seeds and adds ``frequency_seed_sd``.
         """
         from .importance import run_global

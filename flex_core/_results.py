@@ -119,10 +119,16 @@ class FlexResult(FeatureScores):
         [0, 0] for an immutable feature that never changed.
     rank_interval : ndarray of shape (n_features, 2) or None
         [best, worst] rank that the F intervals allow (1 = most changed, ties share the best).
-    necessity, sufficiency : ndarray of shape (n_features,) or None
-        Mothilal et al. (2021): share of requested counterfactuals found when only j may
-        change; 1 - share found when j is frozen. NaN for features that may not change.
-        None unless asked for (two generator runs per feature).
+    flip_alone, needed : ndarray of shape (n_features,) or None
+        Share of factuals that changing j alone flips, and share for which no flip was found
+        with j held at the factual's value (see :mod:`flex_core.importance._necessity`). NaN for
+        features that may not change. None unless asked for (two generator runs per feature).
+    flip_alone_interval, needed_interval : ndarray of shape (n_features, 2) or None
+        Their 95% Wilson intervals over the factuals.
+    necessity_ratio, sufficiency_ratio : ndarray of shape (n_features,) or None
+        Kommiya Mothilal et al. (2021): share of requested counterfactuals found when only j may
+        change; 1 - share found when j is frozen. They count alternatives a generator finds, so a
+        binary feature's necessity ratio is at most 1 / N_cf however decisive it is.
     frequency_seed_sd : ndarray of shape (n_features,) or None
         Std of F_j across generator seeds (``config["repeats"]``); None unless asked for.
     counterfactual_set : CounterfactualSet or None
@@ -154,8 +160,12 @@ class FlexResult(FeatureScores):
     local_necessary: np.ndarray | None = None
     frequency_ci: np.ndarray | None = None
     rank_interval: np.ndarray | None = None
-    necessity: np.ndarray | None = None
-    sufficiency: np.ndarray | None = None
+    flip_alone: np.ndarray | None = None
+    flip_alone_interval: np.ndarray | None = None
+    needed: np.ndarray | None = None
+    needed_interval: np.ndarray | None = None
+    necessity_ratio: np.ndarray | None = None
+    sufficiency_ratio: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
     counterfactual_set: object = field(default=None, repr=False)
     features: tuple = field(default=(), repr=False)
@@ -216,6 +226,9 @@ class FlexResult(FeatureScores):
             columns.update(frequency_ci_low=self.frequency_ci[:, 0], frequency_ci_high=self.frequency_ci[:, 1])
         if self.rank_interval is not None:
             columns.update(rank_best=self.rank_interval[:, 0], rank_worst=self.rank_interval[:, 1])
+        for name in _OPTIONAL_INTERVALS:
+            if getattr(self, name) is not None:
+                columns.update({f"{name}_low": getattr(self, name)[:, 0], f"{name}_high": getattr(self, name)[:, 1]})
         frame = pd.DataFrame(columns)
         return frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
 
@@ -266,6 +279,9 @@ class FlexResult(FeatureScores):
                 record["frequency_ci"] = [json_number(v) for v in self.frequency_ci[j]]
             if self.rank_interval is not None:
                 record["rank_interval"] = [json_int(v) for v in self.rank_interval[j]]
+            for name in _OPTIONAL_INTERVALS:
+                if getattr(self, name) is not None:
+                    record[name] = [json_number(v) for v in getattr(self, name)[j]]
             records.append(record)
         return records
 
@@ -298,6 +314,9 @@ class FlexResult(FeatureScores):
         optional = {name: json_floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
         if "frequency_ci" in present:
             optional["frequency_ci"] = np.array([json_floats(r["frequency_ci"]) for r in records]).reshape(n_features, 2)
+        for name in _OPTIONAL_INTERVALS:
+            if name in present:
+                optional[name] = np.array([json_floats(r[name]) for r in records]).reshape(n_features, 2)
         if "rank_interval" in present:
             ranks = np.array([json_floats(r["rank_interval"]) for r in records]).reshape(n_features, 2)
             optional["rank_interval"] = ranks if np.isnan(ranks).any() else ranks.astype(int)
@@ -327,7 +346,12 @@ class FlexResult(FeatureScores):
 
 
 #: Per-feature scores a FlexResult has only when they were computed (JSON/frame column = attribute name).
-_OPTIONAL_SCORES = ("necessary_frequency", "necessary_std", "necessity", "sufficiency", "frequency_seed_sd")
+_OPTIONAL_SCORES = (
+    "necessary_frequency", "necessary_std", "flip_alone", "needed", "necessity_ratio", "sufficiency_ratio",
+    "frequency_seed_sd",
+)
+#: Per-feature [low, high] pairs that exist only when computed.
+_OPTIONAL_INTERVALS = ("flip_alone_interval", "needed_interval")
 
 
 def json_floats(values) -> np.ndarray:

@@ -23,7 +23,7 @@ st.caption(
 )
 
 st.subheader("What must change")
-what_must_change(analysis, result, key="global")
+what_must_change(analysis, result, key="global", cases="the sampled cases")
 
 coverage = analysis.store.ensure(result.query_index).coverage()
 st.subheader("Generator coverage")

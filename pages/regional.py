@@ -147,7 +147,7 @@ with scatter_col:
 st.caption(fc.report.quadrant_legend().replace("\n", " · "))
 
 with st.expander("What must change in this region"):
-    what_must_change(analysis, regional.importance, key="regional")
+    what_must_change(analysis, regional.importance, key="regional", cases="the region's cases")
 
 with st.expander("FLEX next to LIME for this region"):
     lime_beside_flex(analysis, regional, key="regional")

@@ -178,8 +178,8 @@ def test_constraints_refine_and_sufficiency_are_options_of_the_explainer(user_mo
     moved = cfset.counterfactuals[..., speed][cfset.found]
     before = np.repeat(cfset.factuals[:, None, speed], cfset.counterfactuals.shape[1], axis=1)[cfset.found]
     assert np.all((moved <= before) & ((moved == before) | (moved >= 30)))
-    necessity = dict(zip(result.feature_names, result.necessity))
-    assert np.isnan(necessity["zone"]) and necessity["speed"] > 0
+    flips = dict(zip(result.feature_names, result.flip_alone))
+    assert np.isnan(flips["zone"]) and flips["speed"] > 0
     # The settings travel with a saved project.
     loaded = fc.FlexExplainer.load(explainer.save(tmp_path / "project"))
     assert loaded.refine == "none" and loaded.task.constraints == explainer.task.constraints

@@ -71,19 +71,22 @@ def importance_chart(result: fc.FlexResult, *, key: str, dice: bool = True) -> N
                     key=f"{key}_chart", width="stretch", config={"displaylogo": False})
 
 
-def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> None:
-    """F, necessary F, necessity and sufficiency side by side; necessity and sufficiency run only when asked."""
+def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cases: str = "these cases") -> None:
+    """F and necessary F, and, when asked, the shares of cases a feature flips alone and that need it."""
     rows = tuple(int(r) for r in result.query_index)
     request = [analysis.store_id, list(rows)]
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
         scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
-        st.caption(f"Necessity and sufficiency: {scores.generator_runs:,} generator runs over "
-                   f"{fc.report.plural(len(rows), 'case')}, {fc.report.format_duration(scores.seconds)} "
-                   "(they do not depend on τ).")
+        st.markdown(fc.report.describe_what_must_change(result, cases=cases))
+        st.caption(f"Searched with {scores.budget['generator']}: {scores.generator_runs:,} generator runs over "
+                   f"{fc.report.plural(len(rows), 'case')}, {fc.report.format_duration(scores.seconds)} (they do not "
+                   "depend on τ). \"Needed\" means no way out was found within that search. Intervals: 95% Wilson, "
+                   "over the cases.")
     else:
         features = len(analysis.store.varying_features)
-        if st.button(f"Compute necessity and sufficiency ({2 * features} generator runs)", key=f"{key}_sufficiency"):
+        if st.button(f"Which features flip the outcome alone, and which are needed? ({2 * features} generator runs)",
+                     key=f"{key}_sufficiency"):
             st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
             st.rerun()
     chart_col, table_col = st.columns([3, 2])
@@ -91,7 +94,7 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str) -> 
                            config={"displaylogo": False})
     percent = st.column_config.NumberColumn(format="percent")
     table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
-                        column_config={"necessary F": percent, "necessity": percent, "sufficiency": percent})
+                        column_config={"necessary F": percent, "necessity ratio": percent, "sufficiency ratio": percent})
     table_col.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
 
 

@@ -33,9 +33,19 @@ def _lime_results(analysis: Analysis, regions: dict[str, fc.RegionalResult]) -> 
     return {}
 
 
+def _with_scores_if_computed(analysis: Analysis, result: fc.FlexResult) -> fc.FlexResult:
+    """The result with flip-alone and needed shares when the page computed them for these cases (else as it is)."""
+    rows = tuple(int(r) for r in result.query_index)
+    if [analysis.store_id, list(rows)] not in st.session_state[S.SUFFICIENCY_REQUESTS]:
+        return result
+    scores = cache.necessity_sufficiency(analysis.store, analysis.store_id, rows)
+    return fc.importance.with_necessity_sufficiency(result, scores)
+
+
 def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, saved: dict) -> fc.report.SessionResults:
     """Every result of this session that exists: SHAP and LIME only if they ran, examples only for stored rows."""
     task, store = analysis.task, analysis.store
+    global_result = _with_scores_if_computed(analysis, global_result)
     sweep = panels = None
     if task.continuous_names:
         sweep = cache.tau_sweep(store, analysis.store_id, analysis.n_factuals)

@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     flex.add_argument("--tau", action="append", help="a number, or FEATURE=VALUE pairs")
     flex.add_argument("--seed", type=int, default=0)
     flex.add_argument(
-        "--sufficiency", action="store_true", help="add necessity and sufficiency per feature (two generator runs per feature)"
+        "--sufficiency", action="store_true", help="add, per feature, the share of factuals it flips alone and the share that need it (with 95%% intervals), and Kommiya Mothilal et al.'s necessity and sufficiency ratios (two generator runs per feature)"
     )
     flex.add_argument("--repeats", type=int, default=1, help="regenerate with N seeds and add frequency_seed_sd (N >= 2)")
     flex.add_argument("--cache-dir", help="keep generated counterfactuals here between runs")

@@ -1,11 +1,24 @@
-"""Necessity and sufficiency of each feature (Kommiya Mothilal et al., AIES 2021), and the generator's dice.
+"""What must change: per factual, can a feature flip the outcome alone, and is it needed at all?
 
-- necessity of j: the share of requested counterfactuals the generator finds when only j
-  may change (share per factual, then the mean over factuals);
-- sufficiency of j: 1 - the share found when j is frozen at the factual's value and every
-  other feature the generator may change still may.
+Two yes/no questions per factual i and mutable feature j, each answered by a search:
 
-Both cost two generator runs per feature over the same factuals, so they run on request.
+- ``flip_alone[i, j]``: changing j alone flips the outcome. The store's generator runs with only
+  j allowed to vary (its levels, or its range, within the constraints); yes when it finds any
+  valid counterfactual.
+- ``needed[i, j]``: no flip is found with j held at the factual's value. No when any stored
+  counterfactual of i leaves j unchanged (a witness: no search needed); otherwise the store's
+  generator runs with j frozen and every other mutable feature free, and yes when it finds none.
+
+Each is reported as the share of factuals with a yes, with a Wilson interval (a share of
+independent yes/no answers over randomly drawn factuals: its 95% means 95% even at 5 factuals).
+"Needed" rests on a search: it says no flip was *found* within the generator's budget, which
+the result records.
+
+Kommiya Mothilal et al. (AIES 2021) define two ratios over the same runs, kept here:
+``necessity_ratio`` (share of the requested counterfactuals found when only j may change) and
+``sufficiency_ratio`` (1 - share found when j is frozen). They measure how many alternatives a
+generator finds, not need: a binary feature has one possible change, so its necessity ratio is
+at most 1 / N_cf however decisive it is.
 """
 
 from __future__ import annotations
@@ -20,50 +33,76 @@ from .._errors import ConfigError
 from .._results import FlexResult
 from ..counterfactuals import CounterfactualStore, Progress
 from ._flex import flex_importance
+from ._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
 
 __all__ = ["NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]
 
 
 @dataclass(frozen=True, eq=False)
 class NecessitySufficiency:
-    """Per-feature necessity and sufficiency over a set of factuals.
+    """Per-feature answers to "can it flip the outcome alone?" and "is it needed?" over a set of factuals.
 
     Attributes
     ----------
     feature_names : tuple of str, length n_features
-    necessity, sufficiency : ndarray of shape (n_features,)
-        NaN for features the generator may not change (immutable or not in features_to_vary).
     rows : tuple of int
         The factuals, in the order given.
+    local_flip_alone, local_needed : ndarray of shape (n_rows, n_features)
+        1.0 / 0.0 per factual; NaN for features that may not change (immutable or not varied).
+    flip_alone, needed : ndarray of shape (n_features,)
+        Share of factuals with a yes; NaN for features that may not change.
+    flip_alone_interval, needed_interval : ndarray of shape (n_features, 2)
+        Wilson interval of each share (``level``).
+    necessity_ratio, sufficiency_ratio : ndarray of shape (n_features,)
+        Kommiya Mothilal et al.'s ratios over the same runs (see the module docstring).
     seconds : float
         Wall time of all generator runs.
     generator_runs : int
+    witnessed : int
+        (factual, feature) pairs whose "needed" a stored counterfactual answered without a search.
+    budget : dict
+        The generator and its settings: what "no flip found" was searched with.
     """
 
     feature_names: tuple[str, ...]
-    necessity: np.ndarray
-    sufficiency: np.ndarray
     rows: tuple[int, ...]
+    local_flip_alone: np.ndarray
+    local_needed: np.ndarray
+    flip_alone: np.ndarray
+    flip_alone_interval: np.ndarray
+    needed: np.ndarray
+    needed_interval: np.ndarray
+    necessity_ratio: np.ndarray
+    sufficiency_ratio: np.ndarray
     seconds: float
     generator_runs: int
+    witnessed: int = 0
+    level: float = INTERVAL_LEVEL
+    budget: dict | None = None
 
     def summary(self) -> dict:
         """What a FlexResult's config records about the run (the scores go to each feature)."""
-        return {"factuals": len(self.rows), "seconds": float(self.seconds), "generator_runs": int(self.generator_runs)}
+        return {
+            "factuals": len(self.rows),
+            "seconds": float(self.seconds),
+            "generator_runs": int(self.generator_runs),
+            "needed_witnessed": int(self.witnessed),
+            "interval": {"method": INTERVAL_METHOD, "level": float(self.level), "over": "factuals"},
+            "search": dict(self.budget or {}),
+        }
 
 
-def _share_found(store: CounterfactualStore, rows: list[int], vary: list[str]) -> float:
-    """Mean over factuals of (valid counterfactuals found / n_cf) when only ``vary`` may change."""
+def _found(store: CounterfactualStore, rows: list[int], vary: list[str]) -> np.ndarray:
+    """Valid counterfactuals found per factual when only ``vary`` may change, shape (len(rows),)."""
     if not vary:
-        return 0.0  # nothing may change: no counterfactual exists
-    cfset = store.generate_varying(rows, vary)
-    return float(np.mean(cfset.counts / store.n_cf))
+        return np.zeros(len(rows), dtype=int)  # nothing may change: no counterfactual exists
+    return store.generate_varying(rows, vary).counts
 
 
 def necessity_sufficiency(
     store: CounterfactualStore, rows: Sequence[int], *, progress: Progress | None = None
 ) -> NecessitySufficiency:
-    """Necessity and sufficiency of every feature the store's generator may change, over these factuals.
+    """Flip-alone and needed shares, and Kommiya Mothilal et al.'s ratios, of every feature the store may change.
 
     Parameters
     ----------
@@ -81,25 +120,67 @@ def necessity_sufficiency(
     names = list(store.task.feature_names)
     varying = store.varying_features
     scored = [name for name in names if name in varying]
-    necessity = np.full(len(names), np.nan)
-    sufficiency = np.full(len(names), np.nan)
+    n_rows, n_features = len(rows), len(names)
+    local_flip = np.full((n_rows, n_features), np.nan)
+    local_needed = np.full((n_rows, n_features), np.nan)
+    necessity_ratio = np.full(n_features, np.nan)
+    sufficiency_ratio = np.full(n_features, np.nan)
     started = time.perf_counter()
+
+    # A stored counterfactual that leaves j as it was answers "needed" with a no, for free.
+    stored = store.ensure(rows)
+    with np.errstate(invalid="ignore"):
+        kept = (stored.counterfactuals == stored.factuals[:, None, :]) & stored.valid[:, :, None]
+    witness = kept.any(axis=1)  # (n_rows, n_features)
+
     runs, total = 0, 2 * len(scored)
     for name in scored:
         j = names.index(name)
-        necessity[j] = _share_found(store, rows, [name])
-        sufficiency[j] = 1.0 - _share_found(store, rows, [other for other in varying if other != name])
+        alone = _found(store, rows, [name])
+        local_flip[:, j] = alone > 0
+        necessity_ratio[j] = float(np.mean(alone / store.n_cf))
+        frozen = _found(store, rows, [other for other in varying if other != name])
+        # The run with j frozen answers every factual (and gives the ratio); a witness can only agree.
+        local_needed[:, j] = (frozen == 0) & ~witness[:, j]
+        sufficiency_ratio[j] = 1.0 - float(np.mean(frozen / store.n_cf))
         runs += 2
         if progress is not None:
             progress(runs, total)
+    flip_share, flip_interval = _shares(local_flip)
+    needed_share, needed_interval = _shares(local_needed)
+    generator = getattr(store.generator, "name", type(store.generator).__name__)
     return NecessitySufficiency(
         feature_names=tuple(names),
-        necessity=necessity,
-        sufficiency=sufficiency,
         rows=tuple(rows),
+        local_flip_alone=local_flip,
+        local_needed=local_needed,
+        flip_alone=flip_share,
+        flip_alone_interval=flip_interval,
+        needed=needed_share,
+        needed_interval=needed_interval,
+        necessity_ratio=necessity_ratio,
+        sufficiency_ratio=sufficiency_ratio,
         seconds=time.perf_counter() - started,
         generator_runs=runs,
+        witnessed=int(np.sum(witness[:, [names.index(n) for n in scored]])) if scored else 0,
+        budget={"generator": generator, "n_cf": store.n_cf, "seed": store.seed, **_settings(store.generator)},
     )
+
+
+def _settings(generator) -> dict:
+    get = getattr(generator, "result_params", None)
+    return dict(get()) if callable(get) else {}
+
+
+def _shares(local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Share of yes per feature (n_features,) and its Wilson interval (n_features, 2); NaN for features not scored."""
+    scored = ~np.isnan(local).all(axis=0)
+    share = np.full(local.shape[1], np.nan)
+    interval = np.full((local.shape[1], 2), np.nan)
+    if scored.any():
+        share[scored] = np.nanmean(local[:, scored], axis=0)
+        interval[scored] = wilson_interval(share[scored], (~np.isnan(local[:, scored])).sum(axis=0))
+    return share, interval
 
 
 def with_necessity_sufficiency(result: FlexResult, scores: NecessitySufficiency) -> FlexResult:
@@ -110,8 +191,12 @@ def with_necessity_sufficiency(result: FlexResult, scores: NecessitySufficiency)
         raise ConfigError("Necessity and sufficiency were computed over other factuals than this result's.")
     return replace(
         result,
-        necessity=scores.necessity,
-        sufficiency=scores.sufficiency,
+        flip_alone=scores.flip_alone,
+        flip_alone_interval=scores.flip_alone_interval,
+        needed=scores.needed,
+        needed_interval=scores.needed_interval,
+        necessity_ratio=scores.necessity_ratio,
+        sufficiency_ratio=scores.sufficiency_ratio,
         config={**result.config, "necessity_sufficiency": scores.summary()},
     )
 
@@ -134,7 +219,7 @@ def seed_spread(
     for r in range(repeats):
         seeded = store if r == 0 else store.reseeded(store.seed + r)
         cfset = seeded.ensure(rows)
-        frequencies.append(flex_importance(cfset, store.task, tau=tau, ranges=store.ranges, n_boot=0).frequency_mean)
+        frequencies.append(flex_importance(cfset, store.task, tau=tau, ranges=store.ranges, intervals=False).frequency_mean)
         if progress is not None:
             progress(r + 1, repeats)
     return np.std(np.array(frequencies), axis=0, ddof=1)

@@ -43,7 +43,7 @@ def run_global(
     """Global FLEX: a seeded random sample of factuals with the undesirable prediction.
 
     ``necessary_frequency``, ``frequency_ci`` and ``rank_interval`` are always computed.
-    ``sufficiency=True`` adds necessity and sufficiency (two generator runs per feature);
+    ``sufficiency=True`` adds flip_alone and needed (with intervals) and the necessity and sufficiency ratios (two generator runs per feature);
     ``repeats=N`` (N >= 2) regenerates with N seeds and adds ``frequency_seed_sd``.
     """
     seed = store.seed if sample_seed is None else sample_seed

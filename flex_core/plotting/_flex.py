@@ -521,33 +521,39 @@ def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
     return apply_style(fig, title="Global importance at three thresholds (as in the paper)", height=170 + 34 * len(order))
 
 
-#: The four "what must change" scores: (attribute of FlexResult, legend name, colour).
+#: The "what must change" scores: (attribute of FlexResult, its interval attribute, legend name, colour).
 WHAT_MUST_CHANGE = (
-    ("frequency_mean", "F: changed", FLEX_COLOUR),
-    ("necessary_frequency", "necessary F: changed and needed", "#0f766e"),
-    ("necessity", "necessity: enough to change it alone", "#d97706"),
-    ("sufficiency", "sufficiency: no way around it", "#7c3aed"),
+    ("frequency_mean", "frequency_ci", "F: changed", FLEX_COLOUR),
+    ("necessary_frequency", None, "necessary F: changed and needed", "#0f766e"),
+    ("flip_alone", "flip_alone_interval", "flips it alone: share of cases", "#d97706"),
+    ("needed", "needed_interval", "needed: no way around it found", "#7c3aed"),
 )
 
 
 def what_must_change_figure(result: FlexResult, *, title: str | None = None) -> go.Figure:
-    """F, necessary F, necessity and sufficiency side by side per mutable feature (grouped bars).
+    """F, necessary F, and the shares of cases it flips alone and that need it, per mutable feature (grouped bars).
 
-    Features in the order of F. One trace per score that the result carries (necessity
-    and sufficiency only when computed), x = score, customdata = feature name.
+    Features in the order of F. One trace per score that the result carries (the two shares only
+    when computed), with its 95% interval as whiskers where it has one; x = score, customdata =
+    feature name.
     """
     order = [j for j in _order(result) if not result.immutable[j]]
     labels = _tick_labels(result, order)
     fig = new_figure()
-    for attribute, name, colour in WHAT_MUST_CHANGE:
+    for attribute, interval_attribute, name, colour in WHAT_MUST_CHANGE:
         values = getattr(result, attribute)
         if values is None:
             continue
-        fig.add_trace(
-            feature_bars(name, labels, values[order], [result.feature_names[j] for j in order], colour=colour,
-                         hover=name.split(":")[0])
-        )
+        trace = feature_bars(name, labels, values[order], [result.feature_names[j] for j in order], colour=colour,
+                             hover=name.split(":")[0])
+        interval = getattr(result, interval_attribute) if interval_attribute else None
+        if interval is not None:
+            shown = values[order]
+            trace.update(error_x={"type": "data", "symmetric": False, "thickness": 1.2, "width": 3,
+                                  "array": np.nan_to_num(interval[order, 1] - shown),
+                                  "arrayminus": np.nan_to_num(shown - interval[order, 0])})
+        fig.add_trace(trace)
     fig.update_layout(barmode="group")
-    fig.update_xaxes(range=[0, 1.05], title_text="share (0 to 1)")
+    fig.update_xaxes(range=[0, 1.05], title_text="share (0 to 1); whiskers: 95% interval")
     fig.update_yaxes(autorange="reversed")
     return apply_style(fig, title=title or "What must change", height=max(320, 170 + 22 * len(fig.data) * max(1, len(order)) // 2))

@@ -32,6 +32,7 @@ __all__ = [
     "describe_passengers",
     "WHAT_MUST_CHANGE_READING",
     "what_must_change_frame",
+    "describe_what_must_change",
     "FeatureLists",
     "feature_lists",
     "describe_magnitudes",
@@ -39,20 +40,27 @@ __all__ = [
     "majority_outcome",
 ]
 
-#: One sentence each on how to read the four "what must change" numbers.
+#: One sentence each on how to read the "what must change" numbers.
 WHAT_MUST_CHANGE_READING = {
     "F": "F: the share of each case's counterfactuals that change the feature, averaged over the cases.",
     "necessary F": (
         "necessary F: the same share, counting a change only when undoing it alone (all else kept) "
         "loses the desired outcome; a feature with high F but low necessary F is a passenger that rides along."
     ),
-    "necessity": (
-        "necessity: the share of requested counterfactuals the generator still finds when only this feature "
-        "may change; high means changing this feature alone is often enough."
+    "flips it alone": (
+        "flips it alone: the share of cases whose outcome changes when only this feature changes "
+        "(the generator searched its levels or range, within the constraints)."
     ),
-    "sufficiency": (
-        "sufficiency: 1 minus the share found when this feature is frozen and everything else may change; "
-        "high means there is rarely a way around changing it."
+    "needed": (
+        "needed: the share of cases for which no way to change the outcome was found with this feature "
+        "kept as it is; high means there is rarely a way around changing it."
+    ),
+    "necessity ratio": (
+        "necessity ratio (Kommiya Mothilal et al. 2021): the share of the requested counterfactuals found when only "
+        "this feature may change; it counts alternatives, so a yes/no feature scores at most 1 / N_cf."
+    ),
+    "sufficiency ratio": (
+        "sufficiency ratio (same paper): 1 minus the share found when this feature is kept as it is."
     ),
 }
 
@@ -146,7 +154,8 @@ def describe_passengers(result: FlexResult) -> str:
 
 def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
     """One row per mutable feature, by rank: rank (as "4–7" where uncertain), F with its interval, necessary F,
-    necessity and sufficiency (empty until computed)."""
+    the shares that flip alone and that need the feature with their intervals, and Kommiya Mothilal et al.'s
+    ratios (the last four empty until computed)."""
     rows = []
     for j in np.argsort(result.rank, kind="stable"):
         if result.immutable[j]:
@@ -159,11 +168,58 @@ def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
                 "rank": rank_text(result.rank[j], ranks),
                 "F (95% interval)": with_interval(result.frequency_mean[j], interval),
                 "necessary F": None if result.necessary_frequency is None else float(result.necessary_frequency[j]),
-                "necessity": None if result.necessity is None else float(result.necessity[j]),
-                "sufficiency": None if result.sufficiency is None else float(result.sufficiency[j]),
+                "flips it alone (95% interval)": _share(result.flip_alone, result.flip_alone_interval, j),
+                "needed (95% interval)": _share(result.needed, result.needed_interval, j),
+                "necessity ratio": None if result.necessity_ratio is None else float(result.necessity_ratio[j]),
+                "sufficiency ratio": None if result.sufficiency_ratio is None else float(result.sufficiency_ratio[j]),
             }
         )
-    return pd.DataFrame(rows, columns=["feature", "rank", "F (95% interval)", "necessary F", "necessity", "sufficiency"])
+    columns = ["feature", "rank", "F (95% interval)", "necessary F", "flips it alone (95% interval)",
+               "needed (95% interval)", "necessity ratio", "sufficiency ratio"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _share(values, intervals, j: int) -> str | None:
+    """``"27% (22–33%)"``; None when not computed."""
+    if values is None or math.isnan(values[j]):
+        return None
+    text = f"{values[j]:.0%}"
+    if intervals is None or np.isnan(intervals[j]).any():
+        return text
+    return f"{text} ({intervals[j][0] * 100:.0f}–{intervals[j][1]:.0%})"
+
+
+def _share_of(values, intervals, j: int, cases: str) -> str:
+    """``"27% of these cases (22–33%)"``."""
+    text = f"{values[j]:.0%} of {cases}"
+    if intervals is None or np.isnan(intervals[j]).any():
+        return text
+    return f"{text} ({intervals[j][0] * 100:.0f}–{intervals[j][1]:.0%})"
+
+
+def describe_what_must_change(result: FlexResult, *, cases: str = "these cases") -> str:
+    """Plain sentences on the features that flip the outcome alone and those it cannot do without ("" until computed).
+
+    "Changing surface alone flips 27% of these cases (22–33%)." for the features that flip the most
+    cases alone, then which features no way around was found for, each with its 95% interval.
+    """
+    if result.flip_alone is None or result.needed is None:
+        return ""
+    mutable = [j for j in range(len(result.feature_names)) if not result.immutable[j] and not np.isnan(result.flip_alone[j])]
+    sentences = []
+    flips = sorted((j for j in mutable if result.flip_alone[j] > 0), key=lambda j: -result.flip_alone[j])[:TOP]
+    for j in flips:
+        sentences.append(f"Changing {result.display_names[j]} alone flips "
+                         f"{_share_of(result.flip_alone, result.flip_alone_interval, j, cases)}.")
+    if not flips:
+        sentences.append(f"No single feature flips any of {cases} on its own: every way out changes several.")
+    needed = sorted((j for j in mutable if result.needed[j] > 0), key=lambda j: -result.needed[j])[:TOP]
+    for j in needed:
+        sentences.append(f"For {_share_of(result.needed, result.needed_interval, j, cases)} no way out was found "
+                         f"that keeps {result.display_names[j]} as it is.")
+    if not needed:
+        sentences.append(f"Every feature has a way around it: for each of {cases}, some way out keeps it as it is.")
+    return " ".join(sentences)
 
 
 def _outcome(undesirable: Sequence | None) -> str:

@@ -21,12 +21,15 @@ from ..data import TaskSpec, class_balance
 from ..models import FittedModel
 from ._html import ReportSection
 from ._readings import (
+    WHAT_MUST_CHANGE_READING,
     describe_coverage,
     describe_global,
     describe_model,
     describe_regional,
     describe_tau_sweep,
+    describe_what_must_change,
     quadrant_legend,
+    what_must_change_frame,
     with_interval,
 )
 from ._tables import human_table, importance_table, mode_shift_table, model_quality_table, regional_table
@@ -99,6 +102,19 @@ def _global_section(results: SessionResults) -> ReportSection:
         reading += "\n\n" + describe_coverage(results.coverage)
     return ReportSection("What would have to change, across all cases", reading,
                          figures=(importance_figure(result),), tables=(importance_table(result),))
+
+
+def _what_must_change_section(result: FlexResult) -> ReportSection:
+    from ..plotting import what_must_change_figure
+
+    reading = describe_what_must_change(result, cases="the sampled cases")
+    search = result.config.get("necessity_sufficiency", {}).get("search", {})
+    if search.get("generator"):
+        reading += (f"\n\n\"Needed\" means no way out was found by {search['generator']} with the feature kept as it is. "
+                    "Intervals: 95% Wilson, over the cases.")
+    reading += "\n\n" + "\n".join(f"- {sentence}" for sentence in WHAT_MUST_CHANGE_READING.values())
+    return ReportSection("What must change: alone, or not without it", reading,
+                         figures=(what_must_change_figure(result),), tables=(what_must_change_frame(result),))
 
 
 def _tau_section(results: SessionResults) -> ReportSection:
@@ -200,6 +216,8 @@ def _lime_section(name: str, regional: RegionalResult, lime: LimeImportance) -> 
 def session_sections(results: SessionResults) -> list[ReportSection]:
     """One section per result present in ``results``, in reading order, each with its reading."""
     sections = [_data_section(results), _global_section(results)]
+    if results.global_result.flip_alone is not None:
+        sections.append(_what_must_change_section(results.global_result))
     if results.tau_sweep is not None and not results.tau_sweep.empty:
         sections.append(_tau_section(results))
     if results.regional is not None:

@@ -38,6 +38,10 @@ def test_global_json_format(tmp_path):
     gen = result["generator"]
     assert {"name", "queries", "counterfactuals_requested", "counterfactuals_found", "validity", "seconds"} <= set(gen)
     assert gen["queries"] == 12 and gen["counterfactuals_requested"] == 36
+    # Distinct counterfactuals are what FLEX averages over; the default generator returns no copies.
+    assert {"distinct_mean", "queries_with_copies", "copies_merged"} <= set(gen)
+    assert gen["queries_with_copies"] == 0
+    assert gen["distinct_mean"] == pytest.approx(sum(result["counterfactuals_per_factual"]) / 12)
     assert {"name", "cv_accuracy_mean", "cv_f1_mean", "test_accuracy"} <= set(result["model"])
     assert result["config"]["seed"] == 1 and result["config"]["tau"] == 0.2
     continuous = [f for f in result["features"] if f["kind"] == "continuous"]
@@ -60,13 +64,16 @@ def test_sufficiency_and_repeats_add_their_scores(tmp_path):
         tmp_path, "global", "--data", "builtin:synthetic-regional", "--sufficiency", "--repeats", "2", *FAST
     )
     records = {f["name"]: f for f in result["features"]}
-    assert records["road_type"]["necessity"] is None and records["road_type"]["sufficiency"] is None  # immutable
-    assert 0 <= records["speed"]["necessity"] <= 1 and 0 <= records["speed"]["sufficiency"] <= 1
+    assert records["road_type"]["flip_alone"] is None and records["road_type"]["needed"] is None  # immutable
+    assert 0 <= records["speed"]["flip_alone"] <= 1 and 0 <= records["speed"]["needed"] <= 1
+    low, high = records["speed"]["flip_alone_interval"]
+    assert low <= records["speed"]["flip_alone"] <= high
+    assert 0 <= records["speed"]["necessity_ratio"] <= 1 and 0 <= records["speed"]["sufficiency_ratio"] <= 1
     assert all(f["frequency_seed_sd"] >= 0 for f in result["features"])
     assert result["config"]["necessity_sufficiency"]["generator_runs"] == 8
     assert result["config"]["repeats"]["n"] == 2
     plain = run_cli(tmp_path, "global", "--data", "builtin:synthetic-regional", *FAST)
-    assert "necessity" not in plain["features"][0] and "frequency_seed_sd" not in plain["features"][0]
+    assert "flip_alone" not in plain["features"][0] and "frequency_seed_sd" not in plain["features"][0]
 
 
 def test_per_feature_tau_and_query_row(tmp_path):

@@ -49,7 +49,7 @@ def flex(task, model, generator="batch", *, n_factuals=40, n_cf=6, refine=None, 
                                    seed=0, refine=refine)
     rows = store.factual_rows[:n_factuals]
     cfset = store.ensure(rows)
-    result = fc.importance.flex_importance(cfset, task, tau=0.0, ranges=store.ranges, n_boot=0)
+    result = fc.importance.flex_importance(cfset, task, tau=0.0, ranges=store.ranges, intervals=False)
     return cfset, dict(zip(task.feature_names, result.frequency_mean))
 
 

@@ -34,13 +34,18 @@ def only_x1():
     return task, model
 
 
-def test_only_x1_can_flip_gives_necessity_and_sufficiency_one_for_x1_zero_for_the_others(only_x1):
+def test_only_x1_can_flip_so_it_flips_alone_and_is_needed_and_the_others_neither(only_x1):
     task, model = only_x1
     store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
     rows = store.factual_rows[:15]
     scores = fc.importance.necessity_sufficiency(store, rows)
-    np.testing.assert_allclose(scores.necessity, [1.0, 0.0, 0.0])
-    np.testing.assert_allclose(scores.sufficiency, [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(scores.flip_alone, [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(scores.needed, [1.0, 0.0, 0.0])
+    # The ratios count the distinct minimal ways out among the 4 requested: there is one (x1 up to 5), so the
+    # necessity ratio of the one decisive feature is 1/4, and freezing a feature that plays no part still
+    # "loses" 3 of the 4 requested: the ratios measure alternatives, not need.
+    np.testing.assert_allclose(scores.necessity_ratio, [0.25, 0.0, 0.0])
+    np.testing.assert_allclose(scores.sufficiency_ratio, [1.0, 0.75, 0.75])
     assert scores.generator_runs == 6 and scores.seconds > 0 and scores.rows == tuple(int(r) for r in rows)
 
 
@@ -91,17 +96,19 @@ def test_necessary_frequency_never_exceeds_frequency_and_is_in_the_json(only_x1)
     result = fc.run_global(store, n_factuals=12, tau=0.1, sufficiency=True)
     assert np.all(result.necessary_frequency <= result.frequency_mean + 1e-12)
     features = json.loads(result.to_json())["features"]
-    assert {"necessary_frequency", "necessity", "sufficiency", "frequency_ci", "rank_interval"} <= set(features[0])
+    assert {"necessary_frequency", "flip_alone", "needed", "necessity_ratio", "sufficiency_ratio", "frequency_ci",
+            "rank_interval"} <= set(features[0])
     assert result.config["necessity_sufficiency"]["generator_runs"] == 6
 
 
-def test_immutable_features_have_null_necessity_and_sufficiency(synthetic_task, synthetic_model):
+def test_immutable_features_have_null_scores(synthetic_task, synthetic_model):
     store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
     result = fc.run_global(store, n_factuals=8, sufficiency=True)
     records = {r["name"]: r for r in result.to_dict()["features"]}
     for name in synthetic_task.immutable_names:
-        assert records[name]["necessity"] is None and records[name]["sufficiency"] is None
-    assert records["speed"]["necessity"] is not None
+        assert records[name]["flip_alone"] is None and records[name]["needed"] is None
+        assert records[name]["necessity_ratio"] is None and records[name]["flip_alone_interval"] == [None, None]
+    assert records["speed"]["flip_alone"] is not None
 
 
 def test_synthetic_data_recovers_its_planted_driver(synthetic_task, synthetic_model):
@@ -111,9 +118,9 @@ def test_synthetic_data_recovers_its_planted_driver(synthetic_task, synthetic_mo
     names = list(result.feature_names)
     speed = names.index("speed")
     noise = [names.index("noise_continuous"), names.index("noise_categorical")]
-    assert result.necessity[speed] > 0.5 and result.sufficiency[speed] > 0.5
-    assert result.necessity[speed] > result.necessity[noise].max() + 0.4
-    assert result.sufficiency[speed] > result.sufficiency[noise].max() + 0.4
+    assert result.flip_alone[speed] > 0.5
+    assert result.flip_alone[speed] > result.flip_alone[noise].max() + 0.4
+    assert (result.needed[noise] == 0).all()  # a way out never needs noise
     # Most of speed's changes are necessary; most of the noise features' are passengers.
     assert result.necessary_frequency[speed] > 0.8 * result.frequency_mean[speed]
 
@@ -127,7 +134,7 @@ def test_regional_results_carry_necessary_frequency_and_necessity(synthetic_task
     assert importance.necessary_frequency.shape == (len(importance.feature_names),)
     assert importance.config["necessity_sufficiency"]["factuals"] == 4
     record = regional.to_dict()["features"][0]
-    assert {"necessary_frequency", "frequency_ci", "rank_interval", "necessity"} <= set(record)
+    assert {"necessary_frequency", "frequency_ci", "rank_interval", "flip_alone", "needed_interval"} <= set(record)
 
 
 def test_seed_spread_over_repeats(only_x1):

@@ -1,5 +1,7 @@
 """The Global page (also the page the app opens on)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -90,5 +92,8 @@ def test_what_must_change_runs_necessity_and_sufficiency_only_when_asked():
     buttons[0].click().run()
     assert not at.exception and not errors(at)
     spec = chart(at, "global_must_change_chart")
-    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["F", "necessary F", "necessity", "sufficiency"]
+    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["F", "necessary F", "flips it alone", "needed"]
     assert not [b for b in at.button if b.key == "global_sufficiency"]  # cached: no second request
+    # The plain sentence: "Changing speed alone flips 67% of the sampled cases (35–89%)."
+    sentences = " ".join(m.value for m in at.markdown)
+    assert re.search(r"Changing \w+ alone flips \d+% of the sampled cases \(\d+–\d+%\)", sentences)

@@ -48,11 +48,14 @@ def test_importance_figure_sorts_features_and_carries_mean_std_mu_and_dice(toy_r
     assert "Global" in fig.layout.title.text
 
 
-def test_importance_figure_whiskers_default_to_the_bootstrap_interval(toy_result):
+def test_importance_figure_whiskers_default_to_the_95_percent_interval(toy_result):
     flex = fc.plotting.importance_figure(toy_result).data[0]
-    # f_j(i): visibility 0.5 for both factuals (no spread); speed 0.5 and 0, so a resample's F is 0, 0.25 or 0.5.
+    # visibility F = 0.5 and speed F = 0.25 over 2 factuals: the continuity-corrected Wilson interval of each.
+    order = [toy_result.feature_names.index(name) for name in flex.customdata]
+    intervals = fc.importance.wilson_interval(toy_result.frequency_mean[order], 2)
     assert flex.error_x.symmetric is False
-    assert list(flex.error_x.array) == [0.0, 0.25] and list(flex.error_x.arrayminus) == [0.0, 0.25]
+    np.testing.assert_allclose(flex.error_x.array, intervals[:, 1] - toy_result.frequency_mean[order])
+    np.testing.assert_allclose(flex.error_x.arrayminus, toy_result.frequency_mean[order] - intervals[:, 0])
     assert "95% interval" in fig_title(fc.plotting.importance_figure(toy_result))
     with pytest.raises(ValueError, match="whiskers"):
         fc.plotting.importance_figure(toy_result, whiskers="iqr")
@@ -65,10 +68,11 @@ def fig_title(fig) -> str:
 def test_what_must_change_figure_shows_the_scores_it_has(toy_result):
     fig = fc.plotting.what_must_change_figure(toy_result)
     assert [trace.name.split(":")[0] for trace in fig.data] == ["F"]  # no model: no necessary F, no necessity
-    withall = replace(toy_result, necessary_frequency=np.array([0.25, 0.0]), necessity=np.array([0.4, 0.1]),
-                      sufficiency=np.array([0.9, 0.0]))
+    withall = replace(toy_result, necessary_frequency=np.array([0.25, 0.0]), flip_alone=np.array([0.4, 0.1]),
+                      flip_alone_interval=np.array([[0.3, 0.5], [0.05, 0.2]]), needed=np.array([0.9, 0.0]),
+                      needed_interval=np.array([[0.8, 0.95], [0.0, 0.1]]))
     fig = fc.plotting.what_must_change_figure(withall)
-    assert [trace.name.split(":")[0] for trace in fig.data] == ["F", "necessary F", "necessity", "sufficiency"]
+    assert [trace.name.split(":")[0] for trace in fig.data] == ["F", "necessary F", "flips it alone", "needed"]
     assert list(fig.data[1].customdata) == ["visibility", "vehicle_speed"] and list(fig.data[1].x) == [0.0, 0.25]
 
 
