@@ -89,13 +89,14 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
                      key=f"{key}_sufficiency"):
             st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
             st.rerun()
-    chart_col, table_col = st.columns([3, 2])
-    chart_col.plotly_chart(fc.plotting.what_must_change_figure(result), key=f"{key}_must_change_chart", width="stretch",
-                           config={"displaylogo": False})
+    st.plotly_chart(fc.plotting.what_must_change_figure(result), key=f"{key}_must_change_chart", width="stretch",
+                    config={"displaylogo": False})
     percent = st.column_config.NumberColumn(format="percent")
-    table_col.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
-                        column_config={"necessary F": percent, "necessity ratio": percent, "sufficiency ratio": percent})
-    table_col.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
+    # Full width: with the two shares and the two ratios the table has eight columns.
+    st.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
+                 column_config={"necessary F": percent, "necessity ratio": percent, "sufficiency ratio": percent})
+    with st.expander("How to read these numbers"):
+        st.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
 
 
 def evaluation_caption(model: fc.FittedModel) -> str:

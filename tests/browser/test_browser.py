@@ -69,3 +69,20 @@ def test_a_skops_model_uploaded_in_the_sidebar_is_explained(tmp_path):
         page.get_by_role("link", name="Report").click()
         page.get_by_text("The model was loaded from a file", exact=False).first.wait_for(timeout=90_000)
         assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_what_must_change_is_computed_on_a_click_and_read_in_plain_words(tmp_path):
+    with app_page(tmp_path, "dataset=builtin:synthetic-regional&n_factuals=12&n_cf=3") as page:
+        page.wait_for_selector(BARS, timeout=90_000)
+        page.get_by_role("button", name="Which features flip the outcome alone", exact=False).click()
+        sentence = page.get_by_text("alone flips", exact=False).first
+        sentence.wait_for(timeout=90_000)
+        # "Changing speed alone flips 67% of the sampled cases (35–89%)."
+        assert "of the sampled cases (" in sentence.inner_text()
+        page.get_by_text("no way out was found", exact=False).first.wait_for(timeout=30_000)
+        chart = page.locator(".js-plotly-plot").filter(has_text="What must change").first
+        chart.scroll_into_view_if_needed()
+        assert chart.locator(".legendtext").filter(has_text="flips it alone").count() == 1
+        page.screenshot(path=str(ARTIFACTS / "what_must_change.png"), full_page=True)
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0
