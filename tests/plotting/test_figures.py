@@ -48,11 +48,15 @@ def test_importance_figure_sorts_features_and_carries_mean_std_mu_and_dice(toy_r
     assert "Global" in fig.layout.title.text
 
 
-def test_importance_figure_whiskers_default_to_the_bootstrap_interval(toy_result):
+def test_importance_figure_whiskers_default_to_the_95_percent_interval(toy_result):
     flex = fc.plotting.importance_figure(toy_result).data[0]
-    # f_j(i): visibility 0.5 for both factuals (no spread); speed 0.5 and 0, so a resample's F is 0, 0.25 or 0.5.
+    # Two factuals: F = 0.5 (visibility) and 0.25 (speed), each with its Wilson interval for n = 2, which
+    # does not shrink to nothing because both factuals happen to agree on visibility.
+    ci = fc.importance.wilson_interval(np.array([0.5, 0.25]), 2)
     assert flex.error_x.symmetric is False
-    assert list(flex.error_x.array) == [0.0, 0.25] and list(flex.error_x.arrayminus) == [0.0, 0.25]
+    np.testing.assert_allclose(flex.error_x.array, ci[:, 1] - [0.5, 0.25])
+    np.testing.assert_allclose(flex.error_x.arrayminus, [0.5, 0.25] - ci[:, 0])
+    assert min(flex.error_x.array) > 0.3
     assert "95% interval" in fig_title(fc.plotting.importance_figure(toy_result))
     with pytest.raises(ValueError, match="whiskers"):
         fc.plotting.importance_figure(toy_result, whiskers="iqr")
