@@ -191,17 +191,20 @@ class FlexExplainer:
         tau=None,
         sufficiency: bool = False,
         repeats: int = 1,
+        generators: Sequence[str] = (),
         progress=None,
     ) -> FlexResult:
         """Global FLEX over a seeded random sample of ``n_factuals`` rows the model predicts undesired.
 
         ``sufficiency=True`` adds flip_alone and needed shares with intervals, and the necessity and sufficiency ratios, per feature (two generator runs
-        per feature); ``repeats=N`` regenerates with N seeds and adds ``frequency_seed_sd``.
+        per feature); ``repeats=N`` regenerates with N seeds and adds ``frequency_seed_sd``;
+        ``generators=["dice-random"]`` reruns the factuals with those generators and adds
+        ``generator_sensitivity`` (does a finding depend on the generator?).
         """
         from .importance import run_global
 
         result = run_global(self.store(n_cf=n_cf), n_factuals=n_factuals, tau=self.tau if tau is None else tau,
-                            sufficiency=sufficiency, repeats=repeats, progress=progress)
+                            sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
         self._last_global = result
         return result
 
@@ -216,6 +219,7 @@ class FlexExplainer:
         tau=None,
         sufficiency: bool = False,
         repeats: int = 1,
+        generators: Sequence[str] = (),
         progress=None,
     ) -> RegionalResult:
         """Regional FLEX: a query factual (default a seeded random one meeting ``where``) and its k Hamming neighbours.
@@ -232,7 +236,7 @@ class FlexExplainer:
         if query is None:
             query = random_query(store, where=criterion, seed=self.seed)
         result = run_regional(store, global_result, query=int(query), k=k, where=criterion, tau=tau,
-                              sufficiency=sufficiency, repeats=repeats, progress=progress)
+                              sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
         self._last_region = result
         return result
 

@@ -131,6 +131,9 @@ class FlexResult(FeatureScores):
         binary feature's necessity ratio is at most 1 / N_cf however decisive it is.
     frequency_seed_sd : ndarray of shape (n_features,) or None
         Std of F_j across generator seeds (``config["repeats"]``); None unless asked for.
+    generator_sensitivity : dict or None
+        The same factuals rerun with other generators: each one's F_j with its interval and whether
+        they overlap (:func:`flex_core.importance.generator_sensitivity`); None unless asked for.
     counterfactual_set : CounterfactualSet or None
         The counterfactuals the numbers come from (see :meth:`counterfactuals_frame`); not in ``to_dict``.
     features : tuple of Feature
@@ -167,6 +170,7 @@ class FlexResult(FeatureScores):
     necessity_ratio: np.ndarray | None = None
     sufficiency_ratio: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
+    generator_sensitivity: dict | None = None
     counterfactual_set: object = field(default=None, repr=False)
     features: tuple = field(default=(), repr=False)
 
@@ -298,6 +302,7 @@ class FlexResult(FeatureScores):
                 **({} if self.local_necessary is None else {"necessary": json_matrix(self.local_necessary)}),
             },
             "generator": self.generator,
+            **({} if self.generator_sensitivity is None else {"generator_sensitivity": self.generator_sensitivity}),
             "model": self.model,
             "config": self.config,
             "notes": list(self.notes),
@@ -338,6 +343,7 @@ class FlexResult(FeatureScores):
             query_index=np.asarray(data["factuals"], dtype=int),
             counts=np.asarray(data["counterfactuals_per_factual"], dtype=int),
             generator=dict(data.get("generator", {})),
+            generator_sensitivity=data.get("generator_sensitivity"),
             model=dict(data.get("model", {})),
             config=dict(data.get("config", {})),
             notes=tuple(data.get("notes", ())),

@@ -4,7 +4,7 @@ import streamlit as st
 
 import flex_core as fc
 from ui import state as S
-from ui.components import importance_chart, show_table, what_must_change
+from ui.components import generator_check, importance_chart, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
 
 st.title("Global feature importance")
@@ -25,11 +25,17 @@ st.caption(
 st.subheader("What must change")
 what_must_change(analysis, result, key="global", cases="the sampled cases")
 
+st.subheader("Does it depend on the generator?")
+generator_check(analysis, result)
+
 coverage = analysis.store.ensure(result.query_index).coverage()
 st.subheader("Generator coverage")
 cols = st.columns(4)
 cols[0].metric("Factuals explained", f"{coverage['queries']:,}")
-cols[1].metric("Counterfactuals found", f"{coverage['counterfactuals_found']:,} / {coverage['counterfactuals_requested']:,}")
+cols[1].metric("Distinct counterfactuals", f"{coverage['counterfactuals_found']:,}",
+               help=f"{coverage['counterfactuals_requested']:,} requested; "
+                    f"{coverage['distinct_mean']:.1f} per case on average. Copies are merged, and with minimal "
+                    "changes a case often has only a few different ways out.")
 cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
 cols[3].metric("Factuals without any", f"{coverage['queries_without']:,}")
 st.caption(fc.report.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")

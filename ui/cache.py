@@ -371,3 +371,13 @@ def necessity_sufficiency(
 ) -> fc.importance.NecessitySufficiency:
     """Necessity and sufficiency over these factuals (``identity``: the store's); independent of τ."""
     return fc.importance.necessity_sufficiency(_store, list(rows))
+
+
+# -- the same cases with another generator (its counterfactuals stored on disk like the main ones) ---------
+@st.cache_data(show_spinner="Rerunning these cases with the other generator…", max_entries=16)
+def generator_sensitivity(
+    _store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...], others: tuple[str, ...], tau
+) -> dict:
+    """Each generator's F_j with its interval over these factuals (``identity``: the store's)."""
+    result = fc.importance.flex_importance(_store.ensure(list(rows)), _store.task, tau=tau, ranges=_store.ranges)
+    return fc.importance.generator_sensitivity(_store, result, list(others), tau=tau)

@@ -99,6 +99,28 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
         st.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
 
 
+def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
+    """The same cases rerun with another generator on request: each one's F with its interval, and what differs."""
+    own = analysis.store.generator.name
+    others = [name for name in fc.counterfactuals.GENERATORS if name != own]
+    rows = tuple(int(r) for r in result.query_index)
+    left, right = st.columns([3, 1])
+    other = left.selectbox("Rerun these cases with", others, key="w_generator_check",
+                           help="Every other setting stays; the other generator uses its own default size of changes.")
+    right.markdown("<div style='height: 1.8rem'></div>", unsafe_allow_html=True)
+    if right.button("Compare", key="global_compare_generators"):
+        st.session_state[S.GENERATOR_CHECK] = [analysis.store_id, list(rows), other]
+    request = st.session_state[S.GENERATOR_CHECK]
+    if request is None or request[:2] != [analysis.store_id, list(rows)]:
+        st.caption(f"FLEX measures the generator as much as the model: rerunning the {len(rows):,} cases with "
+                   "another one shows which findings hold either way.")
+        return
+    sensitivity = run_or_stop(cache.generator_sensitivity, analysis.store, analysis.store_id, rows, (request[2],),
+                              S.tau_setting())
+    st.markdown(fc.report.describe_generator_sensitivity(sensitivity))
+    show_table(fc.report.generator_sensitivity_table(sensitivity))
+
+
 def evaluation_caption(model: fc.FittedModel) -> str:
     """What the model's accuracy and F1 rows were measured on, for the Data & model page."""
     m = model.metrics

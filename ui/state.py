@@ -54,6 +54,7 @@ REPORT_VIEW = "report_view"  # the view (and data) that report was built from, t
 SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP runs only when asked
 LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
 SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/sufficiency was asked for
+GENERATOR_CHECK = "generator_check"  # [store, factuals, other generator] the comparison asked for, or None
 NECESSARY_ONLY = "necessary_only"  # bar charts count only necessary changes
 WHISKERS = "whiskers"  # "interval" (95% interval of F, default) or "std"
 
@@ -92,6 +93,7 @@ def _defaults() -> dict[str, Any]:
         SHAP_REQUEST: None,
         LIME_REQUEST: None,
         SUFFICIENCY_REQUESTS: [],
+        GENERATOR_CHECK: None,
         NECESSARY_ONLY: False,
         WHISKERS: "interval",
     }
@@ -197,7 +199,7 @@ def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
     for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS):
+                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK):
         st.session_state[key] = defaults[key]
 
 

@@ -34,6 +34,17 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
     return out
 
 
+def _generator_list(text: str) -> tuple[str, ...]:
+    """``batch,dice-random``: registered generator names (argparse reports an unknown one, as for --generator)."""
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in GENERATORS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown generator(s) {', '.join(unknown) or text!r}; choose from {', '.join(sorted(GENERATORS))}"
+        )
+    return names
+
+
 def parse_tau(values: list[str] | None) -> float | dict[str, float]:
     """``--tau 0.1`` or ``--tau cibil_score=0.3 --tau loan_term=0.2`` (others take ``*=``, default 0.1)."""
     if not values:
@@ -122,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--sufficiency", action="store_true", help="add, per feature, the share of factuals it flips alone and the share that need it (with 95%% intervals), and Kommiya Mothilal et al.'s necessity and sufficiency ratios (two generator runs per feature)"
     )
     flex.add_argument("--repeats", type=int, default=1, help="regenerate with N seeds and add frequency_seed_sd (N >= 2)")
+    flex.add_argument(
+        "--compare-generators", metavar="NAME,NAME", type=_generator_list, default=(),
+        help="rerun the same factuals with these generators and add generator_sensitivity: each one's F_j with its "
+        "95%% interval and whether they overlap (and r, for a region)",
+    )
     flex.add_argument("--cache-dir", help="keep generated counterfactuals here between runs")
     flex.add_argument("--out", help="write the JSON here (default: standard output)")
     flex.add_argument("--cf-out", metavar="PATH.csv",
@@ -209,7 +225,7 @@ def run(args) -> dict:
         if done == total or done % max(1, total // 10) == 0:
             log(f"counterfactuals: {done}/{total} queries")
 
-    on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats}
+    on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
     started = time.perf_counter()
     global_result = run_global(
         store, n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})

@@ -592,7 +592,10 @@ def assemble_counterfactual_set(
     short = int(((counts > 0) & (counts < n_cf)).sum())
     none = int((counts == 0).sum())
     if short:
-        notes.append(f"{short} of {n_q} queries got fewer than {n_cf} distinct valid counterfactuals.")
+        notes.append(
+            f"{short} of {n_q} queries got fewer than {n_cf} distinct valid counterfactuals "
+            "(where changes are minimal, there are often no more)."
+        )
     if none:
         notes.append(f"{none} of {n_q} queries got no valid counterfactual; they are left out of the averages.")
     return CounterfactualSet(

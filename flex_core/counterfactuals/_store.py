@@ -194,6 +194,20 @@ class CounterfactualStore:
             refine=self.refine,
         )
 
+    def with_generator(self, generator: CounterfactualGenerator, *, refine: str | None = None) -> CounterfactualStore:
+        """A store with the same data, model and settings and another generator (its default refine unless given)."""
+        return CounterfactualStore(
+            self.task,
+            self.model,
+            generator,
+            n_cf=self.n_cf,
+            seed=self.seed,
+            features_to_vary=self.features_to_vary,
+            permitted_range=self.permitted_range,
+            directory=None if self.directory is None else self.directory.parent,
+            refine=refine,
+        )
+
     def missing(self, rows: Sequence[int]) -> list[int]:
         rows = [int(r) for r in dict.fromkeys(int(r) for r in rows)]
         if self._set is None:

@@ -14,6 +14,7 @@ from ..data import TaskSpec
 from ..models import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
+from ._sensitivity import generator_sensitivity
 
 __all__ = ["sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting"]
 
@@ -38,6 +39,7 @@ def run_global(
     sample_seed: int | None = None,
     sufficiency: bool = False,
     repeats: int = 1,
+    generators: Sequence[str] = (),
     progress: Progress | None = None,
 ) -> FlexResult:
     """Global FLEX: a seeded random sample of factuals with the undesirable prediction.
@@ -45,6 +47,8 @@ def run_global(
     ``necessary_frequency``, ``frequency_ci`` and ``rank_interval`` are always computed.
     ``sufficiency=True`` adds flip_alone and needed (with intervals) and the necessity and sufficiency ratios (two generator runs per feature);
     ``repeats=N`` (N >= 2) regenerates with N seeds and adds ``frequency_seed_sd``.
+    ``generators=["dice-random", ...]`` reruns the same factuals with those generators and adds
+    ``generator_sensitivity`` (each one's F_j, its interval, and whether they overlap).
     """
     seed = store.seed if sample_seed is None else sample_seed
     pool = store.factual_rows
@@ -65,6 +69,8 @@ def run_global(
         config=_config(store, n_factuals=n_factuals, sample_seed=seed, factual_pool=len(pool)),
     )
     result = _with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
+    if generators:
+        result = replace(result, generator_sensitivity=generator_sensitivity(store, result, generators, tau=tau))
     return _with_notes(result, notes)
 
 
@@ -78,11 +84,14 @@ def run_regional(
     tau: float | Mapping[str, float] = 0.1,
     sufficiency: bool = False,
     repeats: int = 1,
+    generators: Sequence[str] = (),
     progress: Progress | None = None,
 ) -> RegionalResult:
     """Regional FLEX around a query factual, compared with ``global_result``.
 
-    ``sufficiency`` and ``repeats`` work as in :func:`run_global`, over the region's members.
+    ``sufficiency`` and ``repeats`` work as in :func:`run_global`, over the region's members;
+    ``generators`` reruns the members and ``global_result``'s factuals with each of them and adds
+    each one's regional F_j and r to ``importance.generator_sensitivity``.
     """
     pool = store.factual_rows
     ranges = store.ranges
@@ -112,7 +121,11 @@ def run_regional(
     if len(members) - 1 < k:
         notes.append(f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}.")
     importance = _with_notes(importance, notes)
-    return replace(result, importance=importance)
+    result = replace(result, importance=importance)
+    if generators:
+        sensitivity = generator_sensitivity(store, global_result, generators, tau=tau, regional=result)
+        result = replace(result, importance=replace(importance, generator_sensitivity=sensitivity))
+    return result
 
 
 def random_query(store: CounterfactualStore, *, where: str | Mapping | None = None, seed: int = 0) -> int:

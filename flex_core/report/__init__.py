@@ -7,6 +7,7 @@ from ._readings import (
     FeatureLists,
     describe_certainty,
     describe_coverage,
+    describe_generator_sensitivity,
     describe_global,
     describe_magnitudes,
     describe_model,
@@ -17,6 +18,7 @@ from ._readings import (
     describe_tau_sweep,
     describe_what_must_change,
     feature_lists,
+    generator_sensitivity_table,
     majority_outcome,
     quadrant_legend,
     rank_text,
@@ -34,4 +36,4 @@ from ._tables import (
     settings_table,
 )
 
-__all__ = ["describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "describe_what_must_change", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties", "describe_r_interval"]
+__all__ = ["describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "describe_what_must_change", "describe_generator_sensitivity", "generator_sensitivity_table", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties", "describe_r_interval"]

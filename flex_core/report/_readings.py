@@ -33,6 +33,8 @@ __all__ = [
     "WHAT_MUST_CHANGE_READING",
     "what_must_change_frame",
     "describe_what_must_change",
+    "describe_generator_sensitivity",
+    "generator_sensitivity_table",
     "FeatureLists",
     "feature_lists",
     "describe_magnitudes",
@@ -174,8 +176,9 @@ def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
                 "sufficiency ratio": None if result.sufficiency_ratio is None else float(result.sufficiency_ratio[j]),
             }
         )
-    columns = ["feature", "rank", "F (95% interval)", "necessary F", "flips it alone (95% interval)",
-               "needed (95% interval)", "necessity ratio", "sufficiency ratio"]
+    columns = ["feature", "rank", "F (95% interval)", "necessary F"]
+    if result.flip_alone is not None:  # the shares and ratios only once computed: empty columns read as "none"
+        columns += ["flips it alone (95% interval)", "needed (95% interval)", "necessity ratio", "sufficiency ratio"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -410,12 +413,19 @@ def describe_tau_sweep(sweep: pd.DataFrame) -> str:
 
 def describe_coverage(coverage: Mapping) -> str:
     """The generator's coverage in one sentence."""
-    return (
-        f"{plural(coverage['queries'], 'case')} explained; {coverage['counterfactuals_found']:,} of "
-        f"{coverage['counterfactuals_requested']:,} requested alternatives were found and "
+    text = (
+        f"{plural(coverage['queries'], 'case')} explained; {coverage['counterfactuals_found']:,} distinct alternatives "
+        f"were found ({coverage['counterfactuals_requested']:,} requested) and "
         f"{_pct(coverage['validity'])} of those really flip the prediction; "
         f"{plural(coverage['queries_without'], 'case')} got none."
     )
+    if "distinct_mean" in coverage:
+        text += (f" {coverage['distinct_mean']:.1f} per case on average: where every change is as small as the "
+                 "model allows, a case often has only a few different ways out, and no copies are counted.")
+    if coverage.get("queries_with_copies"):
+        text += (f" The generator returned copies for {plural(coverage['queries_with_copies'], 'case')}; each "
+                 "was counted once.")
+    return text
 
 
 def majority_outcome(task: TaskSpec) -> tuple[str, float]:
@@ -462,3 +472,43 @@ def describe_model(metrics: Mapping, task: TaskSpec) -> str:
 def quadrant_legend() -> str:
     """The four quadrants of the regional-vs-global scatter, one line each."""
     return "\n".join(f"{q}: {text}" for q, text in QUADRANT_MEANING.items())
+
+
+def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
+    """One row per mutable feature: F with its 95% interval per generator, and whether the intervals overlap."""
+    names = sensitivity["generators"]
+    rows = []
+    for feature in sensitivity["features"]:
+        row = {"feature": feature.get("label", feature["name"])}
+        for name in names:
+            value, interval = feature["frequency"][name], feature["frequency_ci"][name]
+            row[f"F, {name}"] = with_interval(float("nan") if value is None else value,
+                                              None if None in interval else interval)
+        overlap = feature["intervals_overlap"]
+        row["intervals overlap"] = "n/a" if overlap is None else ("yes" if overlap else "no: differs")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def describe_generator_sensitivity(sensitivity: dict) -> str:
+    """Which features' F differs between generators beyond their 95% intervals, in words (and r for a region)."""
+    names = sensitivity["generators"]
+    others = " and ".join(names[1:])
+    differ = [f for f in sensitivity["features"] if f["intervals_overlap"] is False]
+    if differ:
+        parts = [f"{f.get('label', f['name'])} ("
+                 + " vs ".join(f"{f['frequency'][n]:.2f} with {n}" for n in names) + ")" for f in differ]
+        text = (f"Rerun with {others} instead of {names[0]}, F differs beyond the 95% intervals for "
+                + "; ".join(parts) + ": these findings depend on the generator.")
+    else:
+        text = (f"Rerun with {others} instead of {names[0]}, every feature's F stays within the other's 95% interval: "
+                "no finding here depends on the generator.")
+    regional = sensitivity.get("regional")
+    if regional:
+        r = ", ".join(f"{'undefined' if regional['r'][n] is None else format(regional['r'][n], '.2f')} with {n}"
+                      for n in names)
+        overlap = regional["r_intervals_overlap"]
+        text += f" The region's r against the global F: {r}" + (
+            "; their intervals overlap." if overlap else "; their intervals do not overlap, so the verdict on this "
+            "region depends on the generator." if overlap is False else ".")
+    return text

@@ -86,3 +86,19 @@ def test_what_must_change_is_computed_on_a_click_and_read_in_plain_words(tmp_pat
         page.screenshot(path=str(ARTIFACTS / "what_must_change.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
+
+
+def test_rerunning_the_cases_with_another_generator_is_a_click(tmp_path):
+    with app_page(tmp_path, "dataset=builtin:synthetic-regional&n_factuals=12&n_cf=3") as page:
+        page.wait_for_selector(BARS, timeout=90_000)
+        box = page.get_by_role("combobox", name="Rerun these cases with")
+        box.scroll_into_view_if_needed()
+        box.click()
+        page.get_by_role("option", name="batch-plausible").click()
+        page.get_by_role("button", name="Compare", exact=True).click()
+        reading = page.get_by_text("Rerun with batch-plausible instead of batch", exact=False).first
+        reading.wait_for(timeout=90_000)
+        reading.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "generator_check.png"), full_page=False)
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0

@@ -258,3 +258,14 @@ def test_cf_out_writes_every_counterfactual_in_original_values_and_refine_is_a_s
     assert none["config"]["refine"] == "none"
     speed = next(f for f in result["features"] if f["name"] == "speed")
     assert speed["magnitude_mean"] <= next(f for f in none["features"] if f["name"] == "speed")["magnitude_mean"]
+
+
+def test_compare_generators_adds_each_generators_f_and_an_unknown_name_is_one_error(tmp_path):
+    result = run_cli(tmp_path, "global", "--data", "builtin:synthetic-regional", "--compare-generators",
+                     "batch-plausible", *FAST)
+    sensitivity = result["generator_sensitivity"]
+    assert sensitivity["generators"] == ["batch", "batch-plausible"]
+    assert {"name", "frequency", "frequency_ci", "intervals_overlap"} <= set(sensitivity["features"][0])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["global", "--data", "builtin:synthetic-regional", "--compare-generators", "dice-nonsense"])
+    assert exit_info.value.code == 2

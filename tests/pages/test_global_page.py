@@ -57,7 +57,8 @@ def test_sample_sizes_come_from_the_sidebar(setting):
     if setting == "sb_n_factuals":
         assert metric(at, "Factuals explained") == "5"
     else:
-        assert metric(at, "Counterfactuals found").endswith(f"/ {5 * 12}")
+        found = next(m for m in at.metric if m.label == "Distinct counterfactuals")
+        assert f"{5 * 12} requested" in found.help
 
 
 def test_bars_show_the_bootstrap_interval_by_default_and_std_on_request():
@@ -97,3 +98,14 @@ def test_what_must_change_runs_necessity_and_sufficiency_only_when_asked():
     # The plain sentence: "Changing speed alone flips 67% of the sampled cases (35–89%)."
     sentences = " ".join(m.value for m in at.markdown)
     assert re.search(r"Changing \w+ alone flips \d+% of the sampled cases \(\d+–\d+%\)", sentences)
+
+
+def test_the_same_cases_rerun_with_another_generator_on_request():
+    at = start("synthetic-regional")
+    assert not [m for m in at.markdown if "Rerun with" in m.value]
+    at.selectbox(key="w_generator_check").set_value("batch-plausible").run()
+    [b for b in at.button if b.key == "global_compare_generators"][0].click().run()
+    assert not at.exception and not errors(at)
+    sentence = " ".join(m.value for m in at.markdown if "Rerun with batch-plausible instead of batch" in m.value)
+    assert sentence
+    assert any("F, batch-plausible" in frame.value.columns for frame in at.dataframe)

@@ -97,7 +97,11 @@ def test_wording_counts_and_thousands():
     coverage = {"queries": 1200, "counterfactuals_found": 11990, "counterfactuals_requested": 12000,
                 "validity": 1.0, "queries_without": 1}
     text = fc.report.describe_coverage(coverage)
-    assert text.startswith("1,200 cases explained; 11,990 of 12,000") and text.endswith("1 case got none.")
+    assert text.startswith("1,200 cases explained; 11,990 distinct alternatives were found (12,000 requested)")
+    assert text.endswith("1 case got none.")
+    coverage.update(distinct_mean=9.99, queries_with_copies=3)
+    text = fc.report.describe_coverage(coverage)
+    assert "10.0 per case on average" in text and "copies for 3 cases; each was counted once" in text
     assert fc.report.format_number(21_500_000.0) == "21,500,000"
     assert fc.report.format_number(0.012345) == "0.01235"
     assert fc.report.format_number(39.8612) == "39.86"
