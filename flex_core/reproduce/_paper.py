@@ -641,6 +641,7 @@ def _findings(results: dict) -> list[str]:
             )
     regions = results["accidents"]["regions"]
     published = [n for n in PAPER["pearson_r"] if n not in PAPER["pearson_r_commented_out"]]
+    verdicts: dict[str, dict] = {}
     for name in generators:
         r, interval = {}, {}
         for n in PAPER["pearson_r"]:
@@ -652,6 +653,7 @@ def _findings(results: dict) -> list[str]:
                 interval[n] = region.get("pearson_r_interval_other_generators", {}).get(name, [float("nan")] * 2)
         # Five factuals make r fragile: above or below the paper's only when its value is outside our interval.
         relation = {n: _against_interval(interval[n], PAPER["pearson_r"][n]) for n in r}
+        verdicts[name] = relation
         r_text = ", ".join(f"{n}: {_fmt(v)} ({_interval(interval[n])})" for n, v in r.items())
         versus = "; ".join(
             f"region {n} {relation[n]} the paper's {PAPER['pearson_r'][n]:.2f}"
@@ -666,6 +668,17 @@ def _findings(results: dict) -> list[str]:
                            f"{relation[n]} it" for n in differs)
         )
         out.append(f"- **accidents, regions ({name}):** r against global {r_text}: {versus}; {reading}.")
+    # Generator sensitivity: a verdict that changes with the generator is the generator's, not the model's.
+    changed = [n for n in PAPER["pearson_r"] if len({verdicts[name][n] for name in generators}) > 1]
+    if changed:
+        out.append("- **accidents, regions, generator sensitivity:** the verdict depends on the generator for "
+                   + "; ".join(f"region {n} ("
+                               + ", ".join(f"{verdicts[name][n]} the paper's with {name}" for name in generators) + ")"
+                               for n in changed)
+                   + ": read those regions' r as a property of the counterfactual generator as much as of the model.")
+    else:
+        out.append("- **accidents, regions, generator sensitivity:** every region gets the same verdict with "
+                   + " and ".join(generators) + ".")
     shares = results["accidents"]["share_of_cfs_changing_at_most_two_features"]
     paper_share = PAPER["share_of_cfs_changing_at_most_two_features"]
     counted, total = PAPER["cfs_changing_at_most_two_features"]
