@@ -134,6 +134,8 @@ def bench_dataset(name: str, args) -> list[dict]:
             (f"dice-random, {SMALL} factuals", fc.counterfactuals.DiceGenerator("random"), 0, 1),
             (f"{DEFAULT}, {SMALL} factuals", fc.counterfactuals.BatchGenerator(), 0, args.repeats),
         ]
+    if args.quick:  # the speed ratio only: dice-random and the default, side by side
+        plan = [row for row in plan if row[0] in ("dice-random", DEFAULT, DEFAULT_TWO)]
     out, reference = [], None
     for label, generator, seed, repeats in plan:
         print(f"[{name}] {label} ...", file=sys.stderr, flush=True)
@@ -184,7 +186,7 @@ def bench_dataset(name: str, args) -> list[dict]:
     for row in out:
         reference_seconds = small_base if row["generator"].endswith(f"{SMALL} factuals") else base
         row["speedup"] = reference_seconds / row["seconds"] if row["seconds"] else None
-    if name in PAPER and args.spread_seeds > 0:
+    if name in PAPER and args.spread_seeds > 0 and not args.quick:
         out[0]["spread"] = ranking_spread(task, model, queries, reference, args.spread_seeds)
     return out
 
@@ -281,7 +283,7 @@ def in_fresh_process(name: str, args) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rows.json"
         command = [sys.executable, __file__, "--datasets", name, "--rows-json", str(out), "--dice-cap", str(args.dice_cap),
-                   "--repeats", str(args.repeats), "--spread-seeds", str(args.spread_seeds)]
+                   "--repeats", str(args.repeats), "--spread-seeds", str(args.spread_seeds), *(["--quick"] if args.quick else [])]
         subprocess.run(command, check=True)
         return json.loads(out.read_text())
 
@@ -293,6 +295,8 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", default=",".join(ALL_DATASETS))
     parser.add_argument("--spread-seeds", type=int, default=3, help="extra seeds for the ranking-agreement spread (paper data)")
     parser.add_argument("--out", default=str(RESULTS / "generators.md"))
+    parser.add_argument("--quick", action="store_true",
+                        help="only dice-random and the default side by side (the speed ratio; the tables' other rows are left out)")
     parser.add_argument("--rows-json", help=argparse.SUPPRESS)  # child mode: one dataset, rows written as JSON
     args = parser.parse_args(argv)
     if args.rows_json:

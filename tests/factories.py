@@ -72,3 +72,28 @@ def noise_frame(n: int = 600, *, minority: float = 0.15, seed: int = 0) -> pd.Da
             "outcome": np.where(rng.random(n) < minority, "bad", "good"),
         }
     )
+
+
+class Rule:
+    """A planted model: undesirable exactly where ``rule(X)`` holds (classes (good, bad), FittedModel's (0, 1))."""
+
+    classes_ = np.array(["good", "bad"])
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def predict_proba(self, X):
+        bad = np.asarray(self.rule(X), dtype=float)
+        return np.column_stack([1.0 - bad, bad])
+
+    def predict(self, X):
+        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
+
+
+def planted(frame: pd.DataFrame, rule, **task_options):
+    """A task whose target is the rule itself, and the rule as its model (trained on every row)."""
+    frame = frame.copy()
+    frame["y"] = Rule(rule).predict(frame)
+    task = fc.make_task(frame, target="y", undesirable="bad", **task_options)
+    model = fc.FittedModel("rule", "none", 0, Rule(rule), task.frame.index.to_numpy(), np.empty(0, int))
+    return task, model

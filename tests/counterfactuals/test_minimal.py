@@ -12,32 +12,9 @@ import pytest
 
 import flex_core as fc
 from flex_core.counterfactuals import revert_single_features
+from tests.factories import planted
 
 DICE = ["dice-random", "dice-genetic", "dice-kdtree"]
-
-
-class Rule:
-    """Undesirable where ``rule(X)`` holds: a planted model, classes (good, bad) as FittedModel's (0, 1)."""
-
-    classes_ = np.array(["good", "bad"])
-
-    def __init__(self, rule):
-        self.rule = rule
-
-    def predict_proba(self, X):
-        bad = np.asarray(self.rule(X), dtype=float)
-        return np.column_stack([1.0 - bad, bad])
-
-    def predict(self, X):
-        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
-
-
-def planted(frame: pd.DataFrame, rule, **task_options):
-    frame = frame.copy()
-    frame["y"] = Rule(rule).predict(frame)
-    task = fc.make_task(frame, target="y", undesirable="bad", **task_options)
-    model = fc.FittedModel("rule", "none", 0, Rule(rule), task.frame.index.to_numpy(), np.empty(0, int))
-    return task, model
 
 
 def model_ranges(task):

@@ -12,19 +12,7 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-
-
-class Rule:
-    """Undesirable where ``rule(X)`` holds (classes (good, bad), as FittedModel's default (0, 1))."""
-
-    classes_ = np.array(["good", "bad"])
-
-    def __init__(self, rule):
-        self.rule = rule
-
-    def predict_proba(self, X):
-        bad = np.asarray(self.rule(X), dtype=float)
-        return np.column_stack([1.0 - bad, bad])
+from tests.factories import planted as planted_task
 
 
 def planted(rule, *, seed=0, n=400):
@@ -35,10 +23,7 @@ def planted(rule, *, seed=0, n=400):
         "x3": rng.choice(["a", "b", "c"], n),
         "x4": rng.uniform(0, 1, n).round(3),
     })
-    frame["y"] = np.where(rule(frame), "bad", "good")
-    task = fc.make_task(frame, target="y", undesirable="bad")
-    model = fc.FittedModel("rule", "none", 0, Rule(rule), task.frame.index.to_numpy(), np.empty(0, int))
-    return task, model
+    return planted_task(frame, rule)
 
 
 def scores(task, model, rows, *, n_cf=4):
