@@ -10,9 +10,10 @@ counterfactuals per query, none of whose changes can be reverted or shrunk with 
 outcome staying desirable, found in this order (``batch``):
 
 1. **Single changes**: every feature alone, at each of its levels or at
-   :data:`SINGLE_GRID` quantiles of its training values, in stages (every feature's
-   first value, then every feature's second, ...) while a query is short; each that
-   flips the query is shrunk to the smallest value that still does.
+   :data:`SINGLE_GRID` quantiles of its training values (each level, and each side of a
+   number, is one item), in stages of n_cf items in a seeded random order while a query is
+   short, so those that flip it are a uniform sample of all that do; each that flips the
+   query is shrunk to the smallest value that still does.
 2. **Trade-offs**: a number that flips the query alone, set one step short of
    doing so (a *near miss*), with every other feature at each end of its range
    (one call): the features that bring it closer to a flip are its partners.
@@ -453,6 +454,8 @@ PATIENCE = 3
 SINGLE_GRID = 5
 #: Levels per categorical feature scanned alone at most (the most frequent ones).
 SINGLE_LEVELS = 64
+#: Item numbers per feature (a level's code, or 0/1 for a number's sides): keeps items of features apart.
+ITEMS_PER_FEATURE = 1_000_000
 
 
 def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.ndarray, row_ids: np.ndarray):
@@ -526,23 +529,29 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     subset = np.ones(n_q, dtype=int)  # features changed per random candidate, per query
     active = np.arange(n_q)
     if neighbours is None:
-        # Single changes stage by stage (each feature's first value, then its second, ...) for the queries
-        # still short: every feature gets its chance before any gets a second one.
-        # Each (feature, side) or level that flips a query alone is one distinct counterfactual, so the stages
-        # count them as scored and shrink them all together afterwards (one set of calls, not one per stage).
+        # Single changes in stages, for the queries still short. A query's single changes are *items*
+        # (a level of a category; a side of a number, with its grid points on that side), taken in a
+        # seeded random order: the items that flip it are then a uniform sample of all that do, as if
+        # every one had been tried and n_cf drawn at random. (Taking every feature's first value before
+        # any second one spread the picks evenly over features and flattened F toward 1 / their number.)
+        candidates, owner, item = _single_candidates(space, factuals)
+        rank = _item_ranks(owner, item, rngs)
         found = np.zeros(n_q, dtype=int)
         flips, flip_owner = [], []
         for stage in itertools.count():
-            short = np.flatnonzero(found < settings.n_cf)
-            candidates, owner, later = _single_candidates(space, factuals, short, stage, bounds)
-            if len(candidates):
-                hit = counter.p_undesirable(candidates) <= 0.5
-                flips.append(candidates[hit])
-                flip_owner.append(owner[hit])
-                found += np.bincount(owner[hit], minlength=n_q)
-                bounds.learn(owner[hit], candidates[hit])  # that side of the number is done
-            if not later or len(short) == 0:
-                break
+            short = found < settings.n_cf
+            pick = short[owner] & (rank >= stage * settings.n_cf) & (rank < (stage + 1) * settings.n_cf)
+            if not pick.any():
+                if not (short[owner] & (rank >= stage * settings.n_cf)).any():
+                    break
+                continue
+            hit = counter.p_undesirable(candidates[pick]) <= 0.5
+            rows, hit_owner, hit_item = candidates[pick][hit], owner[pick][hit], item[pick][hit]
+            if len(rows):  # each item that flips is one distinct counterfactual (its nearest valid value shrinks below)
+                flipped = np.unique(np.column_stack([hit_owner, hit_item]), axis=0)
+                found += np.bincount(flipped[:, 0], minlength=n_q)
+            flips.append(rows)
+            flip_owner.append(hit_owner)
         if flips:
             candidates, owner = np.concatenate(flips), np.concatenate(flip_owner)
             keep(candidates, owner, singles=True, valid=np.ones(len(candidates), dtype=bool))
@@ -595,33 +604,42 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     return per_query, counter.rows, counter.calls
 
 
-def _single_candidates(space: _SearchSpace, factuals: np.ndarray, queries: np.ndarray, stage: int, bounds: _SingleBounds):
-    """The ``stage``-th single change of each feature for these queries, in each feature's grid order.
+def _single_candidates(space: _SearchSpace, factuals: np.ndarray):
+    """Every query with one feature changed to each value of that feature's single-change grid.
 
-    Values equal to the factual's, against a feature's direction, or on a side of a number where a
-    single flip is already known (it would shrink to the same place) are skipped. Returns
-    (candidates (m, F), owner (m,), whether any query has a later stage left).
+    Values equal to the factual's or against a feature's direction are left out. Returns
+    (candidates (m, F), owner (m,), item (m,)): the item numbers a query's single changes that
+    end as one counterfactual: each level of a category, each side (up, down) of a number.
     """
-    parts, owners, later = [], [], False
+    parts, owners, items = [], [], []
+    n_q = len(factuals)
     for j in np.flatnonzero(space.vary):
         grid = space.single_grid[j]
-        current = factuals[queries, j][:, None]
-        moved = grid[None, :] - current  # (queries, grid)
+        rows = np.repeat(factuals, len(grid), axis=0)
+        rows[:, j] = np.tile(grid, n_q)
+        owner = np.repeat(np.arange(n_q), len(grid))
+        moved = rows[:, j] - factuals[owner, j]
         ok = (moved != 0) & (np.sign(moved) * space.direction[j] >= 0)
-        if space.task.features[j].kind != "categorical":
-            ok &= ~((moved > 0) & np.isfinite(bounds.high[queries, j])[:, None])
-            ok &= ~((moved < 0) & np.isfinite(bounds.low[queries, j])[:, None])
-        rank = np.cumsum(ok, axis=1) - 1
-        pick = ok & (rank == stage)
-        later |= bool((ok & (rank > stage)).any())
-        q_pos, g = np.nonzero(pick)
-        rows = factuals[queries[q_pos]].copy()
-        rows[:, j] = grid[g]
-        parts.append(rows)
-        owners.append(queries[q_pos])
+        # A level is its own item; a number has two, its up side and its down side.
+        within = rows[:, j].astype(int) if space.task.features[j].kind == "categorical" else (moved > 0).astype(int)
+        parts.append(rows[ok])
+        owners.append(owner[ok])
+        items.append(j * ITEMS_PER_FEATURE + within[ok])
     if not parts:
-        return np.empty((0, factuals.shape[1])), np.empty(0, dtype=int), False
-    return np.concatenate(parts), np.concatenate(owners), later
+        return np.empty((0, factuals.shape[1])), np.empty(0, dtype=int), np.empty(0, dtype=int)
+    return np.concatenate(parts), np.concatenate(owners), np.concatenate(items)
+
+
+def _item_ranks(owner: np.ndarray, item: np.ndarray, rngs) -> np.ndarray:
+    """Per row, the rank of its item in its query's seeded random order of items (0 first)."""
+    rank = np.zeros(len(owner), dtype=int)
+    order = np.lexsort((item, owner))
+    for q in np.unique(owner):
+        rows = order[np.searchsorted(owner[order], q, side="left"):np.searchsorted(owner[order], q, side="right")]
+        unique_items, inverse = np.unique(item[rows], return_inverse=True)
+        item_rank = np.argsort(rngs[q].random(len(unique_items)), kind="stable").argsort(kind="stable")
+        rank[rows] = item_rank[inverse]
+    return rank
 
 
 def _probe_candidates(space: _SearchSpace, factuals: np.ndarray, bounds: _SingleBounds, queries: np.ndarray):
