@@ -420,8 +420,10 @@ def describe_coverage(coverage: Mapping) -> str:
         f"{plural(coverage['queries_without'], 'case')} got none."
     )
     if "distinct_mean" in coverage:
-        text += (f" {coverage['distinct_mean']:.1f} per case on average: where every change is as small as the "
-                 "model allows, a case often has only a few different ways out, and no copies are counted.")
+        text += f" {coverage['distinct_mean']:.1f} per case on average"
+        requested = coverage["counterfactuals_requested"] / max(coverage["queries"], 1)
+        text += (": where every change is as small as the model allows, a case often has only a few different "
+                 "ways out, and no copies are counted." if coverage["distinct_mean"] < requested else ".")
     if coverage.get("queries_with_copies"):
         text += (f" The generator returned copies for {plural(coverage['queries_with_copies'], 'case')}; each "
                  "was counted once.")
