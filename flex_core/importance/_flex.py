@@ -68,7 +68,6 @@ def flex_importance(
     level: str = "global",
     necessary: np.ndarray | None = None,
     intervals: bool = True,
-    n_boot: int | None = None,
     generator: dict | None = None,
     model: dict | None = None,
     config: dict | None = None,
@@ -93,9 +92,6 @@ def flex_importance(
         over the factuals with counterfactuals; an immutable feature that never changed gets
         [0, 0]) and ``rank_interval`` (the ranks those intervals allow); see
         :mod:`flex_core.importance._uncertainty`. Recorded in ``config["intervals"]``.
-    n_boot : int, optional
-        Kept for callers written when the intervals came from a bootstrap: 0 means
-        ``intervals=False``; any other value changes nothing (nothing is resampled).
     """
     _check_compatible(cfset, task)
     continuous = np.array([f.is_continuous for f in task.features])
@@ -120,7 +116,7 @@ def flex_importance(
         local_necessary = local_frequencies(changed & necessary, usable)
         necessary_mean, necessary_std = aggregate(local_necessary)
         extra.update(necessary_frequency=necessary_mean, necessary_std=necessary_std, local_necessary=local_necessary)
-    if intervals and n_boot != 0:
+    if intervals:
         immutable = np.array([f.immutable for f in task.features], dtype=bool)
         ci, ranks = frequency_intervals(local_f, level=INTERVAL_LEVEL, fixed=immutable)
         extra.update(frequency_ci=ci, rank_interval=ranks)

@@ -38,7 +38,7 @@ def tau_sweep(
     continuous = [j for j, f in enumerate(task.features) if f.is_continuous]
     records = []
     for tau in taus:
-        result = flex_importance(cfset, task, tau=float(tau), ranges=ranges, level="global", n_boot=0)
+        result = flex_importance(cfset, task, tau=float(tau), ranges=ranges, level="global", intervals=False)
         for j in continuous:
             records.append(
                 {

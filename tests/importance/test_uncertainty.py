@@ -217,7 +217,6 @@ def test_flex_result_carries_intervals_and_their_settings(toy_task, toy_model):
     assert len(record["frequency_ci"]) == 2 and all(isinstance(v, int) for v in record["rank_interval"])
     cfset = store.ensure(result.query_index)
     assert fc.flex_importance(cfset, toy_task, intervals=False).frequency_ci is None
-    assert fc.flex_importance(cfset, toy_task, n_boot=0).frequency_ci is None  # the bootstrap-era way to skip them
 
 
 def test_only_necessary_redraws_its_own_intervals(toy_task, toy_model):
