@@ -128,6 +128,12 @@ def test_regional_page_has_the_what_must_change_view_and_toggles():
     at = start("synthetic-regional", page="pages/regional.py")
     assert chart(at, "regional_must_change_chart")["data"]
     assert chart(at, "regional_chart")["data"][0]["error_x"]["symmetric"] is False
+    # The region's own shares, on request: computed over its members, read in a sentence.
+    [b for b in at.button if b.key == "regional_sufficiency"][0].click().run()
+    assert not at.exception and not errors(at)
+    names = [trace["name"].split(":")[0] for trace in chart(at, "regional_must_change_chart")["data"]]
+    assert names[-2:] == ["flips it alone", "needed"]
+    assert any("of the region's cases" in m.value for m in at.markdown)
 
 
 def test_neighbours_drawn_among_ties_are_reported_in_a_sentence():
