@@ -8,7 +8,9 @@ For each dataset (loan, accidents; 200 factuals x 10 counterfactuals, default ge
 - a τ change with the stored counterfactuals and masks (FLEX, necessary F, intervals of F
   and ranks): median of 20 τ values;
 - flips-alone and needed shares (and the necessity and sufficiency ratios) on request: two
-  generator runs per mutable feature, also as a multiple of the generation above.
+  generator runs per mutable feature, also as a multiple of the generation above;
+- the whole ``global`` command (load, fit with 10-fold CV, generate, FLEX) with and without
+  ``--sufficiency``, three runs each, as a user runs it: the issue's "at most 3x the global run".
 
     .venv/bin/python benchmarks/bench_necessity.py [--n-factuals 200] [--n-cf 10]
 
@@ -63,6 +65,21 @@ def bench(task, *, n_factuals: int, n_cf: int) -> dict:
     }
 
 
+def cli_seconds(spec: str, *extra: str, runs: int = 3) -> list[float]:
+    """Wall seconds of ``python -m flex_core global --data SPEC`` (default settings), ``runs`` times."""
+    import subprocess
+    import tempfile
+
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "flex_core", "global", "--data", spec, "--quiet", "--out",
+                            str(Path(tmp) / "out.json"), *extra], check=True, cwd=REPO)
+            times.append(time.perf_counter() - start)
+    return times
+
+
 def _cpu() -> str:
     for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
         if line.startswith("model name"):
@@ -92,6 +109,8 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
+    whole = ["", "The whole `global` command (load, random forest with 10-fold CV, 200 × 10, FLEX), three runs each:", "",
+             "| dataset | `global` | `global --sufficiency` | with / without |", "|---|---|---|---|"]
     for name, file, loader in (
         ("loan", "loan_approval_dataset.csv", fc.data.load_loan),
         ("accidents", "RTA_Dataset.csv", fc.data.load_accidents),
@@ -100,11 +119,17 @@ def main() -> None:
             lines.append(f"| {name} | {file} not found in {data_dir} | | | | | |")
             continue
         r = bench(loader(data_dir / file), n_factuals=args.n_factuals, n_cf=args.n_cf)
+        spec = f"{name}:{data_dir / file}"
+        plain, with_scores = cli_seconds(spec), cli_seconds(spec, "--sufficiency")
+        whole.append(f"| {name} | {min(plain):.1f}–{max(plain):.1f} s | {min(with_scores):.1f}–{max(with_scores):.1f} s "
+                     f"| {min(with_scores) / max(plain):.1f}–{max(with_scores) / min(plain):.1f}× |")
         lines.append(
             f"| {name} | {r['features']} | {r['generate_s']:.1f} s | {r['masks_s']:.2f} s | {r['tau_ms']:.0f} ms "
             f"| {r['necessity_sufficiency_s']:.1f} s ({r['runs']}) | {r['necessity_sufficiency_s'] / r['generate_s']:.0f}× |"
         )
         print(lines[-1], flush=True)
+    lines += whole
+    print("\n".join(whole), flush=True)
     out = REPO / "benchmarks" / "results" / "necessity.md"
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
