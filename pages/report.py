@@ -64,7 +64,7 @@ st.caption(
     "this session, each with a plain-language reading: " + "; ".join(section.title for section in sections) + ". "
     "Run SHAP or LIME on the Compare page, or save regions, to add them."
 )
-built_from = {"view": view, "data": task.fingerprint}
+built_from = {"view": S.numbers_view(view, task), "data": task.fingerprint}
 if st.button("Build the HTML report", key="build_report", type="primary"):
     st.session_state[S.REPORT_HTML] = fc.report.build_html_report(
         sections, title=f"FLEX Studio report: {task.name}", meta=report.report_settings(analysis, link),
@@ -77,7 +77,7 @@ if st.session_state[S.REPORT_HTML]:
         st.download_button("Download report.html", st.session_state[S.REPORT_HTML], file_name="flex_report.html",
                            mime="text/html", key="download_report")
     else:  # never offer a file whose numbers no longer match the page
-        changes = S.view_changes(report_view.get("view", {}), view) or ["the data"]
+        changes = S.view_changes(report_view.get("view", {}), built_from["view"]) or ["the data"]
         st.warning("The report built earlier is out of date; settings changed since (" + "; ".join(changes)
                    + "). Build it again to download it.")
 for section in sections:

@@ -244,7 +244,8 @@ def render_sidebar() -> Analysis | None:
         if analysis is not None:
             task, metrics = analysis.task, analysis.model.metrics
             dataset_slot.caption(
-                f"Active: **{task.name}** — {len(task.frame):,} rows, {len(task.features)} features, "
+                f"Active: **{task.name}** — {fc.report.plural(len(task.frame), 'row')}, "
+                f"{fc.report.plural(len(task.features), 'feature')}, "
                 f"{len(analysis.pool):,} predicted {' / '.join(map(str, task.undesirable))}."
             )
             left, right = metrics_slot.columns(2)

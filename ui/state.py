@@ -282,14 +282,32 @@ REGION_NAME = "w_region_name"  # the Regional explorer's name box, emptied after
 
 
 def save_region(default_name: str, query: int, k: int, where: str | None) -> None:
-    """``on_click`` of "Save region": never overwrites a saved region; a clash gets a suffix and a toast."""
+    """``on_click`` of "Save region": never overwrites a saved region (a name clash gets a suffix and a toast),
+    and never saves the same region (query, k, criterion) twice."""
     s = st.session_state
     typed = str(s.get(REGION_NAME) or "").strip()
+    same = next((r for r in s[SAVED_REGIONS]
+                 if (int(r["query"]), int(r["k"]), r["where"]) == (int(query), int(k), where)), None)
+    if same is not None:  # the same query, k and criterion is the same region: a second line would repeat it
+        s[REGION_NAME] = ""
+        st.toast(f"This region is saved already, as {same['name']!r}.")
+        return
     name = fresh_name(typed or default_name, {r["name"] for r in s[SAVED_REGIONS]})
     s[SAVED_REGIONS] = [*s[SAVED_REGIONS], {"name": name, "query": int(query), "k": int(k), "where": where}]
     s[REGION_NAME] = ""
     if typed and name != typed:
         st.toast(f"A region named {typed!r} is saved already; this one is saved as {name!r}.")
+
+
+def numbers_view(view: Mapping[str, Any], task) -> dict[str, Any]:
+    """The view without the settings that cannot change a number of this task.
+
+    τ only thresholds changes to numbers: on data without a continuous feature (the accidents) it
+    changes nothing, so moving it must not mark a report out of date.
+    """
+    if task.continuous_names:
+        return dict(view)
+    return {k: v for k, v in view.items() if k not in ("tau", "tau_features")}
 
 
 def view_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:

@@ -154,15 +154,19 @@ def test_saving_a_region_never_overwrites_one_and_suggests_a_fresh_name():
     at.text_input(key="w_region_name").set_value("fast roads").run()
     at.button(key="save_region").click().run()
     assert at.text_input(key="w_region_name").value == ""  # emptied for the next one
+    at.slider(key="w_k").set_value(3).run()  # another region, the same name typed
     at.text_input(key="w_region_name").set_value("fast roads").run()
     at.button(key="save_region").click().run()
     names = [r["name"] for r in at.session_state["saved_regions"]]
     assert names == ["fast roads", "fast roads (2)"]
     assert any("saved as 'fast roads (2)'" in t.value for t in at.toast)
-    at.button(key="save_region").click().run()  # no name typed: the suggestion, itself made unique
-    at.button(key="save_region").click().run()
+    at.button(key="save_region").click().run()  # the same region again: not a second line
+    assert len(at.session_state["saved_regions"]) == 2
+    assert any("saved already, as 'fast roads (2)'" in t.value for t in at.toast)
+    at.slider(key="w_k").set_value(2).run()
+    at.button(key="save_region").click().run()  # no name typed: the suggestion, itself unique
     names = [r["name"] for r in at.session_state["saved_regions"]]
-    assert len(names) == len(set(names)) == 4 and names[3] == f"{names[2]} (2)"
+    assert len(names) == len(set(names)) == 3
     # They are part of the address bar, so a reload keeps them.
     link_regions = ui_url_state.view_from_query_params(dict(at.query_params.items()))["regions"]
     assert link_regions == at.session_state["saved_regions"]

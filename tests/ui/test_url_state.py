@@ -77,3 +77,17 @@ def test_display_settings_that_change_the_bars_travel_too():
     assert url_state.view_from_query_params(params) == view
     with pytest.raises(fc.ConfigError, match="necessary_only="):
         url_state.view_from_query_params({"necessary_only": "maybe"})
+
+
+def test_tau_cannot_mark_a_report_of_categorical_data_out_of_date():
+    from types import SimpleNamespace
+
+    from ui import state
+
+    view = {"dataset": "builtin:toy2d", "tau": 0.4, "tau_features": {"speed": 0.2}, "k": 4}
+    categorical_only = SimpleNamespace(continuous_names=[])
+    with_numbers = SimpleNamespace(continuous_names=["speed"])
+    assert state.numbers_view(view, categorical_only) == {"dataset": "builtin:toy2d", "k": 4}
+    assert state.numbers_view(view, with_numbers) == view
+    before = state.numbers_view({**view, "tau": 0.1}, categorical_only)
+    assert state.view_changes(before, state.numbers_view(view, categorical_only)) == []
