@@ -104,10 +104,9 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
     own = analysis.store.generator.name
     others = [name for name in fc.counterfactuals.GENERATORS if name != own]
     rows = tuple(int(r) for r in result.query_index)
-    left, right = st.columns([3, 1])
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
     other = left.selectbox("Rerun these cases with", others, key="w_generator_check",
                            help="Every other setting stays; the other generator uses its own default size of changes.")
-    right.markdown("<div style='height: 1.8rem'></div>", unsafe_allow_html=True)
     if right.button("Compare", key="global_compare_generators"):
         st.session_state[S.GENERATOR_CHECK] = [analysis.store_id, list(rows), other]
     request = st.session_state[S.GENERATOR_CHECK]

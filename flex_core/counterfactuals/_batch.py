@@ -51,7 +51,7 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._quality import feature_mad
-from ._refine import MinimalPlan, check_refine, minimal_rows, revert_passengers
+from ._refine import CountingScorer, MinimalPlan, check_refine, minimal_rows, revert_passengers
 from ._scoring import CodeScorer, resolve_cores, scorer_for
 from ._set import (
     CounterfactualSet,
@@ -408,12 +408,12 @@ class _SearchSpace:
 
 
 def _single_grid(feature, values: np.ndarray, cumulative: np.ndarray) -> np.ndarray:
-    """The values a feature takes when it is tried as the only change, in the order they are tried.
+    """The values a feature takes when it is tried as the only change.
 
-    A number: its largest and smallest permitted training values first (the likeliest to flip a
-    query the model treats monotonically), then its median and the other of :data:`SINGLE_GRID`
-    quantiles (weighted as the values occur); a level: every permitted level, the most frequent
-    first, at most :data:`SINGLE_LEVELS`.
+    A number: :data:`SINGLE_GRID` quantiles of its permitted training values (weighted as they
+    occur, so its smallest and largest are among them); a level: every permitted level, at most the
+    :data:`SINGLE_LEVELS` most frequent. The order in which they are tried is the search's seeded
+    random order of items (see ``_item_ranks``), not this one.
     """
     if feature.is_continuous:
         quantiles = np.linspace(0.0, 1.0, SINGLE_GRID) * cumulative[-1]
@@ -475,7 +475,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     """
     n_q, n_f = factuals.shape
     rngs = [np.random.default_rng(query_seed(settings.seed, int(r))) for r in row_ids]
-    counter = _RowCounter(space)
+    counter = CountingScorer(space.p_undesirable)
     pools: list[dict[bytes, np.ndarray]] = [{} for _ in range(n_q)]  # distinct final counterfactuals
     tolerance = space.plan.tolerance if space.plan is not None else np.full(n_f, 1e-12)
     n_vary = int(space.vary.sum())
@@ -496,12 +496,11 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         if valid is None:
             pick = _distinct_rows(candidates, owner, factuals)
             # A candidate proposed in an earlier round already had its answer: not scored again.
-            pick = pick[[key not in proposed[q] and not proposed[q].add(key)
-                         for q, key in zip(owner[pick], (row.tobytes() for row in candidates[pick]))]]
+            pick = pick[_first_seen(proposed, owner[pick], candidates[pick])]
             candidates, owner, first = candidates[pick], owner[pick], first[pick]
             if len(candidates) == 0:
                 return new
-            valid = counter.p_undesirable(candidates) <= 0.5
+            valid = counter(candidates) <= 0.5
         if singles:
             # Only the valid value nearest the factual on each side shrinks: the farther ones would end at the same place.
             valid &= _nearest_per_side(space, candidates, owner, factuals, valid)
@@ -511,14 +510,13 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         rows, owner, first = candidates[valid], owner[valid], first[valid]
         if len(rows) == 0:
             return new
-        finals = revert_passengers(counter.p_undesirable, rows, factuals[owner])
+        finals = revert_passengers(counter, rows, factuals[owner])
         # Candidates that lost their passengers may now be the same: make each one minimal only once.
         pick = _distinct_rows(finals, owner, factuals)
-        pick = pick[[key not in tried[q] and not tried[q].add(key)
-                     for q, key in zip(owner[pick], (row.tobytes() for row in finals[pick]))]]
+        pick = pick[_first_seen(tried, owner[pick], finals[pick])]
         finals, owner, first = finals[pick], owner[pick], first[pick]
         if space.plan is not None and len(finals):
-            finals = minimal_rows(counter.p_undesirable, finals, factuals[owner], space.plan, first=first)
+            finals = minimal_rows(counter, finals, factuals[owner], space.plan, first=first)
         for q, row, key in zip(owner, finals, distinct_keys(finals, factuals[owner], tolerance)):
             if key not in pools[q]:
                 pools[q][key] = row
@@ -545,7 +543,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
                 if not (short[owner] & (rank >= stage * settings.n_cf)).any():
                     break
                 continue
-            hit = counter.p_undesirable(candidates[pick]) <= 0.5
+            hit = counter(candidates[pick]) <= 0.5
             rows, hit_owner, hit_item = candidates[pick][hit], owner[pick][hit], item[pick][hit]
             if len(rows):  # each item that flips is one distinct counterfactual (its nearest valid value shrinks below)
                 flipped = np.unique(np.column_stack([hit_owner, hit_item]), axis=0)
@@ -560,7 +558,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         # Which other features help each near miss: each at both ends of its range, one call.
         probes, owner, anchor, partner = _probe_candidates(space, factuals, bounds, active)
         if len(probes):
-            p = counter.p_undesirable(probes)
+            p = counter(probes)
             # A partner helps a near miss when one end of its range lowers P(undesirable) below the
             # near miss's own: alone it may not flip the query, together with other partners it may.
             alone = np.full((n_q, n_f), np.nan)
@@ -573,7 +571,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             # flip the query, no mix of them will (as far as the model is monotone there), so none is tried.
             together, q, a = _all_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
             if len(together):
-                flips = counter.p_undesirable(together) <= 0.5
+                flips = counter(together) <= 0.5
                 bounds.partners[q[~flips], a[~flips]] = False
                 keep(together, q, first=a, valid=flips)
         # A query with near misses that no other feature helps has only its single changes.
@@ -640,6 +638,17 @@ def _item_ranks(owner: np.ndarray, item: np.ndarray, rngs) -> np.ndarray:
         item_rank = np.argsort(rngs[q].random(len(unique_items)), kind="stable").argsort(kind="stable")
         rank[rows] = item_rank[inverse]
     return rank
+
+
+def _first_seen(seen: list[set[bytes]], owner: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Which rows their query has not seen before (bool, shape (m,)); they are recorded as seen."""
+    fresh = np.zeros(len(rows), dtype=bool)
+    for i, (q, row) in enumerate(zip(owner, rows)):
+        key = row.tobytes()
+        if key not in seen[q]:
+            seen[q].add(key)
+            fresh[i] = True
+    return fresh
 
 
 def _probe_candidates(space: _SearchSpace, factuals: np.ndarray, bounds: _SingleBounds, queries: np.ndarray):
@@ -732,20 +741,6 @@ def _nearest_per_side(space, candidates, owner, factuals, valid) -> np.ndarray:
         keep[rows] = False
         keep[order[first]] = True
     return keep
-
-
-class _RowCounter:
-    """Counts the rows a chunk sends to the model (reported as ``model_rows``) and the calls it takes."""
-
-    def __init__(self, space: _SearchSpace):
-        self.space, self.rows, self.calls = space, 0, 0
-
-    def p_undesirable(self, codes: np.ndarray) -> np.ndarray:
-        if len(codes) == 0:
-            return np.zeros(0)
-        self.rows += len(codes)
-        self.calls += 1
-        return self.space.p_undesirable(codes)
 
 
 def _random_candidates(space, factuals, rngs, active, subset, samples, bounds: _SingleBounds):

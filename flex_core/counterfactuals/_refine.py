@@ -54,6 +54,7 @@ __all__ = [
     "REFINE_MODES",
     "RELATIVE_TOLERANCE",
     "MinimalPlan",
+    "CountingScorer",
     "default_refine",
     "check_refine",
     "minimal_rows",
@@ -288,7 +289,7 @@ def refine_counterfactuals(
         ``seconds``/``model_rows`` and recorded in ``config``.
     """
     start = time.perf_counter()
-    scorer = _CountingScorer(scorer_for(model, task).with_threads(resolve_cores(n_jobs)))
+    scorer = CountingScorer(scorer_for(model, task).with_threads(resolve_cores(n_jobs)))
     plan = MinimalPlan.build(task, resolve_permitted_range(task, permitted_range), ranges)
     current = cfset.counterfactuals.copy()
     query, slot = np.nonzero(cfset.valid)
@@ -316,11 +317,11 @@ def refine_counterfactuals(
     )
 
 
-class _CountingScorer:
-    """P(undesirable) of coded rows through the model's code scorer, counting calls and rows.
+class CountingScorer:
+    """P(undesirable) of coded rows, counting the calls and rows sent to the model (``model_rows``).
 
-    The code scorer is the search's own (the pipeline's encoding done in numpy): decoding every
-    batch to a frame for the pipeline cost more than the forest.
+    Wraps the model's code scorer (the pipeline's encoding done in numpy; decoding every batch to a
+    frame for the pipeline cost more than the forest). Shared by the search and the refinement.
     """
 
     def __init__(self, p_undesirable: PUndesirable):

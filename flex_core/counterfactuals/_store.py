@@ -182,31 +182,25 @@ class CounterfactualStore:
 
     def reseeded(self, seed: int) -> CounterfactualStore:
         """A store with the same settings and another generator seed (its own cache folder)."""
-        return CounterfactualStore(
-            self.task,
-            self.model,
-            self.generator,
-            n_cf=self.n_cf,
-            seed=seed,
-            features_to_vary=self.features_to_vary,
-            permitted_range=self.permitted_range,
-            directory=None if self.directory is None else self.directory.parent,
-            refine=self.refine,
-        )
+        return self._like(self.generator, seed=seed, refine=self.refine)
 
-    def with_generator(self, generator: CounterfactualGenerator, *, refine: str | None = None) -> CounterfactualStore:
-        """A store with the same data, model and settings and another generator (its default refine unless given)."""
+    def _like(self, generator: CounterfactualGenerator, *, seed: int, refine: str | None) -> CounterfactualStore:
+        """A store of this one's task, model, n_cf, ranges and cache root with these settings."""
         return CounterfactualStore(
             self.task,
             self.model,
             generator,
             n_cf=self.n_cf,
-            seed=self.seed,
+            seed=seed,
             features_to_vary=self.features_to_vary,
             permitted_range=self.permitted_range,
             directory=None if self.directory is None else self.directory.parent,
             refine=refine,
         )
+
+    def with_generator(self, generator: CounterfactualGenerator, *, refine: str | None = None) -> CounterfactualStore:
+        """A store with the same data, model and settings and another generator (its default refine unless given)."""
+        return self._like(generator, seed=self.seed, refine=refine)
 
     def missing(self, rows: Sequence[int]) -> list[int]:
         rows = [int(r) for r in dict.fromkeys(int(r) for r in rows)]

@@ -182,19 +182,11 @@ def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def _share(values, intervals, j: int) -> str | None:
-    """``"27% (22–33%)"``; None when not computed."""
+def _share(values, intervals, j: int, cases: str | None = None) -> str | None:
+    """``"27% (22–33%)"``, or with ``cases`` ``"27% of these cases (22–33%)"``; None when not computed."""
     if values is None or math.isnan(values[j]):
         return None
-    text = f"{values[j]:.0%}"
-    if intervals is None or np.isnan(intervals[j]).any():
-        return text
-    return f"{text} ({intervals[j][0] * 100:.0f}–{intervals[j][1]:.0%})"
-
-
-def _share_of(values, intervals, j: int, cases: str) -> str:
-    """``"27% of these cases (22–33%)"``."""
-    text = f"{values[j]:.0%} of {cases}"
+    text = f"{values[j]:.0%}" + (f" of {cases}" if cases else "")
     if intervals is None or np.isnan(intervals[j]).any():
         return text
     return f"{text} ({intervals[j][0] * 100:.0f}–{intervals[j][1]:.0%})"
@@ -213,12 +205,12 @@ def describe_what_must_change(result: FlexResult, *, cases: str = "these cases")
     flips = sorted((j for j in mutable if result.flip_alone[j] > 0), key=lambda j: -result.flip_alone[j])[:TOP]
     for j in flips:
         sentences.append(f"Changing {result.display_names[j]} alone flips "
-                         f"{_share_of(result.flip_alone, result.flip_alone_interval, j, cases)}.")
+                         f"{_share(result.flip_alone, result.flip_alone_interval, j, cases)}.")
     if not flips:
         sentences.append(f"No single feature flips any of {cases} on its own: every way out changes several.")
     needed = sorted((j for j in mutable if result.needed[j] > 0), key=lambda j: -result.needed[j])[:TOP]
     for j in needed:
-        sentences.append(f"For {_share_of(result.needed, result.needed_interval, j, cases)} no way out was found "
+        sentences.append(f"For {_share(result.needed, result.needed_interval, j, cases)} no way out was found "
                          f"that keeps {result.display_names[j]} as it is.")
     if not needed:
         sentences.append(f"Every feature has a way around it: for each of {cases}, some way out keeps it as it is.")
