@@ -104,6 +104,7 @@ def test_xgboost_and_lightgbm_through_their_sklearn_api(library):
     assert explainer.model.metrics["test_accuracy"] == pytest.approx(accuracy_score(y, model.predict(X)))
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_shap_lime_and_the_map_without_the_projects_encode_step(user_explainer):
     # The user's pipeline names its steps differently and passes numbers through: SHAP still
     # reads its encoder; a model with no separate encoder falls back to KernelSHAP on the features.
@@ -116,6 +117,7 @@ def test_shap_lime_and_the_map_without_the_projects_encode_step(user_explainer):
     assert factual_map.space == "encoded"
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_a_model_without_an_encoder_step_uses_the_model_agnostic_paths(accident_data):
     three_steps = user_pipeline(accident_data, steps=3)
     X = accident_data.drop(columns=["severity"])

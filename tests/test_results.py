@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import flex_core as fc
 
@@ -24,6 +25,7 @@ def test_regional_result_round_trip(user_explainer):
     assert again.members == region.members and again.quadrants == region.quadrants
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_one_feature_score_base_ranks_every_result(user_explainer):
     # Hand-computed: ties share the best rank, NaN ranks last.
     np.testing.assert_array_equal(fc.compare.importance_rank(np.array([0.5, np.nan, 0.5, 0.9])), [2, 4, 2, 1])
@@ -37,6 +39,7 @@ def test_one_feature_score_base_ranks_every_result(user_explainer):
     assert issubclass(fc.compare.ShapImportance, fc.FeatureScores)
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_shap_and_lime_results_round_trip_through_json(user_explainer):
     rows = user_explainer.explain_global(n_factuals=6).query_index
     for result in (user_explainer.shap(rows), user_explainer.lime(rows[:3], num_samples=100)):
@@ -51,9 +54,8 @@ def test_shap_and_lime_results_round_trip_through_json(user_explainer):
     assert again.column_names == shap.column_names
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_a_result_of_another_kind_is_refused_by_from_dict(user_explainer):
-    import pytest
-
     lime = user_explainer.lime(user_explainer.explain_global(n_factuals=4).query_index[:2], num_samples=100)
     with pytest.raises(fc.ConfigError, match="SHAP"):
         fc.compare.ShapImportance.from_dict(lime.to_dict())

@@ -65,6 +65,7 @@ def session(synthetic_task, synthetic_model):
     )
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_the_report_has_a_section_with_a_reading_for_every_computed_result(session):
     titles = [s.title for s in fc.report.session_sections(session)]
     regional = session.regional
@@ -85,6 +86,7 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
         assert section.reading.strip() and (section.figures or section.tables), section.title
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_results_that_did_not_run_have_no_section(session):
     from dataclasses import replace
 
@@ -93,6 +95,7 @@ def test_results_that_did_not_run_have_no_section(session):
     assert titles == ["The data and the model", "What would have to change, across all cases"]
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_report_tables_read_like_text(session):
     html = fc.report.build_html_report(fc.report.session_sections(session), meta={"seed": 0})
     assert "frequency_mean" not in html and ">True<" not in html and ">None<" not in html
