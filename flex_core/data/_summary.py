@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from .._errors import ConfigError
-from ._datasets import TaskSpec
 from ._read import MAX_FILE_BYTES, read_csv
+from ._task import TaskSpec
 
 __all__ = ["feature_table", "table_constraints", "parse_range", "parse_order", "class_balance", "peek_csv"]
 
