@@ -2,6 +2,19 @@
 
 Every loader (built-ins, the paper's two datasets, generic CSV; see ``_catalogue.py``)
 ends in :func:`make_task`, which validates once and never drops a row without saying so.
+It runs as named steps, in this order (each refusal is one :class:`DataError` or
+:class:`ConfigError` naming what to fix):
+
+1. :func:`_check_frame`: the frame has rows and columns.
+2. :func:`_check_target`, :func:`_undesirable_values`: the target column exists, at least one undesirable value is named.
+3. :func:`_feature_columns`: the features exist and do not include the target.
+4. :func:`_check_named_features`: every feature a kind, order, constraint or immutability names is one of them.
+5. :func:`_blank_missing_markers`, :func:`_check_no_empty_columns`: "na"-like text is missing; no feature is empty.
+6. :func:`_drop_rows_without_target`, :func:`_resolve_undesirable`: two outcomes remain, the undesirable one among them.
+7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
+8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
+9. :func:`_build_features`, :func:`_with_constraints`, :func:`_check_some_mutable`: the :class:`Feature` list.
+10. :func:`_fingerprint`: a content hash for cache keys.
 """
 
 from __future__ import annotations
@@ -279,160 +292,42 @@ def make_task(
         task holds categorical values as text; a user's model gets them back in these
         types (see :meth:`flex_core.models.FittedModel.estimator_input`).
     """
-    if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
-        raise DataError("The data has no rows: upload a CSV with a header line and at least one data row.")
-    if frame.shape[1] == 0:
-        raise DataError("The data has no columns: check the file is a comma-separated CSV with a header line.")
+    _check_frame(frame)
     rows_in_file = len(frame) if rows_in_file is None else rows_in_file
     notes = list(notes)
-    if target not in frame.columns:
-        raise DataError(
-            f"Target column {target!r} not found; the columns are: {', '.join(map(str, frame.columns))}."
-        )
-    if isinstance(undesirable, (str, int, float, bool, np.generic)):
-        undesirable = (undesirable,)
-    undesirable = tuple(undesirable)
-    if not undesirable:
-        raise ConfigError("Name at least one undesirable target value (e.g. --undesired Rejected).")
-    feature_names = [c for c in frame.columns if c != target] if features is None else list(features)
-    if not feature_names:
-        raise DataError("The data has no feature columns besides the target.")
-    unknown = [f for f in feature_names if f not in frame.columns]
-    if unknown:
-        raise ConfigError(f"Feature column(s) not found: {', '.join(map(str, unknown))}.")
-    if target in feature_names:
-        raise ConfigError(f"The target {target!r} cannot also be a feature.")
+    _check_target(frame, target)
+    undesirable = _undesirable_values(undesirable)
+    feature_names = _feature_columns(frame, target, features)
     kinds = dict(kinds or {})
     immutable = list(immutable)
+    ordinal_orders = dict(ordinal_orders or {})
     monotone, bounds, allowed = dict(monotone or {}), dict(bounds or {}), dict(allowed or {})
-    named = (
-        ("kind override", kinds),
-        ("immutable feature", immutable),
-        ("ordinal order", ordinal_orders or {}),
-        ("direction for feature", monotone),
-        ("range for feature", bounds),
-        ("allowed values for feature", allowed),
+    _check_named_features(
+        feature_names,
+        (
+            ("kind override", kinds),
+            ("immutable feature", immutable),
+            ("ordinal order", ordinal_orders),
+            ("direction for feature", monotone),
+            ("range for feature", bounds),
+            ("allowed values for feature", allowed),
+        ),
     )
-    for label, names in named:
-        bad = [n for n in names if n not in feature_names]
-        if bad:
-            raise ConfigError(
-                f"Unknown {label}: {', '.join(map(str, bad))}; the features are: {', '.join(map(str, feature_names))}."
-            )
-    bad_kinds = {n: k for n, k in kinds.items() if k not in KINDS}
-    if bad_kinds:
-        raise ConfigError(f"Unknown kind(s) {bad_kinds}; use one of {', '.join(KINDS)}.")
+    _check_kind_names(kinds)
 
     df = frame[feature_names + [target]].copy()
     raw_dtypes = {c: str(frame[c].dtype) for c in feature_names} if raw_dtypes is None else dict(raw_dtypes)
-    # Text cells that only mean "missing" become NaN before any check.
-    for c in df.columns:
-        if df[c].dtype == object:
-            stripped = df[c].map(lambda v: v.strip() if isinstance(v, str) else v)
-            df[c] = stripped.mask(stripped.isin(MISSING_MARKERS))
+    df = _blank_missing_markers(df)
+    _check_no_empty_columns(df, feature_names)
+    df = _drop_rows_without_target(df, target, notes)
+    undesirable = _resolve_undesirable(df, target, undesirable)
+    df, resolved_kinds, seen_levels = _resolve_kinds(df, feature_names, kinds, ordinal_orders, notes)
+    df = _handle_missing(df, feature_names, target, undesirable, resolved_kinds, missing, notes)
 
-    all_missing = [c for c in feature_names if df[c].isna().all()]
-    if all_missing:
-        raise DataError(
-            f"Column(s) with no values at all: {', '.join(map(str, all_missing))}; remove them or fill them in."
-        )
-
-    target_missing = df[target].isna()
-    if target_missing.any():
-        notes.append(f"Dropped {int(target_missing.sum()):,} row(s) with no target value.")
-        df = df[~target_missing]
-
-    target_values = df[target].unique()
-    if len(target_values) < 2:
-        raise DataError(
-            f"The target {target!r} has a single value ({target_values[0]!r}); a classifier needs two outcomes."
-        )
-    # Compare as text too, so --undesired 1 matches a numeric target column.
-    values_text = {str(v): v for v in target_values}
-    resolved = tuple(values_text.get(str(u), u) for u in undesirable)
-    missing_values = [u for u, r in zip(undesirable, resolved) if r not in set(target_values)]
-    if missing_values:
-        raise DataError(
-            f"No row has the undesirable outcome {', '.join(map(repr, missing_values))}; "
-            f"the target values are: {', '.join(sorted(map(str, target_values)))}."
-        )
-    if df[target].isin(resolved).all():
-        raise DataError("Every row has the undesirable outcome; the data needs rows with the desirable one too.")
-    undesirable = resolved
-
-    resolved_kinds: dict[str, Kind] = {}
-    seen_levels: dict[str, set] = {}  # before rows are dropped: an order may name a level only dropped rows had
-    for c in feature_names:
-        kind = kinds.get(c) or ("ordinal" if c in (ordinal_orders or {}) else infer_kind(df[c]))
-        if c in (ordinal_orders or {}):
-            if kind == "continuous":
-                raise ConfigError(f"{c!r} is declared continuous, so it cannot take an order of levels.")
-            kind = "ordinal"  # an ordered feature is ordinal
-        if kind == "categorical" and c not in kinds and c not in (ordinal_orders or {}) and mostly_numeric(df[c]):
-            kind = "continuous"
-        if kind == "continuous":
-            df[c], column_notes = as_numbers(df[c], c, declared=c in kinds)
-            notes.extend(column_notes)
-        else:
-            df[c] = as_category_text(df[c])
-            seen_levels[c] = set(df[c].dropna())
-        resolved_kinds[c] = kind
-
-    feature_missing = df[feature_names].isna()
-    rows_with_missing = feature_missing.any(axis=1)
-    if rows_with_missing.any():
-        per_col = feature_missing.sum()
-        detail = ", ".join(f"{c} {int(n):,}" for c, n in per_col.items() if n)
-        if missing == "drop":
-            notes.append(f"Dropped {int(rows_with_missing.sum()):,} row(s) with a missing feature value ({detail}).")
-            df = df[~rows_with_missing]
-        elif missing == "impute":
-            for c in feature_names:
-                if per_col[c]:
-                    fill = df[c].median() if resolved_kinds[c] == "continuous" else df[c].mode().iloc[0]
-                    df[c] = df[c].fillna(fill)
-            notes.append(
-                f"Imputed missing values in {int(rows_with_missing.sum()):,} row(s) "
-                f"(mode for categorical, median for continuous; {detail})."
-            )
-        else:
-            raise ConfigError(f"missing must be 'drop' or 'impute', not {missing!r}.")
-        if len(df) == 0:
-            raise DataError("Every row has a missing feature value; choose missing='impute' or fewer features.")
-        if df[target].nunique() < 2 or not df[target].isin(undesirable).any():
-            raise DataError("After dropping rows with missing values only one outcome is left; use missing='impute'.")
-
-    display_names = dict(display_names or {})
-    ordinal_orders = dict(ordinal_orders or {})
-    specs = []
-    for c in feature_names:
-        kind = resolved_kinds[c]
-        if kind == "continuous":
-            col = df[c]
-            specs.append(
-                Feature(c, kind, c in immutable, display_names.get(c, ""), None, bool(np.all(np.mod(col, 1) == 0)))
-            )
-            continue
-        levels = sorted(df[c].unique(), key=str)
-        if kind == "ordinal" and c in ordinal_orders:
-            order = [category_text(v).strip() if not isinstance(v, str) else v.strip() for v in ordinal_orders[c]]
-            extra = [v for v in levels if v not in order]
-            if extra:
-                raise ConfigError(f"Ordinal feature {c!r} has values missing from its order: {', '.join(extra)}.")
-            unknown = [v for v in order if v not in seen_levels[c]]
-            if unknown or len(set(order)) != len(order):
-                problem = f"no value {', '.join(map(repr, unknown))}" if unknown else "a value twice in its order"
-                raise ConfigError(f"{c!r} has {problem}; its values are: {', '.join(sorted(seen_levels[c]))}.")
-            levels = [v for v in order if v in set(levels)]
-        specs.append(Feature(c, kind, c in immutable, display_names.get(c, ""), tuple(levels)))
+    specs = _build_features(df, feature_names, resolved_kinds, seen_levels, ordinal_orders, immutable, dict(display_names or {}))
     specs = [_with_constraints(f, monotone.get(f.name), bounds.get(f.name), allowed.get(f.name)) for f in specs]
+    _check_some_mutable(specs)
 
-    if all(s.immutable for s in specs):
-        raise ConfigError("Every feature is immutable, so no counterfactual can exist; leave at least one mutable.")
-
-    digest = hashlib.sha256()
-    digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
-    digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()))).encode())
     return TaskSpec(
         name=name,
         frame=df,
@@ -444,8 +339,233 @@ def make_task(
         source=source,
         rows_in_file=rows_in_file,
         raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names},
-        _fingerprint=digest.hexdigest()[:16],
+        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes),
     )
+
+
+def _check_frame(frame) -> None:
+    """Refuse anything but a data frame with at least one row and one column."""
+    if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
+        raise DataError("The data has no rows: upload a CSV with a header line and at least one data row.")
+    if frame.shape[1] == 0:
+        raise DataError("The data has no columns: check the file is a comma-separated CSV with a header line.")
+
+
+def _check_target(frame: pd.DataFrame, target: str) -> None:
+    """Refuse a target that is not one of the frame's columns, naming the columns."""
+    if target not in frame.columns:
+        raise DataError(
+            f"Target column {target!r} not found; the columns are: {', '.join(map(str, frame.columns))}."
+        )
+
+
+def _undesirable_values(undesirable) -> tuple:
+    """The undesirable outcome(s) as a non-empty tuple (one value or a sequence of them)."""
+    if isinstance(undesirable, (str, int, float, bool, np.generic)):
+        undesirable = (undesirable,)
+    undesirable = tuple(undesirable)
+    if not undesirable:
+        raise ConfigError("Name at least one undesirable target value (e.g. --undesired Rejected).")
+    return undesirable
+
+
+def _feature_columns(frame: pd.DataFrame, target: str, features: Iterable[str] | None) -> list[str]:
+    """The feature columns: those named, or every column but the target; each must exist and none be the target."""
+    feature_names = [c for c in frame.columns if c != target] if features is None else list(features)
+    if not feature_names:
+        raise DataError("The data has no feature columns besides the target.")
+    unknown = [f for f in feature_names if f not in frame.columns]
+    if unknown:
+        raise ConfigError(f"Feature column(s) not found: {', '.join(map(str, unknown))}.")
+    if target in feature_names:
+        raise ConfigError(f"The target {target!r} cannot also be a feature.")
+    return feature_names
+
+
+def _check_named_features(feature_names: list[str], named: Iterable[tuple[str, Iterable]]) -> None:
+    """Refuse the first setting (kind, immutability, order or constraint) that names a feature the task lacks."""
+    for label, names in named:
+        bad = [n for n in names if n not in feature_names]
+        if bad:
+            raise ConfigError(
+                f"Unknown {label}: {', '.join(map(str, bad))}; the features are: {', '.join(map(str, feature_names))}."
+            )
+
+
+def _check_kind_names(kinds: Mapping[str, str]) -> None:
+    """Refuse a kind override that is not one of :data:`KINDS`."""
+    bad_kinds = {n: k for n, k in kinds.items() if k not in KINDS}
+    if bad_kinds:
+        raise ConfigError(f"Unknown kind(s) {bad_kinds}; use one of {', '.join(KINDS)}.")
+
+
+def _blank_missing_markers(df: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that only mean "missing" (see :data:`MISSING_MARKERS`, after stripping spaces) become NaN."""
+    for c in df.columns:
+        if df[c].dtype == object:
+            stripped = df[c].map(lambda v: v.strip() if isinstance(v, str) else v)
+            df[c] = stripped.mask(stripped.isin(MISSING_MARKERS))
+    return df
+
+
+def _check_no_empty_columns(df: pd.DataFrame, feature_names: list[str]) -> None:
+    """Refuse features with no value in any row."""
+    all_missing = [c for c in feature_names if df[c].isna().all()]
+    if all_missing:
+        raise DataError(
+            f"Column(s) with no values at all: {', '.join(map(str, all_missing))}; remove them or fill them in."
+        )
+
+
+def _drop_rows_without_target(df: pd.DataFrame, target: str, notes: list[str]) -> pd.DataFrame:
+    """Rows with no target value are dropped, and counted in ``notes``."""
+    target_missing = df[target].isna()
+    if target_missing.any():
+        notes.append(f"Dropped {int(target_missing.sum()):,} row(s) with no target value.")
+        df = df[~target_missing]
+    return df
+
+
+def _resolve_undesirable(df: pd.DataFrame, target: str, undesirable: tuple) -> tuple:
+    """The undesirable values as the target column holds them; both outcomes must be present.
+
+    Values are also matched as text, so ``--undesired 1`` finds a numeric target's 1.
+    """
+    target_values = df[target].unique()
+    if len(target_values) < 2:
+        raise DataError(
+            f"The target {target!r} has a single value ({target_values[0]!r}); a classifier needs two outcomes."
+        )
+    values_text = {str(v): v for v in target_values}
+    resolved = tuple(values_text.get(str(u), u) for u in undesirable)
+    missing_values = [u for u, r in zip(undesirable, resolved) if r not in set(target_values)]
+    if missing_values:
+        raise DataError(
+            f"No row has the undesirable outcome {', '.join(map(repr, missing_values))}; "
+            f"the target values are: {', '.join(sorted(map(str, target_values)))}."
+        )
+    if df[target].isin(resolved).all():
+        raise DataError("Every row has the undesirable outcome; the data needs rows with the desirable one too.")
+    return resolved
+
+
+def _resolve_kinds(
+    df: pd.DataFrame,
+    feature_names: list[str],
+    kinds: Mapping[str, str],
+    ordinal_orders: Mapping[str, list],
+    notes: list[str],
+) -> tuple[pd.DataFrame, dict[str, Kind], dict[str, set]]:
+    """Each feature's kind, and its column read as that kind.
+
+    A declared kind wins; a feature given an order is ordinal; otherwise the kind is
+    inferred, and a text column of numbers with a few stray words is continuous.
+    Continuous columns become floats (stray text and infinities missing, with notes),
+    the others text. Also returns each non-continuous feature's levels before any row
+    is dropped (an order may name a level only dropped rows had).
+    """
+    resolved_kinds: dict[str, Kind] = {}
+    seen_levels: dict[str, set] = {}
+    for c in feature_names:
+        kind = kinds.get(c) or ("ordinal" if c in ordinal_orders else infer_kind(df[c]))
+        if c in ordinal_orders:
+            if kind == "continuous":
+                raise ConfigError(f"{c!r} is declared continuous, so it cannot take an order of levels.")
+            kind = "ordinal"  # an ordered feature is ordinal
+        if kind == "categorical" and c not in kinds and c not in ordinal_orders and mostly_numeric(df[c]):
+            kind = "continuous"
+        if kind == "continuous":
+            df[c], column_notes = as_numbers(df[c], c, declared=c in kinds)
+            notes.extend(column_notes)
+        else:
+            df[c] = as_category_text(df[c])
+            seen_levels[c] = set(df[c].dropna())
+        resolved_kinds[c] = kind
+    return df, resolved_kinds, seen_levels
+
+
+def _handle_missing(
+    df: pd.DataFrame,
+    feature_names: list[str],
+    target: str,
+    undesirable: tuple,
+    kinds: Mapping[str, Kind],
+    missing: str,
+    notes: list[str],
+) -> pd.DataFrame:
+    """Rows with a missing feature value are dropped or imputed (``missing``), counted per column in ``notes``.
+
+    Imputation fills the median of a continuous feature and the mode of any other.
+    Refused when nothing, or only one outcome, is left.
+    """
+    feature_missing = df[feature_names].isna()
+    rows_with_missing = feature_missing.any(axis=1)
+    if not rows_with_missing.any():
+        return df
+    per_col = feature_missing.sum()
+    detail = ", ".join(f"{c} {int(n):,}" for c, n in per_col.items() if n)
+    if missing == "drop":
+        notes.append(f"Dropped {int(rows_with_missing.sum()):,} row(s) with a missing feature value ({detail}).")
+        df = df[~rows_with_missing]
+    elif missing == "impute":
+        for c in feature_names:
+            if per_col[c]:
+                fill = df[c].median() if kinds[c] == "continuous" else df[c].mode().iloc[0]
+                df[c] = df[c].fillna(fill)
+        notes.append(
+            f"Imputed missing values in {int(rows_with_missing.sum()):,} row(s) "
+            f"(mode for categorical, median for continuous; {detail})."
+        )
+    else:
+        raise ConfigError(f"missing must be 'drop' or 'impute', not {missing!r}.")
+    if len(df) == 0:
+        raise DataError("Every row has a missing feature value; choose missing='impute' or fewer features.")
+    if df[target].nunique() < 2 or not df[target].isin(undesirable).any():
+        raise DataError("After dropping rows with missing values only one outcome is left; use missing='impute'.")
+    return df
+
+
+def _build_features(
+    df: pd.DataFrame,
+    feature_names: list[str],
+    kinds: Mapping[str, Kind],
+    seen_levels: Mapping[str, set],
+    ordinal_orders: Mapping[str, list],
+    immutable: list[str],
+    display_names: Mapping[str, str],
+) -> list[Feature]:
+    """One :class:`Feature` per column, without constraints yet.
+
+    A continuous feature records whether every value is a whole number; any other its
+    levels, sorted as text, or in the given order for an ordinal feature.
+    """
+    specs = []
+    for c in feature_names:
+        kind = kinds[c]
+        if kind == "continuous":
+            col = df[c]
+            specs.append(
+                Feature(c, kind, c in immutable, display_names.get(c, ""), None, bool(np.all(np.mod(col, 1) == 0)))
+            )
+            continue
+        levels = sorted(df[c].unique(), key=str)
+        if kind == "ordinal" and c in ordinal_orders:
+            levels = _ordered_levels(c, levels, ordinal_orders[c], seen_levels[c])
+        specs.append(Feature(c, kind, c in immutable, display_names.get(c, ""), tuple(levels)))
+    return specs
+
+
+def _ordered_levels(name: str, levels: list[str], order: Sequence, seen: set) -> list[str]:
+    """An ordinal feature's levels in the given order; the order must hold every level, once, and only known ones."""
+    order = [category_text(v).strip() if not isinstance(v, str) else v.strip() for v in order]
+    extra = [v for v in levels if v not in order]
+    if extra:
+        raise ConfigError(f"Ordinal feature {name!r} has values missing from its order: {', '.join(extra)}.")
+    unknown = [v for v in order if v not in seen]
+    if unknown or len(set(order)) != len(order):
+        problem = f"no value {', '.join(map(repr, unknown))}" if unknown else "a value twice in its order"
+        raise ConfigError(f"{name!r} has {problem}; its values are: {', '.join(sorted(seen))}.")
+    return [v for v in order if v in set(levels)]
 
 
 def _with_constraints(feature: Feature, direction, bounds, allowed) -> Feature:
@@ -489,3 +609,17 @@ def _with_constraints(feature: Feature, direction, bounds, allowed) -> Feature:
     if feature.immutable and (direction or bounds is not None or allowed is not None):
         raise ConfigError(f"{name!r} is immutable: it never changes, so a direction, range or allowed values do not apply.")
     return replace(feature, direction=direction, bounds=bounds, allowed=allowed)
+
+
+def _check_some_mutable(specs: list[Feature]) -> None:
+    """Refuse a task in which every feature is immutable: no counterfactual could exist."""
+    if all(s.immutable for s in specs):
+        raise ConfigError("Every feature is immutable, so no counterfactual can exist; leave at least one mutable.")
+
+
+def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str]) -> str:
+    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome and the features."""
+    digest = hashlib.sha256()
+    digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
+    digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()))).encode())
+    return digest.hexdigest()[:16]
