@@ -8,12 +8,14 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 1. :func:`_check_frame`: the frame has rows and columns.
 2. :func:`_check_target`, :func:`_undesirable_values`: the target column exists, at least one undesirable value is named.
 3. :func:`_feature_columns`: the features exist and do not include the target.
-4. :func:`_check_named_features`: every feature a kind, order, constraint or immutability names is one of them.
+4. :func:`_check_named_features`, :func:`_check_kind_names`: every feature a kind, order, constraint or
+   immutability names is one of them, and every kind is one of :data:`KINDS`.
 5. :func:`_blank_missing_markers`, :func:`_check_no_empty_columns`: "na"-like text is missing; no feature is empty.
 6. :func:`_drop_rows_without_target`, :func:`_resolve_undesirable`: two outcomes remain, the undesirable one among them.
 7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
 8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
-9. :func:`_build_features`, :func:`_with_constraints`, :func:`_check_some_mutable`: the :class:`Feature` list.
+9. :func:`_build_features` (with :func:`_ordered_levels`), :func:`_with_constraints`, :func:`_check_some_mutable`:
+   the :class:`Feature` list.
 10. :func:`_fingerprint`: a content hash for cache keys.
 """
 
