@@ -7,7 +7,7 @@ from pathlib import Path
 
 # One OpenMP thread in every test process (and the CLI and app processes tests start), set before
 # scikit-learn loads: on a machine shared with other work, OpenMP's waiting threads made a 1 s
-# HistGradientBoosting test take 40 s to 4 minutes. The results do not depend on the thread count.
+# HistGradientBoosting test take 40 s to 4 minutes. No test depends on the thread count.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
