@@ -13,7 +13,7 @@ from .._errors import ConfigError
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..models import FittedModel
-from ._scores import MethodScores
+from ._scores import MethodScores, checked_rows
 
 __all__ = ["LimeImportance", "normalise_to_max", "lime_importance"]
 
@@ -95,12 +95,7 @@ def lime_importance(
     """
     from lime.lime_tabular import LimeTabularExplainer
 
-    rows = [int(r) for r in rows]
-    if not rows:
-        raise ConfigError("No rows to explain with LIME.")
-    missing = [r for r in rows if r not in task.frame.index]
-    if missing:
-        raise ConfigError(f"Row(s) {missing[:5]} are not in the data (they may have been dropped).")
+    rows = checked_rows(task, rows, "LIME")
     if num_samples < 10:
         raise ConfigError("LIME needs at least 10 samples per factual.")
     training = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -9,8 +10,9 @@ import pandas as pd
 
 from .._errors import ConfigError
 from .._results import FeatureScores, json_floats, json_matrix, json_number
+from ..data import TaskSpec
 
-__all__ = ["MethodScores"]
+__all__ = ["MethodScores", "checked_rows"]
 
 
 class MethodScores(FeatureScores):
@@ -75,3 +77,14 @@ class MethodScores(FeatureScores):
             "config": dict(data.get("config") or {}),
             "per_row": np.array([json_floats(row) for row in data["per_row"]], dtype=float).reshape(len(data["rows"]), len(records)),
         }
+
+
+def checked_rows(task: TaskSpec, rows: Sequence[int], method: str) -> list[int]:
+    """The row ids as ints; a ConfigError naming ``method`` when there are none or some are not in the data."""
+    rows = [int(r) for r in rows]
+    if not rows:
+        raise ConfigError(f"No rows to explain with {method}.")
+    missing = [r for r in rows if r not in task.frame.index]
+    if missing:
+        raise ConfigError(f"Row(s) {missing[:5]} are not in the data (they may have been dropped).")
+    return rows

@@ -8,7 +8,7 @@ model with KernelSHAP on the original features.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -20,7 +20,7 @@ from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._columns import encoded_column_owners, sum_columns_to_features
-from ._scores import MethodScores
+from ._scores import MethodScores, checked_rows
 
 __all__ = ["SHAP_EXPLAINERS", "SHAP_PATHS", "ShapImportance", "shap_importance"]
 
@@ -153,94 +153,182 @@ def shap_importance(
     -------
     ShapImportance explaining P(undesirable).
     """
-    import shap
-
     if explainer not in SHAP_EXPLAINERS:
         raise ConfigError(f"Unknown SHAP explainer {explainer!r}; choose one of {', '.join(SHAP_EXPLAINERS)}.")
-    rows = [int(r) for r in rows]
-    if not rows:
-        raise ConfigError("No rows to explain with SHAP.")
-    missing = [r for r in rows if r not in task.frame.index]
-    if missing:
-        raise ConfigError(f"Row(s) {missing[:5]} are not in the data (they may have been dropped).")
+    rows = checked_rows(task, rows, "SHAP")
+    inputs = _shap_inputs(model, task, rows)
+    kind = _explainer_kind(explainer, inputs, model)
+    rng = np.random.default_rng(seed)
+    started = time.perf_counter()
+    if progress is not None:
+        progress(0, len(rows))
+    if kind == "tree":
+        values, base = _tree_values(inputs, background_size=background_size, rng=rng, progress=progress)
+    else:
+        values, base = _kernel_values(
+            inputs, rows, background_size=background_size, nsamples=nsamples, seed=seed, rng=rng, progress=progress
+        )
+    seconds = time.perf_counter() - started
+    config = {
+        "background_size": background_size,
+        "nsamples": nsamples,
+        "seed": seed,
+        "output": "P(undesirable)",
+        "path": inputs.path,
+        "path_meaning": SHAP_PATHS[inputs.path],
+    }
+    return _shap_result(task, inputs, rows, values, base, kind=kind, seconds=seconds, config=config)
+
+
+# -- the steps of shap_importance ------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _ShapInputs:
+    """What SHAP explains on one path: the explained and training matrices and the function of them.
+
+    Attributes
+    ----------
+    path : {"encoded", "original"}
+    column_names : list of str, length n_columns
+    owners : ndarray of int, shape (n_columns,)
+        The feature behind each column.
+    explained : ndarray of shape (n_rows, n_columns)
+    training : ndarray of shape (n_train, n_columns)
+        The model's training rows, for the background.
+    p_undesirable : callable
+        P(undesirable) of an (n, n_columns) matrix.
+    classifier : the classifier behind the encoder (encoded path), else None
+    undesired_column : int or None
+        Its ``predict_proba`` column of the undesirable class (encoded path).
+    """
+
+    path: str
+    column_names: list[str]
+    owners: np.ndarray
+    explained: np.ndarray
+    training: np.ndarray
+    p_undesirable: Callable[[np.ndarray], np.ndarray]
+    classifier: object = None
+    undesired_column: int | None = None
+
+
+def _shap_inputs(model: FittedModel, task: TaskSpec, rows: list[int]) -> _ShapInputs:
+    """The encoded path for a 2-step encoder + classifier pipeline, the original features for any other model."""
     try:
         column_names, owners = encoded_column_owners(task, model)
         encoder, classifier = model.encoder_and_classifier()
-        path = "encoded"
     except ConfigError:
-        path, classifier = "original", None
-    rng = np.random.default_rng(seed)
+        return _original_inputs(model, task, rows)
+    col = model.undesired_column
     training_rows = task.frame.loc[model.train_index, task.feature_names]
-    if path == "encoded":
-        col = model.undesired_column
-        explained = np.asarray(encoder.transform(model.estimator_input(task.frame.loc[rows, task.feature_names])), dtype=float)
-        training = np.asarray(encoder.transform(model.estimator_input(training_rows)), dtype=float)
+    explained = np.asarray(encoder.transform(model.estimator_input(task.frame.loc[rows, task.feature_names])), dtype=float)
+    training = np.asarray(encoder.transform(model.estimator_input(training_rows)), dtype=float)
 
-        def p_undesirable(z):
-            return classifier.predict_proba(z)[:, col]
-    else:
-        column_names, owners = list(task.feature_names), np.arange(len(task.features))
-        explained = encode_rows(task, task.frame.loc[rows, task.feature_names])
-        training = encode_rows(task, training_rows)
+    def p_undesirable(z):
+        return classifier.predict_proba(z)[:, col]
 
-        def p_undesirable(z):
-            return model.predict_proba(decode_rows(task, np.asarray(z, dtype=float)))[:, 1]
+    return _ShapInputs("encoded", column_names, owners, explained, training, p_undesirable, classifier, col)
 
-    tree_model = classifier is not None and _is_tree_model(classifier)
+
+def _original_inputs(model: FittedModel, task: TaskSpec, rows: list[int]) -> _ShapInputs:
+    """Level codes of the original features; P(undesirable) through the model's own predict_proba on decoded rows."""
+    training_rows = task.frame.loc[model.train_index, task.feature_names]
+
+    def p_undesirable(z):
+        return model.predict_proba(decode_rows(task, np.asarray(z, dtype=float)))[:, 1]
+
+    return _ShapInputs(
+        "original",
+        list(task.feature_names),
+        np.arange(len(task.features)),
+        encode_rows(task, task.frame.loc[rows, task.feature_names]),
+        encode_rows(task, training_rows),
+        p_undesirable,
+    )
+
+
+def _explainer_kind(explainer: str, inputs: _ShapInputs, model: FittedModel) -> str:
+    """"tree" or "kernel": what "auto" picks, and a clear refusal of TreeExplainer for a model it cannot explain."""
+    tree_model = inputs.classifier is not None and _is_tree_model(inputs.classifier)
     kind = explainer if explainer != "auto" else ("tree" if tree_model else "kernel")
     if kind == "tree" and not tree_model:
         raise ConfigError(
             f"TreeExplainer needs a random forest or gradient boosting behind an encoder step; {model.name!r} is not one. "
             "Use explainer='kernel'."
         )
-    started = time.perf_counter()
-    if progress is not None:
-        progress(0, len(rows))
-    if kind == "tree":
-        from sklearn.ensemble import RandomForestClassifier
+    return kind
 
-        if isinstance(classifier, RandomForestClassifier):
-            # A forest's raw output is already the averaged class probability.
-            tree = shap.TreeExplainer(classifier)
-        else:
-            sample = training[rng.choice(len(training), size=min(background_size * 5, len(training)), replace=False)]
-            tree = shap.TreeExplainer(
-                classifier, data=sample, model_output="probability", feature_perturbation="interventional"
-            )
-        # In chunks, so a long run (minutes on wide one-hot data) can report rows done of total.
-        chunks = []
-        for start in range(0, len(rows), TREE_SHAP_CHUNK):
-            chunks.append(np.asarray(tree.shap_values(explained[start : start + TREE_SHAP_CHUNK], check_additivity=False)))
-            if progress is not None:
-                progress(min(start + TREE_SHAP_CHUNK, len(rows)), len(rows))
-        values = np.concatenate(chunks, axis=0)
-        expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
-        if values.ndim == 3:  # (rows, columns, classes)
-            values, base = values[..., col], float(expected[col])
-        else:
-            base = float(expected[-1])
+
+def _tree_values(
+    inputs: _ShapInputs, *, background_size: int, rng: np.random.Generator, progress: Progress | None
+) -> tuple[np.ndarray, float]:
+    """TreeSHAP values of the explained rows (n_rows, n_columns) and the base value, in chunks that report progress."""
+    import shap
+    from sklearn.ensemble import RandomForestClassifier
+
+    classifier, training, explained = inputs.classifier, inputs.training, inputs.explained
+    if isinstance(classifier, RandomForestClassifier):
+        # A forest's raw output is already the averaged class probability.
+        tree = shap.TreeExplainer(classifier)
     else:
-        size = min(background_size, len(training))
-        if path == "encoded":
-            background = shap.kmeans(training, size)
-        else:
-            background = training[rng.choice(len(training), size=size, replace=False)]
-        kernel = shap.KernelExplainer(p_undesirable, background)
-        values = np.empty_like(explained)
-        # KernelExplainer samples coalitions from numpy's global RNG: seed it per row (so a
-        # row's values do not depend on the batch) and restore the caller's state after.
-        state = np.random.get_state()
-        try:
-            for i, row in enumerate(rows):
-                np.random.seed(query_seed(seed, row))
-                values[i] = kernel.shap_values(explained[i : i + 1], nsamples=nsamples, silent=True)[0]
-                if progress is not None:
-                    progress(i + 1, len(rows))
-        finally:
-            np.random.set_state(state)
-        base = float(np.atleast_1d(kernel.expected_value)[0])
-    seconds = time.perf_counter() - started
-    per_feature = sum_columns_to_features(values, owners, len(task.features))
+        sample = training[rng.choice(len(training), size=min(background_size * 5, len(training)), replace=False)]
+        tree = shap.TreeExplainer(
+            classifier, data=sample, model_output="probability", feature_perturbation="interventional"
+        )
+    # In chunks, so a long run (minutes on wide one-hot data) can report rows done of total.
+    n_rows, chunks = len(explained), []
+    for start in range(0, n_rows, TREE_SHAP_CHUNK):
+        chunks.append(np.asarray(tree.shap_values(explained[start : start + TREE_SHAP_CHUNK], check_additivity=False)))
+        if progress is not None:
+            progress(min(start + TREE_SHAP_CHUNK, n_rows), n_rows)
+    values = np.concatenate(chunks, axis=0)
+    expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
+    if values.ndim == 3:  # (rows, columns, classes)
+        col = inputs.undesired_column
+        return values[..., col], float(expected[col])
+    return values, float(expected[-1])
+
+
+def _kernel_values(
+    inputs: _ShapInputs,
+    rows: list[int],
+    *,
+    background_size: int,
+    nsamples: int | str,
+    seed: int,
+    rng: np.random.Generator,
+    progress: Progress | None,
+) -> tuple[np.ndarray, float]:
+    """KernelSHAP values (n_rows, n_columns), each row seeded from (seed, row), and the base value."""
+    import shap
+
+    training, explained = inputs.training, inputs.explained
+    size = min(background_size, len(training))
+    if inputs.path == "encoded":
+        background = shap.kmeans(training, size)
+    else:
+        background = training[rng.choice(len(training), size=size, replace=False)]
+    kernel = shap.KernelExplainer(inputs.p_undesirable, background)
+    values = np.empty_like(explained)
+    # KernelExplainer samples coalitions from numpy's global RNG: seed it per row (so a
+    # row's values do not depend on the batch) and restore the caller's state after.
+    state = np.random.get_state()
+    try:
+        for i, row in enumerate(rows):
+            np.random.seed(query_seed(seed, row))
+            values[i] = kernel.shap_values(explained[i : i + 1], nsamples=nsamples, silent=True)[0]
+            if progress is not None:
+                progress(i + 1, len(rows))
+    finally:
+        np.random.set_state(state)
+    return values, float(np.atleast_1d(kernel.expected_value)[0])
+
+
+def _shap_result(
+    task: TaskSpec, inputs: _ShapInputs, rows: list[int], values: np.ndarray, base: float, *, kind: str, seconds: float,
+    config: dict,
+) -> ShapImportance:
+    """Per-column SHAP values summed back to the features, as a ShapImportance."""
+    per_feature = sum_columns_to_features(values, inputs.owners, len(task.features))
     magnitude = np.abs(per_feature)
     return ShapImportance(
         feature_names=tuple(task.feature_names),
@@ -249,18 +337,11 @@ def shap_importance(
         values=per_feature,
         mean_abs=magnitude.mean(axis=0),
         std_abs=magnitude.std(axis=0),
-        column_names=tuple(column_names),
+        column_names=tuple(inputs.column_names),
         column_mean_abs=np.abs(values).mean(axis=0),
         base_value=base,
         query_index=np.asarray(rows, dtype=int),
         explainer=f"{kind} ({'TreeExplainer' if kind == 'tree' else 'KernelExplainer'})",
         seconds=seconds,
-        config={
-            "background_size": background_size,
-            "nsamples": nsamples,
-            "seed": seed,
-            "output": "P(undesirable)",
-            "path": path,
-            "path_meaning": SHAP_PATHS[path],
-        },
+        config=config,
     )
