@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from ._uncertainty import frequency_intervals
+
 __all__ = ["FeatureScores", "FlexResult", "RegionalResult", "QUADRANT_MEANING", "importance_rank", "versions"]
 
 QUADRANT_MEANING = {
@@ -187,8 +189,6 @@ class FlexResult(FeatureScores):
         """The same result counting only necessary changes (F, std, f_j(i), intervals and ranks)."""
         if self.necessary_frequency is None:
             raise ValueError("This result has no necessary-change frequencies (it was computed without a model).")
-        from .importance import frequency_intervals  # importance builds on this module
-
         settings = self.config.get("intervals", {})
         ci, ranks = frequency_intervals(
             self.local_necessary, level=settings.get("level", 0.95), fixed=np.array(self.immutable, dtype=bool)

@@ -31,9 +31,9 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._results import FlexResult
+from .._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
 from ..counterfactuals import CounterfactualStore, Progress
 from ._flex import flex_importance
-from ._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
 
 __all__ = ["NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]
 
