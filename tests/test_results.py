@@ -55,5 +55,5 @@ def test_a_result_of_another_kind_is_refused_by_from_dict(user_explainer):
     import pytest
 
     lime = user_explainer.lime(user_explainer.explain_global(n_factuals=4).query_index[:2], num_samples=100)
-    with pytest.raises(fc.ConfigError, match="SHAP"):
+    with pytest.raises(fc.ConfigError, match="ShapImportance.from_dict reads .shap."):
         fc.compare.ShapImportance.from_dict(lime.to_dict())

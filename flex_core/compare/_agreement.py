@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+import pandas as pd
 from scipy.stats import kendalltau, rankdata, spearmanr
 
+from .._contract import Result, json_floats, json_number, json_pair
 from .._errors import ConfigError
-from .._results import FlexResult, importance_rank, json_number
+from .._results import FlexResult, importance_rank
 from ..importance import bootstrap_counts, bootstrap_means
 from ._shap import ShapImportance
 
@@ -17,12 +19,14 @@ __all__ = ["RankAgreement", "rank_agreement", "rank_correlations", "flex_shap_ag
 
 
 @dataclass(frozen=True)
-class RankAgreement:
+class RankAgreement(Result):
     """How two importance vectors agree over the same features.
 
     ``spearman`` and ``kendall`` (tau-b) handle ties; ``top_k_overlap`` is
     |A ∩ B| / max(|A|, |B|) where A and B are the features ranked <= k by each
     method (ties at the boundary included, so a set can hold more than k features).
+    ``config`` records k and, for :func:`flex_shap_agreement`, the bootstrap; it and
+    ``versions`` take no part in equality.
     """
 
     spearman: float
@@ -32,8 +36,12 @@ class RankAgreement:
     features: tuple[str, ...]
     spearman_interval: tuple[float, float] | None = None
     kendall_interval: tuple[float, float] | None = None
+    config: dict = field(default_factory=dict, compare=False)
+    versions: dict | None = field(default=None, repr=False, compare=False)
 
-    def to_dict(self) -> dict:
+    kind = "rank_agreement"
+
+    def _body(self) -> dict:
         out = {
             "spearman": json_number(self.spearman),
             "kendall": json_number(self.kendall),
@@ -41,9 +49,38 @@ class RankAgreement:
             "features": list(self.features),
         }
         if self.spearman_interval is not None:
-            out["spearman_interval"] = [json_number(v) for v in self.spearman_interval]
-            out["kendall_interval"] = [json_number(v) for v in self.kendall_interval]
-        return out
+            out["spearman_interval"] = json_pair(self.spearman_interval)
+            out["kendall_interval"] = json_pair(self.kendall_interval)
+        return {**out, "config": {"k": self.k, **self.config}}
+
+    @classmethod
+    def _from_body(cls, data: Mapping) -> RankAgreement:
+        config = dict(data.get("config") or {})
+        k = int(config.pop("k")) if "k" in config else next(
+            int(key[3:-8]) for key in data if key.startswith("top") and key.endswith("_overlap")
+        )
+        intervals = {
+            name: tuple(float(v) for v in json_floats(data[name]))
+            for name in ("spearman_interval", "kendall_interval") if data.get(name) is not None
+        }
+        spearman, kendall, overlap = json_floats([data["spearman"], data["kendall"], data[f"top{k}_overlap"]])
+        return cls(
+            spearman=float(spearman), kendall=float(kendall), top_k_overlap=float(overlap), k=k,
+            features=tuple(data["features"]), config=config, versions=data.get("versions"), **intervals,
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per statistic (spearman, kendall, top_k_overlap): its value and, where computed, its interval."""
+        intervals = {"spearman": self.spearman_interval, "kendall": self.kendall_interval, "top_k_overlap": None}
+        values = {"spearman": self.spearman, "kendall": self.kendall, "top_k_overlap": self.top_k_overlap}
+        return pd.DataFrame(
+            [
+                {"statistic": name, "value": values[name], "low": (intervals[name] or (np.nan, np.nan))[0],
+                 "high": (intervals[name] or (np.nan, np.nan))[1], "k": self.k if name == "top_k_overlap" else None,
+                 "features": len(self.features)}
+                for name in values
+            ]
+        )
 
 
 def rank_agreement(
@@ -122,6 +159,11 @@ def flex_shap_agreement(
     """
     mutable = ~np.asarray(flex.immutable, dtype=bool)
     point = rank_agreement(flex.frequency_mean, shap_result.mean_abs, k=k, names=flex.feature_names, include=mutable)
+    point = replace(point, config={
+        "between": ["flex frequency_mean", "shap mean |SHAP|"],
+        "over": "mutable features",
+        "bootstrap": {"resamples": n_boot, "level": level, "seed": seed, "over": "the factuals both methods explained"},
+    })
     shap_rows = {int(r): i for i, r in enumerate(shap_result.query_index)}
     has_cf = ~np.isnan(flex.local_frequencies).all(axis=1)
     pairs = [(i, shap_rows[int(r)]) for i, r in enumerate(flex.query_index) if has_cf[i] and int(r) in shap_rows]

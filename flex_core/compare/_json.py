@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from .._results import FlexResult, json_number
+from .._contract import json_number
+from .._results import FlexResult
 from ._agreement import flex_shap_agreement
 from ._lime import LimeImportance
+from ._scores import MethodScores
 from ._shap import ShapImportance
 
 __all__ = ["add_shap_to_json", "add_lime_to_json"]
@@ -27,11 +29,12 @@ def add_shap_to_json(out: dict, flex: FlexResult, shap_result: ShapImportance, *
     seed = int(flex.config.get("sample_seed", flex.config.get("seed", 0)))
     agreement = flex_shap_agreement(flex, shap_result, k=k, seed=seed)
     out["agreement"] = {
-        **agreement.to_dict(),
+        **agreement.to_dict(header=False),
         "between": ["flex frequency_mean", "shap mean |SHAP|"],
         "over": "mutable features (FLEX gives immutable features 0 by construction)",
     }
-    out["shap"] = {key: value for key, value in shap_result.to_dict().items() if key not in ("features", "rows")}
+    out["shap"] = {key: value for key, value in shap_result.to_dict(header=False).items() if key not in ("features", "rows")}
+    _add_versions(out, shap_result)
     return out
 
 
@@ -42,5 +45,12 @@ def add_lime_to_json(out: dict, lime_result: LimeImportance) -> dict:
         j = by_name[record["name"]]
         record["lime_importance"] = json_number(lime_result.normalised[j])
         record["lime_mean_abs"] = json_number(lime_result.mean_abs[j])
-    out["lime"] = {key: value for key, value in lime_result.to_dict().items() if key != "features"}
+    out["lime"] = {key: value for key, value in lime_result.to_dict(header=False).items() if key != "features"}
+    _add_versions(out, lime_result)
     return out
+
+
+def _add_versions(out: dict, result: MethodScores) -> None:
+    """The version of the library SHAP or LIME came from, beside the others in ``out["versions"]``."""
+    used = result.versions_used()
+    out["versions"] = {**out.get("versions", {}), **{lib: used[lib] for lib in result.libraries if lib in used}}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -41,8 +41,11 @@ class LimeImportance(MethodScores):
     query_index: np.ndarray
     seconds: float
     config: dict = field(default_factory=dict)
+    versions: dict | None = field(default=None, repr=False)
 
     method: ClassVar[str] = "lime"
+    kind = "lime"
+    libraries = ("lime",)
 
     def _scores(self) -> dict[str, np.ndarray]:
         return {"lime_mean_abs": self.mean_abs, "lime_importance": self.normalised}
@@ -51,7 +54,7 @@ class LimeImportance(MethodScores):
         return self.local_weights
 
     @classmethod
-    def from_dict(cls, data: dict) -> LimeImportance:
+    def _from_body(cls, data: Mapping) -> LimeImportance:
         """The result :meth:`to_dict` describes (|LIME weight| per row included)."""
         common = cls._common_from_dict(data)
         weights = common.pop("per_row")

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from .._contract import json_floats, json_matrix, json_number
 from .._errors import ConfigError
-from .._results import FeatureScores, json_floats, json_matrix, json_number
+from .._results import FeatureScores
 from ..data import TaskSpec
 
 __all__ = ["MethodScores", "checked_rows"]
 
 
 class MethodScores(FeatureScores):
-    """The export SHAP and LIME share (``method`` prefixes the columns); both rank by mean |weight|."""
+    """The export SHAP and LIME share (``method``, also their ``kind``, prefixes the columns); both rank by mean |weight|."""
 
     method: ClassVar[str]
 
@@ -46,7 +47,7 @@ class MethodScores(FeatureScores):
     def _per_row(self) -> np.ndarray:
         raise NotImplementedError
 
-    def to_dict(self) -> dict:
+    def _body(self) -> dict:
         """Plain data; with ``per_row`` (one list per explained row) :meth:`from_dict` rebuilds the result exactly."""
         ranks, scores = self.rank, self._scores()
         return {
@@ -64,7 +65,7 @@ class MethodScores(FeatureScores):
         }
 
     @classmethod
-    def _common_from_dict(cls, data: dict) -> dict:
+    def _common_from_dict(cls, data: Mapping) -> dict:
         records = data["features"]
         if data.get("method") != cls.method or "per_row" not in data:
             raise ConfigError(f"Not a {cls.method.upper()} result written by to_dict (method {data.get('method')!r}).")
@@ -76,6 +77,7 @@ class MethodScores(FeatureScores):
             "seconds": float(data["seconds"]),
             "config": dict(data.get("config") or {}),
             "per_row": np.array([json_floats(row) for row in data["per_row"]], dtype=float).reshape(len(data["rows"]), len(records)),
+            "versions": data.get("versions"),
         }
 
 

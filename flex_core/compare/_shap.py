@@ -8,14 +8,14 @@ model with KernelSHAP on the original features.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
+from .._contract import json_floats, json_number
 from .._errors import ConfigError
-from .._results import json_floats, json_number
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..models import FittedModel
@@ -63,8 +63,11 @@ class ShapImportance(MethodScores):
     explainer: str
     seconds: float
     config: dict = field(default_factory=dict)
+    versions: dict | None = field(default=None, repr=False)
 
     method: ClassVar[str] = "shap"
+    kind = "shap"
+    libraries = ("shap",)
 
     def _scores(self) -> dict[str, np.ndarray]:
         return {"shap_mean_abs": self.mean_abs, "shap_std_abs": self.std_abs}
@@ -77,7 +80,7 @@ class ShapImportance(MethodScores):
         return self.values
 
     @classmethod
-    def from_dict(cls, data: dict) -> ShapImportance:
+    def _from_body(cls, data: Mapping) -> ShapImportance:
         """The result :meth:`to_dict` describes (signed SHAP values per row included)."""
         common = cls._common_from_dict(data)
         values = common.pop("per_row")
