@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._contract import library_versions, result_header
+from .._contract import json_safe, library_versions, result_header
 from .._errors import ConfigError, DataError
 from .._results import FlexResult
 from ..compare import flex_shap_agreement, lime_importance, rank_agreement, ranking_table, shap_importance
@@ -582,10 +582,11 @@ def reproduce(
     report = _report(settings, generators, default, metric_rows, sections, sparsity, timings, total, figures.notes, findings)
     (out_dir / "report.md").write_text(report)
     # Compact: with indentation the per-factual tables made it 1.7 MB, too large to keep in the repository.
-    (out_dir / "results.json").write_text(json.dumps(results, separators=(",", ":"), default=_json_default) + "\n")
+    # json_safe: NaN (an undefined r, say) is written as null, as in every result's JSON.
+    (out_dir / "results.json").write_text(json.dumps(json_safe(results), separators=(",", ":"), default=_json_default) + "\n")
     return {**result_header("reproduction_summary"), "report": str(out_dir / "report.md"),
             "results": str(out_dir / "results.json"), "seconds": total, "generators": generators,
-            "pearson_r": headline["r"], "config": asdict(settings), "versions": results["versions"]}
+            "pearson_r": json_safe(headline["r"]), "config": asdict(settings), "versions": results["versions"]}
 
 
 def _json_default(value):
