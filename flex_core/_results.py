@@ -287,7 +287,7 @@ class FlexResult(FeatureScores):
                 **({} if self.local_necessary is None else {"necessary": json_matrix(self.local_necessary)}),
             },
             "generator": self.generator,
-            **({} if self.generator_sensitivity is None else {"generator_sensitivity": self.generator_sensitivity.to_dict(header=False)}),
+            **({} if self.generator_sensitivity is None else {"generator_sensitivity": _sensitivity(self.generator_sensitivity)}),
             "model": self.model,
             "config": self.config,
             "notes": list(self.notes),
@@ -344,6 +344,13 @@ _OPTIONAL_SCORES = (
 )
 #: Per-feature [low, high] pairs that exist only when computed.
 _OPTIONAL_INTERVALS = ("flip_alone_interval", "needed_interval")
+
+
+def _sensitivity(value: Mapping) -> dict:
+    """A FlexResult's generator sensitivity as it goes into its dict (a plain dict given to the result works too)."""
+    if not isinstance(value, GeneratorSensitivity):
+        value = GeneratorSensitivity(value)
+    return value.to_dict(header=False)
 
 
 def _matrix(rows, n_rows: int, n_columns: int) -> np.ndarray:
