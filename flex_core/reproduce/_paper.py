@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._contract import json_safe, library_versions, result_header
 from .._errors import ConfigError, DataError
 from .._explainer import FlexExplainer
-from .._results import FlexResult, versions
+from .._results import FlexResult
 from ..compare import flex_shap_agreement, rank_agreement, ranking_table
 from ..counterfactuals import DEFAULT_GENERATOR, refine_counterfactuals, training_ranges
 from ..data import TaskSpec, load_accidents, load_loan
@@ -538,7 +539,8 @@ def reproduce(
     default = DEFAULT_GENERATOR
     generators = list(dict.fromkeys([PAPER_GENERATOR, default]))
     started = time.perf_counter()
-    results: dict = {"settings": asdict(settings), "generators": generators, "default_generator": default}
+    results: dict = {**result_header("reproduction"), "settings": asdict(settings), "config": asdict(settings),
+                     "generators": generators, "default_generator": default}
     sections: dict[str, list[str]] = {}
     metric_rows, timings, sparsity = [], {}, {}
     headline: dict = {}
@@ -571,14 +573,16 @@ def reproduce(
         log(f"{key}: done in {timings[key]:.0f} s")
 
     total = time.perf_counter() - started
-    results.update(seconds=timings | {"total": total}, versions=versions(), machine=_machine(), notes=figures.notes)
+    results.update(seconds=timings | {"total": total}, versions=library_versions("shap", "lime"), machine=_machine(), notes=figures.notes)
     findings = _findings(results)
     report = _report(settings, generators, default, metric_rows, sections, sparsity, timings, total, figures.notes, findings)
     (out_dir / "report.md").write_text(report)
     # Compact: with indentation the per-factual tables made it 1.7 MB, too large to keep in the repository.
-    (out_dir / "results.json").write_text(json.dumps(results, separators=(",", ":"), default=_json_default) + "\n")
-    return {"report": str(out_dir / "report.md"), "results": str(out_dir / "results.json"),
-            "seconds": total, "generators": generators, "pearson_r": headline["r"]}
+    # json_safe: NaN (an undefined r, say) is written as null, as in every result's JSON.
+    (out_dir / "results.json").write_text(json.dumps(json_safe(results), separators=(",", ":"), default=_json_default) + "\n")
+    return {**result_header("reproduction_summary"), "report": str(out_dir / "report.md"),
+            "results": str(out_dir / "results.json"), "seconds": total, "generators": generators,
+            "pearson_r": json_safe(headline["r"]), "config": asdict(settings), "versions": results["versions"]}
 
 
 def _json_default(value):
