@@ -13,10 +13,11 @@ from ..counterfactuals import CounterfactualStore, Progress, generator_key
 from ..data import TaskSpec
 from ..models import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
+from ._metrics import DEFAULT_TAU
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
 from ._sensitivity import generator_sensitivity
 
-__all__ = ["sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting"]
+__all__ = ["sample_factuals", "run_local", "run_global", "run_regional", "random_query", "rows_meeting"]
 
 
 def sample_factuals(rows: Sequence[int], n: int, *, seed: int = 0) -> np.ndarray:
@@ -31,11 +32,40 @@ def sample_factuals(rows: Sequence[int], n: int, *, seed: int = 0) -> np.ndarray
     return np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
 
 
+def run_local(
+    store: CounterfactualStore,
+    row: int,
+    *,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
+    progress: Progress | None = None,
+) -> FlexResult:
+    """Local FLEX: one factual and its n_cf counterfactuals (F_j is the share of them that change feature j)."""
+    row = int(row)
+    if row not in set(store.factual_rows.tolist()):
+        raise ConfigError(
+            f"Row {row} is not a factual: the model does not predict it {' / '.join(map(str, store.task.undesirable))}."
+        )
+    cfset = store.ensure([row], progress=progress)
+    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
+    result = flex_importance(
+        cfset,
+        store.task,
+        tau=tau,
+        ranges=store.ranges,
+        level="local",
+        necessary=store.necessary_changes(cfset),
+        generator=generator_key(store.generator),
+        model=model_summary(store.model),
+        config=_config(store, row=row),
+    )
+    return _with_notes(result, notes)
+
+
 def run_global(
     store: CounterfactualStore,
     *,
     n_factuals: int = 200,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     sample_seed: int | None = None,
     sufficiency: bool = False,
     repeats: int = 1,
@@ -81,7 +111,7 @@ def run_regional(
     query: int,
     k: int = 4,
     where: str | Mapping | None = None,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     sufficiency: bool = False,
     repeats: int = 1,
     generators: Sequence[str] = (),

@@ -10,9 +10,10 @@ from ._fit import (
     build_pipeline,
     check_columns,
     fit_model,
+    from_file_estimator,
     model_feature_names,
     model_summary,
     resolve_undesired,
 )
 
-__all__ = ["MODELS", "adequacy_note", "FittedModel", "BinaryClassifierView", "build_pipeline", "fit_model", "model_summary", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "TRUSTED_MODULES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]
+__all__ = ["MODELS", "adequacy_note", "FittedModel", "BinaryClassifierView", "build_pipeline", "fit_model", "model_summary", "model_feature_names", "check_columns", "align_task", "from_file_estimator", "resolve_undesired", "TRUSTED_MODULES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]
