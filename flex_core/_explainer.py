@@ -200,6 +200,7 @@ class FlexExplainer:
         where: str | Mapping | None = None,
         k: int = 4,
         query: int | None = None,
+        rule: Sequence | None = None,
         n_factuals: int = 200,
         tau=DEFAULT_TAU,
         sufficiency: bool = False,
@@ -212,12 +213,24 @@ class FlexExplainer:
         ``where`` is ``{"feature": value}`` or ``"feature=value"``. The region is compared with
         ``global_result``; without one, global FLEX at ``n_factuals`` and the same τ is computed
         from the stored counterfactuals (pass one to compare with a global result of your own).
+
+        ``rule`` defines the region instead (no query, no k): the global result's factuals that meet
+        every condition, e.g. ``[{"feature": "age", "op": ">=", "value": 70}, "road_type=rural"]``
+        (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
+        when ``n_factuals`` is the same.
         """
         from .importance import random_query, run_global, run_regional
+        from .regions._runs import check_region_arguments, check_rule_region, run_rule_region
 
+        check_region_arguments(rule=rule, query=query, where=where)
+        if rule is not None:
+            rule = check_rule_region(self.store, rule)  # before anything is generated
         criterion = _criterion_text(where)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
+        if rule is not None:
+            return run_rule_region(self.store, global_result, rule=rule, tau=tau, sufficiency=sufficiency, repeats=repeats,
+                                   generators=generators, progress=progress)
         if query is None:
             query = random_query(self.store, where=criterion, seed=self.seed)
         return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,

@@ -14,6 +14,7 @@ from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES
 from ..data import load_dataset, parse_order, parse_range, to_safe_csv
 from ..importance import DEFAULT_TAU
 from ..models import MODELS, load_model
+from ..regions._runs import check_rule_region
 from ..reproduce import add_reproduce_parser, run_reproduce
 
 
@@ -148,8 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
     regional = sub.add_parser("regional", parents=[common], help="regional FLEX around a query factual")
     regional.add_argument("--query", type=int, help="0-based row of the input file (default: a random qualifying factual)")
-    regional.add_argument("--neighbours", type=int, default=4, help="k nearest neighbours by Hamming distance")
+    regional.add_argument("--neighbours", type=int, help="k nearest neighbours by Hamming distance (default 4)")
     regional.add_argument("--where", help="FEATURE=VALUE criterion the query and its neighbours meet")
+    regional.add_argument(
+        "--rule", action="append", metavar="CONDITION",
+        help='a rule-defined region instead of a query and its neighbours, one condition per --rule (all must hold): '
+             '"age>=70", "age<80", "road_type=rural", "age=70..80" (both ends included), "colour=red|blue"',
+    )
     regional.add_argument("--lime", action="store_true", help="add LIME's importance over the region, normalised to [0, 1]")
     regional.add_argument("--lime-samples", type=int, default=5000, help="LIME perturbation samples per factual")
     add_reproduce_parser(sub)
@@ -221,6 +227,10 @@ def run(args) -> dict:
             log(f"counterfactuals: {done}/{total} queries")
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
+    if args.command == "regional" and args.rule:
+        if args.query is not None or args.where or args.neighbours is not None:
+            raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
+        args.rule = check_rule_region(explainer.store, args.rule)  # a bad rule fails before any generation
     started = time.perf_counter()
     global_result = explainer.explain_global(
         n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})
@@ -237,8 +247,8 @@ def run(args) -> dict:
             add_shap_to_json(out, global_result, shap)
     else:
         regional = explainer.explain_region(
-            global_result=global_result, query=args.query, k=args.neighbours, where=args.where, tau=tau, progress=progress,
-            **on_request,
+            global_result=global_result, query=args.query, k=4 if args.neighbours is None else args.neighbours,
+            where=args.where, rule=args.rule, tau=tau, progress=progress, **on_request,
         )
         out = regional.to_dict()
         explained = regional.importance
