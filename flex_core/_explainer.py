@@ -236,6 +236,34 @@ class FlexExplainer:
         return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
                             sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
 
+    # -- regions that matter ------------------------------------------------------------------------
+    def find_regions(
+        self,
+        *,
+        tau=DEFAULT_TAU,
+        n_factuals: int = 1000,
+        max_conditions: int = 2,
+        min_support: int = 20,
+        fdr: float = 0.1,
+        n_permutations: int = 1000,
+        bins: int = 4,
+        top: int = 20,
+        progress=None,
+    ):
+        """The rule-defined regions whose F differs from global, tested with FDR control (a RegionsResult).
+
+        Candidates are one or two conditions (a level, an ordinal level range, a range of quantile
+        bins of a number) with at least ``min_support`` factuals; the divergence is 1 - Pearson r over
+        the mutable features, tested against a permutation null with Benjamini–Hochberg at ``fdr``.
+        One pool of ``n_factuals`` (the sample ``explain_global`` takes) is generated once; a τ change
+        regenerates nothing. See :mod:`flex_core.regions._discovery`.
+        """
+        from .regions import find_regions
+
+        return find_regions(self.store, tau=tau, n_factuals=n_factuals, max_conditions=max_conditions,
+                            min_support=min_support, fdr=fdr, n_permutations=n_permutations, bins=bins, top=top,
+                            progress=progress)
+
     def counterfactuals(self, rows: Sequence[int], *, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""
         return self.store.ensure(rows, progress=progress)

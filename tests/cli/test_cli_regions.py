@@ -45,3 +45,37 @@ def test_a_bad_rule_exits_2_with_one_line(capsys, args, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ")
     assert re.search(message, err[0]), err[0]
+
+
+def test_regions_json(tmp_path):
+    out = run_cli(tmp_path, "regions", *DATA, "--top", "5", "--permutations", "200", *FAST)
+    assert out["level"] == "regions" and 0 < len(out["regions"]) <= 5
+    assert {"features", "factuals", "counts", "generator", "model", "config", "notes", "versions", "data"} <= set(out)
+    region = out["regions"][0]
+    assert {"rule", "text", "size", "divergence", "divergence_interval", "pearson_r", "pearson_r_interval", "top_up",
+            "top_down", "significant", "q_value"} <= set(region)
+    assert out["config"]["command"] == "regions" and out["config"]["n_factuals"] == 120
+    assert out["config"]["discovery"]["n_permutations"] == 200 and out["counts"]["shown"] == len(out["regions"])
+
+
+def test_regions_default_to_a_pool_of_1000(tmp_path):
+    out = run_cli(tmp_path, "regions", *DATA, "--top", "1", "--permutations", "100", "--n-cf", "3", "--cv-folds", "2", "--quiet")
+    assert out["config"]["n_factuals"] == 1000
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["regions", "--fdr", "2"], "fdr is a false-discovery rate between 0 and 1"),
+        (["regions", "--sufficiency"], "--sufficiency apply to global and regional, not to regions"),
+        (["regions", "--max-conditions", "3"], "invalid choice"),
+    ],
+)
+def test_bad_regions_options_exit_2(capsys, args, message):
+    try:
+        code = main([args[0], *DATA, *args[1:], *FAST])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and re.search(message, err[0]), err
