@@ -264,6 +264,18 @@ class FlexExplainer:
                             min_support=min_support, fdr=fdr, n_permutations=n_permutations, bins=bins, top=top,
                             progress=progress)
 
+    def compare_groups(self, by: str, *, bins: int = 4, n_factuals: int = 1000, tau=DEFAULT_TAU, min_size: int = 10,
+                       progress=None):
+        """What the model asks of each group of ``by`` (a GroupsResult): flip share, cost of the minimal change, F.
+
+        One group per level, or per quantile bin (``bins``) of a number; intervals on every number and
+        a verdict that names a difference only when intervals separate. See :mod:`flex_core.regions._groups`.
+        """
+        from .regions import compare_groups
+
+        return compare_groups(self.store, by, bins=bins, n_factuals=n_factuals, tau=tau, min_size=min_size,
+                              progress=progress)
+
     def counterfactuals(self, rows: Sequence[int], *, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""
         return self.store.ensure(rows, progress=progress)

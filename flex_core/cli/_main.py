@@ -167,12 +167,16 @@ def build_parser() -> argparse.ArgumentParser:
     regions.add_argument("--permutations", type=int, default=1000, help="random orders of the pool for the null (default 1000)")
     regions.add_argument("--bins", type=int, default=4, help="quantile bins per number (default 4)")
     regions.add_argument("--top", type=int, default=20, help="regions to write (default 20)")
+    groups = sub.add_parser("groups", parents=[common], help="flip share, cost of the minimal change and FLEX per group")
+    groups.set_defaults(n_factuals=1000)
+    groups.add_argument("--by", required=True, metavar="FEATURE", help="the feature whose values (or bins) are the groups")
+    groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
     add_reproduce_parser(sub)
     return parser
 
 
 def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> dict:
-    """``regions``: one pool of factuals, nothing generated per region."""
+    """``regions`` and ``groups``: one pool of factuals, nothing generated per region or group."""
     asked = [flag for flag, value in (("--sufficiency", args.sufficiency), ("--repeats", args.repeats != 1),
                                       ("--compare-generators", args.compare_generators), ("--cf-out", args.cf_out)) if value]
     if asked:
@@ -186,6 +190,11 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
         counts = result.counts
         log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr}, "
             f"{counts['shown']} written ({time.perf_counter() - started:.1f} s)")
+    else:
+        result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau, progress=progress)
+        log(f"groups: {len(result.groups)} groups of {args.by} ({time.perf_counter() - started:.1f} s)")
+        for sentence in result.verdict:
+            log(f"verdict: {sentence}")
     return result.to_dict()
 
 
@@ -238,7 +247,9 @@ def run(args) -> dict:
         use_identifiers=_split(args.use_identifier),
         **parse_constraints(args),
     )
-    # Options of regions fail here, before the model is trained.
+    # Options of regions and groups fail here, before the model is trained.
+    if args.command == "groups" and args.by not in task.feature_names:
+        task.feature(args.by)
     if args.command == "regions":
         check_discovery_options(max_conditions=args.max_conditions, min_support=args.min_support, fdr=args.fdr,
                                 n_permutations=args.permutations, bins=args.bins, top=args.top)
@@ -258,7 +269,7 @@ def run(args) -> dict:
             log(f"counterfactuals: {done}/{total} queries")
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
-    if args.command == "regions":
+    if args.command in ("regions", "groups"):
         out = _run_pool_analysis(args, explainer, tau, progress, log)
         out["config"].update(command=args.command, data=args.data, model=args.model, encoding=args.encoding,
                              cv_folds=args.cv_folds, cv_rows=args.cv_rows, generator=args.generator, missing=args.missing,

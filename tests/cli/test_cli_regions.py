@@ -63,15 +63,26 @@ def test_regions_default_to_a_pool_of_1000(tmp_path):
     assert out["config"]["n_factuals"] == 1000
 
 
+def test_groups_json(tmp_path):
+    out = run_cli(tmp_path, "groups", *DATA, "--by", "road_type", *FAST)
+    assert out["level"] == "groups" and out["by"] == "road_type"
+    group = out["groups"][0]
+    assert {"value", "factuals", "flip_share", "flip_share_interval", "cost_median", "cost_interval", "features"} <= set(group)
+    assert out["verdict"] and {"generator", "model", "config", "notes", "versions"} <= set(out)
+    assert sum(g["factuals"] for g in out["groups"]) == 120
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["groups", "--by", "colour"], "Unknown feature 'colour'"),
+        (["groups"], "the following arguments are required: --by"),
         (["regions", "--fdr", "2"], "fdr is a false-discovery rate between 0 and 1"),
         (["regions", "--sufficiency"], "--sufficiency apply to global and regional, not to regions"),
         (["regions", "--max-conditions", "3"], "invalid choice"),
     ],
 )
-def test_bad_regions_options_exit_2(capsys, args, message):
+def test_bad_regions_and_groups_options_exit_2(capsys, args, message):
     try:
         code = main([args[0], *DATA, *args[1:], *FAST])
     except SystemExit as exc:  # argparse's own errors
