@@ -139,3 +139,11 @@ def test_a_rule_no_sampled_factual_meets_says_how_many_exist(red):
     assert meeting > 0 and not rule_mask(red.task, rare, global_result.query_index).any()
     with pytest.raises(fc.ConfigError, match=f"None of the 20 sampled factuals meets x < 1 \\({meeting} of all"):
         red.explain_region(rule=rare, global_result=global_result)
+
+
+def test_on_request_scores_work_on_a_rule_region():
+    ex = explainer(red_region_task(n=400))
+    region = ex.explain_region(rule=["colour=red"], n_factuals=100, generators=["batch-plausible"], sufficiency=True)
+    sensitivity = region.importance.generator_sensitivity
+    assert sensitivity["generators"] == ["batch", "batch-plausible"] and set(sensitivity["regional"]["r"]) == {"batch", "batch-plausible"}
+    assert region.importance.flip_alone is not None and region.rule is not None
