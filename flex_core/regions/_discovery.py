@@ -26,7 +26,10 @@ To first order 1 - r is a quadratic form in the region's sampling error, whose v
 proportional to 1/m - 1/n, so the null of (1 - r) / (1/m - 1/n) changes slowly with m; it grows
 with m (1 - r saturates for small, noisy regions). A region of m factuals is therefore compared
 with the scaled draws of its own size and of the larger sizes whose 1/m - 1/n is within a factor
-of 1.5: conservative, and it resolves p-values far below 1 / n_permutations. p = (1 + null draws at least as large) / (1 + null draws); q-values are
+of 1.5, which resolves p-values far below 1 / n_permutations. Measured on planted data with no
+regional effect (80 seeds, pools of 200): BH at 0.1 flagged a region in 5 runs with these p-values
+from 10,000 permutations, as with exact per-size p-values from 10,000; with the default 1,000, 5;
+with 200 permutations, 8 (the pooled tail is noisier, so the smallest p-values run a little low). p = (1 + null draws at least as large) / (1 + null draws); q-values are
 Benjamini–Hochberg's over every candidate tested, and a region is significant when q <= ``fdr``.
 
 **Pruning.** A two-condition region is dropped when it adds nothing to one of its conditions: when
