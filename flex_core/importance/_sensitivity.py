@@ -65,7 +65,11 @@ def generator_sensitivity(
         other = store.with_generator(make_generator(name))
         refine[name] = other.refine
         globals_[name] = flex_importance(other.ensure(rows), store.task, tau=tau, ranges=store.ranges)
-        if regional is not None:
+        if regional is not None and regional.rule is not None:
+            from ..regions import run_rule_region  # regions builds on importance
+
+            regionals[name] = run_rule_region(other, globals_[name], rule=regional.rule, tau=tau)
+        elif regional is not None:
             regionals[name] = run_regional(other, globals_[name], query=regional.query, k=len(regional.members) - 1,
                                            where=regional.criterion, tau=tau)
     out = GeneratorSensitivity({"generators": names, "refine": refine, **_compare(globals_, names)})
