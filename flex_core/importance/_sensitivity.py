@@ -75,8 +75,10 @@ def generator_sensitivity(
     out = GeneratorSensitivity({"generators": names, "refine": refine, **_compare(globals_, names)})
     config = {"tau": dict(tau) if isinstance(tau, Mapping) else tau, "factuals": rows}
     if regional is not None:
-        config["region"] = {"query": int(regional.query), "members": [int(m) for m in regional.members],
-                            "criterion": regional.criterion}
+        config["region"] = {"query": None if regional.query is None else int(regional.query),
+                            "members": [int(m) for m in regional.members], "criterion": regional.criterion}
+        if regional.rule is not None:
+            config["region"]["rule"] = [dict(c) for c in regional.rule]
         out["regional"] = {
             **_compare({n: r.importance for n, r in regionals.items()}, names),
             "r": {n: json_number(regionals[n].pearson_r) for n in names},

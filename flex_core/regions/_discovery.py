@@ -51,8 +51,9 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
+from .._contract import json_floats, json_number
+from .._contract import library_versions as versions
 from .._errors import ConfigError
-from .._results import json_floats, json_number, versions
 from ..counterfactuals import CounterfactualStore, Progress
 from ..data import TaskSpec
 from ..importance import DEFAULT_TAU, compare_with_global, pearson_interval

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._contract import json_floats, json_number
+from .._contract import library_versions as versions
 from .._errors import ConfigError
 from .._format import format_share
-from .._results import json_floats, json_number, versions
 from ..counterfactuals import CounterfactualSet, CounterfactualStore, Progress
 from ..data import TaskSpec
 from ..importance import DEFAULT_TAU, INTERVAL_LEVEL, frequency_intervals, wilson_interval
