@@ -8,7 +8,7 @@ Start with :class:`FlexExplainer` (any fitted classifier with ``predict_proba``)
 
 The top level holds the explainer, tasks, models, results, runs and errors; the
 pipeline's stages are subpackages: :mod:`~flex_core.data`, :mod:`~flex_core.models`,
-:mod:`~flex_core.counterfactuals`, :mod:`~flex_core.importance`,
+:mod:`~flex_core.counterfactuals`, :mod:`~flex_core.importance`, :mod:`~flex_core.regions`,
 :mod:`~flex_core.compare`, :mod:`~flex_core.plotting`, :mod:`~flex_core.report`,
 :mod:`~flex_core.cli` and :mod:`~flex_core.reproduce`. Everything loads on first
 use, so ``import flex_core`` stays light (no plotly, shap, lime, dice_ml or
@@ -45,7 +45,7 @@ _LAZY = {
     "DataError": "._errors",
     "GenerationError": "._errors",
 }
-_SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "compare", "plotting", "report", "cli", "reproduce")
+_SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "regions", "compare", "plotting", "report", "cli", "reproduce")
 
 __all__ = [*_LAZY, *_SUBPACKAGES]
 
