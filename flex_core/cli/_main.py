@@ -12,10 +12,9 @@ from .._explainer import FlexExplainer
 from ..compare import add_lime_to_json, add_shap_to_json
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES
 from ..data import load_dataset, parse_order, parse_range, to_safe_csv
-from ..importance import DEFAULT_TAU
+from ..importance import DEFAULT_TAU, check_rule_region
 from ..models import MODELS, load_model
-from ..regions._discovery import check_options as check_discovery_options
-from ..regions._runs import check_rule_region
+from ..regions import check_discovery_options
 from ..reproduce import add_reproduce_parser, run_reproduce
 
 

@@ -1,7 +1,7 @@
 """Regions that matter: rule-defined regions, region discovery with FDR control, and group comparison.
 
-* :func:`check_rule`, :func:`rule_mask`, :func:`rule_text`: a region as a rule, ``[{"feature", "op", "value"}]``;
-  :func:`run_rule_region` (``explainer.explain_region(rule=...)``) explains one as a RegionalResult.
+* A region as a rule, ``[{"feature", "op", "value"}]``, is explained by
+  :func:`flex_core.importance.run_rule_region` (``explainer.explain_region(rule=...)``), beside the Hamming regions.
 * :func:`find_regions` (``explainer.find_regions()``): the rule-defined regions whose F differs from
   global, tested against a permutation null with Benjamini–Hochberg FDR control (:class:`RegionsResult`).
 * :func:`compare_groups` (``explainer.compare_groups(by=...)``): flip share, cost of the minimal change
@@ -16,6 +16,7 @@ from ._discovery import (
     RegionsResult,
     benjamini_hochberg,
     candidate_conditions,
+    check_discovery_options,
     discover,
     divergence,
     find_regions,
@@ -23,12 +24,9 @@ from ._discovery import (
 )
 from ._groups import COST_DISTANCE, Group, GroupsResult, compare_groups, minimal_costs
 from ._pool import Pool, build_pool, quantile_bins
-from ._rules import OPS, check_rule, condition_text, parse_condition, rule_mask, rule_text
-from ._runs import check_rule_region, run_rule_region
 
 __all__ = [
-    "OPS", "parse_condition", "check_rule", "rule_mask", "rule_text", "condition_text", "run_rule_region", "check_rule_region",
-    "Region", "RegionsResult", "find_regions", "discover", "candidate_conditions", "divergence", "benjamini_hochberg",
+    "Region", "RegionsResult", "find_regions", "check_discovery_options", "discover", "candidate_conditions", "divergence", "benjamini_hochberg",
     "permutation_null", "DIVERGENCE", "Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE",
     "Pool", "build_pool", "quantile_bins",
 ]

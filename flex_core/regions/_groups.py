@@ -31,9 +31,8 @@ from .._errors import ConfigError
 from .._format import format_share
 from ..counterfactuals import CounterfactualSet, CounterfactualStore, Progress
 from ..data import TaskSpec
-from ..importance import DEFAULT_TAU, INTERVAL_LEVEL, frequency_intervals, wilson_interval
+from ..importance import DEFAULT_TAU, INTERVAL_LEVEL, condition_text, frequency_intervals, wilson_interval
 from ._pool import bin_label, build_pool, number_value, quantile_bins
-from ._rules import condition_text
 
 __all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE"]
 

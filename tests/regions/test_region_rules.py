@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import flex_core as fc
-from flex_core.regions import check_rule, parse_condition, rule_mask, rule_text
+from flex_core.importance import check_rule, parse_condition, rule_mask, rule_text
 from tests.regions.planted_regions import explainer, red_region_task
 
 
