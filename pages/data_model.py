@@ -42,6 +42,46 @@ with right:
     show_table(fc.report.model_quality_table(metrics))
     st.caption(evaluation_caption(model))
 
+st.subheader("Model quality at a decision cutoff")
+try:
+    held_out = cache.held_out_predictions(task, model, analysis.model_id)
+except fc.FlexError as exc:
+    st.info(f"No model-quality view: {exc}")
+else:
+    cutoff = st.slider(
+        "Decision cutoff: a case is predicted undesirable when P(undesirable) is above it", 0.0, 1.0, 0.5, 0.01,
+        key="w_cutoff",
+        help="Only this view uses it: FLEX explains the cases the model predicts undesirable at 0.5.",
+    )
+    quality = fc.models.quality_at_cutoff(held_out.y_true, held_out.p, cutoff)
+    undesirable = " / ".join(map(str, task.undesirable))
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable), key="confusion_matrix",
+                        width="stretch")
+        scores = quality.table()
+        for column in ("model", "always the most common outcome"):
+            scores[column] = scores[column].map(lambda v: "n/a" if v != v else fc.report.format_share(v, decimals=1))
+        show_table(scores)
+        base = undesirable if quality.baseline_predicts_undesirable else f"not {undesirable}"
+        st.caption(
+            f"Precision: of the cases predicted {undesirable}, the share that are; recall: of the cases that are "
+            f"{undesirable}, the share predicted so; F1 combines the two. The baseline always predicts the most "
+            f"common outcome of these rows ({base}); n/a where a share has no cases to be taken over."
+        )
+    with right:
+        st.plotly_chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id)),
+                        key="calibration", width="stretch")
+        st.caption(
+            "Each point is a bin of predicted P(undesirable) (0–0.1, 0.1–0.2, …): its mean prediction against the "
+            "share of its cases that really are undesirable. On the dashed line the probabilities can be read as "
+            "chances; the bars count the cases per bin (a point over few cases says little)."
+        )
+    rows_note = (f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows." if model.trained_here else
+                 f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows. The model was trained elsewhere, "
+                 "so these rows may include rows it was trained on, and the numbers may be optimistic.")
+    st.caption(rows_note)
+
 st.subheader("Features")
 st.caption(
     "Change a feature's kind, whether it can change (immutable features are never altered in counterfactuals) "

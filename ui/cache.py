@@ -207,6 +207,13 @@ def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str
 
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
+@st.cache_data(show_spinner="Scoring the model's test rows…", max_entries=8)
+def held_out_predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> fc.models.HeldOut:
+    """P(undesirable) and true outcomes of the model's evaluation rows (``identity``: the model id), scored once:
+    a cutoff only recounts them."""
+    return fc.models.held_out_predictions(_task, _model)
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
 def factual_map(_store: fc.CounterfactualStore, identity: str) -> fc.plotting.FactualMap:
     """The 2-D map of the store's factuals (``identity``: the store's model id)."""
@@ -375,3 +382,10 @@ def generator_sensitivity(
     """Each generator's F_j with its interval over these factuals (``identity``: the store's)."""
     result = fc.importance.flex_importance(_store.ensure(list(rows)), _store.task, tau=tau, ranges=_store.ranges)
     return fc.importance.generator_sensitivity(_store, result, list(others), tau=tau)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def calibration(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd.DataFrame:
+    """The reliability diagram's bins on the model's evaluation rows (``identity``: the model id)."""
+    held_out = held_out_predictions(_task, _model, identity)
+    return fc.models.calibration_table(held_out.y_true, held_out.p)

@@ -14,5 +14,6 @@ from ._flex import (
     what_must_change_figure,
 )
 from ._map import FactualMap, project_factuals
+from ._quality import calibration_figure, confusion_matrix_figure
 
-__all__ = ["FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure", "frequency_whiskers", "factual_map_figure", "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "FactualMap", "project_factuals", "thin_labels"]
+__all__ = ["calibration_figure", "confusion_matrix_figure", "FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure", "frequency_whiskers", "factual_map_figure", "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "FactualMap", "project_factuals", "thin_labels"]

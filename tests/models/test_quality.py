@@ -1,0 +1,80 @@
+"""Model quality at a cutoff, checked against a confusion matrix counted by hand."""
+
+import math
+
+import numpy as np
+import pytest
+
+import flex_core as fc
+
+# Ten rows: 4 truly undesirable (1), 6 not.
+Y = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+P = [0.9, 0.7, 0.45, 0.2, 0.8, 0.55, 0.3, 0.1, 0.05, 0.5]
+
+
+def test_counts_and_scores_at_a_cutoff_match_the_hand_count():
+    q = fc.models.quality_at_cutoff(Y, P, 0.5)
+    # Predicted undesirable (P > 0.5): rows 0, 1 (true 1) and 4, 5 (true 0); 0.5 itself is not above.
+    assert (q.tn, q.fp, q.fn, q.tp) == (4, 2, 2, 2)
+    assert q.matrix().tolist() == [[4, 2], [2, 2]]
+    assert q.precision == pytest.approx(2 / 4)
+    assert q.recall == pytest.approx(2 / 4)
+    assert q.f1 == pytest.approx(0.5)
+    assert q.accuracy == pytest.approx(6 / 10)
+    # The majority (6 of 10) is "not undesirable": the baseline never predicts undesirable.
+    assert not q.baseline_predicts_undesirable
+    assert math.isnan(q.baseline_precision)
+    assert q.baseline_recall == 0.0 and q.baseline_f1 == 0.0
+    assert q.baseline_accuracy == pytest.approx(0.6)
+
+
+def test_a_lower_cutoff_trades_precision_for_recall():
+    q = fc.models.quality_at_cutoff(Y, P, 0.15)
+    # P > 0.15: rows 0-3 (all four true 1) and 4, 5, 6, 9 (true 0).
+    assert (q.tn, q.fp, q.fn, q.tp) == (2, 4, 0, 4)
+    assert q.recall == 1.0 and q.precision == pytest.approx(0.5)
+    assert q.f1 == pytest.approx(2 * 4 / (2 * 4 + 4))
+
+
+def test_the_baseline_predicts_undesirable_when_it_is_the_majority():
+    q = fc.models.quality_at_cutoff([1, 1, 1, 0], [0.9, 0.2, 0.6, 0.7], 0.5)
+    assert q.baseline_predicts_undesirable
+    assert q.baseline_precision == pytest.approx(0.75) and q.baseline_recall == 1.0
+    assert q.baseline_f1 == pytest.approx(2 * 0.75 / 1.75)
+
+
+def test_no_predicted_undesirable_has_no_precision_and_a_bad_cutoff_is_refused():
+    q = fc.models.quality_at_cutoff(Y, P, 1.0)
+    assert q.tp == q.fp == 0 and math.isnan(q.precision) and q.recall == 0.0
+    with pytest.raises(fc.ConfigError, match="between 0 and 1"):
+        fc.models.quality_at_cutoff(Y, P, 1.5)
+    with pytest.raises(fc.ConfigError):
+        fc.models.quality_at_cutoff(Y, P[:3], 0.5)
+
+
+def test_calibration_bins_count_every_row_and_match_scikit_learn():
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(0)
+    p = rng.random(500)
+    y = (rng.random(500) < p).astype(int)
+    table = fc.models.calibration_table(y, p, n_bins=10)
+    observed, predicted = calibration_curve(y, p, n_bins=10)
+    assert table["rows"].sum() == 500
+    np.testing.assert_allclose(table["observed"], observed)
+    np.testing.assert_allclose(table["mean_predicted"], predicted)
+    # Bin 0.3-0.4 by hand.
+    inside = (p >= 0.3) & (p < 0.4)
+    row = table[np.isclose(table["bin_low"], 0.3)].iloc[0]
+    assert row["rows"] == inside.sum()
+    assert row["observed"] == pytest.approx(y[inside].mean())
+
+
+def test_held_out_predictions_are_the_test_split_of_a_model_trained_here():
+    task = fc.data.load_builtin("toy2d")
+    model = fc.fit_model(task, cv_folds=0)
+    held = fc.models.held_out_predictions(task, model)
+    assert set(held.rows) == set(model.test_index) and not set(held.rows) & set(model.train_index)
+    q = fc.models.quality_at_cutoff(held.y_true, held.p, 0.5)
+    assert q.accuracy == pytest.approx(model.metrics["test_accuracy"])
+    assert "held-out" in held.evaluated_on

@@ -1,0 +1,28 @@
+"""The model-quality view on the Data & model page: a cutoff slider recounts the confusion matrix."""
+
+from tests.pages.conftest import chart, start
+
+
+def _matrix(at):
+    return chart(at, "confusion_matrix")["data"][0]["z"]
+
+
+def test_the_cutoff_slider_recounts_the_confusion_matrix_and_the_calibration_curve_is_drawn():
+    at = start("toy2d", page="pages/data_model.py")
+    at_half = _matrix(at)
+    n = sum(map(sum, at_half))
+    assert n > 0
+    assert any("held-out 20% test split" in c.value for c in at.caption)
+    calibration = chart(at, "calibration")
+    assert {t["name"] for t in calibration["data"]} >= {"model", "rows per bin", "perfectly calibrated"}
+    assert sum(calibration["data"][2]["y"]) == n  # every test row is in one bin
+    at.slider(key="w_cutoff").set_value(0.0).run()
+    assert not at.exception
+    low = _matrix(at)
+    assert sum(map(sum, low)) == n
+    # Cutoff 0: (almost) everything is predicted undesirable, the left column empties.
+    assert low[0][0] + low[1][0] <= at_half[0][0] + at_half[1][0]
+    assert low != at_half
+    at.slider(key="w_cutoff").set_value(1.0).run()
+    high = _matrix(at)
+    assert high[0][1] == 0 and high[1][1] == 0  # nothing is above 1
