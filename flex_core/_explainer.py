@@ -279,6 +279,19 @@ class FlexExplainer:
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""
         return self.store.ensure(rows, progress=progress)
 
+    def what_if(self, values: Mapping, *, row: int | None = None):
+        """What if a case had these values? Its P(undesirable) and minimal counterfactuals (a
+        :class:`~flex_core.counterfactuals.WhatIf`).
+
+        ``values`` maps features to values in the data's format; with ``row``, the case starts from that row
+        of the data and features left out keep its values. Each value is checked once: a number outside the
+        data's range, an unknown level or an edited immutable feature is a ConfigError naming it. The
+        counterfactuals come from this explainer's generator and settings; an edited case's are not stored.
+        """
+        from .counterfactuals import what_if
+
+        return what_if(self.store, values, row=row)
+
     # -- other methods on the same rows -------------------------------------------------------------
     def shap(self, rows: Sequence[int], **options):
         """SHAP on these rows (e.g. ``result.query_index``); options as :func:`~flex_core.compare.shap_importance`."""

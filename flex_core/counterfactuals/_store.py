@@ -138,6 +138,22 @@ class CounterfactualStore:
         return bool(getattr(self.generator, "refines_in_search", False))
 
     def _generate(self, rows: list[int], *, features_to_vary, progress: Progress | None) -> CounterfactualSet:
+        return self._generate_frame(self.task.frame.loc[rows, self.task.feature_names], features_to_vary=features_to_vary,
+                                    progress=progress)
+
+    def generate_cases(self, cases, *, progress: Progress | None = None) -> CounterfactualSet:
+        """Counterfactuals for cases that need not be rows of the data (e.g. an edited case), not stored.
+
+        ``cases`` is a DataFrame with the task's feature columns in its format; its index (non-negative
+        integers) names the cases and seeds each one's search as a row id would. Every setting is this
+        store's, so a row of the data passed here gets the counterfactuals :meth:`ensure` gives it.
+        """
+        if len(cases) == 0:
+            raise ConfigError("No cases were given.")
+        return self._generate_frame(cases[self.task.feature_names], features_to_vary=self.features_to_vary,
+                                    progress=progress)
+
+    def _generate_frame(self, queries, *, features_to_vary, progress: Progress | None) -> CounterfactualSet:
         """One generator call with every setting of this store except ``features_to_vary``.
 
         A generator that makes counterfactuals minimal while it searches is told the refine mode;
@@ -147,7 +163,7 @@ class CounterfactualStore:
         cfset = self.generator.generate(
             self.model,
             self.task,
-            self.task.frame.loc[rows, self.task.feature_names],
+            queries,
             n_cf=self.n_cf,
             features_to_vary=features_to_vary,
             permitted_range=self.permitted_range,
