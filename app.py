@@ -19,6 +19,7 @@ pages = [
     st.Page("pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
     st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
     st.Page("pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
+    st.Page("pages/what_if.py", title="What-if", icon=":material/edit_note:", url_path="what-if-editor"),
     st.Page("pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare-methods"),
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
 ]

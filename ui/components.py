@@ -132,3 +132,21 @@ def evaluation_caption(model: fc.FittedModel) -> str:
     if "test_accuracy" not in m:
         return "A model trained elsewhere, without outcomes to score it against."
     return f"A model trained elsewhere; row 2 is measured on {m['evaluated_on']}. " + baseline + note
+
+
+def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=()) -> None:
+    """A case and its counterfactuals with changed cells in yellow and the case's edited cells in blue."""
+    edited = set(edited)
+
+    def style(frame):
+        marks = changed.reindex(index=frame.index, columns=frame.columns, fill_value=False)
+        out = marks.replace({True: "background-color: #fde68a; font-weight: 600", False: ""}).astype(object)
+        for name in edited & set(frame.columns):
+            out.loc[frame.index[0], name] = "background-color: #bfdbfe; font-weight: 600"
+        return out
+
+    formats = {f.name: fc.report.format_number for f in task.features if f.is_continuous}
+    labels = {f.name: f.label for f in task.features}
+    styled = table.style.apply(style, axis=None).format({**formats, "P(undesirable)": "{:.2f}"})
+    st.dataframe(styled, width="stretch", height="content",
+                 column_config={name: st.column_config.Column(label) for name, label in labels.items()})

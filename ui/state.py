@@ -57,6 +57,8 @@ SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/s
 GENERATOR_CHECK = "generator_check"  # [store, factuals, other generator] the comparison asked for, or None
 NECESSARY_ONLY = "necessary_only"  # bar charts count only necessary changes
 WHISKERS = "whiskers"  # "interval" (95% interval of F, default) or "std"
+WHATIF_ROW = "whatif_row"  # the row the what-if editor starts from (any row of the data), or None
+WHATIF_EDITS = "whatif_edits"  # {feature: value} where the what-if case differs from that row
 
 
 def _defaults() -> dict[str, Any]:
@@ -96,6 +98,8 @@ def _defaults() -> dict[str, Any]:
         GENERATOR_CHECK: None,
         NECESSARY_ONLY: False,
         WHISKERS: "interval",
+        WHATIF_ROW: None,
+        WHATIF_EDITS: {},
     }
 
 
@@ -199,7 +203,7 @@ def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
     for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK):
+                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, WHATIF_ROW, WHATIF_EDITS):
         st.session_state[key] = defaults[key]
 
 

@@ -1,0 +1,42 @@
+"""The what-if editor page: edit a value, the prediction and counterfactuals follow; send an unedited factual to Regional."""
+
+from tests.pages.conftest import errors, metric, start
+
+
+def _page():
+    return start("synthetic-regional", page="pages/what_if.py")
+
+
+def test_editing_a_value_updates_the_prediction_and_counterfactuals_and_a_reset_undoes_it():
+    at = _page()
+    row = at.session_state["whatif_row"]
+    assert at.selectbox(key="w_wi_row").value == row
+    before = metric(at, "P(undesirable)")
+    assert metric(at, "Prediction") != "none"
+    # Immutable features are shown, disabled.
+    assert at.selectbox(key="w_wi.road_type").disabled and at.selectbox(key="w_wi.driver_age_band").disabled
+    assert not at.number_input(key="w_wi.speed").disabled
+    # The region button works for the unedited factual.
+    assert not at.button(key="w_wi_region").disabled
+    speed = at.number_input(key="w_wi.speed")
+    low = speed.min
+    speed.set_value(low).run()
+    assert not at.exception and not errors(at)
+    assert at.session_state["whatif_edits"] == {"speed": low}
+    after = metric(at, "P(undesirable)")
+    assert after != before or metric(at, "Minimal counterfactuals") == "none needed"
+    # An edited case is not a row of the data: the button is off and says why.
+    assert at.button(key="w_wi_region").disabled
+    assert any("not a row of the data" in c.value for c in at.caption)
+    at.button(key="w_wi_reset").click().run()
+    assert at.session_state["whatif_edits"] == {}
+    assert metric(at, "P(undesirable)") == before
+
+
+def test_explore_this_cases_region_makes_the_row_the_regional_query():
+    at = _page()
+    row = at.session_state["whatif_row"]
+    at.button(key="w_wi_region").click().run()
+    assert not at.exception and not errors(at)
+    assert at.session_state["query"] == row
+    assert at.title[0].value == "Regional explorer"
