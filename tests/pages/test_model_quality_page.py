@@ -1,5 +1,7 @@
 """The model-quality view on the Data & model page: a cutoff slider recounts the confusion matrix."""
 
+import pytest
+
 from tests.pages.conftest import chart, start
 
 
@@ -26,3 +28,20 @@ def test_the_cutoff_slider_recounts_the_confusion_matrix_and_the_calibration_cur
     at.slider(key="w_cutoff").set_value(1.0).run()
     high = _matrix(at)
     assert high[0][1] == 0 and high[1][1] == 0  # nothing is above 1
+
+
+@pytest.mark.slow
+def test_a_model_from_a_file_is_judged_on_every_row_and_the_page_warns_they_may_include_training_rows():
+    import skops.io as sio
+
+    import flex_core as fc
+    from tests.factories import user_pipeline
+    from tests.pages.test_model_sources import upload_model
+
+    task = fc.data.load_builtin("synthetic-regional")
+    at = start("synthetic-regional")
+    upload_model(at, "users_model.skops", sio.dumps(user_pipeline(task.frame)))
+    at.switch_page("pages/data_model.py").run()
+    assert not at.exception, at.exception
+    assert sum(map(sum, _matrix(at))) == len(task.frame)
+    assert any("may include rows it was trained on" in c.value for c in at.caption)
