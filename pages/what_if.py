@@ -81,9 +81,27 @@ if row is None or int(row) not in task.frame.index:
     row = int(start) if start is not None else int(min(factuals) if factuals else rows[0])
     _load_row(row)
 row = int(row)
+
+
+def _fits(feature: fc.data.Feature, value) -> bool:
+    """A widget value the feature's widget can show (a kind changed on Data & model may leave another)."""
+    if not feature.is_continuous:
+        return isinstance(value, str) and value in feature.categories
+    low, high = fc.counterfactuals.data_limits(task, feature.name)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+
+
+stale = [n for n, v in s[S.WHATIF_EDITS].items() if n not in task.feature_names or not _fits(task.feature(n), v)
+         or task.feature(n).immutable]
+if stale:  # feature settings changed since the edit (a kind, an immutable feature): those edits no longer apply
+    s[S.WHATIF_EDITS] = {n: v for n, v in s[S.WHATIF_EDITS].items() if n not in stale}
+    st.warning(f"Edits dropped, as the feature settings changed: {', '.join(stale)}.")
+    for n in stale:
+        s.pop(_widget(n), None)
 for f in task.features:  # widgets forget their value when another page is shown: restore the case
-    if _widget(f.name) not in s:
-        s[_widget(f.name)] = _as_widget_value(f, s[S.WHATIF_EDITS].get(f.name, task.frame.loc[row, f.name]))
+    if _widget(f.name) not in s or not _fits(f, s[_widget(f.name)]):
+        value = s[S.WHATIF_EDITS].get(f.name, task.frame.loc[row, f.name])
+        s[_widget(f.name)] = _as_widget_value(f, value if _fits(f, value) else task.frame.loc[row, f.name])
 
 left, right = st.columns([2, 3])
 label = "Start from row"

@@ -40,3 +40,15 @@ def test_explore_this_cases_region_makes_the_row_the_regional_query():
     assert not at.exception and not errors(at)
     assert at.session_state["query"] == row
     assert at.title[0].value == "Regional explorer"
+
+
+def test_an_edit_of_a_feature_made_immutable_later_is_dropped_with_a_warning():
+    at = _page()
+    at.number_input(key="w_wi.speed").set_value(at.number_input(key="w_wi.speed").min).run()
+    assert "speed" in at.session_state["whatif_edits"]
+    at.session_state["overrides"] = {"kinds": {}, "immutable": ["road_type", "driver_age_band", "speed"]}
+    at.run()
+    assert not at.exception and not errors(at)
+    assert at.session_state["whatif_edits"] == {}
+    assert any("Edits dropped" in w.value for w in at.warning)
+    assert at.number_input(key="w_wi.speed").disabled
