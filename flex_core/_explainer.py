@@ -288,7 +288,7 @@ class FlexExplainer:
         data's range, an unknown level or an edited immutable feature is a ConfigError naming it. The
         counterfactuals come from this explainer's generator and settings; an edited case's are not stored.
         """
-        from .counterfactuals import what_if
+        from .counterfactuals._whatif import what_if
 
         return what_if(self.store, values, row=row)
 

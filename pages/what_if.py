@@ -29,6 +29,11 @@ factuals = set(int(r) for r in analysis.pool)
 s = st.session_state
 
 
+def _limits(name: str) -> tuple[float, float]:
+    """The data's range of a number: what an edited value must stay within (flex_core checks it too)."""
+    return float(task.frame[name].min()), float(task.frame[name].max())
+
+
 def _widget(name: str) -> str:
     return f"w_wi.{name}"
 
@@ -87,7 +92,7 @@ def _fits(feature: fc.data.Feature, value) -> bool:
     """A widget value the feature's widget can show (a kind changed on Data & model may leave another)."""
     if not feature.is_continuous:
         return isinstance(value, str) and value in feature.categories
-    low, high = fc.counterfactuals.data_limits(task, feature.name)
+    low, high = _limits(feature.name)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
 
 
@@ -128,7 +133,7 @@ with st.container(border=True):
         help_text = "Immutable: a counterfactual never changes it, so it cannot be edited here." if f.immutable else None
         title = f.label + (" 🔒" if f.immutable else "") + (" ✎" if f.name in edits else "")
         if f.is_continuous:
-            low, high = fc.counterfactuals.data_limits(task, f.name)
+            low, high = _limits(f.name)
             if f.integer:
                 col.number_input(title, min_value=int(low), max_value=int(high), step=_nice_step(high - low, integer=True),
                                  key=_widget(f.name), disabled=f.immutable, on_change=_edit(f.name), help=help_text,
@@ -168,10 +173,11 @@ if result.counterfactuals is None:
     st.success(f"The model predicts this case not {undesirable}: there is nothing to change, so no counterfactual "
                "is searched.")
 else:
-    valid = int(result.counterfactuals.valid.sum())
-    cols[2].metric("Minimal counterfactuals", f"{valid} of {analysis.store.n_cf} requested",
+    cols[2].metric("Minimal counterfactuals", f"{result.n_valid} of {analysis.store.n_cf} requested",
                    help="Distinct and valid; fewer than requested means the model offers only so many smallest ways out.")
-    highlighted_counterfactuals(task, result.table, result.changed, edited=result.edited)
+    table, changed = fc.counterfactuals.counterfactual_table(task, model, result.counterfactuals, result.query_id)
+    labels = {"factual": "this case"}
+    highlighted_counterfactuals(task, table.rename(index=labels), changed.rename(index=labels), edited=result.edited)
     st.caption(
         "The first line is this case" + (" (edited cells in blue)" if result.edited else "") + "; each further line "
         "is a smallest change the generator found that the model predicts differently, changed cells in yellow. "

@@ -22,6 +22,6 @@ from ._set import (
 )
 from ._store import CounterfactualStore, factual_rows, training_ranges
 from ._tables import counterfactual_table
-from ._whatif import WhatIf, check_case, data_limits, what_if
+from ._whatif import WhatIf
 
-__all__ = ["WhatIf", "check_case", "data_limits", "what_if", "CounterfactualSet", "CounterfactualGenerator", "GeneratorParams", "Progress", "encode_rows", "decode_rows", "query_seed", "resolve_permitted_range", "assemble_counterfactual_set", "check_request", "revert_single_features", "necessary_changes", "BatchGenerator", "DiceGenerator", "DEFAULT_GENERATOR", "GENERATORS", "register_generator", "make_generator", "generator_key", "generator_defaults", "CounterfactualStore", "factual_rows", "training_ranges", "counterfactual_quality", "diversity", "feature_mad", "mixed_distances", "plausibility", "proximity", "sparsity", "counterfactual_table", "REFINE_MODES", "RELATIVE_TOLERANCE", "default_refine", "refine_counterfactuals", "constraint_violations", "copy_tolerance"]
+__all__ = ["WhatIf", "CounterfactualSet", "CounterfactualGenerator", "GeneratorParams", "Progress", "encode_rows", "decode_rows", "query_seed", "resolve_permitted_range", "assemble_counterfactual_set", "check_request", "revert_single_features", "necessary_changes", "BatchGenerator", "DiceGenerator", "DEFAULT_GENERATOR", "GENERATORS", "register_generator", "make_generator", "generator_key", "generator_defaults", "CounterfactualStore", "factual_rows", "training_ranges", "counterfactual_quality", "diversity", "feature_mad", "mixed_distances", "plausibility", "proximity", "sparsity", "counterfactual_table", "REFINE_MODES", "RELATIVE_TOLERANCE", "default_refine", "refine_counterfactuals", "constraint_violations", "copy_tolerance"]

@@ -21,7 +21,6 @@ from .._format import format_number
 from ..data import TaskSpec, category_text
 from ._set import CounterfactualSet
 from ._store import CounterfactualStore
-from ._tables import counterfactual_table
 
 __all__ = ["WhatIf", "check_case", "what_if", "data_limits"]
 
@@ -123,11 +122,9 @@ class WhatIf:
     predicted_undesirable : bool
         ``probability`` above 0.5, as FLEX's factuals.
     counterfactuals : CounterfactualSet or None
-        The store's counterfactuals of the case (for an unedited row, the stored ones); None when the
-        case is predicted desirable (nothing to change).
-    table, changed : DataFrame or None
-        As :func:`counterfactual_table`: the case's line (``"this case"``) then its counterfactuals,
-        with P(undesirable), the prediction and validity; ``changed`` marks changed cells.
+        The store's counterfactuals of the case, one query whose id is ``case``'s index (for an unedited
+        row, the stored ones); None when the case is predicted desirable (nothing to change).
+        ``counterfactuals.to_frame(task)`` shows them in the data's values.
     seconds : float
         Wall time of the call.
     """
@@ -138,9 +135,17 @@ class WhatIf:
     probability: float
     predicted_undesirable: bool
     counterfactuals: CounterfactualSet | None
-    table: pd.DataFrame | None
-    changed: pd.DataFrame | None
     seconds: float
+
+    @property
+    def query_id(self) -> int:
+        """The id of the case in ``counterfactuals`` (its row, or 0 for a case typed in)."""
+        return int(self.case.index[0])
+
+    @property
+    def n_valid(self) -> int:
+        """Distinct valid counterfactuals found (0 when none was searched)."""
+        return 0 if self.counterfactuals is None else int(self.counterfactuals.valid.sum())
 
     @property
     def is_row(self) -> bool:
@@ -180,20 +185,15 @@ def what_if(store: CounterfactualStore, values: Mapping, *, row: int | None = No
     case, edited = check_case(task, values, row=row)
     probability = float(model.predict_proba(case)[0, 1])
     undesirable = probability > 0.5
-    cfset = table = changed = None
+    cfset = None
     if undesirable:
-        key = int(case.index[0])
         if row is not None and not edited:
-            cfset = store.ensure([key])
+            cfset = store.ensure([int(row)])
         else:
             cfset = store.generate_cases(case)
-        table, changed = counterfactual_table(task, model, cfset, key)
-        labels = {"factual": "this case"}
-        table = table.rename(index=labels)
-        changed = changed.rename(index=labels)
     return WhatIf(
         case=case, row=None if row is None else int(row), edited=edited, probability=probability,
-        predicted_undesirable=bool(undesirable), counterfactuals=cfset, table=table, changed=changed,
+        predicted_undesirable=bool(undesirable), counterfactuals=cfset,
         seconds=time.perf_counter() - start,
     )
 

@@ -37,12 +37,14 @@ def test_an_edited_case_gets_its_prediction_and_the_known_minimal_counterfactual
     result = explainer.what_if({"income": 2.0}, row=row)
     assert result.edited == ("income",) and not result.is_row
     assert result.predicted_undesirable and result.probability == 1.0
-    cf = result.table.loc[result.table.index != "this case"]
-    assert len(cf) >= 1 and cf["valid"].all()
+    frame = result.counterfactuals.to_frame(explainer.task)
+    cf = frame[frame["cf"] >= 0]
+    assert len(cf) >= 1 and cf["valid"].all() and result.n_valid == len(cf)
+    assert (cf["row"] == row).all() and result.query_id == row
     # The only way out: income up to the boundary 5 (minimal: no further), nothing else changed.
     assert cf["income"].min() == pytest.approx(5.0, abs=0.05)
-    assert result.changed.loc[cf.index, ["colour", "age"]].to_numpy().sum() == 0
-    assert result.table.loc["this case", "income"] == 2.0
+    assert (cf["colour"] == result.case.loc[row, "colour"]).all() and (cf["age"] == result.case.loc[row, "age"]).all()
+    assert frame.loc[frame["cf"] == -1, "income"].item() == 2.0
     assert "not a row of the data" in result.why_not_a_query()
 
 
@@ -60,7 +62,7 @@ def test_an_unedited_factual_row_uses_the_stored_counterfactuals_and_can_be_a_qu
 def test_a_case_predicted_desirable_has_nothing_to_change(explainer):
     row = _row(explainer, undesirable=True)
     result = explainer.what_if({"income": 8.0}, row=row)
-    assert not result.predicted_undesirable and result.counterfactuals is None and result.table is None
+    assert not result.predicted_undesirable and result.counterfactuals is None and result.n_valid == 0
     plain = explainer.what_if({}, row=_row(explainer, undesirable=False))
     assert "predicted not" in plain.why_not_a_query("bad")
 
