@@ -15,6 +15,6 @@ from ._fit import (
     model_summary,
     resolve_undesired,
 )
-from ._quality import CutoffQuality, HeldOut, calibration_table, held_out_predictions, quality_at_cutoff
+from ._quality import calibration_table, held_out_predictions, quality_at_cutoff
 
 __all__ = ["calibration_table", "held_out_predictions", "quality_at_cutoff", "MODELS", "adequacy_note", "FittedModel", "BinaryClassifierView", "build_pipeline", "fit_model", "model_summary", "model_feature_names", "check_columns", "align_task", "from_file_estimator", "resolve_undesired", "TRUSTED_MODULES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..models import CutoffQuality
+from ..models._quality import CutoffQuality
 from ._flex import FLEX_COLOUR, apply_style, as_floats, diagonal_line, new_figure
 
 __all__ = ["confusion_matrix_figure", "calibration_figure"]
