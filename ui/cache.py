@@ -208,7 +208,7 @@ def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
 @st.cache_data(show_spinner="Scoring the model's test rows…", max_entries=8)
-def held_out_predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> "fc.models._quality.HeldOut":
+def held_out_predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str):
     """P(undesirable) and true outcomes of the model's evaluation rows (``identity``: the model id), scored once:
     a cutoff only recounts them."""
     return fc.models.held_out_predictions(_task, _model)
