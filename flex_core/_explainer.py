@@ -15,6 +15,7 @@ import pandas as pd
 
 from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
+from .importance._metrics import DEFAULT_TAU
 
 __all__ = ["FlexExplainer"]
 
@@ -86,7 +87,7 @@ class FlexExplainer:
         generator: str | None = None,
         generator_settings: Mapping | None = None,
         n_cf: int = 10,
-        tau: float | Mapping[str, float] = 0.1,
+        tau: float | Mapping[str, float] = DEFAULT_TAU,
         cache_dir: str | Path | None = None,
         refine: str | None = None,
         monotone: Mapping[str, str] | None = None,
@@ -343,7 +344,7 @@ class FlexExplainer:
             generator=settings.get("generator"),
             generator_settings=settings.get("generator_settings"),
             n_cf=settings.get("n_cf", 10),
-            tau=settings.get("tau", 0.1),
+            tau=settings.get("tau", DEFAULT_TAU),
             refine=settings.get("refine"),
             monotone=settings.get("monotone") or None,
             bounds=settings.get("bounds") or None,

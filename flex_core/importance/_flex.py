@@ -13,6 +13,7 @@ from .._results import FlexResult, RegionalResult
 from ..counterfactuals import CounterfactualSet, decode_rows, encode_rows
 from ..data import TaskSpec
 from ._metrics import (
+    DEFAULT_TAU,
     DICE_EPSILON,
     aggregate,
     change_matrix,
@@ -62,7 +63,7 @@ def flex_importance(
     cfset: CounterfactualSet,
     task: TaskSpec,
     *,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     ranges: np.ndarray | None = None,
     epsilon: float = DICE_EPSILON,
     level: str = "global",
@@ -340,7 +341,7 @@ def regional_importance(
     distances: Sequence[float],
     criterion: dict | None = None,
     candidates: int = 0,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     ranges: np.ndarray | None = None,
     necessary: np.ndarray | None = None,
     generator: dict | None = None,

@@ -33,6 +33,7 @@ from .._errors import ConfigError
 from .._results import FlexResult
 from ..counterfactuals import CounterfactualStore, Progress
 from ._flex import flex_importance
+from ._metrics import DEFAULT_TAU
 from ._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
 
 __all__ = ["NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]
@@ -206,7 +207,7 @@ def seed_spread(
     rows: Sequence[int],
     *,
     repeats: int,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Std (ddof = 1) of F_j across ``repeats`` generator seeds over the same factuals, shape (n_features,).

@@ -13,6 +13,7 @@ from ..counterfactuals import CounterfactualStore, Progress, generator_key
 from ..data import TaskSpec
 from ..models import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
+from ._metrics import DEFAULT_TAU
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
 from ._sensitivity import generator_sensitivity
 
@@ -35,7 +36,7 @@ def run_global(
     store: CounterfactualStore,
     *,
     n_factuals: int = 200,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     sample_seed: int | None = None,
     sufficiency: bool = False,
     repeats: int = 1,
@@ -81,7 +82,7 @@ def run_regional(
     query: int,
     k: int = 4,
     where: str | Mapping | None = None,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     sufficiency: bool = False,
     repeats: int = 1,
     generators: Sequence[str] = (),

@@ -17,6 +17,7 @@ import numpy as np
 from .._errors import ConfigError
 from .._results import FlexResult, RegionalResult, json_number
 from ..counterfactuals import CounterfactualStore, make_generator
+from ._metrics import DEFAULT_TAU
 
 __all__ = ["generator_sensitivity"]
 
@@ -26,7 +27,7 @@ def generator_sensitivity(
     global_result: FlexResult,
     generators: Sequence[str],
     *,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     regional: RegionalResult | None = None,
 ) -> dict:
     """Each generator's F_j (and r for ``regional``) over the same factuals, as plain data.

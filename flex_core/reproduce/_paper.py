@@ -33,6 +33,7 @@ from ..counterfactuals import (
 )
 from ..data import TaskSpec, load_accidents, load_loan
 from ..importance import (
+    DEFAULT_TAU,
     change_matrix,
     flex_importance,
     random_query,
@@ -126,7 +127,7 @@ class ReproductionSettings:
     k: int = 4
     lime_samples: int = 5000
     taus: tuple[float, ...] = (0.1, 0.5, 0.9)
-    tau: float = 0.1
+    tau: float = DEFAULT_TAU
     seed: int = 0
     figure_format: str = "png"
 
