@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -358,21 +355,18 @@ class FlexExplainer:
         """Start the FLEX Studio app on this explainer in a subprocess; prints and returns its URL.
 
         The explainer is saved to ``directory`` (default a new temporary folder) and the
-        app opens it with ``--project``. The app runs until the Python session ends or
-        ``explainer.dashboard_process.terminate()`` is called.
+        app opens it, started as ``flex dashboard DIR`` starts it (from a checkout or an
+        installed package alike; Streamlit comes with ``pip install "flex-studio[app]"``).
+        The app runs until the Python session ends or ``explainer.dashboard_process.terminate()``
+        is called.
         """
-        app = Path(__file__).resolve().parents[1] / "app.py"
-        if not app.is_file():
-            raise ConfigError("The dashboard needs FLEX Studio's app.py next to flex_core (a source checkout or `pip install -e .`).")
+        from ._dashboard import app_script, free_port, require_streamlit, start_dashboard
+
+        require_streamlit()
+        app_script()  # the app's files are there, before anything is written
         folder = self.save(directory or tempfile.mkdtemp(prefix="flex-project-"))
-        port = port or _free_port()
-        command = [
-            sys.executable, "-m", "streamlit", "run", str(app),
-            "--server.headless", "false" if open_browser else "true",
-            "--server.port", str(port), "--browser.gatherUsageStats", "false",
-            "--", "--project", str(folder),
-        ]
-        self.dashboard_process = subprocess.Popen(command, cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port = port or free_port()
+        self.dashboard_process = start_dashboard(folder, port=port, open_browser=open_browser)
         url = f"http://localhost:{port}"
         print(f"FLEX Studio is starting at {url} (project folder {folder})")
         return url
@@ -397,9 +391,3 @@ def _as_classes(y: pd.Series, undesired: list) -> pd.Series:
     if undesired and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in undesired):
         return pd.to_numeric(y)
     return y
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

@@ -14,6 +14,7 @@ from ..data import load_dataset, parse_order, parse_range, to_safe_csv
 from ..importance import DEFAULT_TAU, random_query, run_global, run_regional
 from ..models import MODELS, FittedModel, align_task, fit_model, load_model
 from ..reproduce import add_reproduce_parser, run_reproduce
+from ._dashboard import add_dashboard_parser, run_dashboard
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     regional.add_argument("--lime", action="store_true", help="add LIME's importance over the region, normalised to [0, 1]")
     regional.add_argument("--lime-samples", type=int, default=5000, help="LIME perturbation samples per factual")
     add_reproduce_parser(sub)
+    add_dashboard_parser(sub)
     return parser
 
 
@@ -276,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "dashboard":
+            return run_dashboard(args)
         out = run(args)
         text = json.dumps(out, indent=2)
         if args.out:

@@ -1,0 +1,80 @@
+"""What ``pip install .`` ships: every flex_core package, and the app for ``flex dashboard`` from any folder."""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_pyproject_lists_every_flex_core_package_and_the_app():
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "flex_core").rglob("__init__.py")}
+    listed = set(config["packages"])
+    assert on_disk <= listed, f"add {sorted(on_disk - listed)} to [tool.setuptools] packages in pyproject.toml"
+    assert listed - on_disk == {"flex_studio_app", "flex_studio_app.pages", "flex_studio_app.ui"}
+    assert config["package-dir"] == {"flex_studio_app": "."}
+    assert (REPO / "app.py").is_file() and (REPO / ".streamlit" / "config.toml").is_file()
+
+
+def _wait_healthy(url: str, process: subprocess.Popen, seconds: float = 120) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "flex dashboard exited"
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return True
+        except OSError:
+            time.sleep(0.5)
+    return False
+
+
+@pytest.mark.slow
+def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path):
+    """A non-editable install into a new venv (this environment's packages reused, nothing downloaded), started elsewhere."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    # This environment's packages (pip, setuptools, streamlit, numpy, ...) after the new venv's own: a line in a
+    # .pth file only extends sys.path, so an editable flex_core installed here is not picked up there.
+    Path(purelib, "_reuse_test_environment.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(REPO)],
+        check=True, cwd=elsewhere, env=env, timeout=600,
+    )
+    where = subprocess.run(
+        [python, "-c", "import flex_core, flex_core._dashboard as d; print(flex_core.__file__); print(d.app_script())"],
+        check=True, capture_output=True, text=True, cwd=elsewhere, env=env,
+    ).stdout.split()
+    assert all(Path(p).is_relative_to(venv) for p in where), f"not the installed copy: {where}"
+    assert Path(where[1]).parent.name == "flex_studio_app"
+
+    port = subprocess.run([python, "-c", "import flex_core._dashboard as d; print(d.free_port())"],
+                          check=True, capture_output=True, text=True, env=env).stdout.strip()
+    process = subprocess.Popen([venv / "bin" / "flex", "dashboard", "--port", port], cwd=elsewhere, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert _wait_healthy(f"http://localhost:{port}", process), "the app did not answer its health check within two minutes"
+    finally:
+        process.terminate()  # flex dashboard became Streamlit (exec), so this stops the app itself
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+    assert not (Path(where[1]).parent / ".flex_cache").exists(), "the app wrote its cache inside site-packages"
