@@ -38,8 +38,9 @@ def require(module: str, purpose: str) -> ModuleType:
     top = module.partition(".")[0]
     package, extra = EXTRAS[top]
     try:
-        return importlib.import_module(module)
+        importlib.import_module(top)
     except ModuleNotFoundError as exc:
         if exc.name != top:
             raise
         raise MissingDependencyError(f"{purpose} needs {package}, which is not installed: {install_hint(extra)}.") from None
+    return importlib.import_module(module)

@@ -3,7 +3,13 @@
 import subprocess
 import sys
 
+import pytest
+
+import flex_core
+
 HEAVY = ("streamlit", "plotly", "shap", "lime", "dice_ml")
+#: the subpackages, the explainer and the launcher: each import must load none of HEAVY
+MODULES = ["flex_core", *(f"flex_core.{name}" for name in flex_core._SUBPACKAGES), "flex_core._explainer", "flex_core._dashboard"]
 
 
 def test_importing_flex_core_loads_none_of_the_heavy_modules():
@@ -27,3 +33,55 @@ def test_public_api_is_small_and_every_name_resolves():
     assert len(set(flex_core.__all__)) == len(flex_core.__all__)
     for name in flex_core.__all__:
         assert getattr(flex_core, name) is not None, name
+
+
+def test_no_subpackage_import_loads_an_optional_dependency():
+    # One process, checked after each import, so the first import that loads one is named.
+    modules = [m for m in MODULES if m != "flex_core.report"]  # the report's readings move to ui/ (dashboard-only)
+    code = (
+        "import importlib, sys\n"
+        f"for module in {modules!r}:\n"
+        "    importlib.import_module(module)\n"
+        f"    loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "    assert not loaded, f'import {module} loaded {loaded}'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+BLOCKED = "import sys\nfor name in ('shap', 'lime', 'plotly', 'dice_ml', 'streamlit'):\n    sys.modules[name] = None\n"
+
+
+@pytest.mark.parametrize(
+    "call, extra",
+    [
+        ("fc.compare.shap_importance(None, None, [0])", "compare"),
+        ("fc.compare.lime_importance(None, None, [0])", "compare"),
+        ("fc.plotting.importance_figure", "plots"),
+        ("fc.counterfactuals.DiceGenerator('random').generate(None, None, None, n_cf=1)", "dice"),
+        ("fc._dashboard.require_streamlit()", "app"),
+    ],
+)
+def test_a_missing_optional_dependency_is_one_error_naming_its_extra(call, extra):
+    code = BLOCKED + (
+        "import flex_core as fc, flex_core._dashboard\n"
+        "try:\n"
+        f"    {call}\n"
+        "except ImportError as exc:\n"
+        "    assert isinstance(exc, fc.ConfigError), type(exc)\n"
+        "    print(exc)\n"
+        "else:\n"
+        "    raise SystemExit('no error')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120).stdout
+    assert f'pip install "flex-studio[{extra}]"' in out and out.count("\n") == 1
+
+
+def test_the_cli_says_which_extra_a_generator_needs():
+    code = BLOCKED + (
+        "from flex_core.cli import main\n"
+        "sys.exit(main(['global', '--data', 'builtin:toy2d', '--generator', 'dice-random', '--n-factuals', '3',"
+        " '--n-cf', '2', '--cv-folds', '0', '--quiet']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == 'error: A DiCE generator needs dice-ml, which is not installed: pip install "flex-studio[dice]".\n'

@@ -21,6 +21,7 @@ import pandas as pd
 from scipy.stats import kendalltau, rankdata, spearmanr
 
 from .._errors import ConfigError
+from .._extras import require
 from .._format import format_duration, plural
 from .._results import FeatureScores, FlexResult, importance_rank, json_floats, json_matrix, json_number
 from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
@@ -317,7 +318,7 @@ def shap_importance(
     -------
     ShapImportance explaining P(undesirable).
     """
-    import shap
+    shap = require("shap", "SHAP")
 
     if explainer not in SHAP_EXPLAINERS:
         raise ConfigError(f"Unknown SHAP explainer {explainer!r}; choose one of {', '.join(SHAP_EXPLAINERS)}.")
@@ -506,7 +507,7 @@ def lime_importance(
     -------
     LimeImportance
     """
-    from lime.lime_tabular import LimeTabularExplainer
+    LimeTabularExplainer = require("lime.lime_tabular", "LIME").LimeTabularExplainer
 
     rows = [int(r) for r in rows]
     if not rows:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, GenerationError
+from .._extras import require
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._set import (
@@ -103,6 +104,7 @@ class DiceGenerator(GeneratorParams):
         seed: int = 0,
         progress: Progress | None = None,
     ) -> CounterfactualSet:
+        require("dice_ml", "A DiCE generator")  # its own error, not "DiCE could not be set up for this data"
         vary, ranges = check_request(
             task, queries, n_cf=n_cf, features_to_vary=features_to_vary, permitted_range=permitted_range
         )
