@@ -95,7 +95,7 @@ class FlexExplainer:
     ):
         from .counterfactuals import DEFAULT_GENERATOR, make_generator
         from .data import make_task
-        from .models import FittedModel, check_columns, model_feature_names, resolve_undesired
+        from .models._fit import FittedModel, check_columns, model_feature_names, resolve_undesired
 
         if not isinstance(X, pd.DataFrame) or X.empty:
             raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")

@@ -187,7 +187,7 @@ class FlexResult(FeatureScores):
         """The same result counting only necessary changes (F, std, f_j(i), intervals and ranks)."""
         if self.necessary_frequency is None:
             raise ValueError("This result has no necessary-change frequencies (it was computed without a model).")
-        from .importance import frequency_intervals  # importance builds on this module
+        from .importance._uncertainty import frequency_intervals  # importance builds on this module
 
         settings = self.config.get("intervals", {})
         ci, ranks = frequency_intervals(

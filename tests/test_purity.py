@@ -35,12 +35,25 @@ def test_public_api_is_small_and_every_name_resolves():
         assert getattr(flex_core, name) is not None, name
 
 
+def test_subpackages_export_at_most_100_names_a_library_user_calls():
+    """Each subpackage's __all__ is what a library user calls; the dashboard's helpers live in ui/."""
+    import importlib
+
+    exported = {name: importlib.import_module(f"flex_core.{name}").__all__ for name in flex_core._SUBPACKAGES}
+    total = sum(len(names) for names in exported.values())
+    assert total <= 100, f"{total} names exported: {exported}"
+    for package, names in exported.items():
+        module = importlib.import_module(f"flex_core.{package}")
+        assert len(set(names)) == len(names), package
+        for name in names:
+            assert not name.startswith("_") and getattr(module, name) is not None, f"flex_core.{package}.{name}"
+
+
 def test_no_subpackage_import_loads_an_optional_dependency():
     # One process, checked after each import, so the first import that loads one is named.
-    modules = [m for m in MODULES if m != "flex_core.report"]  # the report's readings move to ui/ (dashboard-only)
     code = (
         "import importlib, sys\n"
-        f"for module in {modules!r}:\n"
+        f"for module in {MODULES!r}:\n"
         "    importlib.import_module(module)\n"
         f"    loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
         "    assert not loaded, f'import {module} loaded {loaded}'\n"

@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 import flex_core as fc
+from flex_core._results import importance_rank
 
 
 def test_flex_result_round_trip(user_explainer):
@@ -26,12 +27,12 @@ def test_regional_result_round_trip(user_explainer):
 
 def test_one_feature_score_base_ranks_every_result(user_explainer):
     # Hand-computed: ties share the best rank, NaN ranks last.
-    np.testing.assert_array_equal(fc.compare.importance_rank(np.array([0.5, np.nan, 0.5, 0.9])), [2, 4, 2, 1])
+    np.testing.assert_array_equal(importance_rank(np.array([0.5, np.nan, 0.5, 0.9])), [2, 4, 2, 1])
     result = user_explainer.explain_global(n_factuals=20)
     lime = user_explainer.lime(result.query_index[:2], num_samples=100)
     for scores in (result, lime):
         assert isinstance(scores, fc.FeatureScores)
-        np.testing.assert_array_equal(scores.rank, fc.compare.importance_rank(scores.scores))
+        np.testing.assert_array_equal(scores.rank, importance_rank(scores.scores))
     np.testing.assert_array_equal(result.scores, result.frequency_mean)
     assert lime.score_of("speed") == lime.mean_abs[lime.feature_names.index("speed")]
     assert issubclass(fc.compare.ShapImportance, fc.FeatureScores)

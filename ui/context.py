@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 import flex_core as fc
+from flex_core.counterfactuals._registry import generator_key
 from ui import cache
 from ui import state as S
 
@@ -87,7 +88,7 @@ def build_analysis() -> Analysis:
     gen = cache.generator(name, settings)
     refine = None if s[S.REFINE] == "auto" else s[S.REFINE]
     identity = json.dumps(
-        [task.fingerprint, model.key, fc.counterfactuals.generator_key(gen), int(s[S.N_CF]), int(s[S.SEED]), refine],
+        [task.fingerprint, model.key, generator_key(gen), int(s[S.N_CF]), int(s[S.SEED]), refine],
         sort_keys=True,
         default=str,
     )

@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 
 from .._errors import ConfigError, FlexError
-from ..compare import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
+from ..compare._methods import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, CounterfactualStore, make_generator
-from ..data import load_dataset, parse_order, parse_range, to_safe_csv
+from ..data import load_dataset, to_safe_csv
+from ..data._summary import parse_order, parse_range
 from ..importance import DEFAULT_TAU, random_query, run_global, run_regional
 from ..models import MODELS, FittedModel, align_task, fit_model, load_model
-from ..reproduce import add_reproduce_parser, run_reproduce
+from ..reproduce._paper import add_reproduce_parser, run_reproduce
 from ._dashboard import add_dashboard_parser, run_dashboard
 
 

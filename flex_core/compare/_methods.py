@@ -22,9 +22,8 @@ from scipy.stats import kendalltau, rankdata, spearmanr
 
 from .._errors import ConfigError
 from .._extras import require
-from .._format import format_duration, plural
 from .._results import FeatureScores, FlexResult, importance_rank, json_floats, json_matrix, json_number
-from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
+from ..counterfactuals._set import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..importance import bootstrap_counts, bootstrap_means
 from ..models import FittedModel
@@ -46,9 +45,6 @@ __all__ = [
     "ranking_table",
     "add_shap_to_json",
     "add_lime_to_json",
-    "RunEstimate",
-    "estimate_shap",
-    "estimate_lime",
 ]
 
 #: Explainers :func:`shap_importance` can use; "auto" picks TreeExplainer for tree models.
@@ -559,66 +555,6 @@ def lime_importance(
         config={"num_samples": num_samples, "seed": seed, "output": "P(undesirable)", "path": "original",
                 "path_meaning": "the original features, through the model's predict_proba (model-agnostic)"},
     )
-
-
-# -- how long SHAP and LIME will take ----------------------------------------------------
-@dataclass(frozen=True)
-class RunEstimate:
-    """How long an explainer will take on some rows, from timing it on a few of them.
-
-    Attributes
-    ----------
-    seconds_per_row : float
-        Measured on ``probe_rows`` rows (building the explainer included, so it errs long).
-    n_rows : int
-        Rows the estimate is for; :meth:`with_rows` gives the same estimate for another count.
-    method, detail : str
-        What runs, e.g. "TreeSHAP" and "95 one-hot columns".
-    """
-
-    seconds_per_row: float
-    n_rows: int
-    method: str
-    detail: str
-    probe_rows: int
-
-    @property
-    def seconds(self) -> float:
-        return self.seconds_per_row * self.n_rows
-
-    def with_rows(self, n_rows: int) -> RunEstimate:
-        return replace(self, n_rows=int(n_rows))
-
-    def describe(self) -> str:
-        """``"about 2 minutes on this data (TreeSHAP on 200 rows × 95 one-hot columns; timed on 2 rows first)"``."""
-        return (
-            f"{format_duration(self.seconds)} on this data ({self.method} on {plural(self.n_rows, 'row')} × "
-            f"{self.detail}; timed on {plural(self.probe_rows, 'row')} first)"
-        )
-
-
-def estimate_shap(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, probe: int = 2, **options) -> RunEstimate:
-    """Time :func:`shap_importance` on ``probe`` of the rows and extrapolate to all of them.
-
-    ``options`` are passed on (explainer, nsamples, seed, ...).
-    """
-    rows = [int(r) for r in rows]
-    sample = rows[: max(1, min(probe, len(rows)))]
-    started = time.perf_counter()
-    result = shap_importance(model, task, sample, **options)
-    per_row = (time.perf_counter() - started) / len(sample)
-    method = "TreeSHAP" if result.explainer.startswith("tree") else "KernelSHAP"
-    columns = len(result.column_names)
-    detail = f"{columns} one-hot columns" if columns > len(task.features) else f"{columns} columns"
-    return RunEstimate(per_row, len(rows), method, detail, len(sample))
-
-
-def estimate_lime(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, num_samples: int = 5000, seed: int = 0) -> RunEstimate:
-    """Time :func:`lime_importance` on the first of the rows and extrapolate to all of them."""
-    rows = [int(r) for r in rows]
-    started = time.perf_counter()
-    lime_importance(model, task, rows[:1], num_samples=num_samples, seed=seed)
-    return RunEstimate(time.perf_counter() - started, len(rows), "LIME", f"{num_samples:,} samples each", 1)
 
 
 # -- rankings --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from ..data import TaskSpec, category_text
+from ..data._datasets import TaskSpec, category_text
 from ..models import FittedModel
 
 __all__ = [

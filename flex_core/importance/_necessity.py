@@ -31,7 +31,8 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._results import FlexResult
-from ..counterfactuals import CounterfactualStore, Progress
+from ..counterfactuals import CounterfactualStore
+from ..counterfactuals._set import Progress
 from ._flex import flex_importance
 from ._metrics import DEFAULT_TAU
 from ._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval

@@ -9,9 +9,11 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._results import FlexResult, RegionalResult
-from ..counterfactuals import CounterfactualStore, Progress, generator_key
+from ..counterfactuals import CounterfactualStore
+from ..counterfactuals._registry import generator_key
+from ..counterfactuals._set import Progress
 from ..data import TaskSpec
-from ..models import adequacy_note, model_summary
+from ..models._fit import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
 from ._metrics import DEFAULT_TAU
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency

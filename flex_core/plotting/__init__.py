@@ -14,32 +14,25 @@ from .._extras import require
 if TYPE_CHECKING:
     from ._compare import rank_scatter_figure, ranking_bars_figure, regional_lime_figure
     from ._flex import (
-        FLEX_COLOUR,
-        factual_map_figure,
-        frequency_whiskers,
         importance_figure,
         regional_scatter,
         regions_heatmap,
         tau_panels_figure,
         tau_sweep_figure,
-        thin_labels,
         what_must_change_figure,
     )
-    from ._map import FactualMap, project_factuals
 
 #: the module defining each public name (imported, with plotly, on first access)
 _MODULES = {
-    "._flex": ("FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
-               "what_must_change_figure", "frequency_whiskers", "factual_map_figure", "thin_labels"),
+    "._flex": ("importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
+               "what_must_change_figure"),
     "._compare": ("rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure"),
-    "._map": ("FactualMap", "project_factuals"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
-    "FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
-    "what_must_change_figure", "frequency_whiskers", "factual_map_figure", "rank_scatter_figure", "ranking_bars_figure",
-    "regional_lime_figure", "FactualMap", "project_factuals", "thin_labels",
+    "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure",
+    "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure",
 ]
 
 

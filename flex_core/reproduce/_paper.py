@@ -34,15 +34,14 @@ from ..counterfactuals import (
 from ..data import TaskSpec, load_accidents, load_loan
 from ..importance import (
     DEFAULT_TAU,
-    change_matrix,
     flex_importance,
     random_query,
-    resolve_tau,
     rows_meeting,
     run_global,
     run_regional,
     select_region,
 )
+from ..importance._metrics import change_matrix, resolve_tau
 from ..models import adequacy_note, fit_model
 
 __all__ = ["ReproductionSettings", "QUICK", "PAPER", "reproduce", "add_reproduce_parser", "run_reproduce"]

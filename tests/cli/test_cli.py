@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from flex_core.cli import main, parse_tau
+from flex_core.cli import main
+from flex_core.cli._main import parse_tau
 
 FAST = ["--n-factuals", "12", "--n-cf", "3", "--cv-folds", "2", "--quiet"]
 FEATURE_KEYS = {

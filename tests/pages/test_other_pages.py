@@ -5,8 +5,8 @@ from urllib.parse import parse_qs, urlparse
 
 from streamlit.testing.v1 import AppTest
 
-import flex_core as fc
 from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
+from ui.reporting import table_constraints
 
 
 def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
@@ -27,7 +27,7 @@ def test_constraints_from_the_features_table_reach_the_counterfactuals():
     edited = next(df.value for df in at.dataframe if "direction" in df.value.columns)
     edited.loc[edited["feature"] == "speed", "direction"] = "decrease"
     edited.loc[edited["feature"] == "noise_categorical", "limits"] = "A, B"
-    constraints = fc.data.table_constraints(edited)
+    constraints = table_constraints(edited)
     assert constraints["monotone"] == {"speed": "decrease"} and constraints["allowed"] == {"noise_categorical": ["A", "B"]}
     # The state the Apply button leaves behind (the editor's cells cannot be typed into from AppTest).
     at.session_state["overrides"] = {"kinds": {}, "immutable": ["driver_age_band", "road_type"], "constraints": constraints}
