@@ -12,6 +12,7 @@ import pandas as pd
 
 from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
+from ._typing import Rows
 from .importance._metrics import DEFAULT_TAU
 
 __all__ = ["FlexExplainer"]
@@ -238,11 +239,11 @@ class FlexExplainer:
         self._last_region = result
         return result
 
-    def counterfactuals(self, rows: Sequence[int], *, n_cf: int | None = None, progress=None):
+    def counterfactuals(self, rows: Rows, *, n_cf: int | None = None, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""
         return self.store(n_cf=n_cf).ensure(rows, progress=progress)
 
-    def shap(self, rows: Sequence[int] | None = None, **options):
+    def shap(self, rows: Rows | None = None, **options):
         """SHAP on the rows (default: the last global result's factuals); options as :func:`~flex_core.compare.shap_importance`."""
         from .compare import shap_importance
 
@@ -250,7 +251,7 @@ class FlexExplainer:
             rows = (self._last_global or self.explain_global()).query_index
         return shap_importance(self.model, self.task, rows, **{"seed": self.seed, **options})
 
-    def lime(self, rows: Sequence[int] | None = None, **options):
+    def lime(self, rows: Rows | None = None, **options):
         """LIME on the rows (default: the last region's members); options as :func:`~flex_core.compare.lime_importance`."""
         from .compare import lime_importance
 
@@ -272,7 +273,7 @@ class FlexExplainer:
             "undesired": [_plain(c) for c in self.model.undesired],
             "features": task.feature_names,
             "kinds": {f.name: f.kind for f in task.features},
-            "ordinal_orders": {f.name: list(f.categories) for f in task.features if f.kind == "ordinal"},
+            "ordinal_orders": {f.name: list(f.levels) for f in task.features if f.kind == "ordinal"},
             "immutable": task.immutable_names,
             "raw_dtypes": dict(task.raw_dtypes),
             "seed": self.seed,
@@ -372,7 +373,7 @@ class FlexExplainer:
         return url
 
 
-def _criterion_text(where) -> str | None:
+def _criterion_text(where) -> str | Mapping | None:
     """``{"zone": "rural"}`` or ``"zone=rural"`` as the ``feature=value`` text the runs take."""
     if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
         return where

@@ -6,10 +6,15 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
+
+if TYPE_CHECKING:  # counterfactuals builds on this module
+    from .counterfactuals import CounterfactualSet
+    from .data import TaskSpec
 
 __all__ = ["FeatureScores", "FlexResult", "RegionalResult", "QUADRANT_MEANING", "importance_rank", "versions"]
 
@@ -81,6 +86,10 @@ class FeatureScores:
     def score_of(self, name: str) -> float:
         """The score of one feature by name."""
         return float(self.scores[list(self.feature_names).index(name)])
+
+    def to_dict(self) -> dict:
+        """Plain data (each subclass writes its own)."""
+        raise NotImplementedError
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
@@ -171,7 +180,7 @@ class FlexResult(FeatureScores):
     sufficiency_ratio: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
     generator_sensitivity: dict | None = None
-    counterfactual_set: object = field(default=None, repr=False)
+    counterfactual_set: CounterfactualSet | None = field(default=None, repr=False)
     features: tuple = field(default=(), repr=False)
 
     @property
@@ -185,7 +194,7 @@ class FlexResult(FeatureScores):
 
     def only_necessary(self) -> FlexResult:
         """The same result counting only necessary changes (F, std, f_j(i), intervals and ranks)."""
-        if self.necessary_frequency is None:
+        if self.necessary_frequency is None or self.necessary_std is None or self.local_necessary is None:
             raise ValueError("This result has no necessary-change frequencies (it was computed without a model).")
         from .importance._uncertainty import frequency_intervals  # importance builds on this module
 
@@ -247,7 +256,8 @@ class FlexResult(FeatureScores):
 
         if self.counterfactual_set is None:
             raise ConfigError("This result does not carry its counterfactuals (it was built without them).")
-        frame = self.counterfactual_set.to_frame(SimpleNamespace(features=self.features))
+        # to_frame reads only the task's features, which the result keeps
+        frame = self.counterfactual_set.to_frame(cast("TaskSpec", SimpleNamespace(features=self.features)))
         frame = frame[frame["cf"] >= 0].rename(columns={"row": "factual"}).reset_index(drop=True)
         for f in self.features:
             if f.is_continuous and f.integer:
@@ -316,7 +326,7 @@ class FlexResult(FeatureScores):
         n_features, n_factuals = len(records), len(data["factuals"])
         local = data.get("local") or {}
         present = set(records[0]) if records else set()
-        optional = {name: json_floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
+        optional: dict[str, Any] = {name: json_floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
         if "frequency_ci" in present:
             optional["frequency_ci"] = np.array([json_floats(r["frequency_ci"]) for r in records]).reshape(n_features, 2)
         for name in _OPTIONAL_INTERVALS:
@@ -431,7 +441,7 @@ class RegionalResult:
     def diagonal_side(self) -> tuple[str | None, ...]:
         """Per feature, where it lies against y = x: "above" (more important here than globally),
         "below", "on", or None for an immutable feature or an undefined F."""
-        sides = []
+        sides: list[str | None] = []
         for regional, global_f, quadrant in zip(self.importance.frequency_mean, self.global_frequency, self.quadrants):
             gap = regional - global_f
             if quadrant is None or math.isnan(gap):

@@ -23,6 +23,7 @@ from scipy.stats import kendalltau, rankdata, spearmanr
 from .._errors import ConfigError
 from .._extras import require
 from .._results import FeatureScores, FlexResult, importance_rank, json_floats, json_matrix, json_number
+from .._typing import Rows
 from ..counterfactuals._set import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..importance import bootstrap_counts, bootstrap_means
@@ -130,6 +131,13 @@ class _MethodScores(FeatureScores):
     """The export SHAP and LIME share (``method`` prefixes the columns); both rank by mean |weight|."""
 
     method: ClassVar[str]
+    # Fields of the dataclasses built on this (ShapImportance, LimeImportance), declared for the type checker.
+    display_names: tuple[str, ...]
+    immutable: tuple[bool, ...]
+    mean_abs: np.ndarray
+    query_index: np.ndarray
+    seconds: float
+    config: dict
 
     @property
     def scores(self) -> np.ndarray:
@@ -271,7 +279,7 @@ SHAP_PATHS = {
 def shap_importance(
     model: FittedModel,
     task: TaskSpec,
-    rows: Sequence[int],
+    rows: Rows,
     *,
     explainer: str = "auto",
     background_size: int = 20,
@@ -479,7 +487,7 @@ def normalise_to_max(values: np.ndarray) -> np.ndarray:
 def lime_importance(
     model: FittedModel,
     task: TaskSpec,
-    rows: Sequence[int],
+    rows: Rows,
     *,
     num_samples: int = 5000,
     seed: int = 0,
@@ -516,7 +524,7 @@ def lime_importance(
     training = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
     explained = encode_rows(task, task.frame.loc[rows, task.feature_names])
     categorical = [j for j, f in enumerate(task.features) if not f.is_continuous]
-    names = {j: [str(level) for level in task.features[j].categories] for j in categorical}
+    names = {j: [str(level) for level in task.features[j].levels] for j in categorical}
     labels = [f.label for f in task.features]
 
     def predict(codes: np.ndarray) -> np.ndarray:
@@ -582,7 +590,7 @@ class RankAgreement:
             f"top{self.k}_overlap": json_number(self.top_k_overlap),
             "features": list(self.features),
         }
-        if self.spearman_interval is not None:
+        if self.spearman_interval is not None and self.kendall_interval is not None:  # set together
             out["spearman_interval"] = [json_number(v) for v in self.spearman_interval]
             out["kendall_interval"] = [json_number(v) for v in self.kendall_interval]
         return out
@@ -762,6 +770,7 @@ def ranking_table(
             first_rank = ranks
     kept_labels = [label for label, ok in zip(labels, keep) if ok]
     frame = pd.DataFrame(columns, index=pd.Index(kept_labels, name="feature"))
+    assert first_rank is not None  # scores is not empty
     order = np.lexsort((np.arange(len(kept_labels)), first_rank))
     return frame.iloc[order]
 

@@ -115,7 +115,7 @@ class DiceGenerator(GeneratorParams):
                 "DiCE's genetic method does not work on data without a continuous feature (a dice-ml 0.12 bug); "
                 "choose batch, dice-random or dice-kdtree."
             )
-        ranges = ranges or None
+        permitted = ranges or None
         start = time.perf_counter()
         try:
             explainer = self._explainer(model, task)
@@ -130,7 +130,7 @@ class DiceGenerator(GeneratorParams):
                 per_query.append(None)
                 skipped.append(int(row_id))
             else:
-                frame, failure = self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, ranges, seed, row_id)
+                frame, failure = self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, permitted, seed, row_id)
                 per_query.append(frame)
                 if failure:
                     failures[failure] = failures.get(failure, 0) + 1
@@ -153,7 +153,7 @@ class DiceGenerator(GeneratorParams):
                 "posthoc_sparsity": self.posthoc_sparsity,
                 "time_limit": self.time_limit,
                 "features_to_vary": vary,
-                "permitted_range": ranges,
+                "permitted_range": permitted,
                 "seed": seed,
                 "queries_skipped": len(skipped),
                 "skipped_rows": skipped,

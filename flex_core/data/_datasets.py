@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -93,6 +93,11 @@ class Feature:
         return self.display_name or self.name.replace("_", " ")
 
     @property
+    def levels(self) -> tuple:
+        """``categories``, or ``()`` for a continuous feature (which has none)."""
+        return self.categories or ()
+
+    @property
     def is_continuous(self) -> bool:
         return self.kind == "continuous"
 
@@ -111,7 +116,7 @@ class Feature:
         if self.allowed is not None:
             out["allowed"] = list(self.allowed)
         if self.is_ordinal:
-            out["order"] = list(self.categories)
+            out["order"] = list(self.levels)
         return out
 
 
@@ -217,7 +222,7 @@ class TaskSpec:
         kept = [f for f in self.features if f.name in set(names)]
         new_kinds = {f.name: kinds.get(f.name, f.kind) for f in kept}
         if ordinal_orders is None:
-            ordinal_orders = {f.name: list(f.categories) for f in kept if f.is_ordinal and new_kinds[f.name] == "ordinal"}
+            ordinal_orders = {f.name: list(f.levels) for f in kept if f.is_ordinal and new_kinds[f.name] == "ordinal"}
         # An order makes a feature ordinal (make_task's rule), so the kept constraints must fit that kind.
         final_kind = {n: "ordinal" if n in ordinal_orders else k for n, k in new_kinds.items()}
         if monotone is None:
@@ -338,7 +343,7 @@ def make_task(
     undesirable,
     features: Iterable[str] | None = None,
     kinds: Mapping[str, str] | None = None,
-    ordinal_orders: Mapping[str, list] | None = None,
+    ordinal_orders: Mapping[str, Sequence] | None = None,
     immutable: Iterable[str] = (),
     monotone: Mapping[str, str] | None = None,
     bounds: Mapping[str, Sequence] | None = None,
@@ -484,7 +489,7 @@ def make_task(
         else:
             df[c] = _as_category_text(df[c])
             seen_levels[c] = set(df[c].dropna())
-        resolved_kinds[c] = kind
+        resolved_kinds[c] = cast(Kind, kind)  # checked against KINDS above
 
     feature_missing = df[feature_names].isna()
     rows_with_missing = feature_missing.any(axis=1)
@@ -587,13 +592,13 @@ def _with_constraints(feature: Feature, direction, bounds, allowed) -> Feature:
         if feature.is_continuous:
             raise ConfigError(f"{name!r} is continuous: give it a range (LO:HI) instead of allowed values.")
         allowed = [category_text(v) if not isinstance(v, str) else v.strip() for v in allowed]
-        unknown = [v for v in allowed if v not in feature.categories]
+        unknown = [v for v in allowed if v not in feature.levels]
         if unknown or not allowed:
             raise ConfigError(
                 f"{name!r} has no value {', '.join(map(repr, unknown)) or '(none given)'}; "
-                f"its values are: {', '.join(feature.categories)}."
+                f"its values are: {', '.join(feature.levels)}."
             )
-        allowed = tuple(v for v in feature.categories if v in set(allowed))
+        allowed = tuple(v for v in feature.levels if v in set(allowed))
     if feature.immutable and (direction or bounds is not None or allowed is not None):
         raise ConfigError(f"{name!r} is immutable: it never changes, so a direction, range or allowed values do not apply.")
     return replace(feature, direction=direction, bounds=bounds, allowed=allowed)
@@ -850,8 +855,8 @@ def load_dataset(
     Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``) apply to any
     data; an order given here replaces an adapter's order of that feature.
     """
-    constraints = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
-    constraints = {k: dict(v) for k, v in constraints.items() if v}
+    given: dict[str, Mapping | None] = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
+    constraints: dict[str, Any] = {k: dict(v) for k, v in given.items() if v}
     kind, _, rest = spec.partition(":")
     if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
         raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
@@ -867,9 +872,11 @@ def load_dataset(
         immutable, kinds = list(immutable), dict(kinds or {})
         if not immutable and not kinds and not constraints and not ordinal_orders:
             return task
-        orders = None
+        orders: dict[str, Sequence] | None = None
         if ordinal_orders:
-            orders = {f.name: list(f.categories) for f in task.features if f.is_ordinal and kinds.get(f.name, "ordinal") == "ordinal"}
+            orders = {
+                f.name: list(f.levels) for f in task.features if f.is_ordinal and kinds.get(f.name, "ordinal") == "ordinal"
+            }
             orders.update(ordinal_orders)
         # Extra immutable features add to the adapter's own (the paper's age band and sex stay fixed).
         return task.with_overrides(

@@ -24,13 +24,14 @@ at most 1 / N_cf however decisive it is.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._errors import ConfigError
 from .._results import FlexResult
+from .._typing import Rows
 from ..counterfactuals import CounterfactualStore
 from ..counterfactuals._set import Progress
 from ._flex import flex_importance
@@ -102,7 +103,7 @@ def _found(store: CounterfactualStore, rows: list[int], vary: list[str]) -> np.n
 
 
 def necessity_sufficiency(
-    store: CounterfactualStore, rows: Sequence[int], *, progress: Progress | None = None
+    store: CounterfactualStore, rows: Rows, *, progress: Progress | None = None
 ) -> NecessitySufficiency:
     """Flip-alone and needed shares, and Kommiya Mothilal et al.'s ratios, of every feature the store may change.
 
@@ -205,7 +206,7 @@ def with_necessity_sufficiency(result: FlexResult, scores: NecessitySufficiency)
 
 def seed_spread(
     store: CounterfactualStore,
-    rows: Sequence[int],
+    rows: Rows,
     *,
     repeats: int,
     tau: float | Mapping[str, float] = DEFAULT_TAU,

@@ -59,7 +59,8 @@ def generator_sensitivity(
     if len(names) < 2:
         raise ConfigError(f"Name at least one generator other than {own!r} to compare with.")
     rows = [int(r) for r in global_result.query_index]
-    globals_, regionals, refine = {own: global_result}, {own: regional}, {own: store.refine}
+    globals_, refine = {own: global_result}, {own: store.refine}
+    regionals: dict[str, RegionalResult] = {} if regional is None else {own: regional}
     for name in names[1:]:
         other = store.with_generator(make_generator(name))
         refine[name] = other.refine

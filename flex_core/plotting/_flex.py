@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -135,7 +136,7 @@ def thin_labels(x, y, *, top: int = 3, far: float = 0.12, min_gap: float | tuple
     bool ndarray of shape (n_points,)
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    gap_x, gap_y = (min_gap, min_gap) if np.isscalar(min_gap) else min_gap
+    gap_x, gap_y = cast(tuple[float, float], (min_gap, min_gap) if np.isscalar(min_gap) else min_gap)
     finite = ~(np.isnan(x) | np.isnan(y))
     off_diagonal = np.abs(y - x)
     candidate = finite & (off_diagonal >= far)

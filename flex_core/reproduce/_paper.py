@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,7 @@ ACCIDENT_REGIONS = (
 )
 
 #: Published values, copied from ../shared/paper/FLEX_paper.tex.
-PAPER = {
+PAPER: dict[str, Any] = {
     "metrics": {
         "accidents": {"cv_accuracy_mean": 0.8344, "cv_accuracy_std": 0.0053, "cv_f1_mean": 0.7860,
                       "cv_f1_std": 0.0055, "test_accuracy": 0.8347, "test_f1": 0.7894},
@@ -142,7 +143,8 @@ class _FigureWriter:
     def __init__(self, directory: Path, fmt: str):
         if fmt not in ("png", "html"):
             raise ConfigError(f"Figure format must be 'png' or 'html', not {fmt!r}.")
-        self.directory, self.format, self.notes = directory, fmt, []
+        self.directory, self.format = directory, fmt
+        self.notes: list[str] = []
         directory.mkdir(parents=True, exist_ok=True)
 
     def write(self, fig, stem: str) -> str:
@@ -287,7 +289,7 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
             "by_generator": {
                 name: {
                     "flex_vs_shap": agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman,
-                    "flex_vs_shap_interval": list(agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman_interval),
+                    "flex_vs_shap_interval": list(agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman_interval or ()),
                     "flex_vs_shap_top3_overlap": agreements[f"FLEX ({name}) vs SHAP (ours)"].top_k_overlap,
                     "flex_vs_paper_flex": agreements[f"FLEX ({name}) vs paper FLEX"].spearman,
                     "our_flex_top3": top3(runs[name]["result"].frequency_mean),
