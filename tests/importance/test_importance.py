@@ -229,3 +229,11 @@ def test_an_ordinal_feature_uses_its_order_in_distances_and_the_mode_shift():
     table = {row["name"]: row for row in fc.importance.mode_shift(task, cfset)}
     assert table["exp"]["rank_shift"] == pytest.approx(2.0)
     assert np.isnan(table["town"]["rank_shift"])
+
+
+def test_random_query_without_any_factual_is_one_error(toy_task):
+    from types import SimpleNamespace
+
+    store = SimpleNamespace(task=toy_task, factual_rows=np.array([], dtype=int))
+    with pytest.raises(fc.ConfigError, match="No row is a factual"):
+        fc.importance.random_query(store)
