@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -53,10 +54,17 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    # Built from a copy: an in-tree build leaves build/ behind, whose stale modules would go into later wheels.
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", ".flex_cache",
+        "tests", "benchmarks", "reports", "assets",
+    ))
     subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(REPO)],
+        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(source)],
         check=True, cwd=elsewhere, env=env, timeout=600,
     )
+    shutil.rmtree(source)  # the installed copy must not need the source
     where = subprocess.run(
         [python, "-c", "import flex_core, flex_core._dashboard as d; print(flex_core.__file__); print(d.app_script())"],
         check=True, capture_output=True, text=True, cwd=elsewhere, env=env,
