@@ -17,13 +17,22 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_pyproject_lists_every_flex_core_package_and_the_app():
+def _app_packages() -> set[str]:
+    """The app's packages as installed: pages/ (a folder of scripts), ui/ and every package inside it."""
+    inside_ui = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "ui").rglob("__init__.py")}
+    return {"flex_studio_app", "flex_studio_app.pages", *(f"flex_studio_app.{name}" for name in inside_ui)}
+
+
+def test_pyproject_lists_every_flex_core_package_and_every_app_package():
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    on_disk = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "flex_core").rglob("__init__.py")}
+    on_disk = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "flex_core").rglob("__init__.py")} | _app_packages()
     listed = set(config["packages"])
-    assert on_disk <= listed, f"add {sorted(on_disk - listed)} to [tool.setuptools] packages in pyproject.toml"
-    assert listed - on_disk == {"flex_studio_app", "flex_studio_app.pages", "flex_studio_app.ui"}
+    assert listed == on_disk, (
+        f"[tool.setuptools] packages in pyproject.toml: add {sorted(on_disk - listed)}, remove {sorted(listed - on_disk)}"
+    )
     assert config["package-dir"] == {"flex_studio_app": "."}
+    assert not list((REPO / "pages").rglob("__init__.py")) and not [p for p in (REPO / "pages").iterdir() if p.is_dir()
+                                                                     and p.name != "__pycache__"], "pages/ holds scripts only"
     assert (REPO / "app.py").is_file() and (REPO / ".streamlit" / "config.toml").is_file()
 
 
@@ -70,7 +79,21 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
         check=True, capture_output=True, text=True, cwd=elsewhere, env=env,
     ).stdout.split()
     assert all(Path(p).is_relative_to(venv) for p in where), f"not the installed copy: {where}"
-    assert Path(where[1]).parent.name == "flex_studio_app"
+    installed = Path(where[1]).parent
+    assert installed.name == "flex_studio_app"
+    app_files = {p.relative_to(REPO) for pattern in ("app.py", "pages/*.py", "ui/**/*.py", ".streamlit/config.toml")
+                 for p in REPO.glob(pattern)}
+    assert app_files == {p.relative_to(installed) for p in installed.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    # The installed app runs its first page (the global chart on the built-in data) without an exception.
+    run_app = (
+        "import sys\nfrom streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file(sys.argv[1], default_timeout=240).run()\n"
+        "assert not at.exception, [e.value for e in at.exception]\n"
+        "print(at.title[0].value if at.title else '', len(at.get('plotly_chart')))\n"
+    )
+    shown = subprocess.run([python, "-c", run_app, where[1]], check=True, capture_output=True, text=True,
+                           cwd=elsewhere, env={**env, "FLEX_CACHE_DIR": str(tmp_path / "cache")}, timeout=600).stdout
+    assert shown.split()[-1] != "0", f"no chart on the first page: {shown}"
 
     port = subprocess.run([python, "-c", "import flex_core._dashboard as d; print(d.free_port())"],
                           check=True, capture_output=True, text=True, env=env).stdout.strip()
