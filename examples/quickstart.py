@@ -21,9 +21,9 @@ model = make_pipeline(
 ).fit(X, y)
 
 # The three lines:
-explainer = fc.FlexExplainer(model, X, undesired="Severe", immutable=["driver_age_band"], seed=0)
-result = explainer.explain_global(n_factuals=200, n_cf=10, tau=0.1)  # FlexResult
-region = explainer.explain_region(where={"road_type": "rural"}, k=4)  # RegionalResult
+explainer = fc.FlexExplainer(model, X, undesired="Severe", immutable=["driver_age_band"], n_cf=10, seed=0)
+result = explainer.explain_global(n_factuals=200, tau=0.1)  # FlexResult
+region = explainer.explain_region(global_result=result, where={"road_type": "rural"}, k=4)  # RegionalResult
 
 print(result.to_frame()[["feature", "frequency_mean", "frequency_std", "rank"]].to_string(index=False))
 print(f"region around row {region.query}: r = {region.pearson_r:.2f} with global")

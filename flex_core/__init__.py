@@ -3,8 +3,8 @@
 Start with :class:`FlexExplainer` (any fitted classifier with ``predict_proba``)::
 
     import flex_core as fc
-    explainer = fc.FlexExplainer(model, X, undesired="severe", seed=0)
-    result = explainer.explain_global(n_factuals=200, n_cf=10, tau=0.1)
+    explainer = fc.FlexExplainer(model, X, undesired="severe", n_cf=10, seed=0)
+    result = explainer.explain_global(n_factuals=200, tau=0.1)
 
 The top level holds the explainer, tasks, models, results, runs and errors; the
 pipeline's stages are subpackages: :mod:`~flex_core.data`, :mod:`~flex_core.models`,

@@ -18,10 +18,10 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._errors import ConfigError, DataError
+from ._errors import ConfigError
 from ._extras import MissingDependencyError, install_hint
 
-__all__ = ["app_script", "dashboard_command", "dashboard_env", "check_project_folder", "start_dashboard", "free_port"]
+__all__ = ["app_script", "dashboard_command", "dashboard_env", "start_dashboard", "run_dashboard", "free_port"]
 
 #: The installed copy of the app's files (the checkout's top level, mapped by pyproject.toml).
 APP_PACKAGE = "flex_studio_app"
@@ -69,22 +69,6 @@ def config_flags(app: Path) -> list[str]:
         if isinstance(options, Mapping)
         for option, value in options.items()
     ]
-
-
-def check_project_folder(directory: str | Path) -> Path:
-    """``directory`` as an absolute path, if it holds what :meth:`FlexExplainer.save` writes; else a one-line error."""
-    from ._explainer import PROJECT_FILES
-
-    folder = Path(directory).expanduser()
-    if not folder.exists():
-        raise DataError(f"There is no folder {str(directory)!r} (write a project folder with explainer.save(DIR)).")
-    if not folder.is_dir():
-        raise DataError(f"{str(directory)!r} is a file, not a project folder (write one with explainer.save(DIR)).")
-    missing = [name for name in PROJECT_FILES.values() if not (folder / name).is_file()]
-    if missing:
-        raise DataError(f"{str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing "
-                        "(write one with explainer.save(DIR)).")
-    return folder.resolve()
 
 
 def dashboard_command(

@@ -13,7 +13,7 @@ import pandas as pd
 from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
-from .importance._metrics import DEFAULT_TAU
+from .importance import DEFAULT_TAU
 
 __all__ = ["FlexExplainer"]
 
@@ -22,8 +22,29 @@ PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settin
 _ROW = "__row__"
 
 
+def check_project_folder(directory: str | Path) -> Path:
+    """``directory`` as an absolute path, if it holds what :meth:`FlexExplainer.save` writes; else a one-line error."""
+    folder = Path(directory).expanduser()
+    if not folder.exists():
+        raise DataError(f"There is no folder {str(directory)!r} (write a project folder with explainer.save(DIR)).")
+    if not folder.is_dir():
+        raise DataError(f"{str(directory)!r} is a file, not a project folder (write one with explainer.save(DIR)).")
+    missing = [name for name in PROJECT_FILES.values() if not (folder / name).is_file()]
+    if missing:
+        raise DataError(f"{str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing "
+                        "(write one with explainer.save(DIR)).")
+    return folder.resolve()
+
+
 class FlexExplainer:
-    """FLEX importances of a fitted classifier on a data frame.
+    """FLEX importances of a fitted classifier: the one place the pipeline is built and run.
+
+    Data → model → generator → counterfactual store → runs. The notebook builds it from a
+    model and a data frame (this constructor); the CLI, the app and the paper's reproduction
+    build it from a task with :meth:`from_task`. Settings that decide the counterfactuals
+    (generator, n_cf, seed, refine) are given once, here; settings that only read them (τ,
+    the number of factuals, a region's query and k) are given to each call, so changing them
+    regenerates nothing. No result depends on which call ran before.
 
     Parameters
     ----------
@@ -54,8 +75,6 @@ class FlexExplainer:
         Settings of that generator (e.g. ``{"n_jobs": 2}``).
     n_cf : int
         Counterfactuals per factual (the CLI's default, 10).
-    tau : float or mapping feature -> float
-        τ, the smallest normalised change of a continuous feature that counts.
     cache_dir : str or Path, optional
         Keep generated counterfactuals here between sessions.
     refine : {"minimal", "none"}, optional
@@ -70,6 +89,9 @@ class FlexExplainer:
     ----------
     task : TaskSpec
     model : FittedModel
+    generator : the counterfactual generator
+    store : CounterfactualStore
+        Every counterfactual generated so far, reused by every call.
     """
 
     def __init__(
@@ -85,7 +107,6 @@ class FlexExplainer:
         generator: str | None = None,
         generator_settings: Mapping | None = None,
         n_cf: int = 10,
-        tau: float | Mapping[str, float] = DEFAULT_TAU,
         cache_dir: str | Path | None = None,
         refine: str | None = None,
         monotone: Mapping[str, str] | None = None,
@@ -94,100 +115,78 @@ class FlexExplainer:
         ordinal_orders: Mapping[str, Sequence] | None = None,
         name: str = "notebook data",
     ):
-        from .counterfactuals import DEFAULT_GENERATOR, make_generator
-        from .data import make_task
-        from .models._fit import FittedModel, check_columns, model_feature_names, resolve_undesired
+        task, fitted = _task_and_model(
+            model, X, undesired=undesired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
+            allowed=allowed, ordinal_orders=ordinal_orders, name=name,
+        )
+        self._assemble(task, fitted, seed=seed, generator=generator, generator_settings=generator_settings, n_cf=n_cf,
+                       refine=refine, cache_dir=cache_dir, y_given=y is not None)
 
-        if not isinstance(X, pd.DataFrame) or X.empty:
-            raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
-        if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
-            raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
-        chosen = resolve_undesired(tuple(model.classes_), undesired)
-        columns = model_feature_names(model)
-        if columns is not None:
-            check_columns(columns, [str(c) for c in X.columns])
-        features = [str(c) for c in X.columns] if columns is None else columns
-        X = X.copy()
-        X.columns = [str(c) for c in X.columns]
-        index_is_id = pd.api.types.is_integer_dtype(X.index) and X.index.is_unique and (X.index >= 0).all()
-        if not index_is_id:
-            X.index = pd.RangeIndex(len(X))
-        target = "outcome" if "outcome" not in X.columns else "__outcome__"
-        notes = []
-        frame = X[features].copy()
-        if y is not None:
-            if len(y) != len(X):
-                raise DataError(f"y has {len(y)} values for {len(X)} rows of X.")
-            frame[target] = np.asarray(y, dtype=object)
-        else:
-            incomplete = frame.isna().any(axis=1)
-            if incomplete.any():
-                raise DataError(
-                    f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
-                    "(or pass y, and they are dropped and counted)."
-                )
-            frame[target] = np.asarray(model.predict(frame), dtype=object)
-            notes.append("No y was given: the outcome column holds the model's predictions.")
-        left_out = [c for c in X.columns if c not in set(features)]
-        if left_out:
-            notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
-        self.task = make_task(
-            frame,
-            target=target,
-            undesirable=chosen,
-            features=features,
-            kinds=kinds,
-            immutable=immutable or (),
-            monotone=monotone,
-            bounds=bounds,
-            allowed=allowed,
-            ordinal_orders=ordinal_orders,
-            name=name,
-            notes=notes,
-            source="python",
-        )
-        given = self.task.frame
-        self.model = FittedModel.from_estimator(
-            model,
-            self.task,
-            undesired=chosen,
-            X_test=None if y is None else self.task.X,
-            y_test=None if y is None else given[target].to_numpy(),
-            name=type(model).__name__,
-            evaluated_on="the rows of X (training rows give optimistic scores)",
-        )
-        self.y_given = y is not None
-        self.seed = int(seed)
-        self.n_cf = int(n_cf)
-        self.tau = tau
-        self.cache_dir = cache_dir
-        self.refine = refine
+    @classmethod
+    def from_task(
+        cls,
+        task,
+        model,
+        *,
+        seed: int = 0,
+        generator: str | None = None,
+        generator_settings: Mapping | None = None,
+        n_cf: int = 10,
+        refine: str | None = None,
+        cache_dir: str | Path | None = None,
+        fit_options: Mapping | None = None,
+        model_name: str | None = None,
+    ) -> FlexExplainer:
+        """The pipeline on a :class:`~flex_core.TaskSpec` (what the CLI, the app and the reproduction build).
+
+        ``model`` is a :class:`~flex_core.FittedModel`; a name from ``flex_core.models.MODELS``,
+        trained here with ``seed`` and ``fit_options`` (``encoding``, ``cv_folds``, ``cv_rows``,
+        ``progress``); or a classifier fitted elsewhere (named ``model_name``), explained on the
+        task's columns it takes.
+        """
+        from .models import FittedModel, fit_model, from_file_estimator
+
+        if isinstance(model, str):
+            model = fit_model(task, model=model, seed=seed, **dict(fit_options or {}))
+        elif not isinstance(model, FittedModel):
+            if fit_options:
+                raise ConfigError("fit_options apply to a model trained here, not to one fitted elsewhere.")
+            task, model = from_file_estimator(task, model, name=model_name or type(model).__name__)
+        explainer = cls.__new__(cls)
+        explainer._assemble(task, model, seed=seed, generator=generator, generator_settings=generator_settings, n_cf=n_cf,
+                            refine=refine, cache_dir=cache_dir, y_given=True)
+        return explainer
+
+    def _assemble(self, task, model, *, seed, generator, generator_settings, n_cf, refine, cache_dir, y_given) -> None:
+        """Generator and store for this task and model: the only place they are made."""
+        from .counterfactuals import DEFAULT_GENERATOR, CounterfactualStore, make_generator
+
+        self.task, self.model, self.y_given = task, model, bool(y_given)
+        self.seed, self.n_cf, self.refine, self.cache_dir = int(seed), int(n_cf), refine, cache_dir
         self.generator_name = generator or DEFAULT_GENERATOR
         self.generator_settings = dict(generator_settings or {})
         self.generator = make_generator(self.generator_name, **self.generator_settings)
-        self._stores: dict[int, object] = {}
-        self._last_global: FlexResult | None = None
-        self._last_region: RegionalResult | None = None
+        self.store = CounterfactualStore(task, model, self.generator, n_cf=self.n_cf, seed=self.seed, directory=cache_dir,
+                                         refine=refine)
 
-    # -- the pipeline ------------------------------------------------------------------------
-    def store(self, *, n_cf: int | None = None):
-        """The counterfactual store for n_cf (default the explainer's): one per setting, reused by every call."""
-        from .counterfactuals import CounterfactualStore
+    # -- the three levels -----------------------------------------------------------------------
+    def explain_local(self, rows: Rows, *, tau=DEFAULT_TAU, progress=None) -> list[FlexResult]:
+        """Local FLEX per row: one factual and its n_cf counterfactuals each, in the order given.
 
-        n_cf = self.n_cf if n_cf is None else int(n_cf)
-        if n_cf not in self._stores:
-            self._stores[n_cf] = CounterfactualStore(
-                self.task, self.model, self.generator, n_cf=n_cf, seed=self.seed, directory=self.cache_dir,
-                refine=self.refine,
-            )
-        return self._stores[n_cf]
+        Every row must be a factual (predicted undesirable). Their counterfactuals are
+        generated together in one batch.
+        """
+        from .importance import run_local
+
+        rows = [int(r) for r in rows]
+        self.store.ensure(rows, progress=progress)
+        return [run_local(self.store, row, tau=tau) for row in rows]
 
     def explain_global(
         self,
         *,
         n_factuals: int = 200,
-        n_cf: int | None = None,
-        tau=None,
+        tau=DEFAULT_TAU,
         sufficiency: bool = False,
         repeats: int = 1,
         generators: Sequence[str] = (),
@@ -195,27 +194,26 @@ class FlexExplainer:
     ) -> FlexResult:
         """Global FLEX over a seeded random sample of ``n_factuals`` rows the model predicts undesired.
 
-        ``sufficiency=True`` adds flip_alone and needed shares with intervals, and the necessity and sufficiency ratios, per feature (two generator runs
-        per feature); ``repeats=N`` regenerates with N seeds and adds ``frequency_seed_sd``;
-        ``generators=["dice-random"]`` reruns the factuals with those generators and adds
-        ``generator_sensitivity`` (does a finding depend on the generator?).
+        ``sufficiency=True`` adds flip_alone and needed shares with intervals, and the necessity and
+        sufficiency ratios, per feature (two generator runs per feature); ``repeats=N`` regenerates
+        with N seeds and adds ``frequency_seed_sd``; ``generators=["dice-random"]`` reruns the
+        factuals with those generators and adds ``generator_sensitivity`` (does a finding depend on
+        the generator?).
         """
         from .importance import run_global
 
-        result = run_global(self.store(n_cf=n_cf), n_factuals=n_factuals, tau=self.tau if tau is None else tau,
-                            sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
-        self._last_global = result
-        return result
+        return run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
+                          generators=generators, progress=progress)
 
     def explain_region(
         self,
         *,
+        global_result: FlexResult | None = None,
         where: str | Mapping | None = None,
         k: int = 4,
         query: int | None = None,
         n_factuals: int = 200,
-        n_cf: int | None = None,
-        tau=None,
+        tau=DEFAULT_TAU,
         sufficiency: bool = False,
         repeats: int = 1,
         generators: Sequence[str] = (),
@@ -223,43 +221,36 @@ class FlexExplainer:
     ) -> RegionalResult:
         """Regional FLEX: a query factual (default a seeded random one meeting ``where``) and its k Hamming neighbours.
 
-        ``where`` is ``{"feature": value}`` or ``"feature=value"``; the region is compared
-        with global FLEX at the same n_factuals, n_cf and τ.
+        ``where`` is ``{"feature": value}`` or ``"feature=value"``. The region is compared with
+        ``global_result``; without one, global FLEX at ``n_factuals`` and the same τ is computed
+        from the stored counterfactuals (pass one to compare with a global result of your own).
         """
-        from .importance import random_query, run_regional
+        from .importance import random_query, run_global, run_regional
 
-        tau = self.tau if tau is None else tau
         criterion = _criterion_text(where)
-        global_result = self.explain_global(n_factuals=n_factuals, n_cf=n_cf, tau=tau, progress=progress)
-        store = self.store(n_cf=n_cf)
+        if global_result is None:
+            global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
         if query is None:
-            query = random_query(store, where=criterion, seed=self.seed)
-        result = run_regional(store, global_result, query=int(query), k=k, where=criterion, tau=tau,
-                              sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
-        self._last_region = result
-        return result
+            query = random_query(self.store, where=criterion, seed=self.seed)
+        return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
+                            sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
 
-    def counterfactuals(self, rows: Rows, *, n_cf: int | None = None, progress=None):
+    def counterfactuals(self, rows: Rows, *, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""
-        return self.store(n_cf=n_cf).ensure(rows, progress=progress)
+        return self.store.ensure(rows, progress=progress)
 
-    def shap(self, rows: Rows | None = None, **options):
-        """SHAP on the rows (default: the last global result's factuals); options as :func:`~flex_core.compare.shap_importance`."""
+    # -- other methods on the same rows -------------------------------------------------------------
+    def shap(self, rows: Rows, **options):
+        """SHAP on these rows (e.g. ``result.query_index``); options as :func:`~flex_core.compare.shap_importance`."""
         from .compare import shap_importance
 
-        if rows is None:
-            rows = (self._last_global or self.explain_global()).query_index
-        return shap_importance(self.model, self.task, rows, **{"seed": self.seed, **options})
+        return shap_importance(self.model, self.task, list(rows), **{"seed": self.seed, **options})
 
-    def lime(self, rows: Rows | None = None, **options):
-        """LIME on the rows (default: the last region's members); options as :func:`~flex_core.compare.lime_importance`."""
+    def lime(self, rows: Rows, **options):
+        """LIME on these rows (e.g. ``region.members``); options as :func:`~flex_core.compare.lime_importance`."""
         from .compare import lime_importance
 
-        if rows is None:
-            if self._last_region is None:
-                raise ConfigError("Pass rows, or call explain_region first: LIME explains a region's members by default.")
-            rows = self._last_region.members
-        return lime_importance(self.model, self.task, rows, **{"seed": self.seed, **options})
+        return lime_importance(self.model, self.task, list(rows), **{"seed": self.seed, **options})
 
     # -- a project folder the app opens -----------------------------------------------------------
     def settings(self) -> dict:
@@ -280,7 +271,6 @@ class FlexExplainer:
             "generator": self.generator_name,
             "generator_settings": self.generator_settings,
             "n_cf": self.n_cf,
-            "tau": self.tau,
             "refine": self.refine,
             "monotone": {f.name: f.direction for f in task.features if f.direction},
             "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
@@ -342,7 +332,6 @@ class FlexExplainer:
             generator=settings.get("generator"),
             generator_settings=settings.get("generator_settings"),
             n_cf=settings.get("n_cf", 10),
-            tau=settings.get("tau", DEFAULT_TAU),
             refine=settings.get("refine"),
             monotone=settings.get("monotone") or None,
             bounds=settings.get("bounds") or None,
@@ -371,6 +360,72 @@ class FlexExplainer:
         url = f"http://localhost:{port}"
         print(f"FLEX Studio is starting at {url} (project folder {folder})")
         return url
+
+
+def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
+    """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
+    from .data import make_task
+    from .models._fit import FittedModel, check_columns, model_feature_names, resolve_undesired
+
+    if not isinstance(X, pd.DataFrame) or X.empty:
+        raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
+    if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
+        raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
+    chosen = resolve_undesired(tuple(model.classes_), undesired)
+    columns = model_feature_names(model)
+    if columns is not None:
+        check_columns(columns, [str(c) for c in X.columns])
+    features = [str(c) for c in X.columns] if columns is None else columns
+    X = X.copy()
+    X.columns = [str(c) for c in X.columns]
+    index_is_id = pd.api.types.is_integer_dtype(X.index) and X.index.is_unique and (X.index >= 0).all()
+    if not index_is_id:
+        X.index = pd.RangeIndex(len(X))
+    target = "outcome" if "outcome" not in X.columns else "__outcome__"
+    notes = []
+    frame = X[features].copy()
+    if y is not None:
+        if len(y) != len(X):
+            raise DataError(f"y has {len(y)} values for {len(X)} rows of X.")
+        frame[target] = np.asarray(y, dtype=object)
+    else:
+        incomplete = frame.isna().any(axis=1)
+        if incomplete.any():
+            raise DataError(
+                f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
+                "(or pass y, and they are dropped and counted)."
+            )
+        frame[target] = np.asarray(model.predict(frame), dtype=object)
+        notes.append("No y was given: the outcome column holds the model's predictions.")
+    left_out = [c for c in X.columns if c not in set(features)]
+    if left_out:
+        notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
+    task = make_task(
+        frame,
+        target=target,
+        undesirable=chosen,
+        features=features,
+        kinds=kinds,
+        immutable=immutable or (),
+        monotone=monotone,
+        bounds=bounds,
+        allowed=allowed,
+        ordinal_orders=ordinal_orders,
+        name=name,
+        notes=notes,
+        source="python",
+    )
+    given = task.frame
+    fitted = FittedModel.from_estimator(
+        model,
+        task,
+        undesired=chosen,
+        X_test=None if y is None else task.X,
+        y_test=None if y is None else given[target].to_numpy(),
+        name=type(model).__name__,
+        evaluated_on="the rows of X (training rows give optimistic scores)",
+    )
+    return task, fitted
 
 
 def _criterion_text(where) -> str | Mapping | None:

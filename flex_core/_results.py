@@ -1,22 +1,33 @@
-"""Result objects: plain frozen data that carries its own configuration, kept apart from plotting."""
+"""Result objects: plain frozen data that carries its own configuration, kept apart from plotting.
+
+Every result shares :class:`flex_core._contract.Result`: ``to_dict`` / ``from_dict``,
+``to_json`` / ``from_json``, ``to_frame``, and a ``format_version``.
+"""
 
 from __future__ import annotations
 
-import json
+import copy
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-if TYPE_CHECKING:  # counterfactuals builds on this module
-    from .counterfactuals import CounterfactualSet
-    from .data import TaskSpec
+from ._contract import Result, json_floats, json_int, json_matrix, json_number, json_pair
+from ._uncertainty import frequency_intervals
 
-__all__ = ["FeatureScores", "FlexResult", "RegionalResult", "QUADRANT_MEANING", "importance_rank", "versions"]
+__all__ = [
+    "FeatureScores",
+    "FlexResult",
+    "RegionalResult",
+    "GeneratorSensitivity",
+    "QUADRANT_MEANING",
+    "importance_rank",
+]
 
 QUADRANT_MEANING = {
     "A": "low global, high regional importance: a driver specific to this region",
@@ -26,49 +37,18 @@ QUADRANT_MEANING = {
 }
 
 
-def json_number(x):
-    """JSON-safe float: NaN becomes null."""
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) else x
-
-
-def json_int(x):
-    """JSON-safe integer: NaN becomes null."""
-    x = json_number(x)
-    return None if x is None else int(x)
-
-
-def versions() -> dict:
-    """Versions of the libraries a result depends on, for the JSON export."""
-    import importlib.metadata as md
-    import platform
-
-    out = {"python": platform.python_version()}
-    for pkg in ("flex-studio", "numpy", "pandas", "scikit-learn", "dice-ml", "scipy"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            continue
-    from . import __version__
-
-    out["flex_core"] = __version__
-    return out
-
-
 def importance_rank(values: np.ndarray) -> np.ndarray:
     """Ranks of shape (n,): 1 for the largest value, ties share the best rank (as the paper's tables), NaN ranks last."""
     values = np.nan_to_num(np.asarray(values, dtype=float), nan=-np.inf)
     return rankdata(-values, method="min").astype(int)
 
 
-class FeatureScores:
+class FeatureScores(Result):
     """Per-feature scores and their ranks: the base of FlexResult, ShapImportance and LimeImportance.
 
     A subclass is a frozen dataclass with ``feature_names``, ``display_names`` and
     ``immutable`` (one entry per feature) that names the vector ranking its features
-    (:attr:`scores`) and writes itself with ``to_dict``.
+    (:attr:`scores`) and keeps the result contract (:class:`flex_core._contract.Result`).
     """
 
     feature_names: tuple[str, ...]
@@ -86,13 +66,6 @@ class FeatureScores:
     def score_of(self, name: str) -> float:
         """The score of one feature by name."""
         return float(self.scores[list(self.feature_names).index(name)])
-
-    def to_dict(self) -> dict:
-        """Plain data (each subclass writes its own)."""
-        raise NotImplementedError
-
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,7 +120,12 @@ class FlexResult(FeatureScores):
         The counterfactuals the numbers come from (see :meth:`counterfactuals_frame`); not in ``to_dict``.
     features : tuple of Feature
         The task's features, to decode ``counterfactual_set`` into original values and labels.
+    versions : dict or None
+        The library versions recorded in the JSON it was read from; None when computed here.
     """
+
+    kind = "flex"
+    reads_kinds = ("flex", "regional")  # a regional dict holds the region's FlexResult
 
     level: str
     feature_names: tuple[str, ...]
@@ -179,9 +157,11 @@ class FlexResult(FeatureScores):
     necessity_ratio: np.ndarray | None = None
     sufficiency_ratio: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
-    generator_sensitivity: dict | None = None
-    counterfactual_set: CounterfactualSet | None = field(default=None, repr=False)
+    generator_sensitivity: GeneratorSensitivity | None = None
+    #: The CounterfactualSet behind the result, or None (typed Any: counterfactuals builds on this module).
+    counterfactual_set: Any = field(default=None, repr=False)
     features: tuple = field(default=(), repr=False)
+    versions: dict | None = field(default=None, repr=False)
 
     @property
     def scores(self) -> np.ndarray:
@@ -196,8 +176,6 @@ class FlexResult(FeatureScores):
         """The same result counting only necessary changes (F, std, f_j(i), intervals and ranks)."""
         if self.necessary_frequency is None or self.necessary_std is None or self.local_necessary is None:
             raise ValueError("This result has no necessary-change frequencies (it was computed without a model).")
-        from .importance._uncertainty import frequency_intervals  # importance builds on this module
-
         settings = self.config.get("intervals", {})
         ci, ranks = frequency_intervals(
             self.local_necessary, level=settings.get("level", 0.95), fixed=np.array(self.immutable, dtype=bool)
@@ -256,8 +234,7 @@ class FlexResult(FeatureScores):
 
         if self.counterfactual_set is None:
             raise ConfigError("This result does not carry its counterfactuals (it was built without them).")
-        # to_frame reads only the task's features, which the result keeps
-        frame = self.counterfactual_set.to_frame(cast("TaskSpec", SimpleNamespace(features=self.features)))
+        frame = self.counterfactual_set.to_frame(SimpleNamespace(features=self.features))
         frame = frame[frame["cf"] >= 0].rename(columns={"row": "factual"}).reset_index(drop=True)
         for f in self.features:
             if f.is_continuous and f.integer:
@@ -290,17 +267,17 @@ class FlexResult(FeatureScores):
                 **{key: json_number(values[j]) for key, values in optional.items()},
             }
             if self.frequency_ci is not None:
-                record["frequency_ci"] = [json_number(v) for v in self.frequency_ci[j]]
+                record["frequency_ci"] = json_pair(self.frequency_ci[j])
             if self.rank_interval is not None:
                 record["rank_interval"] = [json_int(v) for v in self.rank_interval[j]]
             for name in _OPTIONAL_INTERVALS:
                 if getattr(self, name) is not None:
-                    record[name] = [json_number(v) for v in getattr(self, name)[j]]
+                    record[name] = json_pair(getattr(self, name)[j])
             records.append(record)
         return records
 
-    def to_dict(self) -> dict:
-        """The CLI's JSON format (see the README); :meth:`from_dict` reads it back."""
+    def _body(self) -> dict:
+        """The CLI's JSON format (docs/json-format.md); :meth:`from_dict` reads it back."""
         return {
             "level": self.level,
             "features": self.feature_records(),
@@ -312,16 +289,15 @@ class FlexResult(FeatureScores):
                 **({} if self.local_necessary is None else {"necessary": json_matrix(self.local_necessary)}),
             },
             "generator": self.generator,
-            **({} if self.generator_sensitivity is None else {"generator_sensitivity": self.generator_sensitivity}),
+            **({} if self.generator_sensitivity is None else {"generator_sensitivity": _sensitivity(self.generator_sensitivity)}),
             "model": self.model,
             "config": self.config,
             "notes": list(self.notes),
-            "versions": versions(),
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> FlexResult:
-        """The result :meth:`to_dict` (or the CLI's JSON) describes; keys it does not know are ignored."""
+    def _from_body(cls, data: Mapping) -> FlexResult:
+        """The result the CLI's JSON (global or regional: the region's importance) describes."""
         records = data["features"]
         n_features, n_factuals = len(records), len(data["factuals"])
         local = data.get("local") or {}
@@ -337,6 +313,7 @@ class FlexResult(FeatureScores):
             optional["rank_interval"] = ranks if np.isnan(ranks).any() else ranks.astype(int)
         if "necessary" in local:
             optional["local_necessary"] = _matrix(local["necessary"], n_factuals, n_features)
+        sensitivity = data.get("generator_sensitivity")
         return cls(
             level=data["level"],
             feature_names=tuple(r["name"] for r in records),
@@ -353,10 +330,11 @@ class FlexResult(FeatureScores):
             query_index=np.asarray(data["factuals"], dtype=int),
             counts=np.asarray(data["counterfactuals_per_factual"], dtype=int),
             generator=dict(data.get("generator", {})),
-            generator_sensitivity=data.get("generator_sensitivity"),
+            generator_sensitivity=GeneratorSensitivity._from_body(sensitivity) if sensitivity is not None else None,
             model=dict(data.get("model", {})),
             config=dict(data.get("config", {})),
             notes=tuple(data.get("notes", ())),
+            versions=data.get("versions"),
             **optional,
         )
 
@@ -370,14 +348,11 @@ _OPTIONAL_SCORES = (
 _OPTIONAL_INTERVALS = ("flip_alone_interval", "needed_interval")
 
 
-def json_floats(values) -> np.ndarray:
-    """Floats read back from JSON (null becomes NaN), shape (n,)."""
-    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
-
-
-def json_matrix(matrix: np.ndarray) -> list[list]:
-    """A 2-d array as JSON lists (NaN becomes null)."""
-    return [[json_number(v) for v in row] for row in np.asarray(matrix, dtype=float)]
+def _sensitivity(value: Mapping) -> dict:
+    """A FlexResult's generator sensitivity as it goes into its dict (a plain dict given to the result works too)."""
+    if not isinstance(value, GeneratorSensitivity):
+        value = GeneratorSensitivity(value)
+    return value.to_dict(header=False)
 
 
 def _matrix(rows, n_rows: int, n_columns: int) -> np.ndarray:
@@ -391,7 +366,7 @@ _MODE_SHIFT_NUMBERS = ("p_orig", "p_cf", "delta", "rank_shift")
 
 
 @dataclass(frozen=True, eq=False)
-class RegionalResult:
+class RegionalResult(Result):
     """Regional FLEX: a query factual, its Hamming neighbours, and how the region compares to global.
 
     Attributes
@@ -419,6 +394,8 @@ class RegionalResult:
         ``drawn`` of them were picked at random (with the seed); None when no draw was needed.
     """
 
+    kind = "regional"
+
     importance: FlexResult
     query: int
     members: tuple[int, ...]
@@ -436,6 +413,11 @@ class RegionalResult:
     @property
     def feature_names(self) -> tuple[str, ...]:
         return self.importance.feature_names
+
+    @property
+    def versions(self) -> dict | None:  # type: ignore[override]  # read-only on purpose: a region's are its importance's
+        """The versions its importance was read back with (None when computed here)."""
+        return self.importance.versions
 
     @property
     def diagonal_side(self) -> tuple[str | None, ...]:
@@ -461,8 +443,8 @@ class RegionalResult:
     def mode_shift_frame(self) -> pd.DataFrame:
         return pd.DataFrame(list(self.mode_shift), columns=["name", "mode", "p_orig", "p_cf", "delta", "cf_mode", "rank_shift"])
 
-    def to_dict(self) -> dict:
-        out = self.importance.to_dict()
+    def _body(self) -> dict:
+        out = self.importance.to_dict(header=False)
         lookup = dict(zip(self.feature_names, zip(self.global_frequency, self.quadrants, self.diagonal_side)))
         for record in out["features"]:
             global_f, quadrant, side = lookup[record["name"]]
@@ -478,19 +460,19 @@ class RegionalResult:
             neighbour_ties=self.neighbour_ties,
             mode_shift=[{k: (json_number(v) if k in _MODE_SHIFT_NUMBERS else v) for k, v in row.items()} for row in self.mode_shift],
             pearson_r=json_number(self.pearson_r),
-            pearson_r_interval=[json_number(v) for v in self.pearson_r_interval],
+            pearson_r_interval=json_pair(self.pearson_r_interval),
             quadrant_thresholds={"global": json_number(self.quadrant_thresholds[0]), "regional": json_number(self.quadrant_thresholds[1])},
         )
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> RegionalResult:
+    def _from_body(cls, data: Mapping) -> RegionalResult:
         """The result :meth:`to_dict` (or the CLI's regional JSON) describes."""
         records = data["features"]
         interval = data.get("pearson_r_interval") or [None, None]
         thresholds = data["quadrant_thresholds"]
         return cls(
-            importance=FlexResult.from_dict(data),
+            importance=FlexResult._from_body(data),
             query=int(data["query"]),
             members=tuple(int(m) for m in data["members"]),
             distances=tuple(float(d) for d in data["distances"]),
@@ -508,5 +490,44 @@ class RegionalResult:
             neighbour_ties=data.get("neighbour_ties"),
         )
 
-    def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+
+class GeneratorSensitivity(dict, Result):
+    """The same factuals rerun with other generators: each one's F_j with its interval, and whether they overlap.
+
+    A dict (as :func:`flex_core.importance.generator_sensitivity` has always returned) with the
+    result contract. Keys: ``generators`` (the run's own first), ``refine`` per generator,
+    ``features`` (per mutable feature: ``name``, ``label``, ``frequency`` and ``frequency_ci`` per
+    generator, ``intervals_overlap``), ``differ`` (features whose intervals do not all overlap),
+    ``config``, and for a region ``regional``: the same over its members, with ``r``,
+    ``r_interval`` and ``r_intervals_overlap``.
+    """
+
+    kind = "generator_sensitivity"
+
+    def __init__(self, *args, versions: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.versions = versions
+
+    def _body(self) -> dict:
+        return copy.deepcopy(dict(self))
+
+    @classmethod
+    def _from_body(cls, data: Mapping) -> GeneratorSensitivity:
+        body = {key: copy.deepcopy(value) for key, value in data.items() if key not in ("format_version", "kind", "versions")}
+        return cls(body, versions=data.get("versions"))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (scope, feature, generator): scope is "global" or "regional" (the members)."""
+        rows = []
+        for scope, part in (("global", self), ("regional", self.get("regional"))):
+            for record in (part or {}).get("features", []):
+                for name in self["generators"]:
+                    low, high = json_floats(record["frequency_ci"][name])
+                    rows.append({
+                        "scope": scope, "feature": record["name"], "label": record.get("label", record["name"]),
+                        "generator": name, "frequency": json_floats([record["frequency"][name]])[0],
+                        "frequency_ci_low": low, "frequency_ci_high": high, "intervals_overlap": record["intervals_overlap"],
+                    })
+        columns = ["scope", "feature", "label", "generator", "frequency", "frequency_ci_low", "frequency_ci_high", "intervals_overlap"]
+        return pd.DataFrame(rows, columns=columns)

@@ -34,7 +34,7 @@ scores = {"FLEX": result.frequency_mean, "DiCE Alg. 2": result.dice_frequency}
 stds = {"FLEX": result.frequency_std}
 shap = None
 if st.session_state[S.SHAP_REQUEST] == shap_request:
-    shap = run_or_stop(cache.shap_with_progress, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
+    shap = run_or_stop(cache.shap_with_progress, analysis.explainer, analysis.model_id, tuple(shap_request[1]))
     scores["SHAP"] = shap.mean_abs
 
 table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable,

@@ -74,7 +74,7 @@ if task.continuous_names:
                     width="stretch", config={"displaylogo": False})
     st.caption(reporting.describe_tau_sweep(sweep))
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
-    st.plotly_chart(cache.tau_panels_figure(analysis.store, analysis.store_id, analysis.n_factuals), key="tau_panels",
+    st.plotly_chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), key="tau_panels",
                     width="stretch", config={"displaylogo": False})
     st.caption(
         "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "

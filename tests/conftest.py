@@ -9,6 +9,8 @@ import pytest
 
 import flex_core as fc
 
+pytest.register_assert_rewrite("tests.contract")  # its asserts explain themselves, as a test's do
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -171,10 +171,10 @@ def test_constraints_refine_and_sufficiency_are_options_of_the_explainer(user_mo
         immutable=["zone"], seed=0, n_cf=4, refine="none",
         monotone={"speed": "decrease"}, bounds={"speed": (30, None)}, allowed={"district": ["1", "2"]},
     )
-    assert explainer.store().refine == "none"
+    assert explainer.store.refine == "none"
     result = explainer.explain_global(n_factuals=12, sufficiency=True)
     assert result.config["constraints"]["speed"] == {"direction": "decrease", "range": [30.0, None]}
-    cfset = explainer.store().ensure(result.query_index)
+    cfset = explainer.store.ensure(result.query_index)
     speed = explainer.task.feature_names.index("speed")
     moved = cfset.counterfactuals[..., speed][cfset.found]
     before = np.repeat(cfset.factuals[:, None, speed], cfset.counterfactuals.shape[1], axis=1)[cfset.found]
@@ -192,7 +192,7 @@ def test_batch_scores_a_users_classes_in_their_own_order(user_model, accident_da
     X = accident_data.drop(columns=["severity"])
     explainer = fc.FlexExplainer(user_model, X, undesired="mild", kinds={"district": "categorical"}, seed=0, n_cf=3)
     result = explainer.explain_global(n_factuals=15)
-    cfset = explainer.store().ensure(result.query_index)
+    cfset = explainer.store.ensure(result.query_index)
     assert cfset.found.any()
     rows = fc.counterfactuals.decode_rows(explainer.task, cfset.counterfactuals[cfset.found])
     assert (explainer.model.predict_proba(rows)[:, 1] < 0.5).all()
@@ -218,3 +218,66 @@ def test_dashboard_starts_the_app_on_the_saved_project(user_explainer, tmp_path)
     finally:
         user_explainer.dashboard_process.terminate()
         user_explainer.dashboard_process.wait(timeout=30)
+
+
+def test_one_pipeline_the_cli_and_from_task_give_the_same_numbers(tmp_path):
+    # The CLI builds its pipeline through FlexExplainer.from_task: same data, options and seed, same JSON numbers.
+    import json
+
+    from flex_core.cli import main
+
+    out = tmp_path / "global.json"
+    assert main(["global", "--data", "builtin:toy2d", "--n-factuals", "12", "--n-cf", "3", "--cv-folds", "0",
+                 "--quiet", "--out", str(out)]) == 0
+    by_cli = json.loads(out.read_text())
+    task = fc.data.load_builtin("toy2d")
+    explainer = fc.FlexExplainer.from_task(task, "rf", n_cf=3, fit_options={"cv_folds": 0})
+    result = explainer.explain_global(n_factuals=12)
+    assert by_cli["factuals"] == result.query_index.tolist()
+    assert [f["frequency_mean"] for f in by_cli["features"]] == pytest.approx(result.frequency_mean.tolist())
+
+
+def test_from_task_takes_a_fitted_model_a_name_or_an_estimator(accident_data, user_model):
+    task = fc.make_task(accident_data, target="severity", undesirable="severe", kinds={"district": "categorical"})
+    fitted = fc.fit_model(task, model="lr", seed=0, cv_folds=0)
+    assert fc.FlexExplainer.from_task(task, fitted).model is fitted
+    assert fc.FlexExplainer.from_task(task, "lr", fit_options={"cv_folds": 0}).model.key == fitted.key
+    external = fc.FlexExplainer.from_task(task, user_model, model_name="theirs.skops")
+    assert external.model.name == "theirs.skops" and "optimistically" in external.model.metrics["evaluated_on"]
+    with pytest.raises(fc.ConfigError, match="Unknown model"):
+        fc.FlexExplainer.from_task(task, "no-such-model")
+    with pytest.raises(fc.ConfigError, match="fit_options"):
+        fc.FlexExplainer.from_task(task, user_model, fit_options={"cv_folds": 0})
+
+
+def test_no_result_depends_on_which_call_ran_before(user_model, accident_data):
+    X = accident_data.drop(columns=["severity"])
+
+    def fresh():
+        return fc.FlexExplainer(user_model, X, undesired="severe", kinds={"district": "categorical"}, seed=0, n_cf=3)
+
+    first, second = fresh(), fresh()
+    region_first = first.explain_region(where="lighting=dark", k=3, n_factuals=15)
+    second.explain_global(n_factuals=30, tau=0.5)  # another global run before: the region must not change
+    region_second = second.explain_region(where="lighting=dark", k=3, n_factuals=15)
+    assert region_first.members == region_second.members
+    np.testing.assert_array_equal(region_first.importance.frequency_mean, region_second.importance.frequency_mean)
+    assert region_first.pearson_r == pytest.approx(region_second.pearson_r, nan_ok=True)
+    # An explicit global result is the one compared with.
+    base = second.explain_global(n_factuals=15)
+    given = second.explain_region(global_result=base, query=region_second.query, k=3, where="lighting=dark")
+    assert given.pearson_r == pytest.approx(region_second.pearson_r, nan_ok=True)
+
+
+def test_explain_local_is_one_factual_and_its_counterfactuals(user_explainer):
+    rows = user_explainer.explain_global(**N).query_index[:2]
+    local = user_explainer.explain_local(rows)
+    assert [r.level for r in local] == ["local", "local"] and [r.query_index.tolist() for r in local] == [[rows[0]], [rows[1]]]
+    cfset = user_explainer.counterfactuals([rows[0]])
+    changed = (cfset.counterfactuals[0] != cfset.factuals[0])[cfset.valid[0]]
+    # With τ = 0 a feature's local F is the share of the valid counterfactuals that change it.
+    at_zero = user_explainer.explain_local([rows[0]], tau=0.0)[0]
+    np.testing.assert_allclose(at_zero.frequency_mean, changed.mean(axis=0))
+    not_a_factual = next(r for r in user_explainer.task.frame.index if r not in set(user_explainer.store.factual_rows))
+    with pytest.raises(fc.ConfigError, match="not a factual"):
+        user_explainer.explain_local([not_a_factual])

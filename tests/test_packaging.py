@@ -81,6 +81,7 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
     assert all(Path(p).is_relative_to(venv) for p in where), f"not the installed copy: {where}"
     installed = Path(where[1]).parent
     assert installed.name == "flex_studio_app"
+    assert (Path(where[0]).parent / "schema" / "result.schema.json").is_file(), "the results' JSON Schema is not shipped"
     app_files = {p.relative_to(REPO) for pattern in ("app.py", "pages/*.py", "ui/**/*.py", ".streamlit/config.toml")
                  for p in REPO.glob(pattern)}
     assert app_files == {p.relative_to(installed) for p in installed.rglob("*") if p.is_file() and "__pycache__" not in p.parts}

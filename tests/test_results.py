@@ -1,35 +1,130 @@
-"""Results read back exactly what they write: to_dict -> from_dict -> to_dict, also through JSON."""
+"""The result contract: every result writes format_version, kind, config and versions, validates against the
+schema, reads back exactly what it wrote (from a dict, JSON text, a path or a file), and gives a tidy frame."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
+import pandas as pd
+import pytest
 
 import flex_core as fc
+from flex_core._contract import FORMAT_VERSION, Result
+from flex_core._kinds import read_result, result_classes
 from flex_core._results import importance_rank
+from tests.contract import assert_same_result, assert_valid, strict_json
 
 
-def test_flex_result_round_trip(user_explainer):
-    data = user_explainer.explain_global(n_factuals=20).to_dict()
-    again = fc.FlexResult.from_dict(json.loads(json.dumps(data)))
-    assert again.to_dict() == data
-    assert again.local_frequencies.shape == (len(data["factuals"]), len(data["features"]))
+@pytest.fixture(scope="module")
+def every_result(user_explainer) -> dict:
+    """One result of every kind (and FLEX at every level), with every optional score present."""
+    ex = user_explainer
+    flex = ex.explain_global(n_factuals=20, sufficiency=True, repeats=2, generators=["batch-plausible"])
+    region = ex.explain_region(where="lighting=dark", k=3, n_factuals=20, generators=["batch-plausible"])
+    rows = flex.query_index
+    shap = ex.shap(rows[:6])
+    local = fc.flex_importance(ex.counterfactuals(rows[:1]), ex.task, level="local")
+    return {
+        "flex (global)": flex,
+        "flex (local)": local,
+        "flex (necessary only)": flex.only_necessary(),
+        "regional": region,
+        "shap": shap,
+        "lime": ex.lime(rows[:3], num_samples=100),
+        "rank_agreement": fc.compare.rank_agreement(flex.frequency_mean, flex.dice_frequency, names=flex.feature_names),
+        "rank_agreement (FLEX-SHAP)": fc.compare.flex_shap_agreement(flex, shap, n_boot=50),
+        "necessity_sufficiency": fc.importance.necessity_sufficiency(ex.store, rows[:5]),
+        "generator_sensitivity": flex.generator_sensitivity,
+        "generator_sensitivity (regional)": region.importance.generator_sensitivity,
+    }
 
 
-def test_regional_result_round_trip(user_explainer):
-    region = user_explainer.explain_region(where="lighting=dark", k=3, n_factuals=20)
-    data = region.to_dict()
-    again = fc.RegionalResult.from_dict(json.loads(json.dumps(data)))
-    assert again.to_dict() == data
-    assert again.members == region.members and again.quadrants == region.quadrants
+def test_every_kind_is_covered(every_result):
+    assert {r.kind for r in every_result.values()} == set(result_classes())
+    assert {r.level for r in every_result.values() if isinstance(r, fc.FlexResult)} == {"global", "local"}
+    assert all(isinstance(r, Result) for r in every_result.values())
 
 
-def test_one_feature_score_base_ranks_every_result(user_explainer):
+def test_every_result_writes_the_header_and_validates_against_the_schema(every_result):
+    for name, result in every_result.items():
+        data = result.to_dict()
+        assert data["format_version"] == FORMAT_VERSION and data["kind"] == result.kind, name
+        assert isinstance(data["config"], dict) and {"python", "flex_core", "numpy", "pandas", "scikit-learn"} <= set(data["versions"])
+        assert_valid(data)
+        assert strict_json(result.to_json()) == data  # strict JSON: NaN is null
+    assert "shap" in every_result["shap"].to_dict()["versions"] and "lime" in every_result["lime"].to_dict()["versions"]
+    assert every_result["rank_agreement (FLEX-SHAP)"].to_dict()["config"]["bootstrap"]["resamples"] == 50
+
+
+@pytest.mark.parametrize("how", ["text", "path", "str path", "file", "dict"])
+def test_every_result_round_trips_through_json(every_result, tmp_path, how):
+    for result in every_result.values():
+        cls = type(result)
+        if how == "text":
+            again = cls.from_json(result.to_json())
+        elif how in ("path", "str path"):
+            path = tmp_path / f"{result.kind}.json"
+            result.to_json(path)
+            again = cls.from_json(path if how == "path" else str(path))
+        elif how == "file":
+            again = cls.from_json(io.StringIO(result.to_json()))
+        else:
+            again = cls.from_dict(json.loads(json.dumps(result.to_dict())))
+        assert_same_result(again, result)
+        assert_same_result(read_result(result.to_json()), result)
+
+
+def test_a_result_read_back_keeps_the_versions_it_was_computed_with(every_result):
+    data = every_result["flex (global)"].to_dict()
+    data["versions"] = {**data["versions"], "numpy": "1.0.0"}
+    again = fc.FlexResult.from_dict(data)
+    assert again.to_dict()["versions"]["numpy"] == "1.0.0" and again.versions["numpy"] == "1.0.0"
+    assert fc.RegionalResult.from_dict({**every_result["regional"].to_dict(), "versions": data["versions"]}).versions == data["versions"]
+
+
+def test_every_result_gives_a_tidy_frame(every_result):
+    for name, result in every_result.items():
+        frame = result.to_frame()
+        assert isinstance(frame, pd.DataFrame) and len(frame) > 0, name
+        assert frame.columns.is_unique, name
+    flex = every_result["flex (global)"]
+    assert len(flex.to_frame()) == len(flex.feature_names)
+    assert list(every_result["rank_agreement"].to_frame()["statistic"]) == ["spearman", "kendall", "top_k_overlap"]
+    sensitivity = every_result["generator_sensitivity (regional)"].to_frame()
+    assert set(sensitivity["scope"]) == {"global", "regional"} and set(sensitivity["generator"]) == {"batch", "batch-plausible"}
+
+
+def test_a_dict_written_before_format_versions_is_still_read(every_result):
+    flex = every_result["flex (global)"]
+    legacy = {k: v for k, v in flex.to_dict().items() if k not in ("format_version", "kind")}
+    assert_same_result(fc.FlexResult.from_dict(legacy), flex)
+
+
+def test_another_kind_or_another_major_version_is_refused(every_result):
+    lime = every_result["lime"].to_dict()
+    with pytest.raises(fc.ConfigError, match="ShapImportance.from_dict reads 'shap'"):
+        fc.compare.ShapImportance.from_dict(lime)
+    with pytest.raises(fc.ConfigError, match=r"written in format 2\.0; this flex_core reads format 1\.x"):
+        fc.compare.LimeImportance.from_dict({**lime, "format_version": "2.0"})
+    minor = fc.compare.LimeImportance.from_dict({**lime, "format_version": "1.7"})  # a newer minor version adds keys only
+    np.testing.assert_array_equal(minor.scores, every_result["lime"].scores)
+    # A regional dict holds the region's FlexResult, which FlexResult reads.
+    region = every_result["regional"]
+    np.testing.assert_array_equal(fc.FlexResult.from_dict(region.to_dict()).frequency_mean, region.importance.frequency_mean)
+    with pytest.raises(fc.ConfigError, match="Unknown result kind"):
+        read_result({"kind": "nonsense"})
+    with pytest.raises(fc.DataError, match="No result file"):
+        fc.FlexResult.from_json("no/such/file.json")
+    with pytest.raises(fc.DataError, match="not a result's JSON"):
+        fc.FlexResult.from_json("{not json")
+
+
+def test_one_feature_score_base_ranks_every_result(every_result):
     # Hand-computed: ties share the best rank, NaN ranks last.
     np.testing.assert_array_equal(importance_rank(np.array([0.5, np.nan, 0.5, 0.9])), [2, 4, 2, 1])
-    result = user_explainer.explain_global(n_factuals=20)
-    lime = user_explainer.lime(result.query_index[:2], num_samples=100)
+    result, lime = every_result["flex (global)"], every_result["lime"]
     for scores in (result, lime):
         assert isinstance(scores, fc.FeatureScores)
         np.testing.assert_array_equal(scores.rank, importance_rank(scores.scores))
@@ -38,23 +133,16 @@ def test_one_feature_score_base_ranks_every_result(user_explainer):
     assert issubclass(fc.compare.ShapImportance, fc.FeatureScores)
 
 
-def test_shap_and_lime_results_round_trip_through_json(user_explainer):
-    rows = user_explainer.explain_global(n_factuals=6).query_index
-    for result in (user_explainer.shap(rows), user_explainer.lime(rows[:3], num_samples=100)):
-        data = result.to_dict()
-        again = type(result).from_dict(json.loads(json.dumps(data)))
-        assert again.to_dict() == data
-        np.testing.assert_array_equal(again.scores, result.scores)
-        assert again.display_names == result.display_names and again.immutable == result.immutable
-    shap = user_explainer.shap(rows)
+def test_shap_keeps_its_signed_values_and_columns(every_result):
+    shap = every_result["shap"]
     again = fc.compare.ShapImportance.from_dict(shap.to_dict())
     np.testing.assert_array_equal(again.values, shap.values)
     assert again.column_names == shap.column_names
 
 
-def test_a_result_of_another_kind_is_refused_by_from_dict(user_explainer):
-    import pytest
-
-    lime = user_explainer.lime(user_explainer.explain_global(n_factuals=4).query_index[:2], num_samples=100)
-    with pytest.raises(fc.ConfigError, match="SHAP"):
-        fc.compare.ShapImportance.from_dict(lime.to_dict())
+def test_generator_sensitivity_is_still_a_plain_dict(every_result):
+    sensitivity = every_result["generator_sensitivity"]
+    assert isinstance(sensitivity, dict) and json.loads(json.dumps(sensitivity)) == sensitivity.to_dict(header=False)
+    assert sensitivity["config"]["factuals"] == [int(r) for r in every_result["flex (global)"].query_index]
+    region = every_result["generator_sensitivity (regional)"]["config"]["region"]
+    assert region["members"] == list(every_result["regional"].members)

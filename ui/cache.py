@@ -106,12 +106,7 @@ def file_digest(data: bytes) -> str:
 @st.cache_resource(max_entries=8)
 def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str, name: str):
     """(task restricted to the model's columns, FittedModel) for a model trained elsewhere."""
-    task = fc.models.align_task(_task, _estimator)
-    y = task.frame[task.target].to_numpy()
-    return task, fc.FittedModel.from_estimator(
-        _estimator, task, X_test=task.X, y_test=y, name=name,
-        evaluated_on=f"all {len(task.frame):,} rows of the data (rows the model was trained on score optimistically)",
-    )
+    return fc.models.from_file_estimator(_task, _estimator, name=name)
 
 
 @st.cache_resource(max_entries=16)
@@ -164,17 +159,18 @@ def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str,
 
 
 @st.cache_resource(max_entries=16)
-def generator(name: str, settings: str):
-    return fc.counterfactuals.make_generator(name, **json.loads(settings))
+def explainer(
+    _task: fc.TaskSpec, _model: fc.FittedModel, identity: str, generator: str, settings: str, n_cf: int, seed: int,
+    refine: str | None,
+) -> fc.FlexExplainer:
+    """The pipeline (generator and counterfactual store) for these settings; ``identity`` is their JSON with the data's and model's.
 
-
-@st.cache_resource(max_entries=16)
-def counterfactual_store(
-    _task: fc.TaskSpec, _model: fc.FittedModel, _generator, identity: str, n_cf: int, seed: int, refine: str | None
-) -> fc.CounterfactualStore:
-    """One store per (data, model, generator, n_cf, seed, refine); ``identity`` is their JSON."""
-    return fc.CounterfactualStore(
-        _task, _model, _generator, n_cf=n_cf, seed=seed, directory=cache_dir(), refine=refine
+    Built by :meth:`flex_core.FlexExplainer.from_task`, as the CLI and the reproduction build theirs.
+    Its store persists counterfactuals under :func:`cache_dir`.
+    """
+    return fc.FlexExplainer.from_task(
+        _task, _model, generator=generator, generator_settings=json.loads(settings), n_cf=n_cf, seed=seed, refine=refine,
+        cache_dir=cache_dir(),
     )
 
 
@@ -239,17 +235,17 @@ def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def global_result(_store: fc.CounterfactualStore, identity: str, n_factuals: int, tau: str) -> fc.FlexResult:
+def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str) -> fc.FlexResult:
     """Global FLEX at this τ (JSON: a number or {feature: τ, "*": default}) from stored counterfactuals."""
-    return fc.run_global(_store, n_factuals=n_factuals, tau=json.loads(tau))
+    return _explainer.explain_global(n_factuals=n_factuals, tau=json.loads(tau))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def regional_result(
-    _store: fc.CounterfactualStore, identity: str, n_factuals: int, tau: str, query: int, k: int, where: str | None
+    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, query: int, k: int, where: str | None
 ) -> fc.RegionalResult:
-    base = global_result(_store, identity, n_factuals, tau)
-    return fc.run_regional(_store, base, query=query, k=k, where=where, tau=json.loads(tau))
+    base = global_result(_explainer, identity, n_factuals, tau)
+    return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=json.loads(tau))
 
 
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
@@ -266,18 +262,18 @@ def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def tau_panel_results(_store: fc.CounterfactualStore, identity: str, n_factuals: int) -> dict:
-    return {tau: global_result(_store, identity, n_factuals, json.dumps(tau)) for tau in TAU_PANELS}
+def tau_panel_results(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> dict:
+    return {tau: global_result(_explainer, identity, n_factuals, json.dumps(tau)) for tau in TAU_PANELS}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def tau_panels_figure(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
+def tau_panels_figure(_explainer: fc.FlexExplainer, identity: str, n_factuals: int):
     """The paper's three τ panels as a figure: they do not depend on the current τ, so a τ change reuses it.
 
     Kept as one shared object (``cache_resource``): building the figure costs more than FLEX at a new τ,
     and nothing draws into it after it is made.
     """
-    return fc.plotting.tau_panels_figure(tau_panel_results(_store, identity, n_factuals))
+    return fc.plotting.tau_panels_figure(tau_panel_results(_explainer, identity, n_factuals))
 
 
 def tau_json(tau) -> str:
@@ -347,23 +343,21 @@ def lime_estimate(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str,
     return per_row.with_rows(len(rows)).describe()
 
 
-def shap_with_progress(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int):
-    """SHAP from the cache, or computed with a bar counting rows done of total."""
+def shap_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: tuple[int, ...]):
+    """SHAP from the cache, or computed by the explainer with a bar counting rows done of total."""
     return _explained(
-        ("shap", model_identity, tuple(rows), seed), f"Running SHAP on {len(rows):,} factuals…",
+        ("shap", model_identity, tuple(rows), explainer.seed), f"Running SHAP on {len(rows):,} factuals…",
         "Running SHAP: {done} / {total} rows",
-        lambda progress: fc.compare.shap_importance(model, task, list(rows), seed=seed, progress=progress),
+        lambda progress: explainer.shap(list(rows), progress=progress),
     )
 
 
-def lime_with_progress(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, rows: tuple[int, ...],
-                       num_samples: int, seed: int):
-    """LIME from the cache, or computed with a bar counting rows done of total."""
+def lime_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: tuple[int, ...], num_samples: int):
+    """LIME from the cache, or computed by the explainer with a bar counting rows done of total."""
     return _explained(
-        ("lime", model_identity, tuple(rows), num_samples, seed), f"Running LIME on {len(rows):,} factuals…",
+        ("lime", model_identity, tuple(rows), num_samples, explainer.seed), f"Running LIME on {len(rows):,} factuals…",
         "Running LIME: {done} / {total} rows",
-        lambda progress: fc.compare.lime_importance(model, task, list(rows), num_samples=num_samples, seed=seed,
-                                                    progress=progress),
+        lambda progress: explainer.lime(list(rows), num_samples=num_samples, progress=progress),
     )
 
 

@@ -43,9 +43,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
                                tuple(request[1]), int(samples), seed)
         st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
         return
-    lime = run_or_stop(
-        cache.lime_with_progress, analysis.task, analysis.model, analysis.model_id, tuple(request[1]), int(samples), seed
-    )
+    lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, tuple(request[1]), int(samples))
     st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
                     config={"displaylogo": False})
     st.caption(

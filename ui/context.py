@@ -1,4 +1,4 @@
-"""The current analysis (task, model, generator, store), rebuilt from Session State through the cache.
+"""The current analysis (the pipeline: task, model, generator, store), rebuilt from Session State through the cache.
 
 Pages call :func:`current_analysis` at the top: every object comes from
 ``st.cache_resource``, so this is cheap on a rerun and trains or loads only when a
@@ -13,18 +13,28 @@ from dataclasses import dataclass
 import streamlit as st
 
 import flex_core as fc
-from flex_core.counterfactuals._registry import generator_key
 from ui import cache
 from ui import state as S
 
 
 @dataclass(frozen=True)
 class Analysis:
-    task: fc.TaskSpec
-    model: fc.FittedModel
-    generator: object
-    store: fc.CounterfactualStore
+    """The session's pipeline (a :class:`flex_core.FlexExplainer`, shared through the cache) and N_F."""
+
+    explainer: fc.FlexExplainer
     n_factuals: int
+
+    @property
+    def task(self) -> fc.TaskSpec:
+        return self.explainer.task
+
+    @property
+    def model(self) -> fc.FittedModel:
+        return self.explainer.model
+
+    @property
+    def store(self) -> fc.CounterfactualStore:
+        return self.explainer.store
 
     @property
     def store_id(self) -> str:
@@ -43,14 +53,14 @@ class Analysis:
         """Global FLEX at τ (default: the session's τ), generating missing rows with a progress bar first."""
         cache.ensure_rows(self.store, cache.global_rows(self.store, self.n_factuals))
         tau = S.tau_setting() if tau is None else tau
-        return cache.global_result(self.store, self.store_id, self.n_factuals, cache.tau_json(tau))
+        return cache.global_result(self.explainer, self.store_id, self.n_factuals, cache.tau_json(tau))
 
     def regional_result(self, query: int, k: int, where: str | None) -> fc.RegionalResult:
         self.global_result()
         members = cache.region_members(self.store, query, k, where)
         cache.ensure_rows(self.store, members, what="region members")
         return cache.regional_result(
-            self.store, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()), int(query), int(k), where
+            self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()), int(query), int(k), where
         )
 
 
@@ -85,15 +95,13 @@ def build_analysis() -> Analysis:
     task, model = active_model(task, s[S.DATASET], s[S.MODEL_FILE])
     name = s[S.GENERATOR]
     settings = json.dumps(s[S.GENERATOR_SETTINGS].get(name, {}), sort_keys=True)
-    gen = cache.generator(name, settings)
     refine = None if s[S.REFINE] == "auto" else s[S.REFINE]
     identity = json.dumps(
-        [task.fingerprint, model.key, generator_key(gen), int(s[S.N_CF]), int(s[S.SEED]), refine],
-        sort_keys=True,
-        default=str,
+        # model_id, not only model.key: the same forest cross-validated otherwise carries other metrics.
+        [cache.model_id(task, model), name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine], sort_keys=True, default=str
     )
-    store = cache.counterfactual_store(task, model, gen, identity, int(s[S.N_CF]), int(s[S.SEED]), refine)
-    return Analysis(task=task, model=model, generator=gen, store=store, n_factuals=int(s[S.N_FACTUALS]))
+    explainer = cache.explainer(task, model, identity, name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine)
+    return Analysis(explainer=explainer, n_factuals=int(s[S.N_FACTUALS]))
 
 
 def current_analysis() -> Analysis | None:

@@ -27,8 +27,7 @@ def _lime_results(analysis: Analysis, regions: dict[str, fc.RegionalResult]) -> 
         return {}
     for name, regional in regions.items():
         if [int(m) for m in regional.members] == request[1]:
-            lime = cache.lime_with_progress(analysis.task, analysis.model, analysis.model_id, tuple(request[1]),
-                                     int(request[2]), int(st.session_state[S.SEED]))
+            lime = cache.lime_with_progress(analysis.explainer, analysis.model_id, tuple(request[1]), int(request[2]))
             return {name: (regional, lime)}
     return {}
 
@@ -49,11 +48,11 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
     sweep = panels = None
     if task.continuous_names:
         sweep = cache.tau_sweep(store, analysis.store_id, analysis.n_factuals)
-        panels = cache.tau_panel_results(store, analysis.store_id, analysis.n_factuals)
+        panels = cache.tau_panel_results(analysis.explainer, analysis.store_id, analysis.n_factuals)
     shap = None
     shap_request = [analysis.model_id, [int(r) for r in global_result.query_index]]
     if st.session_state[S.SHAP_REQUEST] == shap_request:
-        shap = cache.shap_with_progress(task, analysis.model, analysis.model_id, tuple(shap_request[1]), int(st.session_state[S.SEED]))
+        shap = cache.shap_with_progress(analysis.explainer, analysis.model_id, tuple(shap_request[1]))
     regions = {**({f"the region around row {regional.query}": regional} if regional is not None else {}),
                **{f"saved region {name}": reg for name, reg in saved.items()}}
     stored = {int(r) for r in store.stored_rows}

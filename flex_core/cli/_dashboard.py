@@ -22,7 +22,8 @@ def add_dashboard_parser(subparsers) -> argparse.ArgumentParser:
 def run_dashboard(args) -> int:
     """Check DIR, the port and that Streamlit is installed (each a one-line error), then run the app in the foreground."""
     from .. import _dashboard as launcher
+    from .._explainer import check_project_folder
 
-    project = launcher.check_project_folder(args.directory) if args.directory is not None else None
+    project = check_project_folder(args.directory) if args.directory is not None else None
     launcher.dashboard_command(project, port=args.port)  # checks the port and that the app's files are installed
     return launcher.run_dashboard(project, port=args.port, open_browser=args.browser)

@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 
 from .._errors import ConfigError, FlexError
-from ..compare._methods import add_lime_to_json, add_shap_to_json, lime_importance, shap_importance
-from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, CounterfactualStore, make_generator
+from .._explainer import FlexExplainer
+from ..compare._json import add_lime_to_json, add_shap_to_json
+from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
-from ..importance import DEFAULT_TAU, random_query, run_global, run_regional
-from ..models import MODELS, FittedModel, align_task, fit_model, load_model
+from ..importance import DEFAULT_TAU
+from ..models import MODELS, load_model
 from ..reproduce._paper import add_reproduce_parser, run_reproduce
 from ._dashboard import add_dashboard_parser, run_dashboard
 
@@ -169,29 +170,26 @@ def _generator_settings(args, name: str) -> dict:
     return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit}
 
 
-def _model(args, task, log):
-    """The task and the model to explain: trained here, or read from --model-file (the task then keeps its columns)."""
+def _explainer(args, task, log) -> FlexExplainer:
+    """The pipeline for these options: a model trained here, or the one in --model-file (the task then keeps its columns)."""
+    settings = _generator_settings(args, args.generator)
     if args.model_file is None:
         args.model, args.encoding = args.model or "rf", args.encoding or "onehot"
         args.cv_folds = 10 if args.cv_folds is None else args.cv_folds
-        return task, fit_model(task, model=args.model, encoding=args.encoding, seed=args.seed, cv_folds=args.cv_folds,
-                               cv_rows=args.cv_rows, progress=lambda step, total, text: log(f"model: {text}"))
-    given = [flag for flag, value in (("--model", args.model), ("--encoding", args.encoding), ("--cv-folds", args.cv_folds),
-                                      ("--cv-rows", args.cv_rows)) if value is not None]
-    if given:
-        raise ConfigError(f"{', '.join(given)} apply to a model trained here, not to --model-file.")
-    estimator = load_model(args.model_file)
-    task = align_task(task, estimator)
-    model = FittedModel.from_estimator(
-        estimator,
-        task,
-        X_test=task.X,
-        y_test=task.frame[task.target].to_numpy(),
-        name=Path(args.model_file).name,
-        evaluated_on=f"all {len(task.frame):,} rows of the data (rows the model was trained on score optimistically)",
+        model, name = args.model, None
+        fit_options = {"encoding": args.encoding, "cv_folds": args.cv_folds, "cv_rows": args.cv_rows,
+                       "progress": lambda step, total, text: log(f"model: {text}")}
+    else:
+        given = [flag for flag, value in (("--model", args.model), ("--encoding", args.encoding),
+                                          ("--cv-folds", args.cv_folds), ("--cv-rows", args.cv_rows)) if value is not None]
+        if given:
+            raise ConfigError(f"{', '.join(given)} apply to a model trained here, not to --model-file.")
+        model, name, fit_options = load_model(args.model_file), Path(args.model_file).name, None
+        args.model = f"file:{name}"
+    return FlexExplainer.from_task(
+        task, model, seed=args.seed, generator=args.generator, generator_settings=settings, n_cf=args.n_cf,
+        refine=args.refine, cache_dir=args.cache_dir, fit_options=fit_options, model_name=name,
     )
-    args.model = f"file:{Path(args.model_file).name}"
-    return task, model
 
 
 def run(args) -> dict:
@@ -211,17 +209,14 @@ def run(args) -> dict:
         **parse_constraints(args),
     )
     started = time.perf_counter()
-    task, model = _model(args, task, log)
+    explainer = _explainer(args, task, log)
+    task, model = explainer.task, explainer.model
     for note in task.notes:
         log(f"data: {note}")
     log(f"model: {model.label} accuracy {model.metrics['test_accuracy']:.3f} on {model.metrics['evaluated_on']} "
         f"({time.perf_counter() - started:.1f} s)")
     if model.metrics.get("note"):
         log(f"model: {model.metrics['note']}")
-    generator = make_generator(args.generator, **_generator_settings(args, args.generator))
-    store = CounterfactualStore(
-        task, model, generator, n_cf=args.n_cf, seed=args.seed, directory=args.cache_dir, refine=args.refine
-    )
     tau = parse_tau(args.tau)
 
     def progress(done, total):
@@ -230,8 +225,8 @@ def run(args) -> dict:
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
     started = time.perf_counter()
-    global_result = run_global(
-        store, n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})
+    global_result = explainer.explain_global(
+        n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})
     )
     log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
     if "necessity_sufficiency" in global_result.config:
@@ -240,18 +235,18 @@ def run(args) -> dict:
     if args.command == "global":
         out = global_result.to_dict()
         if args.shap:
-            shap = shap_importance(model, task, global_result.query_index, seed=args.seed)
+            shap = explainer.shap(global_result.query_index)
             log(f"shap: {shap.explainer} on {len(shap.query_index)} factuals in {shap.seconds:.1f} s")
             add_shap_to_json(out, global_result, shap)
     else:
-        query = args.query if args.query is not None else random_query(store, where=args.where, seed=args.seed)
-        regional = run_regional(
-            store, global_result, query=query, k=args.neighbours, where=args.where, tau=tau, progress=progress, **on_request
+        regional = explainer.explain_region(
+            global_result=global_result, query=args.query, k=args.neighbours, where=args.where, tau=tau, progress=progress,
+            **on_request,
         )
         out = regional.to_dict()
         explained = regional.importance
         if args.lime:
-            lime = lime_importance(model, task, regional.members, num_samples=args.lime_samples, seed=args.seed)
+            lime = explainer.lime(regional.members, num_samples=args.lime_samples)
             log(f"lime: {len(regional.members)} factuals in {lime.seconds:.1f} s")
             add_lime_to_json(out, lime)
     out["config"].update(

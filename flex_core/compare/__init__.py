@@ -1,18 +1,16 @@
 """FLEX next to SHAP and LIME: their importances and rank agreement.
 
 shap and lime load when :func:`shap_importance` / :func:`lime_importance` run (``pip install "flex-studio[compare]"``).
+By concern: ``_columns`` (one-hot columns back to features), ``_scores`` (what SHAP and LIME
+results share), ``_shap``, ``_lime``, ``_agreement`` (rank agreement), ``_tables`` (the paper's
+ranking table) and ``_json`` (the CLI's additions). How long SHAP and LIME take is the app's
+business (``ui/estimates.py``).
 """
 
-from ._methods import (
-    LimeImportance,
-    RankAgreement,
-    ShapImportance,
-    flex_shap_agreement,
-    lime_importance,
-    rank_agreement,
-    ranking_table,
-    shap_importance,
-)
+from ._agreement import RankAgreement, flex_shap_agreement, rank_agreement
+from ._lime import LimeImportance, lime_importance
+from ._shap import ShapImportance, shap_importance
+from ._tables import ranking_table
 
 __all__ = [
     "ShapImportance", "LimeImportance", "RankAgreement", "shap_importance", "lime_importance", "rank_agreement",

@@ -12,6 +12,7 @@ from .._errors import ConfigError
 from .._format import format_number
 from .._results import FlexResult, RegionalResult
 from .._typing import Numbers, Rows
+from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals, pearson_interval
 from ..counterfactuals import CounterfactualSet, decode_rows, encode_rows
 from ..data import TaskSpec
 from ._metrics import (
@@ -24,7 +25,6 @@ from ._metrics import (
     local_magnitudes,
     resolve_tau,
 )
-from ._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals, pearson_interval
 
 __all__ = [
     "flex_importance",
@@ -94,7 +94,7 @@ def flex_importance(
         Compute ``frequency_ci`` (95% Wilson score interval of F_j with a continuity correction,
         over the factuals with counterfactuals; an immutable feature that never changed gets
         [0, 0]) and ``rank_interval`` (the ranks those intervals allow); see
-        :mod:`flex_core.importance._uncertainty`. Recorded in ``config["intervals"]``.
+        :mod:`flex_core._uncertainty`. Recorded in ``config["intervals"]``.
     """
     _check_compatible(cfset, task)
     continuous = np.array([f.is_continuous for f in task.features])

@@ -25,24 +25,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+import pandas as pd
 
+from .._contract import Result, json_floats, json_matrix, json_number, json_pair
 from .._errors import ConfigError
 from .._results import FlexResult
 from .._typing import Rows
+from .._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
 from ..counterfactuals import CounterfactualStore
 from ..counterfactuals._set import Progress
 from ._flex import flex_importance
 from ._metrics import DEFAULT_TAU
-from ._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
 
 __all__ = ["NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]
 
 
 @dataclass(frozen=True, eq=False)
-class NecessitySufficiency:
+class NecessitySufficiency(Result):
     """Per-feature answers to "can it flip the outcome alone?" and "is it needed?" over a set of factuals.
 
     Attributes
@@ -65,6 +67,8 @@ class NecessitySufficiency:
         (factual, feature) pairs whose "needed" a stored counterfactual answered without a search.
     budget : dict
         The generator and its settings: what "no flip found" was searched with.
+    versions : dict or None
+        The library versions recorded in the JSON it was read from; None when computed here.
     """
 
     feature_names: tuple[str, ...]
@@ -82,6 +86,9 @@ class NecessitySufficiency:
     witnessed: int = 0
     level: float = INTERVAL_LEVEL
     budget: dict | None = None
+    versions: dict | None = field(default=None, repr=False)
+
+    kind = "necessity_sufficiency"
 
     def summary(self) -> dict:
         """What a FlexResult's config records about the run (the scores go to each feature)."""
@@ -93,6 +100,81 @@ class NecessitySufficiency:
             "interval": {"method": INTERVAL_METHOD, "level": float(self.level), "over": "factuals"},
             "search": dict(self.budget or {}),
         }
+
+    def _body(self) -> dict:
+        """Per feature the shares with their intervals and the ratios; per factual the yes/no answers."""
+        features = [
+            {
+                "name": name,
+                "flip_alone": json_number(self.flip_alone[j]),
+                "flip_alone_interval": json_pair(self.flip_alone_interval[j]),
+                "needed": json_number(self.needed[j]),
+                "needed_interval": json_pair(self.needed_interval[j]),
+                "necessity_ratio": json_number(self.necessity_ratio[j]),
+                "sufficiency_ratio": json_number(self.sufficiency_ratio[j]),
+            }
+            for j, name in enumerate(self.feature_names)
+        ]
+        summary = self.summary()
+        return {
+            "features": features,
+            "rows": [int(r) for r in self.rows],
+            "local": {"flip_alone": json_matrix(self.local_flip_alone), "needed": json_matrix(self.local_needed)},
+            "seconds": summary["seconds"],
+            "generator_runs": summary["generator_runs"],
+            "needed_witnessed": summary["needed_witnessed"],
+            "config": {"interval": summary["interval"], "search": summary["search"]},
+        }
+
+    @classmethod
+    def _from_body(cls, data: Mapping) -> NecessitySufficiency:
+        records, rows = data["features"], tuple(int(r) for r in data["rows"])
+        shape = (len(rows), len(records))
+        config = data.get("config") or {}
+
+        def column(key: str) -> np.ndarray:
+            return json_floats(r[key] for r in records)
+
+        def pairs(key: str) -> np.ndarray:
+            return np.array([json_floats(r[key]) for r in records], dtype=float).reshape(len(records), 2)
+
+        def matrix(key: str) -> np.ndarray:
+            return np.array([json_floats(row) for row in data["local"][key]], dtype=float).reshape(shape)
+
+        return cls(
+            feature_names=tuple(r["name"] for r in records),
+            rows=rows,
+            local_flip_alone=matrix("flip_alone"),
+            local_needed=matrix("needed"),
+            flip_alone=column("flip_alone"),
+            flip_alone_interval=pairs("flip_alone_interval"),
+            needed=column("needed"),
+            needed_interval=pairs("needed_interval"),
+            necessity_ratio=column("necessity_ratio"),
+            sufficiency_ratio=column("sufficiency_ratio"),
+            seconds=float(data["seconds"]),
+            generator_runs=int(data["generator_runs"]),
+            witnessed=int(data.get("needed_witnessed", 0)),
+            level=float((config.get("interval") or {}).get("level", INTERVAL_LEVEL)),
+            budget=dict(config.get("search") or {}),
+            versions=data.get("versions"),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per feature: the flip-alone and needed shares with their intervals, and the two ratios."""
+        return pd.DataFrame(
+            {
+                "feature": self.feature_names,
+                "flip_alone": self.flip_alone,
+                "flip_alone_low": self.flip_alone_interval[:, 0],
+                "flip_alone_high": self.flip_alone_interval[:, 1],
+                "needed": self.needed,
+                "needed_low": self.needed_interval[:, 0],
+                "needed_high": self.needed_interval[:, 1],
+                "necessity_ratio": self.necessity_ratio,
+                "sufficiency_ratio": self.sufficiency_ratio,
+            }
+        )
 
 
 def _found(store: CounterfactualStore, rows: list[int], vary: list[str]) -> np.ndarray:

@@ -20,7 +20,7 @@ from ._metrics import DEFAULT_TAU
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
 from ._sensitivity import generator_sensitivity
 
-__all__ = ["sample_factuals", "run_global", "run_regional", "random_query", "rows_meeting"]
+__all__ = ["sample_factuals", "run_local", "run_global", "run_regional", "random_query", "rows_meeting"]
 
 
 def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
@@ -33,6 +33,35 @@ def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
     if n >= len(rows):
         return np.sort(rows)
     return np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
+
+
+def run_local(
+    store: CounterfactualStore,
+    row: int,
+    *,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
+    progress: Progress | None = None,
+) -> FlexResult:
+    """Local FLEX: one factual and its n_cf counterfactuals (F_j is the share of them that change feature j)."""
+    row = int(row)
+    if row not in set(store.factual_rows.tolist()):
+        raise ConfigError(
+            f"Row {row} is not a factual: the model does not predict it {' / '.join(map(str, store.task.undesirable))}."
+        )
+    cfset = store.ensure([row], progress=progress)
+    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
+    result = flex_importance(
+        cfset,
+        store.task,
+        tau=tau,
+        ranges=store.ranges,
+        level="local",
+        necessary=store.necessary_changes(cfset),
+        generator=generator_key(store.generator),
+        model=model_summary(store.model),
+        config=_config(store, row=row),
+    )
+    return _with_notes(result, notes)
 
 
 def run_global(

@@ -11,11 +11,13 @@ generator's r (region against the global F *of the same generator*) with its int
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from .._contract import json_number
 from .._errors import ConfigError
-from .._results import FlexResult, RegionalResult, json_number
+from .._results import FlexResult, GeneratorSensitivity, RegionalResult
 from ..counterfactuals import CounterfactualStore, make_generator
 from ._metrics import DEFAULT_TAU
 
@@ -29,8 +31,8 @@ def generator_sensitivity(
     *,
     tau: float | Mapping[str, float] = DEFAULT_TAU,
     regional: RegionalResult | None = None,
-) -> dict:
-    """Each generator's F_j (and r for ``regional``) over the same factuals, as plain data.
+) -> GeneratorSensitivity:
+    """Each generator's F_j (and r for ``regional``) over the same factuals, as plain data (a dict with the result contract).
 
     Parameters
     ----------
@@ -45,10 +47,11 @@ def generator_sensitivity(
 
     Returns
     -------
-    dict with ``generators`` (names, the store's first), ``features`` (per mutable feature: ``name``,
-    ``frequency`` and ``frequency_ci`` per generator, ``intervals_overlap``), ``differ`` (the features
-    whose intervals do not all overlap), ``refine`` per generator, and for a region ``regional``: the
-    same per feature over the members, plus ``r`` and ``r_interval`` per generator and
+    GeneratorSensitivity, a dict with ``generators`` (names, the store's first), ``features`` (per
+    mutable feature: ``name``, ``frequency`` and ``frequency_ci`` per generator, ``intervals_overlap``),
+    ``differ`` (the features whose intervals do not all overlap), ``refine`` per generator, ``config``
+    (τ, the factuals, and the region's query, members and criterion), and for a region ``regional``:
+    the same per feature over the members, plus ``r`` and ``r_interval`` per generator and
     ``r_intervals_overlap``.
     """
     from ._flex import flex_importance
@@ -68,14 +71,18 @@ def generator_sensitivity(
         if regional is not None:
             regionals[name] = run_regional(other, globals_[name], query=regional.query, k=len(regional.members) - 1,
                                            where=regional.criterion, tau=tau)
-    out = {"generators": names, "refine": refine, **_compare(globals_, names)}
+    out = GeneratorSensitivity({"generators": names, "refine": refine, **_compare(globals_, names)})
+    config: dict[str, Any] = {"tau": dict(tau) if isinstance(tau, Mapping) else tau, "factuals": rows}
     if regional is not None:
+        config["region"] = {"query": int(regional.query), "members": [int(m) for m in regional.members],
+                            "criterion": regional.criterion}
         out["regional"] = {
             **_compare({n: r.importance for n, r in regionals.items()}, names),
             "r": {n: json_number(regionals[n].pearson_r) for n in names},
             "r_interval": {n: [json_number(v) for v in regionals[n].pearson_r_interval] for n in names},
             "r_intervals_overlap": _overlap(np.array([regionals[n].pearson_r_interval for n in names], dtype=float)),
         }
+    out["config"] = config
     return out
 
 

@@ -344,6 +344,23 @@ def align_task(task: TaskSpec, estimator) -> TaskSpec:
     return task.with_overrides(features=columns)
 
 
+def from_file_estimator(task: TaskSpec, estimator, *, name: str) -> tuple[TaskSpec, FittedModel]:
+    """(the task restricted to the estimator's columns, the estimator as a FittedModel) for a model trained elsewhere.
+
+    Its metrics are taken on every row of the data, which may include the rows it was trained
+    on: the note says so, since those score optimistically.
+    """
+    task = align_task(task, estimator)
+    return task, FittedModel.from_estimator(
+        estimator,
+        task,
+        X_test=task.X,
+        y_test=task.frame[task.target].to_numpy(),
+        name=name,
+        evaluated_on=f"all {len(task.frame):,} rows of the data (rows the model was trained on score optimistically)",
+    )
+
+
 def _plain(value):
     """numpy scalars as Python values, so classes compare and print cleanly."""
     return value.item() if isinstance(value, np.generic) else value

@@ -22,24 +22,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._contract import json_safe, library_versions, result_header
 from .._errors import ConfigError, DataError
-from .._results import FlexResult, versions
-from ..compare import flex_shap_agreement, lime_importance, rank_agreement, ranking_table, shap_importance
-from ..counterfactuals import (
-    DEFAULT_GENERATOR,
-    CounterfactualStore,
-    make_generator,
-    refine_counterfactuals,
-    training_ranges,
-)
+from .._explainer import FlexExplainer
+from .._results import FlexResult
+from ..compare import flex_shap_agreement, rank_agreement, ranking_table
+from ..counterfactuals import DEFAULT_GENERATOR, refine_counterfactuals, training_ranges
 from ..data import TaskSpec, load_accidents, load_loan
 from ..importance import (
     DEFAULT_TAU,
     flex_importance,
     random_query,
     rows_meeting,
-    run_global,
-    run_regional,
     select_region,
 )
 from ..importance._metrics import change_matrix, resolve_tau
@@ -202,14 +196,14 @@ def _global_block(task, model, settings, generators, log):
     """Global FLEX per generator on the same seeded factual sample, and SHAP on those factuals."""
     runs = {}
     for name in generators:
-        store = CounterfactualStore(task, model, make_generator(name), n_cf=settings.n_cf, seed=settings.seed)
+        explainer = FlexExplainer.from_task(task, model, generator=name, n_cf=settings.n_cf, seed=settings.seed)
         started = time.perf_counter()
-        result = run_global(store, n_factuals=settings.n_factuals, tau=settings.tau)
+        result = explainer.explain_global(n_factuals=settings.n_factuals, tau=settings.tau)
         seconds = time.perf_counter() - started
         log(f"  global FLEX via {name}: {result.n_factuals_used} factuals, {seconds:.1f} s")
-        runs[name] = {"store": store, "result": result, "seconds": seconds}
-    paper_run = runs[PAPER_GENERATOR]["result"]
-    shap = shap_importance(model, task, paper_run.query_index, seed=settings.seed)
+        runs[name] = {"explainer": explainer, "store": explainer.store, "result": result, "seconds": seconds}
+    paper = runs[PAPER_GENERATOR]
+    shap = paper["explainer"].shap(paper["result"].query_index)
     log(f"  SHAP ({shap.explainer}) on the same {len(shap.query_index)} factuals: {shap.seconds:.1f} s")
     return runs, shap
 
@@ -334,12 +328,14 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
                 f"{table_2['modes_matched']} of {len(PAPER['mode_shift_region_1'])} modes (the seeded random query, "
                 f"row {table_2['random_query']}, matched {table_2['random_modes_matched']})"
             )
-        regional = run_regional(paper["store"], paper["result"], query=query, k=settings.k, where=where, tau=settings.tau)
-        lime = lime_importance(model, task, regional.members, num_samples=settings.lime_samples, seed=settings.seed)
+        regional = paper["explainer"].explain_region(global_result=paper["result"], query=query, k=settings.k, where=where,
+                                                     tau=settings.tau)
+        lime = paper["explainer"].lime(regional.members, num_samples=settings.lime_samples)
         other_r, other_interval = {}, {}
         for name, run in runs.items():
             if name != PAPER_GENERATOR:
-                other = run_regional(run["store"], run["result"], query=query, k=settings.k, where=where, tau=settings.tau)
+                other = run["explainer"].explain_region(global_result=run["result"], query=query, k=settings.k, where=where,
+                                                        tau=settings.tau)
                 other_r[name], other_interval[name] = other.pearson_r, list(other.pearson_r_interval)
         log(f"  region {number} ({where}): query row {query}, r = {_fmt(regional.pearson_r)}, LIME {lime.seconds:.1f} s")
         r_values.append(regional.pearson_r)
@@ -461,7 +457,8 @@ def _tau_section(task, model, runs, settings, figures) -> tuple[list[str], dict]
 
     store = runs[PAPER_GENERATOR]["store"]
     # Same store, same factuals: a new τ only recomputes, it never regenerates.
-    panels: dict[float, FlexResult] = {t: run_global(store, n_factuals=settings.n_factuals, tau=t) for t in settings.taus}
+    explainer = runs[PAPER_GENERATOR]["explainer"]
+    panels: dict[float, FlexResult] = {t: explainer.explain_global(n_factuals=settings.n_factuals, tau=t) for t in settings.taus}
     first = panels[settings.taus[0]]
     # Beside the paper's setting: the same counterfactuals with every change shrunk to what the model needs.
     generated = store.ensure(first.query_index)
@@ -544,7 +541,8 @@ def reproduce(
     default = DEFAULT_GENERATOR
     generators = list(dict.fromkeys([PAPER_GENERATOR, default]))
     started = time.perf_counter()
-    results: dict = {"settings": asdict(settings), "generators": generators, "default_generator": default}
+    results: dict = {**result_header("reproduction"), "settings": asdict(settings), "config": asdict(settings),
+                     "generators": generators, "default_generator": default}
     sections: dict[str, list[str]] = {}
     metric_rows, timings, sparsity = [], {}, {}
     headline: dict = {}
@@ -577,14 +575,16 @@ def reproduce(
         log(f"{key}: done in {timings[key]:.0f} s")
 
     total = time.perf_counter() - started
-    results.update(seconds=timings | {"total": total}, versions=versions(), machine=_machine(), notes=figures.notes)
+    results.update(seconds=timings | {"total": total}, versions=library_versions("shap", "lime"), machine=_machine(), notes=figures.notes)
     findings = _findings(results)
     report = _report(settings, generators, default, metric_rows, sections, sparsity, timings, total, figures.notes, findings)
     (out_dir / "report.md").write_text(report)
     # Compact: with indentation the per-factual tables made it 1.7 MB, too large to keep in the repository.
-    (out_dir / "results.json").write_text(json.dumps(results, separators=(",", ":"), default=_json_default) + "\n")
-    return {"report": str(out_dir / "report.md"), "results": str(out_dir / "results.json"),
-            "seconds": total, "generators": generators, "pearson_r": headline["r"]}
+    # json_safe: NaN (an undefined r, say) is written as null, as in every result's JSON.
+    (out_dir / "results.json").write_text(json.dumps(json_safe(results), separators=(",", ":"), default=_json_default) + "\n")
+    return {**result_header("reproduction_summary"), "report": str(out_dir / "report.md"),
+            "results": str(out_dir / "results.json"), "seconds": total, "generators": generators,
+            "pearson_r": json_safe(headline["r"]), "config": asdict(settings), "versions": results["versions"]}
 
 
 def _json_default(value):

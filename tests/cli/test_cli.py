@@ -9,8 +9,10 @@ import sys
 
 import pytest
 
+from flex_core._contract import FORMAT_VERSION
 from flex_core.cli import main
 from flex_core.cli._main import parse_tau
+from tests.contract import assert_valid, strict_json
 
 FAST = ["--n-factuals", "12", "--n-cf", "3", "--cv-folds", "2", "--quiet"]
 FEATURE_KEYS = {
@@ -20,15 +22,16 @@ FEATURE_KEYS = {
 
 
 def run_cli(tmp_path, *args):
+    """The JSON the CLI wrote, checked against the result schema (every CLI test checks its output)."""
     out = tmp_path / "out.json"
     code = main([*args, "--out", str(out)])
     assert code == 0
-    return json.loads(out.read_text())
+    return assert_valid(strict_json(out.read_text()))
 
 
 def test_global_json_format(tmp_path):
     result = run_cli(tmp_path, "global", "--data", "builtin:synthetic-regional", "--tau", "0.2", "--seed", "1", *FAST)
-    assert result["level"] == "global"
+    assert result["level"] == "global" and result["kind"] == "flex" and result["format_version"] == FORMAT_VERSION
     assert {"features", "generator", "model", "config", "versions"} <= set(result)
     for feature in result["features"]:
         assert set(feature) >= FEATURE_KEYS
@@ -58,6 +61,18 @@ def test_regional_json_format(tmp_path):
     assert {"name", "mode", "p_orig", "p_cf", "delta"} <= set(result["mode_shift"][0])
     assert "pearson_r" in result and all("quadrant" in f for f in result["features"])
     assert result["criterion"] == {"feature": "lighting", "value": "dark"}
+    assert result["kind"] == "regional"
+
+
+def test_the_cli_json_reads_back_as_the_result_it_describes(tmp_path):
+    import flex_core as fc
+
+    for command, cls in (("global", fc.FlexResult), ("regional", fc.RegionalResult)):
+        path = tmp_path / f"{command}.json"
+        assert main([command, "--data", "builtin:synthetic-regional", *FAST, "--out", str(path)]) == 0
+        written = json.loads(path.read_text())
+        # Beside the result's own dict the CLI writes only `data` (and its options into `config`).
+        assert cls.from_json(path).to_dict() == {k: v for k, v in written.items() if k != "data"}
 
 
 def test_sufficiency_and_repeats_add_their_scores(tmp_path):

@@ -10,13 +10,11 @@ import pytest
 
 import flex_core as fc
 from flex_core._results import importance_rank
-from flex_core.compare._methods import (
-    encoded_column_owners,
-    format_rank_cell,
-    normalise_to_max,
-    rank_correlations,
-    sum_columns_to_features,
-)
+from flex_core.compare._agreement import rank_correlations
+from flex_core.compare._columns import encoded_column_owners, sum_columns_to_features
+from flex_core.compare._lime import normalise_to_max
+from flex_core.compare._tables import format_rank_cell
+from tests.contract import assert_valid, strict_json
 from ui import reporting
 from ui.estimates import estimate_lime, estimate_shap
 
@@ -235,11 +233,12 @@ FAST = ["--n-factuals", "10", "--n-cf", "3", "--cv-folds", "2", "--quiet"]
 
 
 def _cli_json(tmp_path, *args):
+    """The JSON the CLI wrote, checked against the result schema."""
     from flex_core.cli import main
 
     out = tmp_path / "out.json"
     assert main([*args, "--out", str(out)]) == 0
-    return json.loads(out.read_text())
+    return assert_valid(strict_json(out.read_text()))
 
 
 def test_cli_global_shap(tmp_path):
@@ -255,6 +254,8 @@ def test_cli_global_shap(tmp_path):
     # Agreement is over the mutable features only.
     assert set(agreement["features"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
     assert "mutable" in agreement["over"]
+    assert agreement["config"]["k"] == 3 and agreement["config"]["bootstrap"]["resamples"] == 1000
+    assert "shap" in result["versions"] and result["shap"]["method"] == "shap"
 
 
 def test_cli_regional_lime(tmp_path):
@@ -264,6 +265,7 @@ def test_cli_regional_lime(tmp_path):
     values = [f["lime_importance"] for f in result["features"]]
     assert max(values) == pytest.approx(1.0) and min(values) >= 0
     assert result["lime"]["rows"] == result["members"]
+    assert "lime" in result["versions"]
 
 
 def test_cli_reproduce_reports_missing_data(tmp_path, capsys):
@@ -275,11 +277,14 @@ def test_cli_reproduce_reports_missing_data(tmp_path, capsys):
 
 # -- the reproduction, at a small size ------------------------------------------------
 @pytest.mark.slow
-def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accidents_path):
+def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accidents_path, capsys):
     from flex_core.cli import main
 
     out = tmp_path / "report"
     assert main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"]) == 0
+    summary = assert_valid(strict_json(capsys.readouterr().out))  # what the command prints
+    assert summary["kind"] == "reproduction_summary" and summary["results"] == str(out / "results.json")
+    assert_valid(strict_json((out / "results.json").read_text()))  # every result in it, each against its kind
     report = (out / "report.md").read_text()
     for heading in ("Random forest performance", "Table 1", "Table 3", "Region 1", "Region 4", "Table 2", "τ panels"):
         assert heading in report

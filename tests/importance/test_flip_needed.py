@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from flex_core.importance._uncertainty import INTERVAL_METHOD, wilson_interval
+from flex_core._uncertainty import INTERVAL_METHOD, wilson_interval
 from tests.factories import planted as planted_task
 
 

@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import pearsonr
 
 import flex_core as fc
+from flex_core._uncertainty import pearson_interval
 from flex_core.importance._flex import hamming_distances
-from flex_core.importance._uncertainty import pearson_interval
 from tests.factories import make_set
 from ui import reporting
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from flex_core._uncertainty import wilson_interval
 from flex_core.importance._sweep import TAU_PANELS
-from flex_core.importance._uncertainty import wilson_interval
 from flex_core.plotting._flex import frequency_whiskers, thin_labels
 from ui import reporting, selection
 from ui.factual_map import factual_map_figure, project_factuals

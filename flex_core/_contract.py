@@ -1,0 +1,226 @@
+"""The contract every result shares: to_dict / from_dict, to_json / from_json, to_frame, and a format version.
+
+Each result's dict starts with ``format_version`` and ``kind``, carries the ``config`` that
+produced it and ends with ``versions`` (the libraries it was computed with). The JSON Schema
+``flex_core/schema/result.schema.json`` (draft 2020-12) describes every kind; the JSON format
+page of the docs is generated from it (``tools/json_docs.py``).
+
+:data:`FORMAT_VERSION` is ``"MAJOR.MINOR"``. A new optional key bumps MINOR; removing or
+renaming a key, changing its type or meaning, or making a key required bumps MAJOR.
+``from_dict`` reads every version with this MAJOR, and dicts written before the format had a
+version (they have no ``format_version``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ._errors import ConfigError, DataError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Result",
+    "library_versions",
+    "result_header",
+    "result_schema",
+    "json_number",
+    "json_int",
+    "json_floats",
+    "json_matrix",
+    "json_pair",
+    "json_safe",
+]
+
+#: The version of the result format every ``to_dict`` writes (and the schema's ``format_version``).
+FORMAT_VERSION = "1.0"
+#: The JSON Schema of every result kind, shipped inside the package.
+SCHEMA_FILE = Path(__file__).resolve().parent / "schema" / "result.schema.json"
+#: Libraries every result records; a result adds the ones only it uses (shap, lime).
+BASE_LIBRARIES = ("flex-studio", "numpy", "pandas", "scikit-learn", "dice-ml", "scipy")
+
+
+def library_versions(*extra: str) -> dict:
+    """Versions of Python, flex_core and the libraries a result depends on (``extra`` adds more, e.g. "shap")."""
+    import importlib.metadata as md
+    import platform
+
+    out = {"python": platform.python_version()}
+    for pkg in (*BASE_LIBRARIES, *extra):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            continue
+    from . import __version__
+
+    out["flex_core"] = __version__
+    return out
+
+
+def result_header(kind: str) -> dict:
+    """The keys a dict of ``kind`` starts with; for the plain-data outputs that have no result object."""
+    return {"format_version": FORMAT_VERSION, "kind": kind}
+
+
+def result_schema() -> dict:
+    """The JSON Schema (draft 2020-12) of every result kind, as a dict."""
+    return json.loads(SCHEMA_FILE.read_text())
+
+
+# -- JSON-safe numbers ------------------------------------------------------------------------
+def json_number(x):
+    """JSON-safe float: NaN becomes null."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def json_int(x):
+    """JSON-safe integer: NaN becomes null."""
+    x = json_number(x)
+    return None if x is None else int(x)
+
+
+def json_floats(values) -> np.ndarray:
+    """Floats read back from JSON (null becomes NaN), shape (n,)."""
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+def json_matrix(matrix: np.ndarray) -> list[list]:
+    """A 2-d array as JSON lists (NaN becomes null)."""
+    return [[json_number(v) for v in row] for row in np.asarray(matrix, dtype=float)]
+
+
+def json_safe(value):
+    """``value`` as plain JSON data: mappings with text keys, lists for tuples and arrays, Python numbers
+    for numpy scalars, and null for numbers that are not finite (NaN, ±inf)."""
+    if isinstance(value, Mapping):
+        return {_json_key(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [json_safe(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+def _json_key(key) -> str:
+    """A key as ``json.dumps`` writes it."""
+    return key if isinstance(key, str) else json.dumps(key) if isinstance(key, bool) or key is None else str(key)
+
+
+def json_pair(values) -> list:
+    """A [low, high] pair as JSON (NaN becomes null)."""
+    return [json_number(v) for v in values]
+
+
+# -- the base --------------------------------------------------------------------------------
+class Result:
+    """What every result shares. A subclass sets :attr:`kind`, writes its own keys in ``_body``
+    (``config`` among them), reads them in ``_from_body``, and has a ``versions`` attribute
+    (None for a result computed here; the recorded versions for one read back).
+    """
+
+    #: The ``kind`` its dict carries.
+    kind: ClassVar[str]
+    #: Libraries this kind records beyond :data:`BASE_LIBRARIES`.
+    libraries: ClassVar[tuple[str, ...]] = ()
+    #: Kinds ``from_dict`` accepts (a regional dict holds a FlexResult, for one).
+    reads_kinds: ClassVar[tuple[str, ...]] = ()
+    versions: dict | None = None
+
+    def _body(self) -> dict:
+        raise NotImplementedError
+
+    @classmethod
+    def _from_body(cls, data: Mapping) -> Result:
+        raise NotImplementedError
+
+    def to_frame(self) -> pd.DataFrame:
+        """A tidy frame of the result's numbers (one row per feature, unless the kind says otherwise)."""
+        raise NotImplementedError
+
+    def versions_used(self) -> dict:
+        """The versions the result was computed with: the recorded ones when it was read back, else this process's."""
+        return dict(self.versions) if self.versions is not None else library_versions(*self.libraries)
+
+    def to_dict(self, *, header: bool = True) -> dict:
+        """Plain JSON-ready data: ``format_version``, ``kind``, the kind's keys with ``config``, and ``versions``.
+
+        ``header=False`` leaves out ``format_version``, ``kind`` and ``versions``: for a result
+        embedded in another's dict (the CLI's ``shap`` block, a FlexResult's ``generator_sensitivity``).
+        """
+        body = json_safe(self._body())
+        return {**result_header(self.kind), **body, "versions": self.versions_used()} if header else body
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Result:
+        """The result :meth:`to_dict` describes; keys it does not know are ignored.
+
+        Raises ConfigError for a dict of another kind or of another major format version.
+        """
+        check_header(data, cls.reads_kinds or (cls.kind,), reader=cls.__name__)
+        return cls._from_body(data)
+
+    def to_json(self, path: str | os.PathLike | None = None, **kwargs) -> str:
+        """The JSON text of :meth:`to_dict` (indented; NaN is already null), also written to ``path`` when given."""
+        text = json.dumps(self.to_dict(), **{"indent": 2, "allow_nan": False, **kwargs})
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike | Any) -> Result:
+        """The result in a JSON text, a file path, or an open file, as :meth:`to_json` (or the CLI) wrote it."""
+        return cls.from_dict(load_json(source))
+
+
+def load_json(source) -> dict:
+    """A JSON object from text (starting with ``{``), a path, or an open file."""
+    if hasattr(source, "read"):
+        text = source.read()
+    elif isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+        path = Path(source)
+        if not path.is_file():
+            raise DataError(f"No result file {str(path)!r} (pass a path, or the JSON text itself).")
+        text = path.read_text()
+    else:
+        text = source
+    if isinstance(text, bytes | bytearray):
+        text = text.decode()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"This is not a result's JSON ({exc.msg}, line {exc.lineno}).") from None
+    if not isinstance(data, dict):
+        raise DataError("A result's JSON is an object ({...}).")
+    return data
+
+
+def check_header(data: Mapping, kinds: tuple[str, ...], *, reader: str = "Result") -> None:
+    """Refuse a dict of another kind, or written in another major format version (a dict without them passes)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"A result is read from a dict, not {type(data).__name__}.")
+    kind = data.get("kind")
+    if kind is not None and kind not in kinds:
+        raise ConfigError(
+            f"This is a {kind!r} result; {reader}.from_dict reads {' or '.join(repr(k) for k in kinds)} "
+            "(flex_core._kinds.read_result reads any kind)."
+        )
+    version = data.get("format_version")
+    if version is not None and str(version).split(".")[0] != FORMAT_VERSION.split(".")[0]:
+        raise ConfigError(
+            f"This result was written in format {version}; this flex_core reads format {FORMAT_VERSION.split('.')[0]}.x "
+            f"(it writes {FORMAT_VERSION})."
+        )
