@@ -212,6 +212,7 @@ class FlexExplainer:
         where: str | Mapping | None = None,
         k: int = 4,
         query: int | None = None,
+        rule: Sequence | None = None,
         n_factuals: int = 200,
         tau=DEFAULT_TAU,
         sufficiency: bool = False,
@@ -224,16 +225,68 @@ class FlexExplainer:
         ``where`` is ``{"feature": value}`` or ``"feature=value"``. The region is compared with
         ``global_result``; without one, global FLEX at ``n_factuals`` and the same τ is computed
         from the stored counterfactuals (pass one to compare with a global result of your own).
+
+        ``rule`` defines the region instead (no query, no k): the global result's factuals that meet
+        every condition, e.g. ``[{"feature": "age", "op": ">=", "value": 70}, "road_type=rural"]``
+        (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
+        when ``n_factuals`` is the same.
         """
         from .importance import random_query, run_global, run_regional
+        from .regions._runs import check_region_arguments, check_rule_region, run_rule_region
 
+        check_region_arguments(rule=rule, query=query, where=where)
+        if rule is not None:
+            rule = check_rule_region(self.store, rule)  # before anything is generated
         criterion = _criterion_text(where)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
+        if rule is not None:
+            return run_rule_region(self.store, global_result, rule=rule, tau=tau, sufficiency=sufficiency, repeats=repeats,
+                                   generators=generators, progress=progress)
         if query is None:
             query = random_query(self.store, where=criterion, seed=self.seed)
         return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
                             sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
+
+    # -- regions that matter ------------------------------------------------------------------------
+    def find_regions(
+        self,
+        *,
+        tau=DEFAULT_TAU,
+        n_factuals: int = 1000,
+        max_conditions: int = 2,
+        min_support: int = 20,
+        fdr: float = 0.1,
+        n_permutations: int = 1000,
+        bins: int = 4,
+        top: int = 20,
+        progress=None,
+    ):
+        """The rule-defined regions whose F differs from global, tested with FDR control (a RegionsResult).
+
+        Candidates are one or two conditions (a level, an ordinal level range, a range of quantile
+        bins of a number) with at least ``min_support`` factuals; the divergence is 1 - Pearson r over
+        the mutable features, tested against a permutation null with Benjamini–Hochberg at ``fdr``.
+        One pool of ``n_factuals`` (the sample ``explain_global`` takes) is generated once; a τ change
+        regenerates nothing. See :mod:`flex_core.regions._discovery`.
+        """
+        from .regions import find_regions
+
+        return find_regions(self.store, tau=tau, n_factuals=n_factuals, max_conditions=max_conditions,
+                            min_support=min_support, fdr=fdr, n_permutations=n_permutations, bins=bins, top=top,
+                            progress=progress)
+
+    def compare_groups(self, by: str, *, bins: int = 4, n_factuals: int = 1000, tau=DEFAULT_TAU, min_size: int = 10,
+                       progress=None):
+        """What the model asks of each group of ``by`` (a GroupsResult): flip share, cost of the minimal change, F.
+
+        One group per level, or per quantile bin (``bins``) of a number; intervals on every number and
+        a verdict that names a difference only when intervals separate. See :mod:`flex_core.regions._groups`.
+        """
+        from .regions import compare_groups
+
+        return compare_groups(self.store, by, bins=bins, n_factuals=n_factuals, tau=tau, min_size=min_size,
+                              progress=progress)
 
     def counterfactuals(self, rows: Rows, *, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""

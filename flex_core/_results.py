@@ -386,18 +386,21 @@ class RegionalResult(Result):
         Pearson r between regional and global F over the mutable features (NaN if undefined).
     pearson_r_interval : (float, float)
         95% interval of r from the region's sampling error, the global F held as given
-        (:func:`flex_core.importance.pearson_interval`); NaN where r is undefined.
+        (:func:`flex_core._uncertainty.pearson_interval`); NaN where r is undefined.
     quadrants : tuple of str or None
         "A"-"D" per feature as in the paper's Fig. 4; None for immutable features.
     neighbour_ties : dict or None
         ``{"distance", "candidates", "drawn"}`` when candidates tied at the k-th distance and
         ``drawn`` of them were picked at random (with the seed); None when no draw was needed.
+    rule, rule_text : tuple of {"feature", "op", "value"} and str, or None
+        For a rule-defined region (:func:`flex_core.regions.run_rule_region`): the conditions its
+        members meet and the rule in words. Such a region has no query (None) and no distances (()).
     """
 
     kind = "regional"
 
     importance: FlexResult
-    query: int
+    query: int | None
     members: tuple[int, ...]
     distances: tuple[float, ...]
     criterion: dict | None
@@ -409,6 +412,8 @@ class RegionalResult(Result):
     candidates: int = 0
     pearson_r_interval: tuple[float, float] = (float("nan"), float("nan"))
     neighbour_ties: dict | None = None
+    rule: tuple[dict, ...] | None = None
+    rule_text: str | None = None
 
     @property
     def feature_names(self) -> tuple[str, ...]:
@@ -452,7 +457,7 @@ class RegionalResult(Result):
             record["quadrant"] = quadrant
             record["diagonal"] = side
         out.update(
-            query=int(self.query),
+            query=None if self.query is None else int(self.query),
             members=[int(m) for m in self.members],
             distances=[float(d) for d in self.distances],
             criterion=self.criterion,
@@ -463,6 +468,8 @@ class RegionalResult(Result):
             pearson_r_interval=json_pair(self.pearson_r_interval),
             quadrant_thresholds={"global": json_number(self.quadrant_thresholds[0]), "regional": json_number(self.quadrant_thresholds[1])},
         )
+        if self.rule is not None:
+            out.update(rule=[dict(c) for c in self.rule], rule_text=self.rule_text)
         return out
 
     @classmethod
@@ -473,7 +480,7 @@ class RegionalResult(Result):
         thresholds = data["quadrant_thresholds"]
         return cls(
             importance=FlexResult._from_body(data),
-            query=int(data["query"]),
+            query=None if data.get("query") is None else int(data["query"]),
             members=tuple(int(m) for m in data["members"]),
             distances=tuple(float(d) for d in data["distances"]),
             criterion=data.get("criterion"),
@@ -488,6 +495,8 @@ class RegionalResult(Result):
             candidates=int(data.get("candidates", 0)),
             pearson_r_interval=tuple(json_floats(interval)),
             neighbour_ties=data.get("neighbour_ties"),
+            rule=None if data.get("rule") is None else tuple(dict(c) for c in data["rule"]),
+            rule_text=data.get("rule_text"),
         )
 
 

@@ -15,6 +15,8 @@ from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
 from ..importance import DEFAULT_TAU
 from ..models import MODELS, load_model
+from ..regions._discovery import check_options as check_discovery_options
+from ..regions._runs import check_rule_region
 from ..reproduce._paper import add_reproduce_parser, run_reproduce
 from ._dashboard import add_dashboard_parser, run_dashboard
 
@@ -150,13 +152,53 @@ def build_parser() -> argparse.ArgumentParser:
     global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
     regional = sub.add_parser("regional", parents=[common], help="regional FLEX around a query factual")
     regional.add_argument("--query", type=int, help="0-based row of the input file (default: a random qualifying factual)")
-    regional.add_argument("--neighbours", type=int, default=4, help="k nearest neighbours by Hamming distance")
+    regional.add_argument("--neighbours", type=int, help="k nearest neighbours by Hamming distance (default 4)")
     regional.add_argument("--where", help="FEATURE=VALUE criterion the query and its neighbours meet")
+    regional.add_argument(
+        "--rule", action="append", metavar="CONDITION",
+        help='a rule-defined region instead of a query and its neighbours, one condition per --rule (all must hold): '
+             '"age>=70", "age<80", "road_type=rural", "age=70..80" (both ends included), "colour=red|blue"',
+    )
     regional.add_argument("--lime", action="store_true", help="add LIME's importance over the region, normalised to [0, 1]")
     regional.add_argument("--lime-samples", type=int, default=5000, help="LIME perturbation samples per factual")
+    regions = sub.add_parser("regions", parents=[common], help="the rule-defined regions whose FLEX differs from global")
+    regions.set_defaults(n_factuals=1000)
+    regions.add_argument("--max-conditions", type=int, default=2, choices=(1, 2), help="conditions per rule (default 2)")
+    regions.add_argument("--min-support", type=int, default=20, help="factuals a region must hold (default 20)")
+    regions.add_argument("--fdr", type=float, default=0.1, help="false-discovery rate of the significant regions (default 0.1)")
+    regions.add_argument("--permutations", type=int, default=1000, help="random orders of the pool for the null (default 1000)")
+    regions.add_argument("--bins", type=int, default=4, help="quantile bins per number (default 4)")
+    regions.add_argument("--top", type=int, default=20, help="regions to write (default 20)")
+    groups = sub.add_parser("groups", parents=[common], help="flip share, cost of the minimal change and FLEX per group")
+    groups.set_defaults(n_factuals=1000)
+    groups.add_argument("--by", required=True, metavar="FEATURE", help="the feature whose values (or bins) are the groups")
+    groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
     add_reproduce_parser(sub)
     add_dashboard_parser(sub)
     return parser
+
+
+def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> dict:
+    """``regions`` and ``groups``: one pool of factuals, nothing generated per region or group."""
+    asked = [flag for flag, value in (("--sufficiency", args.sufficiency), ("--repeats", args.repeats != 1),
+                                      ("--compare-generators", args.compare_generators), ("--cf-out", args.cf_out)) if value]
+    if asked:
+        raise ConfigError(f"{', '.join(asked)} apply to global and regional, not to {args.command}.")
+    started = time.perf_counter()
+    if args.command == "regions":
+        result = explainer.find_regions(
+            tau=tau, n_factuals=args.n_factuals, max_conditions=args.max_conditions, min_support=args.min_support,
+            fdr=args.fdr, n_permutations=args.permutations, bins=args.bins, top=args.top, progress=progress,
+        )
+        counts = result.counts
+        log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr}, "
+            f"{counts['shown']} written ({time.perf_counter() - started:.1f} s)")
+    else:
+        result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau, progress=progress)
+        log(f"groups: {len(result.groups)} groups of {args.by} ({time.perf_counter() - started:.1f} s)")
+        for sentence in result.verdict:
+            log(f"verdict: {sentence}")
+    return result.to_dict()
 
 
 def _generator_settings(args, name: str) -> dict:
@@ -208,6 +250,12 @@ def run(args) -> dict:
         use_identifiers=_split(args.use_identifier),
         **parse_constraints(args),
     )
+    # Options of regions and groups fail here, before the model is trained.
+    if args.command == "groups" and args.by not in task.feature_names:
+        task.feature(args.by)
+    if args.command == "regions":
+        check_discovery_options(max_conditions=args.max_conditions, min_support=args.min_support, fdr=args.fdr,
+                                n_permutations=args.permutations, bins=args.bins, top=args.top)
     started = time.perf_counter()
     explainer = _explainer(args, task, log)
     task, model = explainer.task, explainer.model
@@ -224,6 +272,19 @@ def run(args) -> dict:
             log(f"counterfactuals: {done}/{total} queries")
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
+    if args.command in ("regions", "groups"):
+        out = _run_pool_analysis(args, explainer, tau, progress, log)
+        out["config"].update(command=args.command, data=args.data, model=args.model, encoding=args.encoding,
+                             cv_folds=args.cv_folds, cv_rows=args.cv_rows, generator=args.generator, missing=args.missing,
+                             n_factuals=args.n_factuals)
+        out["data"] = task.summary()
+        for note in out.get("notes", []):
+            log(f"note: {note}")
+        return out
+    if args.command == "regional" and args.rule:
+        if args.query is not None or args.where or args.neighbours is not None:
+            raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
+        args.rule = check_rule_region(explainer.store, args.rule)  # a bad rule fails before any generation
     started = time.perf_counter()
     global_result = explainer.explain_global(
         n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})
@@ -240,8 +301,8 @@ def run(args) -> dict:
             add_shap_to_json(out, global_result, shap)
     else:
         regional = explainer.explain_region(
-            global_result=global_result, query=args.query, k=args.neighbours, where=args.where, tau=tau, progress=progress,
-            **on_request,
+            global_result=global_result, query=args.query, k=4 if args.neighbours is None else args.neighbours,
+            where=args.where, rule=args.rule, tau=tau, progress=progress, **on_request,
         )
         out = regional.to_dict()
         explained = regional.importance

@@ -244,7 +244,7 @@ class CounterfactualStore:
     def necessary_changes(self, cfset: CounterfactualSet) -> np.ndarray:
         """Which changes of a set from :meth:`ensure` are necessary, shape (n_queries, n_cf, n_features).
 
-        See :func:`flex_core.counterfactuals.necessary_changes`. The answer does not depend
+        See :func:`flex_core.counterfactuals._revert.necessary_changes`. The answer does not depend
         on τ, so each stored row is scored once (one batched call for all rows not scored yet)
         and every later τ, k or query reuses it.
         """

@@ -88,7 +88,7 @@ def flex_importance(
     level : {"local", "regional", "global"}
         Only a label: the arithmetic is the same at every level (Eq. 4).
     necessary : bool ndarray of shape (n_queries, n_cf, n_features), optional
-        Which changes are necessary (:func:`flex_core.counterfactuals.necessary_changes`,
+        Which changes are necessary (:func:`flex_core.counterfactuals._revert.necessary_changes`,
         τ-independent, so computed once per set); gives ``necessary_frequency``.
     intervals : bool, default True
         Compute ``frequency_ci`` (95% Wilson score interval of F_j with a continuity correction,

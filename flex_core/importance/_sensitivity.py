@@ -68,14 +68,21 @@ def generator_sensitivity(
         other = store.with_generator(make_generator(name))
         refine[name] = other.refine
         globals_[name] = flex_importance(other.ensure(rows), store.task, tau=tau, ranges=store.ranges)
-        if regional is not None:
+        if regional is not None and regional.rule is not None:
+            from ..regions import run_rule_region  # regions builds on importance
+
+            regionals[name] = run_rule_region(other, globals_[name], rule=regional.rule, tau=tau)
+        elif regional is not None:
+            assert regional.query is not None  # a region without a rule is a query's Hamming neighbourhood
             regionals[name] = run_regional(other, globals_[name], query=regional.query, k=len(regional.members) - 1,
                                            where=regional.criterion, tau=tau)
     out = GeneratorSensitivity({"generators": names, "refine": refine, **_compare(globals_, names)})
     config: dict[str, Any] = {"tau": dict(tau) if isinstance(tau, Mapping) else tau, "factuals": rows}
     if regional is not None:
-        config["region"] = {"query": int(regional.query), "members": [int(m) for m in regional.members],
-                            "criterion": regional.criterion}
+        config["region"] = {"query": None if regional.query is None else int(regional.query),
+                            "members": [int(m) for m in regional.members], "criterion": regional.criterion}
+        if regional.rule is not None:
+            config["region"]["rule"] = [dict(c) for c in regional.rule]
         out["regional"] = {
             **_compare({n: r.importance for n, r in regionals.items()}, names),
             "r": {n: json_number(regionals[n].pearson_r) for n in names},

@@ -1,0 +1,448 @@
+"""What the model asks of each group: flip share, cost of the minimal change and F, per value of one feature.
+
+The same pool as region discovery (the ``n_factuals`` factuals ``explain_global`` samples, their
+stored counterfactuals), split by one feature: by level for a categorical or ordinal feature, by
+quantile bin of the pool for a number (edges stated, both included). Per group:
+
+* ``flip_share``: the share of its factuals with at least one valid counterfactual under the
+  task's constraints, with its 95% Wilson interval (continuity-corrected, as F's);
+* ``cost_median``: the median over its factuals of the distance to their nearest valid
+  counterfactual, with a 95% percentile-bootstrap interval. The distance is the one regions use
+  for neighbours (:func:`flex_core.importance._flex.hamming_distances`): the sum over features of
+  |Δ| / range for a number (the training rows' range), |Δ levels| / (levels - 1) for an ordinal
+  feature, and 1 per changed categorical feature;
+* F_j over its factuals with the 95% Wilson interval of each.
+
+The verdict names a difference only when the 95% intervals of the two groups compared do not
+overlap; the difference in cost comes with the bootstrap interval of the difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._contract import json_floats, json_number
+from .._contract import library_versions as versions
+from .._errors import ConfigError
+from .._format import format_share
+from .._uncertainty import INTERVAL_LEVEL, frequency_intervals, wilson_interval
+from ..counterfactuals import CounterfactualSet, CounterfactualStore
+from ..counterfactuals._set import Progress
+from ..data import TaskSpec
+from ..importance import DEFAULT_TAU
+from ._pool import bin_label, build_pool, number_value, quantile_bins
+from ._rules import condition_text
+
+__all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE"]
+
+COST_DISTANCE = (
+    "distance from a factual to its nearest valid counterfactual: the sum over features of |Δ|/range for numbers "
+    "(the training rows' range), |Δ levels|/(levels - 1) for ordinal features and 1 per changed categorical feature"
+)
+BOOTSTRAP = 1000
+
+
+@dataclass(frozen=True, eq=False)
+class Group:
+    """One value (or bin) of the grouping feature.
+
+    Attributes
+    ----------
+    value : str
+        The level, or the bin as "low–high" (both included).
+    rule : tuple of one {"feature", "op", "value"}
+        The group as a rule (open it with ``explain_region(rule=...)``).
+    factuals, with_counterfactual : int
+        Its factuals in the pool, and how many of them have a valid counterfactual.
+    flip_share, flip_share_interval : float, (low, high)
+    cost_median, cost_interval : float, (low, high)
+        NaN when fewer than ``min_size`` factuals have a counterfactual (no interval is honest then).
+    frequency, frequency_ci : ndarray of shape (n_features,) and (n_features, 2)
+        F_j over its factuals with a counterfactual, and its 95% Wilson interval.
+    members : tuple of int
+    """
+
+    value: str
+    rule: tuple[dict, ...]
+    factuals: int
+    with_counterfactual: int
+    flip_share: float
+    flip_share_interval: tuple[float, float]
+    cost_median: float
+    cost_interval: tuple[float, float]
+    frequency: np.ndarray
+    frequency_ci: np.ndarray
+    members: tuple[int, ...]
+
+    def to_dict(self, names: Sequence[str], labels: Sequence[str]) -> dict:
+        return {
+            "value": self.value,
+            "rule": [dict(c) for c in self.rule],
+            "factuals": int(self.factuals),
+            "with_counterfactual": int(self.with_counterfactual),
+            "flip_share": json_number(self.flip_share),
+            "flip_share_interval": [json_number(v) for v in self.flip_share_interval],
+            "cost_median": json_number(self.cost_median),
+            "cost_interval": [json_number(v) for v in self.cost_interval],
+            "features": [
+                {"name": name, "label": labels[j], "frequency": json_number(self.frequency[j]),
+                 "frequency_ci": [json_number(v) for v in self.frequency_ci[j]]}
+                for j, name in enumerate(names)
+            ],
+            "members": [int(m) for m in self.members],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Group:
+        features = data["features"]
+        return cls(
+            value=data["value"],
+            rule=tuple(dict(c) for c in data["rule"]),
+            factuals=int(data["factuals"]),
+            with_counterfactual=int(data.get("with_counterfactual", data["factuals"])),
+            flip_share=json_floats([data["flip_share"]])[0],
+            flip_share_interval=tuple(json_floats(data["flip_share_interval"])),
+            cost_median=json_floats([data["cost_median"]])[0],
+            cost_interval=tuple(json_floats(data["cost_interval"])),
+            frequency=json_floats(f["frequency"] for f in features),
+            frequency_ci=np.array([json_floats(f["frequency_ci"]) for f in features]).reshape(len(features), 2),
+            members=tuple(int(m) for m in data.get("members", ())),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class GroupsResult:
+    """The groups of one feature side by side, with a verdict that names only separated differences.
+
+    ``verdict`` is plain sentences; ``differences`` the same as data (``measure``: "cost_median",
+    "flip_share" or "frequency"; ``higher`` and ``lower`` group values; their estimates and
+    intervals; for cost the difference and its interval; for frequency the ``feature``).
+    """
+
+    by: str
+    by_label: str
+    groups: tuple[Group, ...]
+    feature_names: tuple[str, ...]
+    display_names: tuple[str, ...]
+    immutable: tuple[bool, ...]
+    verdict: tuple[str, ...]
+    differences: tuple[dict, ...]
+    generator: dict = field(default_factory=dict)
+    model: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    level: str = "groups"
+
+    def group(self, value: str) -> Group:
+        for g in self.groups:
+            if g.value == str(value):
+                return g
+        raise ConfigError(f"No group {value!r}; the groups are: {', '.join(g.value for g in self.groups)}.")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per group: counts, flip share and cost with their intervals."""
+        return pd.DataFrame(
+            [
+                {
+                    "value": g.value, "factuals": g.factuals, "with_counterfactual": g.with_counterfactual,
+                    "flip_share": g.flip_share, "flip_share_low": g.flip_share_interval[0],
+                    "flip_share_high": g.flip_share_interval[1], "cost_median": g.cost_median,
+                    "cost_low": g.cost_interval[0], "cost_high": g.cost_interval[1],
+                }
+                for g in self.groups
+            ],
+            columns=["value", "factuals", "with_counterfactual", "flip_share", "flip_share_low", "flip_share_high",
+                     "cost_median", "cost_low", "cost_high"],
+        )
+
+    def frequency_frame(self) -> pd.DataFrame:
+        """Long form: one row per (group, feature) with F and its interval."""
+        rows = [
+            {"value": g.value, "feature": name, "label": self.display_names[j], "immutable": self.immutable[j],
+             "frequency": g.frequency[j], "frequency_low": g.frequency_ci[j, 0], "frequency_high": g.frequency_ci[j, 1]}
+            for g in self.groups for j, name in enumerate(self.feature_names)
+        ]
+        return pd.DataFrame(rows, columns=["value", "feature", "label", "immutable", "frequency", "frequency_low", "frequency_high"])
+
+    def to_dict(self) -> dict:
+        """The CLI's JSON (``level: "groups"``); :meth:`from_dict` reads it back."""
+        return {
+            "level": self.level,
+            "by": self.by,
+            "by_label": self.by_label,
+            "groups": [g.to_dict(self.feature_names, self.display_names) for g in self.groups],
+            "verdict": list(self.verdict),
+            "differences": [dict(d) for d in self.differences],
+            "immutable": [name for name, fixed in zip(self.feature_names, self.immutable) if fixed],
+            "generator": self.generator,
+            "model": self.model,
+            "config": self.config,
+            "notes": list(self.notes),
+            "versions": versions(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> GroupsResult:
+        groups = tuple(Group.from_dict(g) for g in data["groups"])
+        features = data["groups"][0]["features"] if data["groups"] else []
+        fixed = set(data.get("immutable", ()))
+        return cls(
+            by=data["by"],
+            by_label=data.get("by_label", data["by"]),
+            groups=groups,
+            feature_names=tuple(f["name"] for f in features),
+            display_names=tuple(f.get("label", f["name"]) for f in features),
+            immutable=tuple(f["name"] in fixed for f in features),
+            verdict=tuple(data.get("verdict", ())),
+            differences=tuple(dict(d) for d in data.get("differences", ())),
+            generator=dict(data.get("generator", {})),
+            model=dict(data.get("model", {})),
+            config=dict(data.get("config", {})),
+            notes=tuple(data.get("notes", ())),
+            level=data.get("level", "groups"),
+        )
+
+    def to_json(self, **kwargs) -> str:
+        import json
+
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+
+def _pair(bounds) -> tuple[float, float]:
+    """An interval's (low, high) as plain floats."""
+    low, high = bounds
+    return float(low), float(high)
+
+
+def minimal_costs(cfset: CounterfactualSet, task: TaskSpec, ranges: np.ndarray) -> np.ndarray:
+    """Per factual, the distance to its nearest valid counterfactual (:data:`COST_DISTANCE`); NaN without one."""
+    ordinal = np.array([f.is_ordinal for f in task.features])
+    continuous = np.array([f.is_continuous for f in task.features])
+    scale = np.array([len(f.levels) - 1 if f.is_ordinal else r for f, r in zip(task.features, ranges)], dtype=float)
+    graded = continuous | ordinal
+    safe = np.where(scale > 0, scale, np.inf)
+    diff = np.abs(cfset.counterfactuals - cfset.factuals[:, None, :])
+    with np.errstate(invalid="ignore"):
+        per_feature = np.where(graded, diff / safe, diff != 0)
+    distance = np.where(cfset.valid, np.nansum(per_feature, axis=2), np.inf)
+    nearest = distance.min(axis=1) if distance.size else np.full(cfset.n_queries, np.inf)
+    return np.where(np.isfinite(nearest), nearest, np.nan)
+
+
+def compare_groups(
+    store: CounterfactualStore,
+    by: str,
+    *,
+    bins: int = 4,
+    n_factuals: int = 1000,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
+    min_size: int = 10,
+    n_boot: int = BOOTSTRAP,
+    progress: Progress | None = None,
+) -> GroupsResult:
+    """Flip share, cost of the minimal change and F per value (or quantile bin) of ``by``.
+
+    See the module's notes. Groups with fewer than ``min_size`` factuals with a counterfactual get
+    no cost interval and take no part in the verdict on cost.
+    """
+    task = store.task
+    if by not in task.feature_names:
+        raise ConfigError(f"Unknown feature {by!r} to group by; the features are: {', '.join(task.feature_names)}.")
+    if int(min_size) < 2:
+        raise ConfigError("min_size must be at least 2.")
+    if int(n_boot) < 100:
+        raise ConfigError("n_boot must be at least 100.")
+    feature = task.feature(by)
+    settings = {
+        "by": by, "bins": bins if feature.is_continuous else None, "cost": COST_DISTANCE,
+        "cost_interval": f"{INTERVAL_LEVEL:.0%} percentile bootstrap of the median, {n_boot} resamples",
+        "flip_share_interval": f"{INTERVAL_LEVEL:.0%} Wilson score interval, continuity-corrected",
+        "verdict": "a difference is named only when the two groups' 95% intervals do not overlap",
+        "min_size": min_size,
+    }
+    pool = build_pool(store, n_factuals=n_factuals, tau=tau, progress=progress, groups=settings)
+    result = pool.result
+    rows = pool.rows
+    costs = minimal_costs(pool.cfset, task, store.ranges)
+    local = result.local_frequencies
+    fixed = np.array(result.immutable, dtype=bool)
+    groups = []
+    for index, (condition, mask, label) in enumerate(_split(task, feature, rows, bins)):
+        has = ~np.isnan(local[mask]).all(axis=1)
+        n, found = int(mask.sum()), int(has.sum())
+        share = found / n
+        frequency, ci = _frequencies(local[mask][has], fixed)
+        group_costs = costs[mask][has]
+        median, interval = float("nan"), (float("nan"), float("nan"))
+        if found:
+            median = float(np.median(group_costs))
+        if found >= min_size:
+            draws = _bootstrap_medians(group_costs, n_boot, seed=(store.seed, index))
+            low, high = np.percentile(draws, [2.5, 97.5])
+            interval = (float(low), float(high))
+        groups.append(Group(
+            value=label, rule=(condition,), factuals=n, with_counterfactual=found, flip_share=share,
+            flip_share_interval=_pair(wilson_interval(share, n)), cost_median=median,
+            cost_interval=interval, frequency=frequency, frequency_ci=ci, members=tuple(int(r) for r in rows[mask]),
+        ))
+    verdict, differences = _verdict(feature.label, groups, costs, rows, result, n_boot=n_boot, seed=store.seed,
+                                    min_size=min_size)
+    return GroupsResult(
+        by=by,
+        by_label=feature.label,
+        groups=tuple(groups),
+        feature_names=tuple(result.feature_names),
+        display_names=tuple(result.display_names),
+        immutable=tuple(result.immutable),
+        verdict=tuple(verdict),
+        differences=tuple(differences),
+        generator=dict(result.generator),
+        model=dict(result.model),
+        config=dict(result.config),
+        notes=pool.notes,
+    )
+
+
+def _split(task: TaskSpec, feature, rows: np.ndarray, bins: int):
+    """(condition, mask over rows, label) per level present, or per quantile bin of a number."""
+    column = task.frame.loc[rows, feature.name]
+    if feature.is_continuous:
+        for mask, low, high in quantile_bins(column.to_numpy(dtype=float), bins):
+            low, high = number_value(low), number_value(high)
+            condition = (
+                {"feature": feature.name, "op": "=", "value": low} if low == high
+                else {"feature": feature.name, "op": "between", "value": [low, high]}
+            )
+            yield condition, mask, bin_label(low, high)
+        return
+    values = column.to_numpy(dtype=object)
+    for level in feature.categories:
+        mask = values == level
+        if mask.any():
+            yield {"feature": feature.name, "op": "=", "value": level}, mask, str(level)
+
+
+def _frequencies(local: np.ndarray, fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if len(local) == 0:
+        return np.full(local.shape[1], np.nan), np.full((local.shape[1], 2), np.nan)
+    ci, _ = frequency_intervals(local, fixed=fixed)
+    return local.mean(axis=0), ci
+
+
+def _bootstrap_medians(values: np.ndarray, n_boot: int, *, seed) -> np.ndarray:
+    rng = np.random.default_rng([int(s) for s in seed])
+    picks = rng.integers(0, len(values), size=(n_boot, len(values)))
+    return np.median(values[picks], axis=1)
+
+
+def _separated(a: Sequence[float], b: Sequence[float]) -> bool:
+    """a lies wholly above b (both intervals defined)."""
+    return not (np.isnan(a).any() or np.isnan(b).any()) and a[0] > b[1]
+
+
+def _verdict(by_label, groups, costs, rows, result, *, n_boot, seed, min_size) -> tuple[list[str], list[dict]]:
+    """Sentences and data on cost, flip share and F; a difference is named only when intervals separate."""
+    sentences, differences = [], []
+
+    def name(g):
+        return condition_text(g.rule[0], by_label)
+
+    if len(groups) < 2:
+        return [f"There is only one group of {by_label} among the factuals: nothing to compare."], []
+    # Cost of the minimal change.
+    priced = [g for g in groups if not np.isnan(g.cost_interval[0])]
+    if len(priced) >= 2:
+        high = max(priced, key=lambda g: g.cost_median)
+        low = min(priced, key=lambda g: g.cost_median)
+        if _separated(high.cost_interval, low.cost_interval):
+            i, j = groups.index(high), groups.index(low)
+            draws = (_bootstrap_medians(_costs_of(high, costs, rows), n_boot, seed=(seed, i))
+                     - _bootstrap_medians(_costs_of(low, costs, rows), n_boot, seed=(seed, j)))
+            d_low, d_high = (float(v) for v in np.percentile(draws, [2.5, 97.5]))
+            difference = high.cost_median - low.cost_median
+            sentences.append(
+                f"Factuals with {name(high)} need a {difference:.2f} larger change than those with {name(low)} "
+                f"(median distance to the nearest counterfactual {high.cost_median:.2f} against {low.cost_median:.2f}; "
+                f"95% interval of the difference {d_low:.2f}–{d_high:.2f})."
+            )
+            differences.append({
+                "measure": "cost_median", "higher": high.value, "lower": low.value,
+                "higher_estimate": high.cost_median, "lower_estimate": low.cost_median,
+                "higher_interval": list(high.cost_interval), "lower_interval": list(low.cost_interval),
+                "difference": difference, "difference_interval": [d_low, d_high],
+            })
+            also = [g for g in priced if g not in (high, low) and _separated(g.cost_interval, low.cost_interval)]
+            if also:
+                sentences.append(
+                    f"Also clearly above {name(low)}: " + "; ".join(f"{name(g)} ({g.cost_median:.2f})" for g in also) + "."
+                )
+        elif high.cost_median == low.cost_median:
+            sentences.append(f"Every group of {by_label} has the same median distance to its nearest counterfactual, "
+                             f"{low.cost_median:.2f}.")
+        else:
+            sentences.append(
+                f"No group of {by_label} needs a clearly larger change: the 95% intervals of the median distance overlap "
+                f"(from {low.cost_median:.2f} for {low.value} to {high.cost_median:.2f} for {high.value})."
+            )
+    else:
+        sentences.append(f"Too few groups of {by_label} have {min_size} or more factuals with a counterfactual to compare costs.")
+    # Share with a way out.
+    most = max(groups, key=lambda g: g.flip_share)
+    least = min(groups, key=lambda g: g.flip_share)
+    if _separated(most.flip_share_interval, least.flip_share_interval):
+        sentences.append(
+            f"Fewer factuals with {name(least)} have a counterfactual under the constraints: "
+            f"{format_share(least.flip_share)} (95% interval {_shares(least.flip_share_interval)}) against "
+            f"{format_share(most.flip_share)} ({_shares(most.flip_share_interval)}) with {name(most)}."
+        )
+        differences.append({
+            "measure": "flip_share", "higher": most.value, "lower": least.value,
+            "higher_estimate": most.flip_share, "lower_estimate": least.flip_share,
+            "higher_interval": list(most.flip_share_interval), "lower_interval": list(least.flip_share_interval),
+        })
+    elif least.flip_share == 1.0:
+        sentences.append("Every factual in every group has a counterfactual under the constraints.")
+    else:
+        sentences.append(f"The share with a counterfactual does not differ clearly between groups of {by_label} (intervals overlap).")
+    # The features each group must change.
+    best = None
+    for j in range(len(result.feature_names)):
+        if result.immutable[j]:
+            continue
+        defined = [g for g in groups if not np.isnan(g.frequency[j])]
+        if len(defined) < 2:
+            continue
+        high = max(defined, key=lambda g: g.frequency[j])
+        low = min(defined, key=lambda g: g.frequency[j])
+        gap = high.frequency[j] - low.frequency[j]
+        if _separated(high.frequency_ci[j], low.frequency_ci[j]) and (best is None or gap > best[0]):
+            best = (gap, j, high, low)
+    if best is None:
+        sentences.append(f"The features that must change do not differ clearly between groups of {by_label} (every F interval overlaps).")
+    else:
+        gap, j, high, low = best
+        label = result.display_names[j]
+        sentences.append(
+            f"{label} must change more often with {name(high)} than with {name(low)}: F {high.frequency[j]:.2f} against "
+            f"{low.frequency[j]:.2f} (95% intervals {high.frequency_ci[j, 0]:.2f}–{high.frequency_ci[j, 1]:.2f} and "
+            f"{low.frequency_ci[j, 0]:.2f}–{low.frequency_ci[j, 1]:.2f}); the largest separated gap."
+        )
+        differences.append({
+            "measure": "frequency", "feature": result.feature_names[j], "higher": high.value, "lower": low.value,
+            "higher_estimate": float(high.frequency[j]), "lower_estimate": float(low.frequency[j]),
+            "higher_interval": [float(v) for v in high.frequency_ci[j]], "lower_interval": [float(v) for v in low.frequency_ci[j]],
+        })
+    return sentences, differences
+
+
+def _costs_of(group: Group, costs: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    picked = costs[np.isin(rows, np.asarray(group.members, dtype=int))]
+    return picked[~np.isnan(picked)]
+
+
+def _shares(interval) -> str:
+    return f"{format_share(interval[0])}–{format_share(interval[1])}"
