@@ -231,8 +231,8 @@ class FlexExplainer:
         (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
         when ``n_factuals`` is the same.
         """
-        from .importance import random_query, run_global, run_regional
-        from .regions._runs import check_region_arguments, check_rule_region, run_rule_region
+        from .importance import random_query, run_global, run_regional, run_rule_region
+        from .importance._runs import check_region_arguments, check_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
         if rule is not None:

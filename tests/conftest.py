@@ -5,6 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# One OpenMP thread in every test process (and the CLI and app processes tests start), set before
+# scikit-learn loads: on a machine shared with other work, OpenMP's waiting threads made a 1 s
+# HistGradientBoosting test take 40 s to 4 minutes. No test depends on the thread count.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import pytest
 
 import flex_core as fc

@@ -16,6 +16,10 @@ from flex_core._kinds import read_result, result_classes
 from flex_core._results import importance_rank
 from tests.contract import assert_same_result, assert_valid, strict_json
 
+# Every test here shares one fixture that runs SHAP, LIME and the flip-alone/needed search (about 6 s,
+# 14 s for the module): in the full suite, not the fast run.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def every_result(user_explainer) -> dict:

@@ -206,7 +206,7 @@ def render(schema: dict) -> str:
         "- **Paths.** `features[].rank` is the key `rank` of each entry of `features`; `refine.{name}` is the value "
         "under each generator's name. *required* means the key is always present where its parent is.",
         "",
-        "Kinds: " + ", ".join(f"[`{kind}`](#{kind.replace('_', '-')})" for kind in view.kinds()) + ".",
+        "Kinds: " + ", ".join(f"[`{kind}`](#{kind})" for kind in view.kinds()) + ".",
         "",
     ]
     written: dict[str, list[Row]] = {}
@@ -218,7 +218,7 @@ def render(schema: dict) -> str:
         if base is not None:
             paths = {row.path for row in rows}
             absent = [row.path for row in written[base] if "." not in row.path and row.path not in paths]
-            lines.append(f"Every key of [`{base}`](#{base.replace('_', '-')}), with the same meaning, and the keys below "
+            lines.append(f"Every key of [`{base}`](#{base}), with the same meaning, and the keys below "
                          "(new here, or different)." + (f" Not here: {', '.join(f'`{p}`' for p in absent)}." if absent else ""))
             lines.append("")
             rows = [row for row in rows if row not in set(written[base])]

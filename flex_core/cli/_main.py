@@ -14,9 +14,9 @@ from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
 from ..importance import DEFAULT_TAU
+from ..importance._runs import check_rule_region
 from ..models import MODELS, load_model
-from ..regions._discovery import check_options as check_discovery_options
-from ..regions._runs import check_rule_region
+from ..regions._discovery import check_discovery_options
 from ..reproduce._paper import add_reproduce_parser, run_reproduce
 from ._dashboard import add_dashboard_parser, run_dashboard
 

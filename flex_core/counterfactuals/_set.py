@@ -20,7 +20,8 @@ import pandas as pd
 
 from .._errors import ConfigError, DataError
 from .._typing import Rows
-from ..data._datasets import TaskSpec, category_text
+from ..data._columns import category_text
+from ..data._task import TaskSpec
 from ..models import FittedModel
 
 __all__ = [

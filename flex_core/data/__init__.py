@@ -1,20 +1,18 @@
 """Datasets and tasks: loading, validating and describing the data FLEX explains."""
 
-from ._datasets import (
+from ._catalogue import (
     BUILTIN_DATASETS,
-    KINDS,
-    Feature,
-    TaskSpec,
     identifier_columns,
     load_accidents,
     load_builtin,
     load_csv,
     load_dataset,
     load_loan,
-    make_task,
 )
+from ._columns import KINDS
 from ._export import to_safe_csv
 from ._read import read_csv, read_notes
+from ._task import Feature, TaskSpec, make_task
 
 __all__ = [
     "KINDS", "BUILTIN_DATASETS", "Feature", "TaskSpec", "make_task", "read_csv", "read_notes", "identifier_columns", "load_csv",

@@ -55,7 +55,7 @@ def generator_sensitivity(
     ``r_intervals_overlap``.
     """
     from ._flex import flex_importance
-    from ._runs import run_regional
+    from ._runs import run_regional, run_rule_region
 
     own = store.generator.name
     names = list(dict.fromkeys([own, *generators]))
@@ -69,7 +69,6 @@ def generator_sensitivity(
         refine[name] = other.refine
         globals_[name] = flex_importance(other.ensure(rows), store.task, tau=tau, ranges=store.ranges)
         if regional is not None and regional.rule is not None:
-            from ..regions import run_rule_region  # regions builds on importance
 
             regionals[name] = run_rule_region(other, globals_[name], rule=regional.rule, tau=tau)
         elif regional is not None:

@@ -1,7 +1,7 @@
 """Regions that matter: rule-defined regions, region discovery with FDR control, and group comparison.
 
-* :func:`check_rule`, :func:`rule_mask`, :func:`rule_text`: a region as a rule, ``[{"feature", "op", "value"}]``;
-  :func:`run_rule_region` (``explainer.explain_region(rule=...)``) explains one as a RegionalResult.
+* A region as a rule, ``[{"feature", "op", "value"}]``, is explained by
+  :func:`flex_core.importance.run_rule_region` (``explainer.explain_region(rule=...)``), beside the Hamming regions.
 * :func:`find_regions` (``explainer.find_regions()``): the rule-defined regions whose F differs from
   global, tested against a permutation null with Benjamini–Hochberg FDR control (:class:`RegionsResult`).
 * :func:`compare_groups` (``explainer.compare_groups(by=...)``): flip share, cost of the minimal change
@@ -12,10 +12,7 @@ Nothing here generates a counterfactual per candidate: one pool of factuals, thr
 
 from ._discovery import Region, RegionsResult, find_regions
 from ._groups import Group, GroupsResult, compare_groups
-from ._rules import check_rule, rule_mask, rule_text
-from ._runs import run_rule_region
 
 __all__ = [
-    "check_rule", "rule_mask", "rule_text", "run_rule_region", "Region", "RegionsResult", "find_regions", "Group",
-    "GroupsResult", "compare_groups",
+    "Region", "RegionsResult", "find_regions", "Group", "GroupsResult", "compare_groups",
 ]

@@ -59,10 +59,9 @@ from .._uncertainty import pearson_interval
 from ..counterfactuals import CounterfactualStore
 from ..counterfactuals._set import Progress
 from ..data import TaskSpec
-from ..importance import DEFAULT_TAU, compare_with_global
+from ..importance import DEFAULT_TAU, compare_with_global, rule_text
 from ..importance._flex import PEARSON_INTERVAL_CONFIG
 from ._pool import Pool, build_pool, number_value, quantile_bins
-from ._rules import rule_text
 
 __all__ = [
     "Region",
@@ -104,7 +103,7 @@ class Region:
     Attributes
     ----------
     rule : tuple of {"feature", "op", "value"}
-        Conditions its factuals meet (see :mod:`flex_core.regions._rules`); ``text`` says it in words.
+        Conditions its factuals meet (see :mod:`flex_core.importance`); ``text`` says it in words.
     size : int
         Factuals of the pool (with a counterfactual) that meet it; ``members`` are their row ids.
     frequency : ndarray of shape (n_features,)
@@ -594,7 +593,7 @@ def find_regions(
     the store (``progress`` reports it); a τ change recomputes only f_j(i). ``top`` caps the regions
     returned. Open one with ``explainer.explain_region(rule=region.rule, n_factuals=n_factuals)``.
     """
-    check_options(max_conditions=max_conditions, min_support=min_support, fdr=fdr, n_permutations=n_permutations,
+    check_discovery_options(max_conditions=max_conditions, min_support=min_support, fdr=fdr, n_permutations=n_permutations,
                    bins=bins, top=top)
     settings: dict[str, Any] = {
         "measure": DIVERGENCE, "l1_shift": L1_SHIFT, "null": NULL, "pruning": PRUNING,
@@ -713,7 +712,7 @@ def _region(task, scored: _Scored, k: int, conditions, rows, g, include, labels,
     )
 
 
-def check_options(*, max_conditions, min_support, fdr, n_permutations, bins, top) -> None:
+def check_discovery_options(*, max_conditions, min_support, fdr, n_permutations, bins, top) -> None:
     if max_conditions not in (1, 2):
         raise ConfigError(
             f"max_conditions is 1 or 2, not {max_conditions!r} (two conditions already make thousands of candidates)."

@@ -34,8 +34,8 @@ from ..counterfactuals import CounterfactualSet, CounterfactualStore
 from ..counterfactuals._set import Progress
 from ..data import TaskSpec
 from ..importance import DEFAULT_TAU
+from ..importance._rules import condition_text
 from ._pool import bin_label, build_pool, number_value, quantile_bins
-from ._rules import condition_text
 
 __all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE"]
 

@@ -61,6 +61,7 @@ def factuals(synthetic_task, synthetic_model):
     return fc.importance.sample_factuals(fc.counterfactuals.factual_rows(synthetic_task, synthetic_model), 25, seed=0)
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_tree_shap_is_additive_and_per_feature_sums_match_columns(synthetic_task, synthetic_model, factuals):
     result = fc.compare.shap_importance(synthetic_model, synthetic_task, factuals)
     assert result.explainer.startswith("tree")
@@ -82,6 +83,7 @@ def test_tree_shap_is_additive_and_per_feature_sums_match_columns(synthetic_task
     assert list(result.to_frame()["shap_rank"]) == sorted(result.to_frame()["shap_rank"])
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_kernel_shap_for_a_linear_model(synthetic_task, factuals):
     model = fc.fit_model(synthetic_task, model="lr", cv_folds=2)
     rows = factuals[:6]
@@ -109,6 +111,7 @@ def test_normalise_to_max_by_hand():
     np.testing.assert_allclose(normalise_to_max(np.zeros(3)), np.zeros(3))
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_lime_region_importance_is_normalised_and_seeded(synthetic_task, synthetic_model, factuals):
     rows = factuals[:3]
     result = fc.compare.lime_importance(synthetic_model, synthetic_task, rows, num_samples=400, seed=1)
@@ -169,6 +172,7 @@ def test_rowwise_rank_correlations_match_scipy_with_ties():
     np.testing.assert_allclose(kendall, [kendalltau(x, y).statistic for x, y in zip(a, b)])
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_flex_shap_agreement_interval_is_seeded_and_holds_the_estimate(synthetic_task, synthetic_model):
     store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
     flex = fc.run_global(store, n_factuals=30)
@@ -241,6 +245,7 @@ def _cli_json(tmp_path, *args):
     return assert_valid(strict_json(out.read_text()))
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_cli_global_shap(tmp_path):
     result = _cli_json(tmp_path, "global", "--data", "builtin:synthetic-regional", "--shap", *FAST)
     for feature in result["features"]:
@@ -258,6 +263,7 @@ def test_cli_global_shap(tmp_path):
     assert "shap" in result["versions"] and result["shap"]["method"] == "shap"
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_cli_regional_lime(tmp_path):
     result = _cli_json(
         tmp_path, "regional", "--data", "builtin:synthetic-regional", "--lime", "--lime-samples", "300", *FAST
@@ -356,6 +362,7 @@ def _report_quotes_its_computed_numbers(report: str, results: dict) -> None:
 
 
 # -- progress and estimates for long runs ---------------------------------------------------
+@pytest.mark.slow  # runs SHAP or LIME
 def test_tree_shap_reports_rows_done_in_chunks_and_chunking_changes_nothing(synthetic_task, synthetic_model, factuals):
     calls = []
     chunked = fc.compare.shap_importance(synthetic_model, synthetic_task, factuals,
@@ -366,6 +373,7 @@ def test_tree_shap_reports_rows_done_in_chunks_and_chunking_changes_nothing(synt
     np.testing.assert_allclose(chunked.values[:10], whole.values)
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_estimates_say_what_runs_and_scale_with_rows(synthetic_task, synthetic_model, factuals):
     shap = estimate_shap(synthetic_model, synthetic_task, factuals, probe=2)
     assert shap.probe_rows == 2 and shap.n_rows == len(factuals) and shap.seconds_per_row > 0

@@ -3,7 +3,12 @@ repairable files load with notes, and the identifier column can be put back."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.pages.conftest import chart, errors, start
+
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
 
 HEADER = "speed,road,y"
 LINES = [f"{20 + (i * 7) % 100},{'urban' if i % 3 else 'rural'},{'severe' if (20 + (i * 7) % 100) > 70 else 'slight'}"

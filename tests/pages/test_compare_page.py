@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 import flex_core as fc
 from tests.pages.conftest import chart, start
+
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
 
 
 def test_compare_page_runs_shap_and_lime_only_when_asked():

@@ -8,6 +8,9 @@ import pytest
 import flex_core as fc
 from tests.pages.conftest import chart, errors, metric, start
 
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
+
 
 def test_opens_on_a_builtin_and_draws_the_sorted_importances_with_dice_beside():
     at = start("toy2d")

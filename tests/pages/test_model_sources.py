@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import skops.io as sio
 from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
 from tests.factories import accident_frame, user_pipeline
 from tests.pages.conftest import APP, chart, errors, metric, start
+
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
 
 
 def upload_model(at: AppTest, name: str, data: bytes) -> AppTest:

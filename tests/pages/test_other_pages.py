@@ -3,10 +3,14 @@
 import re
 from urllib.parse import parse_qs, urlparse
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
 from ui.reporting import table_constraints
+
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
 
 
 def test_data_page_shows_balance_metrics_and_applies_feature_overrides():

@@ -4,6 +4,9 @@ import pytest
 
 from tests.pages.conftest import chart, errors, start
 
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
+
 PAGES = ["pages/global.py", "pages/data_model.py", "pages/regional.py", "pages/thresholds.py",
          "pages/counterfactuals.py", "pages/compare.py", "pages/report.py"]
 
@@ -15,7 +18,6 @@ def _upload(at, source, key, path):
     assert not at.exception and not errors(at), errors(at)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["loan", "accidents"])
 def test_every_page_works_on_an_uploaded_paper_dataset(dataset, request):
     path = request.getfixturevalue(f"{dataset}_path")

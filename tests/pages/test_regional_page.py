@@ -2,9 +2,14 @@
 
 import math
 
+import pytest
+
 import flex_core as fc
 from tests.pages.conftest import chart, errors, metric, start, start_csv
 from ui import url_state as ui_url_state
+
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
 
 
 def test_changing_k_changes_the_region_size():

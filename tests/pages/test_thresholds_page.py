@@ -3,7 +3,12 @@
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.pages.conftest import chart, start
+
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
 
 
 def _frequencies(at, key="tau_chart"):

@@ -12,6 +12,9 @@ from streamlit.testing.v1 import AppTest
 import flex_core as fc
 from tests.pages.conftest import APP, chart, start
 
+# Every test here drives the real app through AppTest (seconds each): not in the fast run.
+pytestmark = pytest.mark.slow
+
 
 def params(at: AppTest) -> dict:
     return {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}

@@ -68,6 +68,7 @@ def session(synthetic_task, synthetic_model):
     )
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_the_report_has_a_section_with_a_reading_for_every_computed_result(session):
     titles = [s.title for s in reporting.session_sections(session)]
     regional = session.regional
@@ -88,6 +89,7 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
         assert section.reading.strip() and (section.figures or section.tables), section.title
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_results_that_did_not_run_have_no_section(session):
     from dataclasses import replace
 
@@ -96,6 +98,7 @@ def test_results_that_did_not_run_have_no_section(session):
     assert titles == ["The data and the model", "What would have to change, across all cases"]
 
 
+@pytest.mark.slow  # runs SHAP or LIME
 def test_report_tables_read_like_text(session):
     html = reporting.build_html_report(reporting.session_sections(session), meta={"seed": 0})
     assert "frequency_mean" not in html and ">True<" not in html and ">None<" not in html

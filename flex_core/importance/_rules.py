@@ -29,7 +29,8 @@ import pandas as pd
 from .._errors import ConfigError
 from .._format import format_number
 from .._typing import Rows
-from ..data._datasets import TaskSpec, category_text
+from ..data._columns import category_text
+from ..data._task import TaskSpec
 
 __all__ = ["OPS", "parse_condition", "check_rule", "rule_mask", "rule_text", "condition_text"]
 

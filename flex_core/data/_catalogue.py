@@ -1,0 +1,360 @@
+"""The dataset catalogue: the built-in datasets, the paper's loan and accidents files, any CSV, and ``--data`` strings.
+
+Every loader reads its file with :func:`flex_core.data.read_csv` and ends in
+:func:`flex_core.data.make_task` (``_task.py``), which validates the frame.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigError, DataError
+from ._columns import mostly_numeric
+from ._read import MAX_FILE_BYTES, read_csv, read_notes
+from ._task import TaskSpec, make_task
+
+__all__ = [
+    "load_csv",
+    "load_loan",
+    "load_accidents",
+    "load_builtin",
+    "load_dataset",
+    "BUILTIN_DATASETS",
+    "SYNTHETIC_GROUND_TRUTH",
+    "ACCIDENT_ORDERS",
+    "MIN_ROWS_FOR_IDENTIFIER",
+    "identifier_columns",
+]
+
+#: Fewer rows than this are too few to call a column of unique values an identifier.
+MIN_ROWS_FOR_IDENTIFIER = 20
+
+ACCIDENT_FEATURES = (
+    "Driving_experience",
+    "Cause_of_accident",
+    "Types_of_Junction",
+    "Type_of_collision",
+    "Vehicle_movement",
+    "Weather_conditions",
+    "Pedestrian_movement",
+    "Light_conditions",
+    "Road_surface_type",
+    "Age_band_of_driver",
+    "Sex_of_driver",
+)
+ACCIDENT_IMMUTABLE = ("Age_band_of_driver", "Sex_of_driver")
+#: The natural order of the accident file's ordered features (no direction: the paper's runs are unchanged).
+ACCIDENT_ORDERS = {
+    "Driving_experience": ["No Licence", "Below 1yr", "1-2yr", "2-5yr", "5-10yr", "Above 10yr", "unknown"],
+    "Age_band_of_driver": ["Under 18", "18-30", "31-50", "Over 51", "Unknown"],
+    "Educational_level": [
+        "Illiterate", "Writing & reading", "Elementary school", "Junior high school",
+        "High school", "Above high school", "Unknown",
+    ],
+}
+ACCIDENT_UNDESIRABLE = ("Serious Injury", "Fatal injury")
+
+
+# -- files -------------------------------------------------------------------------------
+def _source_label(kind: str, source) -> str:
+    return f"{kind}:{source}" if isinstance(source, (str, os.PathLike)) else f"{kind}:upload"
+
+
+def identifier_columns(frame: pd.DataFrame, *, target: str | None = None) -> list[str]:
+    """Columns that name rows rather than describe them: every value present and unique.
+
+    Text columns qualify, and integer columns that count up by one from row to row
+    (row numbers such as 1..n); measured numbers (floats, other integers, numbers
+    with a few stray text cells) never do, since those are often all distinct too. Frames of fewer than
+    :data:`MIN_ROWS_FOR_IDENTIFIER` rows have none.
+    """
+    n = len(frame)
+    if n < MIN_ROWS_FOR_IDENTIFIER:
+        return []
+    found = []
+    for name in frame.columns:
+        col = frame[name]
+        if name == target or col.isna().any() or col.nunique() != n:
+            continue
+        if pd.api.types.is_float_dtype(col) or pd.api.types.is_bool_dtype(col) or mostly_numeric(col):
+            continue
+        if pd.api.types.is_integer_dtype(col) and not (np.diff(col.to_numpy()) == 1).all():
+            continue  # only row numbers counting up by one; other all-distinct integers may be measurements
+        found.append(str(name))
+    return found
+
+
+def load_csv(
+    source,
+    *,
+    target: str,
+    undesirable,
+    immutable: Iterable[str] = (),
+    kinds: Mapping[str, str] | None = None,
+    features: Iterable[str] | None = None,
+    use_identifiers: Iterable[str] = (),
+    missing: Literal["drop", "impute"] = "drop",
+    name: str | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    **constraints,
+) -> TaskSpec:
+    """A task from any CSV: kinds are inferred from the column types and can be overridden.
+
+    Without ``features``, every column but the target is a feature except identifier
+    columns (see :func:`identifier_columns`), which are left out with a note unless
+    named in ``use_identifiers``. What reading the file guessed (delimiter,
+    encoding) is in the task's ``notes``.
+    ``constraints`` are :func:`make_task`'s ``monotone``, ``bounds``, ``allowed`` and ``ordinal_orders``.
+    """
+    frame = read_csv(source, max_bytes=max_bytes)
+    target = str(target).strip()
+    notes = read_notes(frame)
+    use_identifiers = [str(c).strip() for c in use_identifiers]
+    unknown = [c for c in use_identifiers if c not in frame.columns]
+    if unknown:
+        raise ConfigError(f"Identifier column(s) to use not found: {', '.join(unknown)}.")
+    if features is None and target in frame.columns:
+        left_out = [c for c in identifier_columns(frame, target=target) if c not in use_identifiers]
+        if left_out:
+            features = [c for c in frame.columns if c != target and c not in left_out]
+            notes.append(
+                f"Left out {', '.join(left_out)}: every value is unique, so it names a row rather than describes it. "
+                "To use it as a feature anyway: --use-identifier NAME on the command line, or pick it under "
+                "'Identifier columns to use' when loading in the app."
+            )
+    label = name or (Path(source).stem if isinstance(source, (str, os.PathLike)) else "uploaded CSV")
+    return make_task(
+        frame,
+        target=target,
+        undesirable=undesirable,
+        features=features,
+        kinds=kinds,
+        immutable=immutable,
+        **constraints,
+        missing=missing,
+        name=label,
+        notes=notes,
+        source=_source_label("csv", source),
+    )
+
+
+def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
+    """The Kaggle loan-approval file: strip padded names and values, drop ``loan_id``, undesirable = Rejected."""
+    frame = read_csv(source, max_bytes=max_bytes, skipinitialspace=True)
+    frame = frame.apply(lambda c: c.str.strip() if c.dtype == object else c)
+    if "loan_status" not in frame.columns:
+        raise DataError("This does not look like the loan-approval file: it has no 'loan_status' column.")
+    if "loan_id" in frame.columns:
+        frame = frame.drop(columns="loan_id")
+    return make_task(
+        frame,
+        target="loan_status",
+        undesirable=("Rejected",),
+        kinds={c: "categorical" for c in ("education", "self_employed") if c in frame.columns},
+        name="loan approval",
+        description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; undesirable = Rejected.",
+        notes=[*read_notes(frame), "Stripped padded column names and values; dropped the identifier loan_id."],
+        source=_source_label("loan", source),
+    )
+
+
+def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
+    """The Addis Ababa road-traffic-accident file with the paper's 11 categorical features.
+
+    Undesirable = Serious or Fatal injury; driver age band and sex are immutable.
+    Rows with a missing value (empty cell or ``na``) are dropped by default,
+    or imputed with ``missing="impute"``; the count is recorded in ``notes``.
+    """
+    frame = read_csv(source, max_bytes=max_bytes)
+    needed = [c for c in (*ACCIDENT_FEATURES, "Accident_severity") if c not in frame.columns]
+    if needed:
+        raise DataError(f"This does not look like the RTA accidents file: missing column(s) {', '.join(needed)}.")
+    return make_task(
+        frame,
+        target="Accident_severity",
+        undesirable=ACCIDENT_UNDESIRABLE,
+        features=ACCIDENT_FEATURES,
+        kinds={c: "categorical" for c in ACCIDENT_FEATURES if c not in ACCIDENT_ORDERS},
+        ordinal_orders={c: order for c, order in ACCIDENT_ORDERS.items() if c in ACCIDENT_FEATURES},
+        immutable=ACCIDENT_IMMUTABLE,
+        missing=missing,
+        name="road traffic accidents",
+        notes=read_notes(frame),
+        description="Addis Ababa road traffic accidents 2017-2020; undesirable = Serious or Fatal injury.",
+        source=_source_label("accidents", source),
+    )
+
+
+# -- built-ins ---------------------------------------------------------------------------
+def _toy2d(seed: int) -> TaskSpec:
+    """The paper's Fig. 2 toy: severity from speed and visibility, a curved boundary."""
+    rng = np.random.default_rng(seed)
+    n = 600
+    speed = rng.uniform(20, 120, n)
+    visibility = rng.uniform(0, 1, n)
+    # Severe when fast for the visibility: the boundary bends, so both features matter.
+    score = (speed - 40) / 80 - 0.8 * visibility ** 2 + rng.normal(0, 0.08, n)
+    frame = pd.DataFrame(
+        {
+            "vehicle_speed": speed.round(1),
+            "visibility": visibility.round(3),
+            "Accident_severity": np.where(score > 0.25, "Severe", "Slight"),
+        }
+    )
+    return make_task(
+        frame,
+        target="Accident_severity",
+        undesirable="Severe",
+        display_names={"vehicle_speed": "Vehicle speed (km/h)", "visibility": "Visibility (0-1)"},
+        name="toy2d",
+        description="The paper's Fig. 2 toy: 600 accidents, severity from vehicle speed and visibility.",
+        source="builtin:toy2d",
+    )
+
+
+def _synthetic_regional(seed: int) -> TaskSpec:
+    """Mixed data with planted drivers (see ``SYNTHETIC_GROUND_TRUTH``)."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    speed = rng.uniform(20, 120, n).round(0)
+    road = rng.choice(["urban", "rural", "motorway"], n)
+    lighting = rng.choice(["daylight", "dark"], n)
+    noise_cont = rng.normal(50, 15, n).round(2)
+    noise_cat = rng.choice(["A", "B", "C", "D"], n)
+    age_band = rng.choice(["18-30", "31-50", "over 50"], n)
+    severe = (speed > 80) | ((road == "rural") & (lighting == "dark"))
+    flip = rng.random(n) < 0.03  # a little label noise, as in real data
+    severe = severe ^ flip
+    frame = pd.DataFrame(
+        {
+            "speed": speed,
+            "road_type": road,
+            "lighting": lighting,
+            "noise_continuous": noise_cont,
+            "noise_categorical": noise_cat,
+            "driver_age_band": age_band,
+            "severity": np.where(severe, "Severe", "Slight"),
+        }
+    )
+    return make_task(
+        frame,
+        target="severity",
+        undesirable="Severe",
+        immutable=("road_type", "driver_age_band"),
+        name="synthetic-regional",
+        description=SYNTHETIC_GROUND_TRUTH,
+        source="builtin:synthetic-regional",
+    )
+
+
+SYNTHETIC_GROUND_TRUTH = (
+    "Generated: severe when speed > 80 (the global driver) or when the road is rural and it is dark "
+    "(lighting: a driver only inside the region road_type = rural). road_type and driver_age_band are "
+    "immutable; noise_continuous and noise_categorical are pure noise; 3% label noise."
+)
+
+
+def _breast_cancer(seed: int) -> TaskSpec:
+    from sklearn.datasets import load_breast_cancer
+
+    bunch = load_breast_cancer(as_frame=True)
+    frame = bunch.data.copy()
+    frame.columns = [c.replace(" ", "_") for c in frame.columns]
+    frame["diagnosis"] = np.where(bunch.target == 0, "malignant", "benign")
+    return make_task(
+        frame,
+        target="diagnosis",
+        undesirable="malignant",
+        name="breast-cancer",
+        description="scikit-learn's bundled Wisconsin breast-cancer data: 30 continuous features; undesirable = malignant.",
+        source="builtin:breast-cancer",
+    )
+
+
+BUILTIN_DATASETS = {
+    "toy2d": _toy2d,
+    "synthetic-regional": _synthetic_regional,
+    "breast-cancer": _breast_cancer,
+}
+
+
+def load_builtin(name: str, *, seed: int = 0) -> TaskSpec:
+    """One of the built-in datasets (``toy2d``, ``synthetic-regional``, ``breast-cancer``)."""
+    try:
+        build = BUILTIN_DATASETS[name]
+    except KeyError:
+        raise ConfigError(f"Unknown built-in dataset {name!r}; choose one of {', '.join(BUILTIN_DATASETS)}.") from None
+    return build(seed)
+
+
+def load_dataset(
+    spec: str,
+    *,
+    target: str | None = None,
+    undesirable=None,
+    immutable: Iterable[str] = (),
+    kinds: Mapping[str, str] | None = None,
+    missing: Literal["drop", "impute"] = "drop",
+    use_identifiers: Iterable[str] = (),
+    monotone: Mapping[str, str] | None = None,
+    bounds: Mapping[str, Sequence] | None = None,
+    allowed: Mapping[str, Iterable] | None = None,
+    ordinal_orders: Mapping[str, Sequence] | None = None,
+) -> TaskSpec:
+    """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path.
+
+    Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``) apply to any
+    data; an order given here replaces an adapter's order of that feature.
+    """
+    given: dict[str, Mapping | None] = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
+    constraints: dict[str, Any] = {k: dict(v) for k, v in given.items() if v}
+    kind, _, rest = spec.partition(":")
+    if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
+        raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
+    if kind in ("builtin", "loan", "accidents") and rest and list(use_identifiers):
+        raise ConfigError(f"--use-identifier applies to a plain CSV; {kind}: data defines its own features.")
+    adapters = {
+        "builtin": lambda: load_builtin(rest),
+        "loan": lambda: load_loan(rest),
+        "accidents": lambda: load_accidents(rest, missing=missing),
+    }
+    if kind in adapters and rest:
+        task = adapters[kind]()
+        immutable, kinds = list(immutable), dict(kinds or {})
+        if not immutable and not kinds and not constraints and not ordinal_orders:
+            return task
+        orders: dict[str, Sequence] | None = None
+        if ordinal_orders:
+            orders = {
+                f.name: list(f.levels) for f in task.features if f.is_ordinal and kinds.get(f.name, "ordinal") == "ordinal"
+            }
+            orders.update(ordinal_orders)
+        # Extra immutable features add to the adapter's own (the paper's age band and sex stay fixed).
+        return task.with_overrides(
+            kinds=kinds,
+            immutable=list(dict.fromkeys([*task.immutable_names, *immutable])),
+            ordinal_orders=orders,
+            **constraints,
+        )
+    if target is None or undesirable is None:
+        raise ConfigError(
+            f"For a CSV file ({spec}) name the target and the undesirable class (--target COL --undesired VALUE)."
+        )
+    return load_csv(
+        spec,
+        target=target,
+        undesirable=undesirable,
+        immutable=immutable,
+        kinds=kinds,
+        missing=missing,
+        use_identifiers=use_identifiers,
+        ordinal_orders=ordinal_orders,
+        **constraints,
+    )
+

@@ -1,0 +1,87 @@
+"""One column at a time: inferring a feature's kind and reading its cells as numbers or as text.
+
+Used by :func:`flex_core.data.make_task` (every feature) and by
+:func:`flex_core.data.identifier_columns` (is a column numbers with a few stray words?).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from .._errors import DataError
+
+Kind = Literal["categorical", "continuous", "ordinal"]
+KINDS = ("categorical", "continuous", "ordinal")
+#: A column counts as numeric with a few stray text cells when at least this share of its filled cells are numbers.
+NUMERIC_SHARE = 0.8
+
+
+def infer_kind(col: pd.Series) -> Kind:
+    """Text, booleans and numbers with at most two values are categorical; other numbers continuous."""
+    if pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
+        return "categorical"
+    return "categorical" if col.dropna().nunique() <= 2 else "continuous"
+
+
+def mostly_numeric(col: pd.Series) -> bool:
+    """A text column whose cells are numbers but for a few stray words (at least 3 distinct numbers)."""
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return False
+    filled = col.dropna()
+    numbers = pd.to_numeric(filled, errors="coerce")
+    return numbers.notna().mean() >= NUMERIC_SHARE and numbers.nunique() >= 3 if len(filled) else False
+
+
+def rows_text(index: pd.Index) -> str:
+    """'row(s) 3, 7, 9' naming at most five rows, then how many more."""
+    shown = ", ".join(str(r) for r in index[:5])
+    return f"row(s) {shown}" + (f" and {len(index) - 5:,} more" if len(index) > 5 else "")
+
+
+def as_numbers(col: pd.Series, name: str, *, declared: bool) -> tuple[pd.Series, list[str]]:
+    """A continuous column as floats; stray text cells and infinities become missing values, each with a note.
+
+    A column with more text than :data:`NUMERIC_SHARE` allows is refused when it was
+    declared continuous (it is read as categorical when its kind was inferred).
+    """
+    notes = []
+    numbers = pd.to_numeric(col, errors="coerce")
+    text = col.notna() & numbers.isna()
+    if text.any():
+        if 1 - text.sum() / col.notna().sum() < NUMERIC_SHARE:
+            first = text.idxmax()
+            raise DataError(
+                f"Column {name!r} is {'declared' if declared else 'read as'} continuous but holds text such as "
+                f"{col[first]!r} (row {first}); declare it categorical or fix the values."
+            )
+        counts = col[text].astype(str).value_counts()
+        values = ", ".join(f"{v!r}" + (f" ×{n}" if n > 1 else "") for v, n in counts.head(5).items())
+        notes.append(
+            f"Column {name!r} holds numbers but {int(text.sum()):,} cell(s) hold text ({values}; "
+            f"{rows_text(col.index[text])}): those cells are read as missing values. "
+            "Fix them in the file, or declare the column categorical to keep the text as values."
+        )
+    numbers = numbers.astype(float)
+    infinite = np.isinf(numbers)
+    if infinite.any():
+        notes.append(
+            f"Column {name!r} holds {int(infinite.sum()):,} infinite value(s) ({rows_text(col.index[infinite])}): "
+            "those cells are read as missing values."
+        )
+        numbers = numbers.mask(infinite)
+    return numbers, notes
+
+
+def category_text(value) -> str:
+    """A categorical value as text; integral floats print without '.0' (a CSV's 1/2/3 stay '1')."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def as_category_text(col: pd.Series) -> pd.Series:
+    """Every filled cell of a categorical column as text (see :func:`category_text`); missing cells stay missing."""
+    return col.map(category_text, na_action="ignore")
