@@ -4,10 +4,12 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, selection
+from flex_core.importance._flex import parse_criterion
+from ui import cache, reporting, selection
 from ui import state as S
 from ui.components import importance_chart, lime_beside_flex, number_columns, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
+from ui.factual_map import factual_map_figure
 
 st.title("Regional explorer")
 analysis = require_analysis()
@@ -19,7 +21,7 @@ fmap = cache.factual_map(analysis.store, analysis.model_id)
 # -- criterion and k ---------------------------------------------------------------------------
 where = st.session_state[S.WHERE]
 try:
-    fc.importance.parse_criterion(task, where)
+    parse_criterion(task, where)
 except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
     st.warning(f"The region criterion {where!r} was dropped: {exc}")
     where = st.session_state[S.WHERE] = None
@@ -55,7 +57,7 @@ if max_k >= 2:
     right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
                  on_change=S.bind("w_k", S.K))
 else:  # a slider needs two positions: with so few cases the region is all of them
-    right.caption(f"Only {fc.report.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
+    right.caption(f"Only {reporting.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
 k = max(0, min(int(st.session_state[S.K]), max_k))
 
 # -- the query: a click on the map, a row of the table, or a random one --------------------------
@@ -88,7 +90,7 @@ criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where e
 map_col, table_col = st.columns([3, 2])
 with map_col:
     st.plotly_chart(
-        fc.plotting.factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
+        factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
                                                               tuple(int(r) for r in regional.members)),
                                        query=query, members=regional.members,
                                        meeting=candidates if where else None, criterion=criterion_text),
@@ -133,9 +135,9 @@ cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=("No interval: r is undefined or rests on a single case." if low != low
                      else f"95% interval from the region's {regional.importance.n_factuals_used} cases: {low:.2f} to {high:.2f}"))
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
-st.markdown(fc.report.describe_regional(regional, undesirable=task.undesirable))
+st.markdown(reporting.describe_regional(regional, undesirable=task.undesirable))
 if regional.neighbour_ties:
-    st.caption(fc.report.describe_neighbour_ties(regional))
+    st.caption(reporting.describe_neighbour_ties(regional))
 show_notes(analysis, *regional.importance.notes)
 
 chart_col, scatter_col = st.columns(2)
@@ -144,7 +146,7 @@ with chart_col:
 with scatter_col:
     st.plotly_chart(fc.plotting.regional_scatter(regional), key="regional_scatter", width="stretch",
                     config={"displaylogo": False})
-st.caption(fc.report.quadrant_legend().replace("\n", " · "))
+st.caption(reporting.quadrant_legend().replace("\n", " · "))
 
 with st.expander("What must change in this region"):
     what_must_change(analysis, regional.importance, key="regional", cases="the region's cases")
@@ -154,7 +156,7 @@ with st.expander("FLEX next to LIME for this region"):
 
 # Full width, one above the other: side by side, both tables hid columns.
 st.subheader("Mode shift")
-show_table(fc.report.mode_shift_table(regional))
+show_table(reporting.mode_shift_table(regional))
 st.caption("For each feature: the region's most common value (numbers are cut into four ranges), its share "
            "among the cases and among their alternatives. A strongly negative δ means the alternatives move "
            "away from it.")

@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.components import highlighted_counterfactuals
 from ui.context import require_analysis
@@ -40,7 +40,7 @@ def _widget(name: str) -> str:
 
 def _as_widget_value(feature: fc.data.Feature, value):
     if not feature.is_continuous:
-        return fc.data.category_text(value)
+        return str(value)  # the task holds every level as text already
     return int(round(float(value))) if feature.integer else float(value)
 
 
@@ -146,8 +146,8 @@ with st.container(border=True):
                           on_change=_edit(f.name), help=help_text)
 if edits:
     changes = ", ".join(
-        f"{task.feature(n).label} ({fc.report.format_number(task.frame.loc[row, n]) if task.feature(n).is_continuous else task.frame.loc[row, n]}"
-        f" → {fc.report.format_number(v) if task.feature(n).is_continuous else v})"
+        f"{task.feature(n).label} ({reporting.format_number(task.frame.loc[row, n]) if task.feature(n).is_continuous else task.frame.loc[row, n]}"
+        f" → {reporting.format_number(v) if task.feature(n).is_continuous else v})"
         for n, v in edits.items()
     )
     st.markdown(f"**Edited from row {row}:** {changes}")
@@ -175,7 +175,7 @@ if result.counterfactuals is None:
 else:
     cols[2].metric("Minimal counterfactuals", f"{result.n_valid} of {analysis.store.n_cf} requested",
                    help="Distinct and valid; fewer than requested means the model offers only so many smallest ways out.")
-    table, changed = fc.counterfactuals.counterfactual_table(task, model, result.counterfactuals, result.query_id)
+    table, changed = reporting.counterfactual_table(task, model, result.counterfactuals, result.query_id)
     labels = {"factual": "this case"}
     highlighted_counterfactuals(task, table.rename(index=labels), changed.rename(index=labels), edited=result.edited)
     st.caption(

@@ -18,7 +18,8 @@ import pandas as pd
 
 from .._errors import ConfigError
 from .._format import format_number
-from ..data import TaskSpec, category_text
+from ..data._columns import category_text
+from ..data._task import TaskSpec
 from ._set import CounterfactualSet
 from ._store import CounterfactualStore
 
@@ -88,9 +89,10 @@ def check_case(task: TaskSpec, values: Mapping, *, row: int | None = None) -> tu
             changed = base is not None and abs(number - float(base[name])) > 0
         else:
             text = category_text(value)
-            if text not in feature.categories:
+            levels = tuple(feature.categories or ())
+            if text not in levels:
                 raise ConfigError(
-                    f"{feature.label}: {text!r} is not a level of the data; the levels are: {', '.join(feature.categories)}."
+                    f"{feature.label}: {text!r} is not a level of the data; the levels are: {', '.join(map(str, levels))}."
                 )
             case[name] = text
             changed = base is not None and text != category_text(base[name])
