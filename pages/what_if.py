@@ -162,10 +162,11 @@ except fc.FlexError as exc:
 original = cache.what_if(analysis.explainer, analysis.store_id, row, "{}") if edits else result
 
 cols = st.columns(3)
+points = round(100 * (result.probability - original.probability))
 cols[0].metric(
     "P(undesirable)", f"{result.probability:.0%}",
-    delta=(f"{100 * (result.probability - original.probability):+.0f} points from row {row}" if edits else None),
-    delta_color="inverse",
+    delta=None if not edits else (f"{points:+d} points from row {row}" if points else f"as row {row}"),
+    delta_color="inverse" if points else "off",
 )
 cols[1].metric("Prediction", undesirable if result.predicted_undesirable else f"not {undesirable}")
 if result.counterfactuals is None:
