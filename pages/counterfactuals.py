@@ -5,10 +5,12 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
+from ui.components import settings_strip
 from ui.context import require_analysis, run_or_stop
 
 st.title("Counterfactuals of one case")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 pool = [int(r) for r in analysis.pool]
 if not pool:

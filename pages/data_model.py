@@ -7,11 +7,12 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
-from ui.components import evaluation_caption, number_columns, show_table
+from ui.components import evaluation_caption, number_columns, settings_strip, show_table
 from ui.context import load_base_task, require_analysis
 
 st.title("Data & model")
 analysis = require_analysis()
+settings_strip(analysis)
 task, model = analysis.task, analysis.model
 summary = task.summary()
 

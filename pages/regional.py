@@ -6,11 +6,20 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, selection
 from ui import state as S
-from ui.components import importance_chart, lime_beside_flex, number_columns, show_table, what_must_change
+from ui.components import (
+    chart,
+    importance_chart,
+    lime_beside_flex,
+    number_columns,
+    settings_strip,
+    show_table,
+    what_must_change,
+)
 from ui.context import require_analysis, run_or_stop, show_notes
 
 st.title("Regional explorer")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 global_result = run_or_stop(analysis.global_result)
 pool = analysis.pool
@@ -87,13 +96,12 @@ criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where e
 
 map_col, table_col = st.columns([3, 2])
 with map_col:
-    st.plotly_chart(
+    chart(
         fc.plotting.factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
                                                               tuple(int(r) for r in regional.members)),
                                        query=query, members=regional.members,
                                        meeting=candidates if where else None, criterion=criterion_text),
-        key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"), width="stretch",
-        config={"displaylogo": False},
+        analysis, key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"),
     )
     st.caption(
         "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
@@ -140,10 +148,9 @@ show_notes(analysis, *regional.importance.notes)
 
 chart_col, scatter_col = st.columns(2)
 with chart_col:
-    importance_chart(regional.importance, key="regional", dice=False)
+    importance_chart(analysis, regional.importance, key="regional", dice=False)
 with scatter_col:
-    st.plotly_chart(fc.plotting.regional_scatter(regional), key="regional_scatter", width="stretch",
-                    config={"displaylogo": False})
+    chart(fc.plotting.regional_scatter(regional), analysis, key="regional_scatter")
 st.caption(fc.report.quadrant_legend().replace("\n", " · "))
 
 with st.expander("What must change in this region"):
@@ -174,8 +181,7 @@ button_col.button("Save region", key="save_region", type="primary", on_click=S.s
 saved = st.session_state[S.SAVED_REGIONS]
 if saved:
     results = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"]) for r in saved}
-    st.plotly_chart(fc.plotting.regions_heatmap(results, global_result), key="regions_heatmap", width="stretch",
-                    config={"displaylogo": False})
+    chart(fc.plotting.regions_heatmap(results, global_result), analysis, key="regions_heatmap")
     st.caption("Each line is a saved region's change frequency per feature (darker: changed more often), with the "
                "whole population on top. r is each region's correlation with the global pattern.")
     if st.button("Forget saved regions", key="clear_regions"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 import flex_core as fc
@@ -11,6 +12,39 @@ from ui.context import Analysis, run_or_stop
 
 #: Tables up to this many rows are shown whole; longer ones scroll and say how many rows they hold.
 WHOLE_TABLE_ROWS = 25
+
+
+def settings_text(analysis: Analysis) -> str:
+    """The settings strip's words (:func:`flex_core.report.describe_settings`) for the current analysis.
+
+    Read from the analysis and the sidebar, so a page that computes no FLEX result still names them."""
+    return fc.report.describe_settings({
+        "dataset": fc.report.dataset_label(analysis.task),
+        "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
+        "encoding": analysis.model.encoding,
+        "generator": analysis.store.generator.name,
+        "refine": analysis.store.refine,
+        "n_factuals": analysis.n_factuals,
+        "n_cf": analysis.store.n_cf,
+        "seed": analysis.store.seed,
+        "tau": S.tau_setting() if analysis.task.continuous_names else None,
+    })
+
+
+def settings_strip(analysis: Analysis) -> None:
+    """One line under the page title naming what the numbers on the page depend on."""
+    st.caption(f":material/tune: **Settings:** {settings_text(analysis)}")
+
+
+def chart(fig: go.Figure, analysis: Analysis, *, key: str, container=None, **kwargs):
+    """A Plotly chart whose subtitle names the settings (so a PNG saved from its toolbar says them too)."""
+    fig = fc.plotting.with_settings(go.Figure(fig), settings_text(analysis))  # a copy: cached figures stay as they are
+    return (container or st).plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False}, **kwargs)
+
+
+def safe_csv(frame, analysis: Analysis, **kwargs) -> str:
+    """:func:`flex_core.data.to_safe_csv` with a first metadata line naming the settings."""
+    return fc.data.to_safe_csv(frame, settings=settings_text(analysis), **kwargs)
 
 
 def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
@@ -44,8 +78,10 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
         st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
         return
     lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, tuple(request[1]), int(samples))
-    st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
-                    config={"displaylogo": False})
+    chart(fc.plotting.regional_lime_figure(regional, lime), analysis, key=f"{key}_lime_chart")
+    all_zero = fc.report.describe_all_zero(regional)
+    if all_zero:
+        st.warning(all_zero)
     st.caption(
         "FLEX: share of the region's counterfactuals that change the feature (whisker: its 95% interval given how few "
         "factuals the region holds). "
@@ -54,7 +90,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     )
 
 
-def importance_chart(result: fc.FlexResult, *, key: str, dice: bool = True) -> None:
+def importance_chart(analysis: Analysis, result: fc.FlexResult, *, key: str, dice: bool = True) -> None:
     """The F_j bar chart with two view toggles: count only necessary changes; interval or ± std whiskers."""
     left, right = st.columns(2)
     left.toggle("Count only necessary changes", key=f"{key}_necessary_only", value=st.session_state[S.NECESSARY_ONLY],
@@ -65,8 +101,11 @@ def importance_chart(result: fc.FlexResult, *, key: str, dice: bool = True) -> N
                 on_change=S.bind(f"{key}_whiskers", S.WHISKERS),
                 format_func={"interval": "95% interval", "std": "± std across cases"}.get)
     shown = result.only_necessary() if st.session_state[S.NECESSARY_ONLY] else result
-    st.plotly_chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]),
-                    key=f"{key}_chart", width="stretch", config={"displaylogo": False})
+    chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]), analysis,
+          key=f"{key}_chart")
+    all_zero = fc.report.describe_all_zero(shown)
+    if all_zero:
+        st.warning(all_zero)
 
 
 def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cases: str = "these cases") -> None:
@@ -87,8 +126,7 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
                      key=f"{key}_sufficiency"):
             st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
             st.rerun()
-    st.plotly_chart(fc.plotting.what_must_change_figure(result), key=f"{key}_must_change_chart", width="stretch",
-                    config={"displaylogo": False})
+    chart(fc.plotting.what_must_change_figure(result), analysis, key=f"{key}_must_change_chart")
     percent = st.column_config.NumberColumn(format="percent")
     # Full width: with the two shares and the two ratios the table has eight columns.
     st.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",

@@ -12,7 +12,8 @@ from ._flex import (
     tau_sweep_figure,
     thin_labels,
     what_must_change_figure,
+    with_settings,
 )
 from ._map import FactualMap, project_factuals
 
-__all__ = ["FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure", "frequency_whiskers", "factual_map_figure", "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "FactualMap", "project_factuals", "thin_labels"]
+__all__ = ["FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure", "frequency_whiskers", "factual_map_figure", "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "FactualMap", "project_factuals", "thin_labels", "with_settings"]

@@ -86,6 +86,17 @@ def apply_style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
     return fig
 
 
+def with_settings(fig: go.Figure, settings: str) -> go.Figure:
+    """The figure with ``settings`` (:func:`flex_core.report.describe_settings`) as its subtitle, so an exported
+    PNG names the data, model, generator and τ it was drawn with. Returns the same figure."""
+    if not settings:
+        return fig
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 84
+    fig.update_layout(title_subtitle=dict(text=settings, font=dict(size=11, color="#475569")),
+                      margin=dict(t=top + 20))
+    return fig
+
+
 def diagonal_line(low: float, high: float, *, name: str) -> go.Scatter:
     """The dashed y = x reference line from (low, low) to (high, high)."""
     return go.Scatter(
