@@ -29,7 +29,7 @@ st.caption(
     (f"FLEX is shown at the current {fc.report.tau_text(tau)} (set it on the Thresholds page)"
      + (", and beside it at τ = 0, where any change to a number counts. " if at_zero is not None else ". "))
     + f"FLEX counts a change to a number only above τ; DiCE's own importance (its Algorithm 2) counts any change; "
-    f"SHAP's mean |SHAP| is computed on the same {len(result.query_index)} factuals, one-hot columns summed back to "
+    f"SHAP's mean |SHAP| is computed on the same {fc.report.plural(len(result.query_index), 'factual')}, one-hot columns summed back to "
     "their feature. Rankings are over the features that may change: FLEX gives fixed features 0 by construction."
 )
 shap_request = [analysis.model_id, [int(r) for r in result.query_index]]

@@ -5,7 +5,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
-from ui.components import settings_strip
+from ui.components import labelled, settings_strip
 from ui.context import require_analysis, run_or_stop
 
 st.title("Counterfactuals of one case")
@@ -27,6 +27,7 @@ row = st.selectbox(
 )
 cache.ensure_rows(analysis.store, [row], what="case")
 table, changed = run_or_stop(fc.counterfactuals.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
+table, changed = labelled(table, task), labelled(changed, task)  # labels, as in the charts
 
 before = table["P(undesirable)"].iloc[0]
 valid = table["valid"].iloc[1:]
@@ -46,7 +47,7 @@ def _highlight(frame):
 
 
 # Numbers as people write them (8,200,000; 0.4512): a Styler otherwise prints six decimals or 2.15e+07.
-number_formats = {f.name: fc.report.format_number for f in task.features if f.is_continuous}
+number_formats = {f.label: fc.report.format_number for f in task.features if f.is_continuous}
 # Sized to its rows: a fixed height hid the last counterfactuals.
 st.dataframe(table.style.apply(_highlight, axis=None).format({**number_formats, "P(undesirable)": "{:.2f}"}),
              width="stretch", height="content")
@@ -60,4 +61,4 @@ changes = changed.iloc[1:].sum().sort_values(ascending=False)
 changes = changes[changes > 0]
 if len(changes):
     st.markdown("**Changed most often for this case:** " + ", ".join(
-        f"{task.feature(n).label} ({c}×)" for n, c in changes.items()))
+        f"{label} ({c}×)" for label, c in changes.items()))

@@ -9,6 +9,7 @@ from ui import state as S
 from ui.components import (
     chart,
     importance_chart,
+    labelled,
     lime_beside_flex,
     number_columns,
     settings_strip,
@@ -115,7 +116,7 @@ with map_col:
 with table_col:
     st.markdown(f"**Cases to choose from** ({listable:,}" + (" selected on the map" if len(lassoed) else "")
                 + "; click a row to make it the query)")
-    st.dataframe(table, key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
+    st.dataframe(labelled(table, task), key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
                  width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
     if listable > len(listed):
         st.caption(f"The table lists {len(listed):,} of them (those on the map first); any other can be "
@@ -139,7 +140,7 @@ r = regional.pearson_r
 low, high = regional.pearson_r_interval
 cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=("No interval: r is undefined or rests on a single case." if low != low
-                     else f"95% interval from the region's {regional.importance.n_factuals_used} cases: {low:.2f} to {high:.2f}"))
+                     else f"95% interval from the region's {fc.report.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
 st.markdown(fc.report.describe_regional(regional, undesirable=task.undesirable))
 if regional.neighbour_ties:
@@ -168,7 +169,7 @@ st.caption("For each feature: the region's most common value (numbers are cut in
 st.subheader("Members")
 members = task.frame.loc[list(regional.members)].copy()
 members.insert(0, "distance", regional.distances)
-show_table(members, hide_index=False, column_config=number_columns(task))
+show_table(labelled(members, task), hide_index=False, column_config=number_columns(task))
 
 # -- saved regions ---------------------------------------------------------------------------------
 st.header("Compare regions")

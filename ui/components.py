@@ -48,9 +48,16 @@ def safe_csv(frame, analysis: Analysis, **kwargs) -> str:
 
 
 def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
-    """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000)."""
-    config = {f.name: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
+    """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000).
+
+    Keyed by label: tables show features by their labels (:func:`labelled`), as the charts do."""
+    config = {f.label: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
     return {**config, **(extra or {})}
+
+
+def labelled(frame, task: fc.TaskSpec):
+    """``frame`` with feature columns named by their labels (``no of dependents``, not ``no_of_dependents``)."""
+    return frame.rename(columns={f.name: f.label for f in task.features})
 
 
 def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:
@@ -70,7 +77,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     request = [analysis.model_id, [int(m) for m in regional.members], int(samples)]
     seed = int(st.session_state[S.SEED])
     if st.session_state[S.LIME_REQUEST] != request:
-        if st.button(f"Run LIME on the region's {len(regional.members)} factuals", key=f"{key}_run_lime"):
+        if st.button(f"Run LIME on the region's {fc.report.plural(len(regional.members), 'factual')}", key=f"{key}_run_lime"):
             st.session_state[S.LIME_REQUEST] = request
             st.rerun()
         estimate = run_or_stop(cache.lime_estimate, analysis.task, analysis.model, analysis.model_id,
@@ -127,10 +134,8 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
             st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
             st.rerun()
     chart(fc.plotting.what_must_change_figure(result), analysis, key=f"{key}_must_change_chart")
-    percent = st.column_config.NumberColumn(format="percent")
     # Full width: with the two shares and the two ratios the table has eight columns.
-    st.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
-                 column_config={"necessary F": percent, "necessity ratio": percent, "sufficiency ratio": percent})
+    st.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content")
     with st.expander("How to read these numbers"):
         st.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
 
@@ -164,7 +169,7 @@ def evaluation_caption(model: fc.FittedModel) -> str:
                 "accuracy has to beat.")
     note = " " + m["note"] if m.get("note") else ""
     if model.trained_here:
-        return (f"Row 1: mean over {m.get('cv_folds', 0)} cross-validation folds of the training part "
+        return (f"Row 1: mean over {fc.report.plural(m.get('cv_folds', 0), 'cross-validation fold')} of the training part "
                 f"({m.get('train_rows', 0):,} rows); row 2: the held-out test part ({m.get('test_rows', 0):,} rows). "
                 f"Encoding: {model.encoding}. " + baseline + note)
     if "test_accuracy" not in m:

@@ -39,10 +39,10 @@ FIXED_COLOUR = "#cbd5e1"
 QUADRANT_COLOURS = {"A": "#dc2626", "B": "#64748b", "C": "#2563eb", "D": "#d97706"}
 #: The quadrants in a few words, for a legend (the full sentences are QUADRANT_MEANING).
 QUADRANT_SHORT = {
-    "A": "specific to this region",
+    "A": "important here only",
     "B": "minor here and overall",
-    "C": "a driver everywhere",
-    "D": "matters less here than overall",
+    "C": "important everywhere",
+    "D": "important overall, less so here",
 }
 _FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
 
