@@ -92,8 +92,13 @@ def with_settings(fig: go.Figure, settings: str) -> go.Figure:
     if not settings:
         return fig
     top = fig.layout.margin.t if fig.layout.margin.t is not None else 84
+    parts = settings.split(" · ")
+    lines = 1
+    if len(settings) > 70 and len(parts) > 1:  # two lines: one long line was cut off in a half-width column
+        cut = min(range(1, len(parts)), key=lambda i: abs(len(" · ".join(parts[:i])) - len(settings) / 2))
+        settings, lines = " · ".join(parts[:cut]) + "<br>" + " · ".join(parts[cut:]), 2
     fig.update_layout(title_subtitle=dict(text=settings, font=dict(size=11, color="#475569")),
-                      margin=dict(t=top + 20))
+                      margin=dict(t=top + 8 + 14 * lines))
     return fig
 
 

@@ -26,7 +26,7 @@ def test_every_page_shows_the_settings_strip(page):
     assert _strip(at) == EXPECTED
     for element in at.get("plotly_chart"):  # every chart names the same settings in its subtitle
         key = element.proto.id.rsplit("-", 1)[-1]
-        assert chart(at, key)["layout"]["title"]["subtitle"]["text"] == EXPECTED
+        assert chart(at, key)["layout"]["title"]["subtitle"]["text"].replace("<br>", " · ") == EXPECTED
 
 
 def test_the_strip_follows_tau_and_names_per_feature_overrides():

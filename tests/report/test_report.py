@@ -86,7 +86,7 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
         assert section.reading.strip() and (section.figures or section.tables), section.title
         # Every section and every figure names the settings (dataset, model, generator, N_F, N_cf, seed, τ).
         assert section.settings.startswith("synthetic-regional · random forest") and "τ = 0.10" in section.settings
-        assert all(f.layout.title.subtitle.text == section.settings for f in section.figures), section.title
+        assert all(f.layout.title.subtitle.text.replace("<br>", " · ") == section.settings for f in section.figures), section.title
     html = fc.report.build_html_report(fc.report.session_sections(session))
     assert html.count("<p class='settings'>Settings: ") == len(titles)
 
