@@ -4,7 +4,8 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, selection
+from flex_core.importance._flex import parse_criterion
+from ui import cache, reporting, selection
 from ui import state as S
 from ui.components import (
     chart,
@@ -17,6 +18,7 @@ from ui.components import (
     what_must_change,
 )
 from ui.context import require_analysis, run_or_stop, show_notes
+from ui.factual_map import factual_map_figure
 
 st.title("Regional explorer")
 analysis = require_analysis()
@@ -29,7 +31,7 @@ fmap = cache.factual_map(analysis.store, analysis.model_id)
 # -- criterion and k ---------------------------------------------------------------------------
 where = st.session_state[S.WHERE]
 try:
-    fc.importance.parse_criterion(task, where)
+    parse_criterion(task, where)
 except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
     st.warning(f"The region criterion {where!r} was dropped: {exc}")
     where = st.session_state[S.WHERE] = None
@@ -65,7 +67,7 @@ if max_k >= 2:
     right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
                  on_change=S.bind("w_k", S.K))
 else:  # a slider needs two positions: with so few cases the region is all of them
-    right.caption(f"Only {fc.report.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
+    right.caption(f"Only {reporting.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
 k = max(0, min(int(st.session_state[S.K]), max_k))
 
 # -- the query: a click on the map, a row of the table, or a random one --------------------------
@@ -98,7 +100,7 @@ criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where e
 map_col, table_col = st.columns([3, 2])
 with map_col:
     chart(
-        fc.plotting.factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
+        factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
                                                               tuple(int(r) for r in regional.members)),
                                        query=query, members=regional.members,
                                        meeting=candidates if where else None, criterion=criterion_text),
@@ -140,11 +142,11 @@ r = regional.pearson_r
 low, high = regional.pearson_r_interval
 cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=("No interval: r is undefined or rests on a single case." if low != low
-                     else f"95% interval from the region's {fc.report.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
+                     else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
-st.markdown(fc.report.describe_regional(regional, undesirable=task.undesirable))
+st.markdown(reporting.describe_regional(regional, undesirable=task.undesirable))
 if regional.neighbour_ties:
-    st.caption(fc.report.describe_neighbour_ties(regional))
+    st.caption(reporting.describe_neighbour_ties(regional))
 show_notes(analysis, *regional.importance.notes)
 
 chart_col, scatter_col = st.columns(2)
@@ -152,7 +154,7 @@ with chart_col:
     importance_chart(analysis, regional.importance, key="regional", dice=False)
 with scatter_col:
     chart(fc.plotting.regional_scatter(regional), analysis, key="regional_scatter")
-st.caption(fc.report.quadrant_legend().replace("\n", " · "))
+st.caption(reporting.quadrant_legend().replace("\n", " · "))
 
 with st.expander("What must change in this region"):
     what_must_change(analysis, regional.importance, key="regional", cases="the region's cases")
@@ -162,7 +164,7 @@ with st.expander("FLEX next to LIME for this region"):
 
 # Full width, one above the other: side by side, both tables hid columns.
 st.subheader("Mode shift")
-show_table(fc.report.mode_shift_table(regional))
+show_table(reporting.mode_shift_table(regional))
 st.caption("For each feature: the region's most common value (numbers are cut into four ranges), its share "
            "among the cases and among their alternatives. A strongly negative δ means the alternatives move "
            "away from it.")

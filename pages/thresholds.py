@@ -3,7 +3,7 @@
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, settings_strip
 from ui.context import require_analysis, run_or_stop
@@ -66,16 +66,16 @@ if task.continuous_names:
 
 result = run_or_stop(analysis.global_result)
 chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), analysis, key="tau_chart")
-all_zero = fc.report.describe_all_zero(result)
+all_zero = reporting.describe_all_zero(result)
 if all_zero:
     st.warning(all_zero)
-st.caption(fc.report.describe_global(result, undesirable=task.undesirable))
+st.caption(reporting.describe_global(result, undesirable=task.undesirable))
 
 if task.continuous_names:
     st.subheader("τ sweep")
     sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
     chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
-    st.caption(fc.report.describe_tau_sweep(sweep))
+    st.caption(reporting.describe_tau_sweep(sweep))
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
     chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), analysis, key="tau_panels")
     st.caption(

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.context import Analysis, run_or_stop
 
@@ -18,8 +18,8 @@ def settings_text(analysis: Analysis) -> str:
     """The settings strip's words (:func:`flex_core.report.describe_settings`) for the current analysis.
 
     Read from the analysis and the sidebar, so a page that computes no FLEX result still names them."""
-    return fc.report.describe_settings({
-        "dataset": fc.report.dataset_label(analysis.task),
+    return reporting.describe_settings({
+        "dataset": reporting.dataset_label(analysis.task),
         "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
         "encoding": analysis.model.encoding,
         "generator": analysis.store.generator.name,
@@ -77,7 +77,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     request = [analysis.model_id, [int(m) for m in regional.members], int(samples)]
     seed = int(st.session_state[S.SEED])
     if st.session_state[S.LIME_REQUEST] != request:
-        if st.button(f"Run LIME on the region's {fc.report.plural(len(regional.members), 'factual')}", key=f"{key}_run_lime"):
+        if st.button(f"Run LIME on the region's {reporting.plural(len(regional.members), 'factual')}", key=f"{key}_run_lime"):
             st.session_state[S.LIME_REQUEST] = request
             st.rerun()
         estimate = run_or_stop(cache.lime_estimate, analysis.task, analysis.model, analysis.model_id,
@@ -86,7 +86,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
         return
     lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, tuple(request[1]), int(samples))
     chart(fc.plotting.regional_lime_figure(regional, lime), analysis, key=f"{key}_lime_chart")
-    all_zero = fc.report.describe_all_zero(regional)
+    all_zero = reporting.describe_all_zero(regional)
     if all_zero:
         st.warning(all_zero)
     st.caption(
@@ -110,7 +110,7 @@ def importance_chart(analysis: Analysis, result: fc.FlexResult, *, key: str, dic
     shown = result.only_necessary() if st.session_state[S.NECESSARY_ONLY] else result
     chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]), analysis,
           key=f"{key}_chart")
-    all_zero = fc.report.describe_all_zero(shown)
+    all_zero = reporting.describe_all_zero(shown)
     if all_zero:
         st.warning(all_zero)
 
@@ -122,9 +122,9 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
         scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
-        st.markdown(fc.report.describe_what_must_change(result, cases=cases))
+        st.markdown(reporting.describe_what_must_change(result, cases=cases))
         st.caption(f"Searched with {scores.budget['generator']}: {scores.generator_runs:,} generator runs over "
-                   f"{fc.report.plural(len(rows), 'case')}, {fc.report.format_duration(scores.seconds)} (they do not "
+                   f"{reporting.plural(len(rows), 'case')}, {reporting.format_duration(scores.seconds)} (they do not "
                    "depend on τ). \"Needed\" means no way out was found within that search. Intervals: 95% Wilson, "
                    "over the cases.")
     else:
@@ -135,9 +135,9 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
             st.rerun()
     chart(fc.plotting.what_must_change_figure(result), analysis, key=f"{key}_must_change_chart")
     # Full width: with the two shares and the two ratios the table has eight columns.
-    st.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content")
+    st.dataframe(reporting.what_must_change_frame(result), hide_index=True, width="stretch", height="content")
     with st.expander("How to read these numbers"):
-        st.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
+        st.markdown("\n".join(f"- {sentence}" for sentence in reporting.WHAT_MUST_CHANGE_READING.values()))
 
 
 def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
@@ -157,8 +157,8 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
         return
     sensitivity = run_or_stop(cache.generator_sensitivity, analysis.store, analysis.store_id, rows, (request[2],),
                               S.tau_setting())
-    st.markdown(fc.report.describe_generator_sensitivity(sensitivity))
-    show_table(fc.report.generator_sensitivity_table(sensitivity))
+    st.markdown(reporting.describe_generator_sensitivity(sensitivity))
+    show_table(reporting.generator_sensitivity_table(sensitivity))
 
 
 def evaluation_caption(model: fc.FittedModel) -> str:
@@ -169,7 +169,7 @@ def evaluation_caption(model: fc.FittedModel) -> str:
                 "accuracy has to beat.")
     note = " " + m["note"] if m.get("note") else ""
     if model.trained_here:
-        return (f"Row 1: mean over {fc.report.plural(m.get('cv_folds', 0), 'cross-validation fold')} of the training part "
+        return (f"Row 1: mean over {reporting.plural(m.get('cv_folds', 0), 'cross-validation fold')} of the training part "
                 f"({m.get('train_rows', 0):,} rows); row 2: the held-out test part ({m.get('test_rows', 0):,} rows). "
                 f"Encoding: {model.encoding}. " + baseline + note)
     if "test_accuracy" not in m:

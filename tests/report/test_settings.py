@@ -8,13 +8,14 @@ import numpy as np
 import pandas as pd
 
 import flex_core as fc
+from ui import reporting
 
 LOAN = {"dataset": "loan", "model": "rf", "encoding": "onehot", "generator": "batch", "refine": "minimal",
         "n_factuals": 200, "n_cf": 10, "seed": 0, "tau": 0.7}
 
 
 def test_all_settings_in_one_line():
-    assert fc.report.describe_settings(LOAN) == (
+    assert reporting.describe_settings(LOAN) == (
         "loan · random forest (one-hot encoding) · generator batch (refine minimal) · N_F = 200 · N_cf = 10 · "
         "seed 0 · τ = 0.70"
     )
@@ -22,13 +23,13 @@ def test_all_settings_in_one_line():
 
 def test_per_feature_tau_says_how_many_features_are_overridden():
     tau = {"*": 0.1, "income": 0.3, "loan_amount": 0.5, "cibil_score": 0.2}
-    assert fc.report.describe_settings({**LOAN, "tau": tau}).endswith("τ = 0.10 (3 features overridden)")
-    assert fc.report.describe_settings({**LOAN, "tau": {"*": 0.1, "income": 0.3}}).endswith(
+    assert reporting.describe_settings({**LOAN, "tau": tau}).endswith("τ = 0.10 (3 features overridden)")
+    assert reporting.describe_settings({**LOAN, "tau": {"*": 0.1, "income": 0.3}}).endswith(
         "τ = 0.10 (1 feature overridden)")
 
 
 def test_missing_settings_are_left_out_and_overrides_win():
-    text = fc.report.describe_settings({"dataset": "accidents", "model": "Uploaded pipeline", "generator": "dice-random",
+    text = reporting.describe_settings({"dataset": "accidents", "model": "Uploaded pipeline", "generator": "dice-random",
                                         "n_cf": 5, "seed": 3, "tau": None}, n_factuals=100)
     assert text == "accidents · Uploaded pipeline · generator dice-random · N_F = 100 · N_cf = 5 · seed 3"
     assert "," not in text, "the line holds no comma, so a CSV's metadata line stays one cell"
@@ -47,18 +48,18 @@ def _result(config):
 
 def test_a_result_records_its_settings():
     result = _result({"dataset": "builtin:toy2d", "n_cf": 4, "seed": 1, "refine": "none", "tau": 0.7})
-    assert fc.report.describe_settings(result) == (
+    assert reporting.describe_settings(result) == (
         "toy2d · gradient boosting (label encoding) · generator batch (refine none) · N_F = 3 · N_cf = 4 · seed 1 · τ = 0.70"
     )
-    assert fc.report.describe_settings(result, dataset="Toy").startswith("Toy · ")
+    assert reporting.describe_settings(result, dataset="Toy").startswith("Toy · ")
 
 
 def test_all_zero_bars_are_explained_by_tau():
     result = _result({"tau": 0.7})
-    assert "no change is larger than τ = 0.70" in fc.report.describe_all_zero(result)
+    assert "no change is larger than τ = 0.70" in reporting.describe_all_zero(result)
     busy = _result({"tau": 0.7})
     object.__setattr__(busy, "frequency_mean", np.array([0.5, 0.0]))
-    assert fc.report.describe_all_zero(busy) is None
+    assert reporting.describe_all_zero(busy) is None
 
 
 def test_csv_metadata_line_is_one_safe_cell_that_readers_skip():
@@ -74,5 +75,5 @@ def test_csv_metadata_line_is_one_safe_cell_that_readers_skip():
 
 
 def test_every_report_section_and_figure_names_the_settings():
-    html = fc.report.build_html_report([fc.report.ReportSection("S", "Reading.", settings="loan · τ = 0.70")])
+    html = reporting.build_html_report([reporting.ReportSection("S", "Reading.", settings="loan · τ = 0.70")])
     assert "<p class='settings'>Settings: loan · τ = 0.70</p>" in html
