@@ -7,11 +7,12 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
-from ui.components import evaluation_caption, number_columns, show_table
+from ui.components import evaluation_caption, labelled, number_columns, settings_strip, show_table
 from ui.context import load_base_task, require_analysis
 
 st.title("Data & model")
 analysis = require_analysis()
+settings_strip(analysis)
 task, model = analysis.task, analysis.model
 summary = task.summary()
 
@@ -26,7 +27,7 @@ for note in task.notes:
     st.info(note)
 
 st.subheader("Preview")
-st.dataframe(task.frame.head(200), width="stretch", column_config=number_columns(task))
+st.dataframe(labelled(task.frame.head(200), task), width="stretch", column_config=number_columns(task))
 st.caption(f"The first 200 of {len(task.frame):,} rows.")
 
 left, right = st.columns(2)

@@ -197,8 +197,8 @@ def render_sidebar() -> Analysis | None:
         if kind == S.SOURCE_KINDS[0]:
             name = st.selectbox(
                 "Built-in dataset", list(fc.data.BUILTIN_DATASETS), key=S.BUILTIN,
-                help="toy2d: 2 features (the paper's Fig. 2); synthetic-regional: planted global and regional "
-                "drivers; breast-cancer: 30 continuous features.",
+                help="toy2d: 2 features (the paper's Fig. 2); synthetic-regional: features planted as important "
+                "everywhere and in one region only; breast-cancer: 30 continuous features.",
             )
             if st.session_state[S.DATASET] != {"kind": "builtin", "name": name}:
                 activate({"kind": "builtin", "name": name}, **_model_settings())

@@ -52,7 +52,7 @@ def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
     # Exactly the cells that differ from the factual's line are highlighted.
     styles = at.dataframe[0].proto.arrow_data.styler.styles
     highlighted = {(int(r), int(c)) for r, c in re.findall(r"row(\d+)_col(\d+)", styles)}
-    features = ["vehicle_speed", "visibility"]
+    features = ["Vehicle speed (km/h)", "Visibility (0-1)"]  # labels, as in the charts
     differing = {
         (i, j) for i in range(1, len(table)) for j, name in enumerate(features)
         if abs(table[name].iloc[i] - table[name].iloc[0]) > 1e-6
