@@ -5,17 +5,19 @@ import sys
 import streamlit as st
 
 from ui import state
+from ui.auth import require_login
 from ui.sidebar import render_sidebar
 
 # `streamlit run app.py -- --project DIR` opens a folder written by FlexExplainer.save(DIR).
 st.set_page_config(page_title="FLEX Studio", page_icon=":material/insights:", layout="wide")
+require_login()  # a hosted app with an [auth] section in its secrets: nothing below runs before sign-in
 state.init_state(st.query_params.to_dict(), project=state.project_argument(sys.argv[1:]))
 
 # url_path differs from each file's name on purpose: Streamlit's older "pages/ folder" mode would
 # otherwise map a first request for /<file name> straight to the page script, skipping this router.
 pages = [
     st.Page("pages/data_model.py", title="Data & model", icon=":material/table_chart:", url_path="data-and-model"),
-    st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-importance", default=True),
+    global_page := st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-importance"),
     st.Page("pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
     st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
     st.Page("pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
@@ -23,6 +25,16 @@ pages = [
     st.Page("pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare-methods"),
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
 ]
+
+
+def _home() -> None:
+    """The app's root opens the Global page at its own address, query (the view) included."""
+    st.switch_page(global_page, query_params=st.query_params.to_dict())
+
+
+# The default page is served at "/" only: Streamlit drops its url_path, so a default Global page made
+# /global-importance answer "Page not found". A hidden root page forwards to it instead.
+pages.append(st.Page(_home, title="FLEX Studio", url_path="home", default=True, visibility="hidden"))
 page = st.navigation(pages)
 try:
     render_sidebar()

@@ -30,10 +30,10 @@ __all__ = [
 ]
 
 QUADRANT_MEANING = {
-    "A": "low global, high regional importance: a driver specific to this region",
-    "B": "low global and low regional importance",
-    "C": "high global and high regional importance: a driver everywhere",
-    "D": "high global, low regional importance: a global driver that matters less here",
+    "A": "low global, high regional importance: important here only",
+    "B": "low global and low regional importance: minor here and overall",
+    "C": "high global and high regional importance: important everywhere",
+    "D": "high global, low regional importance: important overall, less so here",
 }
 
 

@@ -6,21 +6,30 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
-from ui.components import lime_beside_flex
+from ui.components import chart, lime_beside_flex, settings_strip
 from ui.context import require_analysis, run_or_stop
 
 st.title("FLEX next to SHAP, LIME and DiCE")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 names, labels = list(task.feature_names), [f.label for f in task.features]
 mutable = ~np.array(result.immutable)
 seed = int(st.session_state[S.SEED])
+tau = S.tau_setting()
+flex_name = f"FLEX at {reporting.tau_text(tau)}" if task.continuous_names else "FLEX"
+# τ decides what FLEX counts as a change to a number: the frequencies at τ = 0 (any change counts) sit beside it.
+at_zero = None
+if task.continuous_names and tau != 0.0:
+    at_zero = run_or_stop(analysis.global_result, 0.0)
 
 st.subheader("Global: FLEX, DiCE's count and SHAP on the same factuals")
 st.caption(
-    f"FLEX counts a change to a number only above τ; DiCE's own importance (its Algorithm 2) counts any change; "
-    f"SHAP's mean |SHAP| is computed on the same {len(result.query_index)} factuals, one-hot columns summed back to "
+    (f"FLEX is shown at the current {reporting.tau_text(tau)} (set it on the Thresholds page)"
+     + (", and beside it at τ = 0, where any change to a number counts. " if at_zero is not None else ". "))
+    + f"FLEX counts a change to a number only above τ; DiCE's own importance (its Algorithm 2) counts any change; "
+    f"SHAP's mean |SHAP| is computed on the same {reporting.plural(len(result.query_index), 'factual')}, one-hot columns summed back to "
     "their feature. Rankings are over the features that may change: FLEX gives fixed features 0 by construction."
 )
 shap_request = [analysis.model_id, [int(r) for r in result.query_index]]
@@ -30,31 +39,36 @@ if st.session_state[S.SHAP_REQUEST] != shap_request:
     if st.button("Run SHAP on these factuals", type="primary", key="run_shap"):
         st.session_state[S.SHAP_REQUEST] = shap_request
         st.rerun()
-scores = {"FLEX": result.frequency_mean, "DiCE Alg. 2": result.dice_frequency}
-stds = {"FLEX": result.frequency_std}
+scores = {flex_name: result.frequency_mean}
+stds = {flex_name: result.frequency_std}
+if at_zero is not None:
+    scores["FLEX at τ = 0"] = at_zero.frequency_mean
+    stds["FLEX at τ = 0"] = at_zero.frequency_std
+scores["DiCE Alg. 2"] = result.dice_frequency
 shap = None
 if st.session_state[S.SHAP_REQUEST] == shap_request:
     shap = run_or_stop(cache.shap_with_progress, analysis.explainer, analysis.model_id, tuple(shap_request[1]))
     scores["SHAP"] = shap.mean_abs
 
 table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable,
-                                 rank_intervals={"FLEX": result.rank_interval})
+                                 rank_intervals={flex_name: result.rank_interval})
 left, right = st.columns([3, 2])
-left.plotly_chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), key="compare_bars", width="stretch",
-                  config={"displaylogo": False})
+chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), analysis, key="compare_bars", container=left)
+all_zero = reporting.describe_all_zero(result)
+if all_zero:
+    left.warning(all_zero)
 right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
                "the 95% intervals of F over the cases leave several ranks possible)")
 right.dataframe(table, width="stretch", height="content")
 if shap is not None:
     agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)
     cols = st.columns(3)
-    cols[0].metric("Spearman (FLEX vs SHAP)", reporting.with_interval(agreement.spearman, agreement.spearman_interval))
-    cols[1].metric("Kendall (FLEX vs SHAP)", reporting.with_interval(agreement.kendall, agreement.kendall_interval))
+    cols[0].metric(f"Spearman ({flex_name} vs SHAP)", reporting.with_interval(agreement.spearman, agreement.spearman_interval))
+    cols[1].metric(f"Kendall ({flex_name} vs SHAP)", reporting.with_interval(agreement.kendall, agreement.kendall_interval))
     cols[2].metric(f"Top-{agreement.k} overlap", f"{agreement.top_k_overlap:.0%}")
-    st.plotly_chart(
-        fc.plotting.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement, include=mutable),
-        key="compare_rank_scatter", width="stretch", config={"displaylogo": False},
-    )
+    chart(fc.plotting.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement,
+                                          include=mutable, methods=(flex_name, "SHAP")),
+          analysis, key="compare_rank_scatter")
     st.caption(
         f"SHAP: {shap.explainer}, explaining P(undesirable); it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."

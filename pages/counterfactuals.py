@@ -4,10 +4,12 @@ import streamlit as st
 
 from ui import cache, reporting
 from ui import state as S
+from ui.components import labelled, settings_strip
 from ui.context import require_analysis, run_or_stop
 
 st.title("Counterfactuals of one case")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 pool = [int(r) for r in analysis.pool]
 if not pool:
@@ -24,6 +26,7 @@ row = st.selectbox(
 )
 cache.ensure_rows(analysis.store, [row], what="case")
 table, changed = run_or_stop(reporting.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
+table, changed = labelled(table, task), labelled(changed, task)  # labels, as in the charts
 
 before = table["P(undesirable)"].iloc[0]
 valid = table["valid"].iloc[1:]
@@ -43,7 +46,7 @@ def _highlight(frame):
 
 
 # Numbers as people write them (8,200,000; 0.4512): a Styler otherwise prints six decimals or 2.15e+07.
-number_formats = {f.name: reporting.format_number for f in task.features if f.is_continuous}
+number_formats = {f.label: reporting.format_number for f in task.features if f.is_continuous}
 # Sized to its rows: a fixed height hid the last counterfactuals.
 st.dataframe(table.style.apply(_highlight, axis=None).format({**number_formats, "P(undesirable)": "{:.2f}"}),
              width="stretch", height="content")
@@ -57,4 +60,4 @@ changes = changed.iloc[1:].sum().sort_values(ascending=False)
 changes = changes[changes > 0]
 if len(changes):
     st.markdown("**Changed most often for this case:** " + ", ".join(
-        f"{task.feature(n).label} ({c}×)" for n, c in changes.items()))
+        f"{label} ({c}×)" for label, c in changes.items()))

@@ -7,11 +7,12 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
-from ui.components import evaluation_caption, number_columns, show_table
+from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
 from ui.context import load_base_task, require_analysis
 
 st.title("Data & model")
 analysis = require_analysis()
+settings_strip(analysis)
 task, model = analysis.task, analysis.model
 summary = task.summary()
 
@@ -26,7 +27,7 @@ for note in task.notes:
     st.info(note)
 
 st.subheader("Preview")
-st.dataframe(task.frame.head(200), width="stretch", column_config=number_columns(task))
+st.dataframe(labelled(task.frame.head(200), task), width="stretch", column_config=number_columns(task))
 st.caption(f"The first 200 of {len(task.frame):,} rows.")
 
 left, right = st.columns(2)
@@ -57,8 +58,7 @@ else:
     undesirable = " / ".join(map(str, task.undesirable))
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable), key="confusion_matrix",
-                        width="stretch")
+        chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable), analysis, key="confusion_matrix")
         scores = quality.table()
         for column in ("model", "always the most common outcome"):
             scores[column] = scores[column].map(lambda v: "n/a" if v != v else reporting.format_share(v, decimals=1))
@@ -70,8 +70,8 @@ else:
             f"common outcome of these rows ({base}); n/a where a share has no cases to be taken over."
         )
     with right:
-        st.plotly_chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id)),
-                        key="calibration", width="stretch")
+        chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id)), analysis,
+              key="calibration")
         st.caption(
             "Each point is a bin of predicted P(undesirable) (0–0.1, 0.1–0.2, …): its mean prediction against the "
             "share of its cases that really are undesirable. On the dashed line the probabilities can be read as "

@@ -4,16 +4,17 @@ import streamlit as st
 
 from ui import reporting
 from ui import state as S
-from ui.components import generator_check, importance_chart, show_table, what_must_change
+from ui.components import generator_check, importance_chart, settings_strip, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
 
 st.title("Global feature importance")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 
 st.markdown(reporting.describe_global(result, undesirable=task.undesirable))
-importance_chart(result, key="global")
+importance_chart(analysis, result, key="global")
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
     "cases (bar), with its 95% interval (Wilson score, over the cases and their counterfactuals) or ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "

@@ -7,12 +7,22 @@ import flex_core as fc
 from flex_core.importance._flex import parse_criterion
 from ui import cache, reporting, selection
 from ui import state as S
-from ui.components import importance_chart, lime_beside_flex, number_columns, show_table, what_must_change
+from ui.components import (
+    chart,
+    importance_chart,
+    labelled,
+    lime_beside_flex,
+    number_columns,
+    settings_strip,
+    show_table,
+    what_must_change,
+)
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
 
 st.title("Regional explorer")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 global_result = run_or_stop(analysis.global_result)
 pool = analysis.pool
@@ -89,13 +99,12 @@ criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where e
 
 map_col, table_col = st.columns([3, 2])
 with map_col:
-    st.plotly_chart(
+    chart(
         factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
                                                               tuple(int(r) for r in regional.members)),
                                        query=query, members=regional.members,
                                        meeting=candidates if where else None, criterion=criterion_text),
-        key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"), width="stretch",
-        config={"displaylogo": False},
+        analysis, key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"),
     )
     st.caption(
         "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
@@ -109,7 +118,7 @@ with map_col:
 with table_col:
     st.markdown(f"**Cases to choose from** ({listable:,}" + (" selected on the map" if len(lassoed) else "")
                 + "; click a row to make it the query)")
-    st.dataframe(table, key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
+    st.dataframe(labelled(table, task), key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
                  width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
     if listable > len(listed):
         st.caption(f"The table lists {len(listed):,} of them (those on the map first); any other can be "
@@ -133,7 +142,7 @@ r = regional.pearson_r
 low, high = regional.pearson_r_interval
 cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=("No interval: r is undefined or rests on a single case." if low != low
-                     else f"95% interval from the region's {regional.importance.n_factuals_used} cases: {low:.2f} to {high:.2f}"))
+                     else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
 st.markdown(reporting.describe_regional(regional, undesirable=task.undesirable))
 if regional.neighbour_ties:
@@ -142,10 +151,9 @@ show_notes(analysis, *regional.importance.notes)
 
 chart_col, scatter_col = st.columns(2)
 with chart_col:
-    importance_chart(regional.importance, key="regional", dice=False)
+    importance_chart(analysis, regional.importance, key="regional", dice=False)
 with scatter_col:
-    st.plotly_chart(fc.plotting.regional_scatter(regional), key="regional_scatter", width="stretch",
-                    config={"displaylogo": False})
+    chart(fc.plotting.regional_scatter(regional), analysis, key="regional_scatter")
 st.caption(reporting.quadrant_legend().replace("\n", " · "))
 
 with st.expander("What must change in this region"):
@@ -163,7 +171,7 @@ st.caption("For each feature: the region's most common value (numbers are cut in
 st.subheader("Members")
 members = task.frame.loc[list(regional.members)].copy()
 members.insert(0, "distance", regional.distances)
-show_table(members, hide_index=False, column_config=number_columns(task))
+show_table(labelled(members, task), hide_index=False, column_config=number_columns(task))
 
 # -- saved regions ---------------------------------------------------------------------------------
 st.header("Compare regions")
@@ -176,8 +184,7 @@ button_col.button("Save region", key="save_region", type="primary", on_click=S.s
 saved = st.session_state[S.SAVED_REGIONS]
 if saved:
     results = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"]) for r in saved}
-    st.plotly_chart(fc.plotting.regions_heatmap(results, global_result), key="regions_heatmap", width="stretch",
-                    config={"displaylogo": False})
+    chart(fc.plotting.regions_heatmap(results, global_result), analysis, key="regions_heatmap")
     st.caption("Each line is a saved region's change frequency per feature (darker: changed more often), with the "
                "whole population on top. r is each region's correlation with the global pattern.")
     if st.button("Forget saved regions", key="clear_regions"):

@@ -2,13 +2,14 @@
 
 import streamlit as st
 
-import flex_core as fc
 from ui import cache, report, reporting, url_state
 from ui import state as S
+from ui.components import safe_csv, settings_strip, settings_text
 from ui.context import require_analysis, run_or_stop
 
 st.title("Report")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 global_result = run_or_stop(analysis.global_result)
 query, k, where = st.session_state[S.QUERY], int(st.session_state[S.K]), st.session_state[S.WHERE]
@@ -51,14 +52,14 @@ for name, reg in saved.items():
     tables[f"saved_region_{name}.csv".replace(" ", "_").replace("/", "-")] = reg.to_frame()
 cols = st.columns(3)
 for i, (name, frame) in enumerate(tables.items()):
-    csv = fc.data.to_safe_csv(frame, index=name == "local_frequencies.csv")
+    csv = safe_csv(frame, analysis, index=name == "local_frequencies.csv")
     cols[i % 3].download_button(name, csv, file_name=name,
                                 mime="text/csv", key=f"csv.{name}")
 
 # -- the HTML report -----------------------------------------------------------------------------
 st.subheader("HTML report for domain experts")
 results = run_or_stop(report.session_results, analysis, global_result, regional, saved)
-sections = reporting.session_sections(results)
+sections = reporting.session_sections(results, settings=settings_text(analysis))
 st.caption(
     "One file that opens offline in any browser and prints to PDF one section per page. It holds every result of "
     "this session, each with a plain-language reading: " + "; ".join(section.title for section in sections) + ". "

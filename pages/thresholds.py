@@ -5,10 +5,12 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
+from ui.components import chart, settings_strip
 from ui.context import require_analysis, run_or_stop
 
 st.title("Thresholds (τ)")
 analysis = require_analysis()
+settings_strip(analysis)
 task = analysis.task
 st.markdown(
     "A change to a number only counts as a change when it is larger than **τ × the feature's range** "
@@ -63,19 +65,19 @@ if task.continuous_names:
         st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
 
 result = run_or_stop(analysis.global_result)
-st.plotly_chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), key="tau_chart",
-                width="stretch", config={"displaylogo": False})
+chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), analysis, key="tau_chart")
+all_zero = reporting.describe_all_zero(result)
+if all_zero:
+    st.warning(all_zero)
 st.caption(reporting.describe_global(result, undesirable=task.undesirable))
 
 if task.continuous_names:
     st.subheader("τ sweep")
     sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
-    st.plotly_chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), key="tau_sweep",
-                    width="stretch", config={"displaylogo": False})
+    chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
     st.caption(reporting.describe_tau_sweep(sweep))
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
-    st.plotly_chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), key="tau_panels",
-                    width="stretch", config={"displaylogo": False})
+    chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), analysis, key="tau_panels")
     st.caption(
         "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "
         "a number whose bar shrinks quickly is usually changed only a little."

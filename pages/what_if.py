@@ -14,7 +14,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
-from ui.components import highlighted_counterfactuals
+from ui.components import highlighted_counterfactuals, settings_strip
 from ui.context import require_analysis
 
 #: Beyond this many rows the case is chosen by typing its row number (a list that long is slow to send).
@@ -22,6 +22,7 @@ LISTED_ROWS = 5_000
 
 st.title("What-if editor")
 analysis = require_analysis()
+settings_strip(analysis)
 task, model = analysis.task, analysis.model
 undesirable = " / ".join(map(str, task.undesirable))
 rows = task.frame.index.to_numpy()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 import flex_core as fc
@@ -13,10 +14,50 @@ from ui.context import Analysis, run_or_stop
 WHOLE_TABLE_ROWS = 25
 
 
+def settings_text(analysis: Analysis) -> str:
+    """The settings strip's words (:func:`flex_core.report.describe_settings`) for the current analysis.
+
+    Read from the analysis and the sidebar, so a page that computes no FLEX result still names them."""
+    return reporting.describe_settings({
+        "dataset": reporting.dataset_label(analysis.task),
+        "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
+        "encoding": analysis.model.encoding,
+        "generator": analysis.store.generator.name,
+        "refine": analysis.store.refine,
+        "n_factuals": analysis.n_factuals,
+        "n_cf": analysis.store.n_cf,
+        "seed": analysis.store.seed,
+        "tau": S.tau_setting() if analysis.task.continuous_names else None,
+    })
+
+
+def settings_strip(analysis: Analysis) -> None:
+    """One line under the page title naming what the numbers on the page depend on."""
+    st.caption(f":material/tune: **Settings:** {settings_text(analysis)}")
+
+
+def chart(fig: go.Figure, analysis: Analysis, *, key: str, container=None, **kwargs):
+    """A Plotly chart whose subtitle names the settings (so a PNG saved from its toolbar says them too)."""
+    fig = fc.plotting.with_settings(go.Figure(fig), settings_text(analysis))  # a copy: cached figures stay as they are
+    return (container or st).plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False}, **kwargs)
+
+
+def safe_csv(frame, analysis: Analysis, **kwargs) -> str:
+    """:func:`flex_core.data.to_safe_csv` with a first metadata line naming the settings."""
+    return fc.data.to_safe_csv(frame, settings=settings_text(analysis), **kwargs)
+
+
 def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
-    """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000)."""
-    config = {f.name: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
+    """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000).
+
+    Keyed by label: tables show features by their labels (:func:`labelled`), as the charts do."""
+    config = {f.label: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
     return {**config, **(extra or {})}
+
+
+def labelled(frame, task: fc.TaskSpec):
+    """``frame`` with feature columns named by their labels (``no of dependents``, not ``no_of_dependents``)."""
+    return frame.rename(columns={f.name: f.label for f in task.features})
 
 
 def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:
@@ -36,7 +77,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     request = [analysis.model_id, [int(m) for m in regional.members], int(samples)]
     seed = int(st.session_state[S.SEED])
     if st.session_state[S.LIME_REQUEST] != request:
-        if st.button(f"Run LIME on the region's {len(regional.members)} factuals", key=f"{key}_run_lime"):
+        if st.button(f"Run LIME on the region's {reporting.plural(len(regional.members), 'factual')}", key=f"{key}_run_lime"):
             st.session_state[S.LIME_REQUEST] = request
             st.rerun()
         estimate = run_or_stop(cache.lime_estimate, analysis.task, analysis.model, analysis.model_id,
@@ -44,8 +85,10 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
         st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
         return
     lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, tuple(request[1]), int(samples))
-    st.plotly_chart(fc.plotting.regional_lime_figure(regional, lime), key=f"{key}_lime_chart", width="stretch",
-                    config={"displaylogo": False})
+    chart(fc.plotting.regional_lime_figure(regional, lime), analysis, key=f"{key}_lime_chart")
+    all_zero = reporting.describe_all_zero(regional)
+    if all_zero:
+        st.warning(all_zero)
     st.caption(
         "FLEX: share of the region's counterfactuals that change the feature (whisker: its 95% interval given how few "
         "factuals the region holds). "
@@ -54,7 +97,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     )
 
 
-def importance_chart(result: fc.FlexResult, *, key: str, dice: bool = True) -> None:
+def importance_chart(analysis: Analysis, result: fc.FlexResult, *, key: str, dice: bool = True) -> None:
     """The F_j bar chart with two view toggles: count only necessary changes; interval or ± std whiskers."""
     left, right = st.columns(2)
     left.toggle("Count only necessary changes", key=f"{key}_necessary_only", value=st.session_state[S.NECESSARY_ONLY],
@@ -65,8 +108,11 @@ def importance_chart(result: fc.FlexResult, *, key: str, dice: bool = True) -> N
                 on_change=S.bind(f"{key}_whiskers", S.WHISKERS),
                 format_func={"interval": "95% interval", "std": "± std across cases"}.get)
     shown = result.only_necessary() if st.session_state[S.NECESSARY_ONLY] else result
-    st.plotly_chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]),
-                    key=f"{key}_chart", width="stretch", config={"displaylogo": False})
+    chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]), analysis,
+          key=f"{key}_chart")
+    all_zero = reporting.describe_all_zero(shown)
+    if all_zero:
+        st.warning(all_zero)
 
 
 def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cases: str = "these cases") -> None:
@@ -87,12 +133,9 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
                      key=f"{key}_sufficiency"):
             st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
             st.rerun()
-    st.plotly_chart(fc.plotting.what_must_change_figure(result), key=f"{key}_must_change_chart", width="stretch",
-                    config={"displaylogo": False})
-    percent = st.column_config.NumberColumn(format="percent")
+    chart(fc.plotting.what_must_change_figure(result), analysis, key=f"{key}_must_change_chart")
     # Full width: with the two shares and the two ratios the table has eight columns.
-    st.dataframe(reporting.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
-                 column_config={"necessary F": percent, "necessity ratio": percent, "sufficiency ratio": percent})
+    st.dataframe(reporting.what_must_change_frame(result), hide_index=True, width="stretch", height="content")
     with st.expander("How to read these numbers"):
         st.markdown("\n".join(f"- {sentence}" for sentence in reporting.WHAT_MUST_CHANGE_READING.values()))
 
@@ -126,7 +169,7 @@ def evaluation_caption(model: fc.FittedModel) -> str:
                 "accuracy has to beat.")
     note = " " + m["note"] if m.get("note") else ""
     if model.trained_here:
-        return (f"Row 1: mean over {m.get('cv_folds', 0)} cross-validation folds of the training part "
+        return (f"Row 1: mean over {reporting.plural(m.get('cv_folds', 0), 'cross-validation fold')} of the training part "
                 f"({m.get('train_rows', 0):,} rows); row 2: the held-out test part ({m.get('test_rows', 0):,} rows). "
                 f"Encoding: {model.encoding}. " + baseline + note)
     if "test_accuracy" not in m:

@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import threading
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -98,18 +100,23 @@ class CounterfactualStore:
         self._lock = threading.Lock()
         self._set: CounterfactualSet | None = None
         self._necessary: dict[int, np.ndarray] = {}  # row id -> (n_cf, n_features), see necessary_changes
-        self._chunks = 0
+        #: What a reader of the results should know about this store (e.g. damaged cache files).
+        self.notes: list[str] = []
         if self.directory is not None and self.directory.is_dir():
-            chunks = sorted(self.directory.glob("chunk-*.npz"))
-            loaded = []
-            for path in chunks:
+            loaded, damaged = [], 0
+            for path in sorted(self.directory.glob("chunk-*.npz")):
                 try:
                     loaded.append(CounterfactualSet.load(path))
-                except Exception:
-                    continue  # a damaged chunk only costs its rows being generated again
+                except Exception:  # truncated or corrupted: set aside, its rows are generated again
+                    damaged += 1
+                    path.replace(path.with_name(f".damaged-{path.name}"))
             if loaded:
-                self._set = CounterfactualSet.concat(loaded)
-            self._chunks = len(chunks)
+                self._set = CounterfactualSet.concat(loaded)  # a row two processes both stored is kept once
+            if damaged:
+                self.notes.append(
+                    f"{damaged} stored counterfactual file{'s were' if damaged > 1 else ' was'} damaged (truncated or "
+                    "corrupted) and set aside; the counterfactuals it held are generated again."
+                )
 
     @cached_property
     def factual_rows(self) -> np.ndarray:
@@ -126,13 +133,16 @@ class CounterfactualStore:
         return np.empty(0, int) if self._set is None else self._set.query_index.copy()
 
     def _write_chunk(self, directory: Path, cfset: CounterfactualSet) -> None:
-        """Write under a temporary name, then rename: a killed app never leaves half a chunk."""
+        """Write under a temporary name, then rename: a killed app never leaves half a chunk.
+
+        The name is unique (time, then a random part), so two processes sharing the folder never
+        replace each other's chunk.
+        """
         directory.mkdir(parents=True, exist_ok=True)
-        final = directory / f"chunk-{self._chunks:05d}.npz"
-        partial = directory / f".partial-{self._chunks:05d}.npz"
+        name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        partial = directory / f".partial-{name}.npz"
         cfset.save(partial)
-        os.replace(partial, final)
-        self._chunks += 1
+        os.replace(partial, directory / f"chunk-{name}.npz")
 
     @property
     def _refines_in_search(self) -> bool:

@@ -125,8 +125,7 @@ def load_csv(
             features = [c for c in frame.columns if c != target and c not in left_out]
             notes.append(
                 f"Left out {', '.join(left_out)}: every value is unique, so it names a row rather than describes it. "
-                "To use it as a feature anyway: --use-identifier NAME on the command line, or pick it under "
-                "'Identifier columns to use' when loading in the app."
+                "To use it as a feature anyway, name it among the identifier columns to use when loading the data."
             )
     label = name or (Path(source).stem if isinstance(source, (str, os.PathLike)) else "uploaded CSV")
     return make_task(

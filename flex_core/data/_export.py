@@ -7,6 +7,8 @@ CSV this package or the app writes goes through :func:`to_safe_csv`.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 
 import pandas as pd
@@ -43,7 +45,8 @@ def _safe_labels(labels: pd.Index) -> pd.Index:
     return labels.map(formula_safe).rename(formula_safe(labels.name))
 
 
-def to_safe_csv(frame: pd.DataFrame, path: str | os.PathLike | None = None, *, index: bool = False) -> str | None:
+def to_safe_csv(frame: pd.DataFrame, path: str | os.PathLike | None = None, *, index: bool = False,
+                settings: str | None = None) -> str | None:
     """Write ``frame`` as CSV with every formula-like text cell, column name and index label neutralised.
 
     Parameters
@@ -53,6 +56,10 @@ def to_safe_csv(frame: pd.DataFrame, path: str | os.PathLike | None = None, *, i
         Where to write; by default the CSV text is returned.
     index : bool
         Whether to write the index as the first column(s).
+    settings : str, optional
+        A metadata line written first as ``# settings: ...`` (one cell; e.g.
+        :func:`flex_core.report.describe_settings`). Read the CSV back with ``pd.read_csv(..., comment="#")``
+        or ``skiprows=1``.
 
     Returns
     -------
@@ -66,7 +73,16 @@ def to_safe_csv(frame: pd.DataFrame, path: str | os.PathLike | None = None, *, i
     safe.columns = _safe_labels(safe.columns)
     if index:
         safe.index = _safe_labels(safe.index)
+    text = safe.to_csv(index=index)
+    if settings:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(["# settings: " + " ".join(str(settings).split())])
+        text = buffer.getvalue() + text
     if path is None:
-        return safe.to_csv(index=index)
-    safe.to_csv(path, index=index)
+        return text
+    if hasattr(path, "write"):
+        path.write(text)
+    else:
+        with open(path, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
     return None

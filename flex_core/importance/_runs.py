@@ -50,7 +50,7 @@ def run_local(
             f"Row {row} is not a factual: the model does not predict it {' / '.join(map(str, store.task.undesirable))}."
         )
     cfset = store.ensure([row], progress=progress)
-    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
+    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
     result = flex_importance(
         cfset,
         store.task,
@@ -88,7 +88,7 @@ def run_global(
     pool = store.factual_rows
     rows = sample_factuals(pool, n_factuals, seed=seed)
     cfset = store.ensure(rows, progress=progress)
-    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
+    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
     if len(rows) < n_factuals:
         notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
     result = flex_importance(
@@ -151,7 +151,7 @@ def run_regional(
         neighbour_ties=ties,
     )
     importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
-    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
+    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
     if len(members) - 1 < k:
         notes.append(f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}.")
     importance = _with_notes(importance, notes)
@@ -261,7 +261,7 @@ def run_rule_region(
         config=_config(store, rule=[dict(c) for c in rule], rule_text=text, n_factuals=len(sampled)),
     )
     importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
-    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
+    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
     if len(members) < 5:
         notes.append(f"Only {len(members)} sampled factual(s) meet {text}: the region's F rests on very few cases.")
     result = replace(result, importance=_with_notes(importance, notes), query=None, distances=(), rule=rule, rule_text=text)

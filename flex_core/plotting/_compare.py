@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from .._format import plural
 from .._results import RegionalResult, importance_rank
 from ..compare._agreement import RankAgreement
 from ..compare._lime import LimeImportance, normalise_to_max
@@ -146,5 +147,5 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[0, 1.05], title_text="FLEX change frequency · LIME |weight| / max")
     r = regional.pearson_r
-    default = f"Region of {len(regional.members)} factuals — FLEX vs LIME (r vs global = {'undefined' if math.isnan(r) else f'{r:.2f}'})"
+    default = f"Region of {plural(len(regional.members), 'factual')} — FLEX vs LIME (r vs global = {'undefined' if math.isnan(r) else f'{r:.2f}'})"
     return apply_style(fig, title=title or default, height=160 + 44 * len(order))

@@ -38,10 +38,10 @@ FIXED_COLOUR = "#cbd5e1"
 QUADRANT_COLOURS = {"A": "#dc2626", "B": "#64748b", "C": "#2563eb", "D": "#d97706"}
 #: The quadrants in a few words, for a legend (the full sentences are QUADRANT_MEANING).
 QUADRANT_SHORT = {
-    "A": "specific to this region",
+    "A": "important here only",
     "B": "minor here and overall",
-    "C": "a driver everywhere",
-    "D": "matters less here than overall",
+    "C": "important everywhere",
+    "D": "important overall, less so here",
 }
 _FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
 
@@ -82,6 +82,22 @@ def apply_style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
         margin=dict(l=10, r=30, t=84, b=95),
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.01, xanchor="left", x=0.0),
     )
+    return fig
+
+
+def with_settings(fig: go.Figure, settings: str) -> go.Figure:
+    """The figure with ``settings`` (:func:`flex_core.report.describe_settings`) as its subtitle, so an exported
+    PNG names the data, model, generator and τ it was drawn with. Returns the same figure."""
+    if not settings:
+        return fig
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 84
+    parts = settings.split(" · ")
+    lines = 1
+    if len(settings) > 70 and len(parts) > 1:  # two lines: one long line was cut off in a half-width column
+        cut = min(range(1, len(parts)), key=lambda i: abs(len(" · ".join(parts[:i])) - len(settings) / 2))
+        settings, lines = " · ".join(parts[:cut]) + "<br>" + " · ".join(parts[cut:]), 2
+    fig.update_layout(title_subtitle=dict(text=settings, font=dict(size=11, color="#475569")),
+                      margin=dict(t=top + 8 + 14 * lines))
     return fig
 
 

@@ -128,6 +128,13 @@ def test_store_survives_a_damaged_chunk_and_writes_atomically(tmp_path, toy_task
     again = reopened.ensure(rows)  # regenerates instead of failing
     assert again.valid.sum() > 0
     assert not list(store.directory.glob(".partial-*"))
+    # ... and says so, in every result built on it.
+    assert reopened.notes == ["1 stored counterfactual file was damaged (truncated or corrupted) and set aside; "
+                              "the counterfactuals it held are generated again."]
+    assert list(store.directory.glob(".damaged-chunk-*.npz"))
+    assert reopened.notes[0] in fc.run_global(reopened, n_factuals=3).notes
+    assert fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2,
+                                  directory=tmp_path).notes == []  # set aside once, not reported forever
     assert store.key["flex_core"] == fc.__version__  # a new release never reads an old release's counterfactuals
 
 
@@ -175,3 +182,37 @@ def test_one_request_check_for_every_generator(toy_task):
     # DiCE now refuses an unknown feature to vary up front too (it used to pass it on to dice-ml).
     with pytest.raises(fc.ConfigError, match="Unknown feature"):
         fc.counterfactuals.DiceGenerator().generate(None, toy_task, queries, n_cf=2, features_to_vary=["speed"])
+
+
+def test_two_sessions_asking_for_the_same_rows_at_once_generate_them_once(tmp_path, toy_task, toy_model):
+    import threading
+
+    calls = []
+
+    class CountingBatch(fc.counterfactuals.BatchGenerator):
+        def generate(self, model, task, queries, **kwargs):
+            calls.append(list(queries.index))
+            return super().generate(model, task, queries, **kwargs)
+
+    store = fc.CounterfactualStore(toy_task, toy_model, CountingBatch(), n_cf=2, directory=tmp_path)
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:6]]
+    results = []
+    sessions = [threading.Thread(target=lambda: results.append(store.ensure(rows))) for _ in range(2)]
+    for session in sessions:
+        session.start()
+    for session in sessions:
+        session.join()
+    assert len(calls) == 1 and sorted(calls[0]) == sorted(rows)  # the second waited and read the stored rows
+    np.testing.assert_array_equal(results[0].counterfactuals, results[1].counterfactuals)
+
+
+def test_two_processes_sharing_a_cache_folder_keep_both_chunks(tmp_path, toy_task, toy_model):
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:6]]
+    # Two stores on one folder, as two app processes would open it: each writes its own chunk.
+    first, second = (fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.BatchGenerator(), n_cf=2,
+                                            directory=tmp_path) for _ in range(2))
+    first.ensure(rows[:3])
+    second.ensure(rows[3:])
+    assert len(list(first.directory.glob("chunk-*.npz"))) == 2
+    reopened = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.BatchGenerator(), n_cf=2, directory=tmp_path)
+    assert reopened.missing(rows) == [] and reopened.notes == []

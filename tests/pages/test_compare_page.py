@@ -14,15 +14,16 @@ pytestmark = pytest.mark.slow
 def test_compare_page_runs_shap_and_lime_only_when_asked():
     at = start("synthetic-regional", page="pages/compare.py")
     bars = chart(at, "compare_bars")
-    assert [t["name"] for t in bars["data"]] == ["FLEX", "DiCE Alg. 2"]  # no SHAP before the button
+    # FLEX at the session's τ, then FLEX at τ = 0 labelled beside it; no SHAP before the button.
+    assert [t["name"] for t in bars["data"]] == ["FLEX at τ = 0.10", "FLEX at τ = 0", "DiCE Alg. 2"]
     # Before it starts, the page says how long SHAP will take and what runs.
     assert any("It will take" in i.value and "TreeSHAP on 12 rows" in i.value for i in at.info)
     at.button[0].click().run()
     assert not at.exception, at.exception
     bars = chart(at, "compare_bars")
-    assert [t["name"] for t in bars["data"]] == ["FLEX", "DiCE Alg. 2", "SHAP"]
+    assert [t["name"] for t in bars["data"]] == ["FLEX at τ = 0.10", "FLEX at τ = 0", "DiCE Alg. 2", "SHAP"]
     chart(at, "compare_rank_scatter")  # raises when the chart is missing
-    assert any("Spearman" in m.label for m in at.metric)
+    assert any(m.label == "Spearman (FLEX at τ = 0.10 vs SHAP)" for m in at.metric)
     # No region picked yet: the page says where to pick one.
     assert any("Regional explorer" in i.value for i in at.info)
 
@@ -41,3 +42,17 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     assert [t["name"] for t in lime["data"]][1] == "LIME (normalised)"
     assert lime["data"][0]["name"] in ("FLEX F_j (95% interval)", "FLEX F_j (± std)")
     assert max(lime["data"][1]["x"]) == 1.0
+
+
+def test_compare_says_the_tau_and_why_flex_is_all_zero_at_a_high_tau():
+    """The issue's case: τ = 0.70 set on Thresholds, then Compare; the page must say the τ it shows FLEX at."""
+    at = start("synthetic-regional", page="pages/compare.py")
+    at.session_state["tau"] = 0.7
+    at.run()
+    assert not at.exception, at.exception
+    names = [t["name"] for t in chart(at, "compare_bars")["data"]]
+    assert names[:2] == ["FLEX at τ = 0.70", "FLEX at τ = 0"]
+    assert any("τ = 0.70" in c.value and "Settings" in c.value for c in at.caption)  # the strip
+    assert any("FLEX is shown at the current τ = 0.70" in c.value for c in at.caption)
+    table = at.dataframe[0].value
+    assert "FLEX at τ = 0.70" in " ".join(map(str, table.columns))

@@ -52,7 +52,7 @@ def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
     # Exactly the cells that differ from the factual's line are highlighted.
     styles = at.dataframe[0].proto.arrow_data.styler.styles
     highlighted = {(int(r), int(c)) for r, c in re.findall(r"row(\d+)_col(\d+)", styles)}
-    features = ["vehicle_speed", "visibility"]
+    features = ["Vehicle speed (km/h)", "Visibility (0-1)"]  # labels, as in the charts
     differing = {
         (i, j) for i in range(1, len(table)) for j, name in enumerate(features)
         if abs(table[name].iloc[i] - table[name].iloc[0]) > 1e-6
@@ -118,14 +118,15 @@ def test_a_bad_upload_shows_an_error_and_keeps_the_previous_dataset():
     assert chart(at, "global_chart")["data"][0]["x"] == before
 
 
-def test_a_wrong_file_for_a_paper_adapter_says_so():
+def test_a_wrong_file_for_a_paper_adapter_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
     at = start("toy2d")
     at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
     at.sidebar.get("file_uploader")[0].set_value(("loan.csv", b"a,b\n1,2\n3,4\n", "text/csv")).run()
     at.sidebar.button(key="sb_loan_load").click().run()
     assert any("loan_status" in e for e in errors(at))
     at.sidebar.radio(key="sb_source").set_value("Road accidents (paper)").run()
-    at.sidebar.text_input(key="sb_accidents_path").set_value("/nonexistent/RTA_Dataset.csv").run()
+    at.sidebar.text_input(key="sb_accidents_path").set_value(str(tmp_path / "RTA_Dataset.csv")).run()
     at.sidebar.button(key="sb_accidents_load").click().run()
     assert any("File not found" in e for e in errors(at))
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}

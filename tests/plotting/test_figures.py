@@ -108,7 +108,7 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     assert points.hovertext == ("Vehicle speed (km/h) (quadrant A)", "Visibility (0-1) (quadrant D)")
     assert points.text == ("Vehicle speed (km/h)", "Visibility (0-1)")  # both far from y = x: both labelled
     legend = [t.name for t in fig.data if t.showlegend is not False and t.name]
-    assert "A: specific to this region" in legend and "D: matters less here than overall" in legend
+    assert "A: important here only" in legend and "D: important overall, less so here" in legend
 
 
 def test_thin_labels_keeps_the_top_and_the_far_and_drops_crowded_ones():

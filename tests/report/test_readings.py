@@ -35,8 +35,8 @@ def _result(frequency, *, magnitude=None, tau=0.1, immutable=(False,) * 5 + (Tru
 def _lists(text: str) -> dict[str, set[str]]:
     """The labels named in each list of a reading."""
     found = {}
-    patterns = {"often": r"most often involve (.*?)\.(?: |$)", "rarely": r"Rarely changed \(.*?\): (.*?)\.(?: |$)",
-                "fixed": r"cannot be changed: (.*?)\.(?: |$)"}
+    patterns = {"often": r"most often involve (.*?)\.(?:\s|$)", "rarely": r"Rarely changed \(.*?\): (.*?)\.(?:\s|$)",
+                "fixed": r"cannot be changed: (.*?)\.(?:\s|$)"}
     for name, pattern in patterns.items():
         match = re.search(pattern, text)
         found[name] = {label for label in LABELS if match and re.search(rf"\b{label}\b", match.group(1))}
@@ -150,3 +150,29 @@ def test_regional_reading_says_how_far_r_can_move_and_when_it_has_no_interval():
     undefined = replace(regional, pearson_r=float("nan"), pearson_r_interval=(float("nan"), float("nan")))
     assert "r undefined" in reporting.describe_regional(undefined)
     assert reporting.describe_r_interval(undefined) == ""
+
+
+def test_readings_lead_with_one_sentence_and_cap_long_lists():
+    """The breast-cancer case: 23 indistinguishable features were all listed; now three and "N more"."""
+    n = 26
+    names = tuple(f"feature {j}" for j in range(n))
+    frequency = np.linspace(0.5, 0.4, n)
+    result = fc.FlexResult(
+        level="global", feature_names=tuple(f"f{j}" for j in range(n)), display_names=names, kinds=("categorical",) * n,
+        immutable=(False,) * n, tau=np.full(n, np.nan), frequency_mean=frequency, frequency_std=np.zeros(n),
+        magnitude_mean=np.full(n, np.nan), dice_frequency=frequency, local_frequencies=frequency[None],
+        local_magnitudes=np.full((1, n), np.nan), query_index=np.array([0, 1]), counts=np.array([10, 10]),
+        rank_interval=np.array([[1, n]] * n),
+    )
+    text = reporting.describe_global(result, undesirable=("malignant",))
+    lead, _, details = text.partition("\n\n")
+    assert lead.count(". ") == 0 and lead.endswith("."), "the lead is one sentence"
+    assert "feature 0, feature 1, feature 2 and 23 more) are indistinguishable" in details
+    assert "feature 5" not in details
+
+
+def test_quadrant_words_are_not_domain_words():
+    """Accident data has drivers and passengers: the readings must not call features that."""
+    words = " ".join([reporting.quadrant_legend(), *reporting.WHAT_MUST_CHANGE_READING.values()])
+    assert "important here only" in words and "important everywhere" in words and "changed but not needed" in words
+    assert "driver" not in words.lower() and "passenger" not in words.lower()

@@ -87,6 +87,11 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
     ]
     for section in reporting.session_sections(session):
         assert section.reading.strip() and (section.figures or section.tables), section.title
+        # Every section and every figure names the settings (dataset, model, generator, N_F, N_cf, seed, τ).
+        assert section.settings.startswith("synthetic-regional · random forest") and "τ = 0.10" in section.settings
+        assert all(f.layout.title.subtitle.text.replace("<br>", " · ") == section.settings for f in section.figures), section.title
+    html = reporting.build_html_report(reporting.session_sections(session))
+    assert html.count("<p class='settings'>Settings: ") == len(titles)
 
 
 @pytest.mark.slow  # runs SHAP or LIME

@@ -48,7 +48,7 @@ def test_certainty_names_a_clear_leader_and_indistinguishable_ranks(five_feature
     result = with_scores(five_features, [0.6, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]])
     text = reporting.describe_certainty(result)
     assert "a is first (its interval lies above every other feature's)" in text
-    assert "ranks 3–5 (b, c, d) are indistinguishable" in text
+    assert "ranks 3–5 (b, c and d) are indistinguishable" in text
     clear = with_scores(five_features, [0.5, 0.4, 0.3, 0.2, 0.1], [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]])
     assert "every rank is clear" in reporting.describe_certainty(clear)
 
@@ -61,7 +61,8 @@ def test_passengers_are_named_with_how_often_they_were_needed(five_features):
     # c: 0.06 of its 0.07 is needed, a driver; d: too rare to mention.
     assert text.endswith(": b (changed in 8%, needed in 0.5%).")
     assert reporting.describe_passengers(replace(result, necessary_frequency=None)) == ""
-    assert "Passengers" in reporting.describe_global(result)
+    assert "Changed but not needed" in reporting.describe_global(result)
+    assert "assenger" not in reporting.describe_global(result)  # a domain word (people in a car)
 
 
 def test_what_must_change_frame_orders_by_rank_and_leaves_missing_scores_empty(five_features):
@@ -70,6 +71,7 @@ def test_what_must_change_frame_orders_by_rank_and_leaves_missing_scores_empty(f
     frame = reporting.what_must_change_frame(result)
     assert list(frame["feature"]) == ["a", "e", "b", "c", "d"]
     assert list(frame["rank"]) == ["1", "2", "3–5", "3–5", "3–5"]
-    assert "flips it alone (95% interval)" not in frame and frame.loc[0, "necessary F"] == 0.5
+    assert "flips it alone (95% interval)" not in frame and frame.loc[0, "necessary F"] == "50%"
+    assert "None" not in frame.to_string()
     assert set(reporting.WHAT_MUST_CHANGE_READING) == {"F", "necessary F", "flips it alone", "needed",
                                                       "necessity ratio", "sufficiency ratio"}

@@ -25,7 +25,7 @@ body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;max-width:960px;margi
 line-height:1.45}
 h1{margin-bottom:.2em} h2{margin-top:2.2em;border-bottom:1px solid #e2e8f0;padding-bottom:.2em}
 div.reading{background:#f1f5f9;border-left:4px solid #2563eb;padding:.3em .9em;margin:.8em 0}
-div.reading p{margin:.5em 0}
+div.reading p{margin:.5em 0} p.settings{color:#475569;font-size:12px;margin:.2em 0 .6em}
 aside.howto{border:1px solid #bfdbfe;background:#eff6ff;border-radius:6px;padding:.2em 1em;margin:1.2em 0}
 table{border-collapse:collapse;font-size:13px;margin:.8em 0;max-width:100%}
 th,td{border:1px solid #e2e8f0;padding:3px 8px;text-align:left;vertical-align:top} th{background:#f8fafc}
@@ -48,6 +48,7 @@ class ReportSection:
     reading: str
     figures: Sequence[go.Figure] = ()
     tables: Sequence[pd.DataFrame] = ()
+    settings: str = ""  # the settings strip (:func:`flex_core.report.describe_settings`) for this section
 
 
 def _paragraphs(text: str) -> str:
@@ -90,6 +91,8 @@ def build_html_report(
     plotly_js_included = False
     for section in sections:
         parts.append(f"<section><h2>{html.escape(section.title)}</h2>")
+        if section.settings:
+            parts.append(f"<p class='settings'>Settings: {html.escape(section.settings)}</p>")
         parts.append(f"<div class='reading'>{_paragraphs(section.reading)}</div>")
         for figure in section.figures:
             parts.append("<div class='figure'>")

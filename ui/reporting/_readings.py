@@ -48,7 +48,7 @@ WHAT_MUST_CHANGE_READING = {
     "F": "F: the share of each case's counterfactuals that change the feature, averaged over the cases.",
     "necessary F": (
         "necessary F: the same share, counting a change only when undoing it alone (all else kept) "
-        "loses the desired outcome; a feature with high F but low necessary F is a passenger that rides along."
+        "loses the desired outcome; a feature with high F but low necessary F is changed but not needed."
     ),
     "flips it alone": (
         "flips it alone: the share of cases whose outcome changes when only this feature changes "
@@ -67,7 +67,7 @@ WHAT_MUST_CHANGE_READING = {
     ),
 }
 
-#: A feature is named a passenger when it changes in at least this share of counterfactuals ...
+#: A feature is named "changed but not needed" (a passenger, in the literature) when it changes in at least this share of counterfactuals ...
 PASSENGER_MIN_FREQUENCY = 0.03
 #: ... and at most this fraction of those changes is necessary.
 PASSENGER_MAX_NECESSARY_SHARE = 0.25
@@ -126,12 +126,12 @@ def describe_certainty(result: FlexResult) -> str:
     if len(current) > 1:
         groups.append(current)
     for group in groups:
-        labels = ", ".join(line["label"] for line in group)
+        labels = _join(_capped([line["label"] for line in group]))
         parts.append(f"ranks {int(group[0]['rank'])}–{int(group[-1]['rank'])} ({labels}) are indistinguishable")
     if not groups:
         parts.append("every rank is clear (no two rank intervals overlap)")
     return (
-        f" With 95% intervals over the {result.n_factuals_used} cases and their counterfactuals: " + "; ".join(parts) + "."
+        f" With 95% intervals over the {plural(result.n_factuals_used, 'case')} and their counterfactuals: " + "; ".join(parts) + "."
     )
 
 
@@ -149,8 +149,8 @@ def describe_passengers(result: FlexResult) -> str:
     if not passengers:
         return ""
     return (
-        " Passengers, changed along the way but rarely needed (undoing that change alone keeps the outcome): "
-        + "; ".join(passengers)
+        " Changed but not needed (changed along the way; undoing that change alone keeps the outcome): "
+        + "; ".join(_capped(passengers))
         + "."
     )
 
@@ -158,7 +158,7 @@ def describe_passengers(result: FlexResult) -> str:
 def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
     """One row per mutable feature, by rank: rank (as "4–7" where uncertain), F with its interval, necessary F,
     the shares that flip alone and that need the feature with their intervals, and Kommiya Mothilal et al.'s
-    ratios (the last four empty until computed)."""
+    ratios (the last four left out until computed). Every cell is text; "–" where a value is missing."""
     rows = []
     for j in np.argsort(result.rank, kind="stable"):
         if result.immutable[j]:
@@ -170,17 +170,24 @@ def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
                 "feature": result.display_names[j],
                 "rank": rank_text(result.rank[j], ranks),
                 "F (95% interval)": with_interval(result.frequency_mean[j], interval),
-                "necessary F": None if result.necessary_frequency is None else float(result.necessary_frequency[j]),
-                "flips it alone (95% interval)": _share(result.flip_alone, result.flip_alone_interval, j),
-                "needed (95% interval)": _share(result.needed, result.needed_interval, j),
-                "necessity ratio": None if result.necessity_ratio is None else float(result.necessity_ratio[j]),
-                "sufficiency ratio": None if result.sufficiency_ratio is None else float(result.sufficiency_ratio[j]),
+                "necessary F": _percent(result.necessary_frequency, j),
+                "flips it alone (95% interval)": _share(result.flip_alone, result.flip_alone_interval, j) or "–",
+                "needed (95% interval)": _share(result.needed, result.needed_interval, j) or "–",
+                "necessity ratio": _percent(result.necessity_ratio, j),
+                "sufficiency ratio": _percent(result.sufficiency_ratio, j),
             }
         )
     columns = ["feature", "rank", "F (95% interval)", "necessary F"]
     if result.flip_alone is not None:  # the shares and ratios only once computed: empty columns read as "none"
         columns += ["flips it alone (95% interval)", "needed (95% interval)", "necessity ratio", "sufficiency ratio"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _percent(values, j: int) -> str:
+    """A share as text ("35%"), or "–" when it was not computed: a table never shows a raw None."""
+    if values is None or math.isnan(values[j]):
+        return "–"
+    return _pct(values[j])
 
 
 def _share(values, intervals, j: int, cases: str | None = None) -> str | None:
@@ -234,6 +241,16 @@ def describe_neighbour_ties(regional: RegionalResult) -> str:
         + (f" (seed {seed})" if seed is not None else "")
         + ", so another seed may give a slightly different region."
     )
+
+
+#: A list in a reading names at most this many items, then says how many more ("a, b, c and 20 more").
+LIST_CAP = 3
+
+
+def _capped(items: Sequence[str], cap: int = LIST_CAP) -> list[str]:
+    """The first ``cap`` items and "N more" for the rest: a long list hides the point (the table has them all)."""
+    items = list(items)
+    return items if len(items) <= cap + 1 else [*items[:cap], f"{len(items) - cap} more"]
 
 
 def _join(items: Sequence[str]) -> str:
@@ -324,8 +341,10 @@ def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) 
             rare = [*rare[: MAX_RARE_NAMED - 1], plural(len(rare) - MAX_RARE_NAMED + 1, "other feature")]
         tail += f" Rarely changed (under {_pct(RARE)} of alternatives): {_join(rare)}."
     if lists.fixed:
-        tail += f" Held fixed because they cannot be changed: {_join([result.display_names[j] for j in lists.fixed])}."
-    return lead + body + tail + _tau_sentence(result) + describe_certainty(result) + describe_passengers(result)
+        tail += f" Held fixed because they cannot be changed: {_join(_capped([result.display_names[j] for j in lists.fixed]))}."
+    # One sentence leads (what flips the prediction); the details follow in their own paragraph.
+    details = (tail + _tau_sentence(result) + describe_certainty(result) + describe_passengers(result)).strip()
+    return lead + body + ("\n\n" + details if details else "")
 
 
 def describe_r_interval(regional: RegionalResult) -> str:
@@ -357,7 +376,7 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
         agreement = f"Its pattern {strength} the whole population's (Pearson r = {r:.2f})."
         agreement += describe_r_interval(regional)
     # Quadrants are relative to the mean, so a feature the region rarely changes can sit "high": it is
-    # not called a driver of this region then (the reading would contradict its own "rarely" list).
+    # not called important here then (the reading would contradict its own "rarely" list).
     rarely = set(feature_lists(imp).rarely)
     by_quadrant: dict[str, list[str]] = {}
     for j, q in enumerate(regional.quadrants):
@@ -365,11 +384,11 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
             by_quadrant.setdefault(q, []).append(imp.display_names[j])
     extra = []
     if by_quadrant.get("A"):
-        extra.append(f"Drivers specific to this region (quadrant A): {_join(by_quadrant['A'])}.")
+        extra.append(f"Important here only (quadrant A): {_join(_capped(by_quadrant['A']))}.")
     if by_quadrant.get("C"):
-        extra.append(f"Drivers everywhere (quadrant C): {_join(by_quadrant['C'])}.")
+        extra.append(f"Important everywhere (quadrant C): {_join(_capped(by_quadrant['C']))}.")
     if by_quadrant.get("D"):
-        extra.append(f"Important overall but less so here (quadrant D): {_join(by_quadrant['D'])}.")
+        extra.append(f"Important overall, less so here (quadrant D): {_join(_capped(by_quadrant['D']))}.")
     shifts = sorted((s for s in regional.mode_shift if not math.isnan(s["delta"])), key=lambda s: s["delta"])
     if shifts and shifts[0]["delta"] < -0.3:
         s = shifts[0]

@@ -33,7 +33,16 @@ from ._readings import (
     what_must_change_frame,
     with_interval,
 )
-from ._tables import class_balance, human_table, importance_table, mode_shift_table, model_quality_table, regional_table
+from ._settings import describe_settings
+from ._tables import (
+    class_balance,
+    dataset_label,
+    human_table,
+    importance_table,
+    mode_shift_table,
+    model_quality_table,
+    regional_table,
+)
 
 __all__ = ["SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ"]
 
@@ -129,20 +138,21 @@ def _tau_section(results: SessionResults) -> ReportSection:
                          figures=tuple(figures))
 
 
-def _region_sections(name: str, regional: RegionalResult, results: SessionResults) -> list[ReportSection]:
+def _region_sections(name: str, regional: RegionalResult, results: SessionResults, settings: str) -> list[ReportSection]:
     from flex_core.plotting import importance_figure, regional_scatter
 
+    settings = f"{settings} · region of {plural(len(regional.members), 'case')}"
     reading = describe_regional(regional, undesirable=results.task.undesirable)
     reading += "\n\nQuadrants of the scatter: " + quadrant_legend().replace("\n", "; ") + "."
     return [
         ReportSection(name, reading,
                       figures=(importance_figure(regional.importance, dice=False), regional_scatter(regional)),
-                      tables=(regional_table(regional),)),
+                      tables=(regional_table(regional),), settings=settings),
         ReportSection(f"{name}: which values the alternatives move away from",
                       "The mode shift: for each feature, the region's most common value and its share among the "
                       "cases and among their alternatives. δ below zero means the alternatives leave that value; "
                       "δ = -1 means no alternative keeps it.",
-                      tables=(mode_shift_table(regional),)),
+                      tables=(mode_shift_table(regional),), settings=settings),
     ]
 
 
@@ -214,8 +224,26 @@ def _lime_section(name: str, regional: RegionalResult, lime: LimeImportance) -> 
     return ReportSection(f"FLEX next to LIME: {name}", reading, figures=(regional_lime_figure(regional, lime),))
 
 
-def session_sections(results: SessionResults) -> list[ReportSection]:
-    """One section per result present in ``results``, in reading order, each with its reading."""
+def _with_settings(section: ReportSection, settings: str) -> ReportSection:
+    """The section with its settings line, and the same line as each figure's subtitle (a saved PNG says it too)."""
+    from dataclasses import replace
+
+    from flex_core.plotting import with_settings
+
+    return replace(section, settings=settings, figures=tuple(with_settings(f, settings) for f in section.figures))
+
+
+def session_sections(results: SessionResults, *, settings: str | None = None) -> list[ReportSection]:
+    """One section per result present in ``results``, in reading order, each with its reading and settings line.
+
+    ``settings`` is the line every section and figure names (default: :func:`describe_settings` of the
+    global result, with the task's label); a region's sections add the region's size.
+    """
+    settings = settings or describe_settings(results.global_result, dataset=dataset_label(results.task))
+    return [_with_settings(section, section.settings or settings) for section in _sections(results, settings)]
+
+
+def _sections(results: SessionResults, settings: str) -> list[ReportSection]:
     sections = [_data_section(results), _global_section(results)]
     if results.global_result.flip_alone is not None:
         sections.append(_what_must_change_section(results.global_result))
@@ -223,9 +251,9 @@ def session_sections(results: SessionResults) -> list[ReportSection]:
         sections.append(_tau_section(results))
     if results.regional is not None:
         regional = results.regional
-        sections += _region_sections(f"The region around row {regional.query}", regional, results)
+        sections += _region_sections(f"The region around row {regional.query}", regional, results, settings)
     for name, regional in results.saved.items():
-        sections += _region_sections(f"Saved region: {name}", regional, results)
+        sections += _region_sections(f"Saved region: {name}", regional, results, settings)
     if results.saved:
         sections.append(_saved_section(results))
     if results.examples:

@@ -1,0 +1,38 @@
+"""The settings strip: the same line under every page's title, and in every chart's subtitle."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.pages.conftest import chart, start
+
+pytestmark = pytest.mark.slow
+
+PAGES = ["pages/data_model.py", "pages/global.py", "pages/regional.py", "pages/thresholds.py",
+         "pages/counterfactuals.py", "pages/compare.py", "pages/report.py"]
+EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator batch (refine minimal) · "
+            "N_F = 12 · N_cf = 3 · seed 0 · τ = 0.10")
+
+
+def _strip(at) -> str:
+    strips = [c.value for c in at.caption if "**Settings:**" in c.value]
+    assert len(strips) == 1, [c.value for c in at.caption]
+    return strips[0].split("**Settings:** ", 1)[1]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_shows_the_settings_strip(page):
+    at = start("synthetic-regional", page=page)
+    assert _strip(at) == EXPECTED
+    for element in at.get("plotly_chart"):  # every chart names the same settings in its subtitle
+        key = element.proto.id.rsplit("-", 1)[-1]
+        assert chart(at, key)["layout"]["title"]["subtitle"]["text"].replace("<br>", " · ") == EXPECTED
+
+
+def test_the_strip_follows_tau_and_names_per_feature_overrides():
+    at = start("synthetic-regional", page="pages/thresholds.py")
+    at.slider(key="w_tau").set_value(0.7).run()
+    assert _strip(at).endswith("τ = 0.70")
+    at.session_state["tau_features"] = {"speed": 0.3}
+    at.run()
+    assert _strip(at).endswith("τ = 0.70 (1 feature overridden)")
