@@ -167,7 +167,7 @@ points = round(100 * (result.probability - original.probability))
 cols[0].metric(
     "P(undesirable)", f"{result.probability:.0%}",
     delta=None if not edits else (f"{points:+d} points from row {row}" if points else f"as row {row}"),
-    delta_color="inverse" if points else "off",
+    delta_color="inverse" if points else "off", delta_arrow="auto" if points else "off",
 )
 cols[1].metric("Prediction", undesirable if result.predicted_undesirable else f"not {undesirable}")
 if result.counterfactuals is None:
