@@ -51,8 +51,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from .._contract import json_floats, json_number
-from .._contract import library_versions as versions
+from .._contract import Result, json_floats, json_number
 from .._errors import ConfigError
 from ..counterfactuals import CounterfactualStore, Progress
 from ..data import TaskSpec
@@ -181,7 +180,7 @@ class Region:
 
 
 @dataclass(frozen=True, eq=False)
-class RegionsResult:
+class RegionsResult(Result):
     """The regions that differ, ranked: significant ones first (by divergence), then the rest (by p-value).
 
     Attributes
@@ -216,6 +215,9 @@ class RegionsResult:
     config: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     level: str = "regions"
+    versions: dict | None = field(default=None, repr=False)
+
+    kind = "regions"
 
     @property
     def significant(self) -> tuple[Region, ...]:
@@ -263,7 +265,7 @@ class RegionsResult:
                 })
         return pd.DataFrame(rows, columns=["rank", "region", "feature", "label", "immutable", "frequency", "global_frequency", "shift"])
 
-    def to_dict(self) -> dict:
+    def _body(self) -> dict:
         """The CLI's JSON (``level: "regions"``); :meth:`from_dict` reads it back."""
         return {
             "level": self.level,
@@ -285,11 +287,10 @@ class RegionsResult:
             "model": self.model,
             "config": self.config,
             "notes": list(self.notes),
-            "versions": versions(),
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> RegionsResult:
+    def _from_body(cls, data: Mapping) -> RegionsResult:
         records = data["features"]
         names = tuple(r["name"] for r in records)
         return cls(
@@ -307,12 +308,8 @@ class RegionsResult:
             config=dict(data.get("config", {})),
             notes=tuple(data.get("notes", ())),
             level=data.get("level", "regions"),
+            versions=data.get("versions"),
         )
-
-    def to_json(self, **kwargs) -> str:
-        import json
-
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
 
 
 # -- the arithmetic --------------------------------------------------------------------------
