@@ -82,7 +82,10 @@ def found_regions_section(analysis: Analysis) -> None:
         "Click a row to open that region in the explorer below."
     )
     st.dataframe(table, key="found_regions_table", on_select="rerun", selection_mode="single-row", hide_index=True,
-                 width="stretch", height="content" if len(table) <= 12 else 420)
+                 width="stretch", height="content" if len(table) <= 12 else 420,
+                 column_config={"rank": st.column_config.NumberColumn(width="small"),
+                                "region": st.column_config.TextColumn(width="large"),
+                                "cases": st.column_config.NumberColumn(width="small")})
     st.plotly_chart(fc.plotting.regions_small_multiples(found), key="regions_small_multiples", width="stretch",
                     config={"displaylogo": False})
     st.caption(fc.report.multiple_testing_caveat(found))
