@@ -27,7 +27,7 @@ def regions_small_multiples(found, *, top: int = 6, columns: int = 3) -> go.Figu
     rows = math.ceil(len(regions) / columns)
     titles = [f"{i + 1}. {_short(r.text)}" + (" *" if r.significant else "") for i, r in enumerate(regions)]
     fig = new_figure(rows=rows, cols=min(columns, len(regions)), subplot_titles=titles, shared_yaxes=True,
-                     horizontal_spacing=0.04, vertical_spacing=0.18 if rows > 1 else 0.1)
+                     horizontal_spacing=0.04, vertical_spacing=0.24 if rows > 1 else 0.1)
     for i, region in enumerate(regions):
         row, col = i // columns + 1, i % columns + 1
         fig.add_trace(go.Bar(x=labels, y=as_floats(region.frequency[order]), marker_color=FLEX_COLOUR,

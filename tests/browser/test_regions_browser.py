@@ -26,11 +26,6 @@ def test_a_click_on_a_found_region_opens_it_in_the_explorer(tmp_path):
         grid = page.locator("[data-testid='stDataFrame']").first
         grid.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "regions_found.png"), full_page=True)
-        multiples = page.locator(".js-plotly-plot").filter(has_text="F per region").first
-        multiples.scroll_into_view_if_needed()
-        page.wait_for_timeout(1000)
-        page.screenshot(path=str(ARTIFACTS / "regions_small_multiples.png"))
-        grid.scroll_into_view_if_needed()
         box = grid.bounding_box()
         # The first column is the row selector: a click there selects the first region (rank 1).
         page.mouse.click(box["x"] + 12, box["y"] + ROW_HEIGHT * 1.5)
@@ -40,5 +35,9 @@ def test_a_click_on_a_found_region_opens_it_in_the_explorer(tmp_path):
         heading.scroll_into_view_if_needed()
         page.wait_for_timeout(1500)
         page.screenshot(path=str(ARTIFACTS / "regions_opened.png"), full_page=True)
+        multiples = page.locator(".js-plotly-plot").filter(has_text="F per region").first
+        multiples.scroll_into_view_if_needed()
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(ARTIFACTS / "regions_small_multiples.png"))
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
