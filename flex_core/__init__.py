@@ -9,10 +9,13 @@ Start with :class:`FlexExplainer` (any fitted classifier with ``predict_proba``)
 The top level holds the explainer, tasks, models, results, runs and errors; the
 pipeline's stages are subpackages: :mod:`~flex_core.data`, :mod:`~flex_core.models`,
 :mod:`~flex_core.counterfactuals`, :mod:`~flex_core.importance`, :mod:`~flex_core.regions`,
-:mod:`~flex_core.compare`, :mod:`~flex_core.plotting`, :mod:`~flex_core.report`,
-:mod:`~flex_core.cli` and :mod:`~flex_core.reproduce`. Everything loads on first
-use, so ``import flex_core`` stays light (no plotly, shap, lime, dice_ml or
-Streamlit). Data arguments are positional, options keyword-only; errors are
+:mod:`~flex_core.compare`, :mod:`~flex_core.plotting`, :mod:`~flex_core.cli` and
+:mod:`~flex_core.reproduce`. Each exports (``__all__``) only what a library user
+calls; the dashboard's own helpers (readings, display tables, the HTML report, the
+factual map) live in the app's ``ui`` package. Everything loads on first use, so
+``import flex_core`` stays light: plotly, shap, lime, dice_ml and Streamlit load only
+where they are used, and a missing one is an error naming its extra. Data arguments
+are positional, options keyword-only; errors are
 :class:`FlexError` subclasses whose message says what to fix.
 """
 
@@ -45,7 +48,7 @@ _LAZY = {
     "DataError": "._errors",
     "GenerationError": "._errors",
 }
-_SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "regions", "compare", "plotting", "report", "cli", "reproduce")
+_SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "regions", "compare", "plotting", "cli", "reproduce")
 
 __all__ = [*_LAZY, *_SUBPACKAGES]
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -15,6 +12,7 @@ import pandas as pd
 
 from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
+from ._typing import Rows
 from .importance import DEFAULT_TAU
 
 __all__ = ["FlexExplainer"]
@@ -22,6 +20,20 @@ __all__ = ["FlexExplainer"]
 #: File names inside a folder written by :meth:`FlexExplainer.save`.
 PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settings.json"}
 _ROW = "__row__"
+
+
+def check_project_folder(directory: str | Path) -> Path:
+    """``directory`` as an absolute path, if it holds what :meth:`FlexExplainer.save` writes; else a one-line error."""
+    folder = Path(directory).expanduser()
+    if not folder.exists():
+        raise DataError(f"There is no folder {str(directory)!r} (write a project folder with explainer.save(DIR)).")
+    if not folder.is_dir():
+        raise DataError(f"{str(directory)!r} is a file, not a project folder (write one with explainer.save(DIR)).")
+    missing = [name for name in PROJECT_FILES.values() if not (folder / name).is_file()]
+    if missing:
+        raise DataError(f"{str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing "
+                        "(write one with explainer.save(DIR)).")
+    return folder.resolve()
 
 
 class FlexExplainer:
@@ -158,7 +170,7 @@ class FlexExplainer:
                                          refine=refine)
 
     # -- the three levels -----------------------------------------------------------------------
-    def explain_local(self, rows: Sequence[int], *, tau=DEFAULT_TAU, progress=None) -> list[FlexResult]:
+    def explain_local(self, rows: Rows, *, tau=DEFAULT_TAU, progress=None) -> list[FlexResult]:
         """Local FLEX per row: one factual and its n_cf counterfactuals each, in the order given.
 
         Every row must be a factual (predicted undesirable). Their counterfactuals are
@@ -219,7 +231,8 @@ class FlexExplainer:
         (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
         when ``n_factuals`` is the same.
         """
-        from .importance import check_region_arguments, check_rule_region, random_query, run_global, run_regional, run_rule_region
+        from .importance import random_query, run_global, run_regional, run_rule_region
+        from .importance._runs import check_region_arguments, check_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
         if rule is not None:
@@ -275,18 +288,18 @@ class FlexExplainer:
         return compare_groups(self.store, by, bins=bins, n_factuals=n_factuals, tau=tau, min_size=min_size,
                               progress=progress)
 
-    def counterfactuals(self, rows: Sequence[int], *, progress=None):
+    def counterfactuals(self, rows: Rows, *, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""
         return self.store.ensure(rows, progress=progress)
 
     # -- other methods on the same rows -------------------------------------------------------------
-    def shap(self, rows: Sequence[int], **options):
+    def shap(self, rows: Rows, **options):
         """SHAP on these rows (e.g. ``result.query_index``); options as :func:`~flex_core.compare.shap_importance`."""
         from .compare import shap_importance
 
         return shap_importance(self.model, self.task, list(rows), **{"seed": self.seed, **options})
 
-    def lime(self, rows: Sequence[int], **options):
+    def lime(self, rows: Rows, **options):
         """LIME on these rows (e.g. ``region.members``); options as :func:`~flex_core.compare.lime_importance`."""
         from .compare import lime_importance
 
@@ -304,7 +317,7 @@ class FlexExplainer:
             "undesired": [_plain(c) for c in self.model.undesired],
             "features": task.feature_names,
             "kinds": {f.name: f.kind for f in task.features},
-            "ordinal_orders": {f.name: list(f.categories) for f in task.features if f.kind == "ordinal"},
+            "ordinal_orders": {f.name: list(f.levels) for f in task.features if f.kind == "ordinal"},
             "immutable": task.immutable_names,
             "raw_dtypes": dict(task.raw_dtypes),
             "seed": self.seed,
@@ -385,21 +398,18 @@ class FlexExplainer:
         """Start the FLEX Studio app on this explainer in a subprocess; prints and returns its URL.
 
         The explainer is saved to ``directory`` (default a new temporary folder) and the
-        app opens it with ``--project``. The app runs until the Python session ends or
-        ``explainer.dashboard_process.terminate()`` is called.
+        app opens it, started as ``flex dashboard DIR`` starts it (from a checkout or an
+        installed package alike; Streamlit comes with ``pip install "flex-studio[app]"``).
+        The app runs until the Python session ends or ``explainer.dashboard_process.terminate()``
+        is called.
         """
-        app = Path(__file__).resolve().parents[1] / "app.py"
-        if not app.is_file():
-            raise ConfigError("The dashboard needs FLEX Studio's app.py next to flex_core (a source checkout or `pip install -e .`).")
+        from ._dashboard import app_script, free_port, require_streamlit, start_dashboard
+
+        require_streamlit()
+        app_script()  # the app's files are there, before anything is written
         folder = self.save(directory or tempfile.mkdtemp(prefix="flex-project-"))
-        port = port or _free_port()
-        command = [
-            sys.executable, "-m", "streamlit", "run", str(app),
-            "--server.headless", "false" if open_browser else "true",
-            "--server.port", str(port), "--browser.gatherUsageStats", "false",
-            "--", "--project", str(folder),
-        ]
-        self.dashboard_process = subprocess.Popen(command, cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port = port or free_port()
+        self.dashboard_process = start_dashboard(folder, port=port, open_browser=open_browser)
         url = f"http://localhost:{port}"
         print(f"FLEX Studio is starting at {url} (project folder {folder})")
         return url
@@ -408,7 +418,7 @@ class FlexExplainer:
 def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
-    from .models import FittedModel, check_columns, model_feature_names, resolve_undesired
+    from .models._fit import FittedModel, check_columns, model_feature_names, resolve_undesired
 
     if not isinstance(X, pd.DataFrame) or X.empty:
         raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
@@ -471,7 +481,7 @@ def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bound
     return task, fitted
 
 
-def _criterion_text(where) -> str | None:
+def _criterion_text(where) -> str | Mapping | None:
     """``{"zone": "rural"}`` or ``"zone=rural"`` as the ``feature=value`` text the runs take."""
     if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
         return where
@@ -490,9 +500,3 @@ def _as_classes(y: pd.Series, undesired: list) -> pd.Series:
     if undesired and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in undesired):
         return pd.to_numeric(y)
     return y
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -157,7 +158,8 @@ class FlexResult(FeatureScores):
     sufficiency_ratio: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
     generator_sensitivity: GeneratorSensitivity | None = None
-    counterfactual_set: object = field(default=None, repr=False)
+    #: The CounterfactualSet behind the result, or None (typed Any: counterfactuals builds on this module).
+    counterfactual_set: Any = field(default=None, repr=False)
     features: tuple = field(default=(), repr=False)
     versions: dict | None = field(default=None, repr=False)
 
@@ -172,7 +174,7 @@ class FlexResult(FeatureScores):
 
     def only_necessary(self) -> FlexResult:
         """The same result counting only necessary changes (F, std, f_j(i), intervals and ranks)."""
-        if self.necessary_frequency is None:
+        if self.necessary_frequency is None or self.necessary_std is None or self.local_necessary is None:
             raise ValueError("This result has no necessary-change frequencies (it was computed without a model).")
         settings = self.config.get("intervals", {})
         ci, ranks = frequency_intervals(
@@ -300,7 +302,7 @@ class FlexResult(FeatureScores):
         n_features, n_factuals = len(records), len(data["factuals"])
         local = data.get("local") or {}
         present = set(records[0]) if records else set()
-        optional = {name: json_floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
+        optional: dict[str, Any] = {name: json_floats(r[name] for r in records) for name in _OPTIONAL_SCORES if name in present}
         if "frequency_ci" in present:
             optional["frequency_ci"] = np.array([json_floats(r["frequency_ci"]) for r in records]).reshape(n_features, 2)
         for name in _OPTIONAL_INTERVALS:
@@ -384,7 +386,7 @@ class RegionalResult(Result):
         Pearson r between regional and global F over the mutable features (NaN if undefined).
     pearson_r_interval : (float, float)
         95% interval of r from the region's sampling error, the global F held as given
-        (:func:`flex_core.importance.pearson_interval`); NaN where r is undefined.
+        (:func:`flex_core._uncertainty.pearson_interval`); NaN where r is undefined.
     quadrants : tuple of str or None
         "A"-"D" per feature as in the paper's Fig. 4; None for immutable features.
     neighbour_ties : dict or None
@@ -418,7 +420,7 @@ class RegionalResult(Result):
         return self.importance.feature_names
 
     @property
-    def versions(self) -> dict | None:
+    def versions(self) -> dict | None:  # type: ignore[override]  # read-only on purpose: a region's are its importance's
         """The versions its importance was read back with (None when computed here)."""
         return self.importance.versions
 
@@ -426,7 +428,7 @@ class RegionalResult(Result):
     def diagonal_side(self) -> tuple[str | None, ...]:
         """Per feature, where it lies against y = x: "above" (more important here than globally),
         "below", "on", or None for an immutable feature or an undefined F."""
-        sides = []
+        sides: list[str | None] = []
         for regional, global_f, quadrant in zip(self.importance.frequency_mean, self.global_frequency, self.quadrants):
             gap = regional - global_f
             if quadrant is None or math.isnan(gap):

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.components import lime_beside_flex
 from ui.context import require_analysis, run_or_stop
@@ -48,15 +48,15 @@ right.dataframe(table, width="stretch", height="content")
 if shap is not None:
     agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)
     cols = st.columns(3)
-    cols[0].metric("Spearman (FLEX vs SHAP)", fc.report.with_interval(agreement.spearman, agreement.spearman_interval))
-    cols[1].metric("Kendall (FLEX vs SHAP)", fc.report.with_interval(agreement.kendall, agreement.kendall_interval))
+    cols[0].metric("Spearman (FLEX vs SHAP)", reporting.with_interval(agreement.spearman, agreement.spearman_interval))
+    cols[1].metric("Kendall (FLEX vs SHAP)", reporting.with_interval(agreement.kendall, agreement.kendall_interval))
     cols[2].metric(f"Top-{agreement.k} overlap", f"{agreement.top_k_overlap:.0%}")
     st.plotly_chart(
         fc.plotting.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement, include=mutable),
         key="compare_rank_scatter", width="stretch", config={"displaylogo": False},
     )
     st.caption(
-        f"SHAP: {shap.explainer}, explaining P(undesirable); it took {fc.report.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
+        f"SHAP: {shap.explainer}, explaining P(undesirable); it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."
     )
 

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.context import require_analysis, run_or_stop
 
@@ -24,7 +23,7 @@ row = st.selectbox(
     format_func=lambda r: f"row {r}" + ("" if r in stored else " (counterfactuals not generated yet)"),
 )
 cache.ensure_rows(analysis.store, [row], what="case")
-table, changed = run_or_stop(fc.counterfactuals.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
+table, changed = run_or_stop(reporting.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
 
 before = table["P(undesirable)"].iloc[0]
 valid = table["valid"].iloc[1:]
@@ -44,7 +43,7 @@ def _highlight(frame):
 
 
 # Numbers as people write them (8,200,000; 0.4512): a Styler otherwise prints six decimals or 2.15e+07.
-number_formats = {f.name: fc.report.format_number for f in task.features if f.is_continuous}
+number_formats = {f.name: reporting.format_number for f in task.features if f.is_continuous}
 # Sized to its rows: a fixed height hid the last counterfactuals.
 st.dataframe(table.style.apply(_highlight, axis=None).format({**number_formats, "P(undesirable)": "{:.2f}"}),
              width="stretch", height="content")

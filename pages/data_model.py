@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.components import evaluation_caption, number_columns, show_table
 from ui.context import load_base_task, require_analysis
@@ -32,14 +32,14 @@ st.caption(f"The first 200 of {len(task.frame):,} rows.")
 left, right = st.columns(2)
 with left:
     st.subheader("Class balance")
-    balance = fc.data.class_balance(task)
-    balance["share"] = balance["share"].map(lambda v: fc.report.format_share(v, decimals=1))
+    balance = reporting.class_balance(task)
+    balance["share"] = balance["share"].map(lambda v: reporting.format_share(v, decimals=1))
     show_table(balance, column_config={"rows": st.column_config.NumberColumn(format="localized")})
 with right:
     st.subheader(f"Model: {model.label}")
     metrics = model.metrics
-    st.markdown(fc.report.describe_model(metrics, task))
-    show_table(fc.report.model_quality_table(metrics))
+    st.markdown(reporting.describe_model(metrics, task))
+    show_table(reporting.model_quality_table(metrics))
     st.caption(evaluation_caption(model))
 
 st.subheader("Features")
@@ -50,7 +50,7 @@ st.caption(
     "model is retrained and new counterfactuals are generated that respect every constraint."
 )
 edited = st.data_editor(
-    fc.data.feature_table(task),
+    reporting.feature_table(task),
     key="feature_editor",
     hide_index=True,
     width="stretch",
@@ -71,7 +71,7 @@ if st.button("Apply feature settings", key="apply_features", type="primary"):
         overrides = {
             "kinds": {r.feature: r.kind for r in edited.itertuples() if base_kinds[r.feature] != r.kind},
             "immutable": sorted(r.feature for r in edited.itertuples() if r.immutable),
-            "constraints": fc.data.table_constraints(edited),
+            "constraints": reporting.table_constraints(edited),
         }
         cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
     except fc.FlexError as exc:

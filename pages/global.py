@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-import flex_core as fc
+from ui import reporting
 from ui import state as S
 from ui.components import generator_check, importance_chart, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
@@ -12,7 +12,7 @@ analysis = require_analysis()
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 
-st.markdown(fc.report.describe_global(result, undesirable=task.undesirable))
+st.markdown(reporting.describe_global(result, undesirable=task.undesirable))
 importance_chart(result, key="global")
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
@@ -38,9 +38,9 @@ cols[1].metric("Distinct counterfactuals", f"{coverage['counterfactuals_found']:
                     "changes a case often has only a few different ways out.")
 cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
 cols[3].metric("Factuals without any", f"{coverage['queries_without']:,}")
-st.caption(fc.report.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
+st.caption(reporting.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
 
 show_notes(analysis, *task.notes, *result.notes)
 
 with st.expander("The numbers"):
-    show_table(fc.report.importance_table(result))
+    show_table(reporting.importance_table(result))

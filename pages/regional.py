@@ -5,10 +5,12 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, selection
+from flex_core.importance._flex import parse_criterion
+from ui import cache, reporting, selection
 from ui import state as S
 from ui.components import importance_chart, lime_beside_flex, number_columns, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
+from ui.factual_map import factual_map_figure
 from ui.regions import found_regions_section, groups_section, rule_builder
 
 st.title("Regional explorer")
@@ -39,10 +41,10 @@ if rule:
         st.session_state[S.RULE] = None
         st.rerun()
     st.plotly_chart(
-        fc.plotting.factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
-                                                              tuple(int(r) for r in regional.members)),
-                                       members=regional.members, criterion=regional.rule_text,
-                                       title="Factuals: the rule region's cases are ringed"),
+        factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
+                                                  tuple(int(r) for r in regional.members)),
+                           members=regional.members, criterion=regional.rule_text,
+                           title="Factuals: the rule region's cases are ringed"),
         key="rule_map", width="stretch", config={"displaylogo": False},
     )
     st.caption("Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together; "
@@ -51,7 +53,7 @@ else:
     # -- criterion and k ---------------------------------------------------------------------------
     where = st.session_state[S.WHERE]
     try:
-        fc.importance.parse_criterion(task, where)
+        parse_criterion(task, where)
     except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
         st.warning(f"The region criterion {where!r} was dropped: {exc}")
         where = st.session_state[S.WHERE] = None
@@ -87,7 +89,7 @@ else:
         right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
                      on_change=S.bind("w_k", S.K))
     else:  # a slider needs two positions: with so few cases the region is all of them
-        right.caption(f"Only {fc.report.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
+        right.caption(f"Only {reporting.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
     k = max(0, min(int(st.session_state[S.K]), max_k))
 
     # -- the query: a click on the map, a row of the table, or a random one --------------------------
@@ -120,7 +122,7 @@ else:
     map_col, table_col = st.columns([3, 2])
     with map_col:
         st.plotly_chart(
-            fc.plotting.factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
+            factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
                                                                   tuple(int(r) for r in regional.members)),
                                            query=query, members=regional.members,
                                            meeting=candidates if where else None, criterion=criterion_text),
@@ -175,9 +177,9 @@ if regional.distances:
     cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
 else:  # a rule region has no query, so no distances
     cols[3].metric("Share of the cases", f"{len(regional.members) / max(len(global_result.query_index), 1):.0%}")
-st.markdown(fc.report.describe_regional(regional, undesirable=task.undesirable))
+st.markdown(reporting.describe_regional(regional, undesirable=task.undesirable))
 if regional.neighbour_ties:
-    st.caption(fc.report.describe_neighbour_ties(regional))
+    st.caption(reporting.describe_neighbour_ties(regional))
 show_notes(analysis, *regional.importance.notes)
 
 chart_col, scatter_col = st.columns(2)
@@ -186,7 +188,7 @@ with chart_col:
 with scatter_col:
     st.plotly_chart(fc.plotting.regional_scatter(regional), key="regional_scatter", width="stretch",
                     config={"displaylogo": False})
-st.caption(fc.report.quadrant_legend().replace("\n", " · "))
+st.caption(reporting.quadrant_legend().replace("\n", " · "))
 
 with st.expander("What must change in this region"):
     what_must_change(analysis, regional.importance, key="regional", cases="the region's cases")
@@ -196,7 +198,7 @@ with st.expander("FLEX next to LIME for this region"):
 
 # Full width, one above the other: side by side, both tables hid columns.
 st.subheader("Mode shift")
-show_table(fc.report.mode_shift_table(regional))
+show_table(reporting.mode_shift_table(regional))
 st.caption("For each feature: the region's most common value (numbers are cut into four ranges), its share "
            "among the cases and among their alternatives. A strongly negative δ means the alternatives move "
            "away from it.")

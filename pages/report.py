@@ -3,7 +3,7 @@
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, report, url_state
+from ui import cache, report, reporting, url_state
 from ui import state as S
 from ui.context import require_analysis, run_or_stop
 
@@ -42,8 +42,8 @@ tables = {
     "global_importance.csv": global_result.to_frame(),
     "local_frequencies.csv": global_result.local_frame(),
     "counterfactuals.csv": analysis.store.ensure(global_result.query_index).to_frame(task),
-    "features.csv": fc.data.feature_table(task),
-    "class_balance.csv": fc.data.class_balance(task),
+    "features.csv": reporting.feature_table(task),
+    "class_balance.csv": reporting.class_balance(task),
 }
 if sweep is not None:
     tables["tau_sweep.csv"] = sweep
@@ -65,7 +65,7 @@ for i, (name, frame) in enumerate(tables.items()):
 # -- the HTML report -----------------------------------------------------------------------------
 st.subheader("HTML report for domain experts")
 results = run_or_stop(report.session_results, analysis, global_result, regional, saved)
-sections = fc.report.session_sections(results)
+sections = reporting.session_sections(results)
 st.caption(
     "One file that opens offline in any browser and prints to PDF one section per page. It holds every result of "
     "this session, each with a plain-language reading: " + "; ".join(section.title for section in sections) + ". "
@@ -73,9 +73,9 @@ st.caption(
 )
 built_from = {"view": S.numbers_view(view, task), "data": task.fingerprint}
 if st.button("Build the HTML report", key="build_report", type="primary"):
-    st.session_state[S.REPORT_HTML] = fc.report.build_html_report(
+    st.session_state[S.REPORT_HTML] = reporting.build_html_report(
         sections, title=f"FLEX Studio report: {task.name}", meta=report.report_settings(analysis, link),
-        intro=fc.report.HOW_TO_READ,
+        intro=reporting.HOW_TO_READ,
     )
     st.session_state[S.REPORT_VIEW] = built_from
 if st.session_state[S.REPORT_HTML]:

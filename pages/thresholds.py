@@ -3,7 +3,7 @@
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.context import require_analysis, run_or_stop
 
@@ -65,14 +65,14 @@ if task.continuous_names:
 result = run_or_stop(analysis.global_result)
 st.plotly_chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), key="tau_chart",
                 width="stretch", config={"displaylogo": False})
-st.caption(fc.report.describe_global(result, undesirable=task.undesirable))
+st.caption(reporting.describe_global(result, undesirable=task.undesirable))
 
 if task.continuous_names:
     st.subheader("τ sweep")
     sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
     st.plotly_chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), key="tau_sweep",
                     width="stretch", config={"displaylogo": False})
-    st.caption(fc.report.describe_tau_sweep(sweep))
+    st.caption(reporting.describe_tau_sweep(sweep))
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
     st.plotly_chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), key="tau_panels",
                     width="stretch", config={"displaylogo": False})

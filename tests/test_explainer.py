@@ -8,6 +8,7 @@ import pytest
 
 import flex_core as fc
 from tests.factories import accident_frame, user_pipeline
+from ui.factual_map import project_factuals
 
 N = dict(n_factuals=20)
 
@@ -115,7 +116,7 @@ def test_shap_lime_and_the_map_without_the_projects_encode_step(user_explainer):
     assert shap.config["path"] == "encoded" and shap.values.shape == (3, 5)
     lime = user_explainer.lime(rows, num_samples=200)
     assert lime.config["path"] == "original" and lime.local_weights.shape == (3, 5)
-    factual_map = fc.plotting.project_factuals(user_explainer.task, user_explainer.model, rows)
+    factual_map = project_factuals(user_explainer.task, user_explainer.model, rows)
     assert factual_map.space == "encoded"
 
 
@@ -133,7 +134,7 @@ def test_a_model_without_an_encoder_step_uses_the_model_agnostic_paths(accident_
     np.testing.assert_allclose(shap.values.sum(axis=1) + shap.base_value, p, atol=1e-6)
     with pytest.raises(fc.ConfigError, match="TreeExplainer"):
         explainer.shap(rows, explainer="tree")
-    factual_map = fc.plotting.project_factuals(explainer.task, explainer.model, rows)
+    factual_map = project_factuals(explainer.task, explainer.model, rows)
     assert factual_map.space == "original" and len(factual_map.frame) == len(rows)
 
 

@@ -3,7 +3,11 @@
 import subprocess
 import sys
 
+import flex_core
+
 HEAVY = ("streamlit", "plotly", "shap", "lime", "dice_ml")
+#: the subpackages, the explainer and the launcher: each import must load none of HEAVY
+MODULES = ["flex_core", *(f"flex_core.{name}" for name in flex_core._SUBPACKAGES), "flex_core._explainer", "flex_core._dashboard"]
 
 
 def test_importing_flex_core_loads_none_of_the_heavy_modules():
@@ -27,3 +31,66 @@ def test_public_api_is_small_and_every_name_resolves():
     assert len(set(flex_core.__all__)) == len(flex_core.__all__)
     for name in flex_core.__all__:
         assert getattr(flex_core, name) is not None, name
+
+
+def test_subpackages_export_at_most_100_names_a_library_user_calls():
+    """Each subpackage's __all__ is what a library user calls; the dashboard's helpers live in ui/."""
+    import importlib
+
+    exported = {name: importlib.import_module(f"flex_core.{name}").__all__ for name in flex_core._SUBPACKAGES}
+    total = sum(len(names) for names in exported.values())
+    assert total <= 100, f"{total} names exported: {exported}"
+    for package, names in exported.items():
+        module = importlib.import_module(f"flex_core.{package}")
+        assert len(set(names)) == len(names), package
+        for name in names:
+            assert not name.startswith("_") and getattr(module, name) is not None, f"flex_core.{package}.{name}"
+
+
+def test_no_subpackage_import_loads_an_optional_dependency():
+    # One process, checked after each import, so the first import that loads one is named.
+    code = (
+        "import importlib, sys\n"
+        f"for module in {MODULES!r}:\n"
+        "    importlib.import_module(module)\n"
+        f"    loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "    assert not loaded, f'import {module} loaded {loaded}'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+BLOCKED = "import sys\nfor name in ('shap', 'lime', 'plotly', 'dice_ml', 'streamlit'):\n    sys.modules[name] = None\n"
+
+
+CALLS = {  # a call that needs the package -> the extra its message must name
+    "fc.compare.shap_importance(None, None, [0])": "compare",
+    "fc.compare.lime_importance(None, None, [0])": "compare",
+    "fc.plotting.importance_figure": "plots",
+    "fc.counterfactuals.DiceGenerator('random').generate(None, None, None, n_cf=1)": "dice",
+    "fc._dashboard.require_streamlit()": "app",
+}
+
+
+def test_a_missing_optional_dependency_is_one_error_naming_its_extra():
+    # One process with every optional package blocked; each call prints its error's one line.
+    code = BLOCKED + "import flex_core as fc, flex_core._dashboard\n" + "".join(
+        f"try:\n    {call}\nexcept ImportError as exc:\n    assert isinstance(exc, fc.ConfigError), type(exc)\n"
+        f"    print(str(exc).replace(chr(10), ' '))\nelse:\n    print('no error')\n"
+        for call in CALLS
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120).stdout
+    lines = out.splitlines()
+    assert len(lines) == len(CALLS)
+    for (call, extra), line in zip(CALLS.items(), lines, strict=True):
+        assert f'pip install "flex-studio[{extra}]"' in line, (call, line)
+
+
+def test_the_cli_says_which_extra_a_generator_needs():
+    code = BLOCKED + (
+        "from flex_core.cli import main\n"
+        "sys.exit(main(['global', '--data', 'builtin:toy2d', '--generator', 'dice-random', '--n-factuals', '3',"
+        " '--n-cf', '2', '--cv-folds', '0', '--quiet']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == 'error: A DiCE generator needs dice-ml, which is not installed: pip install "flex-studio[dice]".\n'

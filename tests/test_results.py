@@ -13,6 +13,7 @@ import pytest
 import flex_core as fc
 from flex_core._contract import FORMAT_VERSION, Result
 from flex_core._kinds import read_result, result_classes
+from flex_core._results import importance_rank
 from tests.contract import assert_same_result, assert_valid, strict_json
 
 # Every test here shares one fixture that runs SHAP, LIME and the flip-alone/needed search (about 6 s,
@@ -131,11 +132,11 @@ def test_another_kind_or_another_major_version_is_refused(every_result):
 
 def test_one_feature_score_base_ranks_every_result(every_result):
     # Hand-computed: ties share the best rank, NaN ranks last.
-    np.testing.assert_array_equal(fc.compare.importance_rank(np.array([0.5, np.nan, 0.5, 0.9])), [2, 4, 2, 1])
+    np.testing.assert_array_equal(importance_rank(np.array([0.5, np.nan, 0.5, 0.9])), [2, 4, 2, 1])
     result, lime = every_result["flex (global)"], every_result["lime"]
     for scores in (result, lime):
         assert isinstance(scores, fc.FeatureScores)
-        np.testing.assert_array_equal(scores.rank, fc.compare.importance_rank(scores.scores))
+        np.testing.assert_array_equal(scores.rank, importance_rank(scores.scores))
     np.testing.assert_array_equal(result.scores, result.frequency_mean)
     assert lime.score_of("speed") == lime.mean_abs[lime.feature_names.index("speed")]
     assert issubclass(fc.compare.ShapImportance, fc.FeatureScores)

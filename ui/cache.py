@@ -32,6 +32,9 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
+from flex_core.importance._sweep import TAU_PANELS
+from ui.estimates import RunEstimate, estimate_lime, estimate_shap
+from ui.factual_map import FactualMap, project_factuals
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -208,9 +211,9 @@ def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
 @st.cache_data(show_spinner=False, max_entries=8)
-def factual_map(_store: fc.CounterfactualStore, identity: str) -> fc.plotting.FactualMap:
+def factual_map(_store: fc.CounterfactualStore, identity: str) -> FactualMap:
     """The 2-D map of the store's factuals (``identity``: the store's model id)."""
-    return fc.plotting.project_factuals(_store.task, _store.model, _store.factual_rows)
+    return project_factuals(_store.task, _store.model, _store.factual_rows)
 
 
 @st.cache_data(show_spinner="Scoring the cases…", max_entries=8)
@@ -222,7 +225,7 @@ def pool_probabilities(_store: fc.CounterfactualStore, identity: str) -> pd.Seri
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def factual_map_with(_store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]) -> fc.plotting.FactualMap:
+def factual_map_with(_store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]) -> FactualMap:
     """The factual map with ``rows`` (a query and its region) added where a sample left them out."""
     return factual_map(_store, identity).including(_store.task, _store.model, rows)
 
@@ -283,7 +286,7 @@ def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def tau_panel_results(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> dict:
-    return {tau: global_result(_explainer, identity, n_factuals, json.dumps(tau)) for tau in fc.importance.TAU_PANELS}
+    return {tau: global_result(_explainer, identity, n_factuals, json.dumps(tau)) for tau in TAU_PANELS}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -345,14 +348,14 @@ def _explained(key: tuple, start: str, step: str, compute):
 
 @st.cache_data(show_spinner="Timing SHAP on two rows to say how long it will take…", max_entries=16)
 def shap_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> str:
-    return fc.compare.estimate_shap(_model, _task, list(rows), seed=seed).describe()
+    return estimate_shap(_model, _task, list(rows), seed=seed).describe()
 
 
 @st.cache_data(show_spinner="Timing LIME on one row to say how long it will take…", max_entries=16)
 def _lime_row_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, _row: int, num_samples: int,
-                       seed: int) -> fc.compare.RunEstimate:
+                       seed: int) -> RunEstimate:
     # ``_row`` is not hashed: whichever row is timed first stands for all of this model's rows.
-    return fc.compare.estimate_lime(_model, _task, [_row], num_samples=num_samples, seed=seed)
+    return estimate_lime(_model, _task, [_row], num_samples=num_samples, seed=seed)
 
 
 def lime_estimate(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, rows: tuple[int, ...],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.context import Analysis, run_or_stop
 
@@ -76,9 +76,9 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
         scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
-        st.markdown(fc.report.describe_what_must_change(result, cases=cases))
+        st.markdown(reporting.describe_what_must_change(result, cases=cases))
         st.caption(f"Searched with {scores.budget['generator']}: {scores.generator_runs:,} generator runs over "
-                   f"{fc.report.plural(len(rows), 'case')}, {fc.report.format_duration(scores.seconds)} (they do not "
+                   f"{reporting.plural(len(rows), 'case')}, {reporting.format_duration(scores.seconds)} (they do not "
                    "depend on τ). \"Needed\" means no way out was found within that search. Intervals: 95% Wilson, "
                    "over the cases.")
     else:
@@ -91,10 +91,10 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
                     config={"displaylogo": False})
     percent = st.column_config.NumberColumn(format="percent")
     # Full width: with the two shares and the two ratios the table has eight columns.
-    st.dataframe(fc.report.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
+    st.dataframe(reporting.what_must_change_frame(result), hide_index=True, width="stretch", height="content",
                  column_config={"necessary F": percent, "necessity ratio": percent, "sufficiency ratio": percent})
     with st.expander("How to read these numbers"):
-        st.markdown("\n".join(f"- {sentence}" for sentence in fc.report.WHAT_MUST_CHANGE_READING.values()))
+        st.markdown("\n".join(f"- {sentence}" for sentence in reporting.WHAT_MUST_CHANGE_READING.values()))
 
 
 def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
@@ -114,8 +114,8 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
         return
     sensitivity = run_or_stop(cache.generator_sensitivity, analysis.store, analysis.store_id, rows, (request[2],),
                               S.tau_setting())
-    st.markdown(fc.report.describe_generator_sensitivity(sensitivity))
-    show_table(fc.report.generator_sensitivity_table(sensitivity))
+    st.markdown(reporting.describe_generator_sensitivity(sensitivity))
+    show_table(reporting.generator_sensitivity_table(sensitivity))
 
 
 def evaluation_caption(model: fc.FittedModel) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
+from ui import reporting
 from ui import state as S
 from ui.components import show_table
 from ui.context import Analysis, run_or_stop
@@ -69,7 +70,7 @@ def found_regions_section(analysis: Analysis) -> None:
     if not found.regions:
         st.info("No candidate region had enough cases inside and outside it; lower the smallest region size or raise N_F.")
         return
-    table = fc.report.found_regions_table(found)
+    table = reporting.found_regions_table(found)
     event = st.session_state.get("found_regions_table")
     picked = (event or {}).get("selection", {}).get("rows", []) if event is not None else []
     if picked and S.fresh_selection("found_regions_table", picked) and picked[0] < len(found.regions):
@@ -88,7 +89,7 @@ def found_regions_section(analysis: Analysis) -> None:
                                 "cases": st.column_config.NumberColumn(width="small")})
     st.plotly_chart(fc.plotting.regions_small_multiples(found), key="regions_small_multiples", width="stretch",
                     config={"displaylogo": False})
-    st.caption(fc.report.multiple_testing_caveat(found))
+    st.caption(reporting.multiple_testing_caveat(found))
 
 
 # -- the rule builder ------------------------------------------------------------------------------
@@ -181,7 +182,7 @@ def groups_section(analysis: Analysis) -> None:
     groups = run_or_stop(analysis.compared_groups, by)
     for sentence in groups.verdict:
         st.markdown(f"- {sentence}")
-    show_table(fc.report.groups_table(groups))
+    show_table(reporting.groups_table(groups))
     st.plotly_chart(fc.plotting.groups_frequency_figure(groups), key="groups_figure", width="stretch",
                     config={"displaylogo": False})
     st.caption("Distance to the nearest alternative: a number counts its change as a share of its range, an ordinal "

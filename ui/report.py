@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.context import Analysis
 
@@ -52,7 +52,7 @@ def _found_and_groups(analysis: Analysis) -> dict:
     return out
 
 
-def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, saved: dict) -> fc.report.SessionResults:
+def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, saved: dict) -> reporting.SessionResults:
     """Every result of this session that exists: SHAP and LIME only if they ran, examples only for stored rows."""
     task, store = analysis.task, analysis.store
     global_result = _with_scores_if_computed(analysis, global_result)
@@ -64,14 +64,14 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
     shap_request = [analysis.model_id, [int(r) for r in global_result.query_index]]
     if st.session_state[S.SHAP_REQUEST] == shap_request:
         shap = cache.shap_with_progress(analysis.explainer, analysis.model_id, tuple(shap_request[1]))
-    regions = {**({fc.report.region_title(regional): regional} if regional is not None else {}),
+    regions = {**({reporting.region_title(regional): regional} if regional is not None else {}),
                **{f"saved region {name}": reg for name, reg in saved.items()}}
     stored = {int(r) for r in store.stored_rows}
     example_rows = [r for r in dict.fromkeys([st.session_state[S.CF_ROW], st.session_state[S.QUERY]])
                     if r is not None and int(r) in stored]
-    examples = {int(r): fc.counterfactuals.counterfactual_table(task, analysis.model, store.ensure([int(r)]), int(r))
+    examples = {int(r): reporting.counterfactual_table(task, analysis.model, store.ensure([int(r)]), int(r))
                 for r in example_rows}
-    return fc.report.SessionResults(
+    return reporting.SessionResults(
         task=task, model=analysis.model, global_result=global_result,
         coverage=store.ensure(global_result.query_index).coverage(), tau_sweep=sweep, tau_panels=panels,
         regional=regional, saved=saved, examples=examples, shap=shap, lime=_lime_results(analysis, regions),
@@ -86,7 +86,7 @@ def report_settings(analysis: Analysis, link: str) -> dict:
     if isinstance(tau, dict):
         tau = {("every other number" if k == "*" else analysis.task.feature(k).label): v for k, v in tau.items()}
     settings = {
-        "dataset": fc.report.dataset_label(analysis.task),
+        "dataset": reporting.dataset_label(analysis.task),
         "model": f"{analysis.model.label} ({analysis.model.encoding} encoding)",
         "counterfactual generator": s[S.GENERATOR],
         "generator settings": s[S.GENERATOR_SETTINGS].get(s[S.GENERATOR]) or "defaults",

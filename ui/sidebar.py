@@ -7,14 +7,14 @@ import json
 import streamlit as st
 
 import flex_core as fc
-from ui import cache
+from ui import cache, reporting
 from ui import state as S
 from ui.context import Analysis, active_model, current_analysis, load_base_task
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def _peek(data: bytes, max_bytes: int):
-    return fc.data.peek_csv(data, max_bytes=max_bytes)
+    return fc.data.read_csv(data, max_bytes=max_bytes)
 
 
 def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int, cv_rows: int) -> bool:
@@ -244,8 +244,8 @@ def render_sidebar() -> Analysis | None:
         if analysis is not None:
             task, metrics = analysis.task, analysis.model.metrics
             dataset_slot.caption(
-                f"Active: **{task.name}** — {fc.report.plural(len(task.frame), 'row')}, "
-                f"{fc.report.plural(len(task.features), 'feature')}, "
+                f"Active: **{task.name}** — {reporting.plural(len(task.frame), 'row')}, "
+                f"{reporting.plural(len(task.features), 'feature')}, "
                 f"{len(analysis.pool):,} predicted {' / '.join(map(str, task.undesirable))}."
             )
             left, right = metrics_slot.columns(2)

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from flex_core import ConfigError
 from flex_core.counterfactuals import GENERATORS, REFINE_MODES
 from flex_core.data import KINDS
+from flex_core.importance import DEFAULT_TAU
 from flex_core.models import MODELS
 
 __all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link"]
@@ -39,7 +40,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "query": None,
     "k": 4,
     "where": None,
-    "tau": 0.1,
+    "tau": DEFAULT_TAU,
     "tau_features": {},
     "necessary_only": False,  # bar charts count only necessary changes
     "whiskers": "interval",  # 95% interval of F or ± std on the bars

@@ -9,13 +9,16 @@ from pathlib import Path
 
 from .._errors import ConfigError, FlexError
 from .._explainer import FlexExplainer
-from ..compare import add_lime_to_json, add_shap_to_json
+from ..compare._json import add_lime_to_json, add_shap_to_json
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES
-from ..data import load_dataset, parse_order, parse_range, to_safe_csv
-from ..importance import DEFAULT_TAU, check_rule_region
+from ..data import load_dataset, to_safe_csv
+from ..data._summary import parse_order, parse_range
+from ..importance import DEFAULT_TAU
+from ..importance._runs import check_rule_region
 from ..models import MODELS, load_model
-from ..regions import check_discovery_options
-from ..reproduce import add_reproduce_parser, run_reproduce
+from ..regions._discovery import check_discovery_options
+from ..reproduce._paper import add_reproduce_parser, run_reproduce
+from ._dashboard import add_dashboard_parser, run_dashboard
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -171,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_argument("--by", required=True, metavar="FEATURE", help="the feature whose values (or bins) are the groups")
     groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
     add_reproduce_parser(sub)
+    add_dashboard_parser(sub)
     return parser
 
 
@@ -331,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "dashboard":
+            return run_dashboard(args)
         out = run(args)
         text = json.dumps(out, indent=2)
         if args.out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,7 @@ class RankAgreement(Result):
             f"top{self.k}_overlap": json_number(self.top_k_overlap),
             "features": list(self.features),
         }
-        if self.spearman_interval is not None:
+        if self.spearman_interval is not None and self.kendall_interval is not None:  # set together
             out["spearman_interval"] = json_pair(self.spearman_interval)
             out["kendall_interval"] = json_pair(self.kendall_interval)
         return {**out, "config": {"k": self.k, **self.config}}
@@ -59,7 +60,7 @@ class RankAgreement(Result):
         k = int(config.pop("k")) if "k" in config else next(
             int(key[3:-8]) for key in data if key.startswith("top") and key.endswith("_overlap")
         )
-        intervals = {
+        intervals: dict[str, Any] = {
             name: tuple(float(v) for v in json_floats(data[name]))
             for name in ("spearman_interval", "kendall_interval") if data.get(name) is not None
         }

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
 from .._errors import ConfigError
-from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
+from .._extras import require
+from .._typing import Rows
+from ..counterfactuals._set import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._scores import MethodScores, checked_rows
@@ -72,7 +74,7 @@ def normalise_to_max(values: np.ndarray) -> np.ndarray:
 def lime_importance(
     model: FittedModel,
     task: TaskSpec,
-    rows: Sequence[int],
+    rows: Rows,
     *,
     num_samples: int = 5000,
     seed: int = 0,
@@ -96,7 +98,7 @@ def lime_importance(
     -------
     LimeImportance
     """
-    from lime.lime_tabular import LimeTabularExplainer
+    LimeTabularExplainer = require("lime.lime_tabular", "LIME").LimeTabularExplainer
 
     rows = checked_rows(task, rows, "LIME")
     if num_samples < 10:
@@ -104,7 +106,7 @@ def lime_importance(
     training = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
     explained = encode_rows(task, task.frame.loc[rows, task.feature_names])
     categorical = [j for j, f in enumerate(task.features) if not f.is_continuous]
-    names = {j: [str(level) for level in task.features[j].categories] for j in categorical}
+    names = {j: [str(level) for level in task.features[j].levels] for j in categorical}
     labels = [f.label for f in task.features]
 
     def predict(codes: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -11,6 +11,7 @@ import pandas as pd
 from .._contract import json_floats, json_matrix, json_number
 from .._errors import ConfigError
 from .._results import FeatureScores
+from .._typing import Rows
 from ..data import TaskSpec
 
 __all__ = ["MethodScores", "checked_rows"]
@@ -20,6 +21,13 @@ class MethodScores(FeatureScores):
     """The export SHAP and LIME share (``method``, also their ``kind``, prefixes the columns); both rank by mean |weight|."""
 
     method: ClassVar[str]
+    # Fields of the dataclasses built on this (ShapImportance, LimeImportance), declared for the type checker.
+    display_names: tuple[str, ...]
+    immutable: tuple[bool, ...]
+    mean_abs: np.ndarray
+    query_index: np.ndarray
+    seconds: float
+    config: dict
 
     @property
     def scores(self) -> np.ndarray:
@@ -81,7 +89,7 @@ class MethodScores(FeatureScores):
         }
 
 
-def checked_rows(task: TaskSpec, rows: Sequence[int], method: str) -> list[int]:
+def checked_rows(task: TaskSpec, rows: Rows, method: str) -> list[int]:
     """The row ids as ints; a ConfigError naming ``method`` when there are none or some are not in the data."""
     rows = [int(r) for r in rows]
     if not rows:

@@ -8,7 +8,7 @@ model with KernelSHAP on the original features.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -16,7 +16,9 @@ import numpy as np
 
 from .._contract import json_floats, json_number
 from .._errors import ConfigError
-from ..counterfactuals import Progress, decode_rows, encode_rows, query_seed
+from .._extras import require
+from .._typing import Rows
+from ..counterfactuals._set import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._columns import encoded_column_owners, sum_columns_to_features
@@ -113,7 +115,7 @@ SHAP_PATHS = {
 def shap_importance(
     model: FittedModel,
     task: TaskSpec,
-    rows: Sequence[int],
+    rows: Rows,
     *,
     explainer: str = "auto",
     background_size: int = 20,
@@ -156,6 +158,7 @@ def shap_importance(
     -------
     ShapImportance explaining P(undesirable).
     """
+    require("shap", "SHAP")  # loaded here, before anything else: a missing shap is one error naming its extra
     if explainer not in SHAP_EXPLAINERS:
         raise ConfigError(f"Unknown SHAP explainer {explainer!r}; choose one of {', '.join(SHAP_EXPLAINERS)}.")
     rows = checked_rows(task, rows, "SHAP")

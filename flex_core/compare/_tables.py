@@ -89,5 +89,6 @@ def ranking_table(
             first_rank = ranks
     kept_labels = [label for label, ok in zip(labels, keep) if ok]
     frame = pd.DataFrame(columns, index=pd.Index(kept_labels, name="feature"))
+    assert first_rank is not None  # scores is not empty
     order = np.lexsort((np.arange(len(kept_labels)), first_rank))
     return frame.iloc[order]

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, GenerationError
+from .._extras import require
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._set import (
@@ -103,6 +104,7 @@ class DiceGenerator(GeneratorParams):
         seed: int = 0,
         progress: Progress | None = None,
     ) -> CounterfactualSet:
+        require("dice_ml", "A DiCE generator")  # its own error, not "DiCE could not be set up for this data"
         vary, ranges = check_request(
             task, queries, n_cf=n_cf, features_to_vary=features_to_vary, permitted_range=permitted_range
         )
@@ -113,7 +115,7 @@ class DiceGenerator(GeneratorParams):
                 "DiCE's genetic method does not work on data without a continuous feature (a dice-ml 0.12 bug); "
                 "choose batch, dice-random or dice-kdtree."
             )
-        ranges = ranges or None
+        permitted = ranges or None
         start = time.perf_counter()
         try:
             explainer = self._explainer(model, task)
@@ -128,7 +130,7 @@ class DiceGenerator(GeneratorParams):
                 per_query.append(None)
                 skipped.append(int(row_id))
             else:
-                frame, failure = self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, ranges, seed, row_id)
+                frame, failure = self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, permitted, seed, row_id)
                 per_query.append(frame)
                 if failure:
                     failures[failure] = failures.get(failure, 0) + 1
@@ -151,7 +153,7 @@ class DiceGenerator(GeneratorParams):
                 "posthoc_sparsity": self.posthoc_sparsity,
                 "time_limit": self.time_limit,
                 "features_to_vary": vary,
-                "permitted_range": ranges,
+                "permitted_range": permitted,
                 "seed": seed,
                 "queries_skipped": len(skipped),
                 "skipped_rows": skipped,

@@ -16,6 +16,7 @@ import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -139,7 +140,8 @@ def _encoding_plan(model: FittedModel, task: TaskSpec):
     if hasattr(steps[1][1], "feature_names_in_"):  # fitted on a frame: it expects column names
         return None
     position = {name: j for j, name in enumerate(task.feature_names)}
-    blocks, offset = [], 0
+    blocks: list[tuple[str, int, int, Any]] = []  # (kind, feature, first column, levels' columns or (shift, scale))
+    offset = 0
     for _, transformer, columns in steps[0][1].transformers_:
         if (isinstance(transformer, str) and transformer == "drop") or len(columns) == 0:
             continue
@@ -151,12 +153,12 @@ def _encoding_plan(model: FittedModel, task: TaskSpec):
                 if transformer.drop_idx_ is not None:
                     return None
                 seen = {level: i for i, level in enumerate(transformer.categories_[k])}
-                blocks.append(("onehot", j, offset, np.array([seen.get(level, -1) for level in feature.categories])))
+                blocks.append(("onehot", j, offset, np.array([seen.get(level, -1) for level in feature.levels])))
                 offset += len(transformer.categories_[k])
             elif isinstance(transformer, OrdinalEncoder) and not feature.is_continuous:
                 seen = {level: i for i, level in enumerate(transformer.categories_[k])}
                 unknown = float(transformer.unknown_value) if transformer.handle_unknown == "use_encoded_value" else np.nan
-                blocks.append(("ordinal", j, offset, np.array([seen.get(level, unknown) for level in feature.categories], dtype=float)))
+                blocks.append(("ordinal", j, offset, np.array([seen.get(level, unknown) for level in feature.levels], dtype=float)))
                 offset += 1
             elif feature.is_continuous and (
                 # a fitted ColumnTransformer holds "passthrough" as an identity FunctionTransformer

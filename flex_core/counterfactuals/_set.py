@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from ..data import TaskSpec, category_text
+from .._typing import Rows
+from ..data._columns import category_text
+from ..data._task import TaskSpec
 from ..models import FittedModel
 
 __all__ = [
@@ -55,7 +57,7 @@ def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
             text = col.to_numpy(dtype=object)
             if pd.api.types.infer_dtype(text, skipna=False) != "string":  # the per-value rewrite only when needed
                 text = np.array([v if isinstance(v, str) else category_text(v) for v in text], dtype=object)
-            codes = pd.Categorical(text, categories=list(f.categories)).codes.astype(float)  # -1: unknown level
+            codes = pd.Categorical(text, categories=list(f.levels)).codes.astype(float)  # -1: unknown level
             codes[codes < 0] = np.nan
             out[:, j] = codes
     return out
@@ -117,10 +119,10 @@ def resolve_permitted_range(task: TaskSpec, permitted_range: Mapping[str, Sequen
                     raise ConfigError(f"The permitted range of {name!r} lies outside the feature's own range.")
             resolved[name] = [low, high]
         else:
-            unknown = [v for v in allowed if str(v) not in feature.categories]
+            unknown = [v for v in allowed if str(v) not in feature.levels]
             if unknown or not allowed:
                 raise ConfigError(
-                    f"The permitted values of {name!r} must be among: {', '.join(feature.categories)}."
+                    f"The permitted values of {name!r} must be among: {', '.join(feature.levels)}."
                 )
             levels = [str(v) for v in allowed]
             if name in resolved:
@@ -174,7 +176,7 @@ def copy_tolerance(task: TaskSpec, ranges: np.ndarray | None = None) -> np.ndarr
     """
     ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
     stepwise = np.array([(not f.is_continuous) or f.integer for f in task.features])
-    levels = np.array([np.nan if f.is_continuous else len(f.categories) - 1 for f in task.features], dtype=float)
+    levels = np.array([np.nan if f.is_continuous else len(f.levels) - 1 for f in task.features], dtype=float)
     spans = np.where(np.isnan(ranges), levels, ranges)
     tolerance = np.maximum(np.nan_to_num(spans) * RELATIVE_TOLERANCE, 1e-12)
     # Whole units for integers (at least one) and levels (exactly one): the grid stays on their values.
@@ -265,7 +267,7 @@ def constraint_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals:
             low, high = f.bounds
             bad |= (after < (-np.inf if low is None else low)) | (after > (np.inf if high is None else high))
         if f.allowed is not None:
-            allowed_codes = [f.categories.index(v) for v in f.allowed]
+            allowed_codes = [f.levels.index(v) for v in f.allowed]
             bad |= ~np.isin(after, allowed_codes)
         broken |= moved & bad
     return broken
@@ -305,7 +307,8 @@ class CounterfactualSet:
     model_rows: int = -1
     notes: tuple[str, ...] = ()
     config: dict = field(default_factory=dict)
-    copies: np.ndarray | None = None
+    #: None (not given) becomes zeros in __post_init__, so a set always holds an array here.
+    copies: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self):
         n_q, n_cf, n_f = self.counterfactuals.shape
@@ -361,14 +364,14 @@ class CounterfactualSet:
         }
 
     # -- selection and combination ---------------------------------------------------------
-    def positions_of(self, rows: Sequence[int]) -> np.ndarray:
+    def positions_of(self, rows: Rows) -> np.ndarray:
         lookup = {int(r): i for i, r in enumerate(self.query_index)}
         missing = [int(r) for r in rows if int(r) not in lookup]
         if missing:
             raise ConfigError(f"No counterfactuals stored for row(s) {missing[:5]}.")
         return np.array([lookup[int(r)] for r in rows], dtype=int)
 
-    def subset(self, rows: Sequence[int]) -> CounterfactualSet:
+    def subset(self, rows: Rows) -> CounterfactualSet:
         """The queries with these row ids, in the given order."""
         pos = self.positions_of(rows)
         share = len(pos) / max(self.n_queries, 1)
@@ -387,7 +390,7 @@ class CounterfactualSet:
             self.copies[pos].copy(),
         )
 
-    def has_rows(self, rows: Sequence[int]) -> np.ndarray:
+    def has_rows(self, rows: Rows) -> np.ndarray:
         known = set(int(r) for r in self.query_index)
         return np.array([int(r) in known for r in rows], dtype=bool)
 
@@ -472,7 +475,7 @@ class CounterfactualSet:
                 int(meta["model_rows"]),
                 tuple(meta["notes"]),
                 meta["config"],
-                data["copies"].copy() if "copies" in data.files else None,
+                data["copies"].copy() if "copies" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
             )
 
 

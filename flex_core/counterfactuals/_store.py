@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import __version__
 from .._errors import ConfigError
+from .._typing import Rows
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._refine import check_refine, default_refine, refine_counterfactuals
@@ -124,11 +125,11 @@ class CounterfactualStore:
     def stored_rows(self) -> np.ndarray:
         return np.empty(0, int) if self._set is None else self._set.query_index.copy()
 
-    def _write_chunk(self, cfset: CounterfactualSet) -> None:
+    def _write_chunk(self, directory: Path, cfset: CounterfactualSet) -> None:
         """Write under a temporary name, then rename: a killed app never leaves half a chunk."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        final = self.directory / f"chunk-{self._chunks:05d}.npz"
-        partial = self.directory / f".partial-{self._chunks:05d}.npz"
+        directory.mkdir(parents=True, exist_ok=True)
+        final = directory / f"chunk-{self._chunks:05d}.npz"
+        partial = directory / f".partial-{self._chunks:05d}.npz"
         cfset.save(partial)
         os.replace(partial, final)
         self._chunks += 1
@@ -168,7 +169,7 @@ class CounterfactualStore:
         return list(self.features_to_vary) if self.features_to_vary is not None else list(self.task.mutable_names)
 
     def generate_varying(
-        self, rows: Sequence[int], features_to_vary: Sequence[str], *, progress: Progress | None = None
+        self, rows: Rows, features_to_vary: Sequence[str], *, progress: Progress | None = None
     ) -> CounterfactualSet:
         """Counterfactuals for these rows when only ``features_to_vary`` may change, not stored.
 
@@ -202,13 +203,13 @@ class CounterfactualStore:
         """A store with the same data, model and settings and another generator (its default refine unless given)."""
         return self._like(generator, seed=self.seed, refine=refine)
 
-    def missing(self, rows: Sequence[int]) -> list[int]:
+    def missing(self, rows: Rows) -> list[int]:
         rows = [int(r) for r in dict.fromkeys(int(r) for r in rows)]
         if self._set is None:
             return rows
         return [r for r, have in zip(rows, self._set.has_rows(rows)) if not have]
 
-    def ensure(self, rows: Sequence[int], *, progress: Progress | None = None) -> CounterfactualSet:
+    def ensure(self, rows: Rows, *, progress: Progress | None = None) -> CounterfactualSet:
         """Counterfactuals for these rows, generating only the missing ones (in one batch)."""
         rows = [int(r) for r in rows]
         if not rows:
@@ -222,7 +223,7 @@ class CounterfactualStore:
                 # The rows stored before this call, taken now: their share of the time is that of the run that made them.
                 missing = set(todo)
                 earlier = [r for r in dict.fromkeys(rows) if r not in missing]
-                parts = [self._set.subset(earlier)] if earlier else []
+                parts = [self._set.subset(earlier)] if earlier and self._set is not None else []  # earlier: stored rows
                 fresh = self._generate(todo, features_to_vary=self.features_to_vary, progress=progress)
                 # Queries a time limit skipped are not kept: another run, with more time, may find some.
                 skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
@@ -231,18 +232,19 @@ class CounterfactualStore:
                     keep = fresh if len(kept_rows) == fresh.n_queries else fresh.subset(kept_rows)
                     self._set = keep if self._set is None else CounterfactualSet.concat([self._set, keep])
                     if self.directory is not None:
-                        self._write_chunk(keep)
+                        self._write_chunk(self.directory, keep)
                 # This call still answers for every row asked, the skipped ones empty; this run's time is
                 # counted once (stacking it onto the updated store counted it twice).
                 return CounterfactualSet.concat([*parts, fresh]).subset(rows)
             elif progress is not None:
                 progress(len(rows), len(rows))
+            assert self._set is not None  # nothing missing: every row is stored
             return self._set.subset(rows)
 
     def necessary_changes(self, cfset: CounterfactualSet) -> np.ndarray:
         """Which changes of a set from :meth:`ensure` are necessary, shape (n_queries, n_cf, n_features).
 
-        See :func:`flex_core.counterfactuals.necessary_changes`. The answer does not depend
+        See :func:`flex_core.counterfactuals._revert.necessary_changes`. The answer does not depend
         on τ, so each stored row is scored once (one batched call for all rows not scored yet)
         and every later τ, k or query reuses it.
         """
@@ -257,7 +259,7 @@ class CounterfactualStore:
                     fresh[row] = mask
                     if row in stored:  # not a row a time limit skipped: it may get counterfactuals later
                         self._necessary[row] = mask
-            masks = [self._necessary.get(r, fresh.get(r)) for r in rows]
+            masks = [self._necessary[r] if r in self._necessary else fresh[r] for r in rows]
         return np.stack(masks) if masks else np.zeros((0, cfset.n_cf, len(cfset.feature_names)), bool)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -312,8 +312,8 @@ def load_dataset(
     Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``) apply to any
     data; an order given here replaces an adapter's order of that feature.
     """
-    constraints = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
-    constraints = {k: dict(v) for k, v in constraints.items() if v}
+    given: dict[str, Mapping | None] = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
+    constraints: dict[str, Any] = {k: dict(v) for k, v in given.items() if v}
     kind, _, rest = spec.partition(":")
     if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
         raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
@@ -329,9 +329,11 @@ def load_dataset(
         immutable, kinds = list(immutable), dict(kinds or {})
         if not immutable and not kinds and not constraints and not ordinal_orders:
             return task
-        orders = None
+        orders: dict[str, Sequence] | None = None
         if ordinal_orders:
-            orders = {f.name: list(f.categories) for f in task.features if f.is_ordinal and kinds.get(f.name, "ordinal") == "ordinal"}
+            orders = {
+                f.name: list(f.levels) for f in task.features if f.is_ordinal and kinds.get(f.name, "ordinal") == "ordinal"
+            }
             orders.update(ordinal_orders)
         # Extra immutable features add to the adapter's own (the paper's age band and sex stay fixed).
         return task.with_overrides(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -65,6 +65,11 @@ class Feature:
         return self.display_name or self.name.replace("_", " ")
 
     @property
+    def levels(self) -> tuple:
+        """``categories``, or ``()`` for a continuous feature (which has none)."""
+        return self.categories or ()
+
+    @property
     def is_continuous(self) -> bool:
         return self.kind == "continuous"
 
@@ -83,7 +88,7 @@ class Feature:
         if self.allowed is not None:
             out["allowed"] = list(self.allowed)
         if self.is_ordinal:
-            out["order"] = list(self.categories)
+            out["order"] = list(self.levels)
         return out
 
 
@@ -189,7 +194,7 @@ class TaskSpec:
         kept = [f for f in self.features if f.name in set(names)]
         new_kinds = {f.name: kinds.get(f.name, f.kind) for f in kept}
         if ordinal_orders is None:
-            ordinal_orders = {f.name: list(f.categories) for f in kept if f.is_ordinal and new_kinds[f.name] == "ordinal"}
+            ordinal_orders = {f.name: list(f.levels) for f in kept if f.is_ordinal and new_kinds[f.name] == "ordinal"}
         # An order makes a feature ordinal (make_task's rule), so the kept constraints must fit that kind.
         final_kind = {n: "ordinal" if n in ordinal_orders else k for n, k in new_kinds.items()}
         if monotone is None:
@@ -245,7 +250,7 @@ def make_task(
     undesirable,
     features: Iterable[str] | None = None,
     kinds: Mapping[str, str] | None = None,
-    ordinal_orders: Mapping[str, list] | None = None,
+    ordinal_orders: Mapping[str, Sequence] | None = None,
     immutable: Iterable[str] = (),
     monotone: Mapping[str, str] | None = None,
     bounds: Mapping[str, Sequence] | None = None,
@@ -455,7 +460,7 @@ def _resolve_kinds(
     df: pd.DataFrame,
     feature_names: list[str],
     kinds: Mapping[str, str],
-    ordinal_orders: Mapping[str, list],
+    ordinal_orders: Mapping[str, Sequence],
     notes: list[str],
 ) -> tuple[pd.DataFrame, dict[str, Kind], dict[str, set]]:
     """Each feature's kind, and its column read as that kind.
@@ -482,7 +487,7 @@ def _resolve_kinds(
         else:
             df[c] = as_category_text(df[c])
             seen_levels[c] = set(df[c].dropna())
-        resolved_kinds[c] = kind
+        resolved_kinds[c] = cast(Kind, kind)  # make_task checked the declared kinds (_check_kind_names)
     return df, resolved_kinds, seen_levels
 
 
@@ -532,7 +537,7 @@ def _build_features(
     feature_names: list[str],
     kinds: Mapping[str, Kind],
     seen_levels: Mapping[str, set],
-    ordinal_orders: Mapping[str, list],
+    ordinal_orders: Mapping[str, Sequence],
     immutable: list[str],
     display_names: Mapping[str, str],
 ) -> list[Feature]:
@@ -601,13 +606,13 @@ def _with_constraints(feature: Feature, direction, bounds, allowed) -> Feature:
         if feature.is_continuous:
             raise ConfigError(f"{name!r} is continuous: give it a range (LO:HI) instead of allowed values.")
         allowed = [category_text(v) if not isinstance(v, str) else v.strip() for v in allowed]
-        unknown = [v for v in allowed if v not in feature.categories]
+        unknown = [v for v in allowed if v not in feature.levels]
         if unknown or not allowed:
             raise ConfigError(
                 f"{name!r} has no value {', '.join(map(repr, unknown)) or '(none given)'}; "
-                f"its values are: {', '.join(feature.categories)}."
+                f"its values are: {', '.join(feature.levels)}."
             )
-        allowed = tuple(v for v in feature.categories if v in set(allowed))
+        allowed = tuple(v for v in feature.levels if v in set(allowed))
     if feature.immutable and (direction or bounds is not None or allowed is not None):
         raise ConfigError(f"{name!r} is immutable: it never changes, so a direction, range or allowed values do not apply.")
     return replace(feature, direction=direction, bounds=bounds, allowed=allowed)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,10 +11,12 @@ import pandas as pd
 from .._errors import ConfigError
 from .._format import format_number
 from .._results import FlexResult, RegionalResult
+from .._typing import Numbers, Rows
 from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals, pearson_interval
 from ..counterfactuals import CounterfactualSet, decode_rows, encode_rows
 from ..data import TaskSpec
 from ._metrics import (
+    DEFAULT_TAU,
     DICE_EPSILON,
     aggregate,
     change_matrix,
@@ -62,7 +65,7 @@ def flex_importance(
     cfset: CounterfactualSet,
     task: TaskSpec,
     *,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     ranges: np.ndarray | None = None,
     epsilon: float = DICE_EPSILON,
     level: str = "global",
@@ -85,7 +88,7 @@ def flex_importance(
     level : {"local", "regional", "global"}
         Only a label: the arithmetic is the same at every level (Eq. 4).
     necessary : bool ndarray of shape (n_queries, n_cf, n_features), optional
-        Which changes are necessary (:func:`flex_core.counterfactuals.necessary_changes`,
+        Which changes are necessary (:func:`flex_core.counterfactuals._revert.necessary_changes`,
         τ-independent, so computed once per set); gives ``necessary_frequency``.
     intervals : bool, default True
         Compute ``frequency_ci`` (95% Wilson score interval of F_j with a continuity correction,
@@ -108,7 +111,8 @@ def flex_importance(
     mu_mean, _ = aggregate(local_mu)
     mu_mean[~continuous] = np.nan
     coverage = cfset.coverage()
-    extra, run_config = {}, {}
+    extra: dict[str, Any] = {}
+    run_config: dict[str, Any] = {}
     if necessary is not None:
         if necessary.shape != changed.shape:
             raise ConfigError(f"necessary has shape {necessary.shape}; the counterfactuals have {changed.shape}.")
@@ -161,12 +165,12 @@ def parse_criterion(task: TaskSpec, where: str | Mapping | None) -> dict | None:
     spec = task.feature(feature)
     if spec.is_continuous:
         raise ConfigError(f"A criterion needs a categorical feature; {feature!r} is continuous.")
-    if value not in spec.categories:
-        raise ConfigError(f"{feature!r} has no value {value!r}; its values are: {', '.join(spec.categories)}.")
+    if value not in spec.levels:
+        raise ConfigError(f"{feature!r} has no value {value!r}; its values are: {', '.join(spec.levels)}.")
     return {"feature": feature, "value": value}
 
 
-def hamming_distances(task: TaskSpec, query: int, rows: Sequence[int], *, ranges: np.ndarray | None = None) -> np.ndarray:
+def hamming_distances(task: TaskSpec, query: int, rows: Rows, *, ranges: np.ndarray | None = None) -> np.ndarray:
     """Distance from the query row to each row, shape (n_rows,).
 
     Categorical features add 1 when the values differ (the paper's Hamming distance,
@@ -178,7 +182,7 @@ def hamming_distances(task: TaskSpec, query: int, rows: Sequence[int], *, ranges
     """
     continuous = np.array([f.is_continuous for f in task.features])
     ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
-    ranges = np.array([len(f.categories) - 1 if f.is_ordinal else r for f, r in zip(task.features, ranges, strict=True)], dtype=float)
+    ranges = np.array([len(f.levels) - 1 if f.is_ordinal else r for f, r in zip(task.features, ranges, strict=True)], dtype=float)
     graded = continuous | np.array([f.is_ordinal for f in task.features])
     safe_range = np.where(ranges > 0, ranges, np.inf)
     codes = encode_rows(task, task.frame.loc[list(rows)])
@@ -191,7 +195,7 @@ def hamming_distances(task: TaskSpec, query: int, rows: Sequence[int], *, ranges
 def select_region(
     task: TaskSpec,
     query: int,
-    candidates: Sequence[int],
+    candidates: Rows,
     *,
     k: int = 4,
     where: str | Mapping | None = None,
@@ -320,7 +324,7 @@ def compare_with_global(regional: np.ndarray, global_: np.ndarray, include: np.n
         r = float("nan")
     g_mid = float(glo.mean()) if include.any() else float("nan")
     r_mid = float(reg.mean()) if include.any() else float("nan")
-    quadrants = []
+    quadrants: list[str | None] = []
     for j in range(len(regional)):
         if not include[j]:
             quadrants.append(None)
@@ -336,11 +340,11 @@ def regional_importance(
     global_result: FlexResult,
     *,
     query: int,
-    members: Sequence[int],
-    distances: Sequence[float],
+    members: Rows,
+    distances: Numbers,
     criterion: dict | None = None,
     candidates: int = 0,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     ranges: np.ndarray | None = None,
     necessary: np.ndarray | None = None,
     generator: dict | None = None,

@@ -24,7 +24,7 @@ at most 1 / N_cf however decisive it is.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -33,9 +33,12 @@ import pandas as pd
 from .._contract import Result, json_floats, json_matrix, json_number, json_pair
 from .._errors import ConfigError
 from .._results import FlexResult
+from .._typing import Rows
 from .._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
-from ..counterfactuals import CounterfactualStore, Progress
+from ..counterfactuals import CounterfactualStore
+from ..counterfactuals._set import Progress
 from ._flex import flex_importance
+from ._metrics import DEFAULT_TAU
 
 __all__ = ["NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]
 
@@ -182,7 +185,7 @@ def _found(store: CounterfactualStore, rows: list[int], vary: list[str]) -> np.n
 
 
 def necessity_sufficiency(
-    store: CounterfactualStore, rows: Sequence[int], *, progress: Progress | None = None
+    store: CounterfactualStore, rows: Rows, *, progress: Progress | None = None
 ) -> NecessitySufficiency:
     """Flip-alone and needed shares, and Kommiya Mothilal et al.'s ratios, of every feature the store may change.
 
@@ -285,10 +288,10 @@ def with_necessity_sufficiency(result: FlexResult, scores: NecessitySufficiency)
 
 def seed_spread(
     store: CounterfactualStore,
-    rows: Sequence[int],
+    rows: Rows,
     *,
     repeats: int,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Std (ddof = 1) of F_j across ``repeats`` generator seeds over the same factuals, shape (n_features,).

@@ -28,7 +28,9 @@ import pandas as pd
 
 from .._errors import ConfigError
 from .._format import format_number
-from ..data import TaskSpec, category_text
+from .._typing import Rows
+from ..data._columns import category_text
+from ..data._task import TaskSpec
 
 __all__ = ["OPS", "parse_condition", "check_rule", "rule_mask", "rule_text", "condition_text"]
 
@@ -140,7 +142,7 @@ def _position(feature, value) -> float:
     return float(value) if feature.is_continuous else float(feature.categories.index(value))
 
 
-def rule_mask(task: TaskSpec, rule: Sequence[Mapping], rows: Sequence[int] | None = None) -> np.ndarray:
+def rule_mask(task: TaskSpec, rule: Sequence[Mapping], rows: Rows | None = None) -> np.ndarray:
     """Which rows meet every condition of a (checked) rule, bool array over ``rows`` (default every row)."""
     frame = task.frame if rows is None else task.frame.loc[np.asarray(rows, dtype=int)]
     mask = np.ones(len(frame), dtype=bool)

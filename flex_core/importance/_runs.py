@@ -9,9 +9,12 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._results import FlexResult, RegionalResult
-from ..counterfactuals import CounterfactualStore, Progress, generator_key
+from .._typing import Rows
+from ..counterfactuals import CounterfactualStore
+from ..counterfactuals._registry import generator_key
+from ..counterfactuals._set import Progress
 from ..data import TaskSpec
-from ..models import adequacy_note, model_summary
+from ..models._fit import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
 from ._metrics import DEFAULT_TAU
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
@@ -21,7 +24,7 @@ from ._sensitivity import generator_sensitivity
 __all__ = ["sample_factuals", "run_local", "run_global", "run_regional", "run_rule_region", "check_rule_region", "check_region_arguments", "random_query", "rows_meeting"]
 
 
-def sample_factuals(rows: Sequence[int], n: int, *, seed: int = 0) -> np.ndarray:
+def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
     """A seeded random sample of n factual rows (all of them when fewer exist), sorted by row id."""
     rows = np.asarray(rows, dtype=int)
     if n < 1:
@@ -166,6 +169,8 @@ def random_query(store: CounterfactualStore, *, where: str | Mapping | None = No
     if criterion is not None:
         pool = pool[store.task.frame.loc[pool, criterion["feature"]].to_numpy() == criterion["value"]]
     if len(pool) == 0:
+        if criterion is None:  # (the message used to index None here and fail with a TypeError)
+            raise ConfigError("No row is a factual (predicted undesirable), so there is no query to pick.")
         raise ConfigError(f"No factual meets the criterion {criterion['feature']} = {criterion['value']}.")
     return int(np.random.default_rng(seed).choice(pool))
 
@@ -199,7 +204,7 @@ def _with_notes(result: FlexResult, notes: list[str]) -> FlexResult:
     return replace(result, notes=tuple(result.notes) + tuple(notes)) if notes else result
 
 
-def rows_meeting(task: TaskSpec, rows: Sequence[int], where: str | Mapping | None) -> np.ndarray:
+def rows_meeting(task: TaskSpec, rows: Rows, where: str | Mapping | None) -> np.ndarray:
     """The rows (in their order) that meet a ``feature=value`` criterion; all of them when there is none."""
     rows = np.asarray(list(rows), dtype=int)
     criterion = parse_criterion(task, where)

@@ -11,6 +11,7 @@ generator's r (region against the global F *of the same generator*) with its int
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .._contract import json_number
 from .._errors import ConfigError
 from .._results import FlexResult, GeneratorSensitivity, RegionalResult
 from ..counterfactuals import CounterfactualStore, make_generator
+from ._metrics import DEFAULT_TAU
 
 __all__ = ["generator_sensitivity"]
 
@@ -27,7 +29,7 @@ def generator_sensitivity(
     global_result: FlexResult,
     generators: Sequence[str],
     *,
-    tau: float | Mapping[str, float] = 0.1,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
     regional: RegionalResult | None = None,
 ) -> GeneratorSensitivity:
     """Each generator's F_j (and r for ``regional``) over the same factuals, as plain data (a dict with the result contract).
@@ -60,7 +62,8 @@ def generator_sensitivity(
     if len(names) < 2:
         raise ConfigError(f"Name at least one generator other than {own!r} to compare with.")
     rows = [int(r) for r in global_result.query_index]
-    globals_, regionals, refine = {own: global_result}, {own: regional}, {own: store.refine}
+    globals_, refine = {own: global_result}, {own: store.refine}
+    regionals: dict[str, RegionalResult] = {} if regional is None else {own: regional}
     for name in names[1:]:
         other = store.with_generator(make_generator(name))
         refine[name] = other.refine
@@ -69,10 +72,11 @@ def generator_sensitivity(
 
             regionals[name] = run_rule_region(other, globals_[name], rule=regional.rule, tau=tau)
         elif regional is not None:
+            assert regional.query is not None  # a region without a rule is a query's Hamming neighbourhood
             regionals[name] = run_regional(other, globals_[name], query=regional.query, k=len(regional.members) - 1,
                                            where=regional.criterion, tau=tau)
     out = GeneratorSensitivity({"generators": names, "refine": refine, **_compare(globals_, names)})
-    config = {"tau": dict(tau) if isinstance(tau, Mapping) else tau, "factuals": rows}
+    config: dict[str, Any] = {"tau": dict(tau) if isinstance(tau, Mapping) else tau, "factuals": rows}
     if regional is not None:
         config["region"] = {"query": None if regional.query is None else int(regional.query),
                             "members": [int(m) for m in regional.members], "criterion": regional.criterion}

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
+from .._typing import Numbers
 from ..counterfactuals import CounterfactualSet
 from ..data import TaskSpec
 from ._flex import flex_importance
@@ -23,7 +22,7 @@ def tau_sweep(
     task: TaskSpec,
     *,
     ranges: np.ndarray | None = None,
-    taus: Sequence[float] | None = None,
+    taus: Numbers | None = None,
 ) -> pd.DataFrame:
     """F_j of every continuous feature against τ, from stored counterfactuals only.
 

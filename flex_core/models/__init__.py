@@ -1,19 +1,6 @@
 """Models: the project's own scikit-learn pipelines, the fitted-model wrapper FLEX explains, and model files."""
 
-from ._files import MAX_MODEL_BYTES, TRUSTED_MODULES, load_model, save_model, untrusted_types
-from ._fit import (
-    MODELS,
-    BinaryClassifierView,
-    FittedModel,
-    adequacy_note,
-    align_task,
-    build_pipeline,
-    check_columns,
-    fit_model,
-    from_file_estimator,
-    model_feature_names,
-    model_summary,
-    resolve_undesired,
-)
+from ._files import load_model, save_model
+from ._fit import MODELS, FittedModel, adequacy_note, build_pipeline, fit_model, from_file_estimator
 
-__all__ = ["MODELS", "adequacy_note", "FittedModel", "BinaryClassifierView", "build_pipeline", "fit_model", "model_summary", "model_feature_names", "check_columns", "align_task", "from_file_estimator", "resolve_undesired", "TRUSTED_MODULES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]
+__all__ = ["MODELS", "FittedModel", "build_pipeline", "fit_model", "adequacy_note", "from_file_estimator", "load_model", "save_model"]

@@ -23,6 +23,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
 from .._errors import ConfigError, DataError
+from .._typing import Rows
 from ..data import TaskSpec
 
 __all__ = ["FittedModel", "fit_model", "MODELS", "build_pipeline", "model_summary", "adequacy_note", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "BinaryClassifierView"]
@@ -49,7 +50,7 @@ def build_pipeline(task: TaskSpec, *, model: str = "rf", encoding: Encoding = "o
     """Encoder + classifier. ``encoding="label"`` reproduces the paper's label encoding."""
     categorical = task.categorical_names
     continuous = task.continuous_names
-    categories = [list(task.feature(c).categories) for c in categorical]
+    categories = [list(task.feature(c).levels) for c in categorical]
     if encoding == "onehot":
         # One-hot columns in sorted level order whatever a feature's declared order: declaring an
         # order (ordinal) then leaves the fitted forest, and every run on it, exactly as before.
@@ -123,7 +124,7 @@ class FittedModel:
         X_test: pd.DataFrame | None = None,
         y_test=None,
         name: str = "own model",
-        train_index: Sequence[int] | None = None,
+        train_index: Rows | None = None,
         fitted_on: Literal["raw", "task"] = "raw",
         identity: str | None = None,
         evaluated_on: str = "",

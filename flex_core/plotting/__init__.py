@@ -1,19 +1,51 @@
-"""Plotly figures. Every function takes results (FlexResult, RegionalResult, ...), not loose arrays."""
+"""Plotly figures. Every function takes results (FlexResult, RegionalResult, ...), not loose arrays.
 
-from ._compare import rank_scatter_figure, ranking_bars_figure, regional_lime_figure
-from ._flex import (
-    FLEX_COLOUR,
-    factual_map_figure,
-    frequency_whiskers,
-    importance_figure,
-    regional_scatter,
-    regions_heatmap,
-    tau_panels_figure,
-    tau_sweep_figure,
-    thin_labels,
-    what_must_change_figure,
-)
-from ._map import FactualMap, project_factuals
-from ._regions import groups_frequency_figure, regions_small_multiples
+Plotly loads on first use of a figure, not at ``import flex_core.plotting``; without it that use is
+one error naming the extra (``pip install "flex-studio[plots]"``).
+"""
 
-__all__ = ["FLEX_COLOUR", "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure", "frequency_whiskers", "factual_map_figure", "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "FactualMap", "project_factuals", "thin_labels", "regions_small_multiples", "groups_frequency_figure"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from .._extras import require
+
+if TYPE_CHECKING:
+    from ._compare import rank_scatter_figure, ranking_bars_figure, regional_lime_figure
+    from ._flex import (
+        importance_figure,
+        regional_scatter,
+        regions_heatmap,
+        tau_panels_figure,
+        tau_sweep_figure,
+        what_must_change_figure,
+    )
+    from ._regions import groups_frequency_figure, regions_small_multiples
+
+#: the module defining each public name (imported, with plotly, on first access)
+_MODULES = {
+    "._flex": ("importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
+               "what_must_change_figure"),
+    "._compare": ("rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure"),
+    "._regions": ("regions_small_multiples", "groups_frequency_figure"),
+}
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = [
+    "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure",
+    "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "regions_small_multiples", "groups_frequency_figure",
+]
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'flex_core.plotting' has no attribute {name!r}")
+    require("plotly", "Drawing a figure")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

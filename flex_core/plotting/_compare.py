@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .._results import RegionalResult
-from ..compare import LimeImportance, RankAgreement, importance_rank, normalise_to_max
+from .._results import RegionalResult, importance_rank
+from ..compare._agreement import RankAgreement
+from ..compare._lime import LimeImportance, normalise_to_max
 from ._flex import FLEX_COLOUR, apply_style, diagonal_line, feature_bars, frequency_whiskers, new_figure
 
 __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure", "METHOD_COLOURS"]

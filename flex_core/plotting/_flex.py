@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -17,12 +18,10 @@ from plotly.subplots import make_subplots
 
 from .._format import plural
 from .._results import FlexResult, RegionalResult
-from ._map import FactualMap
 
 __all__ = [
     "importance_figure",
     "regional_scatter",
-    "factual_map_figure",
     "regions_heatmap",
     "tau_sweep_figure",
     "tau_panels_figure",
@@ -137,7 +136,7 @@ def thin_labels(x, y, *, top: int = 3, far: float = 0.12, min_gap: float | tuple
     bool ndarray of shape (n_points,)
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    gap_x, gap_y = (min_gap, min_gap) if np.isscalar(min_gap) else min_gap
+    gap_x, gap_y = cast(tuple[float, float], (min_gap, min_gap) if np.isscalar(min_gap) else min_gap)
     finite = ~(np.isnan(x) | np.isnan(y))
     off_diagonal = np.abs(y - x)
     candidate = finite & (off_diagonal >= far)
@@ -318,125 +317,6 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
     fig = apply_style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=540)
     return fig.update_layout(margin=dict(b=135))  # room for the quadrant legend under the axis title
-
-
-def _zoom_box(frame: pd.DataFrame, rows: Sequence[int]) -> tuple[list[float], list[float]]:
-    """Axis ranges around the given rows, padded so a ring at the edge stays whole."""
-    points = frame.set_index("row").loc[list(rows), ["x", "y"]]
-    ranges = []
-    for axis in ("x", "y"):
-        low, high = float(points[axis].min()), float(points[axis].max())
-        whole = float(frame[axis].max() - frame[axis].min()) or 1.0
-        pad = max(0.25 * (high - low), 0.04 * whole)
-        ranges.append([low - pad, high + pad])
-    return ranges[0], ranges[1]
-
-
-def factual_map_figure(
-    fmap: FactualMap,
-    *,
-    query: int | None = None,
-    members: Sequence[int] = (),
-    meeting: Sequence[int] | None = None,
-    criterion: str | None = None,
-    title: str = "Factuals: click a dot to explore its region",
-) -> go.Figure:
-    """The factuals in 2-D, coloured by P(undesirable); the query and region members highlighted.
-
-    With a query, a second panel zooms on the region, so the members and the query stay
-    apart however close they sit on the whole map. ``meeting`` (rows meeting the region
-    criterion, described by ``criterion``) keeps those dots solid and fades the others.
-    Every trace's ``customdata`` holds row ids, so a click or lasso in either panel maps
-    back to rows with :func:`rows_from_selection`. Traces: factuals, region members and
-    query on the map, then the same three in the zoom panel.
-    """
-    frame = fmap.frame
-    lookup = frame.set_index("row")
-    has_query = query is not None and int(query) in lookup.index
-    region = [int(m) for m in members if int(m) in lookup.index and int(m) != query]
-    fig = new_figure(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.07,
-                     subplot_titles=("all factuals", "zoom on the region")) if has_query else new_figure()
-    meets = np.ones(len(frame), bool) if meeting is None else frame["row"].isin([int(r) for r in meeting]).to_numpy()
-
-    def add_panel(rows_mask: np.ndarray, col: int | None) -> None:
-        where = dict(row=1, col=col) if col else {}
-        part = frame[rows_mask]
-        part_meets = meets[rows_mask]
-        fig.add_trace(
-            go.Scatter(
-                name="factuals" if col in (None, 1) else "factuals (zoom)",
-                mode="markers",
-                x=as_floats(part["x"]),
-                y=as_floats(part["y"]),
-                customdata=[[int(r)] for r in part["row"]],
-                marker=dict(
-                    size=8 if col in (None, 1) else 11,
-                    color=as_floats(part["probability"]),
-                    colorscale="OrRd",
-                    cmin=0.5,
-                    cmax=1.0,
-                    showscale=col in (None, 1),
-                    # The title sits beside the bar, not above it, where it ran into the "1" tick.
-                    colorbar=dict(title=dict(text="P(undesirable)", side="right"), thickness=12, x=1.0, xpad=4),
-                    opacity=[1.0 if m else 0.25 for m in part_meets],
-                    line=dict(color=["#7f1d1d" if m and meeting is not None else "white" for m in part_meets],
-                              width=[1.2 if m and meeting is not None else 0.5 for m in part_meets]),
-                ),
-                hovertemplate="row %{customdata[0]}<br>P(undesirable) = %{marker.color:.2f}<extra></extra>",
-                showlegend=False,
-            ),
-            **where,
-        )
-        if region:
-            fig.add_trace(
-                go.Scatter(
-                    name="region members",
-                    mode="markers",
-                    x=as_floats(lookup.loc[region, "x"]),
-                    y=as_floats(lookup.loc[region, "y"]),
-                    customdata=[[r] for r in region],
-                    marker=dict(size=18 if col in (None, 1) else 22, color="rgba(0,0,0,0)",
-                                line=dict(color="#1e293b", width=2.5)),
-                    hovertemplate="member row %{customdata[0]}<extra></extra>",
-                    showlegend=col in (None, 1),
-                ),
-                **where,
-            )
-        if has_query:
-            fig.add_trace(
-                go.Scatter(
-                    name="query",
-                    mode="markers",
-                    x=[float(lookup.loc[int(query), "x"])],
-                    y=[float(lookup.loc[int(query), "y"])],
-                    customdata=[[int(query)]],
-                    marker=dict(size=22 if col in (None, 1) else 26, symbol="star", color="#2563eb",
-                                line=dict(color="white", width=1.5)),
-                    hovertemplate="query row %{customdata[0]}<extra></extra>",
-                    showlegend=col in (None, 1),
-                ),
-                **where,
-            )
-
-    add_panel(np.ones(len(frame), bool), 1 if has_query else None)
-    e1, e2 = (float(v) for v in fmap.explained)
-    fig.update_xaxes(title_text=f"map axis 1 ({100 * e1:.0f}% of variation)", zeroline=False)
-    fig.update_yaxes(title_text=f"map axis 2 ({100 * e2:.0f}% of variation)", zeroline=False)
-    if has_query:
-        x_range, y_range = _zoom_box(frame, [int(query), *region])
-        inside = frame["x"].between(*x_range).to_numpy() & frame["y"].between(*y_range).to_numpy()
-        add_panel(inside, 2)
-        fig.update_xaxes(range=x_range, title_text="axis 1 (zoomed)", row=1, col=2)
-        fig.update_yaxes(range=y_range, title_text=None, row=1, col=2)
-    if meeting is not None and criterion:
-        fig.add_trace(go.Scatter(name=f"meets {criterion}", x=[None], y=[None], mode="markers", hoverinfo="skip",
-                                 marker=dict(size=9, color="#fca5a5", line=dict(color="#7f1d1d", width=1.2))))
-        fig.add_trace(go.Scatter(name="does not (faded)", x=[None], y=[None], mode="markers", hoverinfo="skip",
-                                 marker=dict(size=9, color="#fca5a5", opacity=0.25)))
-    # Dragging pans: with dragmode "lasso" a click arrives as an empty lasso and selects nothing.
-    # Box and lasso stay in the modebar for selecting several.
-    fig.update_layout(clickmode="event+select", dragmode="pan")
-    return apply_style(fig, title=title, height=500)
 
 
 def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexResult) -> go.Figure:

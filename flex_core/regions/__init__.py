@@ -10,23 +10,9 @@
 Nothing here generates a counterfactual per candidate: one pool of factuals, through the store.
 """
 
-from ._discovery import (
-    DIVERGENCE,
-    Region,
-    RegionsResult,
-    benjamini_hochberg,
-    candidate_conditions,
-    check_discovery_options,
-    discover,
-    divergence,
-    find_regions,
-    permutation_null,
-)
-from ._groups import COST_DISTANCE, Group, GroupsResult, compare_groups, minimal_costs
-from ._pool import Pool, build_pool, quantile_bins
+from ._discovery import Region, RegionsResult, find_regions
+from ._groups import Group, GroupsResult, compare_groups
 
 __all__ = [
-    "Region", "RegionsResult", "find_regions", "check_discovery_options", "discover", "candidate_conditions", "divergence", "benjamini_hochberg",
-    "permutation_null", "DIVERGENCE", "Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE",
-    "Pool", "build_pool", "quantile_bins",
+    "Region", "RegionsResult", "find_regions", "Group", "GroupsResult", "compare_groups",
 ]

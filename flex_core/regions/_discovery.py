@@ -15,7 +15,7 @@ with the same members as a simpler (or earlier) candidate is not tested twice.
 **Divergence.** 1 - r, r the Pearson correlation between the region's F and the pool's F over the
 mutable features (the paper's r, as :func:`flex_core.importance.compare_with_global`): 0 when the
 same features drive the region, up to 2. Its 95% interval is 1 - r's interval from
-:func:`flex_core.importance.pearson_interval` (the pool's F held as given). The L1 shift,
+:func:`flex_core._uncertainty.pearson_interval` (the pool's F held as given). The L1 shift,
 Σ_j |F_j(region) - F_j| over the mutable features, says how far F moved, direction included in
 ``top_up`` and ``top_down``.
 
@@ -47,15 +47,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._contract import Result, json_floats, json_number
 from .._errors import ConfigError
-from ..counterfactuals import CounterfactualStore, Progress
+from .._uncertainty import pearson_interval
+from ..counterfactuals import CounterfactualStore
+from ..counterfactuals._set import Progress
 from ..data import TaskSpec
-from ..importance import DEFAULT_TAU, compare_with_global, pearson_interval, rule_text
+from ..importance import DEFAULT_TAU, compare_with_global, rule_text
 from ..importance._flex import PEARSON_INTERVAL_CONFIG
 from ._pool import Pool, build_pool, number_value, quantile_bins
 
@@ -410,20 +413,20 @@ def candidate_conditions(task: TaskSpec, rows: Sequence[int], *, bins: int = 4) 
         column = frame[f.name]
         if f.kind == "categorical":
             values = column.to_numpy(dtype=object)
-            for level in f.categories:
+            for level in f.levels:
                 mask = values == level
                 if mask.any() and not mask.all():
                     out.append(({"feature": f.name, "op": "=", "value": level}, mask))
         elif f.is_ordinal:
-            lookup = {level: i for i, level in enumerate(f.categories)}
+            lookup = {level: i for i, level in enumerate(f.levels)}
             codes = np.array([lookup.get(v, -1) for v in column.to_numpy(dtype=object)])
-            present = [i for i in range(len(f.categories)) if (codes == i).any()]
+            present = [i for i in range(len(f.levels)) if (codes == i).any()]
             for a_pos, a in enumerate(present):
                 for b in present[a_pos:]:
                     mask = (codes >= a) & (codes <= b)
                     if mask.all():
                         continue
-                    value = f.categories[a] if a == b else [f.categories[a], f.categories[b]]
+                    value = f.levels[a] if a == b else [f.levels[a], f.levels[b]]
                     out.append(({"feature": f.name, "op": "=" if a == b else "between", "value": value}, mask))
         else:
             values = column.to_numpy(dtype=float)
@@ -589,7 +592,7 @@ def find_regions(
     """
     check_discovery_options(max_conditions=max_conditions, min_support=min_support, fdr=fdr, n_permutations=n_permutations,
                    bins=bins, top=top)
-    settings = {
+    settings: dict[str, Any] = {
         "measure": DIVERGENCE, "l1_shift": L1_SHIFT, "null": NULL, "pruning": PRUNING,
         "divergence_interval": PEARSON_INTERVAL_CONFIG, "fdr": fdr, "n_permutations": n_permutations,
         "max_conditions": max_conditions, "min_support": min_support, "bins": bins, "top": top,
@@ -624,7 +627,8 @@ def regions_of_pool(
     order = np.lexsort((-scored.sizes, -scored.divergence, np.where(significant, 0.0, scored.p),
                         np.where(significant, -scored.divergence, 0.0), ~significant))
     g = local.mean(axis=0)
-    shown, pruned = [], 0
+    shown: list = []
+    pruned = 0
     rng = np.random.default_rng([int(seed), 1])
     two = scored.pairs[scored.pairs[:, 1] >= 0]
     siblings = np.bincount(two.ravel(), minlength=len(masks))  # two-condition regions tested inside each condition
@@ -654,7 +658,7 @@ def regions_of_pool(
         kinds=tuple(result.kinds),
         immutable=tuple(result.immutable),
         global_frequency=g,
-        global_frequency_ci=result.frequency_ci,
+        global_frequency_ci=_computed(result.frequency_ci),
         factuals=rows.copy(),
         counts=counts,
         generator=dict(result.generator),
@@ -720,3 +724,10 @@ def check_discovery_options(*, max_conditions, min_support, fdr, n_permutations,
         raise ConfigError("bins must be at least 2.")
     if int(top) < 1:
         raise ConfigError("top must be at least 1.")
+
+
+def _computed(intervals: np.ndarray | None) -> np.ndarray:
+    """The intervals of a result computed here (only a result read back from an old file lacks them)."""
+    if intervals is None:
+        raise ValueError("The pool's global result has no frequency intervals.")
+    return intervals

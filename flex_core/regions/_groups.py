@@ -8,7 +8,7 @@ quantile bin of the pool for a number (edges stated, both included). Per group:
   task's constraints, with its 95% Wilson interval (continuity-corrected, as F's);
 * ``cost_median``: the median over its factuals of the distance to their nearest valid
   counterfactual, with a 95% percentile-bootstrap interval. The distance is the one regions use
-  for neighbours (:func:`flex_core.importance.hamming_distances`): the sum over features of
+  for neighbours (:func:`flex_core.importance._flex.hamming_distances`): the sum over features of
   |Δ| / range for a number (the training rows' range), |Δ levels| / (levels - 1) for an ordinal
   feature, and 1 per changed categorical feature;
 * F_j over its factuals with the 95% Wilson interval of each.
@@ -28,9 +28,12 @@ import pandas as pd
 from .._contract import Result, json_floats, json_number
 from .._errors import ConfigError
 from .._format import format_share
-from ..counterfactuals import CounterfactualSet, CounterfactualStore, Progress
+from .._uncertainty import INTERVAL_LEVEL, frequency_intervals, wilson_interval
+from ..counterfactuals import CounterfactualSet, CounterfactualStore
+from ..counterfactuals._set import Progress
 from ..data import TaskSpec
-from ..importance import DEFAULT_TAU, INTERVAL_LEVEL, condition_text, frequency_intervals, wilson_interval
+from ..importance import DEFAULT_TAU
+from ..importance._rules import condition_text
 from ._pool import bin_label, build_pool, number_value, quantile_bins
 
 __all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE"]
@@ -206,11 +209,17 @@ class GroupsResult(Result):
         )
 
 
+def _pair(bounds) -> tuple[float, float]:
+    """An interval's (low, high) as plain floats."""
+    low, high = bounds
+    return float(low), float(high)
+
+
 def minimal_costs(cfset: CounterfactualSet, task: TaskSpec, ranges: np.ndarray) -> np.ndarray:
     """Per factual, the distance to its nearest valid counterfactual (:data:`COST_DISTANCE`); NaN without one."""
     ordinal = np.array([f.is_ordinal for f in task.features])
     continuous = np.array([f.is_continuous for f in task.features])
-    scale = np.array([len(f.categories) - 1 if f.is_ordinal else r for f, r in zip(task.features, ranges)], dtype=float)
+    scale = np.array([len(f.levels) - 1 if f.is_ordinal else r for f, r in zip(task.features, ranges)], dtype=float)
     graded = continuous | ordinal
     safe = np.where(scale > 0, scale, np.inf)
     diff = np.abs(cfset.counterfactuals - cfset.factuals[:, None, :])
@@ -270,10 +279,11 @@ def compare_groups(
             median = float(np.median(group_costs))
         if found >= min_size:
             draws = _bootstrap_medians(group_costs, n_boot, seed=(store.seed, index))
-            interval = tuple(float(v) for v in np.percentile(draws, [2.5, 97.5]))
+            low, high = np.percentile(draws, [2.5, 97.5])
+            interval = (float(low), float(high))
         groups.append(Group(
             value=label, rule=(condition,), factuals=n, with_counterfactual=found, flip_share=share,
-            flip_share_interval=tuple(float(v) for v in wilson_interval(share, n)), cost_median=median,
+            flip_share_interval=_pair(wilson_interval(share, n)), cost_median=median,
             cost_interval=interval, frequency=frequency, frequency_ci=ci, members=tuple(int(r) for r in rows[mask]),
         ))
     verdict, differences = _verdict(feature.label, groups, costs, rows, result, n_boot=n_boot, seed=store.seed,

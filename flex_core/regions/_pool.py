@@ -14,10 +14,12 @@ import numpy as np
 from .._errors import ConfigError
 from .._format import format_number
 from .._results import FlexResult
-from ..counterfactuals import CounterfactualSet, CounterfactualStore, Progress, generator_key
+from ..counterfactuals import CounterfactualSet, CounterfactualStore
+from ..counterfactuals._registry import generator_key
+from ..counterfactuals._set import Progress
 from ..importance import DEFAULT_TAU, flex_importance, sample_factuals
 from ..importance._runs import _config
-from ..models import adequacy_note, model_summary
+from ..models._fit import adequacy_note, model_summary
 
 __all__ = ["Pool", "build_pool", "quantile_bins"]
 

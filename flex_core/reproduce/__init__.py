@@ -1,5 +1,6 @@
-"""Reproducing the paper's experiments and writing the report beside its published values."""
+"""Reproducing the paper's experiments and writing the report beside its published values: ``flex reproduce``.
 
-from ._paper import add_reproduce_parser, run_reproduce
+Nothing here is called from Python directly; the command line (:mod:`flex_core.cli`) runs it.
+"""
 
-__all__ = ["add_reproduce_parser", "run_reproduce"]
+__all__: list[str] = []

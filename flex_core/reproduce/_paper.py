@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,13 +30,13 @@ from ..compare import flex_shap_agreement, rank_agreement, ranking_table
 from ..counterfactuals import DEFAULT_GENERATOR, refine_counterfactuals, training_ranges
 from ..data import TaskSpec, load_accidents, load_loan
 from ..importance import (
-    change_matrix,
+    DEFAULT_TAU,
     flex_importance,
     random_query,
-    resolve_tau,
     rows_meeting,
     select_region,
 )
+from ..importance._metrics import change_matrix, resolve_tau
 from ..models import adequacy_note, fit_model
 
 __all__ = ["ReproductionSettings", "QUICK", "PAPER", "reproduce", "add_reproduce_parser", "run_reproduce"]
@@ -56,7 +57,7 @@ ACCIDENT_REGIONS = (
 )
 
 #: Published values, copied from ../shared/paper/FLEX_paper.tex.
-PAPER = {
+PAPER: dict[str, Any] = {
     "metrics": {
         "accidents": {"cv_accuracy_mean": 0.8344, "cv_accuracy_std": 0.0053, "cv_f1_mean": 0.7860,
                       "cv_f1_std": 0.0055, "test_accuracy": 0.8347, "test_f1": 0.7894},
@@ -120,7 +121,7 @@ class ReproductionSettings:
     k: int = 4
     lime_samples: int = 5000
     taus: tuple[float, ...] = (0.1, 0.5, 0.9)
-    tau: float = 0.1
+    tau: float = DEFAULT_TAU
     seed: int = 0
     figure_format: str = "png"
 
@@ -136,7 +137,8 @@ class _FigureWriter:
     def __init__(self, directory: Path, fmt: str):
         if fmt not in ("png", "html"):
             raise ConfigError(f"Figure format must be 'png' or 'html', not {fmt!r}.")
-        self.directory, self.format, self.notes = directory, fmt, []
+        self.directory, self.format = directory, fmt
+        self.notes: list[str] = []
         directory.mkdir(parents=True, exist_ok=True)
 
     def write(self, fig, stem: str) -> str:
@@ -281,7 +283,7 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
             "by_generator": {
                 name: {
                     "flex_vs_shap": agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman,
-                    "flex_vs_shap_interval": list(agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman_interval),
+                    "flex_vs_shap_interval": list(agreements[f"FLEX ({name}) vs SHAP (ours)"].spearman_interval or ()),
                     "flex_vs_shap_top3_overlap": agreements[f"FLEX ({name}) vs SHAP (ours)"].top_k_overlap,
                     "flex_vs_paper_flex": agreements[f"FLEX ({name}) vs paper FLEX"].spearman,
                     "our_flex_top3": top3(runs[name]["result"].frequency_mean),

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from flex_core._contract import FORMAT_VERSION
-from flex_core.cli import main, parse_tau
+from flex_core.cli import main
+from flex_core.cli._main import parse_tau
 from tests.contract import assert_valid, strict_json
 
 FAST = ["--n-factuals", "12", "--n-cf", "3", "--cv-folds", "2", "--quiet"]

@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 import flex_core as fc
-from flex_core.compare import normalise_to_max
+from flex_core._results import importance_rank
+from flex_core.compare._agreement import rank_correlations
+from flex_core.compare._columns import encoded_column_owners, sum_columns_to_features
+from flex_core.compare._lime import normalise_to_max
+from flex_core.compare._tables import format_rank_cell
 from tests.contract import assert_valid, strict_json
+from ui import reporting
+from ui.estimates import estimate_lime, estimate_shap
 
 
 # -- one-hot columns back to features --------------------------------------------------
@@ -23,7 +29,7 @@ def test_sum_columns_to_features_by_hand():
             [-0.20, 0.05, -0.10, 0.30, 0.00, 0.10],
         ]
     )
-    per_feature = fc.compare.sum_columns_to_features(values, owners, 3)
+    per_feature = sum_columns_to_features(values, owners, 3)
     expected = np.array([[-0.20, 0.50, 0.15], [-0.15, -0.10, 0.40]])
     np.testing.assert_allclose(per_feature, expected)
     np.testing.assert_allclose(per_feature.sum(axis=1), values.sum(axis=1))
@@ -31,13 +37,13 @@ def test_sum_columns_to_features_by_hand():
 
 def test_sum_columns_rejects_a_wrong_owner_count():
     with pytest.raises(fc.ConfigError, match="columns"):
-        fc.compare.sum_columns_to_features(np.zeros((2, 3)), np.array([0, 1]), 2)
+        sum_columns_to_features(np.zeros((2, 3)), np.array([0, 1]), 2)
 
 
 @pytest.mark.parametrize("encoding", ["onehot", "label"])
 def test_encoded_column_owners_follow_the_encoder(synthetic_task, encoding):
     model = fc.fit_model(synthetic_task, model="rf", encoding=encoding, cv_folds=2)
-    names, owners = fc.compare.encoded_column_owners(synthetic_task, model)
+    names, owners = encoded_column_owners(synthetic_task, model)
     width = model.pipeline.named_steps["encode"].transform(synthetic_task.X.iloc[:2]).shape[1]
     assert len(names) == len(owners) == width
     for j, feature in enumerate(synthetic_task.features):
@@ -66,7 +72,7 @@ def test_tree_shap_is_additive_and_per_feature_sums_match_columns(synthetic_task
     assert result.values.shape == (len(factuals), len(synthetic_task.features))
     np.testing.assert_allclose(result.mean_abs, np.abs(result.values).mean(axis=0))
     # Summing |column| over a feature's columns bounds |feature| from above (triangle inequality).
-    _, owners = fc.compare.encoded_column_owners(synthetic_task, synthetic_model)
+    _, owners = encoded_column_owners(synthetic_task, synthetic_model)
     column_bound = np.bincount(owners, weights=result.column_mean_abs, minlength=len(synthetic_task.features))
     assert np.all(result.mean_abs <= column_bound + 1e-12)
     # The planted global driver (speed) leads.
@@ -121,7 +127,7 @@ def test_lime_region_importance_is_normalised_and_seeded(synthetic_task, synthet
 
 # -- rank metrics ----------------------------------------------------------------------
 def test_importance_rank_ties_share_the_best_rank():
-    np.testing.assert_array_equal(fc.compare.importance_rank(np.array([0.2, 0.5, 0.2, np.nan, 0.1])), [2, 1, 2, 5, 4])
+    np.testing.assert_array_equal(importance_rank(np.array([0.2, 0.5, 0.2, np.nan, 0.1])), [2, 1, 2, 5, 4])
 
 
 def test_rank_agreement_by_hand():
@@ -161,7 +167,7 @@ def test_rowwise_rank_correlations_match_scipy_with_ties():
     rng = np.random.default_rng(0)
     a = rng.integers(0, 4, size=(20, 7)).astype(float)  # many ties
     b = rng.integers(0, 5, size=(20, 7)).astype(float)
-    spearman, kendall = fc.compare.rank_correlations(a, b)
+    spearman, kendall = rank_correlations(a, b)
     np.testing.assert_allclose(spearman, [spearmanr(x, y).statistic for x, y in zip(a, b)])
     np.testing.assert_allclose(kendall, [kendalltau(x, y).statistic for x, y in zip(a, b)])
 
@@ -182,9 +188,9 @@ def test_flex_shap_agreement_interval_is_seeded_and_holds_the_estimate(synthetic
 
 
 def test_format_rank_cell_matches_the_paper():
-    assert fc.compare.format_rank_cell(1, 0.3412, 0.2361) == "1 (0.34 ± 0.24)"
-    assert fc.compare.format_rank_cell(3, 0.02241, decimals=4) == "3 (0.0224)"
-    assert fc.compare.format_rank_cell(2, float("nan")) == "–"
+    assert format_rank_cell(1, 0.3412, 0.2361) == "1 (0.34 ± 0.24)"
+    assert format_rank_cell(3, 0.02241, decimals=4) == "3 (0.0224)"
+    assert format_rank_cell(2, float("nan")) == "–"
 
 
 def test_ranking_table_ranks_each_method_and_shares_ties():
@@ -369,12 +375,12 @@ def test_tree_shap_reports_rows_done_in_chunks_and_chunking_changes_nothing(synt
 
 @pytest.mark.slow  # runs SHAP or LIME
 def test_estimates_say_what_runs_and_scale_with_rows(synthetic_task, synthetic_model, factuals):
-    shap = fc.compare.estimate_shap(synthetic_model, synthetic_task, factuals, probe=2)
+    shap = estimate_shap(synthetic_model, synthetic_task, factuals, probe=2)
     assert shap.probe_rows == 2 and shap.n_rows == len(factuals) and shap.seconds_per_row > 0
     width = synthetic_model.pipeline.named_steps["encode"].transform(synthetic_task.X.iloc[:1]).shape[1]
     assert f"TreeSHAP on 25 rows × {width} one-hot columns; timed on 2 rows first" in shap.describe()
-    lime = fc.compare.estimate_lime(synthetic_model, synthetic_task, factuals[:4], num_samples=100)
+    lime = estimate_lime(synthetic_model, synthetic_task, factuals[:4], num_samples=100)
     assert lime.with_rows(40).seconds == pytest.approx(10 * lime.seconds)
     assert "LIME on 4 rows × 100 samples each; timed on 1 row first" in lime.describe()
-    assert [fc.report.format_duration(s) for s in (2, 33, 130)] == ["under 5 seconds", "about 30 seconds",
+    assert [reporting.format_duration(s) for s in (2, 33, 130)] == ["under 5 seconds", "about 30 seconds",
                                                                    "about 2 minutes"]

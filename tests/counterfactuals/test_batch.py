@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from flex_core.counterfactuals._quality import sparsity
+from flex_core.counterfactuals._registry import generator_key
 
 GENERATORS = ["batch", "batch-plausible"]
 
@@ -140,7 +142,7 @@ def test_two_processes_give_the_same_counterfactuals_as_one(synthetic_task, synt
     assert (two.config["processes"], two.config["tree_threads"]) == (2, 1)
     np.testing.assert_array_equal(one.counterfactuals, two.counterfactuals)
     np.testing.assert_array_equal(one.valid, two.valid)
-    assert fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator(n_jobs=2)) == fc.counterfactuals.generator_key(fc.counterfactuals.BatchGenerator())
+    assert generator_key(fc.counterfactuals.BatchGenerator(n_jobs=2)) == generator_key(fc.counterfactuals.BatchGenerator())
 
 
 def test_few_queries_share_the_cores_in_threads_with_the_same_result(synthetic_task, synthetic_model, queries):
@@ -195,7 +197,7 @@ def test_sparser_than_dice_random_on_the_same_queries(synthetic_task, synthetic_
     few = queries.iloc[:10]
     batch = fc.counterfactuals.BatchGenerator().generate(synthetic_model, synthetic_task, few, n_cf=5, seed=0)
     dice = fc.counterfactuals.DiceGenerator("random").generate(synthetic_model, synthetic_task, few, n_cf=5, seed=0)
-    assert fc.counterfactuals.sparsity(batch, synthetic_task) <= fc.counterfactuals.sparsity(dice, synthetic_task)
+    assert sparsity(batch, synthetic_task) <= sparsity(dice, synthetic_task)
     noise = [_column(synthetic_task, "noise_continuous"), _column(synthetic_task, "noise_categorical")]
     changed = (batch.counterfactuals[..., noise] != batch.factuals[:, None, noise])[batch.valid]
     assert changed.mean() < 0.2

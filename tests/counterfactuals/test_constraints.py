@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flex_core as fc
+from flex_core.counterfactuals._set import assemble_counterfactual_set
 from flex_core.models import FittedModel
 
 GRADES = ["D", "C", "B", "A"]
@@ -119,7 +120,7 @@ def test_dice_drops_what_breaks_a_direction_and_says_so():
     lowered = queries.assign(income=queries["income"] - 1)
     raised = queries.assign(income=queries["income"] + 60, debt=0.0, grade="A", region="south")
     per_query = [pd.concat([lowered.iloc[[i]], raised.iloc[[i]]]) for i in range(len(queries))]
-    cfset = fc.counterfactuals.assemble_counterfactual_set(task, model, queries, per_query, n_cf=2, generator="dice-random", seconds=0.0)
+    cfset = assemble_counterfactual_set(task, model, queries, per_query, n_cf=2, generator="dice-random", seconds=0.0)
     assert cfset.found[:, 0].sum() == 0 and cfset.found[:, 1].all()
     assert any("4 counterfactual(s) from dice-random broke an actionability constraint" in n for n in cfset.notes)
     np.testing.assert_array_equal(cfset.factuals, factuals)

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from flex_core.counterfactuals import assemble_counterfactual_set, query_seed
+from flex_core.counterfactuals._registry import generator_key
+from flex_core.counterfactuals._set import assemble_counterfactual_set, check_request, query_seed
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +152,7 @@ def test_generators_declare_their_settings_from_init(name):
 
 
 def test_the_store_key_holds_the_settings_that_change_results_only():
-    key = fc.counterfactuals.generator_key
+    key = generator_key
     batch = fc.counterfactuals.BatchGenerator
     assert key(batch(n_jobs=2, backend="dask")) == key(batch())
     assert key(batch(samples=7)) != key(batch()) and key(batch(plausible=True)) != key(batch())
@@ -160,7 +161,7 @@ def test_the_store_key_holds_the_settings_that_change_results_only():
 
 def test_one_request_check_for_every_generator(toy_task):
     queries = toy_task.X.iloc[:2]
-    check = fc.counterfactuals.check_request
+    check = check_request
     assert check(toy_task, queries, n_cf=3) == (toy_task.mutable_names, {})
     for kwargs, message in [
         ({"n_cf": 0}, "n_cf"),

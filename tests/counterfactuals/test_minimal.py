@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from flex_core.counterfactuals import revert_single_features
+from flex_core.counterfactuals._revert import revert_single_features
+from flex_core.counterfactuals._set import copy_tolerance
 from tests.factories import planted
 
 DICE = ["dice-random", "dice-genetic", "dice-kdtree"]
@@ -53,7 +54,7 @@ def test_ignored_features_never_change_with_the_default_generator(and_model):
     assert frequency["x1"] == pytest.approx(0.5) and frequency["x2"] == pytest.approx(0.5)
     frame = cfset.to_frame(task).query("cf >= 0")
     # x1 stops at the first point of its grid (steps of range / 1000 from the factual) at or below 50.
-    step = fc.counterfactuals.copy_tolerance(task, model_ranges(task))[0]
+    step = copy_tolerance(task, model_ranges(task))[0]
     lowered = frame.loc[frame.x2 == "yes", "x1"]
     assert len(lowered) == cfset.n_queries and ((lowered <= 50) & (lowered > 50 - step)).all()
 

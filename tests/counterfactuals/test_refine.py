@@ -8,6 +8,7 @@ import pytest
 
 import flex_core as fc
 from flex_core.counterfactuals import refine_counterfactuals
+from flex_core.counterfactuals._set import RELATIVE_TOLERANCE
 from tests.factories import make_set
 
 
@@ -62,7 +63,7 @@ def test_each_change_stops_within_one_step_of_the_threshold_and_integers_stay_in
     ], n_cf=2)
     refined = refine_counterfactuals(cfset, task, model)
     out = refined.to_frame(task).query("cf >= 0")
-    step = 100 * fc.counterfactuals.RELATIVE_TOLERANCE  # one bisection step at the end: range/1000
+    step = 100 * RELATIVE_TOLERANCE  # one bisection step at the end: range/1000
     first = out[out.row == 0]
     assert ((first.x >= 50.3) & (first.x <= 50.3 + step)).all()
     assert (first.n == 17).all() and first.n.map(float.is_integer).all()

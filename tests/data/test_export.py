@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flex_core.data import formula_safe, to_safe_csv
+from flex_core.data import to_safe_csv
+from flex_core.data._export import formula_safe
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from flex_core._uncertainty import INTERVAL_METHOD, wilson_interval
 from tests.factories import planted as planted_task
 
 
@@ -79,7 +80,7 @@ def test_shares_are_per_factual_and_the_interval_is_wilson():
     j = result.feature_names.index("x2")
     assert result.flip_alone[j] == 0.5
     np.testing.assert_array_equal(result.local_flip_alone[:, j], [1.0] * 10 + [0.0] * 10)
-    np.testing.assert_allclose(result.flip_alone_interval[j], fc.importance.wilson_interval(np.array([0.5]), np.array([20]))[0])
+    np.testing.assert_allclose(result.flip_alone_interval[j], wilson_interval(np.array([0.5]), np.array([20]))[0])
 
 
 def test_the_scores_reach_the_json_and_the_result(synthetic_task, synthetic_model):
@@ -92,7 +93,7 @@ def test_the_scores_reach_the_json_and_the_result(synthetic_task, synthetic_mode
         assert records[name]["flip_alone"] is None and records[name]["needed"] is None
     assert 0 <= records["speed"]["flip_alone"] <= 1
     summary = result.config["necessity_sufficiency"]
-    assert summary["interval"]["method"] == fc.importance.INTERVAL_METHOD and summary["search"]["generator"] == "batch"
+    assert summary["interval"]["method"] == INTERVAL_METHOD and summary["search"]["generator"] == "batch"
     back = fc.FlexResult.from_dict(json.loads(result.to_json()))
     np.testing.assert_array_equal(back.flip_alone_interval, result.flip_alone_interval)
     np.testing.assert_array_equal(back.needed, result.needed)

@@ -8,7 +8,10 @@ import pytest
 from scipy.stats import pearsonr
 
 import flex_core as fc
+from flex_core._uncertainty import pearson_interval
+from flex_core.importance._flex import hamming_distances
 from tests.factories import make_set
+from ui import reporting
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +29,7 @@ def categorical_task():
 
 
 def test_hamming_distance_by_hand(categorical_task):
-    d = fc.importance.hamming_distances(categorical_task, 0, [1, 2, 3, 4, 5, 6])
+    d = hamming_distances(categorical_task, 0, [1, 2, 3, 4, 5, 6])
     # Categorical mismatches count 1 each; s adds |Δ|/range(s) = |Δ|/10 (row 5: .5, row 6: 1).
     np.testing.assert_allclose(d, [1, 3, 1, 1, 0.5, 1 + 1 + 1])
 
@@ -144,7 +147,7 @@ def test_planted_regional_driver_ranks_first(synthetic_task, synthetic_model, sy
     assert region.quadrants[synthetic_task.feature_names.index("lighting")] in ("A", "C")
     assert -1 <= region.pearson_r <= 1
     # r's interval is the region's F and size through pearson_interval, the global F held as given.
-    assert region.pearson_r_interval == fc.importance.pearson_interval(
+    assert region.pearson_r_interval == pearson_interval(
         region.importance.frequency_mean, region.importance.n_factuals_used, synthetic_global.frequency_mean,
         ~np.array(region.importance.immutable),
     )
@@ -186,9 +189,9 @@ def test_run_regional_reports_the_draw_among_tied_neighbours():
     ties = region.neighbour_ties  # ~100 factuals on 4 three-level features: many tie at the 4th distance
     assert ties["candidates"] > ties["drawn"] >= 1 and ties["distance"] == max(region.distances)
     assert region.to_dict()["neighbour_ties"] == ties
-    reading = fc.report.describe_neighbour_ties(region)
+    reading = reporting.describe_neighbour_ties(region)
     verb = "was" if ties["drawn"] == 1 else "were"
-    assert reading.startswith(f"{ties['candidates']} cases tie at distance {fc.report.format_number(ties['distance'])}; "
+    assert reading.startswith(f"{ties['candidates']} cases tie at distance {reporting.format_number(ties['distance'])}; "
                               f"{ties['drawn']} of them {verb} drawn at random")
     assert sum(d == ties["distance"] for d in region.distances) == ties["drawn"]
     # Drawn with the store's seed: the same members as select_region with that seed.
@@ -200,9 +203,9 @@ def test_interval_of_r_does_not_collapse_on_identical_factuals():
     # Five factuals with the same f_j(i) say little about the next five: a resample of them always
     # gave the same F (an interval of width 0); the interval from the region's size does not collapse.
     r, _, _ = fc.importance.compare_with_global(regional, global_, include)
-    low, high = fc.importance.pearson_interval(regional, 5, global_, include)
+    low, high = pearson_interval(regional, 5, global_, include)
     assert low < r < high and high - low > 0.2
-    assert all(np.isnan(fc.importance.pearson_interval(regional, 1, global_, include)))
+    assert all(np.isnan(pearson_interval(regional, 1, global_, include)))
 
 
 def test_r_needs_three_features_and_constant_continuous_mode_shift_works():
@@ -220,9 +223,17 @@ def test_an_ordinal_feature_uses_its_order_in_distances_and_the_mode_shift():
                           "y": ["bad", "bad", "bad", "bad", "bad", "ok"]})
     task = fc.make_task(frame, target="y", undesirable="bad", ordinal_orders={"exp": ["none", "low", "mid", "high"]})
     # exp adds |Δ rank| / 3; a town mismatch adds 1 (Hamming).
-    np.testing.assert_allclose(fc.importance.hamming_distances(task, 0, [1, 2, 3, 4]), [1 / 3, 2 / 3 + 1, 1, 0])
+    np.testing.assert_allclose(hamming_distances(task, 0, [1, 2, 3, 4]), [1 / 3, 2 / 3 + 1, 1, 0])
     # Factual ranks 0 and 1 (mean 0.5); counterfactual ranks 2, 3, 3, 2 (mean 2.5): two levels up.
     cfset = make_set(task, [0, 1], [[("mid", "a"), ("high", "a")], [("high", "a"), ("mid", "a")]], n_cf=2)
     table = {row["name"]: row for row in fc.importance.mode_shift(task, cfset)}
     assert table["exp"]["rank_shift"] == pytest.approx(2.0)
     assert np.isnan(table["town"]["rank_shift"])
+
+
+def test_random_query_without_any_factual_is_one_error(toy_task):
+    from types import SimpleNamespace
+
+    store = SimpleNamespace(task=toy_task, factual_rows=np.array([], dtype=int))
+    with pytest.raises(fc.ConfigError, match="No row is a factual"):
+        fc.importance.random_query(store)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from flex_core.importance import resolve_tau
+from flex_core.importance._metrics import resolve_tau
 from tests.factories import make_set
 
 
@@ -229,7 +229,7 @@ def test_no_counterfactual_at_all_gives_nan_not_a_crash(tiny_task):
 
 
 def test_unnamed_features_take_the_same_default_tau_in_the_library_and_the_cli():
-    from flex_core.cli import parse_tau
+    from flex_core.cli._main import parse_tau
 
     names, continuous = ["a", "b", "c"], [True, True, False]
     library = resolve_tau(names, continuous, {"a": 0.3})

@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from flex_core.counterfactuals._revert import necessary_changes, revert_single_features
+from flex_core.importance._necessity import seed_spread
 from tests.factories import make_set
 
 
@@ -55,7 +57,7 @@ def test_a_passenger_change_is_not_necessary(only_x1):
     x3 = task.frame.loc[factual, "x3"]
     # Counterfactual 1 moves x1 (the driver) and x2 (a passenger); counterfactual 2 moves x1 alone.
     cfset = make_set(task, [factual], [[(8.0, task.frame.loc[factual, "x2"] + 3, x3), (9.0, task.frame.loc[factual, "x2"], x3)]], n_cf=2)
-    necessary = fc.counterfactuals.necessary_changes(cfset, task, model)
+    necessary = necessary_changes(cfset, task, model)
     np.testing.assert_array_equal(necessary[0], [[True, False, False], [True, False, False]])
     result = fc.flex_importance(cfset, task, tau=0.0, necessary=necessary)
     np.testing.assert_allclose(result.frequency_mean, [1.0, 0.5, 0.0])
@@ -71,7 +73,7 @@ def test_revert_scores_only_the_cells_asked_in_one_call(only_x1):
     cfs = np.array([[[7.0, 4.0, 1.0]]])
     cells = np.array([[[True, True, False]]])
     before = model.pipeline.rows_scored
-    still = fc.counterfactuals.revert_single_features(task, model, factuals, cfs, cells)
+    still = revert_single_features(task, model, factuals, cfs, cells)
     np.testing.assert_array_equal(still, [[[False, True, False]]])
     assert model.pipeline.rows_scored - before == 2
 
@@ -146,7 +148,7 @@ def test_seed_spread_over_repeats(only_x1):
     assert result.frequency_seed_sd[0] == 0  # at τ = 0 every seed changes x1 in every counterfactual
     assert json.loads(result.to_json())["features"][0]["frequency_seed_sd"] == 0
     with pytest.raises(fc.ConfigError, match="at least 2"):
-        fc.importance.seed_spread(store, result.query_index, repeats=1)
+        seed_spread(store, result.query_index, repeats=1)
 
 
 def test_scores_from_other_factuals_are_refused(only_x1):

@@ -7,14 +7,8 @@ import pytest
 from scipy.stats import rankdata
 
 import flex_core as fc
-from flex_core.importance import (
-    bootstrap_counts,
-    bootstrap_means,
-    frequency_intervals,
-    pearson_interval,
-    rank_intervals,
-    wilson_interval,
-)
+from flex_core._uncertainty import frequency_intervals, pearson_interval, rank_intervals, wilson_interval
+from flex_core.importance import bootstrap_counts, bootstrap_means
 
 Z = 1.959963984540054  # the 97.5th percentile of the standard normal
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import flex_core as fc
+from flex_core.models._fit import model_summary
 
 
 @pytest.mark.parametrize("model", sorted(fc.models.MODELS))
@@ -62,7 +63,7 @@ def test_majority_only_model_is_flagged_in_metrics_summary_and_notes():
     assert model.metrics["majority_baseline"] == pytest.approx(test_y.mean())
     assert model.metrics["test_accuracy"] == pytest.approx(model.metrics["majority_baseline"])
     assert model.metrics["balanced_accuracy"] == pytest.approx(0.5)
-    summary = fc.models.model_summary(model)
+    summary = model_summary(model)
     assert summary["majority_baseline"] == model.metrics["majority_baseline"]
     assert summary["balanced_accuracy"] == pytest.approx(0.5)
     note = fc.models.adequacy_note(model.metrics)
@@ -106,6 +107,6 @@ def test_cross_validation_can_be_subsampled_or_skipped_and_says_so():
     assert sampled.metrics["test_accuracy"] == full.metrics["test_accuracy"]
     skipped = fc.fit_model(task, model="lr", seed=0, cv_folds=0)
     assert "cv_accuracy_mean" not in skipped.metrics and "skipped" in skipped.metrics["note"]
-    assert fc.models.model_summary(skipped)["note"] == skipped.metrics["note"]
+    assert model_summary(skipped)["note"] == skipped.metrics["note"]
     with pytest.raises(fc.ConfigError, match="or 0 to skip"):
         fc.fit_model(task, cv_folds=1)

@@ -6,8 +6,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import flex_core as fc
 from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
+from ui.reporting import table_constraints
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ def test_constraints_from_the_features_table_reach_the_counterfactuals():
     edited = next(df.value for df in at.dataframe if "direction" in df.value.columns)
     edited.loc[edited["feature"] == "speed", "direction"] = "decrease"
     edited.loc[edited["feature"] == "noise_categorical", "limits"] = "A, B"
-    constraints = fc.data.table_constraints(edited)
+    constraints = table_constraints(edited)
     assert constraints["monotone"] == {"speed": "decrease"} and constraints["allowed"] == {"noise_categorical": ["A", "B"]}
     # The state the Apply button leaves behind (the editor's cells cannot be typed into from AppTest).
     at.session_state["overrides"] = {"kinds": {}, "immutable": ["driver_age_band", "road_type"], "constraints": constraints}

@@ -10,7 +10,12 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from ui import selection
+from flex_core._uncertainty import wilson_interval
+from flex_core.importance._sweep import TAU_PANELS
+from flex_core.plotting._flex import frequency_whiskers, thin_labels
+from ui import reporting, selection
+from ui.factual_map import factual_map_figure, project_factuals
+from ui.reporting import class_balance, counterfactual_table, feature_table
 
 
 def _set(task, factuals, counterfactuals, valid=None):
@@ -52,7 +57,7 @@ def test_importance_figure_whiskers_default_to_the_95_percent_interval(toy_resul
     flex = fc.plotting.importance_figure(toy_result).data[0]
     # visibility F = 0.5 and speed F = 0.25 over 2 factuals: the continuity-corrected Wilson interval of each.
     order = [toy_result.feature_names.index(name) for name in flex.customdata]
-    intervals = fc.importance.wilson_interval(toy_result.frequency_mean[order], 2)
+    intervals = wilson_interval(toy_result.frequency_mean[order], 2)
     assert flex.error_x.symmetric is False
     np.testing.assert_allclose(flex.error_x.array, intervals[:, 1] - toy_result.frequency_mean[order])
     np.testing.assert_allclose(flex.error_x.arrayminus, toy_result.frequency_mean[order] - intervals[:, 0])
@@ -110,7 +115,7 @@ def test_thin_labels_keeps_the_top_and_the_far_and_drops_crowded_ones():
     # Twelve features: two clear leaders, one far above y = x, and nine crowded near the origin (as on loan).
     x = [0.9, 0.05, 0.6] + [0.01 + 0.002 * i for i in range(9)]
     y = [0.8, 0.55, 0.62] + [0.012 + 0.002 * i for i in range(9)]
-    shown = fc.plotting.thin_labels(x, y, top=3, far=0.12, min_gap=0.05)
+    shown = thin_labels(x, y, top=3, far=0.12, min_gap=0.05)
     assert shown[:3].tolist() == [True, True, True]  # leaders and the point far from the diagonal
     assert not shown[3:].any()  # the crowd near the origin is neither top nor far: hover text only
     labelled = np.flatnonzero(shown)
@@ -118,14 +123,14 @@ def test_thin_labels_keeps_the_top_and_the_far_and_drops_crowded_ones():
     gaps = np.abs(pts[:, None] - pts[None]).max(axis=2) + np.eye(len(labelled))
     assert gaps.min() >= 0.05  # no two labels on each other
     # Labels are wide: side by side within the x gap and the y gap, only one keeps its label; far apart in x, both.
-    assert fc.plotting.thin_labels([0.1, 0.2], [0.5, 0.52], top=2, min_gap=(0.2, 0.05)).tolist() == [True, False]
-    assert fc.plotting.thin_labels([0.1, 0.5], [0.5, 0.52], top=2, min_gap=(0.2, 0.05)).tolist() == [True, True]
+    assert thin_labels([0.1, 0.2], [0.5, 0.52], top=2, min_gap=(0.2, 0.05)).tolist() == [True, False]
+    assert thin_labels([0.1, 0.5], [0.5, 0.52], top=2, min_gap=(0.2, 0.05)).tolist() == [True, True]
     # Two top points on top of each other: only the more important one keeps its label.
-    assert fc.plotting.thin_labels([0.5, 0.48, 0.1], [0.5, 0.47, 0.1], top=3, min_gap=0.05).tolist() == [True, False, True]
+    assert thin_labels([0.5, 0.48, 0.1], [0.5, 0.47, 0.1], top=3, min_gap=0.05).tolist() == [True, False, True]
 
 
 def test_thin_labels_ignores_missing_points_and_respects_top():
-    shown = fc.plotting.thin_labels([0.5, np.nan, 0.1, 0.3], [0.5, 0.9, 0.1, 0.3], top=1, far=0.5, min_gap=0.01)
+    shown = thin_labels([0.5, np.nan, 0.1, 0.3], [0.5, 0.9, 0.1, 0.3], top=1, far=0.5, min_gap=0.01)
     assert shown.tolist() == [True, False, False, False]
 
 
@@ -133,7 +138,7 @@ def test_share_whiskers_stay_inside_zero_one(toy_result):
     from dataclasses import replace
 
     wide = replace(toy_result, frequency_mean=np.array([0.9, 0.05]), frequency_std=np.array([0.3, 0.2]))
-    whiskers, _ = fc.plotting.frequency_whiskers(wide, [0, 1], whiskers="std")
+    whiskers, _ = frequency_whiskers(wide, [0, 1], whiskers="std")
     assert whiskers["array"] == pytest.approx([0.1, 0.2]) and whiskers["arrayminus"] == pytest.approx([0.3, 0.05])
     fig = fc.plotting.importance_figure(wide)
     assert fig.data[1].cliponaxis is False  # μ diamonds at 0 are drawn whole
@@ -141,11 +146,11 @@ def test_share_whiskers_stay_inside_zero_one(toy_result):
 
 def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model):
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
-    a = fc.plotting.project_factuals(toy_task, toy_model, rows)
-    b = fc.plotting.project_factuals(toy_task, toy_model, rows[::-1])
+    a = project_factuals(toy_task, toy_model, rows)
+    b = project_factuals(toy_task, toy_model, rows[::-1])
     pd.testing.assert_frame_equal(a.frame.set_index("row").sort_index(), b.frame.set_index("row").sort_index())
     assert (a.frame["probability"] > 0.5).all() and math.isclose(a.explained.sum(), 1.0)
-    fig = fc.plotting.factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]])
+    fig = factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]])
     point = {"customdata": fig.data[0].customdata[5]}
     assert selection.rows_from_selection({"points": [point]}) == [int(a.frame["row"].iloc[5])]
     assert [t.name for t in fig.data] == ["factuals", "region members", "query",
@@ -154,7 +159,7 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
     xr, yr = fig.layout.xaxis2.range, fig.layout.yaxis2.range
     region = a.frame.set_index("row").loc[[int(r) for r in rows[:3]]]
     assert region["x"].between(*xr).all() and region["y"].between(*yr).all()
-    marked = fc.plotting.factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]],
+    marked = factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]],
                                             meeting=[int(r) for r in rows[:5]], criterion="road type = rural")
     opacity = marked.data[0].marker.opacity
     assert sum(o == 1.0 for o in opacity) == 5 and "meets road type = rural" in [t.name for t in marked.data]
@@ -164,9 +169,9 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
 
 def test_a_large_factual_pool_is_sampled_on_the_map_with_a_note(toy_task, toy_model):
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
-    whole = fc.plotting.project_factuals(toy_task, toy_model, rows)
+    whole = project_factuals(toy_task, toy_model, rows)
     assert whole.total == len(rows) and whole.note == ""
-    sampled = fc.plotting.project_factuals(toy_task, toy_model, rows, max_points=20)
+    sampled = project_factuals(toy_task, toy_model, rows, max_points=20)
     assert len(sampled.frame) == 20 and sampled.total == len(rows)
     assert set(sampled.frame["row"]) <= set(rows.tolist()) and sampled.frame["row"].is_monotonic_increasing
     assert f"20 of the {len(rows):,} factuals" in sampled.note
@@ -176,7 +181,7 @@ def test_rows_a_sample_left_out_are_placed_with_the_maps_own_axes(toy_task, toy_
     import dataclasses
 
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
-    sampled = fc.plotting.project_factuals(toy_task, toy_model, rows, max_points=20)
+    sampled = project_factuals(toy_task, toy_model, rows, max_points=20)
     assert sampled.including(toy_task, toy_model, sampled.frame["row"][:3]) is sampled  # nothing missing
     # A row of the sample, taken out and added back, lands where the fit put it.
     row = int(sampled.frame["row"].iloc[5])
@@ -208,7 +213,7 @@ def test_tau_sweep_is_monotone_and_matches_flex_at_each_tau(toy_task):
     fig = fc.plotting.tau_sweep_figure(sweep, current=0.1)
     assert {t.customdata[0] for t in fig.data} == {"vehicle_speed", "visibility"}
     panels = fc.plotting.tau_panels_figure({t: fc.flex_importance(cfset, toy_task, tau=t, ranges=np.array([100.0, 1.0]))
-                                   for t in fc.importance.TAU_PANELS})
+                                   for t in TAU_PANELS})
     assert [t.name for t in panels.data] == ["τ = 0.1", "τ = 0.5", "τ = 0.9"]
 
 
@@ -218,7 +223,7 @@ def test_counterfactual_table_marks_exactly_the_changed_cells(toy_task, toy_mode
     cfs = [[f[0] - 30, f[1]], [f[0], f[1] + 0.3], [np.nan, np.nan]]
     cfset = fc.counterfactuals.CounterfactualSet(tuple(toy_task.feature_names), np.array([row]), f[None], np.array([cfs]),
                                  np.array([[True, True, False]]), np.array([[True, False, False]]), "hand", 0.0)
-    table, changed = fc.counterfactuals.counterfactual_table(toy_task, toy_model, cfset, row)
+    table, changed = counterfactual_table(toy_task, toy_model, cfset, row)
     assert list(table.index) == ["factual", "counterfactual 1", "counterfactual 2"]  # the empty slot is left out
     assert changed.to_numpy().tolist() == [[False, False], [True, False], [False, True]]
     assert table["valid"].tolist() == [False, True, False]
@@ -226,12 +231,12 @@ def test_counterfactual_table_marks_exactly_the_changed_cells(toy_task, toy_mode
 
 
 def test_plain_language_readings_name_the_top_features(toy_result):
-    text = fc.report.describe_global(toy_result, undesirable=("Severe",))
+    text = reporting.describe_global(toy_result, undesirable=("Severe",))
     assert text.startswith("Across 2 cases predicted Severe")
     assert text.index("Visibility") < text.index("Vehicle speed")
     coverage = {"queries": 2, "counterfactuals_found": 4, "counterfactuals_requested": 4, "validity": 1.0,
                 "queries_without": 0}
-    assert "4 distinct alternatives were found (4 requested)" in fc.report.describe_coverage(coverage)
+    assert "4 distinct alternatives were found (4 requested)" in reporting.describe_coverage(coverage)
 
 
 def test_rows_meeting_and_data_summaries(synthetic_task):
@@ -241,7 +246,7 @@ def test_rows_meeting_and_data_summaries(synthetic_task):
     assert len(fc.importance.rows_meeting(synthetic_task, rows, None)) == 50
     with pytest.raises(fc.ConfigError):
         fc.importance.rows_meeting(synthetic_task, rows, "speed=3")
-    balance = fc.data.class_balance(synthetic_task)
+    balance = class_balance(synthetic_task)
     assert balance["rows"].sum() == len(synthetic_task.frame) and math.isclose(balance["share"].sum(), 1.0)
-    features = fc.data.feature_table(synthetic_task)
+    features = feature_table(synthetic_task)
     assert features.set_index("feature").loc["road_type", "immutable"]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import flex_core as fc
-from flex_core.regions import RegionsResult, benjamini_hochberg, divergence, permutation_null
+from flex_core.regions import RegionsResult
+from flex_core.regions._discovery import benjamini_hochberg, divergence, permutation_null
 from tests.regions.planted_regions import explainer, no_effect_task, red_region_task
 
 

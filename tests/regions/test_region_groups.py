@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from flex_core.regions import GroupsResult, minimal_costs
+from flex_core._format import format_number
+from flex_core.regions import GroupsResult
+from flex_core.regions._groups import minimal_costs
 from tests.factories import make_set
 from tests.regions.planted_regions import costly_group_task, explainer, red_region_task
 
@@ -68,7 +70,7 @@ def test_a_number_is_grouped_by_quantile_bins_with_edges_stated(costly):
     edges = [g.rule[0]["value"] for g in result.groups]
     assert all(g.rule[0]["op"] == "between" for g in result.groups)
     assert all(a[1] < b[0] for a, b in zip(edges, edges[1:]))  # consecutive, no overlap
-    assert result.groups[0].value == f"{fc.report.format_number(edges[0][0])}–{fc.report.format_number(edges[0][1])}"
+    assert result.groups[0].value == f"{format_number(edges[0][0])}–{format_number(edges[0][1])}"
     assert sum(g.factuals for g in result.groups) == 400
 
 

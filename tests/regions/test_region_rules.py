@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import flex_core as fc
-from flex_core.importance import check_rule, parse_condition, rule_mask, rule_text
+from flex_core.importance import check_rule, rule_mask, rule_text
+from flex_core.importance._rules import parse_condition
 from tests.regions.planted_regions import explainer, red_region_task
 
 

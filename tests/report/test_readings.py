@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flex_core as fc
+from ui import reporting
 
 LABELS = ("speed", "lighting", "rain", "junction", "traffic", "age", "sex")
 KINDS = ("continuous", "categorical", "categorical", "categorical", "continuous", "categorical", "categorical")
@@ -44,7 +45,7 @@ def _lists(text: str) -> dict[str, set[str]]:
 
 def test_the_issue_case_top_three_include_a_rare_feature_yet_it_is_listed_once():
     # Loan-like: one big driver, then features far under 5%; before, the third was in "most often" and "rarely".
-    text = fc.report.describe_global(_result([0.85, 0.2, 0.04, 0.01, 0.0, 0, 0]), undesirable=("Rejected",))
+    text = reporting.describe_global(_result([0.85, 0.2, 0.04, 0.01, 0.0, 0, 0]), undesirable=("Rejected",))
     lists = _lists(text)
     assert lists["often"] == {"speed", "lighting"}
     assert lists["rarely"] == {"rain", "junction", "traffic"}
@@ -55,11 +56,11 @@ def test_the_issue_case_top_three_include_a_rare_feature_yet_it_is_listed_once()
 @given(st.lists(st.floats(0, 1), min_size=7, max_size=7), st.lists(st.booleans(), min_size=7, max_size=7))
 def test_no_feature_is_in_two_lists(frequency, immutable):
     result = _result(frequency, immutable=immutable)
-    lists = fc.report.feature_lists(result)
+    lists = reporting.feature_lists(result)
     groups = [set(lists.often), set(lists.rarely), set(lists.fixed)]
     assert sum(len(g) for g in groups) == len(set().union(*groups))
     assert all(frequency[j] >= 0.05 for j in lists.often)
-    named = _lists(fc.report.describe_global(result))
+    named = _lists(reporting.describe_global(result))
     for a, b in (("often", "rarely"), ("often", "fixed"), ("rarely", "fixed")):
         assert not named[a] & named[b], (named, frequency)
 
@@ -70,7 +71,7 @@ def test_no_feature_is_in_two_lists(frequency, immutable):
      (0.4, 0.1, "speed 40% of its range (at or above τ = 10%)")],
 )
 def test_the_magnitude_sentence_says_what_it_averages_and_agrees_with_tau(mu, tau, says):
-    text = fc.report.describe_global(_result([0.5, 0.3, 0, 0, 0, 0, 0], magnitude=mu, tau=tau))
+    text = reporting.describe_global(_result([0.5, 0.3, 0, 0, 0, 0, 0], magnitude=mu, tau=tau))
     assert says in text
     assert "over all alternatives (including those that leave it alone or move it by less than τ)" in text
     assert f"counts only when it exceeds τ = {100 * tau:.0f}% of the number's range" in text
@@ -81,8 +82,8 @@ def test_the_magnitude_sentence_follows_tau_on_real_counterfactuals(synthetic_ta
     store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5, seed=0)
     for tau in (0.1, 0.65):
         result = fc.run_global(store, n_factuals=30, tau=tau)
-        text = fc.report.describe_global(result, undesirable=synthetic_task.undesirable)
-        for j in fc.report.feature_lists(result).often:
+        text = reporting.describe_global(result, undesirable=synthetic_task.undesirable)
+        for j in reporting.feature_lists(result).often:
             mu = result.magnitude_mean[j]
             if not math.isnan(mu):
                 side = "below" if mu < tau else "at or above"
@@ -92,20 +93,20 @@ def test_the_magnitude_sentence_follows_tau_on_real_counterfactuals(synthetic_ta
 
 
 def test_wording_counts_and_thousands():
-    one = fc.report.describe_global(_result([0.5, 0, 0, 0, 0, 0, 0]))
+    one = reporting.describe_global(_result([0.5, 0, 0, 0, 0, 0, 0]))
     assert one.startswith("Across 1 case predicted") and "(s)" not in one
     coverage = {"queries": 1200, "counterfactuals_found": 11990, "counterfactuals_requested": 12000,
                 "validity": 1.0, "queries_without": 1}
-    text = fc.report.describe_coverage(coverage)
+    text = reporting.describe_coverage(coverage)
     assert text.startswith("1,200 cases explained; 11,990 distinct alternatives were found (12,000 requested)")
     assert text.endswith("1 case got none.")
     coverage.update(distinct_mean=9.99, queries_with_copies=3)
-    text = fc.report.describe_coverage(coverage)
+    text = reporting.describe_coverage(coverage)
     assert "10.0 per case on average" in text and "copies for 3 cases; each was counted once" in text
-    assert fc.report.format_number(21_500_000.0) == "21,500,000"
-    assert fc.report.format_number(0.012345) == "0.01235"
-    assert fc.report.format_number(39.8612) == "39.86"
-    assert "e+" not in fc.report.format_number(2.15e7)
+    assert reporting.format_number(21_500_000.0) == "21,500,000"
+    assert reporting.format_number(0.012345) == "0.01235"
+    assert reporting.format_number(39.8612) == "39.86"
+    assert "e+" not in reporting.format_number(2.15e7)
 
 
 def test_regional_reading_uses_labels_and_never_calls_a_rarely_changed_feature_a_driver(toy_task):
@@ -114,16 +115,16 @@ def test_regional_reading_uses_labels_and_never_calls_a_rarely_changed_feature_a
         base, 3, (3, 4), (0.0, 0.1), {"feature": "f1", "value": "dark"}, (), np.array([0.9, 0.5, 0.1, 0.1, 0.1, 0, 0]),
         0.8, ("C", "C", "B", "B", "B", None, None), (0.3, 0.01),
     )
-    text = fc.report.describe_regional(regional, undesirable=("Severe",))
+    text = reporting.describe_regional(regional, undesirable=("Severe",))
     assert "around row 3 with lighting = dark" in text and "2 similar cases" in text
     assert "quadrant C" not in text  # both "high" features are changed by under 5% here
 
 
 def test_model_quality_is_said_next_to_the_majority_baseline(toy_task):
-    share = fc.report.majority_outcome(toy_task)[1]
-    text = fc.report.describe_model({"test_accuracy": 0.83}, toy_task)
+    share = reporting.majority_outcome(toy_task)[1]
+    text = reporting.describe_model({"test_accuracy": 0.83}, toy_task)
     assert "right 83% of the time" in text and f"would be right {100 * share:.0f}% of the time" in text
-    given_baseline = fc.report.describe_model({"test_accuracy": 0.83, "majority_baseline": 0.85,
+    given_baseline = reporting.describe_model({"test_accuracy": 0.83, "majority_baseline": 0.85,
                                                "balanced_accuracy": 0.61}, toy_task)
     assert "would be right 85%" in given_baseline and "balanced accuracy" in given_baseline
     assert "hardly better than always guessing" in given_baseline
@@ -138,14 +139,14 @@ def test_regional_reading_says_how_far_r_can_move_and_when_it_has_no_interval():
         base, 3, (3, 4, 5, 6, 7), (0.0, 0.1, 0.1, 0.2, 0.2), None, (), np.array([0.8, 0.4, 0.2, 0.1, 0.0, 0, 0]),
         0.8, ("C", "C", "B", "B", "B", None, None), (0.3, 0.3), pearson_r_interval=(0.35, 1.0),
     )
-    text = fc.report.describe_regional(regional)
+    text = reporting.describe_regional(regional)
     assert "From 5 cases, r's 95% interval runs from 0.35 to 1.00; with so wide a range, read r as rough." in text
     anything = replace(regional, pearson_r_interval=(-1.0, 1.0))
-    assert "so few cases cannot pin r down at all" in fc.report.describe_regional(anything)
+    assert "so few cases cannot pin r down at all" in reporting.describe_regional(anything)
     # r defined but no interval (one case with counterfactuals): said in words, never shown as [r, r].
     one = replace(regional, importance=replace(base, counts=np.array([10, 0, 0, 0, 0])),
                   pearson_r_interval=(float("nan"), float("nan")))
-    assert "With 1 case with counterfactuals, r has no honest interval" in fc.report.describe_regional(one)
+    assert "With 1 case with counterfactuals, r has no honest interval" in reporting.describe_regional(one)
     undefined = replace(regional, pearson_r=float("nan"), pearson_r_interval=(float("nan"), float("nan")))
-    assert "r undefined" in fc.report.describe_regional(undefined)
-    assert fc.report.describe_r_interval(undefined) == ""
+    assert "r undefined" in reporting.describe_regional(undefined)
+    assert reporting.describe_r_interval(undefined) == ""

@@ -9,17 +9,20 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from flex_core.importance._sweep import TAU_PANELS
+from ui import reporting
+from ui.reporting import counterfactual_table
 
 
 def test_html_report_is_self_contained_and_holds_every_table(toy_task):
     result = _toy_result(toy_task)
-    html = fc.report.build_html_report(
-        [fc.report.ReportSection("Global <view>", "Reading & more.\n\nSecond paragraph.",
+    html = reporting.build_html_report(
+        [reporting.ReportSection("Global <view>", "Reading & more.\n\nSecond paragraph.",
                                  figures=(fc.plotting.importance_figure(result),),
-                                 tables=(fc.report.importance_table(result),)),
-         fc.report.ReportSection("Balance", "Only a table.", tables=(pd.DataFrame({"outcome": ["a"], "rows": [3]}),))],
+                                 tables=(reporting.importance_table(result),)),
+         reporting.ReportSection("Balance", "Only a table.", tables=(pd.DataFrame({"outcome": ["a"], "rows": [3]}),))],
         title="Report", meta={"dataset": "builtin:toy2d", "generator settings": {"max_steps": 3}},
-        intro=fc.report.HOW_TO_READ,
+        intro=reporting.HOW_TO_READ,
     )
     assert html.count("<table") == 3 and html.count("<h2>") == 2  # the settings table and the two sections'
     assert "Global &lt;view&gt;" in html and "Reading &amp; more." in html  # text is escaped
@@ -54,12 +57,12 @@ def session(synthetic_task, synthetic_model):
     shap = fc.compare.shap_importance(synthetic_model, synthetic_task, [int(r) for r in global_result.query_index[:8]],
                                       seed=0)
     lime = fc.compare.lime_importance(synthetic_model, synthetic_task, list(regional.members), num_samples=200, seed=0)
-    example = fc.counterfactuals.counterfactual_table(synthetic_task, synthetic_model, store.ensure([query]), query)
-    return fc.report.SessionResults(
+    example = counterfactual_table(synthetic_task, synthetic_model, store.ensure([query]), query)
+    return reporting.SessionResults(
         task=synthetic_task, model=synthetic_model, global_result=global_result,
         coverage=store.ensure(global_result.query_index).coverage(),
         tau_sweep=fc.importance.tau_sweep(store.ensure(global_result.query_index), synthetic_task, ranges=store.ranges),
-        tau_panels={t: fc.run_global(store, n_factuals=20, tau=t) for t in fc.importance.TAU_PANELS},
+        tau_panels={t: fc.run_global(store, n_factuals=20, tau=t) for t in TAU_PANELS},
         regional=regional, saved={"second": other}, examples={query: example}, shap=shap,
         lime={"the region": (regional, lime)},
     )
@@ -67,7 +70,7 @@ def session(synthetic_task, synthetic_model):
 
 @pytest.mark.slow  # runs SHAP or LIME
 def test_the_report_has_a_section_with_a_reading_for_every_computed_result(session):
-    titles = [s.title for s in fc.report.session_sections(session)]
+    titles = [s.title for s in reporting.session_sections(session)]
     regional = session.regional
     assert titles == [
         "The data and the model",
@@ -82,7 +85,7 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
         "FLEX next to SHAP and DiCE's own count",
         "FLEX next to LIME: the region",
     ]
-    for section in fc.report.session_sections(session):
+    for section in reporting.session_sections(session):
         assert section.reading.strip() and (section.figures or section.tables), section.title
 
 
@@ -91,18 +94,18 @@ def test_results_that_did_not_run_have_no_section(session):
     from dataclasses import replace
 
     bare = replace(session, tau_sweep=None, tau_panels=None, regional=None, saved={}, examples={}, shap=None, lime={})
-    titles = [s.title for s in fc.report.session_sections(bare)]
+    titles = [s.title for s in reporting.session_sections(bare)]
     assert titles == ["The data and the model", "What would have to change, across all cases"]
 
 
 @pytest.mark.slow  # runs SHAP or LIME
 def test_report_tables_read_like_text(session):
-    html = fc.report.build_html_report(fc.report.session_sections(session), meta={"seed": 0})
+    html = reporting.build_html_report(reporting.session_sections(session), meta={"seed": 0})
     assert "frequency_mean" not in html and ">True<" not in html and ">None<" not in html
-    sections = fc.report.session_sections(session)
+    sections = reporting.session_sections(session)
     text = " ".join([s.reading for s in sections] + [t.to_html() for s in sections for t in s.tables])
     assert not re.search(r"\de[+-]\d\d", text)  # no 2.15e+07 in a reading or a table
-    example = fc.report.counterfactual_examples_table(session.task, *next(iter(session.examples.values())))
+    example = reporting.counterfactual_examples_table(session.task, *next(iter(session.examples.values())))
     assert (example.iloc[1:] == "·").any().any()  # unchanged cells of the alternatives are dots
 
 
@@ -111,6 +114,6 @@ def test_the_report_names_a_data_file_without_the_folders_it_sits_in(tmp_path):
     csv.parent.mkdir()
     pd.DataFrame({"age": [30, 40, 50, 60] * 10, "bad": ["y", "n"] * 20}).to_csv(csv, index=False)
     task = fc.data.load_csv(csv, target="bad", undesirable="y")
-    label = fc.report.dataset_label(task)
+    label = reporting.dataset_label(task)
     assert "clients.csv" in label and str(tmp_path) not in label and "private" not in label
-    assert fc.report.dataset_label(fc.data.load_builtin("toy2d")) == fc.data.load_builtin("toy2d").name
+    assert reporting.dataset_label(fc.data.load_builtin("toy2d")) == fc.data.load_builtin("toy2d").name

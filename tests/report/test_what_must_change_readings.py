@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from ui import reporting
 
 
 @pytest.fixture(scope="module")
@@ -36,39 +37,39 @@ def with_scores(result, frequency, ranks, necessary=None):
 
 
 def test_rank_text_shows_a_range_only_when_uncertain():
-    assert fc.report.rank_text(4, [4, 7]) == "4–7"
-    assert fc.report.rank_text(2, [2, 2]) == "2"
-    assert fc.report.rank_text(3, None) == "3"
-    assert fc.report.with_interval(0.731, (0.61, 0.852)) == "0.73 (0.61 to 0.85)"
-    assert fc.report.with_interval(0.5, (float("nan"), 0.6)) == "0.50"
+    assert reporting.rank_text(4, [4, 7]) == "4–7"
+    assert reporting.rank_text(2, [2, 2]) == "2"
+    assert reporting.rank_text(3, None) == "3"
+    assert reporting.with_interval(0.731, (0.61, 0.852)) == "0.73 (0.61 to 0.85)"
+    assert reporting.with_interval(0.5, (float("nan"), 0.6)) == "0.50"
 
 
 def test_certainty_names_a_clear_leader_and_indistinguishable_ranks(five_features):
     result = with_scores(five_features, [0.6, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]])
-    text = fc.report.describe_certainty(result)
+    text = reporting.describe_certainty(result)
     assert "a is first (its interval lies above every other feature's)" in text
     assert "ranks 3–5 (b, c, d) are indistinguishable" in text
     clear = with_scores(five_features, [0.5, 0.4, 0.3, 0.2, 0.1], [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]])
-    assert "every rank is clear" in fc.report.describe_certainty(clear)
+    assert "every rank is clear" in reporting.describe_certainty(clear)
 
 
 def test_passengers_are_named_with_how_often_they_were_needed(five_features):
     result = with_scores(
         five_features, [0.6, 0.08, 0.07, 0.01, 0.3], [[1, 1]] * 5, necessary=[0.6, 0.005, 0.06, 0.0, 0.29]
     )
-    text = fc.report.describe_passengers(result)
+    text = reporting.describe_passengers(result)
     # c: 0.06 of its 0.07 is needed, a driver; d: too rare to mention.
     assert text.endswith(": b (changed in 8%, needed in 0.5%).")
-    assert fc.report.describe_passengers(replace(result, necessary_frequency=None)) == ""
-    assert "Passengers" in fc.report.describe_global(result)
+    assert reporting.describe_passengers(replace(result, necessary_frequency=None)) == ""
+    assert "Passengers" in reporting.describe_global(result)
 
 
 def test_what_must_change_frame_orders_by_rank_and_leaves_missing_scores_empty(five_features):
     result = with_scores(five_features, [0.6, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]],
                          necessary=[0.5, 0.0, 0.0, 0.0, 0.3])
-    frame = fc.report.what_must_change_frame(result)
+    frame = reporting.what_must_change_frame(result)
     assert list(frame["feature"]) == ["a", "e", "b", "c", "d"]
     assert list(frame["rank"]) == ["1", "2", "3–5", "3–5", "3–5"]
     assert "flips it alone (95% interval)" not in frame and frame.loc[0, "necessary F"] == 0.5
-    assert set(fc.report.WHAT_MUST_CHANGE_READING) == {"F", "necessary F", "flips it alone", "needed",
+    assert set(reporting.WHAT_MUST_CHANGE_READING) == {"F", "necessary F", "flips it alone", "needed",
                                                       "necessity ratio", "sufficiency ratio"}

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._format import format_number, format_share, plural
-from .._results import QUADRANT_MEANING, FlexResult, RegionalResult
-from ..data import TaskSpec
+from flex_core import FlexResult, RegionalResult
+from flex_core._format import format_number, format_share, plural
+from flex_core._results import QUADRANT_MEANING
+from flex_core.data import TaskSpec
 
 __all__ = [
     "describe_global",

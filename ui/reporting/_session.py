@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._format import format_duration, format_number, format_share, plural
-from .._results import FlexResult, RegionalResult
-from ..compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
-from ..data import TaskSpec, class_balance
-from ..models import FittedModel
+from flex_core import FlexResult, RegionalResult
+from flex_core._format import format_duration, format_number, format_share, plural
+from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
+from flex_core.data import TaskSpec
+from flex_core.models import FittedModel
+
 from ._html import ReportSection
 from ._readings import (
     WHAT_MUST_CHANGE_READING,
@@ -35,7 +36,7 @@ from ._readings import (
     what_must_change_frame,
     with_interval,
 )
-from ._tables import human_table, importance_table, mode_shift_table, model_quality_table, regional_table
+from ._tables import class_balance, human_table, importance_table, mode_shift_table, model_quality_table, regional_table
 
 __all__ = ["SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "found_regions_table", "groups_table"]
 
@@ -56,7 +57,7 @@ class SessionResults:
     """What a session computed. Only ``task``, ``model`` and ``global_result`` are required.
 
     ``saved`` and ``lime`` map a region's name to its result; ``examples`` maps a row id to
-    the output of :func:`flex_core.counterfactuals.counterfactual_table` (table, changed).
+    the output of :func:`ui.reporting.counterfactual_table` (table, changed).
     """
 
     task: TaskSpec
@@ -99,7 +100,7 @@ def _data_section(results: SessionResults) -> ReportSection:
 
 
 def _global_section(results: SessionResults) -> ReportSection:
-    from ..plotting import importance_figure
+    from flex_core.plotting import importance_figure
 
     result = results.global_result
     reading = describe_global(result, undesirable=results.task.undesirable)
@@ -110,7 +111,7 @@ def _global_section(results: SessionResults) -> ReportSection:
 
 
 def _what_must_change_section(result: FlexResult) -> ReportSection:
-    from ..plotting import what_must_change_figure
+    from flex_core.plotting import what_must_change_figure
 
     reading = describe_what_must_change(result, cases="the sampled cases")
     search = result.config.get("necessity_sufficiency", {}).get("search", {})
@@ -123,7 +124,7 @@ def _what_must_change_section(result: FlexResult) -> ReportSection:
 
 
 def _tau_section(results: SessionResults) -> ReportSection:
-    from ..plotting import tau_panels_figure, tau_sweep_figure
+    from flex_core.plotting import tau_panels_figure, tau_sweep_figure
 
     current = [t for t in results.global_result.tau if not math.isnan(t)]
     figures = [tau_sweep_figure(results.tau_sweep, current=min(current) if current else None)]
@@ -134,7 +135,7 @@ def _tau_section(results: SessionResults) -> ReportSection:
 
 
 def _region_sections(name: str, regional: RegionalResult, results: SessionResults) -> list[ReportSection]:
-    from ..plotting import importance_figure, regional_scatter
+    from flex_core.plotting import importance_figure, regional_scatter
 
     reading = describe_regional(regional, undesirable=results.task.undesirable)
     reading += "\n\nQuadrants of the scatter: " + quadrant_legend().replace("\n", "; ") + "."
@@ -151,7 +152,7 @@ def _region_sections(name: str, regional: RegionalResult, results: SessionResult
 
 
 def _saved_section(results: SessionResults) -> ReportSection:
-    from ..plotting import regions_heatmap
+    from flex_core.plotting import regions_heatmap
 
     lines = []
     for name, regional in results.saved.items():
@@ -208,7 +209,7 @@ def groups_table(groups) -> pd.DataFrame:
 
 
 def _found_regions_section(found) -> ReportSection:
-    from ..plotting import regions_small_multiples
+    from flex_core.plotting import regions_small_multiples
 
     reading = describe_found_regions(found) + "\n\n" + multiple_testing_caveat(found)
     return ReportSection("Regions that differ", reading, figures=(regions_small_multiples(found),),
@@ -216,7 +217,7 @@ def _found_regions_section(found) -> ReportSection:
 
 
 def _groups_section(groups) -> ReportSection:
-    from ..plotting import groups_frequency_figure
+    from flex_core.plotting import groups_frequency_figure
 
     reading = (
         f"The cases split by {groups.by_label}. For each group: the share with an alternative under the constraints, "
@@ -241,7 +242,7 @@ def _examples_section(results: SessionResults) -> ReportSection:
 
 
 def _shap_section(results: SessionResults) -> ReportSection:
-    from ..plotting import rank_scatter_figure, ranking_bars_figure
+    from flex_core.plotting import rank_scatter_figure, ranking_bars_figure
 
     result, shap, task = results.global_result, results.shap, results.task
     names, labels = list(task.feature_names), [f.label for f in task.features]
@@ -269,7 +270,7 @@ def _shap_section(results: SessionResults) -> ReportSection:
 
 
 def _lime_section(name: str, regional: RegionalResult, lime: LimeImportance) -> ReportSection:
-    from ..plotting import regional_lime_figure
+    from flex_core.plotting import regional_lime_figure
 
     reading = (
         f"LIME on the {plural(len(lime.query_index), 'case')} of {name} (it took {format_duration(lime.seconds)}): its mean "

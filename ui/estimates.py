@@ -1,4 +1,4 @@
-"""How long SHAP and LIME will take: timed on a few rows, extrapolated to all of them."""
+"""How long SHAP and LIME will take on the Compare page, timed on a row or two of the data first."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from .._format import format_duration, plural
-from ..data import TaskSpec
-from ..models import FittedModel
-from ._lime import lime_importance
-from ._shap import shap_importance
+from flex_core import FittedModel, TaskSpec
+from flex_core._format import format_duration, plural
+from flex_core.compare import lime_importance, shap_importance
 
 __all__ = ["RunEstimate", "estimate_shap", "estimate_lime"]
 

@@ -1,7 +1,9 @@
 """Results as tables for people: labels instead of column names, shares as percentages, no True/None/index.
 
 The app shows them and the HTML report prints them; the CSV exports keep the raw
-``to_frame()`` columns, which are for programs.
+``to_frame()`` columns, which are for programs. Also the Data & model page's editable
+features table (and reading it back), the class balance, and one case's counterfactuals
+with the changed cells marked.
 """
 
 from __future__ import annotations
@@ -10,13 +12,17 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from .._format import format_number, format_share
-from .._results import FlexResult, RegionalResult
+from flex_core import FittedModel, FlexResult, RegionalResult, TaskSpec
+from flex_core._format import format_number, format_share
+from flex_core.counterfactuals import CounterfactualSet, decode_rows
+from flex_core.data._summary import parse_order, parse_range
 
 __all__ = [
     "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table",
+    "feature_table", "table_constraints", "class_balance", "counterfactual_table",
 ]
 
 
@@ -144,3 +150,114 @@ def model_quality_table(metrics: Mapping) -> pd.DataFrame:
     if table["balanced accuracy"].eq("–").all():  # older models carry no balanced accuracy
         table = table.drop(columns="balanced accuracy")
     return table
+
+
+# -- the data, its features and a case's counterfactuals (the Data & model and Counterfactuals pages) --
+FEATURE_COLUMNS = ["feature", "kind", "immutable", "direction", "limits", "order", "values"]
+
+
+def feature_table(task: TaskSpec) -> pd.DataFrame:
+    """One line per feature: name, kind, immutable, its constraints, and its levels or value range.
+
+    ``direction`` is increase / decrease / either; ``limits`` is a continuous feature's
+    permitted range as ``LO:HI`` (either end may be empty) or a categorical feature's
+    allowed levels as ``a, b``; ``order`` is an ordinal feature's levels as ``a < b < c``.
+    :func:`table_constraints` reads an edited copy back.
+    """
+    lines = []
+    for f in task.features:
+        if f.is_continuous:
+            col = task.frame[f.name].astype(float)
+            values = f"{col.min():.4g} to {col.max():.4g}"
+        else:
+            shown = list(f.categories[:6])
+            values = ", ".join(map(str, shown)) + (f", … ({len(f.categories)} levels)" if len(f.categories) > 6 else "")
+        if f.bounds is not None:
+            limits = ":".join("" if b is None else f"{b:g}" for b in f.bounds)
+        else:
+            limits = ", ".join(f.allowed) if f.allowed is not None else ""
+        lines.append(
+            {
+                "feature": f.name,
+                "kind": f.kind,
+                "immutable": bool(f.immutable),
+                "direction": f.direction or "either",
+                "limits": limits,
+                "order": " < ".join(f.categories) if f.is_ordinal else "",
+                "values": values,
+            }
+        )
+    return pd.DataFrame(lines, columns=FEATURE_COLUMNS)
+
+
+def table_constraints(table: pd.DataFrame) -> dict:
+    """The constraints of an edited :func:`feature_table`, as ``TaskSpec.with_overrides`` keywords.
+
+    A ``limits`` cell is a range (``LO:HI``) for a continuous feature and allowed levels
+    (``a, b``) for the others; an ``order`` cell counts only for a feature of kind ordinal.
+    Whether the names, levels and directions make sense is checked by ``make_task``.
+    """
+    monotone, bounds, allowed, orders = {}, {}, {}, {}
+    for row in table.itertuples(index=False):
+        name, limits, order = row.feature, str(row.limits or "").strip(), str(row.order or "").strip()
+        if row.direction and row.direction != "either":
+            monotone[name] = row.direction
+        if limits:
+            if row.kind == "continuous":
+                bounds[name] = parse_range(name, limits)
+            else:
+                allowed[name] = [v.strip() for v in limits.split(",") if v.strip()]
+        if order and row.kind == "ordinal":
+            orders[name] = parse_order(order)
+    return {"monotone": monotone, "bounds": bounds, "allowed": allowed, "ordinal_orders": orders}
+
+
+def class_balance(task: TaskSpec) -> pd.DataFrame:
+    """Rows per outcome value, their share, and whether the value counts as undesirable."""
+    counts = task.frame[task.target].astype(str).value_counts()
+    undesirable = {str(v) for v in task.undesirable}
+    return pd.DataFrame(
+        {
+            "outcome": counts.index,
+            "rows": counts.to_numpy(),
+            "share": counts.to_numpy() / counts.sum(),
+            "undesirable": [v in undesirable for v in counts.index],
+        }
+    )
+
+
+#: Below this a continuous difference is float noise, not a change (DiCE's ε).
+_CHANGE_EPSILON = 1e-6
+
+
+def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: CounterfactualSet, row: int):
+    """One factual and its counterfactuals, in original values, with the changed cells marked.
+
+    Returns
+    -------
+    table : DataFrame
+        First line ``factual``, then ``counterfactual 1..m`` (the found ones); the feature
+        columns, then ``P(undesirable)`` (one batched model call), ``prediction`` and ``valid``.
+    changed : DataFrame of bool, same index, feature columns only
+        True where a counterfactual differs from the factual (continuous: by more than
+        float noise). The factual's own line is all False.
+    """
+    sub = cfset.subset([int(row)])
+    found = sub.found[0]
+    codes = np.vstack([sub.factuals, sub.counterfactuals[0][found]])
+    table = decode_rows(task, codes)
+    table.index = ["factual"] + [f"counterfactual {i + 1}" for i in range(int(found.sum()))]
+    delta = np.abs(codes - codes[0])
+    continuous = np.array([f.is_continuous for f in task.features])
+    changed = np.where(continuous, delta > _CHANGE_EPSILON, delta != 0)
+    changed = pd.DataFrame(changed, index=table.index, columns=task.feature_names)
+    probability = model.predict_proba(table[task.feature_names])[:, 1]
+    # Integer features are stored as floats in the code space; show them as integers again.
+    for f in task.features:
+        if f.is_continuous and f.integer:
+            table[f.name] = table[f.name].round().astype("Int64")
+    undesirable = ", ".join(str(v) for v in task.undesirable)
+    table["P(undesirable)"] = probability
+    table["prediction"] = np.where(probability > 0.5, undesirable, "not " + undesirable)
+    table["valid"] = [False] + [bool(v) for v in sub.valid[0][found]]
+    return table, changed

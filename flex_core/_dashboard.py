@@ -1,0 +1,144 @@
+"""Starting FLEX Studio, the Streamlit app, from the library (``explainer.dashboard()``) and from ``flex dashboard``.
+
+The app's files (``app.py``, ``pages/``, ``ui/`` and ``.streamlit/config.toml``) sit at the top of a
+source checkout, where ``streamlit run app.py`` runs them. ``pip install`` ships the same files as the
+package ``flex_studio_app`` (see ``[tool.setuptools]`` in pyproject.toml), so the app starts from any
+folder once installed. This module finds them either way and builds the ``streamlit run`` command; it
+never imports Streamlit itself (the app runs in a child process).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from ._errors import ConfigError
+from ._extras import MissingDependencyError, install_hint
+
+__all__ = ["app_script", "dashboard_command", "dashboard_env", "start_dashboard", "run_dashboard", "free_port"]
+
+#: The installed copy of the app's files (the checkout's top level, mapped by pyproject.toml).
+APP_PACKAGE = "flex_studio_app"
+
+
+def _is_app_folder(folder: Path) -> bool:
+    return (folder / "app.py").is_file() and (folder / "pages").is_dir() and (folder / "ui" / "__init__.py").is_file()
+
+
+def app_script() -> Path:
+    """The app's ``app.py``: the checkout this flex_core runs from, else the installed ``flex_studio_app``.
+
+    The checkout comes first so that a source tree always runs its own app, whatever else is installed.
+    """
+    checkout = Path(__file__).resolve().parents[1]
+    if _is_app_folder(checkout):
+        return checkout / "app.py"
+    spec = importlib.util.find_spec(APP_PACKAGE)
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        if _is_app_folder(Path(location)):
+            return Path(location) / "app.py"
+    raise ConfigError(
+        "FLEX Studio's app files (app.py, pages/, ui/) are not installed beside flex_core; "
+        f"reinstall the package ({install_hint('app')}) or run from a source checkout."
+    )
+
+
+def _flag_value(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def config_flags(app: Path) -> list[str]:
+    """The app's ``.streamlit/config.toml`` as ``--section.option=value`` flags.
+
+    Streamlit reads that file from the folder it starts in; the flags carry the same settings (the upload
+    limit, XSRF protection, no usage statistics) when it starts anywhere else.
+    """
+    path = app.parent / ".streamlit" / "config.toml"
+    if not path.is_file():
+        return []
+    settings = tomllib.loads(path.read_text(encoding="utf-8"))
+    return [
+        f"--{section}.{option}={_flag_value(value)}"
+        for section, options in settings.items()
+        if isinstance(options, Mapping)
+        for option, value in options.items()
+    ]
+
+
+def dashboard_command(
+    project: str | Path | None = None,
+    *,
+    port: int | None = None,
+    open_browser: bool = False,
+    app: Path | None = None,
+    python: str | None = None,
+) -> list[str]:
+    """The ``python -m streamlit run app.py ...`` command that starts the app (on ``project``, when given).
+
+    ``port`` None lets Streamlit choose (8501, or the next free one). ``open_browser`` False runs headless.
+    The project folder is passed as an absolute path, so the app opens it whatever folder it starts in.
+    """
+    app = Path(app) if app is not None else app_script()
+    if port is not None and not 1 <= int(port) <= 65535:
+        raise ConfigError(f"The port must be between 1 and 65535, not {port}.")
+    command = [python or sys.executable, "-m", "streamlit", "run", str(app), *config_flags(app),
+               f"--server.headless={_flag_value(not open_browser)}"]
+    if port is not None:
+        command.append(f"--server.port={int(port)}")
+    if project is not None:
+        command += ["--", "--project", str(Path(project).expanduser().resolve())]
+    return command
+
+
+def dashboard_env(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> dict[str, str]:
+    """The app's environment: ``FLEX_CACHE_DIR`` (default ``.flex_cache``) made absolute against ``cwd``.
+
+    The app would otherwise resolve a relative cache folder against its own folder, which after
+    ``pip install`` is inside site-packages.
+    """
+    env = dict(os.environ if environ is None else environ)
+    cache = Path(env.get("FLEX_CACHE_DIR") or ".flex_cache").expanduser()
+    env["FLEX_CACHE_DIR"] = str(cache if cache.is_absolute() else (cwd or Path.cwd()) / cache)
+    return env
+
+
+def require_streamlit() -> None:
+    """A one-line error naming the extra when Streamlit is not installed (checked without importing it)."""
+    if importlib.util.find_spec("streamlit") is None:
+        raise MissingDependencyError(f"The dashboard needs Streamlit, which is not installed: {install_hint('app')}.")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_dashboard(project: str | Path | None = None, *, port: int | None = None, open_browser: bool = False,
+                    quiet: bool = True) -> subprocess.Popen:
+    """Start the app in a child process and return it (it runs until it is terminated)."""
+    require_streamlit()
+    command = dashboard_command(project, port=port, open_browser=open_browser)
+    output = subprocess.DEVNULL if quiet else None
+    return subprocess.Popen(command, env=dashboard_env(), stdout=output, stderr=output)
+
+
+def run_dashboard(project: str | Path | None = None, *, port: int | None = None, open_browser: bool = False) -> int:
+    """Run the app in the foreground until it stops (``flex dashboard``); returns Streamlit's exit status.
+
+    On POSIX this process becomes Streamlit (``exec``), so Ctrl-C and a terminate reach the app itself.
+    """
+    require_streamlit()
+    command = dashboard_command(project, port=port, open_browser=open_browser)
+    env = dashboard_env()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execve(command[0], command, env)
+    return subprocess.call(command, env=env)  # pragma: no cover - not POSIX
