@@ -146,7 +146,7 @@ def rule_builder(task) -> None:
         labels = {f.name: f.label for f in task.features}
         for i, condition in enumerate(draft):
             text_col, remove_col = st.columns([6, 1])
-            text_col.markdown(f"{'and ' if i else ''}**{fc.importance.condition_text(condition, labels[condition['feature']])}**")
+            text_col.markdown(f"{'and ' if i else ''}**{fc.importance.rule_text([condition], labels)}**")
             if remove_col.button("Remove", key=f"rule_remove_{i}"):
                 st.session_state[S.RULE_DRAFT] = draft[:i] + draft[i + 1:]
                 st.rerun()
