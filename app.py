@@ -5,10 +5,12 @@ import sys
 import streamlit as st
 
 from ui import state
+from ui.auth import require_login
 from ui.sidebar import render_sidebar
 
 # `streamlit run app.py -- --project DIR` opens a folder written by FlexExplainer.save(DIR).
 st.set_page_config(page_title="FLEX Studio", page_icon=":material/insights:", layout="wide")
+require_login()  # a hosted app with an [auth] section in its secrets: nothing below runs before sign-in
 state.init_state(st.query_params.to_dict(), project=state.project_argument(sys.argv[1:]))
 
 # url_path differs from each file's name on purpose: Streamlit's older "pages/ folder" mode would

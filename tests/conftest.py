@@ -23,6 +23,11 @@ def data_dir() -> Path:
     return Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
 
 
+# The app reads server paths only below FLEX_DATA_DIR and its working folder (ui/paths.py): the app
+# processes tests start must see the data folder the tests name, also when it is the default one.
+os.environ["FLEX_DATA_DIR"] = str(data_dir())
+
+
 def paper_file(name: str) -> Path:
     path = data_dir() / name
     if not path.is_file():

@@ -33,6 +33,7 @@ import streamlit as st
 
 import flex_core as fc
 from flex_core.importance._sweep import TAU_PANELS
+from ui import paths
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
 
@@ -63,7 +64,8 @@ def max_file_bytes() -> int:
 def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     source = json.loads(key)
     kind = source["kind"]
-    origin = data if data is not None else source.get("path")
+    # A server path (typed, or from a link) only inside the allowed folders; uploads are bytes.
+    origin = data if data is not None else (str(paths.confine(source["path"])) if source.get("path") else None)
     limit = max_file_bytes()
     if kind == "builtin":
         return fc.data.load_builtin(source["name"])
@@ -90,7 +92,7 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
 @st.cache_resource(show_spinner="Opening the project folder…", max_entries=4)
 def project(path: str) -> fc.FlexExplainer:
     """The explainer ``FlexExplainer.save`` wrote to ``path`` (data, model.skops, settings)."""
-    return fc.FlexExplainer.load(path, cache_dir=cache_dir())
+    return fc.FlexExplainer.load(paths.confine(path), cache_dir=cache_dir())
 
 
 @st.cache_resource(show_spinner="Checking and loading the model file…", max_entries=4)

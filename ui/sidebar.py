@@ -7,7 +7,7 @@ import json
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, reporting
+from ui import cache, paths, reporting
 from ui import state as S
 from ui.context import Analysis, active_model, current_analysis, load_base_task
 
@@ -85,7 +85,10 @@ def _csv_form() -> None:
 def _paper_form(kind: str) -> None:
     label = "loan_approval_dataset.csv" if kind == "loan" else "RTA_Dataset.csv"
     upload = st.file_uploader(f"Upload {label}", type=["csv"], key=f"sb_{kind}_file")
-    path = st.text_input("…or its path on this machine", key=f"sb_{kind}_path", placeholder=f"/data/{label}")
+    path = "" if paths.hosted() else st.text_input(
+        "…or its path on the server", key=f"sb_{kind}_path", placeholder=f"/data/{label}",
+        help="Only inside the folders this server may read (FLEX_DATA_ROOTS).",
+    )
     source: dict = {"kind": kind}
     if kind == "accidents":
         source["missing"] = st.radio(
@@ -97,7 +100,7 @@ def _paper_form(kind: str) -> None:
         elif path.strip():
             source["path"] = path.strip()
         else:
-            st.error(f"Upload {label} or type its path, then press Load.")
+            st.error(f"Upload {label}{'' if paths.hosted() else ' or type its path'}, then press Load.")
             return
         activate(source, **_model_settings())
 
@@ -188,7 +191,9 @@ def render_sidebar() -> Analysis | None:
         if st.session_state[S.LINK_ERROR]:
             st.warning(st.session_state[S.LINK_ERROR])
         st.subheader("Dataset")
-        kind = st.radio("Source", S.SOURCE_KINDS, key=S.SOURCE)
+        # Hosted mode reads uploads only: no project folders from the server (except one opened at start-up).
+        kinds = S.SOURCE_KINDS[:4] if paths.hosted() and st.session_state[S.SOURCE] != S.SOURCE_KINDS[4] else S.SOURCE_KINDS
+        kind = st.radio("Source", kinds, key=S.SOURCE)
         if kind == S.SOURCE_KINDS[0]:
             name = st.selectbox(
                 "Built-in dataset", list(fc.data.BUILTIN_DATASETS), key=S.BUILTIN,

@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 import flex_core as fc
-from ui import url_state
+from ui import paths, url_state
 
 SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)", "Project folder")
 MODEL_SOURCES = ("Train here", "Load a model file")
@@ -142,6 +142,8 @@ def apply_view(view: Mapping[str, Any]) -> None:
     """
     s = st.session_state
     kind, _, rest = str(view.get("dataset") or url_state.VIEW_DEFAULTS["dataset"]).partition(":")
+    if kind in ("loan", "accidents", "project") and rest:
+        paths.confine(rest)  # a link may not make the server read outside its folders (the refusal names no path)
     if kind == url_state.UPLOAD:
         s[LINK_ERROR] = (f"This view was made on an uploaded file ({rest or 'a CSV'}), which a link or a reload "
                          "cannot bring back: upload it again. The model and generator settings were applied.")

@@ -55,7 +55,8 @@ def test_a_model_that_does_not_fit_the_data_is_refused_with_one_error():
     assert at.session_state["model_file"] is None
 
 
-def test_a_project_folder_opens_with_its_model(tmp_path):
+def test_a_project_folder_opens_with_its_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))  # the server may read below this folder
     frame = accident_frame(300)
     model = user_pipeline(frame)
     explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired="severe", y=frame["severity"],

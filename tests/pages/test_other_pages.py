@@ -118,14 +118,15 @@ def test_a_bad_upload_shows_an_error_and_keeps_the_previous_dataset():
     assert chart(at, "global_chart")["data"][0]["x"] == before
 
 
-def test_a_wrong_file_for_a_paper_adapter_says_so():
+def test_a_wrong_file_for_a_paper_adapter_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
     at = start("toy2d")
     at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
     at.sidebar.get("file_uploader")[0].set_value(("loan.csv", b"a,b\n1,2\n3,4\n", "text/csv")).run()
     at.sidebar.button(key="sb_loan_load").click().run()
     assert any("loan_status" in e for e in errors(at))
     at.sidebar.radio(key="sb_source").set_value("Road accidents (paper)").run()
-    at.sidebar.text_input(key="sb_accidents_path").set_value("/nonexistent/RTA_Dataset.csv").run()
+    at.sidebar.text_input(key="sb_accidents_path").set_value(str(tmp_path / "RTA_Dataset.csv")).run()
     at.sidebar.button(key="sb_accidents_load").click().run()
     assert any("File not found" in e for e in errors(at))
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}

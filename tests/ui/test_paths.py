@@ -1,0 +1,119 @@
+"""Server paths the app may read: confined to FLEX_DATA_ROOTS, refused without echo, and hosted mode (uploads only)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import flex_core as fc
+from tests.pages.conftest import APP, errors
+from ui import paths
+
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    monkeypatch.setenv("FLEX_DATA_ROOTS", str(allowed))
+    monkeypatch.delenv("FLEX_HOSTED", raising=False)
+    return allowed
+
+
+def test_a_path_inside_the_roots_resolves(roots):
+    (roots / "data.csv").write_text("a\n1\n")
+    assert paths.confine(roots / "data.csv") == (roots / "data.csv").resolve()
+    assert paths.confine(roots / "sub" / ".." / "data.csv") == (roots / "data.csv").resolve()
+
+
+@pytest.mark.parametrize("escape", ["../secret.csv", "../../etc/passwd", "/etc/passwd"])
+def test_dot_dot_and_absolute_escapes_are_refused_without_naming_the_path(roots, escape):
+    with pytest.raises(fc.ConfigError) as refused:
+        paths.confine(roots / escape if not escape.startswith("/") else escape)
+    assert str(refused.value) == paths.OUTSIDE
+    assert "passwd" not in str(refused.value) and "secret" not in str(refused.value)
+
+
+def test_a_symlink_out_of_the_roots_is_refused(roots, tmp_path):
+    outside = tmp_path / "outside.csv"
+    outside.write_text("a\n1\n")
+    (roots / "link.csv").symlink_to(outside)
+    with pytest.raises(fc.ConfigError, match="outside the folders"):
+        paths.confine(roots / "link.csv")
+
+
+def test_roots_default_to_the_working_folder_and_flex_data_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("FLEX_DATA_ROOTS", raising=False)
+    monkeypatch.setenv("FLEX_DATA_DIR", str(tmp_path))
+    assert set(paths.allowed_roots()) >= {tmp_path.resolve(), type(tmp_path).cwd().resolve()}
+
+
+def test_hosted_mode_refuses_every_server_path(roots, monkeypatch):
+    monkeypatch.setenv("FLEX_HOSTED", "1")
+    (roots / "data.csv").write_text("a\n1\n")
+    with pytest.raises(fc.ConfigError) as refused:
+        paths.confine(roots / "data.csv")
+    assert str(refused.value) == paths.HOSTED
+
+
+def test_a_link_naming_a_path_outside_the_roots_loads_nothing_and_does_not_echo_it(roots):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "loan:/etc/passwd", "n_factuals": "6", "n_cf": "2"})
+    at.run()
+    assert not at.exception
+    assert at.session_state["dataset"]["kind"] == "builtin"  # the default stays: nothing was read
+    shown = " ".join([*errors(at), *(w.value for w in at.warning), *(i.value for i in at.info)])
+    assert "outside the folders" in shown and "passwd" not in shown and "/etc" not in shown
+
+
+def test_a_typed_path_outside_the_roots_is_refused_and_the_dataset_kept(roots):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "6", "n_cf": "2"})
+    at.run()
+    at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
+    at.sidebar.text_input(key="sb_loan_path").set_value(os.path.join(str(roots), "..", "loan.csv")).run()
+    at.sidebar.button(key="sb_loan_load").click().run()
+    assert not at.exception
+    assert any("outside the folders" in e for e in errors(at))
+    assert all("loan.csv" not in e for e in errors(at))
+    assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
+
+
+def test_hosted_mode_hides_path_inputs_and_project_folders(roots, monkeypatch):
+    monkeypatch.setenv("FLEX_HOSTED", "1")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "6", "n_cf": "2"})
+    at.run()
+    assert "Project folder" not in at.sidebar.radio(key="sb_source").options
+    at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
+    assert not at.exception
+    assert not [t for t in at.sidebar.text_input if t.key == "sb_loan_path"]
+    at.sidebar.button(key="sb_loan_load").click().run()
+    assert any("Upload loan_approval_dataset.csv, then press Load" in e for e in errors(at))
+
+
+def _gated_app(monkeypatch, *, signed_in: bool) -> AppTest:
+    # No identity provider runs offline here: the gate is tested with st.user's answers mocked.
+    import ui.auth
+
+    monkeypatch.setattr(ui.auth, "auth_configured", lambda: True)
+    monkeypatch.setattr(ui.auth, "_signed_in", lambda: signed_in)
+    monkeypatch.setattr(ui.auth, "_user_name", lambda: "Ada Analyst")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "6", "n_cf": "2"})
+    return at.run()
+
+
+def test_with_auth_configured_every_page_waits_for_sign_in(monkeypatch):
+    at = _gated_app(monkeypatch, signed_in=False)
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert not at.get("plotly_chart") and not at.sidebar.radio  # no page and no sidebar before sign-in
+
+
+def test_a_signed_in_user_sees_the_app_and_their_name(monkeypatch):
+    at = _gated_app(monkeypatch, signed_in=True)
+    assert not at.exception
+    assert any("Ada Analyst" in c.value for c in at.sidebar.caption)
+    assert at.get("plotly_chart")
