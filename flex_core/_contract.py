@@ -7,8 +7,12 @@ page of the docs is generated from it (``tools/json_docs.py``).
 
 :data:`FORMAT_VERSION` is ``"MAJOR.MINOR"``. A new optional key bumps MINOR; removing or
 renaming a key, changing its type or meaning, or making a key required bumps MAJOR.
-``from_dict`` reads every version with this MAJOR, and dicts written before the format had a
-version (they have no ``format_version``).
+``from_dict`` reads every version with this MAJOR, the older MAJORs in :data:`READS_MAJORS`, and
+dicts written before the format had a version (they have no ``format_version``).
+
+2.0 (issue 22): a rule-defined region writes ``query: null`` (it has no query), a retyping of the
+regional ``query``; it added the ``regions`` and ``groups`` kinds and the optional ``rule`` and
+``rule_text``. Every 1.x dict is a valid 2.0 dict, so 1.x is still read.
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ __all__ = [
 ]
 
 #: The version of the result format every ``to_dict`` writes (and the schema's ``format_version``).
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "2.0"
+#: Major versions ``from_dict`` reads: this one, and 1 (whose dicts 2.0 only widened).
+READS_MAJORS = ("1", "2")
 #: The JSON Schema of every result kind, shipped inside the package.
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema" / "result.schema.json"
 #: Libraries every result records; a result adds the ones only it uses (shap, lime).
@@ -219,8 +225,8 @@ def check_header(data: Mapping, kinds: tuple[str, ...], *, reader: str = "Result
             "(flex_core._kinds.read_result reads any kind)."
         )
     version = data.get("format_version")
-    if version is not None and str(version).split(".")[0] != FORMAT_VERSION.split(".")[0]:
+    if version is not None and str(version).split(".")[0] not in READS_MAJORS:
         raise ConfigError(
-            f"This result was written in format {version}; this flex_core reads format {FORMAT_VERSION.split('.')[0]}.x "
-            f"(it writes {FORMAT_VERSION})."
+            f"This result was written in format {version}; this flex_core reads formats "
+            f"{' and '.join(m + '.x' for m in READS_MAJORS)} (it writes {FORMAT_VERSION})."
         )

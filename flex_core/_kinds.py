@@ -20,9 +20,10 @@ def result_classes() -> dict[str, type[Result]]:
     from ._results import FlexResult, GeneratorSensitivity, RegionalResult
     from .compare import LimeImportance, RankAgreement, ShapImportance
     from .importance import NecessitySufficiency
+    from .regions import GroupsResult, RegionsResult
 
     classes = (FlexResult, RegionalResult, ShapImportance, LimeImportance, RankAgreement, NecessitySufficiency,
-               GeneratorSensitivity)
+               GeneratorSensitivity, RegionsResult, GroupsResult)
     return {cls.kind: cls for cls in classes}
 
 

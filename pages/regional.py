@@ -1,4 +1,5 @@
-"""Regional explorer: pick a query factual on a map or in a table, a criterion and k; compare with global."""
+"""Regional explorer: a query's neighbours (a map or a table, a criterion and k) or a rule-defined region;
+the regions that differ most from global; what the model asks of each group."""
 
 import numpy as np
 import streamlit as st
@@ -19,6 +20,7 @@ from ui.components import (
 )
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
+from ui.regions import found_regions_section, groups_section, rule_builder
 
 st.title("Regional explorer")
 analysis = require_analysis()
@@ -28,122 +30,162 @@ global_result = run_or_stop(analysis.global_result)
 pool = analysis.pool
 fmap = cache.factual_map(analysis.store, analysis.model_id)
 
-# -- criterion and k ---------------------------------------------------------------------------
-where = st.session_state[S.WHERE]
-try:
-    parse_criterion(task, where)
-except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
-    st.warning(f"The region criterion {where!r} was dropped: {exc}")
-    where = st.session_state[S.WHERE] = None
-crit_feature, _, crit_value = (where or "").partition("=")
-options = ["(any case)", *task.categorical_names]
+# -- regions that differ, and a rule builder: either opens a rule-defined region ---------------------
+found_regions_section(analysis)
+rule_builder(task)
+rule = st.session_state[S.RULE]
+if rule:
+    try:
+        regional = analysis.rule_region(rule)
+    except fc.FlexError as exc:  # e.g. a link made for other data: drop the rule rather than get stuck
+        st.warning(f"The rule region was dropped: {exc}")
+        rule = st.session_state[S.RULE] = None
 
-
-def _set_where() -> None:
-    feature = st.session_state["w_where_feature"]
-    if feature == options[0]:
-        st.session_state[S.WHERE] = None
-    else:
-        value = st.session_state.get("w_where_value")
-        levels = task.feature(feature).categories
-        st.session_state[S.WHERE] = f"{feature}={value if value in levels else levels[0]}"
-    st.session_state[S.QUERY] = None  # a new criterion needs a query that meets it
-
-
-left, mid, right = st.columns([2, 2, 3])
-feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature", on_change=_set_where,
-                         index=options.index(crit_feature) if crit_feature in options else 0,
-                         format_func=lambda name: name if name == options[0] else task.feature(name).label)
-if feature != options[0]:
-    levels = list(task.feature(feature).categories)
-    mid.selectbox("equal to", levels, key="w_where_value", on_change=_set_where,
-                  index=levels.index(crit_value) if crit_value in levels else 0)
-candidates = run_or_stop(fc.importance.rows_meeting, task, pool, where)
-if len(candidates) == 0:
-    st.error(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value.")
-    st.stop()
-max_k = min(50, len(candidates) - 1)
-if max_k >= 2:
-    right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
-                 on_change=S.bind("w_k", S.K))
-else:  # a slider needs two positions: with so few cases the region is all of them
-    right.caption(f"Only {reporting.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
-k = max(0, min(int(st.session_state[S.K]), max_k))
-
-# -- the query: a click on the map, a row of the table, or a random one --------------------------
-# One clicked dot becomes the query; a box or lasso around several narrows the table to them.
-map_event = st.session_state.get("factual_map")
-on_map = selection.rows_from_selection(map_event.get("selection") if map_event else None, allowed=pool)
-if len(on_map) == 1 and S.fresh_selection("factual_map", on_map):
-    if on_map[0] in set(candidates.tolist()):
-        st.session_state[S.QUERY] = on_map[0]
-    else:
-        st.warning(f"Row {on_map[0]} does not meet {where}; the query stays as it was.")
-lassoed = candidates[np.isin(candidates, on_map)] if len(on_map) > 1 else candidates[:0]
-listed, listable = selection.rows_to_list(candidates, lassoed=lassoed, drawn=fmap.frame["row"].to_numpy(),
-                                          query=st.session_state[S.QUERY])
-table = task.frame.loc[listed].copy()
-table.insert(0, "P(undesirable)", cache.pool_probabilities(analysis.store, analysis.model_id).loc[listed].to_numpy())
-table_event = st.session_state.get("factual_table")
-if table_event is not None:
-    picked = table_event.get("selection", {}).get("rows", [])
-    if picked and S.fresh_selection("factual_table", picked) and picked[0] < len(table):
-        st.session_state[S.QUERY] = int(table.index[picked[0]])
-query = st.session_state[S.QUERY]
-if query is None or query not in set(candidates.tolist()):
-    query = run_or_stop(fc.importance.random_query, analysis.store, where=where, seed=int(st.session_state[S.SEED]))
-    st.session_state[S.QUERY] = query
-
-regional = run_or_stop(analysis.regional_result, query, k, where)
-criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where else None
-
-map_col, table_col = st.columns([3, 2])
-with map_col:
+if rule:
+    query = where = candidates = None
+    k = 0
+    criterion_text = regional.rule_text
+    st.info(f"Showing the rule-defined region **{regional.rule_text}**: the {len(regional.members):,} of the "
+            f"{len(global_result.query_index):,} analysed cases that meet it.")
+    if st.button("Back to a query's neighbours", key="rule_close"):
+        st.session_state[S.RULE] = None
+        st.rerun()
     chart(
         factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
-                                                              tuple(int(r) for r in regional.members)),
-                                       query=query, members=regional.members,
-                                       meeting=candidates if where else None, criterion=criterion_text),
-        analysis, key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"),
+                                                  tuple(int(r) for r in regional.members)),
+                           members=regional.members, criterion=regional.rule_text,
+                           title="Factuals: the rule region's cases are ringed"),
+        analysis, key="rule_map",
     )
-    st.caption(
-        "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
-        "(a principal-component map of the model's inputs); darker means a more certain prediction. "
-        "The star is the query, ringed dots are its region; the right panel zooms on them. "
-        + ("Faded dots do not meet the criterion. " if where else "")
-        + "Click a dot to make it the query; draw a box or a lasso (tools at the top right) around several to "
-        "list only those in the table."
-        + (f" {fmap.note}" if fmap.note else "")
-    )
-with table_col:
-    st.markdown(f"**Cases to choose from** ({listable:,}" + (" selected on the map" if len(lassoed) else "")
-                + "; click a row to make it the query)")
-    st.dataframe(labelled(table, task), key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
-                 width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
-    if listable > len(listed):
-        st.caption(f"The table lists {len(listed):,} of them (those on the map first); any other can be "
-                   "chosen by its row number.")
-        typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
-                                on_change=S.set_query_from, args=("w_query_row", candidates))
-        if typed is not None and int(typed) != query:
-            st.error(f"Row {int(typed)} is not among the cases to choose from (a case predicted "
-                     f"{' / '.join(map(str, task.undesirable))}" + (f" that meets {where}" if where else "")
-                     + f"); type one of those. The query stays row {query}.")
-    if st.button("Random query", key="random_query"):
-        st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
-        st.rerun()
+    st.caption("Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together; "
+               "ringed dots are the region's cases." + (f" {fmap.note}" if fmap.note else ""))
+else:
+    # -- criterion and k ---------------------------------------------------------------------------
+    where = st.session_state[S.WHERE]
+    try:
+        parse_criterion(task, where)
+    except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
+        st.warning(f"The region criterion {where!r} was dropped: {exc}")
+        where = st.session_state[S.WHERE] = None
+    crit_feature, _, crit_value = (where or "").partition("=")
+    options = ["(any case)", *task.categorical_names]
+
+
+    def _set_where() -> None:
+        feature = st.session_state["w_where_feature"]
+        if feature == options[0]:
+            st.session_state[S.WHERE] = None
+        else:
+            value = st.session_state.get("w_where_value")
+            levels = task.feature(feature).categories
+            st.session_state[S.WHERE] = f"{feature}={value if value in levels else levels[0]}"
+        st.session_state[S.QUERY] = None  # a new criterion needs a query that meets it
+
+
+    left, mid, right = st.columns([2, 2, 3])
+    feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature", on_change=_set_where,
+                             index=options.index(crit_feature) if crit_feature in options else 0,
+                             format_func=lambda name: name if name == options[0] else task.feature(name).label)
+    if feature != options[0]:
+        levels = list(task.feature(feature).categories)
+        mid.selectbox("equal to", levels, key="w_where_value", on_change=_set_where,
+                      index=levels.index(crit_value) if crit_value in levels else 0)
+    candidates = run_or_stop(fc.importance.rows_meeting, task, pool, where)
+    if len(candidates) == 0:
+        st.error(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value.")
+        st.stop()
+    max_k = min(50, len(candidates) - 1)
+    if max_k >= 2:
+        right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
+                     on_change=S.bind("w_k", S.K))
+    else:  # a slider needs two positions: with so few cases the region is all of them
+        right.caption(f"Only {reporting.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")
+    k = max(0, min(int(st.session_state[S.K]), max_k))
+
+    # -- the query: a click on the map, a row of the table, or a random one --------------------------
+    # One clicked dot becomes the query; a box or lasso around several narrows the table to them.
+    map_event = st.session_state.get("factual_map")
+    on_map = selection.rows_from_selection(map_event.get("selection") if map_event else None, allowed=pool)
+    if len(on_map) == 1 and S.fresh_selection("factual_map", on_map):
+        if on_map[0] in set(candidates.tolist()):
+            st.session_state[S.QUERY] = on_map[0]
+        else:
+            st.warning(f"Row {on_map[0]} does not meet {where}; the query stays as it was.")
+    lassoed = candidates[np.isin(candidates, on_map)] if len(on_map) > 1 else candidates[:0]
+    listed, listable = selection.rows_to_list(candidates, lassoed=lassoed, drawn=fmap.frame["row"].to_numpy(),
+                                              query=st.session_state[S.QUERY])
+    table = task.frame.loc[listed].copy()
+    table.insert(0, "P(undesirable)", cache.pool_probabilities(analysis.store, analysis.model_id).loc[listed].to_numpy())
+    table_event = st.session_state.get("factual_table")
+    if table_event is not None:
+        picked = table_event.get("selection", {}).get("rows", [])
+        if picked and S.fresh_selection("factual_table", picked) and picked[0] < len(table):
+            st.session_state[S.QUERY] = int(table.index[picked[0]])
+    query = st.session_state[S.QUERY]
+    if query is None or query not in set(candidates.tolist()):
+        query = run_or_stop(fc.importance.random_query, analysis.store, where=where, seed=int(st.session_state[S.SEED]))
+        st.session_state[S.QUERY] = query
+
+    regional = run_or_stop(analysis.regional_result, query, k, where)
+    criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where else None
+
+    map_col, table_col = st.columns([3, 2])
+    with map_col:
+        chart(
+            factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
+                                                                  tuple(int(r) for r in regional.members)),
+                                           query=query, members=regional.members,
+                                           meeting=candidates if where else None, criterion=criterion_text),
+            analysis, key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"),
+        )
+        st.caption(
+            "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
+            "(a principal-component map of the model's inputs); darker means a more certain prediction. "
+            "The star is the query, ringed dots are its region; the right panel zooms on them. "
+            + ("Faded dots do not meet the criterion. " if where else "")
+            + "Click a dot to make it the query; draw a box or a lasso (tools at the top right) around several to "
+            "list only those in the table."
+            + (f" {fmap.note}" if fmap.note else "")
+        )
+    with table_col:
+        st.markdown(f"**Cases to choose from** ({listable:,}" + (" selected on the map" if len(lassoed) else "")
+                    + "; click a row to make it the query)")
+        st.dataframe(labelled(table, task), key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
+                     width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
+        if listable > len(listed):
+            st.caption(f"The table lists {len(listed):,} of them (those on the map first); any other can be "
+                       "chosen by its row number.")
+            typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
+                                    on_change=S.set_query_from, args=("w_query_row", candidates))
+            if typed is not None and int(typed) != query:
+                st.error(f"Row {int(typed)} is not among the cases to choose from (a case predicted "
+                         f"{' / '.join(map(str, task.undesirable))}" + (f" that meets {where}" if where else "")
+                         + f"); type one of those. The query stays row {query}.")
+        if st.button("Random query", key="random_query"):
+            st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
+            st.rerun()
 
 # -- the region -----------------------------------------------------------------------------------
-st.header(f"Region around row {query}" + (f" with {criterion_text}" if where else ""))
+if rule:
+    st.header(f"Region: {regional.rule_text}")
+else:
+    st.header(f"Region around row {query}" + (f" with {criterion_text}" if where else ""))
 cols = st.columns(4)
-cols[0].metric("Region size", f"{len(regional.members)}", help="The query and its nearest neighbours.")
-cols[1].metric("Cases meeting the criterion" if where else "Cases to choose from", f"{regional.candidates + 1:,}")
+cols[0].metric("Region size", f"{len(regional.members)}",
+               help="The analysed cases that meet the rule." if rule else "The query and its nearest neighbours.")
+if rule:
+    cols[1].metric("Cases analysed", f"{len(global_result.query_index):,}", help="The global result's cases (N_F).")
+else:
+    cols[1].metric("Cases meeting the criterion" if where else "Cases to choose from", f"{regional.candidates + 1:,}")
 r = regional.pearson_r
 low, high = regional.pearson_r_interval
 cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=("No interval: r is undefined or rests on a single case." if low != low
                      else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
-cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
+if regional.distances:
+    cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
+else:  # a rule region has no query, so no distances
+    cols[3].metric("Share of the cases", f"{len(regional.members) / max(len(global_result.query_index), 1):.0%}")
 st.markdown(reporting.describe_regional(regional, undesirable=task.undesirable))
 if regional.neighbour_ties:
     st.caption(reporting.describe_neighbour_ties(regional))
@@ -170,20 +212,22 @@ st.caption("For each feature: the region's most common value (numbers are cut in
            "away from it.")
 st.subheader("Members")
 members = task.frame.loc[list(regional.members)].copy()
-members.insert(0, "distance", regional.distances)
+if regional.distances:
+    members.insert(0, "distance", regional.distances)
 show_table(labelled(members, task), hide_index=False, column_config=number_columns(task))
 
 # -- saved regions ---------------------------------------------------------------------------------
 st.header("Compare regions")
 name_col, button_col = st.columns([3, 1])
-default_name = S.fresh_name(f"row {query}" + (f", {criterion_text}" if where else "") + f", k={k}",
+default_name = S.fresh_name(regional.rule_text if rule else
+                            f"row {query}" + (f", {criterion_text}" if where else "") + f", k={k}",
                             {r["name"] for r in st.session_state[S.SAVED_REGIONS]})
 name_col.text_input("Name for this region", key=S.REGION_NAME, placeholder=default_name)
 button_col.button("Save region", key="save_region", type="primary", on_click=S.save_region,
-                  args=(default_name, int(query), int(k), where))
+                  args=(default_name, None if rule else int(query), int(k), where, rule))
 saved = st.session_state[S.SAVED_REGIONS]
 if saved:
-    results = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"]) for r in saved}
+    results = {r["name"]: run_or_stop(analysis.saved_region, r) for r in saved}
     chart(fc.plotting.regions_heatmap(results, global_result), analysis, key="regions_heatmap")
     st.caption("Each line is a saved region's change frequency per feature (darker: changed more often), with the "
                "whole population on top. r is each region's correlation with the global pattern.")
@@ -192,3 +236,6 @@ if saved:
         st.rerun()
 else:
     st.caption("Save regions to compare them side by side as a heatmap.")
+
+# -- what the model asks of each group -------------------------------------------------------------
+groups_section(analysis)

@@ -13,9 +13,12 @@ settings_strip(analysis)
 task = analysis.task
 global_result = run_or_stop(analysis.global_result)
 query, k, where = st.session_state[S.QUERY], int(st.session_state[S.K]), st.session_state[S.WHERE]
-regional = run_or_stop(analysis.regional_result, query, k, where) if query is not None else None
-saved = {r["name"]: run_or_stop(analysis.regional_result, r["query"], r["k"], r["where"])
-         for r in st.session_state[S.SAVED_REGIONS]}
+rule = st.session_state[S.RULE]
+if rule:  # the Regional explorer shows a rule-defined region
+    regional = run_or_stop(analysis.rule_region, rule)
+else:
+    regional = run_or_stop(analysis.regional_result, query, k, where) if query is not None else None
+saved = {r["name"]: run_or_stop(analysis.saved_region, r) for r in st.session_state[S.SAVED_REGIONS]}
 sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals) if task.continuous_names else None
 
 # -- the link ------------------------------------------------------------------------------------
@@ -48,6 +51,10 @@ if sweep is not None:
 if regional is not None:
     tables["regional_importance.csv"] = regional.to_frame()
     tables["mode_shift.csv"] = regional.mode_shift_frame()
+if st.session_state[S.REGION_SEARCH] is not None:
+    tables["regions_that_differ.csv"] = run_or_stop(analysis.found_regions, st.session_state[S.REGION_SEARCH]).to_frame()
+if st.session_state[S.GROUPS_BY] is not None:
+    tables["groups.csv"] = run_or_stop(analysis.compared_groups, st.session_state[S.GROUPS_BY]).to_frame()
 for name, reg in saved.items():
     tables[f"saved_region_{name}.csv".replace(" ", "_").replace("/", "-")] = reg.to_frame()
 cols = st.columns(3)

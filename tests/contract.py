@@ -41,12 +41,21 @@ def assert_same_result(again, result) -> None:
     if isinstance(result, dict):  # GeneratorSensitivity: a dict
         assert dict(again) == json_safe(dict(result))
         return
+    _same_fields(again, result)
+
+
+def _same_fields(again, result) -> None:
     for f in dataclasses.fields(result):
         if f.name in ("counterfactual_set", "features", "versions"):
             continue  # not written (the counterfactuals, the task's features) or regenerated (versions)
         mine, theirs = getattr(again, f.name), getattr(result, f.name)
         if dataclasses.is_dataclass(theirs):
             assert_same_result(mine, theirs)
+        elif isinstance(theirs, tuple) and theirs and all(dataclasses.is_dataclass(t) for t in theirs):
+            assert len(mine) == len(theirs), f.name  # regions, groups: each part field by field
+            for part, expected in zip(mine, theirs):
+                assert type(part) is type(expected), f.name
+                _same_fields(part, expected)
         elif isinstance(theirs, np.ndarray):
             np.testing.assert_array_equal(mine, theirs, err_msg=f.name)
         elif isinstance(theirs, dict | tuple | list) or f.name == "config":

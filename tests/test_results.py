@@ -42,6 +42,9 @@ def every_result(user_explainer) -> dict:
         "necessity_sufficiency": fc.importance.necessity_sufficiency(ex.store, rows[:5]),
         "generator_sensitivity": flex.generator_sensitivity,
         "generator_sensitivity (regional)": region.importance.generator_sensitivity,
+        "regional (rule)": ex.explain_region(rule=["lighting=dark"], n_factuals=20),
+        "regions": ex.find_regions(n_factuals=60, n_permutations=100, min_support=5, top=3),
+        "groups": ex.compare_groups(ex.task.feature_names[0], n_factuals=40),
     }
 
 
@@ -110,10 +113,12 @@ def test_another_kind_or_another_major_version_is_refused(every_result):
     lime = every_result["lime"].to_dict()
     with pytest.raises(fc.ConfigError, match="ShapImportance.from_dict reads 'shap'"):
         fc.compare.ShapImportance.from_dict(lime)
-    with pytest.raises(fc.ConfigError, match=r"written in format 2\.0; this flex_core reads format 1\.x"):
-        fc.compare.LimeImportance.from_dict({**lime, "format_version": "2.0"})
-    minor = fc.compare.LimeImportance.from_dict({**lime, "format_version": "1.7"})  # a newer minor version adds keys only
+    with pytest.raises(fc.ConfigError, match=r"written in format 3\.0; this flex_core reads formats 1\.x and 2\.x"):
+        fc.compare.LimeImportance.from_dict({**lime, "format_version": "3.0"})
+    minor = fc.compare.LimeImportance.from_dict({**lime, "format_version": "2.7"})  # a newer minor version adds keys only
     np.testing.assert_array_equal(minor.scores, every_result["lime"].scores)
+    older = fc.compare.LimeImportance.from_dict({**lime, "format_version": "1.0"})  # 2.0 only widened 1.0's keys
+    np.testing.assert_array_equal(older.scores, every_result["lime"].scores)
     # A regional dict holds the region's FlexResult, which FlexResult reads.
     region = every_result["regional"]
     np.testing.assert_array_equal(fc.FlexResult.from_dict(region.to_dict()).frequency_mean, region.importance.frequency_mean)

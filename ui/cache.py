@@ -257,6 +257,29 @@ def regional_result(
     return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=json.loads(tau))
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, rule: str) -> fc.RegionalResult:
+    """The rule-defined region (``rule``: JSON) among the global result's factuals, from stored counterfactuals."""
+    base = global_result(_explainer, identity, n_factuals, tau)
+    return _explainer.explain_region(global_result=base, rule=json.loads(rule), tau=json.loads(tau))
+
+
+@st.cache_data(show_spinner="Scoring every candidate region against the permutation null…", max_entries=32)
+def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, options: str):
+    """Region discovery over the global result's factuals (the pool) at this τ; ``options`` is JSON.
+
+    Keyed by the store, N_F, τ and the options: a τ change re-ranks from the stored counterfactuals
+    (the pool is the global sample, generated before, with a progress bar, by the caller).
+    """
+    return _explainer.find_regions(tau=json.loads(tau), n_factuals=n_factuals, **json.loads(options))
+
+
+@st.cache_data(show_spinner="Comparing the groups…", max_entries=32)
+def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, by: str):
+    """What the model asks of each group of ``by`` over the global result's factuals, at this τ."""
+    return _explainer.compare_groups(by, n_factuals=n_factuals, tau=json.loads(tau))
+
+
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
     members, *_ = fc.select_region(
         store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges, seed=store.seed

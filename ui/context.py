@@ -64,6 +64,30 @@ class Analysis:
         )
 
 
+    def rule_region(self, rule) -> fc.RegionalResult:
+        """The region of the global result's factuals that meet ``rule`` (checked first: a ConfigError says what to fix)."""
+        rule = [dict(c) for c in fc.importance.check_rule(self.task, rule)]
+        self.global_result()
+        return cache.rule_region(self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()),
+                                 json.dumps(rule, sort_keys=True))
+
+    def saved_region(self, region) -> fc.RegionalResult:
+        """A saved region (a dict of the session's list): by its rule, or by its query, k and criterion."""
+        if region.get("rule"):
+            return self.rule_region(region["rule"])
+        return self.regional_result(region["query"], region["k"], region["where"])
+
+    def found_regions(self, options: dict):
+        """Region discovery over the global result's factuals (generated first, with a progress bar)."""
+        self.global_result()
+        return cache.found_regions(self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()),
+                                   json.dumps(options, sort_keys=True))
+
+    def compared_groups(self, by: str):
+        self.global_result()
+        return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()), by)
+
+
 def load_base_task(source) -> fc.TaskSpec:
     return cache.load_task(cache.source_key(source), source.get("data"))
 

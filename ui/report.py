@@ -41,6 +41,17 @@ def _with_scores_if_computed(analysis: Analysis, result: fc.FlexResult) -> fc.Fl
     return fc.importance.with_necessity_sufficiency(result, scores)
 
 
+def _found_and_groups(analysis: Analysis) -> dict:
+    """Region discovery and the group comparison, when the Regional explorer ran them (cached: nothing new is run)."""
+    out = {}
+    options = st.session_state[S.REGION_SEARCH]
+    if options is not None:
+        out["regions"] = analysis.found_regions(options)
+    if st.session_state[S.GROUPS_BY] is not None:
+        out["groups"] = analysis.compared_groups(st.session_state[S.GROUPS_BY])
+    return out
+
+
 def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, saved: dict) -> reporting.SessionResults:
     """Every result of this session that exists: SHAP and LIME only if they ran, examples only for stored rows."""
     task, store = analysis.task, analysis.store
@@ -53,7 +64,7 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
     shap_request = [analysis.model_id, [int(r) for r in global_result.query_index]]
     if st.session_state[S.SHAP_REQUEST] == shap_request:
         shap = cache.shap_with_progress(analysis.explainer, analysis.model_id, tuple(shap_request[1]))
-    regions = {**({f"the region around row {regional.query}": regional} if regional is not None else {}),
+    regions = {**({reporting.region_title(regional): regional} if regional is not None else {}),
                **{f"saved region {name}": reg for name, reg in saved.items()}}
     stored = {int(r) for r in store.stored_rows}
     example_rows = [r for r in dict.fromkeys([st.session_state[S.CF_ROW], st.session_state[S.QUERY]])
@@ -64,6 +75,7 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
         task=task, model=analysis.model, global_result=global_result,
         coverage=store.ensure(global_result.query_index).coverage(), tau_sweep=sweep, tau_panels=panels,
         regional=regional, saved=saved, examples=examples, shap=shap, lime=_lime_results(analysis, regions),
+        **_found_and_groups(analysis),
     )
 
 

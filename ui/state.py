@@ -9,6 +9,7 @@ copy into them through ``on_change`` callbacks (see :func:`bind`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,7 +46,11 @@ TAU_FEATURES = "tau_features"  # {feature: τ} where it differs from the global 
 QUERY = "query"
 WHERE = "where"  # "feature=value" or None
 K = "k"
-SAVED_REGIONS = "saved_regions"  # list of {"name", "query", "k", "where"}
+SAVED_REGIONS = "saved_regions"  # list of {"name", "query", "k", "where"} (a rule region: query None, and "rule")
+RULE = "rule"  # the rule-defined region the Regional explorer shows: [{"feature", "op", "value"}], or None
+RULE_DRAFT = "rule_draft"  # the conditions of the rule builder, not yet opened
+REGION_SEARCH = "region_search"  # the options region discovery ran with (a dict), or None until asked
+GROUPS_BY = "groups_by"  # the feature the group comparison splits by, or None until asked
 CF_ROW = "cf_row"
 SEEN_SELECTIONS = "seen_selections"  # {widget key: last selection applied}, so a stale selection is not reapplied
 LINK_ERROR = "link_error"
@@ -87,6 +92,10 @@ def _defaults() -> dict[str, Any]:
         WHERE: None,
         K: view["k"],
         SAVED_REGIONS: [],
+        RULE: None,
+        RULE_DRAFT: [],
+        REGION_SEARCH: None,
+        GROUPS_BY: None,
         CF_ROW: None,
         SEEN_SELECTIONS: {},
         LINK_ERROR: None,
@@ -177,6 +186,7 @@ def apply_view(view: Mapping[str, Any]) -> None:
         s[TAU_FEATURES] = dict(view["tau_features"])
         s[OVERRIDES] = {"kinds": dict(view["kinds"]), "immutable": view["immutable"]}
         s[SAVED_REGIONS] = [dict(r) for r in view["regions"]]
+        s[RULE] = None if view["rule"] is None else [dict(c) for c in view["rule"]]
 
 
 def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
@@ -204,8 +214,9 @@ def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
 def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
-    for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, WHATIF_ROW, WHATIF_EDITS):
+    for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, RULE, RULE_DRAFT, REGION_SEARCH, GROUPS_BY, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
+                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, WHATIF_ROW,
+                WHATIF_EDITS):
         st.session_state[key] = defaults[key]
 
 
@@ -222,8 +233,9 @@ def forget_stale_rows(pool) -> list[str]:
         s[QUERY] = None
     if s[CF_ROW] is not None and int(s[CF_ROW]) not in factuals:
         s[CF_ROW] = None
-    kept = [r for r in s[SAVED_REGIONS] if int(r["query"]) in factuals]
-    dropped = [r["name"] for r in s[SAVED_REGIONS] if int(r["query"]) not in factuals]
+    # A rule region has no query: its members are whichever factuals meet the rule, so it never goes stale.
+    kept = [r for r in s[SAVED_REGIONS] if r.get("rule") or int(r["query"]) in factuals]
+    dropped = [r["name"] for r in s[SAVED_REGIONS] if not r.get("rule") and int(r["query"]) not in factuals]
     s[SAVED_REGIONS] = kept
     return dropped
 
@@ -265,6 +277,7 @@ def current_view() -> dict[str, Any]:
         "necessary_only": bool(s[NECESSARY_ONLY]),
         "whiskers": s[WHISKERS],
         "regions": [dict(r) for r in s[SAVED_REGIONS]],
+        "rule": None if not s[RULE] else [dict(c) for c in s[RULE]],
     }
 
 
@@ -287,19 +300,26 @@ def fresh_name(name: str, taken) -> str:
 REGION_NAME = "w_region_name"  # the Regional explorer's name box, emptied after each save
 
 
-def save_region(default_name: str, query: int, k: int, where: str | None) -> None:
+def _region_identity(region: Mapping[str, Any]) -> tuple:
+    if region.get("rule"):
+        return ("rule", json.dumps(region["rule"], sort_keys=True))
+    return (int(region["query"]), int(region["k"]), region["where"])
+
+
+def save_region(default_name: str, query: int | None, k: int, where: str | None, rule: list | None = None) -> None:
     """``on_click`` of "Save region": never overwrites a saved region (a name clash gets a suffix and a toast),
-    and never saves the same region (query, k, criterion) twice."""
+    and never saves the same region (query, k, criterion; or the same rule) twice."""
     s = st.session_state
     typed = str(s.get(REGION_NAME) or "").strip()
-    same = next((r for r in s[SAVED_REGIONS]
-                 if (int(r["query"]), int(r["k"]), r["where"]) == (int(query), int(k), where)), None)
+    region = ({"query": None, "k": 0, "where": None, "rule": [dict(c) for c in rule]} if rule
+              else {"query": int(query), "k": int(k), "where": where})
+    same = next((r for r in s[SAVED_REGIONS] if _region_identity(r) == _region_identity(region)), None)
     if same is not None:  # the same query, k and criterion is the same region: a second line would repeat it
         s[REGION_NAME] = ""
         st.toast(f"This region is saved already, as {same['name']!r}.")
         return
     name = fresh_name(typed or default_name, {r["name"] for r in s[SAVED_REGIONS]})
-    s[SAVED_REGIONS] = [*s[SAVED_REGIONS], {"name": name, "query": int(query), "k": int(k), "where": where}]
+    s[SAVED_REGIONS] = [*s[SAVED_REGIONS], {"name": name, **region}]
     s[REGION_NAME] = ""
     if typed and name != typed:
         st.toast(f"A region named {typed!r} is saved already; this one is saved as {name!r}.")

@@ -44,7 +44,8 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "tau_features": {},
     "necessary_only": False,  # bar charts count only necessary changes
     "whiskers": "interval",  # 95% interval of F or ± std on the bars
-    "regions": [],  # saved regions: {"name", "query", "k", "where"}, carried as one JSON parameter
+    "regions": [],  # saved regions: {"name", "query", "k", "where"} (+ "rule"), carried as one JSON parameter
+    "rule": None,  # the rule-defined region shown: [{"feature", "op", "value"}], carried as one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
 PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
@@ -86,8 +87,11 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
                 params[key] = ",".join(value)
         elif key == "regions":
             if value:
-                params[key] = json.dumps([[r["name"], r["query"], r["k"], r["where"]] for r in value],
-                                         separators=(",", ":"))
+                params[key] = json.dumps([[r["name"], r["query"], r["k"], r["where"], *([r["rule"]] if r.get("rule") else [])]
+                                          for r in value], separators=(",", ":"))
+        elif key == "rule":
+            if value:
+                params[key] = json.dumps([dict(c) for c in value], separators=(",", ":"), ensure_ascii=False)
         elif value is not None and value != default:
             params[key] = _text(value)
     return params
@@ -128,14 +132,36 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = value or None
     elif key == "regions":
         view[key] = _regions(value)
+    elif key == "rule":
+        view[key] = _rule(json.loads(value)) if value else None
+
+
+def _rule(items) -> list[dict]:
+    """A rule from its JSON: a non-empty list of {"feature", "op", "value"} (checked against the data when applied)."""
+    if not isinstance(items, list) or not items:
+        raise ValueError
+    rule = []
+    for c in items:
+        if not isinstance(c, dict) or set(c) != {"feature", "op", "value"} or not isinstance(c["feature"], str):
+            raise ValueError
+        rule.append({"feature": c["feature"], "op": str(c["op"]), "value": c["value"]})
+    return rule
+
+
+def _region(item) -> dict:
+    name, query, k, where, *rest = item
+    if len(rest) > 1:
+        raise ValueError
+    if rest:  # a rule region: no query
+        return {"name": str(name), "query": None, "k": 0, "where": None, "rule": _rule(rest[0])}
+    return {"name": str(name), "query": int(query), "k": int(k), "where": None if where is None else str(where)}
 
 
 def _regions(text: str) -> list[dict]:
-    """Saved regions from their JSON: a list of [name, query row, k, criterion or null]."""
+    """Saved regions from their JSON: a list of [name, query row, k, criterion or null] (a rule region: [name,
+    null, 0, null, rule])."""
     try:
-        items = json.loads(text)
-        regions = [{"name": str(name), "query": int(query), "k": int(k), "where": None if where is None else str(where)}
-                   for name, query, k, where in items]
+        regions = [_region(item) for item in json.loads(text)]
     except (TypeError, ValueError):
         raise ValueError from None
     if any(r["k"] < 0 for r in regions):

@@ -52,8 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._contract import json_floats, json_number
-from .._contract import library_versions as versions
+from .._contract import Result, json_floats, json_number
 from .._errors import ConfigError
 from .._uncertainty import pearson_interval
 from ..counterfactuals import CounterfactualStore
@@ -184,7 +183,7 @@ class Region:
 
 
 @dataclass(frozen=True, eq=False)
-class RegionsResult:
+class RegionsResult(Result):
     """The regions that differ, ranked: significant ones first (by divergence), then the rest (by p-value).
 
     Attributes
@@ -219,6 +218,9 @@ class RegionsResult:
     config: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     level: str = "regions"
+    versions: dict | None = field(default=None, repr=False)
+
+    kind = "regions"
 
     @property
     def significant(self) -> tuple[Region, ...]:
@@ -266,7 +268,7 @@ class RegionsResult:
                 })
         return pd.DataFrame(rows, columns=["rank", "region", "feature", "label", "immutable", "frequency", "global_frequency", "shift"])
 
-    def to_dict(self) -> dict:
+    def _body(self) -> dict:
         """The CLI's JSON (``level: "regions"``); :meth:`from_dict` reads it back."""
         return {
             "level": self.level,
@@ -288,11 +290,10 @@ class RegionsResult:
             "model": self.model,
             "config": self.config,
             "notes": list(self.notes),
-            "versions": versions(),
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> RegionsResult:
+    def _from_body(cls, data: Mapping) -> RegionsResult:
         records = data["features"]
         names = tuple(r["name"] for r in records)
         return cls(
@@ -310,12 +311,8 @@ class RegionsResult:
             config=dict(data.get("config", {})),
             notes=tuple(data.get("notes", ())),
             level=data.get("level", "regions"),
+            versions=data.get("versions"),
         )
-
-    def to_json(self, **kwargs) -> str:
-        import json
-
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
 
 
 # -- the arithmetic --------------------------------------------------------------------------

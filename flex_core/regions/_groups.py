@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._contract import json_floats, json_number
-from .._contract import library_versions as versions
+from .._contract import Result, json_floats, json_number
 from .._errors import ConfigError
 from .._format import format_share
 from .._uncertainty import INTERVAL_LEVEL, frequency_intervals, wilson_interval
@@ -115,7 +114,7 @@ class Group:
 
 
 @dataclass(frozen=True, eq=False)
-class GroupsResult:
+class GroupsResult(Result):
     """The groups of one feature side by side, with a verdict that names only separated differences.
 
     ``verdict`` is plain sentences; ``differences`` the same as data (``measure``: "cost_median",
@@ -136,6 +135,9 @@ class GroupsResult:
     config: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     level: str = "groups"
+    versions: dict | None = field(default=None, repr=False)
+
+    kind = "groups"
 
     def group(self, value: str) -> Group:
         for g in self.groups:
@@ -168,7 +170,7 @@ class GroupsResult:
         ]
         return pd.DataFrame(rows, columns=["value", "feature", "label", "immutable", "frequency", "frequency_low", "frequency_high"])
 
-    def to_dict(self) -> dict:
+    def _body(self) -> dict:
         """The CLI's JSON (``level: "groups"``); :meth:`from_dict` reads it back."""
         return {
             "level": self.level,
@@ -182,11 +184,10 @@ class GroupsResult:
             "model": self.model,
             "config": self.config,
             "notes": list(self.notes),
-            "versions": versions(),
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> GroupsResult:
+    def _from_body(cls, data: Mapping) -> GroupsResult:
         groups = tuple(Group.from_dict(g) for g in data["groups"])
         features = data["groups"][0]["features"] if data["groups"] else []
         fixed = set(data.get("immutable", ()))
@@ -204,12 +205,8 @@ class GroupsResult:
             config=dict(data.get("config", {})),
             notes=tuple(data.get("notes", ())),
             level=data.get("level", "groups"),
+            versions=data.get("versions"),
         )
-
-    def to_json(self, **kwargs) -> str:
-        import json
-
-        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
 
 
 def _pair(bounds) -> tuple[float, float]:

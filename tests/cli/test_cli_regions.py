@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
+from flex_core._kinds import read_result
 from flex_core.cli import main
+from tests.contract import assert_valid, strict_json
 
 FAST = ["--n-factuals", "120", "--n-cf", "3", "--cv-folds", "2", "--quiet"]
 DATA = ["--data", "builtin:synthetic-regional"]
 
 
 def run_cli(tmp_path, *args):
+    """The JSON the CLI wrote, valid against the result schema and read back as its kind."""
     out = tmp_path / "out.json"
     assert main([*args, "--out", str(out)]) == 0
-    return json.loads(out.read_text())
+    data = assert_valid(strict_json(out.read_text()))
+    assert read_result(data).kind == data["kind"]
+    return data
 
 
 def test_regional_rule_json(tmp_path):

@@ -397,7 +397,10 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
             f"(δ = {s['delta']:+.2f}: its share falls from {_pct(s['p_orig'])} of the cases to "
             f"{_pct(s['p_cf'])} of their alternatives)."
         )
-    lead = f"A group of {plural(size, 'similar case')} around row {regional.query}{where}. "
+    if regional.rule is not None:
+        lead = f"The {plural(size, 'case')} with {regional.rule_text} (a region defined by a rule). "
+    else:
+        lead = f"A group of {plural(size, 'similar case')} around row {regional.query}{where}. "
     return lead + describe_global(imp, undesirable=undesirable) + " " + agreement + (" " + " ".join(extra) if extra else "")
 
 
@@ -526,3 +529,53 @@ def describe_generator_sensitivity(sensitivity: dict) -> str:
             "; their intervals overlap." if overlap else "; their intervals do not overlap, so the verdict on this "
             "region depends on the generator." if overlap is False else ".")
     return text
+
+
+def region_title(regional: RegionalResult) -> str:
+    """How a region is named in headings: around its query, or by its rule."""
+    if regional.rule is not None:
+        return f"the region with {regional.rule_text}"
+    return f"the region around row {regional.query}"
+
+
+def multiple_testing_caveat(found) -> str:
+    """The multiple-testing caveat of region discovery, in words (``found``: a RegionsResult)."""
+    discovery = found.config.get("discovery", {})
+    fdr = float(discovery.get("fdr", 0.1))
+    tested = int(found.counts.get("tested", 0))
+    share = f"one in {round(1 / fdr):d}" if fdr > 0 and abs(1 / fdr - round(1 / fdr)) < 1e-9 else f"{fdr:.0%}"
+    return (
+        f"{tested:,} candidate regions were tried, so some differ by chance alone. A region marked significant at "
+        f"a false-discovery rate of {fdr:g} belongs to a list in which, on average, at most {share} is such a chance "
+        "finding; any single one of them may be one. On data where nothing differs at all, this control still lets "
+        f"one run in {round(1 / fdr) if fdr > 0 else 0} (at most) flag something. \"Significant\" says that a "
+        "region's counterfactuals ask for other changes than a random set of as many cases would; it does not say "
+        "why, and with other counterfactuals (another generator, τ or seed) the regions can change."
+    )
+
+
+def describe_found_regions(found) -> str:
+    """A reading of region discovery (``found``: a RegionsResult): what was compared, what stands out."""
+    n = len(found.factuals)
+    discovery = found.config.get("discovery", {})
+    significant = found.significant
+    lead = (
+        f"Every region of one or {'two conditions' if discovery.get('max_conditions', 2) == 2 else 'one condition'} "
+        f"on the features holding at least {discovery.get('min_support', 20)} of the {n:,} cases was compared with "
+        "all of them: its divergence is 1 − r, r the Pearson correlation between the region's change frequencies "
+        "and those of all the cases over the features that may change (0: the same drivers; 1: unrelated; 2: reversed). "
+    )
+    if not significant:
+        lead += "No region differs from the whole more than random sets of as many cases do."
+    else:
+        best = significant[0]
+        ups = ", ".join(f"{t['label']} ({t['global_frequency']:.2f} → {t['frequency']:.2f})" for t in best.top_up[:2])
+        downs = ", ".join(f"{t['label']} ({t['global_frequency']:.2f} → {t['frequency']:.2f})" for t in best.top_down[:2])
+        lead += (
+            f"{plural(len(significant), 'region')} of those shown differ significantly. The first, {best.text} "
+            f"({plural(best.size, 'case')}), has divergence {best.divergence:.2f} (95% interval "
+            f"{best.divergence_interval[0]:.2f}–{best.divergence_interval[1]:.2f}, q = {best.q_value:.2g})"
+            + (f"; there {ups} must change more often" if ups else "")
+            + (f", {downs} less often" if downs else "") + "."
+        )
+    return lead

@@ -24,12 +24,15 @@ from ._html import ReportSection
 from ._readings import (
     WHAT_MUST_CHANGE_READING,
     describe_coverage,
+    describe_found_regions,
     describe_global,
     describe_model,
     describe_regional,
     describe_tau_sweep,
     describe_what_must_change,
+    multiple_testing_caveat,
     quadrant_legend,
+    region_title,
     what_must_change_frame,
     with_interval,
 )
@@ -44,7 +47,7 @@ from ._tables import (
     regional_table,
 )
 
-__all__ = ["SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ"]
+__all__ = ["SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "found_regions_table", "groups_table"]
 
 HOW_TO_READ = (
     "For each case the model predicts as undesirable, a generator looks for a few "
@@ -77,6 +80,8 @@ class SessionResults:
     examples: Mapping[int, tuple[pd.DataFrame, pd.DataFrame]] = field(default_factory=dict)
     shap: ShapImportance | None = None
     lime: Mapping[str, tuple[RegionalResult, LimeImportance]] = field(default_factory=dict)
+    regions: object | None = None  # flex_core.regions.RegionsResult, when region discovery ran
+    groups: object | None = None  # flex_core.regions.GroupsResult, when the group comparison ran
 
 
 def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: pd.DataFrame) -> pd.DataFrame:
@@ -173,6 +178,67 @@ def _saved_section(results: SessionResults) -> ReportSection:
                          figures=(regions_heatmap(results.saved, results.global_result),))
 
 
+def found_regions_table(found) -> pd.DataFrame:
+    """The found regions for reading: rank, rule, size, divergence with its interval, q-value, significant, shifts."""
+    return pd.DataFrame(
+        [
+            {
+                "rank": i + 1,
+                "region": r.text,
+                "cases": r.size,
+                "divergence 1 − r (95% interval)": f"{r.divergence:.2f} ({r.divergence_interval[0]:.2f}–{r.divergence_interval[1]:.2f})",
+                "q-value": f"{r.q_value:.2g}",
+                "significant": "yes" if r.significant else "no",
+                "changed more often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_up),
+                "changed less often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_down),
+            }
+            for i, r in enumerate(found.regions)
+        ],
+        columns=["rank", "region", "cases", "divergence 1 − r (95% interval)", "q-value", "significant",
+                 "changed more often", "changed less often"],
+    )
+
+
+def groups_table(groups) -> pd.DataFrame:
+    """Per group: cases, the share with a counterfactual and the cost of the minimal change, with intervals."""
+    def pair(interval, fmt):
+        return "–".join("n/a" if v != v else fmt(v) for v in interval)
+
+    return pd.DataFrame(
+        [
+            {
+                groups.by_label: g.value,
+                "cases": g.factuals,
+                "with a counterfactual (95% interval)": f"{format_share(g.flip_share)} ({pair(g.flip_share_interval, format_share)})",
+                "median distance to the nearest counterfactual (95% interval)":
+                    "n/a" if g.cost_median != g.cost_median else f"{g.cost_median:.2f} ({pair(g.cost_interval, lambda v: f'{v:.2f}')})",
+            }
+            for g in groups.groups
+        ]
+    )
+
+
+def _found_regions_section(found) -> ReportSection:
+    from flex_core.plotting import regions_small_multiples
+
+    reading = describe_found_regions(found) + "\n\n" + multiple_testing_caveat(found)
+    return ReportSection("Regions that differ", reading, figures=(regions_small_multiples(found),),
+                         tables=(found_regions_table(found),))
+
+
+def _groups_section(groups) -> ReportSection:
+    from flex_core.plotting import groups_frequency_figure
+
+    reading = (
+        f"The cases split by {groups.by_label}. For each group: the share with an alternative under the constraints, "
+        "and the median distance from a case to its nearest alternative (a number counts its change as a share of "
+        "its range, an ordinal feature its levels moved as a share of its levels, a category 1 per change). A "
+        "difference is named only when the 95% intervals of the two groups do not overlap.\n\n" + " ".join(groups.verdict)
+    )
+    return ReportSection(f"What the model asks of each group of {groups.by_label}", reading,
+                         figures=(groups_frequency_figure(groups),), tables=(groups_table(groups),))
+
+
 def _examples_section(results: SessionResults) -> ReportSection:
     tables = tuple(counterfactual_examples_table(results.task, *pair) for pair in results.examples.values())
     rows = [str(r) for r in results.examples]
@@ -251,11 +317,16 @@ def _sections(results: SessionResults, settings: str) -> list[ReportSection]:
         sections.append(_tau_section(results))
     if results.regional is not None:
         regional = results.regional
-        sections += _region_sections(f"The region around row {regional.query}", regional, results, settings)
+        title = region_title(regional)
+        sections += _region_sections(title[0].upper() + title[1:], regional, results, settings)
     for name, regional in results.saved.items():
         sections += _region_sections(f"Saved region: {name}", regional, results, settings)
     if results.saved:
         sections.append(_saved_section(results))
+    if results.regions is not None:
+        sections.append(_found_regions_section(results.regions))
+    if results.groups is not None:
+        sections.append(_groups_section(results.groups))
     if results.examples:
         sections.append(_examples_section(results))
     if results.shap is not None:

@@ -1,0 +1,117 @@
+"""Issue 22 on the Regional explorer: regions that differ (a click opens one), the rule builder, a rule in a link,
+saved rule regions, the group comparison, and both analyses in the HTML report."""
+
+import json
+
+import pytest
+
+from tests.pages.conftest import chart, errors, metric, start
+from ui import url_state
+
+pytestmark = pytest.mark.slow
+
+PAGE = "pages/regional.py"
+
+
+def _find(at):
+    at.number_input(key="w_regions_min_support").set_value(8).run()
+    at.button(key="find_regions").click().run()
+    assert not at.exception and not errors(at)
+    return at
+
+
+def _select_row(at, key: str, row: int):
+    """What a click on a row of st.dataframe(on_select="rerun") puts in Session State, then a rerun."""
+    at.session_state[key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    return at.run()
+
+
+def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
+    at = _find(start("synthetic-regional", n_factuals=60, n_cf=3, page=PAGE))
+    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
+    assert list(table["rank"]) == list(range(1, len(table) + 1)) and {"region", "cases", "q-value", "significant"} <= set(table)
+    spec = chart(at, "regions_small_multiples")
+    assert spec["data"] and spec["data"][0]["type"] == "bar"
+    assert any("chance alone" in c.value for c in at.caption)  # the multiple-testing caveat, in words
+    _select_row(at, "found_regions_table", 0)
+    assert not at.exception and not errors(at)
+    rule = at.session_state["rule"]
+    assert rule == [dict(c) for c in rule] and rule
+    assert any(h.value == f"Region: {table.loc[0, 'region']}" for h in at.header)
+    assert int(metric(at, "Region size")) == int(table.loc[0, "cases"])  # the same members as the discovery pool
+    # Every view works on it: F bars, scatter, mode shift, members, save and compare.
+    assert chart(at, "regional_chart")["data"] and "Pearson r" in chart(at, "regional_scatter")["layout"]["title"]["text"]
+    at.button(key="save_region").click().run()
+    saved = at.session_state["saved_regions"]
+    assert saved[-1]["rule"] == rule and saved[-1]["query"] is None
+    assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
+    at.button(key="rule_close").click().run()
+    assert at.session_state["rule"] is None and any(h.value.startswith("Region around row") for h in at.header)
+
+
+def test_a_tau_change_reranks_without_generating():
+    at = _find(start("synthetic-regional", n_factuals=60, n_cf=3, page=PAGE))
+    before = at.session_state["region_search"]
+    at.session_state["tau"] = 0.3
+    at.run()
+    assert not at.exception and not errors(at) and at.session_state["region_search"] == before
+    assert any("divergence 1 − r (95% interval)" in d.value.columns for d in at.dataframe)
+
+
+def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
+    at = start("synthetic-regional", n_factuals=40, n_cf=3, page=PAGE)
+    at.selectbox(key="w_rule_feature").set_value("road_type").run()
+    at.selectbox(key="w_rule_value_road_type_=").set_value("rural").run()
+    at.button(key="rule_add").click().run()
+    at.selectbox(key="w_rule_feature").set_value("speed").run()
+    at.selectbox(key="w_rule_op_speed").set_value(">=").run()
+    at.number_input(key="w_rule_value_speed_>=").set_value(60.0).run()
+    at.button(key="rule_add").click().run()
+    assert [c["feature"] for c in at.session_state["rule_draft"]] == ["road_type", "speed"]
+    at.button(key="rule_open").click().run()
+    assert not at.exception and not errors(at)
+    rule = at.session_state["rule"]
+    assert rule == [{"feature": "road_type", "op": "=", "value": "rural"}, {"feature": "speed", "op": ">=", "value": 60.0}]
+    assert any(h.value == "Region: road type = rural and speed ≥ 60" for h in at.header)
+    params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
+    assert json.loads(params["rule"]) == rule
+    assert url_state.view_from_query_params(params)["rule"] == rule
+
+
+def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.conftest import APP
+
+    rule = json.dumps([{"feature": "road_type", "op": "=", "value": "urban"}])
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "builtin:synthetic-regional", "n_factuals": "30", "n_cf": "3", "rule": rule,
+                            "regions": json.dumps([["urban", None, 0, None, json.loads(rule)]])})
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception and not errors(at)
+    assert any(h.value == "Region: road type = urban" for h in at.header)
+    assert at.session_state["saved_regions"][0]["rule"] == json.loads(rule)
+    assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
+    bad = AppTest.from_file(APP, default_timeout=120)
+    bad.query_params.update({"dataset": "builtin:synthetic-regional", "n_factuals": "30", "n_cf": "3",
+                             "rule": json.dumps([{"feature": "colour", "op": "=", "value": "red"}])})
+    bad.run()
+    bad.switch_page(PAGE).run()
+    assert not bad.exception and any("rule region was dropped" in w.value for w in bad.warning)
+
+
+def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has_both():
+    at = _find(start("synthetic-regional", n_factuals=60, n_cf=3, page=PAGE))
+    at.selectbox(key="w_groups_by").set_value("road_type").run()
+    assert not at.exception and not errors(at)
+    table = next(d.value for d in at.dataframe if "with a counterfactual (95% interval)" in d.value.columns)
+    assert len(table) >= 2 and table.columns[0] == "road type"
+    assert chart(at, "groups_figure")["data"]
+    assert any("interval" in m.value or "overlap" in m.value for m in at.markdown)
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    at.button(key="build_report").click().run()
+    assert not at.exception
+    html = at.session_state["report_html"]
+    assert "Regions that differ" in html and "chance alone" in html and "What the model asks of each group" in html

@@ -1,0 +1,187 @@
+"""The Regional explorer's issue-22 sections: regions that differ, the rule builder, and the group comparison.
+
+Widgets and layout only; the numbers come from ``flex_core.regions`` through :mod:`ui.cache`
+(keyed by the store, N_F, τ and the options, so a τ change re-ranks without generating).
+A found region, or the rule builder's conditions, open as a rule-defined region: :data:`ui.state.RULE`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+import flex_core as fc
+from ui import reporting
+from ui import state as S
+from ui.components import chart, show_table
+from ui.context import Analysis, run_or_stop
+
+#: How the rule builder says each comparison.
+OP_WORDS = {"=": "is", "in": "is one of", ">=": "is at least", "<": "is below", "between": "is between (both included)"}
+FDR_LEVELS = (0.05, 0.1, 0.2)
+
+
+def _plain(value):
+    """A rule's value as plain JSON data (numpy numbers become Python ones)."""
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value.item() if hasattr(value, "item") else value
+
+
+def open_rule(rule) -> None:
+    """Show ``rule`` as the region of the explorer (and put it in the builder, to edit)."""
+    rule = [{"feature": str(c["feature"]), "op": str(c["op"]), "value": _plain(c["value"])} for c in rule]
+    st.session_state[S.RULE] = rule
+    st.session_state[S.RULE_DRAFT] = [dict(c) for c in rule]
+
+
+# -- regions that differ -----------------------------------------------------------------------------
+def _search_options(n: int) -> dict:
+    """The discovery options from the widgets (a minimum region size that the pool can hold)."""
+    s = st.session_state
+    return {
+        "max_conditions": int(s.get("w_regions_conditions", 2)),
+        "min_support": int(s.get("w_regions_min_support", min(20, max(2, n // 5)))),
+        "fdr": float(s.get("w_regions_fdr", 0.1)),
+    }
+
+
+def found_regions_section(analysis: Analysis) -> None:
+    st.header("Regions that differ")
+    n = analysis.n_factuals
+    st.caption(
+        f"Every region of one or two conditions on the features (a category, a range of ordinal levels, a range of "
+        f"quartiles of a number) among the {n:,} analysed cases (N_F in the sidebar) is compared with all of them: "
+        "its divergence is 1 − r, r the correlation between its change frequencies and the whole's, tested against "
+        "random regions of the same size with false-discovery-rate control. Nothing new is generated."
+    )
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
+    c1.selectbox("Conditions per region", (1, 2), index=1, key="w_regions_conditions")
+    c2.number_input("Smallest region (cases)", min_value=2, max_value=max(2, n // 2), step=1,
+                    value=min(20, max(2, n // 5)), key="w_regions_min_support")
+    c3.selectbox("False-discovery rate", FDR_LEVELS, index=1, key="w_regions_fdr")
+    c4.write("")
+    if c4.button("Find regions", key="find_regions", type="primary"):
+        st.session_state[S.REGION_SEARCH] = _search_options(n)
+    options = st.session_state[S.REGION_SEARCH]
+    if options is None:
+        return
+    found = run_or_stop(analysis.found_regions, options)
+    if not found.regions:
+        st.info("No candidate region had enough cases inside and outside it; lower the smallest region size or raise N_F.")
+        return
+    table = reporting.found_regions_table(found)
+    event = st.session_state.get("found_regions_table")
+    picked = (event or {}).get("selection", {}).get("rows", []) if event is not None else []
+    if picked and S.fresh_selection("found_regions_table", picked) and picked[0] < len(found.regions):
+        open_rule(found.regions[picked[0]].rule)
+        st.toast(f"Opened the region {found.regions[picked[0]].text} in the explorer below.")
+    counts = found.counts
+    st.markdown(
+        f"**{counts['significant']:,} of {counts['tested']:,} candidate regions differ significantly** at FDR "
+        f"{options['fdr']:g}; the {len(found.regions)} shown are ranked, significant ones first. "
+        "Click a row to open that region in the explorer below."
+    )
+    st.dataframe(table, key="found_regions_table", on_select="rerun", selection_mode="single-row", hide_index=True,
+                 width="stretch", height="content" if len(table) <= 12 else 420,
+                 column_config={"rank": st.column_config.NumberColumn(width="small"),
+                                "region": st.column_config.TextColumn(width="large"),
+                                "cases": st.column_config.NumberColumn(width="small")})
+    chart(fc.plotting.regions_small_multiples(found), analysis, key="regions_small_multiples")
+    st.caption(reporting.multiple_testing_caveat(found))
+
+
+# -- the rule builder ------------------------------------------------------------------------------
+def _ops(feature) -> list[str]:
+    if feature.kind == "categorical":
+        return ["=", "in"]
+    if feature.is_ordinal:
+        return ["=", "in", ">=", "<", "between"]
+    return [">=", "<", "between", "="]
+
+
+def _value_widgets(task, feature, op, column) -> object:
+    """The value of a condition on ``feature`` from widgets drawn in ``column`` (None when nothing is chosen)."""
+    key = f"w_rule_value_{feature.name}_{op}"
+    if feature.kind == "categorical" or feature.is_ordinal:
+        levels = list(feature.categories)
+        if op == "in":
+            return column.multiselect("Values", levels, key=key) or None
+        if op == "between":
+            low, high = column.columns(2)
+            return [low.selectbox("From", levels, key=key + "_low"),
+                    high.selectbox("to", levels, index=len(levels) - 1, key=key + "_high")]
+        return column.selectbox("Value", levels, key=key)
+    values = task.frame[feature.name].to_numpy(dtype=float)
+    q1, median, q3 = (float(v) for v in np.nanquantile(values, [0.25, 0.5, 0.75]))
+    if op == "between":
+        low, high = column.columns(2)
+        return [low.number_input("From", value=q1, key=key + "_low"), high.number_input("to", value=q3, key=key + "_high")]
+    return column.number_input("Value", value=median, key=key)
+
+
+def rule_builder(task) -> None:
+    """Conditions on feature values, added and removed one by one; "Open this region" shows it in the explorer."""
+    draft = st.session_state[S.RULE_DRAFT]
+    with st.expander("Define a region by a rule", expanded=bool(draft)):
+        st.caption("A rule-defined region holds the analysed cases that meet every condition, e.g. an age range and "
+                   "a road type. Add conditions one by one, then open the region.")
+        c1, c2, c3, c4 = st.columns([3, 2, 3, 2])
+        name = c1.selectbox("Feature", task.feature_names, key="w_rule_feature",
+                            format_func=lambda n: task.feature(n).label)
+        feature = task.feature(name)
+        op = c2.selectbox("Condition", _ops(feature), key=f"w_rule_op_{name}", format_func=OP_WORDS.get)
+        value = _value_widgets(task, feature, op, c3)
+        c4.write("")
+        if c4.button("Add condition", key="rule_add", disabled=value is None):
+            condition = {"feature": name, "op": op, "value": value}
+            try:
+                condition = {k: _plain(v) for k, v in fc.importance.check_rule(task, [condition])[0].items()}
+            except fc.FlexError as exc:
+                st.error(str(exc))
+            else:
+                draft = [c for c in draft if c["feature"] != name] + [condition]  # one condition per feature
+                st.session_state[S.RULE_DRAFT] = draft
+        labels = {f.name: f.label for f in task.features}
+        for i, condition in enumerate(draft):
+            text_col, remove_col = st.columns([6, 1])
+            text_col.markdown(f"{'and ' if i else ''}**{fc.importance.rule_text([condition], labels)}**")
+            if remove_col.button("Remove", key=f"rule_remove_{i}"):
+                st.session_state[S.RULE_DRAFT] = draft[:i] + draft[i + 1:]
+                st.rerun()
+        open_col, clear_col = st.columns([1, 1])
+        if open_col.button("Open this region", key="rule_open", type="primary", disabled=not draft):
+            try:
+                fc.importance.check_rule(task, draft)
+            except fc.FlexError as exc:
+                st.error(str(exc))
+            else:
+                open_rule(draft)
+                st.rerun()
+        if clear_col.button("Clear the rule", key="rule_clear", disabled=not draft):
+            st.session_state[S.RULE_DRAFT] = []
+            st.rerun()
+
+
+# -- what the model asks of each group ---------------------------------------------------------------
+def groups_section(analysis: Analysis) -> None:
+    task = analysis.task
+    st.header("What the model asks of each group")
+    st.caption("The analysed cases split by one feature (a number by its quartiles): how many have an alternative "
+               "under the constraints, how far the nearest one is, and which features each group must change. "
+               "A difference is named only when the 95% intervals of two groups do not overlap.")
+    choices = [None, *task.feature_names]
+    current = st.session_state[S.GROUPS_BY]
+    by = st.selectbox("Group the cases by", choices, key="w_groups_by",
+                      index=choices.index(current) if current in choices else 0,
+                      format_func=lambda n: "(choose a feature)" if n is None else task.feature(n).label)
+    st.session_state[S.GROUPS_BY] = by
+    if by is None:
+        return
+    groups = run_or_stop(analysis.compared_groups, by)
+    for sentence in groups.verdict:
+        st.markdown(f"- {sentence}")
+    show_table(reporting.groups_table(groups))
+    chart(fc.plotting.groups_frequency_figure(groups), analysis, key="groups_figure")
+    st.caption("Distance to the nearest alternative: a number counts its change as a share of its range, an ordinal "
+               "feature the levels it moves as a share of its levels, a category 1 per change.")
