@@ -17,7 +17,7 @@ state.init_state(st.query_params.to_dict(), project=state.project_argument(sys.a
 # otherwise map a first request for /<file name> straight to the page script, skipping this router.
 pages = [
     st.Page("pages/data_model.py", title="Data & model", icon=":material/table_chart:", url_path="data-and-model"),
-    global_page := st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-importance"),
+    st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-importance", default=True),
     st.Page("pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
     st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
     st.Page("pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
@@ -26,15 +26,6 @@ pages = [
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
 ]
 
-
-def _home() -> None:
-    """The app's root opens the Global page at its own address, query (the view) included."""
-    st.switch_page(global_page, query_params=st.query_params.to_dict())
-
-
-# The default page is served at "/" only: Streamlit drops its url_path, so a default Global page made
-# /global-importance answer "Page not found". A hidden root page forwards to it instead.
-pages.append(st.Page(_home, title="FLEX Studio", url_path="home", default=True, visibility="hidden"))
 page = st.navigation(pages)
 try:
     render_sidebar()

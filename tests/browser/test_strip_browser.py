@@ -1,4 +1,4 @@
-"""Chromium: the settings strip on every page, a τ change shown on Compare, and /global-importance opening."""
+"""Chromium: the settings strip on every page, and a τ change shown on Compare."""
 
 from __future__ import annotations
 
@@ -44,16 +44,8 @@ def _strip(page) -> str:
 
 def test_the_strip_is_on_every_page_and_compare_follows_a_tau_change(tmp_path):
     with browser_on_app(tmp_path) as (url, page):
-        # The root forwards to the Global page's own address, view included.
         page.goto(f"{url}/?{QUERY}", wait_until="domcontentloaded")
         page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=90_000)
-        page.wait_for_url(re.compile(r"/global-importance\?.*n_cf=3"), timeout=30_000)
-        # That address opens the page itself (as the default page it used to say "Page not found"). Streamlit
-        # still says so for the very first request a fresh server gets (streamlit#9624), hence the root first.
-        page.goto(f"{url}/global-importance?{QUERY}", wait_until="domcontentloaded")
-        page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=90_000)
-        page.wait_for_timeout(1000)
-        assert page.get_by_text("Page not found", exact=False).count() == 0
         for link, title in PAGES:
             page.get_by_role("link", name=link, exact=True).click()
             page.get_by_text(title, exact=True).first.wait_for(timeout=90_000)
