@@ -431,16 +431,14 @@ class FlexExplainer:
 def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
-    from .models._fit import FittedModel, check_columns, model_feature_names, resolve_undesired
+    from .models._fit import FittedModel, model_feature_names, resolve_undesired
 
     if not isinstance(X, pd.DataFrame) or X.empty:
         raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
     if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
         raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
     chosen = resolve_undesired(tuple(model.classes_), undesired)
-    columns = model_feature_names(model)
-    if columns is not None:
-        check_columns(columns, [str(c) for c in X.columns])
+    columns = model_feature_names(model, [str(c) for c in X.columns])
     features = [str(c) for c in X.columns] if columns is None else columns
     X = X.copy()
     X.columns = [str(c) for c in X.columns]
