@@ -131,3 +131,37 @@ def test_cli_explains_a_booster_file_on_category_columns(tmp_path, penguins, mak
     result = run_model_file(tmp_path, X.assign(mass=target), make(X, y), "mass",
                             "heavy" if make is lightgbm_model else "1")
     assert {f["name"] for f in result["features"]} == {"bill length", "species", "island"}
+
+
+@pytest.mark.parametrize("make", [lightgbm_model, xgboost_model], ids=["lightgbm", "xgboost"])
+def test_a_bare_booster_gets_treeshap_on_its_category_columns(penguins, make):
+    X, y = penguins
+    model = make(X, y)
+    target = y if make is lightgbm_model else (y == y.iloc[0]).astype(int)
+    undesired = model.classes_[0]  # the sign flips: SHAP explains the undesirable class's log-odds
+    explainer = fc.FlexExplainer(model, X, y=target, undesired=undesired)
+    rows = list(explainer.task.frame.index[:12])
+    shap = explainer.shap(rows)
+    assert shap.explainer == "tree (TreeExplainer)" and shap.config["output"].startswith("log-odds")
+    # The libraries' own TreeSHAP, for classes_[1]: ours is its negation, in the task's feature order.
+    if make is lightgbm_model:
+        native = model.predict(X.iloc[rows], pred_contrib=True)[:, :-1]
+    else:
+        native = model.get_booster().predict(xgb.DMatrix(X.iloc[rows], enable_categorical=True), pred_contribs=True)[:, :-1]
+    np.testing.assert_allclose(shap.values, -native, rtol=1e-4, atol=1e-5)
+    kernel = explainer.shap(rows[:2], explainer="kernel")
+    assert kernel.explainer == "kernel (KernelExplainer)"
+
+
+def test_cli_shap_names_treeshap_for_a_booster_file(tmp_path, cancer):
+    X, y = cancer
+    frame = X.assign(diagnosis=(y == y.iloc[0]).astype(int))  # XGBoost's 0/1 labels
+    csv, model_file, out = tmp_path / "data.csv", tmp_path / "model.skops", tmp_path / "out.json"
+    frame.to_csv(csv, index=False)
+    fc.models.save_model(xgboost_model(X, y), model_file)
+    code = main(["global", "--data", str(csv), "--target", "diagnosis", "--undesired", "1", "--model-file",
+                 str(model_file), "--n-factuals", "10", "--n-cf", "3", "--shap", "--quiet", "--out", str(out)])
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert result["shap"]["explainer"] == "tree (TreeExplainer)"
+    assert all(np.isfinite(f["shap_mean_abs"]) for f in result["features"])
