@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
 from tests.factories import accident_frame, user_pipeline
-from tests.pages.conftest import APP, chart, errors, metric, start
+from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -80,3 +80,31 @@ def test_project_argument_is_read_from_the_command_line():
 
     assert project_argument(["--project", "/tmp/p"]) == "/tmp/p"
     assert project_argument(["--other", "x"]) is None
+
+
+
+def test_an_uploaded_lightgbm_on_category_columns_is_explained():
+    """Issue 19: a LightGBM .skops file (an OrderedDict inside) trained on pandas category columns."""
+    lightgbm = pytest.importorskip("lightgbm")
+    task = fc.data.load_builtin("synthetic-regional")
+    X = task.frame[task.feature_names].astype({c: "category" for c in task.categorical_names})
+    model = lightgbm.LGBMClassifier(n_estimators=15, verbose=-1, n_jobs=1).fit(X, task.frame[task.target])
+    at = start("synthetic-regional")
+    upload_model(at, "lightgbm.skops", sio.dumps(model))
+    assert not errors(at)
+    assert at.session_state["model_file"]["name"] == "lightgbm.skops"
+    assert chart(at, "global_chart")["data"][0]["x"]
+
+
+def test_an_uploaded_xgboost_with_names_with_spaces_and_categories_is_explained():
+    xgboost = pytest.importorskip("xgboost")
+    task = fc.data.load_builtin("synthetic-regional")
+    X = task.frame[task.feature_names].astype({c: "category" for c in task.categorical_names})
+    X.columns = [c.replace("_", " ") for c in X.columns]
+    y = (task.frame[task.target] == "Severe").astype(int)
+    model = xgboost.XGBClassifier(n_estimators=15, max_depth=3, enable_categorical=True, n_jobs=1).fit(X, y)
+    at = start_csv(X.assign(outcome=y), target="outcome", undesirable=["1"])
+    upload_model(at, "xgboost.skops", sio.dumps(model))
+    assert not errors(at)
+    assert at.session_state["model_file"]["name"] == "xgboost.skops"
+    assert chart(at, "global_chart")["data"][0]["x"]
