@@ -489,6 +489,10 @@ def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bound
         name=type(model).__name__,
         evaluated_on="the rows of X (training rows give optimistic scores)",
     )
+    if y is None:  # the outcome column holds the model's own predictions: scoring against them would read 100%
+        from .models._fit import NO_LABELS_NOTE
+
+        fitted.metrics["note"] = NO_LABELS_NOTE
     return task, fitted
 
 

@@ -106,9 +106,10 @@ def file_digest(data: bytes) -> str:
 
 
 @st.cache_resource(max_entries=8)
-def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str, name: str):
-    """(task restricted to the model's columns, FittedModel) for a model trained elsewhere."""
-    return fc.models.from_file_estimator(_task, _estimator, name=name)
+def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str, name: str, labelled: bool = True):
+    """(task restricted to the model's columns, FittedModel) for a model trained elsewhere; ``labelled=False``: the
+    outcomes are the model's own predictions (a project saved without y), so it is not scored."""
+    return fc.models.from_file_estimator(_task, _estimator, name=name, labelled=labelled)
 
 
 @st.cache_resource(max_entries=16)

@@ -35,6 +35,8 @@ MODELS = {
     "lr": "Logistic regression",
 }
 Encoding = Literal["onehot", "label"]
+#: ``metrics["note"]`` of a model given without true outcomes: nothing scores it against its own predictions.
+NO_LABELS_NOTE = "No labels given: quality not measured."
 
 
 def _estimator(model: str, seed: int):
@@ -353,13 +355,19 @@ def align_task(task: TaskSpec, estimator) -> TaskSpec:
     return task.with_overrides(features=columns)
 
 
-def from_file_estimator(task: TaskSpec, estimator, *, name: str) -> tuple[TaskSpec, FittedModel]:
+def from_file_estimator(task: TaskSpec, estimator, *, name: str, labelled: bool = True) -> tuple[TaskSpec, FittedModel]:
     """(the task restricted to the estimator's columns, the estimator as a FittedModel) for a model trained elsewhere.
 
     Its metrics are taken on every row of the data, which may include the rows it was trained
-    on: the note says so, since those score optimistically.
+    on: the note says so, since those score optimistically. ``labelled=False`` (the outcome
+    column holds the model's own predictions, as a project saved without ``y``): no metrics,
+    and ``metrics["note"]`` says quality was not measured.
     """
     task = align_task(task, estimator)
+    if not labelled:
+        model = FittedModel.from_estimator(estimator, task, name=name)
+        model.metrics["note"] = NO_LABELS_NOTE
+        return task, model
     return task, FittedModel.from_estimator(
         estimator,
         task,

@@ -108,3 +108,29 @@ def test_an_uploaded_xgboost_with_names_with_spaces_and_categories_is_explained(
     assert not errors(at)
     assert at.session_state["model_file"]["name"] == "xgboost.skops"
     assert chart(at, "global_chart")["data"][0]["x"]
+
+
+def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkeypatch):
+    """Issue 19 item 6: dashboard() of an explainer without y scored the model against its own predictions (100%)."""
+    monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
+    frame = accident_frame(300)
+    model = user_pipeline(frame)
+    explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired="severe",
+                                 kinds={"district": "categorical"})
+    assert explainer.model.metrics == {"note": fc.models.NO_LABELS_NOTE}
+    folder = explainer.save(tmp_path / "project")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = {"kind": "project", "path": str(folder)}
+    at.session_state["sb_source"] = "Project folder"
+    at.session_state["sb_n_factuals"] = 12
+    at.session_state["sb_n_cf"] = 3
+    at.run()
+    assert not at.exception, at.exception
+    assert not errors(at)
+    labels = [m.label for m in at.metric]
+    assert not {"Accuracy", "F1", "CV accuracy", "CV F1"} & set(labels), labels
+    assert any(fc.models.NO_LABELS_NOTE in c.value for c in at.sidebar.caption)
+    at.switch_page("pages/data_model.py").run()
+    assert not at.exception, at.exception
+    assert any(fc.models.NO_LABELS_NOTE in i.value for i in at.info)
+    assert not any("accuracy" in str(t.value).lower() for t in at.dataframe if hasattr(t, "value"))
