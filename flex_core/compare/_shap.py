@@ -107,16 +107,28 @@ def _is_tree_model(estimator) -> bool:
     return isinstance(estimator, (RandomForestClassifier, HistGradientBoostingClassifier))
 
 
+#: Bare scikit-learn tree models TreeExplainer takes on numeric columns (no encoder step in front).
+_SKLEARN_TREES = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
+                  "GradientBoostingClassifier", "HistGradientBoostingClassifier")
+
+
 def _bare_booster(model: FittedModel):
-    """The XGBoost / LightGBM classifier a binary model is, taken on the original features; else None."""
+    """The tree model a binary model is, taken on the original features with no encoder step: XGBoost or
+    LightGBM (raw or category columns), or a scikit-learn forest / boosting on numeric columns; else None."""
     schema = model.schema
-    if schema is None or schema.library not in ("xgboost", "lightgbm") or len(model.classes) != 2:
+    if schema is None or len(model.classes) != 2:
         return None
-    return model.pipeline
+    if schema.library in ("xgboost", "lightgbm"):
+        return model.pipeline
+    estimator = model.pipeline
+    if type(estimator).__module__.startswith("sklearn.") and type(estimator).__name__ in _SKLEARN_TREES:
+        numeric = all(not dtype.startswith(("object", "str", "category")) for dtype in model.input_dtypes.values())
+        return estimator if numeric and not schema.categories else None
+    return None
 
 
-#: What TreeSHAP explains for a bare booster: with categorical splits shap explains only its raw output.
-BOOSTER_OUTPUT = "log-odds of the undesirable outcome (the booster's raw margin)"
+#: What TreeSHAP explains for a booster: with categorical splits shap explains only its raw output.
+BOOSTER_OUTPUT = "log-odds of the undesirable outcome (the model's raw margin)"
 
 
 #: How SHAP met the model, recorded in ``ShapImportance.config["path"]``.
@@ -187,8 +199,9 @@ def shap_importance(
     if progress is not None:
         progress(0, len(rows))
     booster = _bare_booster(model) if inputs.path == "original" else None
+    output = "P(undesirable)"
     if kind == "tree" and booster is not None:
-        values, base = _booster_tree_values(model, task, rows, progress=progress)
+        values, base, output = _booster_tree_values(model, task, rows, progress=progress)
     elif kind == "tree":
         values, base = _tree_values(inputs, background_size=background_size, rng=rng, progress=progress)
     else:
@@ -200,7 +213,7 @@ def shap_importance(
         "background_size": background_size,
         "nsamples": nsamples,
         "seed": seed,
-        "output": BOOSTER_OUTPUT if kind == "tree" and booster is not None else "P(undesirable)",
+        "output": output,
         "path": inputs.path,
         "path_meaning": SHAP_PATHS[inputs.path],
     }
@@ -319,9 +332,9 @@ def _tree_values(
 
 def _booster_tree_values(
     model: FittedModel, task: TaskSpec, rows: list[int], *, progress: Progress | None
-) -> tuple[np.ndarray, float]:
-    """TreeSHAP values of a bare XGBoost / LightGBM classifier (n_rows, n_features) on the frame it takes (its
-    category columns included), for the log-odds of the undesirable class, and the base value."""
+) -> tuple[np.ndarray, float, str]:
+    """TreeSHAP values of a bare tree model (n_rows, n_features) on the frame it takes (category columns
+    included), the base value, and what they explain: a forest's P(undesirable), a booster's log-odds."""
     import shap
 
     frame = model.estimator_input(task.frame.loc[rows, task.feature_names])
@@ -331,15 +344,18 @@ def _booster_tree_values(
         with warnings.catch_warnings():  # shap's notice that LightGBM's binary output changed shape: handled below
             warnings.filterwarnings("ignore", message="LightGBM binary classifier", category=UserWarning)
             part = np.asarray(tree.shap_values(frame.iloc[start : start + TREE_SHAP_CHUNK]), dtype=float)
-        chunks.append(part[..., -1] if part.ndim == 3 else part)  # (rows, columns, classes): classes_[1]'s margin
+        chunks.append(part)
         if progress is not None:
             progress(min(start + TREE_SHAP_CHUNK, n_rows), n_rows)
     values = np.concatenate(chunks, axis=0) if chunks else np.empty((0, frame.shape[1]))
-    values = values[:, [list(frame.columns).index(f) for f in task.feature_names]]  # the task's feature order
-    base = float(np.atleast_1d(np.asarray(tree.expected_value, dtype=float))[-1])
-    # The raw margin is the log-odds of classes_[1]; flip it when classes_[0] is the undesirable one.
-    sign = 1.0 if model.undesired_column == 1 else -1.0
-    return sign * values, sign * base
+    expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
+    col = model.undesired_column
+    if values.ndim == 3:  # (rows, columns, classes): a forest's class probabilities
+        values, base, output = values[..., col], float(expected[col]), "P(undesirable)"
+    else:  # the raw margin, the log-odds of classes_[1]: flipped when classes_[0] is the undesirable one
+        sign = 1.0 if col == 1 else -1.0
+        values, base, output = sign * values, sign * float(expected[-1]), BOOSTER_OUTPUT
+    return values[:, [list(frame.columns).index(f) for f in task.feature_names]], base, output  # the task's order
 
 
 def _kernel_values(

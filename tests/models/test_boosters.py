@@ -165,3 +165,17 @@ def test_cli_shap_names_treeshap_for_a_booster_file(tmp_path, cancer):
     result = json.loads(out.read_text())
     assert result["shap"]["explainer"] == "tree (TreeExplainer)"
     assert all(np.isfinite(f["shap_mean_abs"]) for f in result["features"])
+
+
+def test_a_bare_sklearn_forest_gets_treeshap_for_the_probability(cancer):
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = cancer
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0, n_jobs=1).fit(X, y)
+    explainer = fc.FlexExplainer(forest, X, y=y, undesired="malignant")
+    rows = list(explainer.task.frame.index[:6])
+    shap = explainer.shap(rows)
+    assert shap.explainer == "tree (TreeExplainer)" and shap.config["output"] == "P(undesirable)"
+    # Additive: the base value plus the row's SHAP values is P(malignant).
+    p = forest.predict_proba(X.iloc[rows])[:, list(forest.classes_).index("malignant")]
+    np.testing.assert_allclose(shap.base_value + shap.values.sum(axis=1), p, atol=1e-6)
