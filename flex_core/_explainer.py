@@ -162,6 +162,9 @@ class FlexExplainer:
         from .counterfactuals import DEFAULT_GENERATOR, CounterfactualStore, make_generator
 
         self.task, self.model, self.y_given = task, model, bool(y_given)
+        # The last run's settings (n_factuals, tau, the region's query, k and criterion): settings.json
+        # carries them, so explainer.dashboard() opens on the numbers the notebook shows.
+        self.last_view: dict = {}
         self.seed, self.n_cf, self.refine, self.cache_dir = int(seed), int(n_cf), refine, cache_dir
         self.generator_name = generator or DEFAULT_GENERATOR
         self.generator_settings = dict(generator_settings or {})
@@ -202,8 +205,18 @@ class FlexExplainer:
         """
         from .importance import run_global
 
-        return run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
-                          generators=generators, progress=progress)
+        result = run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
+                            generators=generators, progress=progress)
+        self._remember(n_factuals=n_factuals, tau=tau)
+        return result
+
+    def _remember(self, *, n_factuals: int | None = None, tau=None, **region) -> None:
+        """Keep a run's settings for :meth:`settings` (a τ per feature is not kept: the app's τ is one number)."""
+        if n_factuals is not None:
+            self.last_view["n_factuals"] = int(n_factuals)
+        if isinstance(tau, (int, float, np.number)) and not isinstance(tau, bool):
+            self.last_view["tau"] = float(tau)
+        self.last_view.update(region)
 
     def explain_region(
         self,
@@ -238,6 +251,7 @@ class FlexExplainer:
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
         criterion = _criterion_text(where)
+        sample_size = n_factuals if global_result is None else len(global_result.query_index)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
         if rule is not None:
@@ -245,8 +259,12 @@ class FlexExplainer:
                                    generators=generators, progress=progress)
         if query is None:
             query = random_query(self.store, where=criterion, seed=self.seed)
-        return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
-                            sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
+        result = run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
+                              sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
+        where_text = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping)
+                      else criterion)
+        self._remember(n_factuals=sample_size, tau=tau, query=int(query), k=int(k), where=where_text)
+        return result
 
     # -- regions that matter ------------------------------------------------------------------------
     def find_regions(
@@ -338,6 +356,7 @@ class FlexExplainer:
             "generator_settings": self.generator_settings,
             "n_cf": self.n_cf,
             "refine": self.refine,
+            "view": dict(self.last_view),
             "monotone": {f.name: f.direction for f in task.features if f.direction},
             "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
             "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
@@ -387,7 +406,7 @@ class FlexExplainer:
         y = frame[target] if settings.get("y_given") else None
         if y is not None:
             y = _as_classes(y, settings["undesired"])
-        return cls(
+        explainer = cls(
             load_model(directory / PROJECT_FILES["model"]),
             frame.drop(columns=[target]),
             undesired=settings["undesired"],
@@ -406,6 +425,8 @@ class FlexExplainer:
             cache_dir=cache_dir,
             name=settings.get("name", directory.name),
         )
+        explainer.last_view = dict(settings.get("view") or {})
+        return explainer
 
     def dashboard(self, *, directory: str | Path | None = None, port: int | None = None, open_browser: bool = False) -> str:
         """Start the FLEX Studio app on this explainer in a subprocess; prints and returns its URL.

@@ -185,6 +185,10 @@ def _generator_settings(name: str) -> None:
     st.session_state[S.GENERATOR_SETTINGS] = {name: changed}
 
 
+#: The sidebar's label for the model a project folder brings (in place of "Train here").
+PROJECT_MODEL = "The project's model"
+
+
 def render_sidebar() -> Analysis | None:
     """Draw the sidebar; returns the current analysis (None after an error was shown)."""
     with st.sidebar:
@@ -211,8 +215,11 @@ def render_sidebar() -> Analysis | None:
         dataset_slot = st.empty()
 
         st.subheader("Model")
+        # On a project folder the first choice is the folder's own model, not one trained here: say so.
+        on_project = st.session_state[S.DATASET]["kind"] == "project"
         source = st.radio("Model", S.MODEL_SOURCES, key=S.MODEL_SOURCE, horizontal=True, on_change=_forget_model_file,
-                          label_visibility="collapsed")
+                          label_visibility="collapsed",
+                          format_func=lambda o: PROJECT_MODEL if on_project and o == S.MODEL_SOURCES[0] else o)
         if source == S.MODEL_SOURCES[1]:
             _model_file_form()
         elif st.session_state[S.DATASET]["kind"] == "project":

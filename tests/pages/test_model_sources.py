@@ -134,3 +134,30 @@ def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkey
     assert not at.exception, at.exception
     assert any(fc.models.NO_LABELS_NOTE in i.value for i in at.info)
     assert not any("accuracy" in str(t.value).lower() for t in at.dataframe if hasattr(t, "value"))
+
+
+def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
+    """Issue 19 item 6: dashboard() opened at N_F = 200 after the notebook ran another; now its last settings."""
+    import sys
+
+    frame = accident_frame(300)
+    explainer = fc.FlexExplainer(user_pipeline(frame), frame.drop(columns=["severity"]), undesired="severe",
+                                 y=frame["severity"], kinds={"district": "categorical"}, n_cf=4, seed=3,
+                                 refine="none")
+    result = explainer.explain_global(n_factuals=14, tau=0.2)
+    explainer.explain_region(global_result=result, k=3, tau=0.2)
+    view = explainer.settings()["view"]
+    assert {key: view[key] for key in ("n_factuals", "tau", "k", "where")} == {"n_factuals": 14, "tau": 0.2, "k": 3,
+                                                                               "where": None}
+    folder = explainer.save(tmp_path / "project")
+    assert fc.FlexExplainer.load(folder).last_view == explainer.last_view
+    monkeypatch.setattr(sys, "argv", ["app.py", "--project", str(folder)])  # as `flex dashboard DIR` starts it
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    s = at.session_state
+    assert (s["sb_n_factuals"], s["sb_n_cf"], s["sb_seed"], s["tau"]) == (14, 4, 3, 0.2)
+    assert s["sb_refine"] == "none" and s["query"] == explainer.last_view["query"] and s["k"] == 3
+    # The sidebar's model source names the model that is loaded, not "Train here".
+    radio = at.sidebar.radio(key="sb_model_source")
+    assert radio.options[0] == "The project's model" and radio.index == 0
