@@ -356,7 +356,7 @@ def _explained(key: tuple, start: str, step: str, compute):
     return result
 
 
-@st.cache_data(show_spinner="Timing SHAP on two rows to say how long it will take…", max_entries=16)
+@st.cache_data(show_spinner="Timing SHAP on a few rows to say how long it will take…", max_entries=16)
 def shap_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> str:
     return estimate_shap(_model, _task, list(rows), seed=seed).describe()
 

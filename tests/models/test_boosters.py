@@ -179,3 +179,26 @@ def test_a_bare_sklearn_forest_gets_treeshap_for_the_probability(cancer):
     # Additive: the base value plus the row's SHAP values is P(malignant).
     p = forest.predict_proba(X.iloc[rows])[:, list(forest.classes_).index("malignant")]
     np.testing.assert_allclose(shap.base_value + shap.values.sum(axis=1), p, atol=1e-6)
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+def test_a_multiclass_booster_is_explained_one_against_the_rest(library):
+    """Iris, three classes: one is undesired, the other two count as desired; the sidebar says so."""
+    from sklearn.datasets import load_iris
+
+    from ui.sidebar import multiclass_note
+
+    data = load_iris(as_frame=True)
+    X, y = data.data, data.target  # names with spaces: "sepal length (cm)"
+    if library == "lightgbm":
+        model = lgb.LGBMClassifier(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
+    else:
+        model = xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y)
+    explainer = fc.FlexExplainer(model, X, y=y, undesired=2)
+    p = explainer.model.predict_proba(explainer.task.X)[:, 1]
+    np.testing.assert_allclose(p, model.predict_proba(X)[:, 2], rtol=1e-6)
+    result = explainer.explain_global(n_factuals=8)
+    assert np.isfinite(result.frequency_mean).all()
+    assert multiclass_note(explainer.model) == (" The model has 3 classes: 2 counts as undesired, the others (0, 1) as "
+                                                "desired (one against the rest).")
+    assert explainer.shap(list(result.query_index[:3]), explainer="auto").explainer == "kernel (KernelExplainer)"
