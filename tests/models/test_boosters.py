@@ -202,3 +202,16 @@ def test_a_multiclass_booster_is_explained_one_against_the_rest(library):
     assert multiclass_note(explainer.model) == (" The model has 3 classes: 2 counts as undesired, the others (0, 1) as "
                                                 "desired (one against the rest).")
     assert explainer.shap(list(result.query_index[:3]), explainer="auto").explainer == "kernel (KernelExplainer)"
+
+
+def test_cli_shap_on_a_lightgbm_file_with_category_columns(tmp_path, penguins):
+    X, y = penguins
+    csv, model_file, out = tmp_path / "data.csv", tmp_path / "model.skops", tmp_path / "out.json"
+    X.assign(mass=y).to_csv(csv, index=False)
+    fc.models.save_model(lightgbm_model(X, y), model_file)
+    code = main(["global", "--data", str(csv), "--target", "mass", "--undesired", "heavy", "--model-file",
+                 str(model_file), "--n-factuals", "10", "--n-cf", "3", "--shap", "--quiet", "--out", str(out)])
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert result["shap"]["explainer"] == "tree (TreeExplainer)" and result["shap"]["config"]["output"].startswith("log-odds")
+    assert {f["name"] for f in result["features"]} == {"bill length", "species", "island"}
