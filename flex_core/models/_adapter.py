@@ -22,7 +22,7 @@ from .._errors import DataError
 __all__ = ["ModelSchema", "model_schema", "stored_names", "match_columns"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ModelSchema:
     """What a fitted model was trained on, keyed by the data's column names.
 
