@@ -162,6 +162,9 @@ class FlexExplainer:
         from .counterfactuals import DEFAULT_GENERATOR, CounterfactualStore, make_generator
 
         self.task, self.model, self.y_given = task, model, bool(y_given)
+        # The last run's settings (n_factuals, tau, the region's query, k and criterion): settings.json
+        # carries them, so explainer.dashboard() opens on the numbers the notebook shows.
+        self.last_view: dict = {}
         self.seed, self.n_cf, self.refine, self.cache_dir = int(seed), int(n_cf), refine, cache_dir
         self.generator_name = generator or DEFAULT_GENERATOR
         self.generator_settings = dict(generator_settings or {})
@@ -202,8 +205,18 @@ class FlexExplainer:
         """
         from .importance import run_global
 
-        return run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
-                          generators=generators, progress=progress)
+        result = run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
+                            generators=generators, progress=progress)
+        self._remember(n_factuals=n_factuals, tau=tau)
+        return result
+
+    def _remember(self, *, n_factuals: int | None = None, tau=None, **region) -> None:
+        """Keep a run's settings for :meth:`settings` (a τ per feature is not kept: the app's τ is one number)."""
+        if n_factuals is not None:
+            self.last_view["n_factuals"] = int(n_factuals)
+        if isinstance(tau, (int, float, np.number)) and not isinstance(tau, bool):
+            self.last_view["tau"] = float(tau)
+        self.last_view.update(region)
 
     def explain_region(
         self,
@@ -238,6 +251,7 @@ class FlexExplainer:
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
         criterion = _criterion_text(where)
+        sample_size = n_factuals if global_result is None else len(global_result.query_index)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
         if rule is not None:
@@ -245,8 +259,12 @@ class FlexExplainer:
                                    generators=generators, progress=progress)
         if query is None:
             query = random_query(self.store, where=criterion, seed=self.seed)
-        return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
-                            sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
+        result = run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
+                              sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
+        where_text = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping)
+                      else criterion)
+        self._remember(n_factuals=sample_size, tau=tau, query=int(query), k=int(k), where=where_text)
+        return result
 
     # -- regions that matter ------------------------------------------------------------------------
     def find_regions(
@@ -338,6 +356,7 @@ class FlexExplainer:
             "generator_settings": self.generator_settings,
             "n_cf": self.n_cf,
             "refine": self.refine,
+            "view": dict(self.last_view),
             "monotone": {f.name: f.direction for f in task.features if f.direction},
             "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
             "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
@@ -387,7 +406,7 @@ class FlexExplainer:
         y = frame[target] if settings.get("y_given") else None
         if y is not None:
             y = _as_classes(y, settings["undesired"])
-        return cls(
+        explainer = cls(
             load_model(directory / PROJECT_FILES["model"]),
             frame.drop(columns=[target]),
             undesired=settings["undesired"],
@@ -406,6 +425,8 @@ class FlexExplainer:
             cache_dir=cache_dir,
             name=settings.get("name", directory.name),
         )
+        explainer.last_view = dict(settings.get("view") or {})
+        return explainer
 
     def dashboard(self, *, directory: str | Path | None = None, port: int | None = None, open_browser: bool = False) -> str:
         """Start the FLEX Studio app on this explainer in a subprocess; prints and returns its URL.
@@ -431,16 +452,14 @@ class FlexExplainer:
 def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
-    from .models._fit import FittedModel, check_columns, model_feature_names, resolve_undesired
+    from .models._fit import FittedModel, model_feature_names, resolve_undesired
 
     if not isinstance(X, pd.DataFrame) or X.empty:
         raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
     if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
         raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
     chosen = resolve_undesired(tuple(model.classes_), undesired)
-    columns = model_feature_names(model)
-    if columns is not None:
-        check_columns(columns, [str(c) for c in X.columns])
+    columns = model_feature_names(model, [str(c) for c in X.columns])
     features = [str(c) for c in X.columns] if columns is None else columns
     X = X.copy()
     X.columns = [str(c) for c in X.columns]
@@ -491,6 +510,10 @@ def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bound
         name=type(model).__name__,
         evaluated_on="the rows of X (training rows give optimistic scores)",
     )
+    if y is None:  # the outcome column holds the model's own predictions: scoring against them would read 100%
+        from .models._fit import NO_LABELS_NOTE
+
+        fitted.metrics["note"] = NO_LABELS_NOTE
     return task, fitted
 
 

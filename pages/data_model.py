@@ -39,9 +39,12 @@ with left:
 with right:
     st.subheader(f"Model: {model.label}")
     metrics = model.metrics
-    st.markdown(reporting.describe_model(metrics, task))
-    show_table(reporting.model_quality_table(metrics))
-    st.caption(evaluation_caption(model))
+    if "test_accuracy" in metrics or "cv_accuracy_mean" in metrics:
+        st.markdown(reporting.describe_model(metrics, task))
+        show_table(reporting.model_quality_table(metrics))
+        st.caption(evaluation_caption(model))
+    else:  # no outcomes to score against (e.g. a notebook's explainer without y): no accuracy, no F1
+        st.info(metrics.get("note") or fc.models.NO_LABELS_NOTE)
 
 st.subheader("Model quality at a decision cutoff")
 try:

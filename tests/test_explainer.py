@@ -285,3 +285,13 @@ def test_explain_local_is_one_factual_and_its_counterfactuals(user_explainer):
     not_a_factual = next(r for r in user_explainer.task.frame.index if r not in set(user_explainer.store.factual_rows))
     with pytest.raises(fc.ConfigError, match="not a factual"):
         user_explainer.explain_local([not_a_factual])
+
+
+def test_without_y_the_model_is_not_scored_against_its_own_predictions():
+    """Issue 19 item 6: no accuracy or F1 anywhere, and the JSON and a reloaded project say quality was not measured."""
+    frame = accident_frame(200)
+    explainer = fc.FlexExplainer(user_pipeline(frame), frame.drop(columns=["severity"]), undesired="severe",
+                                 kinds={"district": "categorical"})
+    assert explainer.model.metrics == {"note": "No labels given: quality not measured."}
+    model = explainer.explain_global(n_factuals=6).to_dict()["model"]
+    assert model["test_accuracy"] is None and model["test_f1"] is None and model["note"] == fc.models.NO_LABELS_NOTE

@@ -106,9 +106,10 @@ def file_digest(data: bytes) -> str:
 
 
 @st.cache_resource(max_entries=8)
-def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str, name: str):
-    """(task restricted to the model's columns, FittedModel) for a model trained elsewhere."""
-    return fc.models.from_file_estimator(_task, _estimator, name=name)
+def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str, name: str, labelled: bool = True):
+    """(task restricted to the model's columns, FittedModel) for a model trained elsewhere; ``labelled=False``: the
+    outcomes are the model's own predictions (a project saved without y), so it is not scored."""
+    return fc.models.from_file_estimator(_task, _estimator, name=name, labelled=labelled)
 
 
 @st.cache_resource(max_entries=16)
@@ -355,7 +356,7 @@ def _explained(key: tuple, start: str, step: str, compute):
     return result
 
 
-@st.cache_data(show_spinner="Timing SHAP on two rows to say how long it will take…", max_entries=16)
+@st.cache_data(show_spinner="Timing SHAP on a few rows to say how long it will take…", max_entries=16)
 def shap_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> str:
     return estimate_shap(_model, _task, list(rows), seed=seed).describe()
 

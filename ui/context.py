@@ -100,8 +100,9 @@ def active_model(task: fc.TaskSpec, dataset: dict, model_file: dict | None) -> t
         estimator = cache.model_file(digest, model_file["data"])
         return cache.external_model(task, task.fingerprint, estimator, digest, model_file["name"])
     if dataset["kind"] == "project":
-        estimator = cache.project(dataset["path"]).model.pipeline
-        return cache.external_model(task, task.fingerprint, estimator, dataset["path"], "project model")
+        project = cache.project(dataset["path"])
+        return cache.external_model(task, task.fingerprint, project.model.pipeline, dataset["path"], "project model",
+                                    labelled=project.y_given)
     return task, cache.fitted_model(task, task.fingerprint, s[S.MODEL], s[S.ENCODING], int(s[S.SEED]), int(s[S.CV_FOLDS]),
                                     int(s[S.CV_ROWS]))
 

@@ -185,6 +185,19 @@ def _generator_settings(name: str) -> None:
     st.session_state[S.GENERATOR_SETTINGS] = {name: changed}
 
 
+def multiclass_note(model: fc.FittedModel) -> str:
+    """For a model with more than two classes: which count as undesired, and that the rest count as desired."""
+    if len(model.classes) <= 2:
+        return ""
+    desired = [str(c) for c in model.classes if c not in model.undesired]
+    return (f" The model has {len(model.classes)} classes: {' / '.join(map(str, model.undesired))} counts as undesired, "
+            f"the others ({', '.join(desired)}) as desired (one against the rest).")
+
+
+#: The sidebar's label for the model a project folder brings (in place of "Train here").
+PROJECT_MODEL = "The project's model"
+
+
 def render_sidebar() -> Analysis | None:
     """Draw the sidebar; returns the current analysis (None after an error was shown)."""
     with st.sidebar:
@@ -211,8 +224,11 @@ def render_sidebar() -> Analysis | None:
         dataset_slot = st.empty()
 
         st.subheader("Model")
+        # On a project folder the first choice is the folder's own model, not one trained here: say so.
+        on_project = st.session_state[S.DATASET]["kind"] == "project"
         source = st.radio("Model", S.MODEL_SOURCES, key=S.MODEL_SOURCE, horizontal=True, on_change=_forget_model_file,
-                          label_visibility="collapsed")
+                          label_visibility="collapsed",
+                          format_func=lambda o: PROJECT_MODEL if on_project and o == S.MODEL_SOURCES[0] else o)
         if source == S.MODEL_SOURCES[1]:
             _model_file_form()
         elif st.session_state[S.DATASET]["kind"] == "project":
@@ -252,6 +268,7 @@ def render_sidebar() -> Analysis | None:
                 f"Active: **{task.name}** — {reporting.plural(len(task.frame), 'row')}, "
                 f"{reporting.plural(len(task.features), 'feature')}, "
                 f"{len(analysis.pool):,} predicted {' / '.join(map(str, task.undesirable))}."
+                + multiclass_note(analysis.model)
             )
             left, right = metrics_slot.columns(2)
             if "cv_accuracy_mean" in metrics:

@@ -130,11 +130,40 @@ def init_state(query_params: Mapping[str, Any] | None = None, *, project: str | 
     if first_run and project:
         st.session_state[DATASET] = {"kind": "project", "path": project}
         st.session_state[SOURCE] = SOURCE_KINDS[4]
+        apply_project_settings(project)
     if first_run and query_params:
         try:
             apply_view(url_state.view_from_query_params(dict(query_params)))
         except fc.FlexError as exc:
             st.session_state[LINK_ERROR] = f"The link could not be applied: {exc}"
+
+
+def apply_project_settings(folder: str) -> None:
+    """Open a project (``explainer.save`` / ``dashboard()``) on the notebook's last settings: n_cf, seed,
+    generator, refine, and the last run's n_factuals, τ and the region's query, k and criterion."""
+    import json
+    from pathlib import Path
+
+    from flex_core._explainer import PROJECT_FILES
+
+    try:
+        settings = json.loads((Path(folder) / PROJECT_FILES["settings"]).read_text())
+    except (OSError, ValueError):  # FlexExplainer.load says what is wrong with the folder
+        return
+    s = st.session_state
+    if settings.get("generator") in fc.counterfactuals.GENERATORS:
+        s[GENERATOR] = settings["generator"]
+    s[REFINE] = settings.get("refine") or "auto"
+    for key, name in ((N_CF, "n_cf"), (SEED, "seed")):
+        if isinstance(settings.get(name), int):
+            s[key] = settings[name]
+    view = settings.get("view") or {}
+    if isinstance(view.get("n_factuals"), int):
+        s[N_FACTUALS] = min(max(view["n_factuals"], 1), 5000)
+    if isinstance(view.get("tau"), (int, float)):
+        s[TAU] = float(view["tau"])
+    if isinstance(view.get("query"), int):
+        s[QUERY], s[K], s[WHERE] = view["query"], int(view.get("k", s[K])), view.get("where")
 
 
 def apply_view(view: Mapping[str, Any]) -> None:

@@ -1,13 +1,15 @@
 """SHAP importances per original feature on the same factuals as FLEX (the paper's Tables 1 and 3).
 
 A model that is a 2-step Pipeline starting with a ColumnTransformer is explained on its
-encoded columns, whose values are summed back to the features (:mod:`._columns`); any other
-model with KernelSHAP on the original features.
+encoded columns, whose values are summed back to the features (:mod:`._columns`); a bare binary
+XGBoost or LightGBM classifier with TreeSHAP on the frame it was trained on (raw or category
+columns); any other model with KernelSHAP on the original features.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -105,6 +107,30 @@ def _is_tree_model(estimator) -> bool:
     return isinstance(estimator, (RandomForestClassifier, HistGradientBoostingClassifier))
 
 
+#: Bare scikit-learn tree models TreeExplainer takes on numeric columns (no encoder step in front).
+_SKLEARN_TREES = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
+                  "GradientBoostingClassifier", "HistGradientBoostingClassifier")
+
+
+def _bare_booster(model: FittedModel):
+    """The tree model a binary model is, taken on the original features with no encoder step: XGBoost or
+    LightGBM (raw or category columns), or a scikit-learn forest / boosting on numeric columns; else None."""
+    schema = model.schema
+    if schema is None or len(model.classes) != 2:
+        return None
+    if schema.library in ("xgboost", "lightgbm"):
+        return model.pipeline
+    estimator = model.pipeline
+    if type(estimator).__module__.startswith("sklearn.") and type(estimator).__name__ in _SKLEARN_TREES:
+        numeric = all(not dtype.startswith(("object", "str", "category")) for dtype in model.input_dtypes.values())
+        return estimator if numeric and not schema.categories else None
+    return None
+
+
+#: What TreeSHAP explains for a booster: with categorical splits shap explains only its raw output.
+BOOSTER_OUTPUT = "log-odds of the undesirable outcome (the model's raw margin)"
+
+
 #: How SHAP met the model, recorded in ``ShapImportance.config["path"]``.
 SHAP_PATHS = {
     "encoded": "the pipeline's encoded columns, summed back to features",
@@ -127,8 +153,11 @@ def shap_importance(
 
     Two paths, recorded in ``config["path"]``. A binary model that is a 2-step
     Pipeline starting with a ColumnTransformer (every model trained here) is explained
-    on its encoded columns, whose values are summed back to the features. Any other
-    model (an XGBoost classifier, a multi-class model, a longer pipeline) is explained
+    on its encoded columns, whose values are summed back to the features. A bare binary
+    XGBoost or LightGBM classifier is explained on the original features with TreeSHAP,
+    on the frame it was trained on (category columns included) and for its raw output,
+    the log-odds of the undesirable class (``config["output"]`` says so). Any other
+    model (a multi-class model, a longer pipeline), or ``explainer="kernel"``, is explained
     with KernelSHAP on the original features: categorical features as level codes,
     the background a seeded sample of rows, and P(undesirable) computed through the
     model's own ``predict_proba`` on decoded rows.
@@ -141,7 +170,8 @@ def shap_importance(
         Row ids to explain.
     explainer : {"auto", "tree", "kernel"}
         "auto" uses TreeExplainer for random forests and histogram gradient boosting
-        behind an encoder, and KernelExplainer otherwise.
+        behind an encoder and for bare binary XGBoost / LightGBM classifiers, and
+        KernelExplainer otherwise (named in ``explainer``).
     background_size : int
         Size of the background: k-means centres of the encoded training rows for
         KernelExplainer on the encoded path (``shap.kmeans``), a seeded sample of rows on
@@ -168,7 +198,11 @@ def shap_importance(
     started = time.perf_counter()
     if progress is not None:
         progress(0, len(rows))
-    if kind == "tree":
+    booster = _bare_booster(model) if inputs.path == "original" else None
+    output = "P(undesirable)"
+    if kind == "tree" and booster is not None:
+        values, base, output = _booster_tree_values(model, task, rows, progress=progress)
+    elif kind == "tree":
         values, base = _tree_values(inputs, background_size=background_size, rng=rng, progress=progress)
     else:
         values, base = _kernel_values(
@@ -179,7 +213,7 @@ def shap_importance(
         "background_size": background_size,
         "nsamples": nsamples,
         "seed": seed,
-        "output": "P(undesirable)",
+        "output": output,
         "path": inputs.path,
         "path_meaning": SHAP_PATHS[inputs.path],
     }
@@ -254,11 +288,13 @@ def _original_inputs(model: FittedModel, task: TaskSpec, rows: list[int]) -> _Sh
 
 def _explainer_kind(explainer: str, inputs: _ShapInputs, model: FittedModel) -> str:
     """"tree" or "kernel": what "auto" picks, and a clear refusal of TreeExplainer for a model it cannot explain."""
-    tree_model = inputs.classifier is not None and _is_tree_model(inputs.classifier)
+    tree_model = (inputs.classifier is not None and _is_tree_model(inputs.classifier)) or (
+        inputs.path == "original" and _bare_booster(model) is not None)
     kind = explainer if explainer != "auto" else ("tree" if tree_model else "kernel")
     if kind == "tree" and not tree_model:
         raise ConfigError(
-            f"TreeExplainer needs a random forest or gradient boosting behind an encoder step; {model.name!r} is not one. "
+            f"TreeExplainer needs a random forest or gradient boosting behind an encoder step, or a binary XGBoost or "
+            f"LightGBM classifier; {model.name!r} is not one. "
             "Use explainer='kernel'."
         )
     return kind
@@ -292,6 +328,34 @@ def _tree_values(
         col = inputs.undesired_column
         return values[..., col], float(expected[col])
     return values, float(expected[-1])
+
+
+def _booster_tree_values(
+    model: FittedModel, task: TaskSpec, rows: list[int], *, progress: Progress | None
+) -> tuple[np.ndarray, float, str]:
+    """TreeSHAP values of a bare tree model (n_rows, n_features) on the frame it takes (category columns
+    included), the base value, and what they explain: a forest's P(undesirable), a booster's log-odds."""
+    import shap
+
+    frame = model.estimator_input(task.frame.loc[rows, task.feature_names])
+    tree = shap.TreeExplainer(model.pipeline)
+    n_rows, chunks = len(frame), []
+    for start in range(0, n_rows, TREE_SHAP_CHUNK):
+        with warnings.catch_warnings():  # shap's notice that LightGBM's binary output changed shape: handled below
+            warnings.filterwarnings("ignore", message="LightGBM binary classifier", category=UserWarning)
+            part = np.asarray(tree.shap_values(frame.iloc[start : start + TREE_SHAP_CHUNK]), dtype=float)
+        chunks.append(part)
+        if progress is not None:
+            progress(min(start + TREE_SHAP_CHUNK, n_rows), n_rows)
+    values = np.concatenate(chunks, axis=0) if chunks else np.empty((0, frame.shape[1]))
+    expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
+    col = model.undesired_column
+    if values.ndim == 3:  # (rows, columns, classes): a forest's class probabilities
+        values, base, output = values[..., col], float(expected[col]), "P(undesirable)"
+    else:  # the raw margin, the log-odds of classes_[1]: flipped when classes_[0] is the undesirable one
+        sign = 1.0 if col == 1 else -1.0
+        values, base, output = sign * values, sign * float(expected[-1]), BOOSTER_OUTPUT
+    return values[:, [list(frame.columns).index(f) for f in task.feature_names]], base, output  # the task's order
 
 
 def _kernel_values(

@@ -1,8 +1,8 @@
 """Models: the project's own scikit-learn pipelines, the fitted-model wrapper FLEX explains, and model files."""
 
 from ._files import load_model, save_model
-from ._fit import MODELS, FittedModel, adequacy_note, build_pipeline, fit_model, from_file_estimator
+from ._fit import MODELS, NO_LABELS_NOTE, FittedModel, adequacy_note, build_pipeline, fit_model, from_file_estimator
 from ._quality import calibration_table, held_out_predictions, quality_at_cutoff
 
-__all__ = ["MODELS", "FittedModel", "build_pipeline", "fit_model", "adequacy_note", "from_file_estimator", "load_model", "save_model",
+__all__ = ["MODELS", "NO_LABELS_NOTE", "FittedModel", "build_pipeline", "fit_model", "adequacy_note", "from_file_estimator", "load_model", "save_model",
            "held_out_predictions", "quality_at_cutoff", "calibration_table"]

@@ -3,7 +3,7 @@
 A ``.skops`` file describes the objects to build instead of holding code to run. Before
 anything is built, :func:`load_model` lists the file's types with
 ``skops.io.get_untrusted_types`` and refuses the file if one of them comes from
-outside :data:`TRUSTED_MODULES` (skops' own always-safe built-ins, such as ``dict``
+outside :data:`TRUSTED_MODULES` and is not one of :data:`TRUSTED_TYPES` (skops' own always-safe built-ins, such as ``dict``
 and ``list``, are not listed by skops and need no trust). Nothing in a refused file is
 executed or even constructed.
 """
@@ -17,16 +17,19 @@ from pathlib import Path
 
 from .._errors import ConfigError, DataError
 
-__all__ = ["TRUSTED_MODULES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]
+__all__ = ["TRUSTED_MODULES", "TRUSTED_TYPES", "MAX_MODEL_BYTES", "load_model", "save_model", "untrusted_types"]
 
 #: Modules whose types a model file may contain.
 TRUSTED_MODULES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm")
+#: Standard-library types trusted by their exact name, never their whole module: LightGBM's
+#: ``.skops`` files hold an ``OrderedDict`` (its booster's parameters).
+TRUSTED_TYPES = ("collections.OrderedDict",)
 #: Model files larger than this are refused before reading.
 MAX_MODEL_BYTES = 500 * 1024 * 1024
 
 
 def _trusted(type_name: str) -> bool:
-    return any(type_name == m or type_name.startswith(m + ".") for m in TRUSTED_MODULES)
+    return type_name in TRUSTED_TYPES or any(type_name == m or type_name.startswith(m + ".") for m in TRUSTED_MODULES)
 
 
 def _read(source) -> bytes:
@@ -82,7 +85,7 @@ def load_model(source):
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         raise ConfigError(
             f"The model file contains the type {refused[0]}{more}, which is not trusted: only types from "
-            f"{', '.join(TRUSTED_MODULES)} are loaded. Nothing in the file was run."
+            f"{', '.join(TRUSTED_MODULES)} (and {', '.join(TRUSTED_TYPES)}) are loaded. Nothing in the file was run."
         )
     try:
         return sio.loads(data, trusted=listed)

@@ -25,6 +25,7 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from .._errors import ConfigError, DataError
 from .._typing import Rows
 from ..data import TaskSpec
+from ._adapter import ModelSchema, model_schema, stored_names
 
 __all__ = ["FittedModel", "fit_model", "MODELS", "build_pipeline", "model_summary", "adequacy_note", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "BinaryClassifierView"]
 
@@ -34,6 +35,8 @@ MODELS = {
     "lr": "Logistic regression",
 }
 Encoding = Literal["onehot", "label"]
+#: ``metrics["note"]`` of a model given without true outcomes: nothing scores it against its own predictions.
+NO_LABELS_NOTE = "No labels given: quality not measured."
 
 
 def _estimator(model: str, seed: int):
@@ -99,6 +102,9 @@ class FittedModel:
     identity : str
         A content hash of a model trained elsewhere ("" for one trained here, which
         its name, encoding and seed identify); part of every cache key.
+    schema : ModelSchema or None
+        What the estimator was trained on (stored names, category columns and their
+        categories); :meth:`estimator_input` hands it exactly that.
     """
 
     name: str
@@ -113,6 +119,7 @@ class FittedModel:
     input_columns: tuple[str, ...] = ()
     input_dtypes: Mapping[str, str] = field(default_factory=dict)
     identity: str = ""
+    schema: ModelSchema | None = None
 
     @classmethod
     def from_estimator(
@@ -172,10 +179,8 @@ class FittedModel:
             )
         classes = tuple(_plain(c) for c in estimator.classes_)
         chosen = resolve_undesired(classes, task.undesirable if undesired is None else undesired)
-        columns = model_feature_names(estimator)
-        if columns is None:
-            columns = task.feature_names
-        check_columns(columns, task.feature_names)
+        schema = model_schema(estimator, task.feature_names)
+        columns = task.feature_names if schema is None else list(schema.columns)
         extra = [c for c in task.feature_names if c not in set(columns)]
         if extra:
             raise ConfigError(f"The model does not take the feature(s) {', '.join(extra)}; leave them out of the data.")
@@ -192,6 +197,7 @@ class FittedModel:
             input_columns=tuple(columns),
             input_dtypes=_restorable_dtypes(task) if fitted_on == "raw" else {},
             identity=joblib.hash(estimator) if identity is None else identity,
+            schema=schema,
         )
         sample = task.X.iloc[: min(len(task.frame), 5)]
         try:
@@ -210,12 +216,12 @@ class FittedModel:
         """Rows in the task's format as the estimator takes them: its column order and types."""
         columns = list(self.input_columns) or list(X.columns)
         frame = X if list(X.columns) == columns else X[columns]
-        if not self.input_dtypes:
-            return frame
-        frame = frame.copy()
-        for column, dtype in self.input_dtypes.items():
-            frame[column] = _as_dtype(frame[column], dtype)
-        return frame
+        if self.input_dtypes:
+            frame = frame.copy()
+            for column, dtype in self.input_dtypes.items():
+                if self.schema is None or column not in self.schema.categories:
+                    frame[column] = _as_dtype(frame[column], dtype)
+        return frame if self.schema is None else self.schema.adapt(frame)
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         """Probabilities of (desirable, undesirable), shape (n_rows, 2)."""
@@ -316,12 +322,18 @@ def resolve_undesired(classes: Sequence, undesired) -> tuple:
     return chosen
 
 
-def model_feature_names(estimator) -> list[str] | None:
-    """The columns a fitted estimator takes (``feature_names_in_``, or LightGBM's ``feature_name_``), or None."""
-    names = getattr(estimator, "feature_names_in_", None)
-    if names is None and type(estimator).__module__.startswith("lightgbm"):
-        names = getattr(estimator, "feature_name_", None)
-    return None if names is None else [str(n) for n in names]
+def model_feature_names(estimator, available: Sequence[str] | None = None) -> list[str] | None:
+    """The columns a fitted estimator takes, or None when it records none.
+
+    Without ``available``: the names as the estimator stores them (``feature_names_in_``, or
+    LightGBM's sanitised ``feature_name_``). With the data's columns ``available``: those
+    columns, matched to the stored names (see :func:`flex_core.models._adapter.match_columns`;
+    DataError naming a column the data lacks).
+    """
+    if available is None:
+        return stored_names(estimator)
+    schema = model_schema(estimator, available)
+    return None if schema is None else list(schema.columns)
 
 
 def check_columns(needed: Sequence[str], available: Sequence[str]) -> None:
@@ -337,20 +349,25 @@ def align_task(task: TaskSpec, estimator) -> TaskSpec:
     Raises DataError when the data lacks a column the estimator needs. An estimator
     that does not record its columns gets the task unchanged.
     """
-    columns = model_feature_names(estimator)
+    columns = model_feature_names(estimator, task.feature_names)
     if columns is None or columns == task.feature_names:
         return task
-    check_columns(columns, task.feature_names)
     return task.with_overrides(features=columns)
 
 
-def from_file_estimator(task: TaskSpec, estimator, *, name: str) -> tuple[TaskSpec, FittedModel]:
+def from_file_estimator(task: TaskSpec, estimator, *, name: str, labelled: bool = True) -> tuple[TaskSpec, FittedModel]:
     """(the task restricted to the estimator's columns, the estimator as a FittedModel) for a model trained elsewhere.
 
     Its metrics are taken on every row of the data, which may include the rows it was trained
-    on: the note says so, since those score optimistically.
+    on: the note says so, since those score optimistically. ``labelled=False`` (the outcome
+    column holds the model's own predictions, as a project saved without ``y``): no metrics,
+    and ``metrics["note"]`` says quality was not measured.
     """
     task = align_task(task, estimator)
+    if not labelled:
+        model = FittedModel.from_estimator(estimator, task, name=name)
+        model.metrics["note"] = NO_LABELS_NOTE
+        return task, model
     return task, FittedModel.from_estimator(
         estimator,
         task,

@@ -384,3 +384,17 @@ def test_estimates_say_what_runs_and_scale_with_rows(synthetic_task, synthetic_m
     assert "LIME on 4 rows × 100 samples each; timed on 1 row first" in lime.describe()
     assert [reporting.format_duration(s) for s in (2, 33, 130)] == ["under 5 seconds", "about 30 seconds",
                                                                    "about 2 minutes"]
+
+
+@pytest.mark.slow  # runs SHAP
+@pytest.mark.parametrize("explainer, n_rows", [("tree", 200), ("kernel", 40)])
+def test_shap_estimates_land_within_twice_the_actual_time(synthetic_task, synthetic_model, explainer, n_rows):
+    """Issue 19 item 7: the set-up is timed apart from the cost per row, so neither is multiplied by the rows."""
+    import time
+
+    rows = [int(r) for r in synthetic_task.frame.index[:n_rows]]
+    estimate = estimate_shap(synthetic_model, synthetic_task, rows, probe=4, explainer=explainer)
+    started = time.perf_counter()
+    fc.compare.shap_importance(synthetic_model, synthetic_task, rows, explainer=explainer)
+    actual = time.perf_counter() - started
+    assert actual / 2 <= estimate.seconds <= 2 * actual, (estimate, actual)

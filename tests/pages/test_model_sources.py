@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
 from tests.factories import accident_frame, user_pipeline
-from tests.pages.conftest import APP, chart, errors, metric, start
+from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -80,3 +80,84 @@ def test_project_argument_is_read_from_the_command_line():
 
     assert project_argument(["--project", "/tmp/p"]) == "/tmp/p"
     assert project_argument(["--other", "x"]) is None
+
+
+
+def test_an_uploaded_lightgbm_on_category_columns_is_explained():
+    """Issue 19: a LightGBM .skops file (an OrderedDict inside) trained on pandas category columns."""
+    lightgbm = pytest.importorskip("lightgbm")
+    task = fc.data.load_builtin("synthetic-regional")
+    X = task.frame[task.feature_names].astype({c: "category" for c in task.categorical_names})
+    model = lightgbm.LGBMClassifier(n_estimators=15, verbose=-1, n_jobs=1).fit(X, task.frame[task.target])
+    at = start("synthetic-regional")
+    upload_model(at, "lightgbm.skops", sio.dumps(model))
+    assert not errors(at)
+    assert at.session_state["model_file"]["name"] == "lightgbm.skops"
+    assert chart(at, "global_chart")["data"][0]["x"]
+
+
+def test_an_uploaded_xgboost_with_names_with_spaces_and_categories_is_explained():
+    xgboost = pytest.importorskip("xgboost")
+    task = fc.data.load_builtin("synthetic-regional")
+    X = task.frame[task.feature_names].astype({c: "category" for c in task.categorical_names})
+    X.columns = [c.replace("_", " ") for c in X.columns]
+    y = (task.frame[task.target] == "Severe").astype(int)
+    model = xgboost.XGBClassifier(n_estimators=15, max_depth=3, enable_categorical=True, n_jobs=1).fit(X, y)
+    at = start_csv(X.assign(outcome=y), target="outcome", undesirable=["1"])
+    upload_model(at, "xgboost.skops", sio.dumps(model))
+    assert not errors(at)
+    assert at.session_state["model_file"]["name"] == "xgboost.skops"
+    assert chart(at, "global_chart")["data"][0]["x"]
+
+
+def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkeypatch):
+    """Issue 19 item 6: dashboard() of an explainer without y scored the model against its own predictions (100%)."""
+    monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
+    frame = accident_frame(300)
+    model = user_pipeline(frame)
+    explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired="severe",
+                                 kinds={"district": "categorical"})
+    assert explainer.model.metrics == {"note": fc.models.NO_LABELS_NOTE}
+    folder = explainer.save(tmp_path / "project")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = {"kind": "project", "path": str(folder)}
+    at.session_state["sb_source"] = "Project folder"
+    at.session_state["sb_n_factuals"] = 12
+    at.session_state["sb_n_cf"] = 3
+    at.run()
+    assert not at.exception, at.exception
+    assert not errors(at)
+    labels = [m.label for m in at.metric]
+    assert not {"Accuracy", "F1", "CV accuracy", "CV F1"} & set(labels), labels
+    assert any(fc.models.NO_LABELS_NOTE in c.value for c in at.sidebar.caption)
+    at.switch_page("pages/data_model.py").run()
+    assert not at.exception, at.exception
+    assert any(fc.models.NO_LABELS_NOTE in i.value for i in at.info)
+    assert not any("accuracy" in str(t.value).lower() for t in at.dataframe if hasattr(t, "value"))
+
+
+def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
+    """Issue 19 item 6: dashboard() opened at N_F = 200 after the notebook ran another; now its last settings."""
+    import sys
+
+    frame = accident_frame(300)
+    explainer = fc.FlexExplainer(user_pipeline(frame), frame.drop(columns=["severity"]), undesired="severe",
+                                 y=frame["severity"], kinds={"district": "categorical"}, n_cf=4, seed=3,
+                                 refine="none")
+    result = explainer.explain_global(n_factuals=14, tau=0.2)
+    explainer.explain_region(global_result=result, k=3, tau=0.2)
+    view = explainer.settings()["view"]
+    assert {key: view[key] for key in ("n_factuals", "tau", "k", "where")} == {"n_factuals": 14, "tau": 0.2, "k": 3,
+                                                                               "where": None}
+    folder = explainer.save(tmp_path / "project")
+    assert fc.FlexExplainer.load(folder).last_view == explainer.last_view
+    monkeypatch.setattr(sys, "argv", ["app.py", "--project", str(folder)])  # as `flex dashboard DIR` starts it
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    s = at.session_state
+    assert (s["sb_n_factuals"], s["sb_n_cf"], s["sb_seed"], s["tau"]) == (14, 4, 3, 0.2)
+    assert s["sb_refine"] == "none" and s["query"] == explainer.last_view["query"] and s["k"] == 3
+    # The sidebar's model source names the model that is loaded, not "Train here".
+    radio = at.sidebar.radio(key="sb_model_source")
+    assert radio.options[0] == "The project's model" and radio.index == 0

@@ -18,7 +18,7 @@ from flex_core import FlexResult, RegionalResult
 from flex_core._format import format_duration, format_number, format_share, plural
 from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
 from flex_core.data import TaskSpec
-from flex_core.models import FittedModel
+from flex_core.models import NO_LABELS_NOTE, FittedModel
 
 from ._html import ReportSection
 from ._readings import (
@@ -99,13 +99,15 @@ def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: 
 def _data_section(results: SessionResults) -> ReportSection:
     task, model = results.task, results.model
     balance = class_balance(task).assign(share=lambda f: f["share"].map(format_share))
+    scored = "test_accuracy" in model.metrics or "cv_accuracy_mean" in model.metrics
     reading = (
         f"{task.name}: {len(task.frame):,} cases and {plural(len(task.features), 'feature')}; the outcome "
         f"{' or '.join(map(str, task.undesirable))} counts as undesirable. The model is a {model.label}. "
-        + describe_model(model.metrics, task)
+        + (describe_model(model.metrics, task) if scored else str(model.metrics.get("note") or NO_LABELS_NOTE))
         + (" " + " ".join(task.notes) if task.notes else "")
     )
-    return ReportSection("The data and the model", reading, tables=(human_table(balance), model_quality_table(model.metrics)))
+    quality = (model_quality_table(model.metrics),) if scored else ()  # no labels: no accuracy or F1 to show
+    return ReportSection("The data and the model", reading, tables=(human_table(balance), *quality))
 
 
 def _global_section(results: SessionResults) -> ReportSection:

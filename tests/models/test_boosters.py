@@ -1,0 +1,217 @@
+"""Models trained elsewhere with LightGBM and XGBoost (issue 19): names with spaces, pandas category
+columns and .skops files, through the API and the CLI."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+
+import flex_core as fc
+from flex_core.cli import main
+from flex_core.models._files import untrusted_types
+
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    """sklearn's breast-cancer frame: every column name has spaces ("mean radius")."""
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer(as_frame=True)
+    X, y = data.data.iloc[::3].reset_index(drop=True), data.target.iloc[::3].reset_index(drop=True)
+    return X, y.map({0: "malignant", 1: "benign"})
+
+
+@pytest.fixture(scope="module")
+def penguins():
+    """A small synthetic frame with pandas category columns (one with a space in its name)."""
+    rng = np.random.default_rng(0)
+    n = 240
+    X = pd.DataFrame({
+        "bill length": rng.normal(44, 5, n).round(1),
+        "species": pd.Categorical(rng.choice(["Adelie", "Gentoo", "Chinstrap"], n)),
+        "island": pd.Categorical(rng.choice(["Biscoe", "Dream", "Torgersen"], n)),
+    })
+    heavy = (X["bill length"] > 45) | (X["species"] == "Gentoo")
+    return X, pd.Series(np.where(heavy, "heavy", "light"), name="mass")
+
+
+def lightgbm_model(X, y):
+    return lgb.LGBMClassifier(n_estimators=15, num_leaves=7, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
+
+
+def xgboost_model(X, y):
+    codes = (y == y.iloc[0]).astype(int)  # XGBoost wants 0/1 labels
+    return xgb.XGBClassifier(n_estimators=15, max_depth=3, enable_categorical=True, tree_method="hist", n_jobs=1).fit(X, codes)
+
+
+def test_lightgbm_takes_the_datas_names_with_spaces(cancer):
+    X, y = cancer
+    model = lightgbm_model(X, y)
+    assert model.feature_name_[0] == "mean_radius"
+    explainer = fc.FlexExplainer(model, X, y=y, undesired="malignant")
+    assert explainer.task.feature_names == list(X.columns)
+    assert explainer.model.schema.renames["mean radius"] == "mean_radius"
+    np.testing.assert_allclose(explainer.model.predict_proba(explainer.task.X)[:, 1],
+                               model.predict_proba(X)[:, list(model.classes_).index("malignant")])
+    result = explainer.explain_global(n_factuals=8)
+    assert len(result.frequency_mean) == X.shape[1] and np.isfinite(result.frequency_mean).all()
+
+
+@pytest.mark.parametrize("make", [lightgbm_model, xgboost_model], ids=["lightgbm", "xgboost"])
+def test_category_columns_get_the_training_categories(penguins, make):
+    X, y = penguins
+    model = make(X, y)
+    undesired = "heavy" if make is lightgbm_model else 1
+    explainer = fc.FlexExplainer(model, X, y=y if make is lightgbm_model else (y == y.iloc[0]).astype(int),
+                                 undesired=undesired)
+    schema = explainer.model.schema
+    assert schema.categories["species"] == ("Adelie", "Chinstrap", "Gentoo")
+    given = explainer.model.estimator_input(explainer.task.X)
+    assert isinstance(given["species"].dtype, pd.CategoricalDtype)
+    assert list(given["species"].cat.categories) == ["Adelie", "Chinstrap", "Gentoo"]
+    expected = model.predict_proba(X)[:, list(model.classes_).index(undesired)]
+    np.testing.assert_allclose(explainer.model.predict_proba(explainer.task.X)[:, 1], expected, rtol=1e-6)
+    result = explainer.explain_global(n_factuals=8)
+    assert len(result.frequency_mean) == 3 and np.isfinite(result.frequency_mean).all()
+
+
+def test_a_missing_column_is_named_with_the_fix(cancer):
+    X, y = cancer
+    model = lightgbm_model(X, y)
+    with pytest.raises(fc.DataError, match=r"lacks column\(s\) the model needs: mean_radius\..*LightGBM stores names"):
+        fc.FlexExplainer(model, X.drop(columns=["mean radius"]), y=y, undesired="malignant")
+
+
+@pytest.mark.parametrize("make", [lightgbm_model, xgboost_model], ids=["lightgbm", "xgboost"])
+def test_booster_skops_files_load_and_predict_the_same(tmp_path, penguins, make):
+    X, y = penguins
+    model = make(X, y)
+    path = fc.models.save_model(model, tmp_path / "model.skops")
+    loaded = fc.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_collections_is_trusted_by_exact_type_only(tmp_path):
+    path = tmp_path / "hostile.skops"
+    sio.dump({"counts": collections.Counter("aab")}, path)
+    assert untrusted_types(path.read_bytes()) == ["collections.Counter"]
+    with pytest.raises(fc.ConfigError, match="collections.Counter.*not trusted"):
+        fc.models.load_model(path)
+
+
+def run_model_file(tmp_path, frame: pd.DataFrame, model, target: str, undesired: str) -> dict:
+    csv, model_file, out = tmp_path / "data.csv", tmp_path / "model.skops", tmp_path / "out.json"
+    frame.to_csv(csv, index=False)
+    fc.models.save_model(model, model_file)
+    code = main(["global", "--data", str(csv), "--target", target, "--undesired", undesired, "--model-file",
+                 str(model_file), "--n-factuals", "10", "--n-cf", "3", "--quiet", "--out", str(out)])
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+def test_cli_explains_a_lightgbm_file_on_names_with_spaces(tmp_path, cancer):
+    X, y = cancer
+    result = run_model_file(tmp_path, X.assign(diagnosis=y), lightgbm_model(X, y), "diagnosis", "malignant")
+    assert {f["name"] for f in result["features"]} == set(X.columns)
+    assert result["model"]["name"] == "model.skops"
+
+
+@pytest.mark.parametrize("make", [lightgbm_model, xgboost_model], ids=["lightgbm", "xgboost"])
+def test_cli_explains_a_booster_file_on_category_columns(tmp_path, penguins, make):
+    X, y = penguins
+    target = y if make is lightgbm_model else (y == y.iloc[0]).astype(int)
+    result = run_model_file(tmp_path, X.assign(mass=target), make(X, y), "mass",
+                            "heavy" if make is lightgbm_model else "1")
+    assert {f["name"] for f in result["features"]} == {"bill length", "species", "island"}
+
+
+@pytest.mark.parametrize("make", [lightgbm_model, xgboost_model], ids=["lightgbm", "xgboost"])
+def test_a_bare_booster_gets_treeshap_on_its_category_columns(penguins, make):
+    X, y = penguins
+    model = make(X, y)
+    target = y if make is lightgbm_model else (y == y.iloc[0]).astype(int)
+    undesired = model.classes_[0]  # the sign flips: SHAP explains the undesirable class's log-odds
+    explainer = fc.FlexExplainer(model, X, y=target, undesired=undesired)
+    rows = list(explainer.task.frame.index[:12])
+    shap = explainer.shap(rows)
+    assert shap.explainer == "tree (TreeExplainer)" and shap.config["output"].startswith("log-odds")
+    # The libraries' own TreeSHAP, for classes_[1]: ours is its negation, in the task's feature order.
+    if make is lightgbm_model:
+        native = model.predict(X.iloc[rows], pred_contrib=True)[:, :-1]
+    else:
+        native = model.get_booster().predict(xgb.DMatrix(X.iloc[rows], enable_categorical=True), pred_contribs=True)[:, :-1]
+    np.testing.assert_allclose(shap.values, -native, rtol=1e-4, atol=1e-5)
+    kernel = explainer.shap(rows[:2], explainer="kernel")
+    assert kernel.explainer == "kernel (KernelExplainer)"
+
+
+def test_cli_shap_names_treeshap_for_a_booster_file(tmp_path, cancer):
+    X, y = cancer
+    frame = X.assign(diagnosis=(y == y.iloc[0]).astype(int))  # XGBoost's 0/1 labels
+    csv, model_file, out = tmp_path / "data.csv", tmp_path / "model.skops", tmp_path / "out.json"
+    frame.to_csv(csv, index=False)
+    fc.models.save_model(xgboost_model(X, y), model_file)
+    code = main(["global", "--data", str(csv), "--target", "diagnosis", "--undesired", "1", "--model-file",
+                 str(model_file), "--n-factuals", "10", "--n-cf", "3", "--shap", "--quiet", "--out", str(out)])
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert result["shap"]["explainer"] == "tree (TreeExplainer)"
+    assert all(np.isfinite(f["shap_mean_abs"]) for f in result["features"])
+
+
+def test_a_bare_sklearn_forest_gets_treeshap_for_the_probability(cancer):
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = cancer
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0, n_jobs=1).fit(X, y)
+    explainer = fc.FlexExplainer(forest, X, y=y, undesired="malignant")
+    rows = list(explainer.task.frame.index[:6])
+    shap = explainer.shap(rows)
+    assert shap.explainer == "tree (TreeExplainer)" and shap.config["output"] == "P(undesirable)"
+    # Additive: the base value plus the row's SHAP values is P(malignant).
+    p = forest.predict_proba(X.iloc[rows])[:, list(forest.classes_).index("malignant")]
+    np.testing.assert_allclose(shap.base_value + shap.values.sum(axis=1), p, atol=1e-6)
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+def test_a_multiclass_booster_is_explained_one_against_the_rest(library):
+    """Iris, three classes: one is undesired, the other two count as desired; the sidebar says so."""
+    from sklearn.datasets import load_iris
+
+    from ui.sidebar import multiclass_note
+
+    data = load_iris(as_frame=True)
+    X, y = data.data, data.target  # names with spaces: "sepal length (cm)"
+    if library == "lightgbm":
+        model = lgb.LGBMClassifier(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
+    else:
+        model = xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y)
+    explainer = fc.FlexExplainer(model, X, y=y, undesired=2)
+    p = explainer.model.predict_proba(explainer.task.X)[:, 1]
+    np.testing.assert_allclose(p, model.predict_proba(X)[:, 2], rtol=1e-6)
+    result = explainer.explain_global(n_factuals=8)
+    assert np.isfinite(result.frequency_mean).all()
+    assert multiclass_note(explainer.model) == (" The model has 3 classes: 2 counts as undesired, the others (0, 1) as "
+                                                "desired (one against the rest).")
+    assert explainer.shap(list(result.query_index[:3]), explainer="auto").explainer == "kernel (KernelExplainer)"
+
+
+def test_cli_shap_on_a_lightgbm_file_with_category_columns(tmp_path, penguins):
+    X, y = penguins
+    csv, model_file, out = tmp_path / "data.csv", tmp_path / "model.skops", tmp_path / "out.json"
+    X.assign(mass=y).to_csv(csv, index=False)
+    fc.models.save_model(lightgbm_model(X, y), model_file)
+    code = main(["global", "--data", str(csv), "--target", "mass", "--undesired", "heavy", "--model-file",
+                 str(model_file), "--n-factuals", "10", "--n-cf", "3", "--shap", "--quiet", "--out", str(out)])
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert result["shap"]["explainer"] == "tree (TreeExplainer)" and result["shap"]["config"]["output"].startswith("log-odds")
+    assert {f["name"] for f in result["features"]} == {"bill length", "species", "island"}
