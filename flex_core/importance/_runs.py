@@ -21,7 +21,7 @@ from ._necessity import necessity_sufficiency, seed_spread, with_necessity_suffi
 from ._rules import check_rule, rule_mask, rule_text
 from ._sensitivity import generator_sensitivity
 
-__all__ = ["sample_factuals", "run_local", "run_global", "run_regional", "run_rule_region", "check_rule_region", "check_region_arguments", "random_query", "rows_meeting"]
+__all__ = ["sample_factuals", "importance_of", "store_notes", "run_local", "run_global", "run_regional", "run_rule_region", "check_rule_region", "check_region_arguments", "random_query", "rows_meeting"]
 
 
 def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
@@ -34,6 +34,29 @@ def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
     if n >= len(rows):
         return np.sort(rows)
     return np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
+
+
+def importance_of(store: CounterfactualStore, cfset, *, tau, level: str, necessary: bool = True, **config) -> FlexResult:
+    """FLEX of a set from ``store``, with the store's ranges, generator, model and config blocks (``config`` adds keys).
+
+    ``necessary=False`` skips the necessary-change search (region discovery needs only F).
+    """
+    return flex_importance(
+        cfset,
+        store.task,
+        tau=tau,
+        ranges=store.ranges,
+        level=level,
+        necessary=store.necessary_changes(cfset) if necessary else None,
+        generator=generator_key(store.generator),
+        model=model_summary(store.model),
+        config=_config(store, **config),
+    )
+
+
+def store_notes(store: CounterfactualStore) -> list[str]:
+    """What every result built on ``store`` says: the model's adequacy and the store's own notes (a damaged cache)."""
+    return [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
 
 
 def run_local(
@@ -50,19 +73,7 @@ def run_local(
             f"Row {row} is not a factual: the model does not predict it {' / '.join(map(str, store.task.undesirable))}."
         )
     cfset = store.ensure([row], progress=progress)
-    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
-    result = flex_importance(
-        cfset,
-        store.task,
-        tau=tau,
-        ranges=store.ranges,
-        level="local",
-        necessary=store.necessary_changes(cfset),
-        generator=generator_key(store.generator),
-        model=model_summary(store.model),
-        config=_config(store, row=row),
-    )
-    return _with_notes(result, notes)
+    return _with_notes(importance_of(store, cfset, tau=tau, level="local", row=row), store_notes(store))
 
 
 def run_global(
@@ -88,20 +99,11 @@ def run_global(
     pool = store.factual_rows
     rows = sample_factuals(pool, n_factuals, seed=seed)
     cfset = store.ensure(rows, progress=progress)
-    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
+    notes = store_notes(store)
     if len(rows) < n_factuals:
         notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
-    result = flex_importance(
-        cfset,
-        store.task,
-        tau=tau,
-        ranges=store.ranges,
-        level="global",
-        necessary=store.necessary_changes(cfset),
-        generator=generator_key(store.generator),
-        model=model_summary(store.model),
-        config=_config(store, n_factuals=n_factuals, sample_seed=seed, factual_pool=len(pool)),
-    )
+    result = importance_of(store, cfset, tau=tau, level="global", n_factuals=n_factuals, sample_seed=seed,
+                           factual_pool=len(pool))
     result = _with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     if generators:
         result = replace(result, generator_sensitivity=generator_sensitivity(store, result, generators, tau=tau))
@@ -151,7 +153,7 @@ def run_regional(
         neighbour_ties=ties,
     )
     importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
-    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
+    notes = store_notes(store)
     if len(members) - 1 < k:
         notes.append(f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}.")
     importance = _with_notes(importance, notes)
@@ -261,7 +263,7 @@ def run_rule_region(
         config=_config(store, rule=[dict(c) for c in rule], rule_text=text, n_factuals=len(sampled)),
     )
     importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
-    notes = [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
+    notes = store_notes(store)
     if len(members) < 5:
         notes.append(f"Only {len(members)} sampled factual(s) meet {text}: the region's F rests on very few cases.")
     result = replace(result, importance=_with_notes(importance, notes), query=None, distances=(), rule=rule, rule_text=text)

@@ -15,11 +15,9 @@ from .._errors import ConfigError
 from .._format import format_number
 from .._results import FlexResult
 from ..counterfactuals import CounterfactualSet, CounterfactualStore
-from ..counterfactuals._registry import generator_key
 from ..counterfactuals._set import Progress
-from ..importance import DEFAULT_TAU, flex_importance, sample_factuals
-from ..importance._runs import _config
-from ..models._fit import adequacy_note, model_summary
+from ..importance import DEFAULT_TAU, sample_factuals
+from ..importance._runs import importance_of, store_notes
 
 __all__ = ["Pool", "build_pool", "quantile_bins"]
 
@@ -59,17 +57,9 @@ def build_pool(
     pool = store.factual_rows
     rows = sample_factuals(pool, n_factuals, seed=store.seed)
     cfset = store.ensure(rows, progress=progress)
-    result = flex_importance(
-        cfset,
-        store.task,
-        tau=tau,
-        ranges=store.ranges,
-        level="global",
-        generator=generator_key(store.generator),
-        model=model_summary(store.model),
-        config=_config(store, n_factuals=n_factuals, sample_seed=store.seed, factual_pool=len(pool), **config),
-    )
-    notes = [note for note in (adequacy_note(store.model.metrics),) if note]
+    result = importance_of(store, cfset, tau=tau, level="global", necessary=False, n_factuals=n_factuals,
+                           sample_seed=store.seed, factual_pool=len(pool), **config)
+    notes = store_notes(store)
     if len(rows) < n_factuals:
         notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
     return Pool(result=result, cfset=cfset, notes=tuple(result.notes) + tuple(notes))
