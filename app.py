@@ -17,7 +17,7 @@ state.init_state(st.query_params.to_dict(), project=state.project_argument(sys.a
 # otherwise map a first request for /<file name> straight to the page script, skipping this router.
 pages = [
     st.Page("pages/data_model.py", title="Data & model", icon=":material/table_chart:", url_path="data-and-model"),
-    st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-importance", default=True),
+    global_page := st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-view", default=True),
     st.Page("pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
     st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
     st.Page("pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
@@ -26,7 +26,17 @@ pages = [
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
 ]
 
-page = st.navigation(pages)
+
+def _to_global() -> None:
+    """/global-importance, the Global page's address in older links, opens it (view included)."""
+    st.switch_page(global_page, query_params=st.query_params.to_dict())
+
+
+# The default page is served at "/" only (Streamlit drops its url_path), so the old address needs a page of its own.
+old_global = st.Page(_to_global, title="Global", url_path="global-importance", visibility="hidden")
+page = st.navigation([*pages, old_global])
+if page.url_path == old_global.url_path:
+    page.run()  # forwards at once: the sidebar's analysis is computed on the Global page, not twice
 try:
     render_sidebar()
     page.run()

@@ -86,13 +86,15 @@ def _paper_form(kind: str) -> None:
     label = "loan_approval_dataset.csv" if kind == "loan" else "RTA_Dataset.csv"
     upload = st.file_uploader(f"Upload {label}", type=["csv"], key=f"sb_{kind}_file")
     path = "" if paths.hosted() else st.text_input(
-        "…or its path on the server", key=f"sb_{kind}_path", placeholder=f"/data/{label}",
+        "…or its path on the server", **S.bound(S.LOAN_PATH if kind == "loan" else S.ACCIDENTS_PATH),
+        placeholder=f"/data/{label}",
         help="Only inside the folders this server may read (FLEX_DATA_ROOTS).",
     )
     source: dict = {"kind": kind}
     if kind == "accidents":
         source["missing"] = st.radio(
-            "Rows with missing values", ("drop", "impute"), key="sb_accidents_missing", horizontal=True
+            "Rows with missing values", ("drop", "impute"), **S.bound(S.ACCIDENTS_MISSING, ("drop", "impute")),
+            horizontal=True,
         )
     if st.button("Load", key=f"sb_{kind}_load", type="primary"):
         if upload is not None:
@@ -106,7 +108,7 @@ def _paper_form(kind: str) -> None:
 
 
 def _project_form() -> None:
-    path = st.text_input("Folder written by explainer.save(DIR)", key="sb_project_path", placeholder="/path/to/project")
+    path = st.text_input("Folder written by explainer.save(DIR)", **S.bound(S.PROJECT_PATH), placeholder="/path/to/project")
     if st.button("Open", key="sb_project_open", type="primary"):
         if not path.strip():
             st.error("Type the path of a folder written by FlexExplainer.save, then press Open.")
@@ -157,28 +159,27 @@ def _parse_optional_number(setting: str, text: str):
 def _generator_settings(name: str) -> None:
     """One widget per public setting; only settings changed from their defaults are passed on."""
     defaults = fc.counterfactuals.generator_defaults(name)
+    S.init_generator_settings(name, defaults)
     changed = {}
     with st.expander("Generator settings"):
         for setting, default in defaults.items():
-            key = f"sb_gen.{name}.{setting}"
+            key = S.generator_setting_key(name, setting)
             label = setting.replace("_", " ")
-            # A value set from a link is already in Session State; passing a default too makes Streamlit warn.
-            initial = {} if key in st.session_state else {"value": "" if default is None else default}
             if isinstance(default, bool):
-                value = st.checkbox(label, key=key, **initial)
+                value = st.checkbox(label, **S.bound(key))
             elif isinstance(default, int):
-                value = int(st.number_input(label, step=1, key=key, **initial))
+                value = int(st.number_input(label, step=1, **S.bound(key)))
             elif isinstance(default, float):
-                value = float(st.number_input(label, key=key, **initial))
+                value = float(st.number_input(label, **S.bound(key)))
             elif default is None:
-                text = st.text_input(label, key=key, placeholder="none", **initial)
+                text = st.text_input(label, placeholder="none", **S.bound(key))
                 try:
                     value = _parse_optional_number(setting, text)
                 except fc.FlexError as exc:
                     st.error(f"{exc}")
                     value = None
             else:  # fixed by the generator's name (e.g. DiCE's method)
-                st.text_input(label, value=str(default), key=key, disabled=True)
+                st.text_input(label, value=str(default), key=S.widget_key(key), disabled=True)
                 value = default
             if value != default:
                 changed[setting] = value
@@ -206,10 +207,10 @@ def render_sidebar() -> Analysis | None:
         st.subheader("Dataset")
         # Hosted mode reads uploads only: no project folders from the server (except one opened at start-up).
         kinds = S.SOURCE_KINDS[:4] if paths.hosted() and st.session_state[S.SOURCE] != S.SOURCE_KINDS[4] else S.SOURCE_KINDS
-        kind = st.radio("Source", kinds, key=S.SOURCE)
+        kind = st.radio("Source", kinds, **S.bound(S.SOURCE, kinds))
         if kind == S.SOURCE_KINDS[0]:
             name = st.selectbox(
-                "Built-in dataset", list(fc.data.BUILTIN_DATASETS), key=S.BUILTIN,
+                "Built-in dataset", list(fc.data.BUILTIN_DATASETS), **S.bound(S.BUILTIN, fc.data.BUILTIN_DATASETS),
                 help="toy2d: 2 features (the paper's Fig. 2); synthetic-regional: features planted as important "
                 "everywhere and in one region only; breast-cancer: 30 continuous features.",
             )
@@ -226,30 +227,32 @@ def render_sidebar() -> Analysis | None:
         st.subheader("Model")
         # On a project folder the first choice is the folder's own model, not one trained here: say so.
         on_project = st.session_state[S.DATASET]["kind"] == "project"
-        source = st.radio("Model", S.MODEL_SOURCES, key=S.MODEL_SOURCE, horizontal=True, on_change=_forget_model_file,
-                          label_visibility="collapsed",
+        source = st.radio("Model", S.MODEL_SOURCES, **S.bound(S.MODEL_SOURCE, S.MODEL_SOURCES, on_change=_forget_model_file),
+                          horizontal=True, label_visibility="collapsed",
                           format_func=lambda o: PROJECT_MODEL if on_project and o == S.MODEL_SOURCES[0] else o)
         if source == S.MODEL_SOURCES[1]:
             _model_file_form()
         elif st.session_state[S.DATASET]["kind"] == "project":
             st.caption("The project folder's own model is active.")
         else:
-            st.selectbox("Classifier", list(fc.models.MODELS), key=S.MODEL, format_func=lambda m: fc.models.MODELS[m])
-            st.radio("Categorical encoding", ("onehot", "label"), key=S.ENCODING, horizontal=True)
-            st.number_input("Cross-validation folds (0 skips it)", min_value=0, max_value=10, step=1, key=S.CV_FOLDS)
-            st.number_input("Cross-validate on at most this many rows", min_value=100, step=1000, key=S.CV_ROWS,
+            st.selectbox("Classifier", list(fc.models.MODELS), **S.bound(S.MODEL, fc.models.MODELS),
+                         format_func=lambda m: fc.models.MODELS[m])
+            st.radio("Categorical encoding", ("onehot", "label"), **S.bound(S.ENCODING, ("onehot", "label")), horizontal=True)
+            st.number_input("Cross-validation folds (0 skips it)", min_value=0, max_value=10, step=1, **S.bound(S.CV_FOLDS))
+            st.number_input("Cross-validate on at most this many rows", min_value=100, step=1000, **S.bound(S.CV_ROWS),
                             help="On large data, cross-validation runs on a stratified random sample of the training "
                             "rows (the model still trains on all of them); the metrics say when it did.")
         metrics_slot = st.container()
 
         st.subheader("Counterfactuals")
         generator = st.selectbox(
-            "Generator", list(fc.counterfactuals.GENERATORS), key=S.GENERATOR, format_func=lambda g: f"{g} — {fc.counterfactuals.GENERATORS[g][1]}"
+            "Generator", list(fc.counterfactuals.GENERATORS), **S.bound(S.GENERATOR, fc.counterfactuals.GENERATORS),
+            format_func=lambda g: f"{g} — {fc.counterfactuals.GENERATORS[g][1]}"
         )
         _generator_settings(generator)
         default_refine = fc.counterfactuals.default_refine(generator)
         st.selectbox(
-            "Size of changes", ("auto", *fc.counterfactuals.REFINE_MODES), key=S.REFINE,
+            "Size of changes", ("auto", *fc.counterfactuals.REFINE_MODES), **S.bound(S.REFINE, ("auto", *fc.counterfactuals.REFINE_MODES)),
             format_func=lambda r: {"auto": f"the generator's default ({default_refine})",
                                    "minimal": "minimal: shrunk to what the model needs",
                                    "none": "as the generator drew them"}[r],
@@ -257,9 +260,9 @@ def render_sidebar() -> Analysis | None:
                  "as far as the prediction stays desirable, so μ and F at high τ say how much must change. "
                  "none: the generator's values (DiCE as in the paper).",
         )
-        st.number_input("Seed", min_value=0, step=1, key=S.SEED)
-        st.number_input("N_F: factuals for the global analysis", min_value=1, max_value=5000, step=10, key=S.N_FACTUALS)
-        st.number_input("N_cf: counterfactuals per factual", min_value=1, max_value=50, step=1, key=S.N_CF)
+        st.number_input("Seed", min_value=0, step=1, **S.bound(S.SEED))
+        st.number_input("N_F: factuals for the global analysis", min_value=1, max_value=5000, step=10, **S.bound(S.N_FACTUALS))
+        st.number_input("N_cf: counterfactuals per factual", min_value=1, max_value=50, step=1, **S.bound(S.N_CF))
 
         analysis = current_analysis()
         if analysis is not None:

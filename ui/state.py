@@ -1,16 +1,17 @@
 """Session State: every key the app uses, initialised in one place.
 
-Sidebar widgets use their state key directly (the sidebar is drawn on every run,
-so Streamlit keeps them). Page widgets are drawn only on their page, and Streamlit
-forgets a widget's value when its page is not shown; so the analysis values
-(τ, k, the query, the criterion) live under their own keys here and page widgets
-copy into them through ``on_change`` callbacks (see :func:`bind`).
+No widget owns a setting. A widget's own state is Streamlit's to reset: a page link
+clicked while the session's first run is still going reran the app with the sidebar's
+widgets at their first options (dataset toy2d, N_F = 1), silently changing what every
+page explains. So every setting lives under its own key here, set once by
+:func:`init_state`; the sidebar's widgets start from it (:func:`bound`) and page
+widgets copy into it (:func:`bind`), both through ``on_change`` callbacks.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -22,7 +23,7 @@ SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road acciden
 MODEL_SOURCES = ("Train here", "Load a model file")
 DEFAULT_DATASET = {"kind": "builtin", "name": "synthetic-regional"}
 
-# Sidebar widget keys.
+# The sidebar's settings (each widget's own key is widget_key(...) of these).
 SOURCE = "sb_source"
 BUILTIN = "sb_builtin"
 MODEL = "sb_model"
@@ -36,6 +37,10 @@ N_FACTUALS = "sb_n_factuals"
 N_CF = "sb_n_cf"
 GENERATOR_SETTINGS = "generator_settings"  # {generator: {setting: value}}, only settings changed from the defaults
 MODEL_SOURCE = "sb_model_source"
+LOAN_PATH = "sb_loan_path"  # the path boxes of the paper's files and of a project folder
+ACCIDENTS_PATH = "sb_accidents_path"
+ACCIDENTS_MISSING = "sb_accidents_missing"
+PROJECT_PATH = "sb_project_path"
 
 # Analysis keys (not widgets).
 DATASET = "dataset"  # the active, successfully loaded source (dict)
@@ -83,6 +88,10 @@ def _defaults() -> dict[str, Any]:
         N_CF: view["n_cf"],
         GENERATOR_SETTINGS: {},
         MODEL_SOURCE: MODEL_SOURCES[0],
+        LOAN_PATH: "",
+        ACCIDENTS_PATH: "",
+        ACCIDENTS_MISSING: "drop",
+        PROJECT_PATH: "",
         MODEL_FILE: None,
         DATASET: dict(DEFAULT_DATASET),
         OVERRIDES: {"kinds": {}, "immutable": None},
@@ -186,9 +195,9 @@ def apply_view(view: Mapping[str, Any]) -> None:
     elif kind in ("loan", "accidents") and rest:
         s[DATASET] = {"kind": kind, "path": rest} | ({"missing": view["missing"]} if kind == "accidents" else {})
         s[SOURCE] = SOURCE_KINDS[2] if kind == "loan" else SOURCE_KINDS[3]
-        s[f"sb_{kind}_path"] = rest
+        s[LOAN_PATH if kind == "loan" else ACCIDENTS_PATH] = rest
         if kind == "accidents":
-            s["sb_accidents_missing"] = view["missing"]
+            s[ACCIDENTS_MISSING] = view["missing"]
     elif kind == "project" and rest:
         s[DATASET] = {"kind": "project", "path": rest}
         s[SOURCE] = SOURCE_KINDS[4]
@@ -237,7 +246,22 @@ def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
                 continue  # fixed by the generator's name
         except (KeyError, ValueError):
             raise fc.ConfigError(f"Link parameter gen.{setting}={text!r} is not a valid value.") from None
-        st.session_state[f"sb_gen.{name}.{setting}"] = value
+        st.session_state[generator_setting_key(name, setting)] = value
+
+
+def generator_setting_key(name: str, setting: str) -> str:
+    """The key of one generator setting (its value as the sidebar's widget shows it)."""
+    return f"sb_gen.{name}.{setting}"
+
+
+def init_generator_settings(name: str, defaults: Mapping[str, Any]) -> None:
+    """Give each of a generator's settings its key, at its default (an optional number: empty text).
+
+    Not in :func:`_defaults`: listing every generator's settings builds every generator, and
+    only the chosen one's settings are drawn.
+    """
+    for setting, default in defaults.items():
+        st.session_state.setdefault(generator_setting_key(name, setting), "" if default is None else default)
 
 
 def reset_analysis() -> None:
@@ -376,6 +400,33 @@ def tau_setting() -> float | dict:
     per_feature = st.session_state[TAU_FEATURES]
     tau = float(st.session_state[TAU])
     return {**per_feature, "*": tau} if per_feature else tau
+
+
+def widget_key(state_key: str) -> str:
+    """The key of the sidebar widget that shows the setting ``state_key``."""
+    return f"w_{state_key}"
+
+
+def bound(state_key: str, options: Sequence | None = None, *, on_change: Callable[[], None] | None = None) -> dict:
+    """Keyword arguments drawing a sidebar widget from its setting ``state_key``.
+
+    The widget starts at the setting (``index`` into ``options`` for a choice, else ``value``):
+    its first value is the setting's, whatever Streamlit restarts it from, and a change is
+    copied back by ``on_change`` (then ``on_change`` given here runs).
+    """
+    key, value = widget_key(state_key), st.session_state[state_key]
+    if key in st.session_state and st.session_state[key] != value:
+        # The setting was set in code after the widget was drawn (a test does): start the widget again from it.
+        del st.session_state[key]
+    copy = bind(key, state_key)
+
+    def changed() -> None:
+        copy()
+        if on_change is not None:
+            on_change()
+
+    start = {"value": value} if options is None else {"index": list(options).index(value)}
+    return {"key": key, "on_change": changed, **start}
 
 
 def bind(widget_key: str, state_key: str):

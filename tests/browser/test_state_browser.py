@@ -192,3 +192,38 @@ def test_with_more_factuals_than_the_map_draws_any_case_is_chosen_by_its_row_num
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "regional_many_factuals.png"), full_page=True)  # kept for a look, not tracked
     page.close()
+
+
+def test_the_old_global_address_opens_the_global_page_with_its_view(app):
+    url, browser = app
+    page = new_page(browser)
+    # A fresh server answers its very first request for a page other than the root with "Page not found"
+    # whatever the page (streamlit#9624): the root first, as a person following a link would have.
+    page.goto(url, wait_until="domcontentloaded")
+    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    page.goto(f"{url}/global-importance?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
+    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    wait_idle(page)
+    assert page.get_by_text("Page not found", exact=False).count() == 0
+    assert query_params(page)["n_factuals"] == "10" and query_params(page)["dataset"] == "builtin:toy2d"
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
+def test_a_page_link_clicked_during_the_first_run_keeps_the_sidebar_settings(app):
+    url, browser = app
+    page = new_page(browser)
+    # A seed no other test used: the first run trains and generates, so the click lands while it runs.
+    page.goto(f"{url}/?dataset=builtin:synthetic-regional&generator=batch&n_factuals=30&n_cf=3&cv_folds=2&seed=7",
+              wait_until="domcontentloaded")
+    page.get_by_role("link", name="Thresholds").click()
+    page.get_by_text("Thresholds (τ)", exact=True).first.wait_for(timeout=WAIT)
+    wait_idle(page)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text(re.compile(r"Active: synthetic-regional")).first.wait_for(timeout=WAIT)
+    view = query_params(page)
+    # synthetic-regional is the default dataset, so the address leaves it out; the sidebar names it (above).
+    assert "dataset" not in view and (view["generator"], view["n_factuals"], view["seed"]) == ("batch", "30", "7")
+    assert sidebar.get_by_label("N_F: factuals for the global analysis").input_value() == "30"
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()

@@ -27,7 +27,7 @@ BAD_FILES = {
 def test_each_bad_file_gets_one_error_and_the_previous_dataset_stays():
     at = start("toy2d")
     before = chart(at, "global_chart")["data"][0]["x"]
-    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
     for name, (content, message) in BAD_FILES.items():
         at.sidebar.get("file_uploader")[0].set_value((name, content, "text/csv")).run()
         assert not at.exception, name
@@ -43,7 +43,7 @@ def test_a_file_needing_repairs_loads_with_notes_and_the_identifier_can_be_put_b
     lines[5] = lines[5].replace(";" + LINES[5].split(",")[0] + ";", ";fast;", 1)
     content = "\n".join(["id;speed;road;y", *lines]).encode()
     at = start("toy2d")
-    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
     at.sidebar.get("file_uploader")[0].set_value(("semi.csv", content, "text/csv")).run()
     assert any("separated by semicolons" in c.value for c in at.sidebar.caption)
     at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()

@@ -46,7 +46,7 @@ def test_sidebar_shows_cross_validated_accuracy_and_f1():
 def test_changing_the_model_retrains_and_keeps_the_chart():
     at = start("toy2d")
     before = metric(at, "CV accuracy")
-    at.sidebar.selectbox(key="sb_model").set_value("lr").run()
+    at.sidebar.selectbox(key="w_sb_model").set_value("lr").run()
     assert not at.exception and not errors(at)
     assert metric(at, "CV accuracy") != before
     assert chart(at, "global_chart")["data"][0]["x"]
@@ -55,7 +55,7 @@ def test_changing_the_model_retrains_and_keeps_the_chart():
 @pytest.mark.parametrize("setting", ["sb_n_factuals", "sb_n_cf"])
 def test_sample_sizes_come_from_the_sidebar(setting):
     at = start("toy2d")
-    at.sidebar.number_input(key=setting).set_value(5).run()
+    at.sidebar.number_input(key=f"w_{setting}").set_value(5).run()
     assert not at.exception
     if setting == "sb_n_factuals":
         assert metric(at, "Factuals explained") == "5"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def upload_model(at: AppTest, name: str, data: bytes) -> AppTest:
-    at.sidebar.radio(key="sb_model_source").set_value("Load a model file").run()
+    at.sidebar.radio(key="w_sb_model_source").set_value("Load a model file").run()
     uploader = next(u for u in at.sidebar.get("file_uploader") if u.proto.id.endswith("sb_model_upload"))
     uploader.set_value((name, data, "application/octet-stream")).run()
     at.sidebar.button(key="sb_model_use").click().run()
@@ -159,5 +159,5 @@ def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
     assert (s["sb_n_factuals"], s["sb_n_cf"], s["sb_seed"], s["tau"]) == (14, 4, 3, 0.2)
     assert s["sb_refine"] == "none" and s["query"] == explainer.last_view["query"] and s["k"] == 3
     # The sidebar's model source names the model that is loaded, not "Train here".
-    radio = at.sidebar.radio(key="sb_model_source")
+    radio = at.sidebar.radio(key="w_sb_model_source")
     assert radio.options[0] == "The project's model" and radio.index == 0

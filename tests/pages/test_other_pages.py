@@ -102,7 +102,7 @@ def test_a_bad_link_says_what_to_fix_and_opens_the_defaults():
 def test_a_bad_upload_shows_an_error_and_keeps_the_previous_dataset():
     at = start("toy2d")
     before = chart(at, "global_chart")["data"][0]["x"]
-    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
     at.sidebar.get("file_uploader")[0].set_value(("empty.csv", b"", "text/csv")).run()
     assert not at.exception
     assert any("empty" in e for e in errors(at))
@@ -121,12 +121,12 @@ def test_a_bad_upload_shows_an_error_and_keeps_the_previous_dataset():
 def test_a_wrong_file_for_a_paper_adapter_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
     at = start("toy2d")
-    at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
+    at.sidebar.radio(key="w_sb_source").set_value("Loan approval (paper)").run()
     at.sidebar.get("file_uploader")[0].set_value(("loan.csv", b"a,b\n1,2\n3,4\n", "text/csv")).run()
     at.sidebar.button(key="sb_loan_load").click().run()
     assert any("loan_status" in e for e in errors(at))
-    at.sidebar.radio(key="sb_source").set_value("Road accidents (paper)").run()
-    at.sidebar.text_input(key="sb_accidents_path").set_value(str(tmp_path / "RTA_Dataset.csv")).run()
+    at.sidebar.radio(key="w_sb_source").set_value("Road accidents (paper)").run()
+    at.sidebar.text_input(key="w_sb_accidents_path").set_value(str(tmp_path / "RTA_Dataset.csv")).run()
     at.sidebar.button(key="sb_accidents_load").click().run()
     assert any("File not found" in e for e in errors(at))
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
@@ -138,7 +138,7 @@ def test_a_good_csv_upload_loads_and_explains():
         for i in range(200)
     )
     at = start("toy2d")
-    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
     at.sidebar.get("file_uploader")[0].set_value(("roads.csv", rows.encode(), "text/csv")).run()
     at.sidebar.selectbox(key="sb_csv_target").set_value("outcome").run()
     at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["severe"]).run()
@@ -167,9 +167,9 @@ def test_a_model_below_the_majority_baseline_is_warned_about_on_every_page():
 
 def test_size_of_changes_control_rebuilds_the_store_and_travels_in_the_link():
     at = start("toy2d", page="pages/global.py")
-    assert at.selectbox(key="sb_refine").value == "auto"
+    assert at.selectbox(key="w_sb_refine").value == "auto"
     minimal = chart(at, "global_chart")
-    at.selectbox(key="sb_refine").set_value("none").run()
+    at.selectbox(key="w_sb_refine").set_value("none").run()
     assert not at.exception and not errors(at)
     assert chart(at, "global_chart") != minimal  # other counterfactual sizes, other μ
     at.switch_page("pages/report.py").run()

@@ -12,7 +12,7 @@ PAGES = ["pages/global.py", "pages/data_model.py", "pages/regional.py", "pages/t
 
 
 def _upload(at, source, key, path):
-    at.sidebar.radio(key="sb_source").set_value(source).run()
+    at.sidebar.radio(key="w_sb_source").set_value(source).run()
     at.sidebar.get("file_uploader")[0].set_value((path.name, path.read_bytes(), "text/csv")).run()
     at.sidebar.button(key=key).click().run()
     assert not at.exception and not errors(at), errors(at)
@@ -22,7 +22,7 @@ def _upload(at, source, key, path):
 def test_every_page_works_on_an_uploaded_paper_dataset(dataset, request):
     path = request.getfixturevalue(f"{dataset}_path")
     at = start("toy2d", n_factuals=6, n_cf=2)
-    at.sidebar.number_input(key="sb_cv_folds").set_value(2).run()
+    at.sidebar.number_input(key="w_sb_cv_folds").set_value(2).run()
     source = "Loan approval (paper)" if dataset == "loan" else "Road accidents (paper)"
     _upload(at, source, f"sb_{dataset}_load", path)
     assert at.session_state["dataset"]["kind"] == dataset

@@ -94,7 +94,7 @@ def test_a_model_change_forgets_stale_queries_and_regions_with_a_warning():
     at.session_state["saved_regions"] = [{"name": "rf only", "query": only_rf, "k": 2, "where": None}]
     at.run()
     assert not at.exception and not errors(at)
-    at.sidebar.selectbox(key="sb_model").set_value("lr").run()
+    at.sidebar.selectbox(key="w_sb_model").set_value("lr").run()
     for page in ("pages/regional.py", "pages/report.py", "pages/compare.py"):
         at.switch_page(page).run()
         assert not at.exception and not errors(at), (page, at.exception, errors(at))
@@ -107,7 +107,7 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
     rows = [f"{s},{'rare' if i == 0 else 'common'},{'bad' if s > 50 else 'ok'}" for i, s in enumerate(range(99, 0, -1))]
     data = ("speed,road,y\n" + "\n".join(rows) + "\n").encode()
     at = start("toy2d")
-    at.sidebar.radio(key="sb_source").set_value("CSV upload").run()
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
     at.sidebar.get("file_uploader")[0].set_value(("rare.csv", data, "text/csv")).run()
     at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
     at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["bad"]).run()

@@ -107,6 +107,6 @@ def test_cross_validation_on_a_sample_is_said_in_the_metrics_and_carried_by_the_
     assert not at.exception
     assert any("random sample of 100 of the 480 training rows" in c.value for c in at.sidebar.caption)
     assert params(at)["cv_rows"] == "100"
-    at.sidebar.number_input(key="sb_cv_folds").set_value(0).run()
+    at.sidebar.number_input(key="w_sb_cv_folds").set_value(0).run()
     assert not at.exception and any("skipped" in c.value for c in at.sidebar.caption)
     assert params(at)["cv_folds"] == "0"

@@ -71,8 +71,8 @@ def test_a_typed_path_outside_the_roots_is_refused_and_the_dataset_kept(roots):
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "6", "n_cf": "2"})
     at.run()
-    at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
-    at.sidebar.text_input(key="sb_loan_path").set_value(os.path.join(str(roots), "..", "loan.csv")).run()
+    at.sidebar.radio(key="w_sb_source").set_value("Loan approval (paper)").run()
+    at.sidebar.text_input(key="w_sb_loan_path").set_value(os.path.join(str(roots), "..", "loan.csv")).run()
     at.sidebar.button(key="sb_loan_load").click().run()
     assert not at.exception
     assert any("outside the folders" in e for e in errors(at))
@@ -85,10 +85,10 @@ def test_hosted_mode_hides_path_inputs_and_project_folders(roots, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "6", "n_cf": "2"})
     at.run()
-    assert "Project folder" not in at.sidebar.radio(key="sb_source").options
-    at.sidebar.radio(key="sb_source").set_value("Loan approval (paper)").run()
+    assert "Project folder" not in at.sidebar.radio(key="w_sb_source").options
+    at.sidebar.radio(key="w_sb_source").set_value("Loan approval (paper)").run()
     assert not at.exception
-    assert not [t for t in at.sidebar.text_input if t.key == "sb_loan_path"]
+    assert not [t for t in at.sidebar.text_input if t.key == "w_sb_loan_path"]
     at.sidebar.button(key="sb_loan_load").click().run()
     assert any("Upload loan_approval_dataset.csv, then press Load" in e for e in errors(at))
 
