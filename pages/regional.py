@@ -57,8 +57,8 @@ if rule:
                            title="Factuals: the rule region's cases are ringed"),
         analysis, key="rule_map",
     )
-    st.caption("Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together; "
-               "ringed dots are the region's cases." + (f" {fmap.note}" if fmap.note else ""))
+    st.caption("Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
+               f"({fmap.description}); ringed dots are the region's cases." + (f" {fmap.note}" if fmap.note else ""))
 else:
     # -- criterion and k ---------------------------------------------------------------------------
     where = st.session_state[S.WHERE]
@@ -140,8 +140,9 @@ else:
         )
         st.caption(
             "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
-            "(a principal-component map of the model's inputs); darker means a more certain prediction. "
-            "The star is the query, ringed dots are its region; the right panel zooms on them. "
+            f"({fmap.description}); darker means a more certain prediction; hover a dot for its row. "
+            "The star is the query, ringed dots are its region; the right panel shows only them and the cases nearest "
+            "to them. "
             + ("Faded dots do not meet the criterion. " if where else "")
             + "Click a dot to make it the query; draw a box or a lasso (tools at the top right) around several to "
             "list only those in the table."

@@ -17,27 +17,32 @@ __all__ = ["FactualMap", "project_factuals", "factual_map_figure"]
 
 @dataclass(frozen=True, eq=False)
 class FactualMap:
-    """Factual rows placed in 2-D by PCA of the model's encoded inputs.
+    """Factual rows placed in 2-D from the model's encoded inputs, standardised per column.
 
     Attributes
     ----------
     frame : DataFrame with columns ``row``, ``x``, ``y``, ``probability``
         One line per factual; ``probability`` is P(undesirable) from the model.
     explained : ndarray of shape (2,)
-        Share of the (standardised) variance each axis explains.
+        For a PCA map, the share of the (standardised) variance each axis explains; zeros for Isomap,
+        whose axes have no such share.
     space : {"encoded", "original"}
         The model's own encoder step, or (a model without one) the original features
         with categorical ones one-hot encoded.
+    method : {"isomap", "pca"}
+        How the rows are placed (see :func:`project_factuals`); :attr:`description` says it in words.
     """
 
     frame: pd.DataFrame
     explained: np.ndarray
     space: str = "encoded"
     total: int = 0  # factuals there were; more than len(frame) when the map shows a sample
-    # How rows are placed (column means, kept columns, their scales, the two signed components), so rows
-    # left out of a sample can be added where they belong without refitting the map.
+    # How rows are placed (column means, kept columns, their scales, the fitted embedding, the axes' signs and
+    # the jitter's size), so rows left out of a sample can be added where they belong without refitting.
     projection: tuple | None = None
     sample_size: int = 0  # rows the map was fitted on (rows added later by ``including`` are not part of it)
+    method: str = "pca"
+    fitted_on: int = 0  # rows the embedding was fitted on (Isomap fits on a sample, then places every row)
 
     def including(self, task: TaskSpec, model: FittedModel, rows: Sequence[int]) -> FactualMap:
         """This map with ``rows`` added where they belong, when a sample left them out (e.g. a query and its region).
@@ -47,9 +52,9 @@ class FactualMap:
         missing = sorted(set(int(r) for r in rows) - set(self.frame["row"].tolist()))
         if not missing or self.projection is None:
             return self
-        mean, keep, scale, components = self.projection
+        mean, keep, scale, embedding, signs, jitter = self.projection
         encoded = _encode(task, model, task.X.loc[missing])[1]
-        coords = ((encoded - mean)[:, keep] / scale) @ components.T
+        coords = _place(embedding, ((encoded - mean)[:, keep] / scale), signs) + _jitter(missing, jitter)
         added = pd.DataFrame({"row": missing, "x": coords[:, 0], "y": coords[:, 1],
                               "probability": model.predict_proba(task.X.loc[missing])[:, 1]})
         return replace(self, frame=pd.concat([self.frame, added], ignore_index=True))
@@ -63,26 +68,51 @@ class FactualMap:
         return (f"The map shows a seeded random sample of {drawn:,} of the {self.total:,} factuals "
                 "(drawing them all would slow every page); any factual can still be chosen by its row number.")
 
+    @property
+    def description(self) -> str:
+        """How the map places cases, for the caption under it."""
+        inputs = "the model's inputs" if self.space == "encoded" else "the features (categories one-hot)"
+        if self.method == "isomap":
+            fitted = (f" fitted on a seeded sample of {self.fitted_on:,} of them and placing the others by their "
+                      "nearest neighbours" if self.fitted_on < (self.sample_size or len(self.frame)) else "")
+            return (f"an Isomap of {inputs}, each column standardised: cases close on the map are close through "
+                    f"chains of similar cases ({ISOMAP_NEIGHBOURS} nearest each){fitted}; a small fixed jitter "
+                    "separates cases that are identical to the model")
+        return f"a principal-component map (PCA) of {inputs}, each column standardised"
+
 
 #: Most factuals drawn on the map; a larger pool is sampled (seed 0).
 MAP_POINTS = 5_000
+#: Isomap (scikit-learn) places the rows once there are this many: PCA put the loan data's 1,600 cases on three
+#: overlapping stripes (one per education x self-employed level), where a click could not pick the dot meant.
+ISOMAP_MIN_ROWS = 60
+ISOMAP_NEIGHBOURS = 10
+#: Isomap is fitted on at most this many rows (seeded sample; under a second on loan), then places the others:
+#: fitting on 5,000 takes tens of seconds.
+ISOMAP_FIT_POINTS = 1_500
+#: The jitter's size, as a share of each axis's spread: enough to part identical cases, too little to move a cluster.
+JITTER = 0.01
 
 
 def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int], *, max_points: int = MAP_POINTS) -> FactualMap:
-    """PCA of the factuals as the model sees them (its own encoding), standardised per column.
+    """The factuals in 2-D as the model sees them (its own encoding), standardised per column.
 
-    A model without a separate encoder step (see ``FittedModel.encoder_and_classifier``)
-    is mapped from its original features, categorical ones one-hot encoded; ``space`` says which.
+    From :data:`ISOMAP_MIN_ROWS` rows on, an Isomap (scikit-learn, :data:`ISOMAP_NEIGHBOURS` neighbours, dense
+    eigensolver, so no randomness) fitted on a seeded sample of at most :data:`ISOMAP_FIT_POINTS` rows places
+    every row; fewer rows get PCA. Each row then gets a small jitter fixed by its row id, which parts
+    cases the encoding makes identical. A model without a separate encoder step (see
+    ``FittedModel.encoder_and_classifier``) is mapped from its original features, categorical ones
+    one-hot encoded; ``space`` says which.
 
-    One batched model call gives the colour (P(undesirable)). Component signs are fixed
-    by the scores' skew, which makes the map reproducible across runs and row orders.
-    More than ``max_points`` factuals are first sampled (seeded, sorted by row id); the
-    map's ``total`` and ``note`` say so.
+    One batched model call gives the colour (P(undesirable)). Axis signs are fixed by the scores'
+    skew, which makes the map reproducible across runs and row orders. More than ``max_points``
+    factuals are first sampled (seeded, sorted by row id); the map's ``total`` and ``note`` say so.
     """
     rows = [int(r) for r in rows]
     if not rows:
         raise ConfigError("There are no factual rows to place on the map.")
     total = len(rows)
+    rows = sorted(rows)
     if total > max_points:
         rows = sorted(int(r) for r in np.random.default_rng(0).choice(rows, size=max_points, replace=False))
     X = task.X.loc[rows]
@@ -91,25 +121,54 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int], *,
     centred = encoded - mean
     scale = centred.std(axis=0)
     keep = scale > 0
-    centred = centred[:, keep] / scale[keep]
-    coords = np.zeros((len(rows), 2))
+    standardised = centred[:, keep] / scale[keep]
     explained = np.zeros(2)
-    signed = np.zeros((2, centred.shape[1]))
-    if centred.shape[1] and len(rows) > 1:
-        _, singular, components = np.linalg.svd(centred, full_matrices=False)
+    fitted_on = len(rows)
+    if not standardised.shape[1] or len(rows) < 2:
+        embedding, method = np.zeros((2, standardised.shape[1])), "pca"
+    elif len(rows) >= ISOMAP_MIN_ROWS:
+        from sklearn.manifold import Isomap
+
+        fit = np.arange(len(rows))
+        if len(rows) > ISOMAP_FIT_POINTS:
+            fit = np.sort(np.random.default_rng(0).choice(len(rows), size=ISOMAP_FIT_POINTS, replace=False))
+        fitted_on = len(fit)
+        embedding = Isomap(n_neighbors=ISOMAP_NEIGHBOURS, n_components=2, eigen_solver="dense").fit(standardised[fit])
+        method = "isomap"
+    else:
+        _, singular, components = np.linalg.svd(standardised, full_matrices=False)
+        embedding = np.zeros((2, standardised.shape[1]))
         n = min(2, components.shape[0])
-        coords[:, :n] = centred @ components[:n].T
-        # A component's sign is arbitrary; pointing each axis at its longer tail (positive third moment)
-        # does not depend on the row order or the platform's SVD, unlike a sign from tied loadings.
-        signs = np.where((coords[:, :n] ** 3).sum(axis=0) < 0, -1.0, 1.0)
-        coords[:, :n] *= signs
-        signed[:n] = components[:n] * signs[:, None]
+        embedding[:n] = components[:n]
         variance = singular**2
         explained[:n] = variance[:n] / variance.sum() if variance.sum() > 0 else 0.0
+        method = "pca"
+    coords = _place(embedding, standardised, np.ones(2))
+    # An axis's sign is arbitrary; pointing each at its longer tail (positive third moment) does not depend
+    # on the row order or the platform's eigensolver, unlike a sign from tied loadings.
+    signs = np.where((coords**3).sum(axis=0) < 0, -1.0, 1.0)
+    coords *= signs
+    jitter = JITTER * (coords.std(axis=0) if method == "isomap" else np.zeros(2))
+    coords += _jitter(rows, jitter)
     probability = model.predict_proba(X)[:, 1]
     frame = pd.DataFrame({"row": rows, "x": coords[:, 0], "y": coords[:, 1], "probability": probability})
     return FactualMap(frame=frame, explained=explained, space=space, total=total,
-                      projection=(mean, keep, scale[keep], signed), sample_size=len(rows))
+                      projection=(mean, keep, scale[keep], embedding, signs, jitter), sample_size=len(rows),
+                      method=method, fitted_on=fitted_on)
+
+
+def _place(embedding, standardised: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """2-D coordinates of standardised rows: PCA's two components (an array) or a fitted Isomap."""
+    if isinstance(embedding, np.ndarray):
+        return (standardised @ embedding.T) * signs
+    return np.asarray(embedding.transform(standardised), dtype=float) * signs
+
+
+def _jitter(rows: Sequence[int], size: np.ndarray) -> np.ndarray:
+    """An offset per row fixed by its id (the R2 low-discrepancy sequence), so a row lands on the same spot
+    whether it was drawn at first or added later; up to ±``size`` per axis."""
+    ids = np.asarray(rows, dtype=float)[:, None]
+    return (np.mod(ids * np.array([0.7548776662466927, 0.5698402909980532]), 1.0) * 2 - 1) * size
 
 
 def _encode(task: TaskSpec, model: FittedModel, X: pd.DataFrame) -> tuple[str, np.ndarray]:
@@ -129,6 +188,24 @@ def _one_hot(task: TaskSpec, X: pd.DataFrame) -> np.ndarray:
         else:
             parts.append((X[f.name].to_numpy()[:, None] == np.asarray(f.categories, dtype=object)[None, :]).astype(float))
     return np.hstack(parts)
+
+
+#: Cases the zoom panel shows beside the query and its region: the nearest others on the map, for context.
+NEIGHBOURHOOD = 12
+
+
+def _neighbourhood(frame: pd.DataFrame, rows: Sequence[int], size: int = NEIGHBOURHOOD) -> np.ndarray:
+    """``rows`` and the ``size`` other rows nearest to any of them on the map: what the zoom panel draws."""
+    points = frame[["x", "y"]].to_numpy(dtype=float)
+    chosen = frame["row"].isin(list(rows)).to_numpy()
+    if chosen.all() or not chosen.any():
+        return chosen
+    gaps = np.sqrt(((points[:, None, :] - points[None, chosen, :]) ** 2).sum(axis=2)).min(axis=1)
+    gaps[chosen] = np.inf
+    near = np.argsort(gaps, kind="stable")[: min(size, int((~chosen).sum()))]
+    chosen = chosen.copy()
+    chosen[near] = True
+    return chosen
 
 
 def _zoom_box(frame: pd.DataFrame, rows: Sequence[int]) -> tuple[list[float], list[float]]:
@@ -155,7 +232,8 @@ def factual_map_figure(
     """The factuals in 2-D, coloured by P(undesirable); the query and region members highlighted.
 
     With a query, a second panel zooms on the region, so the members and the query stay
-    apart however close they sit on the whole map. ``meeting`` (rows meeting the region
+    apart however close they sit on the whole map; it draws only them and the
+    :data:`NEIGHBOURHOOD` other cases nearest to them (not every dot that falls in its box). ``meeting`` (rows meeting the region
     criterion, described by ``criterion``) keeps those dots solid and fades the others.
     Every trace's ``customdata`` holds row ids, so a click or lasso in either panel maps
     back to rows with :func:`rows_from_selection`. Traces: factuals, region members and
@@ -181,7 +259,9 @@ def factual_map_figure(
                 y=as_floats(part["y"]),
                 customdata=[[int(r)] for r in part["row"]],
                 marker=dict(
-                    size=8 if col in (None, 1) else 11,
+                    # Plotly picks, among the dots whose disc holds the pointer, the one drawn last (not the nearest
+                    # centre): small dots on a spread map make such ties rare, so a click picks the dot pointed at.
+                    size=6 if col in (None, 1) else 11,
                     color=as_floats(part["probability"]),
                     colorscale="OrRd",
                     cmin=0.5,
@@ -230,13 +310,17 @@ def factual_map_figure(
             )
 
     add_panel(np.ones(len(frame), bool), 1 if has_query else None)
-    e1, e2 = (float(v) for v in fmap.explained)
-    fig.update_xaxes(title_text=f"map axis 1 ({100 * e1:.0f}% of variation)", zeroline=False)
-    fig.update_yaxes(title_text=f"map axis 2 ({100 * e2:.0f}% of variation)", zeroline=False)
+    if fmap.method == "pca":
+        e1, e2 = (float(v) for v in fmap.explained)
+        fig.update_xaxes(title_text=f"map axis 1 ({100 * e1:.0f}% of variation)", zeroline=False)
+        fig.update_yaxes(title_text=f"map axis 2 ({100 * e2:.0f}% of variation)", zeroline=False)
+    else:  # Isomap's axes carry no share of variation
+        fig.update_xaxes(title_text="map axis 1", zeroline=False, showticklabels=False)
+        fig.update_yaxes(title_text="map axis 2", zeroline=False, showticklabels=False)
     if has_query:
-        x_range, y_range = _zoom_box(frame, [int(query), *region])
-        inside = frame["x"].between(*x_range).to_numpy() & frame["y"].between(*y_range).to_numpy()
-        add_panel(inside, 2)
+        shown = _neighbourhood(frame, [int(query), *region])
+        x_range, y_range = _zoom_box(frame, frame["row"][shown].tolist())
+        add_panel(shown, 2)
         fig.update_xaxes(range=x_range, title_text="axis 1 (zoomed)", row=1, col=2)
         fig.update_yaxes(range=y_range, title_text=None, row=1, col=2)
     if meeting is not None and criterion:
@@ -246,5 +330,6 @@ def factual_map_figure(
                                  marker=dict(size=9, color="#fca5a5", opacity=0.25)))
     # Dragging pans: with dragmode "lasso" a click arrives as an empty lasso and selects nothing.
     # Box and lasso stay in the modebar for selecting several.
-    fig.update_layout(clickmode="event+select", dragmode="pan")
+    # "closest": a click picks the dot whose centre is nearest the pointer (not the whole column under it).
+    fig.update_layout(clickmode="event+select", dragmode="pan", hovermode="closest")
     return apply_style(fig, title=title, height=500)

@@ -149,7 +149,7 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
     a = project_factuals(toy_task, toy_model, rows)
     b = project_factuals(toy_task, toy_model, rows[::-1])
     pd.testing.assert_frame_equal(a.frame.set_index("row").sort_index(), b.frame.set_index("row").sort_index())
-    assert (a.frame["probability"] > 0.5).all() and math.isclose(a.explained.sum(), 1.0)
+    assert (a.frame["probability"] > 0.5).all() and a.method == "isomap" and "Isomap" in a.description
     fig = factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]])
     point = {"customdata": fig.data[0].customdata[5]}
     assert selection.rows_from_selection({"points": [point]}) == [int(a.frame["row"].iloc[5])]
@@ -250,3 +250,33 @@ def test_rows_meeting_and_data_summaries(synthetic_task):
     assert balance["rows"].sum() == len(synthetic_task.frame) and math.isclose(balance["share"].sum(), 1.0)
     features = feature_table(synthetic_task)
     assert features.set_index("feature").loc["road_type", "immutable"]
+
+
+def test_the_zoom_panel_draws_only_the_region_and_its_nearest_cases(toy_task, toy_model):
+    from ui.factual_map import NEIGHBOURHOOD
+
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
+    fmap = project_factuals(toy_task, toy_model, rows)
+    region = [int(r) for r in rows[1:6]]
+    fig = factual_map_figure(fmap, query=int(rows[0]), members=region)
+    zoomed = [int(c[0]) for c in fig.data[3].customdata]
+    assert len(fmap.frame) > 10 * len(zoomed) and len(zoomed) == 1 + len(region) + NEIGHBOURHOOD
+    assert {int(rows[0]), *region} <= set(zoomed)
+    # The others are the cases nearest the region on the map: none left out is nearer than one drawn.
+    points = fmap.frame.set_index("row")[["x", "y"]]
+    core = points.loc[[int(rows[0]), *region]].to_numpy()
+    gap = {r: float(np.sqrt(((core - points.loc[r].to_numpy()) ** 2).sum(axis=1)).min()) for r in points.index}
+    others = set(zoomed) - {int(rows[0]), *region}
+    assert max(gap[r] for r in others) <= min(gap[r] for r in set(points.index) - set(zoomed))
+
+
+def test_cases_identical_to_the_model_are_parted_and_few_cases_get_pca(toy_task, toy_model):
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
+    fmap = project_factuals(toy_task, toy_model, rows)
+    encoded = toy_task.X.loc[fmap.frame["row"]].round(6)
+    twins = encoded.duplicated(keep=False).to_numpy()
+    positions = fmap.frame[["x", "y"]].round(9)
+    assert not positions.duplicated().any()  # even rows the model cannot tell apart sit apart
+    assert twins.sum() == 0 or positions[twins].drop_duplicates().shape[0] == twins.sum()
+    few = project_factuals(toy_task, toy_model, rows[:20])
+    assert few.method == "pca" and math.isclose(few.explained.sum(), 1.0) and "PCA" in few.description
