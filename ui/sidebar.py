@@ -58,7 +58,13 @@ def _csv_form() -> None:
         return
     for note in fc.data.read_notes(frame):
         st.caption(note)
-    target = st.selectbox("Target column (the outcome)", list(frame.columns), key="sb_csv_target")
+    try:  # only columns that can be an outcome are offered: picking a speed column used to fail later, obscurely
+        outcomes = fc.data.outcome_columns(frame)
+    except fc.FlexError as exc:
+        st.error(f"{exc}")
+        return
+    target = st.selectbox("Target column (the outcome)", outcomes, key="sb_csv_target",
+                          help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows.")
     values = sorted(frame[target].dropna().astype(str).unique().tolist())
     undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
     immutable = st.multiselect(

@@ -66,6 +66,52 @@ def _source_label(kind: str, source) -> str:
     return f"{kind}:{source}" if isinstance(source, (str, os.PathLike)) else f"{kind}:upload"
 
 
+#: An outcome column holds 2 to this many distinct values (more looks like a measurement, e.g. a speed).
+MAX_OUTCOME_LEVELS = 20
+_SHOWN_COLUMNS = 4  # columns a message names
+
+
+def _outcome_problem(column: pd.Series) -> str | None:
+    """Why ``column`` cannot be an outcome, in a few words; None when it can."""
+    counts = column.dropna().astype(str).str.strip().replace("", np.nan).dropna().value_counts()
+    if counts.empty:
+        return "no values"
+    if len(counts) < 2:
+        return f"one value only ({counts.index[0]!r})"
+    if len(counts) > MAX_OUTCOME_LEVELS:
+        return f"{len(counts):,} different values"
+    single = counts[counts < 2]
+    if len(single):
+        return f"{single.index[0]!r} in one row only" + (f" (and {len(single) - 1} more such)" if len(single) > 1 else "")
+    return None
+
+
+def outcome_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns that could hold the outcome: 2 to :data:`MAX_OUTCOME_LEVELS` values, each in at least two rows.
+
+    Raises
+    ------
+    DataError
+        When no column qualifies, naming why the first few do not and what to fix, so an app can
+        say so before anyone picks, say, a speed column as the target.
+    """
+    found, problems = [], []
+    for name in frame.columns:
+        problem = _outcome_problem(frame[name])
+        if problem is None:
+            found.append(str(name))
+        else:
+            problems.append(f"{name}: {problem}")
+    if not found:
+        shown = "; ".join(problems[:_SHOWN_COLUMNS]) + (f"; and {len(problems) - _SHOWN_COLUMNS} more" if len(problems) > _SHOWN_COLUMNS else "")
+        raise DataError(
+            f"No column looks like an outcome: one needs 2 to {MAX_OUTCOME_LEVELS} different values, each in at "
+            f"least two rows ({shown}). Add the column holding each case's outcome (e.g. approved: yes/no) and "
+            "upload the file again."
+        )
+    return found
+
+
 def identifier_columns(frame: pd.DataFrame, *, target: str | None = None) -> list[str]:
     """Columns that name rows rather than describe them: every value present and unique.
 

@@ -10,7 +10,7 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 3. :func:`_feature_columns`: the features exist and do not include the target.
 4. :func:`_check_named_features`, :func:`_check_kind_names`: every feature a kind, order, constraint or
    immutability names is one of them, and every kind is one of :data:`KINDS`.
-5. :func:`_blank_missing_markers`, :func:`_check_no_empty_columns`: "na"-like text is missing; no feature is empty.
+5. :func:`_blank_missing_markers`, :func:`_drop_empty_columns`: "na"-like text is missing; empty features are dropped.
 6. :func:`_drop_rows_without_target`, :func:`_resolve_undesirable`: two outcomes remain, the undesirable one among them.
 7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
 8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
@@ -325,7 +325,9 @@ def make_task(
     df = frame[feature_names + [target]].copy()
     raw_dtypes = {c: str(frame[c].dtype) for c in feature_names} if raw_dtypes is None else dict(raw_dtypes)
     df = _blank_missing_markers(df)
-    _check_no_empty_columns(df, feature_names)
+    named = {*kinds, *immutable, *ordinal_orders, *monotone, *bounds, *allowed}
+    feature_names = _drop_empty_columns(df, feature_names, named, notes)
+    df = df[feature_names + [target]]
     df = _drop_rows_without_target(df, target, notes)
     undesirable = _resolve_undesirable(df, target, undesirable)
     df, resolved_kinds, seen_levels = _resolve_kinds(df, feature_names, kinds, ordinal_orders, notes)
@@ -415,13 +417,25 @@ def _blank_missing_markers(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _check_no_empty_columns(df: pd.DataFrame, feature_names: list[str]) -> None:
-    """Refuse features with no value in any row."""
-    all_missing = [c for c in feature_names if df[c].isna().all()]
-    if all_missing:
-        raise DataError(
-            f"Column(s) with no values at all: {', '.join(map(str, all_missing))}; remove them or fill them in."
-        )
+def _drop_empty_columns(df: pd.DataFrame, feature_names: list[str], named: set, notes: list[str]) -> list[str]:
+    """The features left once those with no value in any row are dropped (said in ``notes``).
+
+    An empty column tells nothing about any case, so dropping it loses nothing; refusing the file
+    made the user edit it first. Refused only when it is all there was, or a setting names it
+    (immutable, a kind, a range...): dropping it would silently ignore that setting.
+    """
+    empty = [c for c in feature_names if df[c].isna().all()]
+    if not empty:
+        return feature_names
+    kept = [c for c in feature_names if c not in empty]
+    if named & set(empty):
+        raise DataError(f"Column(s) {', '.join(map(str, sorted(named & set(empty), key=str)))} have no values at all "
+                        "but a setting names them: fill them in or drop the setting.")
+    if not kept:
+        raise DataError(f"Every feature column is empty ({', '.join(map(str, empty))}): the file has nothing to explain.")
+    notes.append(f"Dropped {'an empty column' if len(empty) == 1 else 'empty columns'} (no value in any row): "
+                 f"{', '.join(map(str, empty))}.")
+    return kept
 
 
 def _drop_rows_without_target(df: pd.DataFrame, target: str, notes: list[str]) -> pd.DataFrame:

@@ -61,7 +61,8 @@ def test_numeric_target_matches_text_undesirable():
         (csv_bytes(GOOD), {"target": "label"}, "Target column 'label' not found"),
         (csv_bytes(GOOD.assign(y="no")), {}, "single value"),
         (csv_bytes(GOOD), {"undesirable": "maybe"}, "No row has the undesirable outcome"),
-        (csv_bytes(GOOD.assign(empty=np.nan)), {}, "no values at all: empty"),
+        (csv_bytes(GOOD.assign(empty=np.nan)), {"immutable": ["empty"]}, "empty have no values at all but a setting"),
+        (csv_bytes(GOOD[["y"]].assign(empty=np.nan)), {}, "Every feature column is empty"),
         (csv_bytes(GOOD), {"kinds": {"city": "continuous"}}, "declared continuous but holds text such as 'a'"),
         (csv_bytes(GOOD), {"immutable": ["height"]}, "Unknown immutable feature: height"),
         (csv_bytes(GOOD), {"kinds": {"age": "numeric"}}, "Unknown kind"),
@@ -73,6 +74,24 @@ def test_bad_input_gets_a_clear_message(content, kwargs, message):
     kwargs = {"target": "y", "undesirable": "yes", **kwargs}
     with pytest.raises(fc.FlexError, match=message):
         fc.data.load_csv(content, **kwargs)
+
+
+def test_an_all_empty_column_is_dropped_with_a_note():
+    task = fc.data.load_csv(csv_bytes(GOOD.assign(empty=np.nan, blank="na")), target="y", undesirable="yes")
+    assert task.feature_names == ["age", "city"]
+    assert "Dropped empty columns (no value in any row): empty, blank." in task.notes
+
+
+def test_outcome_columns_are_those_with_a_few_values_each_in_two_rows():
+    frame = pd.DataFrame({"speed": np.arange(40) * 1.5, "road": ["urban", "rural"] * 20,
+                          "rare": ["a"] * 39 + ["b"], "empty": [np.nan] * 40})
+    assert fc.data.outcome_columns(frame) == ["road"]
+    with pytest.raises(fc.DataError) as caught:
+        fc.data.outcome_columns(frame[["speed", "rare", "empty"]])
+    message = str(caught.value)
+    assert message.startswith("No column looks like an outcome")
+    assert "speed: 40 different values" in message and "rare: 'b' in one row only" in message
+    assert "empty: no values" in message and "Add the column holding each case's outcome" in message
 
 
 def test_file_over_the_size_limit_is_refused(tmp_path):

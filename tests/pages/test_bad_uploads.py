@@ -62,6 +62,35 @@ def test_a_file_needing_repairs_loads_with_notes_and_the_identifier_can_be_put_b
     assert "id" in {f.name for f in _task_features(at)}
 
 
+def test_a_file_without_an_outcome_column_says_so_before_any_target_is_picked():
+    content = "\n".join(["speed,weight", *(f"{20 + i * 1.5},{60 + (i * 7) % 41}" for i in range(60))]).encode()
+    at = start("toy2d")
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
+    at.sidebar.get("file_uploader")[0].set_value(("numbers.csv", content, "text/csv")).run()
+    assert not at.exception
+    shown = errors(at)
+    assert len(shown) == 1 and shown[0].startswith("No column looks like an outcome"), shown
+    assert "speed: 60 different values" in shown[0] and "Add the column holding each case's outcome" in shown[0]
+    assert not [s for s in at.sidebar.selectbox if s.key == "sb_csv_target"]  # nothing to pick, nothing to fail later
+    assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
+
+
+def test_a_file_with_an_empty_column_loads_without_it_and_says_so():
+    content = "\n".join([HEADER + ",notes", *(f"{line}," for line in LINES)]).encode()
+    at = start("toy2d")
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
+    at.sidebar.get("file_uploader")[0].set_value(("empty.csv", content, "text/csv")).run()
+    assert at.sidebar.selectbox(key="sb_csv_target").options == ["road", "y"]  # not speed, not the empty column
+    at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
+    at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["severe"]).run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception and not errors(at)
+    assert at.session_state["dataset"]["kind"] == "csv"
+    assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "road"}
+    at.switch_page("pages/data_model.py").run()
+    assert any("Dropped an empty column (no value in any row): notes." in i.value for i in at.info)
+
+
 def _task_features(at):
     from ui.context import load_base_task
 
