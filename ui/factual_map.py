@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -133,7 +134,11 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int], *,
         if len(rows) > ISOMAP_FIT_POINTS:
             fit = np.sort(np.random.default_rng(0).choice(len(rows), size=ISOMAP_FIT_POINTS, replace=False))
         fitted_on = len(fit)
-        embedding = Isomap(n_neighbors=ISOMAP_NEIGHBOURS, n_components=2, eigen_solver="dense").fit(standardised[fit])
+        with warnings.catch_warnings():
+            # Categorical data makes islands of identical cases; Isomap joins them (fast at these sizes) and
+            # warns each time, which would flood the server's log.
+            warnings.simplefilter("ignore")
+            embedding = Isomap(n_neighbors=ISOMAP_NEIGHBOURS, n_components=2, eigen_solver="dense").fit(standardised[fit])
         method = "isomap"
     else:
         _, singular, components = np.linalg.svd(standardised, full_matrices=False)
@@ -161,7 +166,9 @@ def _place(embedding, standardised: np.ndarray, signs: np.ndarray) -> np.ndarray
     """2-D coordinates of standardised rows: PCA's two components (an array) or a fitted Isomap."""
     if isinstance(embedding, np.ndarray):
         return (standardised @ embedding.T) * signs
-    return np.asarray(embedding.transform(standardised), dtype=float) * signs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # as when fitting: islands of identical cases are expected
+        return np.asarray(embedding.transform(standardised), dtype=float) * signs
 
 
 def _jitter(rows: Sequence[int], size: np.ndarray) -> np.ndarray:
