@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui import state
 from ui.auth import require_login
+from ui.components import load_chart_code
 from ui.sidebar import render_sidebar
 
 # `streamlit run app.py -- --project DIR` opens a folder written by FlexExplainer.save(DIR).
@@ -37,6 +38,7 @@ old_global = st.Page(_to_global, title="Global", url_path="global-importance", v
 page = st.navigation([*pages, old_global])
 if page.url_path == old_global.url_path:
     page.run()  # forwards at once: the sidebar's analysis is computed on the Global page, not twice
+load_chart_code()
 try:
     render_sidebar()
     page.run()

@@ -42,6 +42,23 @@ def chart(fig: go.Figure, analysis: Analysis, *, key: str, container=None, **kwa
     return (container or st).plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False}, **kwargs)
 
 
+#: The key of the hidden chart :func:`load_chart_code` draws (Streamlit gives its container the class st-key-KEY).
+CHART_CODE_KEY = "chart_code_loader"
+
+
+def load_chart_code() -> None:
+    """Draw an empty, hidden Plotly chart, so the browser loads Plotly's code while the first run computes.
+
+    The browser fetches and compiles Plotly only when a page first shows a chart: on a session's first
+    page the Global chart's box stayed empty for about two seconds after its text had appeared, though the
+    server sent both within 0.1 s. Drawn before the sidebar computes the analysis, the hidden chart
+    overlaps that load with the computation.
+    """
+    st.html(f"<style>.st-key-{CHART_CODE_KEY} {{display: none;}}</style>")
+    with st.container(key=CHART_CODE_KEY):
+        st.plotly_chart(go.Figure(), key=f"{CHART_CODE_KEY}_chart", config={"staticPlot": True})
+
+
 def safe_csv(frame, analysis: Analysis, **kwargs) -> str:
     """:func:`flex_core.data.to_safe_csv` with a first metadata line naming the settings."""
     return fc.data.to_safe_csv(frame, settings=settings_text(analysis), **kwargs)

@@ -112,3 +112,14 @@ def test_the_same_cases_rerun_with_another_generator_on_request():
     sentence = " ".join(m.value for m in at.markdown if "Rerun with batch-plausible instead of batch" in m.value)
     assert sentence
     assert any("F, batch-plausible" in frame.value.columns for frame in at.dataframe)
+
+
+def test_the_chart_code_loads_before_the_first_run_computes():
+    # The browser loads Plotly's code only for a chart: a hidden one, drawn before the sidebar computes the
+    # analysis, overlaps that load with the computation, so the Global chart shows with its text.
+    from ui.components import CHART_CODE_KEY
+
+    at = start("toy2d")
+    charts = [c.proto.id for c in at.get("plotly_chart")]
+    assert charts[0].endswith(f"-{CHART_CODE_KEY}_chart") and any(c.endswith("-global_chart") for c in charts)
+    assert any(f".st-key-{CHART_CODE_KEY} {{display: none;}}" in h.proto.body for h in at.get("html"))
