@@ -54,8 +54,8 @@ def load_chart_code() -> None:
     server sent both within 0.1 s. Drawn before the sidebar computes the analysis, the hidden chart
     overlaps that load with the computation.
     """
-    st.html(f"<style>.st-key-{CHART_CODE_KEY} {{display: none;}}</style>")
-    with st.container(key=CHART_CODE_KEY):
+    with st.container(key=CHART_CODE_KEY):  # the style hides its own container: no gap above the page
+        st.html(f"<style>.st-key-{CHART_CODE_KEY} {{display: none;}}</style>")
         st.plotly_chart(go.Figure(), key=f"{CHART_CODE_KEY}_chart", config={"staticPlot": True})
 
 

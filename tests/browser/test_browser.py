@@ -80,7 +80,7 @@ def test_what_must_change_is_computed_on_a_click_and_read_in_plain_words(tmp_pat
         # "Changing speed alone flips 67% of the sampled cases (35–89%)."
         assert "of the sampled cases (" in sentence.inner_text()
         page.get_by_text("no way out was found", exact=False).first.wait_for(timeout=30_000)
-        chart = page.locator(".js-plotly-plot").filter(has_text="What must change").first
+        chart = page.locator(".js-plotly-plot:visible").filter(has_text="What must change").first
         chart.scroll_into_view_if_needed()
         assert chart.locator(".legendtext").filter(has_text="flips it alone").count() == 1
         page.screenshot(path=str(ARTIFACTS / "what_must_change.png"), full_page=True)

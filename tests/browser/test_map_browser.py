@@ -50,7 +50,7 @@ def test_a_click_beside_a_dot_picks_the_nearest_dot(tmp_path):
         first = _heading_row(page)
         page.wait_for_selector(".js-plotly-plot .scatterlayer .trace:first-child path.point", timeout=120_000)
         wait_idle(page)
-        plot = page.locator(".js-plotly-plot").first
+        plot = page.locator(".js-plotly-plot:visible").first
         plot.scroll_into_view_if_needed()
         dots = plot.evaluate(DOTS)
         taken = {int(r) for r, _, _, name in dots if name != "factuals"} | {first}

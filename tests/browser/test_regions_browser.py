@@ -42,7 +42,7 @@ def test_a_click_on_a_found_region_opens_it_in_the_explorer(tmp_path):
         heading.scroll_into_view_if_needed()
         page.wait_for_timeout(1500)
         page.screenshot(path=str(ARTIFACTS / "regions_opened.png"), full_page=True)
-        multiples = page.locator(".js-plotly-plot").filter(has_text="F per region").first
+        multiples = page.locator(".js-plotly-plot:visible").filter(has_text="F per region").first
         multiples.scroll_into_view_if_needed()
         page.wait_for_timeout(1000)
         page.screenshot(path=str(ARTIFACTS / "regions_small_multiples.png"))

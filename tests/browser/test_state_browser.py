@@ -67,7 +67,7 @@ def open_regional(browser, url):
 
 def click_a_dot(page, avoid: set[int]) -> int:
     """Click one factual's dot (not the query or a region member) and return its row id."""
-    plot = page.locator(".js-plotly-plot").first
+    plot = page.locator(".js-plotly-plot:visible").first
     rows = plot.evaluate("gd => gd.data[0].customdata.map(c => c[0])")
     taken = set(avoid) | set(plot.evaluate("gd => (gd.data[1] ? gd.data[1].customdata : []).map(c => c[0])"))
     points = plot.locator(".scatterlayer .trace:first-child path.point")
@@ -134,7 +134,7 @@ def test_a_bad_upload_is_one_error_and_the_previous_dataset_stays(app, tmp_path)
     # The error is drawn before the rest of the rerun: wait for the sidebar to name the previous dataset
     # again (a count taken at once can race the rerun), and for its chart.
     active.first.wait_for(timeout=WAIT)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=WAIT)
+    page.locator(".js-plotly-plot:visible").first.wait_for(timeout=WAIT)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
 
@@ -169,7 +169,7 @@ def test_with_more_factuals_than_the_map_draws_any_case_is_chosen_by_its_row_num
     page.get_by_text("The table lists 2,000 of them", exact=False).first.wait_for(timeout=WAIT)
     page.get_by_text("seeded random sample of 5,000", exact=False).first.wait_for(timeout=WAIT)
     wait_idle(page)
-    plot = page.locator(".js-plotly-plot").first
+    plot = page.locator(".js-plotly-plot:visible").first
     drawn = set(plot.evaluate("gd => gd.data[0].customdata.map(c => c[0])"))
     off_map = next(int(r) for r in frame.index[frame["speed"] > 80] if int(r) not in drawn and int(r) != first)
     box = page.get_by_label("Row number of the query")
@@ -181,7 +181,7 @@ def test_with_more_factuals_than_the_map_draws_any_case_is_chosen_by_its_row_num
     )
     wait_idle(page)
     star = f"gd => gd.data.some(t => t.name === 'query' && (t.customdata || []).some(c => c[0] === {off_map}))"
-    assert page.locator(".js-plotly-plot").first.evaluate(star)  # the map draws the query the sample left out
+    assert page.locator(".js-plotly-plot:visible").first.evaluate(star)  # the map draws the query the sample left out
     box.fill(str(int(frame.index[frame["speed"] < 30][0])))  # not a factual: one error, the query stays
     box.press("Enter")
     error = page.locator("[data-testid='stAlertContentError']")

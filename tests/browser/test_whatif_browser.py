@@ -65,7 +65,7 @@ def test_moving_the_cutoff_slider_recounts_the_confusion_matrix(tmp_path):
         _open(page, "data-and-model")
         title = page.get_by_text("Confusion matrix at cutoff 0.50", exact=False).first
         title.wait_for(timeout=120_000)
-        matrix = page.locator(".js-plotly-plot").filter(has_text="Confusion matrix").first
+        matrix = page.locator(".js-plotly-plot:visible").filter(has_text="Confusion matrix").first
         matrix.scroll_into_view_if_needed()
         before = [t for t in matrix.locator("text").all_text_contents() if "%)" in t]  # the four cells
         page.screenshot(path=str(ARTIFACTS / "model_quality_cutoff_050.png"), full_page=True)
@@ -76,7 +76,7 @@ def test_moving_the_cutoff_slider_recounts_the_confusion_matrix(tmp_path):
             page.keyboard.press("ArrowRight")
             page.wait_for_timeout(50)
         page.get_by_text("Confusion matrix at cutoff 0.80", exact=False).first.wait_for(timeout=60_000)
-        matrix = page.locator(".js-plotly-plot").filter(has_text="Confusion matrix").first
+        matrix = page.locator(".js-plotly-plot:visible").filter(has_text="Confusion matrix").first
         after = [t for t in matrix.locator("text").all_text_contents() if "%)" in t]
         assert len(before) == len(after) == 4 and after != before, (before, after)
         page.get_by_text("Calibration (reliability diagram)").first.wait_for(timeout=30_000)
