@@ -225,6 +225,8 @@ def apply_view(view: Mapping[str, Any]) -> None:
         s[OVERRIDES] = {"kinds": dict(view["kinds"]), "immutable": view["immutable"]}
         s[SAVED_REGIONS] = [dict(r) for r in view["regions"]]
         s[RULE] = None if view["rule"] is None else [dict(c) for c in view["rule"]]
+        s[WHATIF_ROW] = view["whatif_row"]
+        s[WHATIF_EDITS] = dict(view["whatif_edits"])
 
 
 def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
@@ -331,6 +333,8 @@ def current_view() -> dict[str, Any]:
         "whiskers": s[WHISKERS],
         "regions": [dict(r) for r in s[SAVED_REGIONS]],
         "rule": None if not s[RULE] else [dict(c) for c in s[RULE]],
+        "whatif_row": s[WHATIF_ROW],
+        "whatif_edits": dict(s[WHATIF_EDITS]),
     }
 
 
@@ -379,14 +383,14 @@ def save_region(default_name: str, query: int | None, k: int, where: str | None,
 
 
 def numbers_view(view: Mapping[str, Any], task) -> dict[str, Any]:
-    """The view without the settings that cannot change a number of this task.
+    """The view without the settings that cannot change a number of this task's report.
 
     τ only thresholds changes to numbers: on data without a continuous feature (the accidents) it
-    changes nothing, so moving it must not mark a report out of date.
+    changes nothing, so moving it must not mark a report out of date. Nor does the what-if case,
+    which the report does not show.
     """
-    if task.continuous_names:
-        return dict(view)
-    return {k: v for k, v in view.items() if k not in ("tau", "tau_features")}
+    ignored = {"whatif_row", "whatif_edits"} | (set() if task.continuous_names else {"tau", "tau_features"})
+    return {k: v for k, v in view.items() if k not in ignored}
 
 
 def view_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:

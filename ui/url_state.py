@@ -46,6 +46,8 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "whiskers": "interval",  # 95% interval of F or ± std on the bars
     "regions": [],  # saved regions: {"name", "query", "k", "where"} (+ "rule"), carried as one JSON parameter
     "rule": None,  # the rule-defined region shown: [{"feature", "op", "value"}], carried as one JSON parameter
+    "whatif_row": None,  # the row the what-if editor starts from
+    "whatif_edits": {},  # {feature: value} where the what-if case differs from that row, carried as one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
 PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
@@ -92,6 +94,9 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
         elif key == "rule":
             if value:
                 params[key] = json.dumps([dict(c) for c in value], separators=(",", ":"), ensure_ascii=False)
+        elif key == "whatif_edits":
+            if value:
+                params[key] = json.dumps(dict(sorted(value.items())), separators=(",", ":"), ensure_ascii=False)
         elif value is not None and value != default:
             params[key] = _text(value)
     return params
@@ -106,6 +111,12 @@ def _parse(key: str, value: str, view: dict) -> None:
             raise ValueError
     elif key == "query":
         view[key] = int(value)
+    elif key == "whatif_row":
+        view[key] = int(value)
+        if view[key] < 0:
+            raise ValueError
+    elif key == "whatif_edits":
+        view[key] = _edits(json.loads(value)) if value else {}
     elif key == "tau" or (dot and prefix == "tau"):
         tau = float(value)
         if not tau >= 0:
@@ -146,6 +157,16 @@ def _rule(items) -> list[dict]:
             raise ValueError
         rule.append({"feature": c["feature"], "op": str(c["op"]), "value": c["value"]})
     return rule
+
+
+def _edits(items) -> dict:
+    """What-if edits from their JSON: {feature: number or text} (checked against the data on the What-if page)."""
+    if not isinstance(items, dict):
+        raise ValueError
+    for value in items.values():
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError
+    return dict(items)
 
 
 def _region(item) -> dict:

@@ -52,3 +52,26 @@ def test_an_edit_of_a_feature_made_immutable_later_is_dropped_with_a_warning():
     assert at.session_state["whatif_edits"] == {}
     assert any("Edits dropped" in w.value for w in at.warning)
     assert at.number_input(key="w_wi.speed").disabled
+
+
+def test_a_link_opens_the_same_edited_case():
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.conftest import APP
+
+    at = _page()
+    speed = at.number_input(key="w_wi.speed")
+    speed.set_value(speed.min).run()
+    row, edits = at.session_state["whatif_row"], at.session_state["whatif_edits"]
+    shown = metric(at, "P(undesirable)")
+    assert edits == {"speed": speed.min} and json.loads(at.query_params["whatif_edits"]) == edits
+    fresh = AppTest.from_file(APP, default_timeout=120)  # a new session, given only the link
+    fresh.query_params.update({k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()})
+    fresh.run()
+    fresh.switch_page("pages/what_if.py").run()
+    assert not fresh.exception and not errors(fresh)
+    assert (fresh.session_state["whatif_row"], fresh.session_state["whatif_edits"]) == (row, edits)
+    assert fresh.number_input(key="w_wi.speed").value == speed.min
+    assert metric(fresh, "P(undesirable)") == shown

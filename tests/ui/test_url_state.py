@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -91,3 +92,15 @@ def test_tau_cannot_mark_a_report_of_categorical_data_out_of_date():
     assert state.numbers_view(view, with_numbers) == view
     before = state.numbers_view({**view, "tau": 0.1}, categorical_only)
     assert state.view_changes(before, state.numbers_view(view, categorical_only)) == []
+
+
+def test_the_what_if_case_round_trips_and_bad_edits_are_refused():
+    view = {**url_state.VIEW_DEFAULTS, "whatif_row": 42, "whatif_edits": {"speed": 35.5, "road type": "rural", "age": 3}}
+    params = url_state.view_to_query_params(view)
+    assert params["whatif_row"] == "42" and json.loads(params["whatif_edits"]) == view["whatif_edits"]
+    back = url_state.view_from_query_params(params)
+    assert (back["whatif_row"], back["whatif_edits"]) == (42, view["whatif_edits"])
+    assert "whatif_edits" not in url_state.view_to_query_params(url_state.VIEW_DEFAULTS)
+    for key, bad in (("whatif_edits", '["speed"]'), ("whatif_edits", '{"speed": true}'), ("whatif_row", "-1")):
+        with pytest.raises(fc.ConfigError, match=key):
+            url_state.view_from_query_params({key: bad})
