@@ -338,6 +338,24 @@ class CounterfactualSet:
         return self.valid.sum(axis=1)
 
     @property
+    def coverage_notes(self) -> tuple[str, ...]:
+        """How many of this set's cases got fewer than n_cf distinct valid counterfactuals, or none.
+
+        Counted on the set's own rows when asked, not when generated: a region's set (a subset) speaks
+        of its members, where a note made at generation spoke of whichever rows that call made
+        ("7 of 7 queries..." under a region of five).
+        """
+        counts = self.counts
+        n, short, none = len(counts), int(((counts > 0) & (counts < self.n_cf)).sum()), int((counts == 0).sum())
+        notes = []
+        if short:
+            notes.append(f"{short} of these {n} cases got fewer than {self.n_cf} distinct valid counterfactuals "
+                         "(where changes are minimal, there are often no more).")
+        if none:
+            notes.append(f"{none} of these {n} cases got no valid counterfactual; they are left out of the averages.")
+        return tuple(notes)
+
+    @property
     def copy_counts(self) -> np.ndarray:
         """Copies merged per query, shape (n_queries,) (a fresh array)."""
         return np.asarray(self.copies, dtype=int).copy()
@@ -591,16 +609,6 @@ def assemble_counterfactual_set(
             f"{int(merged.copies.sum())} copies among the counterfactuals of {int((merged.copies > 0).sum())} "
             f"queries were merged: FLEX counts each distinct counterfactual once."
         )
-    counts = valid.sum(axis=1)
-    short = int(((counts > 0) & (counts < n_cf)).sum())
-    none = int((counts == 0).sum())
-    if short:
-        notes.append(
-            f"{short} of {n_q} queries got fewer than {n_cf} distinct valid counterfactuals "
-            "(where changes are minimal, there are often no more)."
-        )
-    if none:
-        notes.append(f"{none} of {n_q} queries got no valid counterfactual; they are left out of the averages.")
     return CounterfactualSet(
         tuple(task.feature_names),
         queries.index.to_numpy().astype(int),

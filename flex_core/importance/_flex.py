@@ -143,7 +143,7 @@ def flex_importance(
         generator={"name": cfset.generator, **coverage, **(generator or {})},
         model=dict(model or {}),
         config={"tau": tau if not isinstance(tau, Mapping) else dict(tau), "epsilon": epsilon, **run_config, **(config or {})},
-        notes=cfset.notes,
+        notes=(*cfset.notes, *cfset.coverage_notes),
         counterfactual_set=cfset,
         features=tuple(task.features),
         **extra,

@@ -108,7 +108,7 @@ def test_a_query_that_cannot_flip_under_the_constraints_gets_none_and_is_counted
     cfset = gen.generate(model, task, frame.loc[rows, task.feature_names], n_cf=3, seed=0)
     np.testing.assert_array_equal(cfset.counts[:3], 0)
     assert (cfset.counts[3:] > 0).all()
-    assert any(n.startswith("3 of 5 queries got no valid counterfactual") for n in cfset.notes)
+    assert any(n.startswith("3 of these 5 cases got no valid counterfactual") for n in cfset.coverage_notes)
 
 
 def test_dice_drops_what_breaks_a_direction_and_says_so():

@@ -69,7 +69,7 @@ def test_assemble_records_short_and_empty_queries(synthetic_task, synthetic_mode
     )
     np.testing.assert_array_equal(cfset.found.sum(axis=1), [1, 0, 1])
     assert not cfset.valid[2, 0]  # the factual itself does not flip the prediction
-    assert any("fewer than 2" in n for n in cfset.notes) and any("no valid counterfactual" in n for n in cfset.notes)
+    assert any("fewer than 2" in n for n in cfset.coverage_notes) and any("no valid counterfactual" in n for n in cfset.coverage_notes)
 
 
 def test_query_seed_is_stable_and_row_specific():

@@ -237,3 +237,18 @@ def test_random_query_without_any_factual_is_one_error(toy_task):
     store = SimpleNamespace(task=toy_task, factual_rows=np.array([], dtype=int))
     with pytest.raises(fc.ConfigError, match="No row is a factual"):
         fc.importance.random_query(store)
+
+
+def test_a_subsets_coverage_note_counts_its_own_cases_not_the_generation_calls(toy_task, toy_model):
+    # Seven rows generated in one call, a "region" of three of them: its note must speak of those three.
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:7]]
+    cfset = fc.counterfactuals.make_generator("batch").generate(
+        toy_model, toy_task, toy_task.X.loc[rows], n_cf=40, seed=0)
+    short = int(((cfset.counts > 0) & (cfset.counts < 40)).sum())
+    assert (cfset.counts[:3] < 40).all() and short > 3  # two features, minimal changes: mostly fewer than 40
+    region = fc.importance.flex_importance(cfset.subset(rows[:3]), toy_task, level="regional")
+    coverage = [n for n in region.notes if "distinct valid counterfactuals" in n]
+    assert coverage == ["3 of these 3 cases got fewer than 40 distinct valid counterfactuals "
+                        "(where changes are minimal, there are often no more)."]
+    whole = fc.importance.flex_importance(cfset, toy_task)
+    assert [n for n in whole.notes if "distinct valid" in n][0].startswith(f"{short} of these 7 cases")
