@@ -201,7 +201,72 @@ def test_a_multiclass_booster_is_explained_one_against_the_rest(library):
     assert np.isfinite(result.frequency_mean).all()
     assert multiclass_note(explainer.model) == (" The model has 3 classes: 2 counts as undesired, the others (0, 1) as "
                                                 "desired (one against the rest).")
-    assert explainer.shap(list(result.query_index[:3]), explainer="auto").explainer == "kernel (KernelExplainer)"
+    assert explainer.shap(list(result.query_index[:3]), explainer="auto").explainer == "tree (TreeExplainer)"
+
+
+def multiclass_booster(library: str, X, y):
+    if library == "lightgbm":
+        return lgb.LGBMClassifier(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
+    return xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y)
+
+
+def raw_scores(library: str, model, X) -> np.ndarray:
+    """The booster's own per-class raw scores (softmax margins), shape (n_rows, n_classes)."""
+    if library == "lightgbm":
+        return model.predict(X, raw_score=True)
+    return model.predict(X, output_margin=True)
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("dataset", ["iris", "wine"])
+def test_a_multiclass_booster_gets_treeshap_for_the_undesired_class(library, dataset):
+    """TreeSHAP on the undesired class's own output: base value + a row's SHAP values is the booster's raw score
+    for that class (not another class's), and a positive value pushes towards the undesired class, as in the binary case."""
+    from sklearn import datasets
+
+    data = getattr(datasets, f"load_{dataset}")(as_frame=True)
+    X, y = data.data, data.target
+    model = multiclass_booster(library, X, y)
+    explainer = fc.FlexExplainer(model, X, y=y, undesired=1)
+    rows = list(explainer.task.frame.index[::15])
+    shap = explainer.shap(rows)
+    written = shap.to_dict()
+    assert written["explainer"] == "tree (TreeExplainer)"
+    assert written["config"]["output"].startswith("raw score of the undesirable class")
+    scores = raw_scores(library, model, X.iloc[rows])
+    np.testing.assert_allclose(shap.base_value + shap.values.sum(axis=1), scores[:, 1], rtol=1e-4, atol=1e-4)
+    assert not np.allclose(scores[:, 1], scores[:, 0])  # another class's score would fail the check above
+    # The meaning matches the binary case: rows the model calls class 1 have the highest explained output.
+    p_undesired = model.predict_proba(X.iloc[rows])[:, 1]
+    explained = shap.base_value + shap.values.sum(axis=1)
+    assert np.corrcoef(p_undesired, explained)[0, 1] > 0.5
+    assert list(shap.feature_names) == list(X.columns)
+
+
+def test_a_multiclass_booster_with_two_undesired_classes_falls_back_to_kernelshap():
+    """Per-class margins do not add up to the margin of two classes together: KernelSHAP explains P(undesirable)."""
+    from sklearn.datasets import load_iris
+
+    data = load_iris(as_frame=True)
+    model = multiclass_booster("lightgbm", data.data, data.target)
+    explainer = fc.FlexExplainer(model, data.data, y=data.target, undesired=[1, 2])
+    shap = explainer.shap([0, 60], nsamples=50)
+    assert shap.explainer == "kernel (KernelExplainer)" and shap.config["output"] == "P(undesirable)"
+
+
+def test_a_multiclass_forest_gets_treeshap_for_the_summed_probability():
+    """A forest's probabilities add up: two undesired classes of three, TreeSHAP explains P(either)."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    data = load_wine(as_frame=True)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0, n_jobs=1).fit(data.data, data.target)
+    explainer = fc.FlexExplainer(forest, data.data, y=data.target, undesired=[0, 2])
+    rows = list(explainer.task.frame.index[::20])
+    shap = explainer.shap(rows)
+    assert shap.explainer == "tree (TreeExplainer)" and shap.config["output"] == "P(undesirable)"
+    p = forest.predict_proba(data.data.iloc[rows])[:, [0, 2]].sum(axis=1)
+    np.testing.assert_allclose(shap.base_value + shap.values.sum(axis=1), p, atol=1e-6)
 
 
 def test_cli_shap_on_a_lightgbm_file_with_category_columns(tmp_path, penguins):
