@@ -111,7 +111,9 @@ def _project_form() -> None:
         if not path.strip():
             st.error("Type the path of a folder written by FlexExplainer.save, then press Open.")
             return
-        activate({"kind": "project", "path": path.strip()}, **_model_settings())
+        # On the notebook's last settings, as a folder opened at start-up (--project) is: the same numbers.
+        if activate({"kind": "project", "path": path.strip()}, **_model_settings()):
+            S.apply_project_settings(path.strip())
 
 
 def _model_file_form() -> None:
