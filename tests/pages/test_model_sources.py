@@ -96,6 +96,25 @@ def test_an_uploaded_lightgbm_on_category_columns_is_explained():
     assert chart(at, "global_chart")["data"][0]["x"]
 
 
+def test_an_uploaded_lightgbm_that_never_saw_a_category_of_the_data_is_one_error():
+    """A category the model never saw would be taken as missing, silently: one error names it and the fix."""
+    lightgbm = pytest.importorskip("lightgbm")
+    task = fc.data.load_builtin("synthetic-regional")
+    X = task.frame[task.feature_names].astype({c: "category" for c in task.categorical_names})
+    y = task.frame[task.target]
+    column = task.categorical_names[0]
+    seen = X[column] != X[column].cat.categories[0]  # trained without the first level: the data still has it
+    model = lightgbm.LGBMClassifier(n_estimators=15, verbose=-1, n_jobs=1).fit(
+        X[seen].astype({column: str}).astype({column: "category"}), y[seen])
+    at = start("synthetic-regional")
+    upload_model(at, "lightgbm.skops", sio.dumps(model))
+    (message,) = errors(at)
+    assert message.startswith(f"That model was not loaded: Column '{column}' holds value(s) the model never saw in "
+                              f"training: {X[column].cat.categories[0]}")
+    assert "Drop or recode those rows" in message and "previous model stays active" in message
+    assert at.session_state["model_file"] is None
+
+
 def test_an_uploaded_xgboost_with_names_with_spaces_and_categories_is_explained():
     xgboost = pytest.importorskip("xgboost")
     task = fc.data.load_builtin("synthetic-regional")
