@@ -46,6 +46,7 @@ _LAZY = {
     "FlexError": "._errors",
     "ConfigError": "._errors",
     "DataError": "._errors",
+    "UnseenCategoryError": "._errors",
     "GenerationError": "._errors",
 }
 _SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "regions", "compare", "plotting", "cli", "reproduce")

@@ -4,7 +4,7 @@ Every message says what is wrong *and* what to do about it, so the CLI can print
 it as one line and the app can show it with ``st.error``.
 """
 
-__all__ = ["FlexError", "DataError", "ConfigError", "GenerationError"]
+__all__ = ["FlexError", "DataError", "UnseenCategoryError", "ConfigError", "GenerationError"]
 
 
 class FlexError(ValueError):
@@ -13,6 +13,23 @@ class FlexError(ValueError):
 
 class DataError(FlexError):
     """The input data cannot be used as given (empty, wrong columns, bad values)."""
+
+
+class UnseenCategoryError(DataError):
+    """A categorical value the model never saw in training (it would silently take it as missing).
+
+    Attributes
+    ----------
+    column : str
+        The data's column.
+    values : tuple
+        The unseen values, as the data holds them.
+    """
+
+    def __init__(self, message: str, *, column: str, values: tuple):
+        super().__init__(message)
+        self.column = column
+        self.values = values
 
 
 class ConfigError(FlexError):

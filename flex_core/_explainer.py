@@ -452,15 +452,16 @@ class FlexExplainer:
 def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
-    from .models._fit import FittedModel, model_feature_names, resolve_undesired
+    from .models._adapter import model_schema
+    from .models._fit import FittedModel, resolve_undesired
 
     if not isinstance(X, pd.DataFrame) or X.empty:
         raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
     if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
         raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
     chosen = resolve_undesired(tuple(model.classes_), undesired)
-    columns = model_feature_names(model, [str(c) for c in X.columns])
-    features = [str(c) for c in X.columns] if columns is None else columns
+    schema = model_schema(model, [str(c) for c in X.columns])
+    features = [str(c) for c in X.columns] if schema is None else list(schema.columns)
     X = X.copy()
     X.columns = [str(c) for c in X.columns]
     index_is_id = pd.api.types.is_integer_dtype(X.index) and X.index.is_unique and (X.index >= 0).all()
@@ -480,6 +481,9 @@ def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bound
                 f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
                 "(or pass y, and they are dropped and counted)."
             )
+        if schema is not None:  # the model labels the rows itself: refuse text it would misread before it reads it
+            schema.check_text_columns({c: frame[c].dropna().unique() for c in features
+                                       if not pd.api.types.is_numeric_dtype(frame[c])})
         frame[target] = np.asarray(model.predict(frame), dtype=object)
         notes.append("No y was given: the outcome column holds the model's predictions.")
     left_out = [c for c in X.columns if c not in set(features)]

@@ -64,3 +64,11 @@ def test_the_checker_sees_a_broken_link_and_a_missing_heading(tmp_path):
 
 def test_the_readme_stays_at_most_300_lines():
     assert len((REPO / "README.md").read_text().splitlines()) <= 300
+
+
+def test_the_readme_names_the_json_format_version_the_library_writes():
+    """The README once said "now 1.0" after the format moved to 2.0: the stated version is read from the code."""
+    from flex_core._contract import FORMAT_VERSION
+
+    stated = re.search(r"`format_version` \(now (\d+\.\d+)", (REPO / "README.md").read_text())
+    assert stated is not None and stated.group(1) == FORMAT_VERSION

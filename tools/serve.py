@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -26,36 +27,49 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(*, env: dict | None = None, timeout: float = 60.0):
-    """Yield the app's base URL while a streamlit server runs; always terminate it."""
-    port = free_port()
+def app_server(*, env: dict | None = None, port: int | None = None, timeout: float = 60.0):
+    """Yield ``(base URL, server process)`` while ``streamlit run app.py`` runs; always terminate it.
+
+    ``port`` fixed: a restarted server answers the links the previous one wrote. The server's output
+    goes to a temporary file, not a pipe: nobody reads a pipe while the server runs, and a long run
+    (the session benchmark) would fill it and block the server.
+    """
+    port = port or free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
         "--browser.gatherUsageStats", "false",
     ]
-    process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **(env or {})},
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"streamlit exited early: {process.stdout.read().decode(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not answer on /_stcore/health in time")
-            time.sleep(0.3)
-        yield url
-    finally:
-        process.terminate()
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            deadline = time.monotonic() + timeout
+            while True:
+                if process.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"streamlit exited early: {log.read().decode(errors='replace')[-2000:]}")
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("streamlit did not answer on /_stcore/health in time")
+                time.sleep(0.3)
+            yield url, process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextlib.contextmanager
+def running_app(*, env: dict | None = None, timeout: float = 60.0):
+    """Yield the app's base URL while a streamlit server runs (see :func:`app_server`)."""
+    with app_server(env=env, timeout=timeout) as (url, _):
+        yield url

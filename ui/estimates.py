@@ -49,23 +49,34 @@ class RunEstimate:
         )
 
 
+#: The least time the rows beyond the first must take in the probe: below it, timer and cache noise swamp
+#: the cost per row (TreeSHAP on a booster costs about a millisecond a row, and was read as twice that).
+MIN_PROBE_SECONDS = 0.2
+#: A run that would take under this even if all the probe's time were per row is quick whatever the split:
+#: the page says "under 5 seconds" even if the estimate is twice the time, so probing on would tell nothing.
+QUICK_SECONDS = 2.5
+
+
 def estimate_shap(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, probe: int = 2, **options) -> RunEstimate:
-    """Time :func:`shap_importance` on ``probe`` of the rows and extrapolate to all of them.
+    """Time :func:`shap_importance` on ``probe`` of the rows (or more) and extrapolate to all of them.
 
     A first call on one row warms up (imports, shap's compiled code); then one row and ``probe``
     rows are timed, which separates the explainer's set-up (background, k-means, the tree
     conversion) from the cost per row: a set-up spread over two rows made TreeSHAP look 15x
-    slower than it is. ``options`` are passed on (explainer, nsamples, seed, ...).
+    slower than it is. Where the extra rows take under :data:`MIN_PROBE_SECONDS`, the probe
+    grows fourfold until they do, so a cheap explainer is timed on enough rows to measure; it stops
+    early when the whole run is quick anyway (:data:`QUICK_SECONDS`). ``options`` are passed on (explainer, nsamples, seed, ...).
     """
     rows = [int(r) for r in rows]
     sample = rows[: max(1, min(probe, len(rows)))]
     result = shap_importance(model, task, sample[:1], **options)  # warm-up
-    started = time.perf_counter()
-    shap_importance(model, task, sample[-1:], **options)
-    one = time.perf_counter() - started
-    started = time.perf_counter()
-    shap_importance(model, task, sample, **options)
-    several = time.perf_counter() - started
+    # The quicker of two: a one-row call is short enough for a moment's load on the machine to double it.
+    one = min(_timed(shap_importance, model, task, sample[-1:], **options) for _ in range(2))
+    several = _timed(shap_importance, model, task, sample, **options)
+    while (several - one < MIN_PROBE_SECONDS and len(sample) < len(rows)
+           and several / len(sample) * len(rows) >= QUICK_SECONDS):
+        sample = rows[: min(len(rows), 4 * len(sample))]  # four times: each call pays the set-up again
+        several = _timed(shap_importance, model, task, sample, **options)
     if len(sample) > 1:
         per_row = max((several - one) / (len(sample) - 1), several / len(sample) / 10)
         fixed = max(one - per_row, 0.0)
@@ -75,6 +86,12 @@ def estimate_shap(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, pr
     columns = len(result.column_names)
     detail = f"{columns} one-hot columns" if columns > len(task.features) else f"{columns} columns"
     return RunEstimate(per_row, len(rows), method, detail, len(sample), fixed)
+
+
+def _timed(run, *args, **options) -> float:
+    started = time.perf_counter()
+    run(*args, **options)
+    return time.perf_counter() - started
 
 
 def estimate_lime(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, num_samples: int = 5000, seed: int = 0) -> RunEstimate:

@@ -119,29 +119,35 @@ def _project_form() -> None:
         if not path.strip():
             st.error("Type the path of a folder written by FlexExplainer.save, then press Open.")
             return
-        activate({"kind": "project", "path": path.strip()}, **_model_settings())
+        # On the notebook's last settings, as a folder opened at start-up (--project) is: the same numbers.
+        if activate({"kind": "project", "path": path.strip()}, **_model_settings()):
+            S.apply_project_settings(path.strip())
 
 
 def _model_file_form() -> None:
     """Upload a .skops file; it replaces the active model only when it loads and fits the active data."""
     upload = st.file_uploader("Model file (.skops)", type=["skops"], key="sb_model_upload")
+    if upload is not None and st.button("Use this model", key="sb_model_use", type="primary"):
+        _use_model_file({"name": upload.name, "data": upload.getvalue()})
+    # After the button: the run that loads a file already names it here, not only the next one.
     active = st.session_state[S.MODEL_FILE]
     if active is not None:
         st.caption(f"Active model file: **{active['name']}**")
     if upload is None:
         st.caption("Save a fitted classifier with skops.io.dump; only sklearn, numpy, scipy, xgboost and lightgbm types load.")
+
+
+def _use_model_file(candidate: dict) -> None:
+    """Make ``candidate`` ({"name", "data"}) the active model if it loads and fits the active data; else one error."""
+    try:
+        base = load_base_task(st.session_state[S.DATASET])
+        task = cache.task_with_overrides(base, base.fingerprint, json.dumps(st.session_state[S.OVERRIDES], sort_keys=True))
+        active_model(task, st.session_state[S.DATASET], candidate)
+    except fc.FlexError as exc:
+        st.error(f"That model was not loaded: {exc} The previous model stays active.")
         return
-    if st.button("Use this model", key="sb_model_use", type="primary"):
-        candidate = {"name": upload.name, "data": upload.getvalue()}
-        try:
-            base = load_base_task(st.session_state[S.DATASET])
-            task = cache.task_with_overrides(base, base.fingerprint, json.dumps(st.session_state[S.OVERRIDES], sort_keys=True))
-            active_model(task, st.session_state[S.DATASET], candidate)
-        except fc.FlexError as exc:
-            st.error(f"That model was not loaded: {exc} The previous model stays active.")
-            return
-        st.session_state[S.MODEL_FILE] = candidate
-        S.reset_analysis()
+    st.session_state[S.MODEL_FILE] = candidate
+    S.reset_analysis()
 
 
 def _forget_model_file() -> None:

@@ -419,9 +419,6 @@ def bound(state_key: str, options: Sequence | None = None, *, on_change: Callabl
     copied back by ``on_change`` (then ``on_change`` given here runs).
     """
     key, value = widget_key(state_key), st.session_state[state_key]
-    if key in st.session_state and st.session_state[key] != value:
-        # The setting was set in code after the widget was drawn (a test does): start the widget again from it.
-        del st.session_state[key]
     copy = bind(key, state_key)
 
     def changed() -> None:
@@ -429,6 +426,11 @@ def bound(state_key: str, options: Sequence | None = None, *, on_change: Callabl
         if on_change is not None:
             on_change()
 
+    if key in st.session_state and st.session_state[key] != value:
+        # Set in code after the widget was drawn (a project folder opened from the sidebar): Session State
+        # carries the value to the browser's widget too. No start value then: with both, Streamlit warns.
+        st.session_state[key] = value
+        return {"key": key, "on_change": changed}
     start = {"value": value} if options is None else {"index": list(options).index(value)}
     return {"key": key, "on_change": changed, **start}
 

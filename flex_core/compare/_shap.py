@@ -1,9 +1,10 @@
 """SHAP importances per original feature on the same factuals as FLEX (the paper's Tables 1 and 3).
 
 A model that is a 2-step Pipeline starting with a ColumnTransformer is explained on its
-encoded columns, whose values are summed back to the features (:mod:`._columns`); a bare binary
-XGBoost or LightGBM classifier with TreeSHAP on the frame it was trained on (raw or category
-columns); any other model with KernelSHAP on the original features.
+encoded columns, whose values are summed back to the features (:mod:`._columns`); a bare
+XGBoost or LightGBM classifier (binary, or multi-class with one undesired class) with TreeSHAP
+on the frame it was trained on (raw or category columns); any other model with KernelSHAP on
+the original features.
 """
 
 from __future__ import annotations
@@ -112,15 +113,31 @@ _SKLEARN_TREES = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTre
                   "GradientBoostingClassifier", "HistGradientBoostingClassifier")
 
 
+#: Bare scikit-learn tree models whose raw output TreeExplainer explains is the class probability.
+_SKLEARN_FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
+
+
+def _explains_probability(estimator) -> bool:
+    """A forest's (or tree's) raw output is its class probabilities; a booster's is a margin (log-odds, softmax score)."""
+    return type(estimator).__module__.startswith("sklearn.") and type(estimator).__name__ in _SKLEARN_FORESTS
+
+
 def _bare_booster(model: FittedModel):
-    """The tree model a binary model is, taken on the original features with no encoder step: XGBoost or
-    LightGBM (raw or category columns), or a scikit-learn forest / boosting on numeric columns; else None."""
+    """The tree model a model is, taken on the original features with no encoder step: XGBoost or LightGBM
+    (raw or category columns), or a scikit-learn forest / boosting on numeric columns; else None.
+
+    A multi-class model qualifies when TreeSHAP's per-class values add up to what FLEX explains: a forest's
+    probabilities for any undesired classes (they sum), a booster's score for one undesired class (margins
+    of several classes do not add up to the margin of their union: KernelSHAP explains that).
+    """
     schema = model.schema
-    if schema is None or len(model.classes) != 2:
+    if schema is None:
+        return None
+    estimator = model.pipeline
+    if len(model.classes) > 2 and len(model.undesired) > 1 and not _explains_probability(estimator):
         return None
     if schema.library in ("xgboost", "lightgbm"):
-        return model.pipeline
-    estimator = model.pipeline
+        return estimator
     if type(estimator).__module__.startswith("sklearn.") and type(estimator).__name__ in _SKLEARN_TREES:
         numeric = all(not dtype.startswith(("object", "str", "category")) for dtype in model.input_dtypes.values())
         return estimator if numeric and not schema.categories else None
@@ -129,6 +146,9 @@ def _bare_booster(model: FittedModel):
 
 #: What TreeSHAP explains for a booster: with categorical splits shap explains only its raw output.
 BOOSTER_OUTPUT = "log-odds of the undesirable outcome (the model's raw margin)"
+#: ... and for a multi-class booster, the undesirable class's own raw score.
+MULTICLASS_BOOSTER_OUTPUT = ("raw score of the undesirable class (the model's softmax margin: log P(class) up to a "
+                             "term shared by every class; higher means more undesirable)")
 
 
 #: How SHAP met the model, recorded in ``ShapImportance.config["path"]``.
@@ -156,8 +176,10 @@ def shap_importance(
     on its encoded columns, whose values are summed back to the features. A bare binary
     XGBoost or LightGBM classifier is explained on the original features with TreeSHAP,
     on the frame it was trained on (category columns included) and for its raw output,
-    the log-odds of the undesirable class (``config["output"]`` says so). Any other
-    model (a multi-class model, a longer pipeline), or ``explainer="kernel"``, is explained
+    the log-odds of the undesirable class (``config["output"]`` says so); a multi-class one
+    (one against the rest) for its one undesirable class's raw score. A bare scikit-learn
+    forest explains P(undesirable), multi-class included. Any other model (a multi-class
+    booster with several undesired classes, a longer pipeline), or ``explainer="kernel"``, is explained
     with KernelSHAP on the original features: categorical features as level codes,
     the background a seeded sample of rows, and P(undesirable) computed through the
     model's own ``predict_proba`` on decoded rows.
@@ -293,8 +315,9 @@ def _explainer_kind(explainer: str, inputs: _ShapInputs, model: FittedModel) -> 
     kind = explainer if explainer != "auto" else ("tree" if tree_model else "kernel")
     if kind == "tree" and not tree_model:
         raise ConfigError(
-            f"TreeExplainer needs a random forest or gradient boosting behind an encoder step, or a binary XGBoost or "
-            f"LightGBM classifier; {model.name!r} is not one. "
+            f"TreeExplainer needs a random forest or gradient boosting behind an encoder step, or a bare XGBoost, "
+            f"LightGBM or scikit-learn tree model (a multi-class booster with one undesired class); {model.name!r} "
+            "is not one. "
             "Use explainer='kernel'."
         )
     return kind
@@ -334,7 +357,8 @@ def _booster_tree_values(
     model: FittedModel, task: TaskSpec, rows: list[int], *, progress: Progress | None
 ) -> tuple[np.ndarray, float, str]:
     """TreeSHAP values of a bare tree model (n_rows, n_features) on the frame it takes (category columns
-    included), the base value, and what they explain: a forest's P(undesirable), a booster's log-odds."""
+    included), the base value, and what they explain: a forest's P(undesirable), a binary booster's
+    log-odds, a multi-class booster's raw score of the undesirable class."""
     import shap
 
     frame = model.estimator_input(task.frame.loc[rows, task.feature_names])
@@ -349,11 +373,13 @@ def _booster_tree_values(
             progress(min(start + TREE_SHAP_CHUNK, n_rows), n_rows)
     values = np.concatenate(chunks, axis=0) if chunks else np.empty((0, frame.shape[1]))
     expected = np.atleast_1d(np.asarray(tree.expected_value, dtype=float))
-    col = model.undesired_column
-    if values.ndim == 3:  # (rows, columns, classes): a forest's class probabilities
-        values, base, output = values[..., col], float(expected[col]), "P(undesirable)"
+    undesired = [model.classes.index(c) for c in model.undesired]
+    if values.ndim == 3 and _explains_probability(model.pipeline):  # (rows, columns, classes): probabilities add up
+        values, base, output = values[..., undesired].sum(axis=-1), float(expected[undesired].sum()), "P(undesirable)"
+    elif values.ndim == 3:  # a multi-class booster's per-class scores: the one undesirable class's
+        values, base, output = values[..., undesired[0]], float(expected[undesired[0]]), MULTICLASS_BOOSTER_OUTPUT
     else:  # the raw margin, the log-odds of classes_[1]: flipped when classes_[0] is the undesirable one
-        sign = 1.0 if col == 1 else -1.0
+        sign = 1.0 if undesired[0] == 1 else -1.0
         values, base, output = sign * values, sign * float(expected[-1]), BOOSTER_OUTPUT
     return values[:, [list(frame.columns).index(f) for f in task.feature_names]], base, output  # the task's order
 

@@ -308,7 +308,7 @@ def _embed(task: TaskSpec, codes: np.ndarray, mad: np.ndarray) -> np.ndarray:
         if f.is_continuous:
             parts.append((codes[:, j] / mad[j])[:, None])
         else:
-            one_hot = np.zeros((len(codes), len(f.categories)))
+            one_hot = np.zeros((len(codes), len(f.levels)))
             one_hot[np.arange(len(codes)), codes[:, j].astype(int)] = 0.5  # two cells differ: 0.5 + 0.5 = 1
             parts.append(one_hot)
     return np.hstack(parts)
@@ -336,7 +336,9 @@ class _SearchSpace:
     def build(cls, task, model, tables, vary_names, ranges, *, minimal: bool) -> _SearchSpace:
         n_f = len(task.features)
         vary = np.array([f.name in vary_names for f in task.features])
-        values, cumulative, allowed_levels = [None] * n_f, [None] * n_f, [None] * n_f
+        values: list[np.ndarray | None] = [None] * n_f
+        cumulative: list[np.ndarray | None] = [None] * n_f
+        allowed_levels: list[np.ndarray | None] = [None] * n_f
         low, high = np.full(n_f, -np.inf), np.full(n_f, np.inf)
         for j, f in enumerate(task.features):
             col = tables.train_codes[:, j]
@@ -346,27 +348,27 @@ class _SearchSpace:
                     low[j], high[j] = ranges[f.name]
                 kept = col[(col >= low[j]) & (col <= high[j])]
                 if len(kept):
-                    vals, counts = np.unique(kept, return_counts=True)
+                    vals, counts = np.unique(kept.astype(float), return_counts=True)
                 else:  # no training value inside a narrow range: spread candidates evenly over it
                     vals = _grid(low[j], high[j], integer=f.integer)
-                    counts = np.ones(len(vals))
+                    counts = np.ones(len(vals), dtype=int)
             else:
-                levels = np.arange(len(f.categories), dtype=float)
+                levels = np.arange(len(f.levels), dtype=float)
                 mask = np.ones(len(levels), bool)
                 if f.name in ranges:
-                    mask = np.isin(np.asarray(f.categories, dtype=object), ranges[f.name])
+                    mask = np.isin(np.asarray(f.levels, dtype=object), ranges[f.name])
                     allowed_levels[j] = mask
                 # Training frequencies, plus one so an allowed level unseen in training can still be proposed.
-                counts = np.bincount(col.astype(int), minlength=len(levels)).astype(float) + 1.0
-                vals, counts = levels[mask], counts[mask]
+                weights = np.bincount(col.astype(int), minlength=len(levels)) + 1
+                vals, counts = levels[mask], weights[mask]
             if vary[j] and len(vals):
                 values[j] = vals.astype(float)
                 cumulative[j] = np.cumsum(counts, dtype=float)
             else:
                 vary[j] = False
         direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
-        single_grid = [None if values[j] is None else _single_grid(task.features[j], values[j], cumulative[j])
-                       for j in range(n_f)]
+        single_grid = [_single_grid(task.features[j], v, c) if v is not None and c is not None else None
+                       for j, (v, c) in enumerate(zip(values, cumulative))]
         plan = None
         if minimal:
             train = tables.train_codes
@@ -535,7 +537,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         candidates, owner, item = _single_candidates(space, factuals)
         rank = _item_ranks(owner, item, rngs)
         found = np.zeros(n_q, dtype=int)
-        flips, flip_owner = [], []
+        hits, hit_owners = [], []
         for stage in itertools.count():
             short = found < settings.n_cf
             pick = short[owner] & (rank >= stage * settings.n_cf) & (rank < (stage + 1) * settings.n_cf)
@@ -548,10 +550,10 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             if len(rows):  # each item that flips is one distinct counterfactual (its nearest valid value shrinks below)
                 flipped = np.unique(np.column_stack([hit_owner, hit_item]), axis=0)
                 found += np.bincount(flipped[:, 0], minlength=n_q)
-            flips.append(rows)
-            flip_owner.append(hit_owner)
-        if flips:
-            candidates, owner = np.concatenate(flips), np.concatenate(flip_owner)
+            hits.append(rows)
+            hit_owners.append(hit_owner)
+        if hits:
+            candidates, owner = np.concatenate(hits), np.concatenate(hit_owners)
             keep(candidates, owner, singles=True, valid=np.ones(len(candidates), dtype=bool))
         subset[:] = min(2, max(n_vary, 1))  # single changes were tried: random ones start at two
         active = np.array([q for q in range(n_q) if len(pools[q]) < settings.n_cf], dtype=int)
@@ -860,7 +862,7 @@ class _SingleBounds:
         self.side = np.zeros((n_q, n_f, n_f), dtype=np.int8)
         self.low, self.high = np.full((n_q, n_f), -np.inf), np.full((n_q, n_f), np.inf)
         self._levels = {
-            j: np.zeros((n_q, len(f.categories)), dtype=bool)
+            j: np.zeros((n_q, len(f.levels)), dtype=bool)
             for j, f in enumerate(space.task.features)
             if f.kind == "categorical" and space.vary[j]
         }

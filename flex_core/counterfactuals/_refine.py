@@ -111,7 +111,7 @@ class MinimalPlan:
         ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
         stepwise = np.array([(not f.is_continuous) or f.integer for f in task.features])
         movable = np.array([f.is_continuous or f.kind == "ordinal" for f in task.features])
-        levels = np.array([np.nan if f.is_continuous else len(f.categories) - 1 for f in task.features], dtype=float)
+        levels = np.array([np.nan if f.is_continuous else len(f.levels) - 1 for f in task.features], dtype=float)
         spans = np.where(np.isnan(ranges), levels, ranges)
         # Integers stop at one unit, or at range/1000 when that is larger (an amount in the millions
         # needs no more precision than a float feature of the same range); values closer are copies.
@@ -124,9 +124,9 @@ class MinimalPlan:
             if f.is_continuous:
                 low[j], high[j] = permitted[f.name]
             elif f.kind == "ordinal":
-                allowed = [f.categories.index(v) for v in permitted[f.name]]
+                allowed = [f.levels.index(v) for v in permitted[f.name]]
                 low[j], high[j] = min(allowed), max(allowed)
-                masks[j] = np.isin(np.asarray(f.categories, dtype=object), permitted[f.name])
+                masks[j] = np.isin(np.asarray(f.levels, dtype=object), permitted[f.name])
         return cls(stepwise, movable, tolerance, spans, low, high, masks)
 
     def allowed(self, values: np.ndarray, features: np.ndarray) -> np.ndarray:

@@ -5,9 +5,17 @@ keep the names as given (``feature_names_in_``); LightGBM keeps them sanitised, 
 turned to underscores (``feature_name_``). Native-categorical boosters want pandas
 ``category`` columns with the categories they were trained on (XGBoost's
 ``feature_types`` and ``get_categories()``, LightGBM's ``booster_.pandas_categorical``),
-where FLEX holds categorical values as text. :class:`ModelSchema` records all of that
-once, and :meth:`ModelSchema.adapt` turns rows in the task's format into exactly what
-the model was trained on.
+where FLEX holds categorical values as text; scikit-learn's histogram gradient boosting
+keeps the text categories it was trained on in its own encoder. :class:`ModelSchema`
+records all of that once, and :meth:`ModelSchema.adapt` turns rows in the task's format
+into exactly what the model was trained on: the model's library then turns each category
+into its code in the training order.
+
+Two mismatches would otherwise pass silently, so they raise instead, naming the column
+and the fix: a value the model never saw (:class:`~flex_core.UnseenCategoryError`; the
+library would take it as missing), and text in a column the model was trained on as
+numbers (integer codes: no model records which code stands for which text, so FLEX does
+not guess).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .._errors import DataError
+from .._errors import DataError, UnseenCategoryError
 
 __all__ = ["ModelSchema", "model_schema", "stored_names", "match_columns"]
 
@@ -37,12 +45,17 @@ class ModelSchema:
         (empty tuple: unknown, the data's own sorted values stand in).
     library : str
         "lightgbm", "xgboost" or "sklearn" (any other estimator).
+    numbers_only : bool
+        The model takes every column outside ``categories`` as numbers (a booster, or a bare
+        scikit-learn estimator that takes a numeric matrix); False for a Pipeline or any
+        other object, which may encode text itself.
     """
 
     names: tuple[str, ...]
     columns: tuple[str, ...]
     categories: Mapping[str, tuple] = field(default_factory=dict)
     library: str = "sklearn"
+    numbers_only: bool = False
 
     @property
     def renames(self) -> dict[str, str]:
@@ -60,14 +73,65 @@ class ModelSchema:
                 frame[column] = as_category(frame[column], categories)
         return frame
 
+    def check_text_columns(self, levels: Mapping[str, Sequence]) -> None:
+        """Refuse data the model would misread: ``levels`` maps each data column holding text to its values.
+
+        Raises UnseenCategoryError for a value outside a column's training categories, and
+        DataError for text in a column a numbers-only model was trained on as numbers.
+        """
+        for column, values in levels.items():
+            if column not in self.columns:
+                continue
+            categories = self.categories.get(column)
+            if categories:
+                unseen = _unseen(values, categories)
+                if unseen:
+                    raise unseen_category_error(column, unseen, categories)
+            elif categories is None and self.numbers_only:
+                raise DataError(
+                    f"Column {column!r} holds text ({_listed(sorted(values, key=str))}), but the model was trained on numbers there "
+                    "(integer codes?) and does not record which code stands for which value, so FLEX will not guess. "
+                    "Give the data the codes the model was trained on, or retrain it on pandas category columns "
+                    "(XGBoost with enable_categorical=True, LightGBM, or HistGradientBoosting), which record their "
+                    "categories."
+                )
+
+
+def _listed(values: Sequence, limit: int = 5) -> str:
+    shown = ", ".join(str(v) for v in list(values)[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def _unseen(values, categories: Sequence) -> list:
+    """The non-missing ``values`` that match none of ``categories`` as text, once each, in order."""
+    known = {str(c) for c in categories}
+    return list(dict.fromkeys(v for v in values if not pd.isna(v) and str(v) not in known))
+
+
+def unseen_category_error(column: str, unseen: Sequence, categories: Sequence) -> UnseenCategoryError:
+    """The error for values of ``column`` the model never saw: it names them, the training categories and the fix."""
+    return UnseenCategoryError(
+        f"Column {column!r} holds value(s) the model never saw in training: {_listed(unseen)} (it knows "
+        f"{_listed(categories, limit=10)}); the model would take them as missing. Drop or recode those rows, "
+        "or retrain the model on data that has these values.",
+        column=column,
+        values=tuple(unseen),
+    )
+
 
 def as_category(column: pd.Series, categories: Sequence) -> pd.Series:
-    """``column`` as pandas category with ``categories`` in their order, values matched as text (unseen ones missing)."""
+    """``column`` as pandas category with ``categories`` in their order, values matched as text.
+
+    UnseenCategoryError for a value outside ``categories`` (empty: unknown, the data's own sorted values stand in).
+    """
     if isinstance(column.dtype, pd.CategoricalDtype) and list(column.cat.categories) == list(categories):
         return column
     if not categories:
         values = column.astype(object)
         return values.astype(pd.CategoricalDtype(sorted(values.dropna().unique(), key=str)))
+    unseen = _unseen(column.unique(), categories)
+    if unseen:
+        raise unseen_category_error(str(column.name), unseen, categories)
     by_text = {str(c): c for c in categories}
     mapped = column.map(lambda v: by_text.get(str(v)) if not pd.isna(v) else None)
     return pd.Series(pd.Categorical(mapped, categories=list(categories)), index=column.index, name=column.name)
@@ -166,6 +230,33 @@ def _lightgbm_categories(estimator, names: Sequence[str]) -> dict[str, tuple]:
     return {names[i]: tuple(cats) for i, cats in zip(indices, pandas_categorical)}
 
 
+def _histogram_boosting_categories(estimator, names: Sequence[str]) -> dict[str, tuple]:
+    """The text categories scikit-learn's HistGradientBoosting learnt per categorical column (in its encoder).
+
+    Numeric categories mean it was trained on codes: such a column is left to the numbers-only check.
+    """
+    mask = getattr(estimator, "is_categorical_", None)
+    encoder = getattr(getattr(estimator, "_preprocessor", None), "named_transformers_", {}).get("encoder")
+    if mask is None or encoder is None or not hasattr(encoder, "categories_"):
+        return {}
+    categorical = [n for n, is_categorical in zip(names, mask) if is_categorical]
+    return {
+        name: tuple(values)
+        for name, values in zip(categorical, encoder.categories_)
+        if not pd.api.types.is_numeric_dtype(pd.Series(list(values), dtype=object).infer_objects())
+    }
+
+
+#: scikit-learn modules whose classifiers take a numeric matrix and nothing else (no text, no wrapped pipeline).
+_NUMERIC_SKLEARN = ("sklearn.ensemble._forest", "sklearn.ensemble._gb", "sklearn.ensemble._hist_gradient_boosting",
+                    "sklearn.tree", "sklearn.linear_model", "sklearn.svm", "sklearn.neighbors", "sklearn.naive_bayes",
+                    "sklearn.neural_network", "sklearn.discriminant_analysis")
+
+
+def _numbers_only(estimator, library: str) -> bool:
+    return library in ("xgboost", "lightgbm") or type(estimator).__module__.startswith(_NUMERIC_SKLEARN)
+
+
 def model_schema(estimator, available: Sequence[str]) -> ModelSchema | None:
     """The schema of a fitted estimator against the data's columns ``available``; None if it records no names.
 
@@ -181,8 +272,9 @@ def model_schema(estimator, available: Sequence[str]) -> ModelSchema | None:
     elif library == "lightgbm":
         by_name = _lightgbm_categories(estimator, names)
     else:
-        by_name = {}
+        by_name = _histogram_boosting_categories(estimator, names)
     to_column = dict(zip(names, columns))
     return ModelSchema(
-        names=tuple(names), columns=tuple(columns), categories={to_column[n]: c for n, c in by_name.items()}, library=library
+        names=tuple(names), columns=tuple(columns), categories={to_column[n]: c for n, c in by_name.items()},
+        library=library, numbers_only=_numbers_only(estimator, library),
     )

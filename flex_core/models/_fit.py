@@ -171,7 +171,10 @@ class FittedModel:
         ConfigError
             Not a fitted classifier, or ``undesired`` is not among its classes.
         DataError
-            The task lacks columns the estimator needs, or the estimator cannot score its rows.
+            The task lacks columns the estimator needs, holds text where the estimator was trained on
+            numbers (integer codes), or the estimator cannot score its rows.
+        UnseenCategoryError
+            A categorical value the estimator never saw in training (it would take it as missing).
         """
         if not callable(getattr(estimator, "predict_proba", None)) or not hasattr(estimator, "classes_"):
             raise ConfigError(
@@ -184,6 +187,9 @@ class FittedModel:
         extra = [c for c in task.feature_names if c not in set(columns)]
         if extra:
             raise ConfigError(f"The model does not take the feature(s) {', '.join(extra)}; leave them out of the data.")
+        input_dtypes = _restorable_dtypes(task) if fitted_on == "raw" else {}
+        if schema is not None:
+            schema.check_text_columns(_text_values(task, columns, input_dtypes))
         index = task.frame.index.to_numpy()
         model = cls(
             name=name,
@@ -195,7 +201,7 @@ class FittedModel:
             classes=classes,
             undesired=chosen,
             input_columns=tuple(columns),
-            input_dtypes=_restorable_dtypes(task) if fitted_on == "raw" else {},
+            input_dtypes=input_dtypes,
             identity=joblib.hash(estimator) if identity is None else identity,
             schema=schema,
         )
@@ -396,6 +402,18 @@ def _restorable_dtypes(task: TaskSpec) -> dict[str, str]:
         if raw in ("object", "string", "str", "category") or (f.is_continuous and raw.startswith("float")):
             continue
         out[f.name] = raw
+    return out
+
+
+def _text_values(task: TaskSpec, columns: Sequence[str], restored: Mapping[str, str]) -> dict[str, list]:
+    """The values of each column the model gets as text (a categorical feature whose raw type is not restored):
+    its declared levels and the data's own, which counterfactuals and what-ifs draw from."""
+    out = {}
+    for name in columns:
+        feature = task.feature(name)
+        if feature.is_continuous or name in restored:
+            continue
+        out[name] = list(dict.fromkeys([*feature.levels, *task.frame[name].dropna().unique()]))
     return out
 
 

@@ -236,3 +236,58 @@ def test_a_page_link_clicked_during_the_first_run_keeps_the_sidebar_settings(app
     assert sidebar.get_by_label("N_F: factuals for the global analysis").input_value() == "30"
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
+
+
+def test_a_users_csv_and_lightgbm_file_uploaded_in_the_sidebar_are_explained(app, tmp_path):
+    """Issue 19: a data scientist's own data and LightGBM model (category columns, a name with a space) through the
+    sidebar's two upload widgets; the page then explains with that model."""
+    import numpy as np
+    import pandas as pd
+
+    import flex_core as fc
+
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n = 240
+    X = pd.DataFrame({"bill length": rng.normal(44, 5, n).round(1),
+                      "species": pd.Categorical(rng.choice(["Adelie", "Gentoo", "Chinstrap"], n)),
+                      "island": pd.Categorical(rng.choice(["Biscoe", "Dream", "Torgersen"], n))})
+    y = np.where((X["bill length"] > 45) | (X["species"] == "Gentoo"), "heavy", "light")
+    model = lgb.LGBMClassifier(n_estimators=15, num_leaves=7, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
+    csv = tmp_path / "penguins.csv"
+    X.assign(mass=y).to_csv(csv, index=False)
+    model_file = fc.models.save_model(model, tmp_path / "penguins_lightgbm.skops")
+    url, browser = app
+    page = new_page(browser)
+    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=2&cv_folds=2", wait_until="domcontentloaded")
+    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("CSV upload", exact=True).click()
+    sidebar.locator("input[type='file']").set_input_files(str(csv))
+    sidebar.get_by_text("Undesirable outcome value(s)").wait_for(timeout=WAIT)
+    wait_idle(page)
+    sidebar.locator("[data-testid='stSelectbox']").filter(has_text="Target column").click()
+    page.get_by_role("option", name="mass").click()
+    wait_idle(page)
+    sidebar.locator("[data-testid='stMultiSelect']").first.click()
+    page.get_by_role("option", name="heavy").click()
+    page.keyboard.press("Escape")
+    sidebar.get_by_role("button", name="Load CSV").click()
+    page.get_by_text(re.compile(r"Active: penguins")).first.wait_for(timeout=WAIT)
+    wait_idle(page)
+    sidebar.get_by_text("Load a model file").click()
+    model_upload = sidebar.locator("[data-testid='stFileUploader']").filter(has_text="Model file (.skops)")
+    model_upload.locator("input[type='file']").set_input_files(str(model_file))
+    sidebar.get_by_role("button", name="Use this model").click()
+    sidebar.get_by_text("Active model file: penguins_lightgbm.skops").wait_for(timeout=WAIT)
+    wait_idle(page)
+    page.wait_for_selector(".js-plotly-plot .barlayer .point path", timeout=WAIT)
+    chart = page.locator(".js-plotly-plot:visible").first
+    drawn = set(chart.evaluate("gd => gd.data.flatMap(t => t.y || [])"))
+    assert {"bill length", "species", "island"} <= drawn  # the user's features, explained
+    assert page.get_by_text("penguins.csv · penguins_lightgbm.skops · generator").count() >= 1  # the strip names it too
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "global_page_uploaded_lightgbm.png"), full_page=True)
+    page.close()

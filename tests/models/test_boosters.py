@@ -201,7 +201,72 @@ def test_a_multiclass_booster_is_explained_one_against_the_rest(library):
     assert np.isfinite(result.frequency_mean).all()
     assert multiclass_note(explainer.model) == (" The model has 3 classes: 2 counts as undesired, the others (0, 1) as "
                                                 "desired (one against the rest).")
-    assert explainer.shap(list(result.query_index[:3]), explainer="auto").explainer == "kernel (KernelExplainer)"
+    assert explainer.shap(list(result.query_index[:3]), explainer="auto").explainer == "tree (TreeExplainer)"
+
+
+def multiclass_booster(library: str, X, y):
+    if library == "lightgbm":
+        return lgb.LGBMClassifier(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
+    return xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y)
+
+
+def raw_scores(library: str, model, X) -> np.ndarray:
+    """The booster's own per-class raw scores (softmax margins), shape (n_rows, n_classes)."""
+    if library == "lightgbm":
+        return model.predict(X, raw_score=True)
+    return model.predict(X, output_margin=True)
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("dataset", ["iris", "wine"])
+def test_a_multiclass_booster_gets_treeshap_for_the_undesired_class(library, dataset):
+    """TreeSHAP on the undesired class's own output: base value + a row's SHAP values is the booster's raw score
+    for that class (not another class's), and a positive value pushes towards the undesired class, as in the binary case."""
+    from sklearn import datasets
+
+    data = getattr(datasets, f"load_{dataset}")(as_frame=True)
+    X, y = data.data, data.target
+    model = multiclass_booster(library, X, y)
+    explainer = fc.FlexExplainer(model, X, y=y, undesired=1)
+    rows = list(explainer.task.frame.index[::15])
+    shap = explainer.shap(rows)
+    written = shap.to_dict()
+    assert written["explainer"] == "tree (TreeExplainer)"
+    assert written["config"]["output"].startswith("raw score of the undesirable class")
+    scores = raw_scores(library, model, X.iloc[rows])
+    np.testing.assert_allclose(shap.base_value + shap.values.sum(axis=1), scores[:, 1], rtol=1e-4, atol=1e-4)
+    assert not np.allclose(scores[:, 1], scores[:, 0])  # another class's score would fail the check above
+    # The meaning matches the binary case: rows the model calls class 1 have the highest explained output.
+    p_undesired = model.predict_proba(X.iloc[rows])[:, 1]
+    explained = shap.base_value + shap.values.sum(axis=1)
+    assert np.corrcoef(p_undesired, explained)[0, 1] > 0.5
+    assert list(shap.feature_names) == list(X.columns)
+
+
+def test_a_multiclass_booster_with_two_undesired_classes_falls_back_to_kernelshap():
+    """Per-class margins do not add up to the margin of two classes together: KernelSHAP explains P(undesirable)."""
+    from sklearn.datasets import load_iris
+
+    data = load_iris(as_frame=True)
+    model = multiclass_booster("lightgbm", data.data, data.target)
+    explainer = fc.FlexExplainer(model, data.data, y=data.target, undesired=[1, 2])
+    shap = explainer.shap([0, 60], nsamples=50)
+    assert shap.explainer == "kernel (KernelExplainer)" and shap.config["output"] == "P(undesirable)"
+
+
+def test_a_multiclass_forest_gets_treeshap_for_the_summed_probability():
+    """A forest's probabilities add up: two undesired classes of three, TreeSHAP explains P(either)."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    data = load_wine(as_frame=True)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0, n_jobs=1).fit(data.data, data.target)
+    explainer = fc.FlexExplainer(forest, data.data, y=data.target, undesired=[0, 2])
+    rows = list(explainer.task.frame.index[::20])
+    shap = explainer.shap(rows)
+    assert shap.explainer == "tree (TreeExplainer)" and shap.config["output"] == "P(undesirable)"
+    p = forest.predict_proba(data.data.iloc[rows])[:, [0, 2]].sum(axis=1)
+    np.testing.assert_allclose(shap.base_value + shap.values.sum(axis=1), p, atol=1e-6)
 
 
 def test_cli_shap_on_a_lightgbm_file_with_category_columns(tmp_path, penguins):
@@ -215,3 +280,113 @@ def test_cli_shap_on_a_lightgbm_file_with_category_columns(tmp_path, penguins):
     result = json.loads(out.read_text())
     assert result["shap"]["explainer"] == "tree (TreeExplainer)" and result["shap"]["config"]["output"].startswith("log-odds")
     assert {f["name"] for f in result["features"]} == {"bill length", "species", "island"}
+
+
+def penguins_with(frame: pd.DataFrame, column: str, value: str, every: int = 7) -> pd.DataFrame:
+    """``frame`` with ``value`` in ``column`` on every ``every``-th row (text, as a CSV holds it)."""
+    text = frame[column].astype(str)
+    return frame.assign(**{column: text.where(np.arange(len(frame)) % every != 0, value)})
+
+
+@pytest.mark.parametrize("make", [lightgbm_model, xgboost_model], ids=["lightgbm", "xgboost"])
+@pytest.mark.parametrize("labelled", [True, False], ids=["with-y", "without-y"])
+def test_a_category_the_model_never_saw_is_refused(penguins, make, labelled):
+    """A native-categorical booster would take "Emperor" as missing, silently: FLEX names the column, the value and the fix."""
+    X, y = penguins
+    model = make(X, y)
+    target = y if make is lightgbm_model else (y == y.iloc[0]).astype(int)
+    with pytest.raises(fc.UnseenCategoryError, match=r"Column 'species' holds value\(s\) the model never saw in "
+                       r"training: Emperor \(it knows Adelie, Chinstrap, Gentoo\).*Drop or recode") as caught:
+        fc.FlexExplainer(model, penguins_with(X, "species", "Emperor"), y=target if labelled else None,
+                         undesired=model.classes_[0])
+    assert caught.value.column == "species" and caught.value.values == ("Emperor",)
+    assert isinstance(caught.value, fc.DataError)
+
+
+@pytest.mark.parametrize("make", [lightgbm_model, xgboost_model], ids=["lightgbm", "xgboost"])
+def test_rows_with_an_unseen_category_never_reach_the_model(penguins, make):
+    """What-ifs and counterfactuals reach the model through the adapter: a value outside the training categories stops there."""
+    X, y = penguins
+    model = make(X, y)
+    explainer = fc.FlexExplainer(model, X, y=y if make is lightgbm_model else (y == y.iloc[0]).astype(int),
+                                 undesired=model.classes_[0])
+    rows = explainer.task.X.iloc[:3].assign(island="Atlantis")
+    with pytest.raises(fc.UnseenCategoryError, match="Column 'island'.*Atlantis"):
+        explainer.model.predict_proba(rows)
+
+
+def test_cli_refuses_an_unseen_category_in_one_line(tmp_path, penguins, capsys):
+    X, y = penguins
+    csv, model_file = tmp_path / "data.csv", tmp_path / "model.skops"
+    penguins_with(X, "species", "Emperor").assign(mass=y).to_csv(csv, index=False)
+    fc.models.save_model(lightgbm_model(X, y), model_file)
+    code = main(["global", "--data", str(csv), "--target", "mass", "--undesired", "heavy", "--model-file",
+                 str(model_file), "--n-factuals", "5", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "Column 'species' holds value(s) the model never saw in training: Emperor" in err
+    assert "Traceback" not in err
+
+
+def integer_coded(X: pd.DataFrame) -> pd.DataFrame:
+    """``X`` with each category column replaced by its integer codes: how many models are trained."""
+    return X.assign(**{c: X[c].cat.codes for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)})
+
+
+def code_models(X: pd.DataFrame, y: pd.Series) -> dict:
+    """Real models trained on integer codes, each told (where it can be) that the codes are categories."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+
+    codes = integer_coded(X)
+    return {
+        "lightgbm": lgb.LGBMClassifier(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1).fit(
+            codes, y, categorical_feature=["species", "island"]),
+        "xgboost": xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(codes, (y == "heavy").astype(int)),
+        "histogram boosting": HistGradientBoostingClassifier(max_iter=10, categorical_features=["species", "island"],
+                                                             random_state=0).fit(codes, y),
+        "random forest": RandomForestClassifier(n_estimators=10, random_state=0, n_jobs=1).fit(codes, y),
+    }
+
+
+def test_text_where_a_model_was_trained_on_integer_codes_is_refused(penguins):
+    """No model records which code stands for which text: FLEX names the column and the fix instead of guessing
+    (HistGradientBoosting would otherwise take every text value as missing, silently)."""
+    X, y = penguins
+    for library, model in code_models(X, y).items():
+        undesired = 1 if library == "xgboost" else "heavy"
+        for labels in (None, y if library != "xgboost" else (y == "heavy").astype(int)):
+            with pytest.raises(fc.DataError, match=r"Column '(species|island)' holds text \((Adelie, Chinstrap, Gentoo|"
+                               r"Biscoe, Dream, Torgersen)\), but the model was trained on numbers there \(integer "
+                               r"codes\?\).*Give the data the codes"):
+                fc.FlexExplainer(model, X, y=labels, undesired=undesired)
+        # Given the codes it was trained on, the same model is explained.
+        codes = integer_coded(X)
+        explainer = fc.FlexExplainer(model, codes, undesired=undesired)
+        np.testing.assert_allclose(explainer.model.predict_proba(explainer.task.X)[:, 1],
+                                   model.predict_proba(codes)[:, list(model.classes_).index(undesired)], rtol=1e-6)
+
+
+def test_histogram_boosting_on_category_columns_gets_its_training_categories(penguins):
+    """scikit-learn's HistGradientBoosting keeps the text categories it learnt; FLEX reads them like a booster's."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = penguins
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    explainer = fc.FlexExplainer(model, X, y=y, undesired="heavy")
+    assert explainer.model.schema.categories["island"] == ("Biscoe", "Dream", "Torgersen")
+    np.testing.assert_allclose(explainer.model.predict_proba(explainer.task.X)[:, 1],
+                               model.predict_proba(X)[:, list(model.classes_).index("heavy")])
+    with pytest.raises(fc.UnseenCategoryError, match="Column 'island'.*Atlantis"):
+        fc.FlexExplainer(model, penguins_with(X, "island", "Atlantis"), y=y, undesired="heavy")
+
+
+def test_cli_refuses_text_for_a_model_file_trained_on_codes(tmp_path, penguins, capsys):
+    X, y = penguins
+    csv, model_file = tmp_path / "data.csv", tmp_path / "model.skops"
+    X.assign(mass=(y == "heavy").astype(int)).to_csv(csv, index=False)
+    fc.models.save_model(code_models(X, y)["xgboost"], model_file)
+    code = main(["global", "--data", str(csv), "--target", "mass", "--undesired", "1", "--model-file",
+                 str(model_file), "--n-factuals", "5", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "Column 'species' holds text (Adelie, Chinstrap, Gentoo), but the model was trained on numbers" in err

@@ -96,6 +96,25 @@ def test_an_uploaded_lightgbm_on_category_columns_is_explained():
     assert chart(at, "global_chart")["data"][0]["x"]
 
 
+def test_an_uploaded_lightgbm_that_never_saw_a_category_of_the_data_is_one_error():
+    """A category the model never saw would be taken as missing, silently: one error names it and the fix."""
+    lightgbm = pytest.importorskip("lightgbm")
+    task = fc.data.load_builtin("synthetic-regional")
+    X = task.frame[task.feature_names].astype({c: "category" for c in task.categorical_names})
+    y = task.frame[task.target]
+    column = task.categorical_names[0]
+    seen = X[column] != X[column].cat.categories[0]  # trained without the first level: the data still has it
+    model = lightgbm.LGBMClassifier(n_estimators=15, verbose=-1, n_jobs=1).fit(
+        X[seen].astype({column: str}).astype({column: "category"}), y[seen])
+    at = start("synthetic-regional")
+    upload_model(at, "lightgbm.skops", sio.dumps(model))
+    (message,) = errors(at)
+    assert message.startswith(f"That model was not loaded: Column '{column}' holds value(s) the model never saw in "
+                              f"training: {X[column].cat.categories[0]}")
+    assert "Drop or recode those rows" in message and "previous model stays active" in message
+    assert at.session_state["model_file"] is None
+
+
 def test_an_uploaded_xgboost_with_names_with_spaces_and_categories_is_explained():
     xgboost = pytest.importorskip("xgboost")
     task = fc.data.load_builtin("synthetic-regional")
@@ -136,10 +155,8 @@ def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkey
     assert not any("accuracy" in str(t.value).lower() for t in at.dataframe if hasattr(t, "value"))
 
 
-def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
-    """Issue 19 item 6: dashboard() opened at N_F = 200 after the notebook ran another; now its last settings."""
-    import sys
-
+def saved_project(tmp_path):
+    """A project folder whose notebook ran N_F = 14, N_cf = 4, seed 3, refine none, τ = 0.2 and a region with k = 3."""
     frame = accident_frame(300)
     explainer = fc.FlexExplainer(user_pipeline(frame), frame.drop(columns=["severity"]), undesired="severe",
                                  y=frame["severity"], kinds={"district": "categorical"}, n_cf=4, seed=3,
@@ -151,13 +168,46 @@ def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
                                                                                "where": None}
     folder = explainer.save(tmp_path / "project")
     assert fc.FlexExplainer.load(folder).last_view == explainer.last_view
+    return folder, explainer
+
+
+def assert_on_the_notebooks_settings(at: AppTest, explainer) -> None:
+    s = at.session_state
+    assert (s["sb_n_factuals"], s["sb_n_cf"], s["sb_seed"], s["tau"]) == (14, 4, 3, 0.2)
+    assert s["sb_refine"] == "none" and s["query"] == explainer.last_view["query"] and s["k"] == 3
+    assert s["sb_generator"] == explainer.settings()["generator"]
+
+
+def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
+    """Issue 19 item 6: dashboard() opened at N_F = 200 after the notebook ran another; now its last settings."""
+    import sys
+
+    folder, explainer = saved_project(tmp_path)
     monkeypatch.setattr(sys, "argv", ["app.py", "--project", str(folder)])  # as `flex dashboard DIR` starts it
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
-    s = at.session_state
-    assert (s["sb_n_factuals"], s["sb_n_cf"], s["sb_seed"], s["tau"]) == (14, 4, 3, 0.2)
-    assert s["sb_refine"] == "none" and s["query"] == explainer.last_view["query"] and s["k"] == 3
+    assert_on_the_notebooks_settings(at, explainer)
     # The sidebar's model source names the model that is loaded, not "Train here".
     radio = at.sidebar.radio(key="w_sb_model_source")
     assert radio.options[0] == "The project's model" and radio.index == 0
+
+
+def test_a_project_opened_from_the_sidebar_applies_the_notebooks_settings(tmp_path, monkeypatch):
+    """The same settings as at start-up when the folder is opened while the app runs ("Project folder", Open)."""
+    monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
+    folder, explainer = saved_project(tmp_path)
+    at = start(n_factuals=12, n_cf=3)
+    assert at.session_state["sb_n_factuals"] == 12
+    at.sidebar.radio(key="w_sb_source").set_value("Project folder").run()
+    at.sidebar.text_input(key="w_sb_project_path").input(str(folder)).run()
+    at.sidebar.button(key="sb_project_open").click().run()
+    assert not at.exception, at.exception
+    assert not errors(at)
+    assert at.session_state["dataset"] == {"kind": "project", "path": str(folder)}
+    assert_on_the_notebooks_settings(at, explainer)
+    # The widgets show them, and the page ran on them.
+    assert at.sidebar.number_input(key="w_sb_n_factuals").value == 14 and at.sidebar.number_input(key="w_sb_n_cf").value == 4
+    assert at.sidebar.radio(key="w_sb_model_source").options[0] == "The project's model"
+    bars = chart(at, "global_chart")["data"][0]
+    assert set(bars["y"]) >= {"speed", "lighting", "district"}
