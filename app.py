@@ -14,17 +14,19 @@ st.set_page_config(page_title="FLEX Studio", page_icon=":material/insights:", la
 require_login()  # a hosted app with an [auth] section in its secrets: nothing below runs before sign-in
 state.init_state(st.query_params.to_dict(), project=state.project_argument(sys.argv[1:]))
 
-# url_path differs from each file's name on purpose: Streamlit's older "pages/ folder" mode would
-# otherwise map a first request for /<file name> straight to the page script, skipping this router.
+# The page scripts live in app_pages/, not pages/: Streamlit treats a folder named pages/ beside the entry
+# script as its legacy page list until the first st.navigation call, so a fresh server's first request
+# listed the files in the sidebar (running one without this router) and said "Page not found" for any
+# address but the root. The addresses (url_path) are the ones links have always carried.
 pages = [
-    st.Page("pages/data_model.py", title="Data & model", icon=":material/table_chart:", url_path="data-and-model"),
-    global_page := st.Page("pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-view", default=True),
-    st.Page("pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
-    st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
-    st.Page("pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
-    st.Page("pages/what_if.py", title="What-if", icon=":material/edit_note:", url_path="what-if-editor"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare-methods"),
-    st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
+    st.Page("app_pages/data_model.py", title="Data & model", icon=":material/table_chart:", url_path="data-and-model"),
+    global_page := st.Page("app_pages/global.py", title="Global", icon=":material/bar_chart:", url_path="global-view", default=True),
+    st.Page("app_pages/regional.py", title="Regional explorer", icon=":material/scatter_plot:", url_path="regional-explorer"),
+    st.Page("app_pages/thresholds.py", title="Thresholds", icon=":material/tune:", url_path="tau-thresholds"),
+    st.Page("app_pages/counterfactuals.py", title="Counterfactuals", icon=":material/compare_arrows:", url_path="counterfactual-tables"),
+    st.Page("app_pages/what_if.py", title="What-if", icon=":material/edit_note:", url_path="what-if-editor"),
+    st.Page("app_pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare-methods"),
+    st.Page("app_pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
 ]
 
 

@@ -64,7 +64,7 @@ def bench(source: dict, *, n_factuals: int, n_cf: int, repeats: int) -> dict:
         at.session_state["sb_source"] = SOURCE_LABELS[source["kind"]]
     start = time.perf_counter()
     at.run()
-    at.switch_page("pages/thresholds.py").run()
+    at.switch_page("app_pages/thresholds.py").run()
     first = time.perf_counter() - start
     assert not at.exception, at.exception
     times = []
@@ -77,7 +77,7 @@ def bench(source: dict, *, n_factuals: int, n_cf: int, repeats: int) -> dict:
     result = {"first_view_s": first, "median_ms": 1000 * statistics.median(times), "max_ms": 1000 * max(times)}
     if source["kind"] == "csv":
         start = time.perf_counter()
-        at.switch_page("pages/regional.py").run()
+        at.switch_page("app_pages/regional.py").run()
         result["regional_first_s"] = time.perf_counter() - start
         assert not at.exception, at.exception
         result["map_note"] = next((sentence for c in at.caption for sentence in c.value.split(". ")

@@ -1,6 +1,6 @@
 """Starting FLEX Studio, the Streamlit app, from the library (``explainer.dashboard()``) and from ``flex dashboard``.
 
-The app's files (``app.py``, ``pages/``, ``ui/`` and ``.streamlit/config.toml``) sit at the top of a
+The app's files (``app.py``, ``app_pages/``, ``ui/`` and ``.streamlit/config.toml``) sit at the top of a
 source checkout, where ``streamlit run app.py`` runs them. ``pip install`` ships the same files as the
 package ``flex_studio_app`` (see ``[tool.setuptools]`` in pyproject.toml), so the app starts from any
 folder once installed. This module finds them either way and builds the ``streamlit run`` command; it
@@ -28,7 +28,7 @@ APP_PACKAGE = "flex_studio_app"
 
 
 def _is_app_folder(folder: Path) -> bool:
-    return (folder / "app.py").is_file() and (folder / "pages").is_dir() and (folder / "ui" / "__init__.py").is_file()
+    return (folder / "app.py").is_file() and (folder / "app_pages").is_dir() and (folder / "ui" / "__init__.py").is_file()
 
 
 def app_script() -> Path:
@@ -44,7 +44,7 @@ def app_script() -> Path:
         if _is_app_folder(Path(location)):
             return Path(location) / "app.py"
     raise ConfigError(
-        "FLEX Studio's app files (app.py, pages/, ui/) are not installed beside flex_core; "
+        "FLEX Studio's app files (app.py, app_pages/, ui/) are not installed beside flex_core; "
         f"reinstall the package ({install_hint('app')}) or run from a source checkout."
     )
 

@@ -18,9 +18,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _app_packages() -> set[str]:
-    """The app's packages as installed: pages/ (a folder of scripts), ui/ and every package inside it."""
+    """The app's packages as installed: app_pages/ (a folder of scripts), ui/ and every package inside it."""
     inside_ui = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "ui").rglob("__init__.py")}
-    return {"flex_studio_app", "flex_studio_app.pages", *(f"flex_studio_app.{name}" for name in inside_ui)}
+    return {"flex_studio_app", "flex_studio_app.app_pages", *(f"flex_studio_app.{name}" for name in inside_ui)}
 
 
 def test_pyproject_lists_every_flex_core_package_and_every_app_package():
@@ -31,8 +31,8 @@ def test_pyproject_lists_every_flex_core_package_and_every_app_package():
         f"[tool.setuptools] packages in pyproject.toml: add {sorted(on_disk - listed)}, remove {sorted(listed - on_disk)}"
     )
     assert config["package-dir"] == {"flex_studio_app": "."}
-    assert not list((REPO / "pages").rglob("__init__.py")) and not [p for p in (REPO / "pages").iterdir() if p.is_dir()
-                                                                     and p.name != "__pycache__"], "pages/ holds scripts only"
+    assert not list((REPO / "app_pages").rglob("__init__.py")) and not [p for p in (REPO / "app_pages").iterdir() if p.is_dir()
+                                                                     and p.name != "__pycache__"], "app_pages/ holds scripts only"
     assert (REPO / "app.py").is_file() and (REPO / ".streamlit" / "config.toml").is_file()
 
 
@@ -82,7 +82,7 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
     installed = Path(where[1]).parent
     assert installed.name == "flex_studio_app"
     assert (Path(where[0]).parent / "schema" / "result.schema.json").is_file(), "the results' JSON Schema is not shipped"
-    app_files = {p.relative_to(REPO) for pattern in ("app.py", "pages/*.py", "ui/**/*.py", ".streamlit/config.toml")
+    app_files = {p.relative_to(REPO) for pattern in ("app.py", "app_pages/*.py", "ui/**/*.py", ".streamlit/config.toml")
                  for p in REPO.glob(pattern)}
     assert app_files == {p.relative_to(installed) for p in installed.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     # The installed app runs its first page (the global chart on the built-in data) without an exception.

@@ -120,7 +120,7 @@ def _click(page, name: str, *, role: str = "button") -> bool:
 def shoot_dataset(browser, url: str, name: str, query: str, out: Path) -> None:
     page = browser.new_page(viewport=VIEWPORT)
     page.set_default_timeout(600_000)
-    # The main page first: Streamlit answers a first request for a sub-page with "Page not found" (streamlit#9624).
+    # The main page first: it trains and generates once, so every page shot after it shows a finished view.
     page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
     page.get_by_role("heading", name="Global feature importance").first.wait_for()
     _wait_idle(page)

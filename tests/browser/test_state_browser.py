@@ -194,34 +194,35 @@ def test_with_more_factuals_than_the_map_draws_any_case_is_chosen_by_its_row_num
     page.close()
 
 
-def _past_the_first_request(page, url: str) -> None:
-    """Open the app once, so the server is past its very first request.
+def test_a_fresh_servers_first_request_for_the_old_global_address_opens_the_app(app, tmp_path):
+    """The very first request a new server gets, for /global-importance: the app's router answers it.
 
-    A fresh server answers that one as if the app had no router: a path other than the root says "Page
-    not found" (streamlit#9624), and the sidebar lists the pages/ folder's files, whose links run a page
-    script without the app around it. These tests are about the app's own first run, not that.
+    With the page scripts in a folder named pages/, Streamlit took that folder for its legacy page list
+    until the first st.navigation call: that first request said "Page not found", and the sidebar listed
+    the folder's files, whose links ran a page script without the app around it (a KeyError traceback).
+    The scripts live in app_pages/ now; this test has a server of its own so its request is the first.
     """
-    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
-    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
-
-
-def test_the_old_global_address_opens_the_global_page_with_its_view(app):
-    url, browser = app
-    page = new_page(browser)
-    _past_the_first_request(page, url)
-    page.goto(f"{url}/global-importance?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
-    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
-    wait_idle(page)
-    assert page.get_by_text("Page not found", exact=False).count() == 0
-    assert query_params(page)["n_factuals"] == "10" and query_params(page)["dataset"] == "builtin:toy2d"
-    assert page.locator("[data-testid='stException']").count() == 0
-    page.close()
+    _, browser = app  # the module's browser; the server is a new one
+    with running_app(env={"FLEX_CACHE_DIR": str(tmp_path)}) as url:
+        page = new_page(browser)
+        try:
+            page.goto(f"{url}/global-importance?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2",
+                      wait_until="domcontentloaded")
+            page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+            wait_idle(page)
+            assert page.get_by_text("Page not found", exact=False).count() == 0
+            assert query_params(page)["n_factuals"] == "10" and query_params(page)["dataset"] == "builtin:toy2d"
+            links = [link.inner_text().split("\n")[-1] for link in page.locator("[data-testid='stSidebarNav'] a").all()]
+            assert links == ["Data & model", "Global", "Regional explorer", "Thresholds", "Counterfactuals", "What-if",
+                             "Compare", "Report"]
+            assert page.locator("[data-testid='stException']").count() == 0
+        finally:
+            page.close()
 
 
 def test_a_page_link_clicked_during_the_first_run_keeps_the_sidebar_settings(app):
     url, browser = app
     page = new_page(browser)
-    _past_the_first_request(page, url)
     # A seed no other test used: the first run trains and generates, so the click lands while it runs.
     page.goto(f"{url}/?dataset=builtin:synthetic-regional&generator=batch&n_factuals=30&n_cf=3&cv_folds=2&seed=7",
               wait_until="domcontentloaded")

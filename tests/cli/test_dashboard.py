@@ -60,7 +60,7 @@ def test_an_installed_copy_is_found_when_flex_core_is_not_in_a_checkout(tmp_path
     installed = tmp_path / "site-packages"
     (installed / "flex_core").mkdir(parents=True)
     app = installed / launcher.APP_PACKAGE
-    (app / "pages").mkdir(parents=True)
+    (app / "app_pages").mkdir(parents=True)
     (app / "ui").mkdir()
     (app / "ui" / "__init__.py").write_text("")
     (app / "app.py").write_text("")

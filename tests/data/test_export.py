@@ -71,7 +71,7 @@ def test_every_csv_the_code_writes_goes_through_the_safe_writer():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    sources = [root / "app.py", *(root / "pages").glob("*.py"), *(root / "ui").glob("*.py"),
+    sources = [root / "app.py", *(root / "app_pages").glob("*.py"), *(root / "ui").glob("*.py"),
                *(root / "flex_core").rglob("*.py")]
     offenders = [str(p.relative_to(root)) for p in sources
                  if p.name != "_export.py" and ".to_csv(" in p.read_text()]

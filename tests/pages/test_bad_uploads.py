@@ -52,7 +52,7 @@ def test_a_file_needing_repairs_loads_with_notes_and_the_identifier_can_be_put_b
     at.sidebar.button(key="sb_csv_load").click().run()
     assert not at.exception and not errors(at)
     assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "road"}
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     notes = [i.value for i in at.info]
     assert any(n.startswith("Left out id:") for n in notes)
     assert any("'fast'" in n for n in notes) and any("Imputed missing values in 1 row(s)" in n for n in notes)
@@ -87,7 +87,7 @@ def test_a_file_with_an_empty_column_loads_without_it_and_says_so():
     assert not at.exception and not errors(at)
     assert at.session_state["dataset"]["kind"] == "csv"
     assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "road"}
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     assert any("Dropped an empty column (no value in any row): notes." in i.value for i in at.info)
 
 

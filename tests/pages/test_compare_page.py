@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_compare_page_runs_shap_and_lime_only_when_asked():
-    at = start("synthetic-regional", page="pages/compare.py")
+    at = start("synthetic-regional", page="app_pages/compare.py")
     bars = chart(at, "compare_bars")
     # FLEX at the session's τ, then FLEX at τ = 0 labelled beside it; no SHAP before the button.
     assert [t["name"] for t in bars["data"]] == ["FLEX at τ = 0.10", "FLEX at τ = 0", "DiCE Alg. 2"]
@@ -46,7 +46,7 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
 
 def test_compare_says_the_tau_and_why_flex_is_all_zero_at_a_high_tau():
     """The issue's case: τ = 0.70 set on Thresholds, then Compare; the page must say the τ it shows FLEX at."""
-    at = start("synthetic-regional", page="pages/compare.py")
+    at = start("synthetic-regional", page="app_pages/compare.py")
     at.session_state["tau"] = 0.7
     at.run()
     assert not at.exception, at.exception

@@ -10,7 +10,7 @@ def _matrix(at):
 
 
 def test_the_cutoff_slider_recounts_the_confusion_matrix_and_the_calibration_curve_is_drawn():
-    at = start("toy2d", page="pages/data_model.py")
+    at = start("toy2d", page="app_pages/data_model.py")
     at_half = _matrix(at)
     n = sum(map(sum, at_half))
     assert n > 0
@@ -41,7 +41,7 @@ def test_a_model_from_a_file_is_judged_on_every_row_and_the_page_warns_they_may_
     task = fc.data.load_builtin("synthetic-regional")
     at = start("synthetic-regional")
     upload_model(at, "users_model.skops", sio.dumps(user_pipeline(task.frame)))
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     assert not at.exception, at.exception
     assert sum(map(sum, _matrix(at))) == len(task.frame)
     assert any("may include rows it was trained on" in c.value for c in at.caption)

@@ -41,7 +41,7 @@ def test_an_uploaded_skops_model_is_explained_and_a_hostile_one_refused(tmp_path
     assert at.session_state["model_file"]["name"] == "users_model.skops"
     assert chart(at, "global_chart")["data"][0]["x"]
     # The view link cannot carry the file, and the Report page says so where the link is shown.
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     assert not at.exception, at.exception
     assert any("model was loaded from a file" in w.value for w in at.warning)
 
@@ -149,7 +149,7 @@ def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkey
     labels = [m.label for m in at.metric]
     assert not {"Accuracy", "F1", "CV accuracy", "CV F1"} & set(labels), labels
     assert any(fc.models.NO_LABELS_NOTE in c.value for c in at.sidebar.caption)
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     assert not at.exception, at.exception
     assert any(fc.models.NO_LABELS_NOTE in i.value for i in at.info)
     assert not any("accuracy" in str(t.value).lower() for t in at.dataframe if hasattr(t, "value"))

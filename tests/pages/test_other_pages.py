@@ -14,20 +14,20 @@ pytestmark = pytest.mark.slow
 
 
 def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
-    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="pages/data_model.py")
+    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/data_model.py")
     assert metric(at, "Rows used") == "2,000" and metric(at, "Rows lost to missing values") == "0"
     balance = next(df.value for df in at.dataframe if "outcome" in df.value.columns)
     assert balance["rows"].sum() == 2000 and balance["undesirable"].sum() == 1
     # Make "speed" immutable through the same path the editor's Apply uses.
     at.session_state["overrides"] = {"kinds": {}, "immutable": ["driver_age_band", "road_type", "speed"]}
-    at.switch_page("pages/global.py").run()
+    at.switch_page("app_pages/global.py").run()
     assert not at.exception
     labels = chart(at, "global_chart")["data"][0]["y"]
     assert "speed (fixed)" in labels
 
 
 def test_constraints_from_the_features_table_reach_the_counterfactuals():
-    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="pages/data_model.py")
+    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/data_model.py")
     edited = next(df.value for df in at.dataframe if "direction" in df.value.columns)
     edited.loc[edited["feature"] == "speed", "direction"] = "decrease"
     edited.loc[edited["feature"] == "noise_categorical", "limits"] = "A, B"
@@ -42,7 +42,7 @@ def test_constraints_from_the_features_table_reach_the_counterfactuals():
 
 
 def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
-    at = start("toy2d", page="pages/counterfactuals.py")
+    at = start("toy2d", page="app_pages/counterfactuals.py")
     assert not errors(at)
     table = at.dataframe[0].value
     assert table.index[0] == "factual" and table.index[1].startswith("counterfactual")
@@ -66,7 +66,7 @@ def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
 
 
 def test_report_page_offers_csvs_the_html_report_and_a_reproducing_link():
-    at = start("toy2d", page="pages/report.py")
+    at = start("toy2d", page="app_pages/report.py")
     names = {b.proto.label for b in at.get("download_button")}
     assert {"global_importance.csv", "local_frequencies.csv", "counterfactuals.csv", "tau_sweep.csv"} <= names
     link = at.code[0].value
@@ -148,12 +148,12 @@ def test_a_model_below_the_majority_baseline_is_warned_about_on_every_page():
     from tests.factories import noise_frame
 
     at = start_csv(noise_frame(), target="outcome", undesirable=["bad"])
-    for page in ("pages/data_model.py", "pages/global.py", "pages/thresholds.py", "pages/compare.py", "pages/report.py"):
+    for page in ("app_pages/data_model.py", "app_pages/global.py", "app_pages/thresholds.py", "app_pages/compare.py", "app_pages/report.py"):
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
         assert [w for w in at.warning if "does not beat always predicting" in w.value], page
         assert not [i for i in at.info if "does not beat" in i.value], page  # once, as a warning
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     table = next(df.value for df in at.dataframe if "balanced accuracy" in df.value.columns)
     test_line = table.iloc[-1]  # the held-out test part; the table shows shares as text ("83%")
     share = {column: float(str(test_line[column]).rstrip("%")) for column in ("always the most common outcome", "accuracy",
@@ -163,12 +163,12 @@ def test_a_model_below_the_majority_baseline_is_warned_about_on_every_page():
 
 
 def test_size_of_changes_control_rebuilds_the_store_and_travels_in_the_link():
-    at = start("toy2d", page="pages/global.py")
+    at = start("toy2d", page="app_pages/global.py")
     assert at.selectbox(key="w_sb_refine").value == "auto"
     minimal = chart(at, "global_chart")
     at.selectbox(key="w_sb_refine").set_value("none").run()
     assert not at.exception and not errors(at)
     assert chart(at, "global_chart") != minimal  # other counterfactual sizes, other μ
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     params = {k: v[0] for k, v in parse_qs(urlparse(at.code[0].value).query).items()}
     assert params["refine"] == "none"

@@ -7,8 +7,8 @@ from tests.pages.conftest import chart, errors, start
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
 
-PAGES = ["pages/global.py", "pages/data_model.py", "pages/regional.py", "pages/thresholds.py",
-         "pages/counterfactuals.py", "pages/compare.py", "pages/report.py"]
+PAGES = ["app_pages/global.py", "app_pages/data_model.py", "app_pages/regional.py", "app_pages/thresholds.py",
+         "app_pages/counterfactuals.py", "app_pages/compare.py", "app_pages/report.py"]
 
 
 def _upload(at, source, key, path):
@@ -33,7 +33,7 @@ def test_every_page_works_on_an_uploaded_paper_dataset(dataset, request):
         assert not at.exception, (page, at.exception)
         assert not errors(at), (page, errors(at))
     # Compare: SHAP on the same factuals as FLEX, and LIME on the region the Regional page picked.
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     next(b for b in at.button if b.label == "Run SHAP on these factuals").click().run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
     # With numbers (loan), FLEX is named with its τ and the τ = 0 frequencies stand beside it; on accidents,
@@ -46,6 +46,6 @@ def test_every_page_works_on_an_uploaded_paper_dataset(dataset, request):
     lime = chart(at, "compare_lime_chart")["data"][1]["x"]
     assert max(lime) == 1.0 and min(lime) >= 0
     if dataset == "accidents":
-        at.switch_page("pages/data_model.py").run()
+        at.switch_page("app_pages/data_model.py").run()
         lost = next(m.value for m in at.metric if m.label == "Rows lost to missing values")
         assert int(lost.replace(",", "")) > 0  # rows with missing values are dropped, and the page says how many

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_changing_k_changes_the_region_size():
-    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="app_pages/regional.py")
     assert not errors(at)
     at.slider(key="w_k").set_value(2).run()
     assert metric(at, "Region size") == "3"
@@ -28,7 +28,7 @@ def test_changing_k_changes_the_region_size():
 
 
 def test_scatter_has_the_identity_line_r_in_the_title_and_quadrant_labels():
-    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="app_pages/regional.py")
     spec = chart(at, "regional_scatter")
     points, line = spec["data"][0], spec["data"][1]
     assert line["x"] == line["y"]
@@ -41,7 +41,7 @@ def test_scatter_has_the_identity_line_r_in_the_title_and_quadrant_labels():
 
 
 def test_a_criterion_restricts_the_region_and_regions_can_be_saved_and_compared():
-    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="app_pages/regional.py")
     at.selectbox(key="w_where_feature").set_value("road_type").run()
     at.selectbox(key="w_where_value").set_value("rural").run()
     assert not at.exception and not errors(at)
@@ -59,7 +59,7 @@ def test_a_criterion_restricts_the_region_and_regions_can_be_saved_and_compared(
 
 
 def test_mode_shift_table_has_delta_for_every_feature():
-    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="pages/regional.py")
+    at = start("synthetic-regional", n_factuals=15, n_cf=3, page="app_pages/regional.py")
     mode_shift = next(df.value for df in at.dataframe if "δ" in df.value.columns)
     assert len(mode_shift) == 6
     assert "road type" in set(mode_shift["feature"])  # labels, not column names
@@ -71,7 +71,7 @@ def test_mode_shift_table_has_delta_for_every_feature():
 
 
 def test_regional_page_offers_lime_beside_flex_only_when_asked():
-    at = start("synthetic-regional", page="pages/regional.py")
+    at = start("synthetic-regional", page="app_pages/regional.py")
     assert not at.exception, at.exception
     drawn = [e.proto.id for e in at.get("plotly_chart")]
     assert not any(i.endswith("-regional_lime_chart") for i in drawn)
@@ -85,7 +85,7 @@ def test_regional_page_offers_lime_beside_flex_only_when_asked():
 
 
 def test_a_model_change_forgets_stale_queries_and_regions_with_a_warning():
-    at = start("toy2d", page="pages/regional.py")
+    at = start("toy2d", page="app_pages/regional.py")
     task = fc.data.load_builtin("toy2d")
     rf = set(fc.counterfactuals.factual_rows(task, fc.fit_model(task, model="rf", seed=0, cv_folds=3)).tolist())
     lr = set(fc.counterfactuals.factual_rows(task, fc.fit_model(task, model="lr", seed=0, cv_folds=3)).tolist())
@@ -95,7 +95,7 @@ def test_a_model_change_forgets_stale_queries_and_regions_with_a_warning():
     at.run()
     assert not at.exception and not errors(at)
     at.sidebar.selectbox(key="w_sb_model").set_value("lr").run()
-    for page in ("pages/regional.py", "pages/report.py", "pages/compare.py"):
+    for page in ("app_pages/regional.py", "app_pages/report.py", "app_pages/compare.py"):
         at.switch_page(page).run()
         assert not at.exception and not errors(at), (page, at.exception, errors(at))
     assert at.session_state["saved_regions"] == []
@@ -115,7 +115,7 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
     assert not at.exception and not errors(at), (at.exception, errors(at))
     at.session_state["where"] = "road=rare"
     at.session_state["query"] = 0
-    at.switch_page("pages/regional.py").run()
+    at.switch_page("app_pages/regional.py").run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
     assert metric(at, "Region size") == "1"
     assert any("the region holds all of them" in c.value for c in at.caption)
@@ -124,14 +124,14 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
 def test_an_unknown_criterion_from_a_link_is_dropped_with_a_warning():
     at = start("synthetic-regional", n_factuals=15, n_cf=3)
     at.session_state["where"] = "lighting=purple"
-    at.switch_page("pages/regional.py").run()
+    at.switch_page("app_pages/regional.py").run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
     assert any("was dropped" in w.value for w in at.warning)
     assert at.session_state["where"] is None
 
 
 def test_regional_page_has_the_what_must_change_view_and_toggles():
-    at = start("synthetic-regional", page="pages/regional.py")
+    at = start("synthetic-regional", page="app_pages/regional.py")
     assert chart(at, "regional_must_change_chart")["data"]
     assert chart(at, "regional_chart")["data"][0]["error_x"]["symmetric"] is False
     # The region's own shares, on request: computed over its members, read in a sentence.
@@ -149,14 +149,14 @@ def test_neighbours_drawn_among_ties_are_reported_in_a_sentence():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({c: rng.choice(["p", "q", "r"], 300) for c in "abcd"})
     frame["out"] = np.where(frame["a"] == "p", "bad", "good")
-    at = start_csv(frame, target="out", undesirable=["bad"], page="pages/regional.py")
+    at = start_csv(frame, target="out", undesirable=["bad"], page="app_pages/regional.py")
     assert not errors(at)
     sentence = [c.value for c in at.caption if "tie at distance" in c.value]
     assert sentence and "were drawn at random (seed 0)" in sentence[0]
 
 
 def test_saving_a_region_never_overwrites_one_and_suggests_a_fresh_name():
-    at = start("toy2d", page="pages/regional.py")
+    at = start("toy2d", page="app_pages/regional.py")
     at.text_input(key="w_region_name").set_value("fast roads").run()
     at.button(key="save_region").click().run()
     assert at.text_input(key="w_region_name").value == ""  # emptied for the next one
@@ -190,7 +190,7 @@ def test_more_factuals_than_the_map_draws_still_list_and_choose_any_case():
     speed = rng.uniform(20, 120, n).round(0)
     frame = pd.DataFrame({"speed": speed, "lighting": rng.choice(["day", "dark"], n),
                           "severity": np.where(speed > 70, "Severe", "Slight")})
-    at = start_csv(frame, target="severity", undesirable=["Severe"], page="pages/regional.py")
+    at = start_csv(frame, target="severity", undesirable=["Severe"], page="app_pages/regional.py")
     assert not at.exception, at.exception
     assert any("seeded random sample of 5,000" in c.value for c in at.caption)
     assert any(f"lists {TABLE_ROWS:,} of them" in c.value for c in at.caption)

@@ -10,7 +10,7 @@ from ui import url_state
 
 pytestmark = pytest.mark.slow
 
-PAGE = "pages/regional.py"
+PAGE = "app_pages/regional.py"
 
 
 def _find(at):
@@ -109,7 +109,7 @@ def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has
     assert len(table) >= 2 and table.columns[0] == "road type"
     assert chart(at, "groups_figure")["data"]
     assert any("interval" in m.value or "overlap" in m.value for m in at.markdown)
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     assert not at.exception
     at.button(key="build_report").click().run()
     assert not at.exception

@@ -9,8 +9,8 @@ from ui.components import CHART_CODE_KEY
 
 pytestmark = pytest.mark.slow
 
-PAGES = ["pages/data_model.py", "pages/global.py", "pages/regional.py", "pages/thresholds.py",
-         "pages/counterfactuals.py", "pages/compare.py", "pages/report.py"]
+PAGES = ["app_pages/data_model.py", "app_pages/global.py", "app_pages/regional.py", "app_pages/thresholds.py",
+         "app_pages/counterfactuals.py", "app_pages/compare.py", "app_pages/report.py"]
 EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator batch (refine minimal) · "
             "N_F = 12 · N_cf = 3 · seed 0 · τ = 0.10")
 
@@ -33,7 +33,7 @@ def test_every_page_shows_the_settings_strip(page):
 
 
 def test_the_strip_follows_tau_and_names_per_feature_overrides():
-    at = start("synthetic-regional", page="pages/thresholds.py")
+    at = start("synthetic-regional", page="app_pages/thresholds.py")
     at.slider(key="w_tau").set_value(0.7).run()
     assert _strip(at).endswith("τ = 0.70")
     at.session_state["tau_features"] = {"speed": 0.3}

@@ -38,7 +38,7 @@ def test_a_page_switch_with_the_widgets_as_first_drawn_keeps_every_setting():
     at.run()
     assert not at.exception
     _as_created(at)
-    at.switch_page("pages/thresholds.py").run()
+    at.switch_page("app_pages/thresholds.py").run()
     assert not at.exception and not at.error
     assert {key: at.session_state[key] for key in SETTINGS} == SETTINGS
     assert at.session_state[S.DATASET] == {"kind": "builtin", "name": "synthetic-regional"}
@@ -51,7 +51,7 @@ def test_a_changed_setting_is_kept_on_every_page_and_in_the_link():
     at.query_params.update(LINK)
     at.run()
     at.sidebar.number_input(key=S.widget_key(S.N_FACTUALS)).set_value(7).run()
-    for page in ("pages/thresholds.py", "pages/data_model.py", "pages/global.py"):
+    for page in ("app_pages/thresholds.py", "app_pages/data_model.py", "app_pages/global.py"):
         at.switch_page(page).run()
         assert not at.exception
         assert at.session_state[S.N_FACTUALS] == 7

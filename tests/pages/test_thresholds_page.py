@@ -21,7 +21,7 @@ def _chunks() -> int:
 
 
 def test_moving_the_global_tau_changes_the_frequencies_without_generating():
-    at = start("toy2d", page="pages/thresholds.py")
+    at = start("toy2d", page="app_pages/thresholds.py")
     low = _frequencies(at)
     chunks = _chunks()
     at.slider(key="w_tau").set_value(0.6).run()
@@ -32,12 +32,12 @@ def test_moving_the_global_tau_changes_the_frequencies_without_generating():
     assert all(high[f] <= low[f] for f in low)
     assert _chunks() == chunks, "a τ change must not generate counterfactuals"
     # The global page follows the session's τ.
-    at.switch_page("pages/global.py").run()
+    at.switch_page("app_pages/global.py").run()
     assert _frequencies(at, "global_chart") == high
 
 
 def test_a_per_feature_tau_changes_only_that_feature():
-    at = start("toy2d", page="pages/thresholds.py")
+    at = start("toy2d", page="app_pages/thresholds.py")
     before = _frequencies(at)
     at.slider(key="w_tau.visibility").set_value(0.9).run()
     after = _frequencies(at)
@@ -47,7 +47,7 @@ def test_a_per_feature_tau_changes_only_that_feature():
 
 
 def test_sweep_and_panels_carry_one_curve_per_continuous_feature():
-    at = start("toy2d", page="pages/thresholds.py")
+    at = start("toy2d", page="app_pages/thresholds.py")
     sweep = chart(at, "tau_sweep")
     assert {t["customdata"][0] for t in sweep["data"]} == {"vehicle_speed", "visibility"}
     for trace in sweep["data"]:

@@ -21,7 +21,7 @@ def params(at: AppTest) -> dict:
 
 
 def test_the_address_bar_follows_the_view():
-    at = start("toy2d", page="pages/thresholds.py")
+    at = start("toy2d", page="app_pages/thresholds.py")
     shown = params(at)
     assert shown["dataset"] == "builtin:toy2d" and shown["n_factuals"] == "12" and shown["cv_folds"] == "3"
     at.session_state["tau"] = 0.4
@@ -71,7 +71,7 @@ def test_an_upload_link_on_a_fresh_session_warns_and_applies_the_rest():
 
 
 def test_the_report_is_marked_out_of_date_when_a_setting_changes():
-    at = start("toy2d", page="pages/report.py")
+    at = start("toy2d", page="app_pages/report.py")
     at.button(key="build_report").click().run()
     assert [b.proto.label for b in at.get("download_button") if b.proto.label.endswith(".html")]
     at.session_state["tau"] = 0.4
@@ -95,7 +95,7 @@ def test_a_link_carries_the_missing_value_policy():
     assert not at.exception
     assert at.session_state["dataset"] == {"kind": "accidents", "path": str(RTA), "missing": "impute"}
     assert params(at)["missing"] == "impute"
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     assert any("Imputed" in i.value for i in at.info)
 
 

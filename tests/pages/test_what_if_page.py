@@ -4,7 +4,7 @@ from tests.pages.conftest import errors, metric, start
 
 
 def _page():
-    return start("synthetic-regional", page="pages/what_if.py")
+    return start("synthetic-regional", page="app_pages/what_if.py")
 
 
 def test_editing_a_value_updates_the_prediction_and_counterfactuals_and_a_reset_undoes_it():
@@ -70,7 +70,7 @@ def test_a_link_opens_the_same_edited_case():
     fresh = AppTest.from_file(APP, default_timeout=120)  # a new session, given only the link
     fresh.query_params.update({k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()})
     fresh.run()
-    fresh.switch_page("pages/what_if.py").run()
+    fresh.switch_page("app_pages/what_if.py").run()
     assert not fresh.exception and not errors(fresh)
     assert (fresh.session_state["whatif_row"], fresh.session_state["whatif_edits"]) == (row, edits)
     assert fresh.number_input(key="w_wi.speed").value == speed.min

@@ -24,8 +24,7 @@ sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals) 
 # -- the link ------------------------------------------------------------------------------------
 st.subheader("Link to this view")
 view = S.current_view()
-# The link opens the app's main page: Streamlit answers a first-ever request for a sub-page of a
-# freshly started server with "Page not found" (streamlit#9624), and the view carries the rest.
+# The link opens the app's main page (the Global view): the view in its parameters carries the rest.
 page_url = (st.context.url or "").split("?")[0]
 link = url_state.view_link(page_url.rsplit("/", 1)[0] + "/", view)
 st.code(link, language=None)

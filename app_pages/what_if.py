@@ -194,7 +194,7 @@ if st.button("Explore this case's region", key="w_wi_region", disabled=reason is
     s[S.QUERY] = row
     if s[S.WHERE] is not None and row not in set(fc.importance.rows_meeting(task, [row], s[S.WHERE]).tolist()):
         s[S.WHERE] = None  # the region criterion the explorer had does not hold for this case
-    st.switch_page("pages/regional.py")
+    st.switch_page("app_pages/regional.py")
 if reason is not None:
     st.caption(reason)
 else:
