@@ -162,29 +162,45 @@ def find_leaks(plans: Sequence[SessionPlan], seen: Sequence[dict]) -> list[dict]
 
 # -- the server's memory -------------------------------------------------------------------------------
 class MemorySampler(threading.Thread):
-    """Samples the resident memory of a process and its children until stopped; keeps the peak."""
+    """Samples the resident memory of a process and its children until stopped; keeps the peak.
+
+    Also keeps the CPU time the server's process tree used and the machine's busy CPU time over the
+    same span: the browsers run on the same machine, so the share the server had says how much of a
+    slow τ change is the server's work and how much is Chromium's.
+    """
 
     def __init__(self, pid: int):
         super().__init__(daemon=True)
         self.pid, self.peak, self.first = pid, 0, None
+        self.server_cpu_s, self.machine_busy_s, self.wall_s = 0.0, 0.0, 0.0
         self._done = threading.Event()
 
     def run(self) -> None:
         import psutil
 
         root = psutil.Process(self.pid)
+        machine_start, wall_start = _busy(psutil.cpu_times()), time.perf_counter()
         while not self._done.is_set():
             try:
-                total = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+                tree = [root, *root.children(recursive=True)]
+                total = sum(p.memory_info().rss for p in tree)
+                self.server_cpu_s = max(self.server_cpu_s, sum(sum(p.cpu_times()[:2]) for p in tree))
             except psutil.Error:  # a child ended between the listing and the reading: the next sample counts
                 total = 0
             self.first = total if self.first is None else self.first
             self.peak = max(self.peak, total)
+            self.machine_busy_s = _busy(psutil.cpu_times()) - machine_start
+            self.wall_s = time.perf_counter() - wall_start
             self._done.wait(MEMORY_EVERY)
 
     def stop(self) -> None:
         self._done.set()
         self.join()
+
+
+def _busy(times) -> float:
+    """CPU seconds the machine spent on anything but idling and waiting for disk."""
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
 # -- the sessions ----------------------------------------------------------------------------------
@@ -281,12 +297,22 @@ def markdown(result: dict) -> str:
         f"max {_seconds(change['max'])} s ({change['n']} changes).",
         f"- Peak server memory (RSS of the server's process tree): {result['peak_rss_bytes'] / 2**30:.2f} GB "
         f"(at start {result['start_rss_bytes'] / 2**30:.2f} GB).",
+        *_cpu_line(result.get("cpu")),
         f"- Leakage: {'none' if not leaks else f'{len(leaks)} value(s) from another session'}"
         + (f"; {len(unexpected)} value(s) of no session: "
            + ", ".join(f"session {f['session']} {f['what']} {f['value']}" for f in unexpected) if unexpected else "")
         + ".",
     ]
     return "\n".join(lines)
+
+
+def _cpu_line(cpu: dict | None) -> list[str]:
+    if not cpu or not cpu.get("wall_s"):
+        return []
+    capacity = cpu["cores"] * cpu["wall_s"]
+    return [f"- CPU over the {cpu['wall_s']:.0f} s run ({capacity:.0f} core-seconds): the machine was busy "
+            f"{cpu['machine_busy_s']:.0f} s ({cpu['machine_busy_s'] / capacity:.0%}), the app server "
+            f"{cpu['server_s']:.0f} s ({cpu['server_s'] / capacity:.0%}); the rest is the browsers and this driver."]
 
 
 def _machine() -> dict:
@@ -358,6 +384,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tau_change": spread([t for s in sessions for t in s["tau_changes_s"]]),
         "peak_rss_bytes": sampler.peak,
         "start_rss_bytes": sampler.first or 0,
+        "cpu": {"server_s": sampler.server_cpu_s, "machine_busy_s": sampler.machine_busy_s, "wall_s": sampler.wall_s,
+                "cores": os.cpu_count()},
         "findings": findings,
         "leak": any(f["another_session"] for f in findings),
     }
