@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.3.0"
+__version__ = "0.3.1"
 
 #: public name -> the module that defines it (imported on first access)
 _LAZY = {

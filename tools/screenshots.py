@@ -55,6 +55,7 @@ PAGES = [
     ("thresholds", "Thresholds", "Thresholds (τ)"),
     ("regional", "Regional explorer", "Regional explorer"),
     ("counterfactuals", "Counterfactuals", "Counterfactuals of one case"),
+    ("what-if", "What-if", "What-if editor"),
     ("compare", "Compare", "FLEX next to SHAP, LIME and DiCE"),
     ("report", "Report", "Report"),
 ]
