@@ -54,6 +54,20 @@ def new_page(browser):
     return page
 
 
+def open_with_csv_chosen(app, csv: Path):
+    """A new page on toy2d whose sidebar has ``csv`` chosen as an upload, its form (target, outcome values) showing."""
+    url, browser = app
+    page = new_page(browser)
+    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=2&cv_folds=2", wait_until="domcontentloaded")
+    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("CSV upload", exact=True).click()
+    sidebar.locator("input[type='file']").set_input_files(str(csv))
+    sidebar.get_by_text("Undesirable outcome value(s)").wait_for(timeout=WAIT)
+    wait_idle(page)
+    return page, sidebar
+
+
 def open_regional(browser, url):
     page = new_page(browser)
     page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
@@ -150,15 +164,7 @@ def test_with_more_factuals_than_the_map_draws_any_case_is_chosen_by_its_row_num
                           "lighting": rng.choice(["day", "dark"], n)})
     csv = tmp_path / "many.csv"
     frame.to_csv(csv, index=False)
-    url, browser = app
-    page = new_page(browser)
-    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=2&cv_folds=2", wait_until="domcontentloaded")
-    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
-    sidebar = page.locator("[data-testid='stSidebar']")
-    sidebar.get_by_text("CSV upload", exact=True).click()
-    sidebar.locator("input[type='file']").set_input_files(str(csv))
-    sidebar.get_by_text("Undesirable outcome value(s)").wait_for(timeout=WAIT)
-    wait_idle(page)
+    page, sidebar = open_with_csv_chosen(app, csv)
     sidebar.locator("[data-testid='stMultiSelect']").first.click()
     page.get_by_role("option", name="Severe").click()
     page.keyboard.press("Escape")
@@ -258,15 +264,7 @@ def test_a_users_csv_and_lightgbm_file_uploaded_in_the_sidebar_are_explained(app
     csv = tmp_path / "penguins.csv"
     X.assign(mass=y).to_csv(csv, index=False)
     model_file = fc.models.save_model(model, tmp_path / "penguins_lightgbm.skops")
-    url, browser = app
-    page = new_page(browser)
-    page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=2&cv_folds=2", wait_until="domcontentloaded")
-    page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=WAIT)
-    sidebar = page.locator("[data-testid='stSidebar']")
-    sidebar.get_by_text("CSV upload", exact=True).click()
-    sidebar.locator("input[type='file']").set_input_files(str(csv))
-    sidebar.get_by_text("Undesirable outcome value(s)").wait_for(timeout=WAIT)
-    wait_idle(page)
+    page, sidebar = open_with_csv_chosen(app, csv)
     sidebar.locator("[data-testid='stSelectbox']").filter(has_text="Target column").click()
     page.get_by_role("option", name="mass").click()
     wait_idle(page)
