@@ -484,8 +484,13 @@ def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bound
         if schema is not None:  # the model labels the rows itself: refuse text it would misread before it reads it
             schema.check_text_columns({c: frame[c].dropna().unique() for c in features
                                        if not pd.api.types.is_numeric_dtype(frame[c])})
-        frame[target] = np.asarray(model.predict(frame), dtype=object)
+        # Through the adapter: a frame read back from a project's CSV has lost its category columns.
+        labelled = frame if schema is None else schema.adapt(frame)
+        frame[target] = np.asarray(model.predict(labelled), dtype=object)
         notes.append("No y was given: the outcome column holds the model's predictions.")
+    # A pandas category column is categorical whatever its values: categories 1, 2, 3 are levels, not a number
+    # a counterfactual may move along (a kind the caller gives still wins).
+    kinds = {**{c: "categorical" for c in features if isinstance(X[c].dtype, pd.CategoricalDtype)}, **(kinds or {})}
     left_out = [c for c in X.columns if c not in set(features)]
     if left_out:
         notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from .._errors import DataError, UnseenCategoryError
@@ -102,10 +103,21 @@ def _listed(values: Sequence, limit: int = 5) -> str:
     return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
+def _category_key(value) -> str:
+    """How a value is matched to a training category: as text, a whole number written without ".0".
+
+    FLEX holds a number column as floats, where the model may have learnt the categories 1, 2, 3:
+    2.0 is the category 2, not a value the model never saw.
+    """
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _unseen(values, categories: Sequence) -> list:
-    """The non-missing ``values`` that match none of ``categories`` as text, once each, in order."""
-    known = {str(c) for c in categories}
-    return list(dict.fromkeys(v for v in values if not pd.isna(v) and str(v) not in known))
+    """The non-missing ``values`` that match none of ``categories`` (see :func:`_category_key`), once each, in order."""
+    known = {_category_key(c) for c in categories}
+    return list(dict.fromkeys(v for v in values if not pd.isna(v) and _category_key(v) not in known))
 
 
 def unseen_category_error(column: str, unseen: Sequence, categories: Sequence) -> UnseenCategoryError:
@@ -132,8 +144,8 @@ def as_category(column: pd.Series, categories: Sequence) -> pd.Series:
     unseen = _unseen(column.unique(), categories)
     if unseen:
         raise unseen_category_error(str(column.name), unseen, categories)
-    by_text = {str(c): c for c in categories}
-    mapped = column.map(lambda v: by_text.get(str(v)) if not pd.isna(v) else None)
+    by_key = {_category_key(c): c for c in categories}
+    mapped = column.map(lambda v: by_key.get(_category_key(v)) if not pd.isna(v) else None)
     return pd.Series(pd.Categorical(mapped, categories=list(categories)), index=column.index, name=column.name)
 
 

@@ -390,3 +390,31 @@ def test_cli_refuses_text_for_a_model_file_trained_on_codes(tmp_path, penguins, 
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "Column 'species' holds text (Adelie, Chinstrap, Gentoo), but the model was trained on numbers" in err
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+def test_integer_categories_are_levels_the_model_knows_also_after_a_project_round_trip(tmp_path, library):
+    """Categories 1, 2, 3 of a pandas category column: FLEX reads the column as categorical (not a number to move
+    along), its values match the model's categories (2.0 read back from a CSV is the category 2, not an unseen
+    value), and a project saved without y reloads: the model labels the CSV's rows through the adapter."""
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame({"speed": rng.uniform(20, 120, n).round(1), "district": pd.Categorical(rng.choice([1, 2, 3], n)),
+                      "road zone": pd.Categorical(rng.choice(["rural", "urban"], n))})
+    severe = (X["speed"] > 80) | (X["district"] == 3)
+    y = np.where(severe, "severe", "mild")
+    if library == "lightgbm":
+        model = lgb.LGBMClassifier(n_estimators=20, num_leaves=7, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
+        undesired = "severe"
+    else:
+        model = xgb.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True, tree_method="hist",
+                                  n_jobs=1).fit(X, severe.astype(int))
+        undesired = 1
+    explainer = fc.FlexExplainer(model, X, undesired=undesired, n_cf=3)
+    district = explainer.task.features[explainer.task.feature_names.index("district")]
+    assert district.kind == "categorical" and set(district.levels) == {"1", "2", "3"}
+    before = explainer.explain_global(n_factuals=10)
+    reloaded = fc.FlexExplainer.load(explainer.save(tmp_path / "project"))
+    after = reloaded.explain_global(n_factuals=10)
+    np.testing.assert_array_equal(before.query_index, after.query_index)
+    np.testing.assert_allclose(before.frequency_mean, after.frequency_mean)

@@ -129,13 +129,30 @@ def test_an_uploaded_xgboost_with_names_with_spaces_and_categories_is_explained(
     assert chart(at, "global_chart")["data"][0]["x"]
 
 
-def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkeypatch):
-    """Issue 19 item 6: dashboard() of an explainer without y scored the model against its own predictions (100%)."""
+def _lightgbm_with_categories(frame):
+    """A LightGBM model on pandas category columns, one of them named with a space ("road zone")."""
+    lightgbm = pytest.importorskip("lightgbm")
+    X = frame.drop(columns=["severity"]).rename(columns={"zone": "road zone"})
+    X = X.astype({"road zone": "category", "lighting": "category", "district": "category"})
+    model = lightgbm.LGBMClassifier(n_estimators=20, num_leaves=7, min_child_samples=5, verbose=-1, n_jobs=1)
+    return model.fit(X, frame["severity"]), X
+
+
+@pytest.mark.parametrize("library", ["scikit-learn pipeline", "lightgbm"])
+def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkeypatch, library):
+    """Issue 19 item 6: dashboard() of an explainer without y scored the model against its own predictions (100%).
+
+    Also for a LightGBM model on category columns with a space in a name, as a data scientist brings one.
+    """
     monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
     frame = accident_frame(300)
-    model = user_pipeline(frame)
-    explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired="severe",
-                                 kinds={"district": "categorical"})
+    if library == "lightgbm":
+        model, X = _lightgbm_with_categories(frame)
+        explainer = fc.FlexExplainer(model, X, undesired="severe")
+    else:
+        model = user_pipeline(frame)
+        explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired="severe",
+                                     kinds={"district": "categorical"})
     assert explainer.model.metrics == {"note": fc.models.NO_LABELS_NOTE}
     folder = explainer.save(tmp_path / "project")
     at = AppTest.from_file(APP, default_timeout=120)
