@@ -20,11 +20,15 @@ pytestmark = [
 
 
 @contextlib.contextmanager
-def app_page(tmp_path, query: str):
-    """A Chromium page on a fresh `streamlit run app.py` (private counterfactual cache), opened at ``/?query``."""
+def app_page(tmp_path, query: str, *, env: dict | None = None):
+    """A Chromium page on a fresh `streamlit run app.py` (private counterfactual cache), opened at ``/?query``.
+
+    ``env``: more of the app process's environment (e.g. the folder it may read files from).
+    """
     playwright = pytest.importorskip("playwright.sync_api")
     ARTIFACTS.mkdir(exist_ok=True)
-    with running_app(env={"FLEX_CACHE_DIR": str(tmp_path / "cache")}) as url, playwright.sync_playwright() as p:
+    env = {"FLEX_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
+    with running_app(env=env) as url, playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -5,14 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from pathlib import Path
 
 import pytest
 
 from tests.browser.test_browser import ARTIFACTS
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+from tests.browser.test_browser import app_page as browser_app_page
+from tests.conftest import data_dir
+from tools.serve import CHROMIUM
 
-LOAN = Path(os.environ.get("FLEX_DATA_DIR", "/work/shared/data")) / "loan_approval_dataset.csv"
+LOAN = data_dir() / "loan_approval_dataset.csv"
 VIEW = f"dataset=loan:{LOAN}&cv_folds=0&n_factuals=10&n_cf=3"
 
 pytestmark = [
@@ -22,20 +23,9 @@ pytestmark = [
 ]
 
 
-@contextlib.contextmanager
 def app_page(tmp_path, query: str):
     """Chromium on a fresh app (private counterfactual cache) that may read the loan file's folder."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    ARTIFACTS.mkdir(exist_ok=True)
-    env = {"FLEX_CACHE_DIR": str(tmp_path / "cache"), "FLEX_DATA_DIR": str(LOAN.parent)}
-    with running_app(env=env) as url, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
-            yield page
-        finally:
-            browser.close()
+    return browser_app_page(tmp_path, query, env={"FLEX_DATA_DIR": str(LOAN.parent)})
 
 
 def _open(page, path: str) -> None:

@@ -55,6 +55,16 @@ def test_a_model_that_does_not_fit_the_data_is_refused_with_one_error():
     assert at.session_state["model_file"] is None
 
 
+def open_project(folder) -> AppTest:
+    """The app on a saved project folder (as the sidebar's "Project folder" source opens it), N_F = 12, N_cf = 3."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = {"kind": "project", "path": str(folder)}
+    at.session_state["sb_source"] = "Project folder"
+    at.session_state["sb_n_factuals"] = 12
+    at.session_state["sb_n_cf"] = 3
+    return at.run()
+
+
 def test_a_project_folder_opens_with_its_model(tmp_path, monkeypatch):
     monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))  # the server may read below this folder
     frame = accident_frame(300)
@@ -62,12 +72,7 @@ def test_a_project_folder_opens_with_its_model(tmp_path, monkeypatch):
     explainer = fc.FlexExplainer(model, frame.drop(columns=["severity"]), undesired="severe", y=frame["severity"],
                                  kinds={"district": "categorical"}, immutable=["zone"])
     folder = explainer.save(tmp_path / "project")
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["dataset"] = {"kind": "project", "path": str(folder)}
-    at.session_state["sb_source"] = "Project folder"
-    at.session_state["sb_n_factuals"] = 12
-    at.session_state["sb_n_cf"] = 3
-    at.run()
+    at = open_project(folder)
     assert not at.exception, at.exception
     assert not errors(at)
     bars = chart(at, "global_chart")["data"][0]
@@ -155,12 +160,7 @@ def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkey
                                      kinds={"district": "categorical"})
     assert explainer.model.metrics == {"note": fc.models.NO_LABELS_NOTE}
     folder = explainer.save(tmp_path / "project")
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["dataset"] = {"kind": "project", "path": str(folder)}
-    at.session_state["sb_source"] = "Project folder"
-    at.session_state["sb_n_factuals"] = 12
-    at.session_state["sb_n_cf"] = 3
-    at.run()
+    at = open_project(folder)
     assert not at.exception, at.exception
     assert not errors(at)
     labels = [m.label for m in at.metric]

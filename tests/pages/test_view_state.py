@@ -3,13 +3,11 @@ that changes a number (or say what they cannot carry), and a report out of date 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
+from tests.conftest import data_dir
 from tests.pages.conftest import APP, chart, start
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
@@ -83,7 +81,7 @@ def test_the_report_is_marked_out_of_date_when_a_setting_changes():
     assert [b for b in at.get("download_button") if b.proto.label.endswith(".html")] and not at.warning
 
 
-RTA = Path(os.environ.get("FLEX_DATA_DIR", "/work/shared/data")) / "RTA_Dataset.csv"
+RTA = data_dir() / "RTA_Dataset.csv"
 
 
 @pytest.mark.skipif(not RTA.exists(), reason=f"{RTA} not found (set FLEX_DATA_DIR to the paper's data folder)")
