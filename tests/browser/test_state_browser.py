@@ -127,7 +127,14 @@ def test_a_click_selects_the_query_and_a_reload_and_the_link_restore_the_view(ap
     page.close()
 
 
-def test_a_bad_upload_is_one_error_and_the_previous_dataset_stays(app, tmp_path):
+NO_OUTCOME = "\n".join(["speed,weight", *(f"{20 + i * 1.5},{60 + (i * 7) % 41}" for i in range(60))]).encode()
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("photo.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "This is not a text/CSV file"),
+    ("numbers.csv", NO_OUTCOME, "No column looks like an outcome"),
+])
+def test_a_bad_upload_is_one_error_and_the_previous_dataset_stays(app, tmp_path, name, content, message):
     url, browser = app
     page = new_page(browser)
     page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=3&cv_folds=2", wait_until="domcontentloaded")
@@ -135,15 +142,15 @@ def test_a_bad_upload_is_one_error_and_the_previous_dataset_stays(app, tmp_path)
     active = page.get_by_text(re.compile(r"Active: toy2d"))
     active.first.wait_for(timeout=WAIT)
     page.get_by_text("CSV upload", exact=True).click()
-    bad = tmp_path / "photo.csv"
-    bad.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    bad = tmp_path / name
+    bad.write_bytes(content)
     upload = page.locator("[data-testid='stSidebar'] input[type='file']")
     upload.wait_for(state="attached", timeout=WAIT)
     upload.set_input_files(str(bad))
     error = page.locator("[data-testid='stAlertContentError']")
     error.first.wait_for(timeout=WAIT)
     assert error.count() == 1
-    assert "This is not a text/CSV file" in error.first.inner_text()
+    assert message in error.first.inner_text()
     assert page.locator("[data-testid='stException']").count() == 0
     # The error is drawn before the rest of the rerun: wait for the sidebar to name the previous dataset
     # again (a count taken at once can race the rerun), and for its chart.
