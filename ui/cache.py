@@ -36,6 +36,7 @@ from flex_core.importance._sweep import TAU_PANELS
 from ui import paths
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
+from ui.shelf import Shelf
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -126,9 +127,9 @@ MODELS_KEPT = 8
 
 
 @st.cache_resource
-def _model_shelf() -> tuple[OrderedDict, threading.Lock]:
-    """Fitted models shared by every session, most recently used last (at most :data:`MODELS_KEPT`)."""
-    return OrderedDict(), threading.Lock()
+def _model_shelf() -> Shelf[fc.FittedModel]:
+    """Fitted models shared by every session, each trained once (at most :data:`MODELS_KEPT` kept)."""
+    return Shelf(MODELS_KEPT)
 
 
 def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str, seed: int, cv_folds: int,
@@ -136,29 +137,30 @@ def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str,
     """The fitted model for these settings, trained with a progress bar (fold k of n, then the final fit).
 
     Not ``st.cache_resource`` itself: a cached function may not draw into a progress bar
-    made outside it, and training is what most needs one. The shelf it keeps models on is.
+    made outside it, and training is what most needs one. The shelf it keeps models on is; a session
+    that asks while another trains the same model waits for that one.
     """
-    shelf, lock = _model_shelf()
     key = (fingerprint, model, encoding, int(seed), int(cv_folds), cv_rows)
-    with lock:
-        if key in shelf:
-            shelf.move_to_end(key)
-            return shelf[key]
-    bar = st.progress(0.0, text=f"Training the model on {len(task.frame):,} rows…")
 
-    def progress(step: int, total: int, text: str) -> None:
-        bar.progress(step / max(total, 1), text=text + "…")
+    def train() -> fc.FittedModel:
+        bar = st.progress(0.0, text=f"Training the model on {len(task.frame):,} rows…")
 
+        def progress(step: int, total: int, text: str) -> None:
+            bar.progress(step / max(total, 1), text=text + "…")
+
+        try:
+            return fc.fit_model(task, model=model, encoding=encoding, seed=seed, cv_folds=cv_folds, cv_rows=cv_rows,
+                                progress=progress)
+        finally:
+            bar.empty()
+
+    note = st.empty()
     try:
-        fitted = fc.fit_model(task, model=model, encoding=encoding, seed=seed, cv_folds=cv_folds, cv_rows=cv_rows,
-                              progress=progress)
+        return _model_shelf().get_or_make(
+            key, train, waiting=lambda: note.info("Another session is training this model; it is used here as soon as it is ready.")
+        )
     finally:
-        bar.empty()
-    with lock:
-        shelf[key] = fitted
-        while len(shelf) > MODELS_KEPT:
-            shelf.popitem(last=False)
-    return fitted
+        note.empty()
 
 
 @st.cache_resource(max_entries=16)
