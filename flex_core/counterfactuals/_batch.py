@@ -28,7 +28,10 @@ outcome staying desirable, found in this order (``batch``):
 desirable ("nearest unlike neighbours"), found with one index built per model and
 reused for every query; the factual takes their values on the features allowed to vary.
 Either way every valid candidate is then made minimal (:mod:`._refine`), and a query
-keeps the distinct results.
+keeps the distinct results. Refining costs a dozen model calls however many rows it
+takes, so valid candidates wait in a queue and are refined together: the single
+changes at once (they bound the near misses), the trade-off probes together, and
+the random rounds in blocks of :data:`SETTLE_ROUNDS`.
 
 Each query has its own random stream (:func:`query_seed`), and every step only
 looks at that query's own candidates, so a query's counterfactuals do not depend
@@ -452,6 +455,8 @@ PROCESS_QUERIES = 1_000
 CHUNK_QUERIES = 5_000
 #: Rounds in a row that add no new distinct counterfactual after which a query that has some stops.
 PATIENCE = 3
+#: Rounds whose valid candidates are made minimal together (one revert loop and one shrinking loop for all).
+SETTLE_ROUNDS = 4
 #: Values per number scanned when every single-feature change is tried (quantiles of the training values).
 SINGLE_GRID = 5
 #: Levels per categorical feature scanned alone at most (the most frequent ones).
@@ -466,14 +471,21 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     1. (``batch``) Every single-feature change on a grid: each level of a categorical feature,
        :data:`SINGLE_GRID` quantiles of a number's training values (in its permitted range and
        direction). So every feature that flips a query alone, within that grid, is found.
-    2. Rounds of random candidates (``batch``: two changes at first, then more; ``batch-plausible``:
-       nearest unlike neighbours), for every query still short, scored in one call.
+       These are made minimal at once: their shrunk values bound the near misses of step 2.
+    2. (``batch``) Near misses with probed partners, one at a time and all together; their valid
+       ones are made minimal together.
+    3. Rounds of random candidates (``batch``: two changes at first, then more; ``batch-plausible``:
+       nearest unlike neighbours), for every query still short, scored in one call per round. The
+       valid ones of :data:`SETTLE_ROUNDS` rounds are made minimal together, after the last round
+       of each block (the same rounds for every query).
 
-    Every valid candidate is cleared of the changes it does not need (:func:`revert_passengers`)
-    and, with ``refine="minimal"``, made minimal (:func:`minimal_rows`); a query keeps the
-    *distinct* results (:func:`distinct_keys`). It stays in the search until it has n_cf of them,
-    until :data:`PATIENCE` rounds in a row add none, or until ``max_rounds``: where fewer distinct
-    counterfactuals exist, fewer are returned, never copies.
+    Making valid candidates final (``settle``): each is cleared of the changes it does not need
+    (:func:`revert_passengers`) and, with ``refine="minimal"``, made minimal (:func:`minimal_rows`);
+    a query keeps the *distinct* results (:func:`distinct_keys`). A query queues at most the
+    candidates it still lacks, and sits out the rest of a block once its queue covers them. It
+    stays in the search until it has n_cf distinct ones, until :data:`PATIENCE` rounds in a row
+    add none, or until ``max_rounds``: where fewer distinct counterfactuals exist, fewer are
+    returned, never copies.
     """
     n_q, n_f = factuals.shape
     rngs = [np.random.default_rng(query_seed(settings.seed, int(r))) for r in row_ids]
@@ -486,14 +498,22 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     tried: list[set[bytes]] = [set() for _ in range(n_q)]  # finals already made minimal, before refinement
     proposed: list[set[bytes]] = [set() for _ in range(n_q)]  # random candidates already scored
 
-    def keep(candidates, owner, *, first=None, singles: bool = False, valid=None) -> np.ndarray:
-        """Score candidates (unless ``valid`` says), make the valid ones final and add the distinct ones to their pools.
+    # Valid candidates wait in a queue and are made final together (:func:`settle`): one revert loop and
+    # one shrinking loop for several stages or rounds, since every model call costs as much as a few
+    # hundred rows. ``queued[q]`` counts query q's waiting candidates.
+    queue: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    queued = np.zeros(n_q, dtype=int)
+
+    def need() -> np.ndarray:
+        """Per query: distinct counterfactuals still missing, less the candidates already waiting."""
+        return settings.n_cf - np.array([len(p) for p in pools]) - queued
+
+    def enqueue(candidates, owner, *, first=None, singles: bool = False, valid=None) -> np.ndarray:
+        """Score candidates (unless ``valid`` says) and queue the valid ones; returns how many each query queued.
 
         ``first`` (per candidate, -1 for none): the near miss to shrink before the other changes, so the
         partners' drawn values decide where on the trade-off the counterfactual lands.
-        Returns the number of new distinct counterfactuals per query.
         """
-        new = np.zeros(n_q, dtype=int)
         first = np.full(len(candidates), -1) if first is None else first
         if valid is None:
             pick = _distinct_rows(candidates, owner, factuals)
@@ -501,15 +521,27 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             pick = pick[_first_seen(proposed, owner[pick], candidates[pick])]
             candidates, owner, first = candidates[pick], owner[pick], first[pick]
             if len(candidates) == 0:
-                return new
+                return np.zeros(n_q, dtype=int)
             valid = counter(candidates) <= 0.5
         if singles:
             # Only the valid value nearest the factual on each side shrinks: the farther ones would end at the same place.
-            valid &= _nearest_per_side(space, candidates, owner, factuals, valid)
+            valid = valid & _nearest_per_side(space, candidates, owner, factuals, valid)
         else:
             # At most as many as a query still needs: making a counterfactual minimal costs tens of rows.
-            valid &= _first_per_owner(owner, valid, settings.n_cf - np.array([len(p) for p in pools]))
-        rows, owner, first = candidates[valid], owner[valid], first[valid]
+            valid = valid & _first_per_owner(owner, valid, np.maximum(need(), 0))
+        queue.append((candidates[valid], owner[valid], first[valid]))
+        added = np.bincount(owner[valid], minlength=n_q)
+        queued[:] += added
+        return added
+
+    def settle() -> np.ndarray:
+        """Make every queued candidate final and add the distinct ones to their pools; new ones per query."""
+        new = np.zeros(n_q, dtype=int)
+        if not queue:
+            return new
+        rows, owner, first = (np.concatenate(part) for part in zip(*queue))
+        queue.clear()
+        queued[:] = 0
         if len(rows) == 0:
             return new
         finals = revert_passengers(counter, rows, factuals[owner])
@@ -554,7 +586,8 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             hit_owners.append(hit_owner)
         if hits:
             candidates, owner = np.concatenate(hits), np.concatenate(hit_owners)
-            keep(candidates, owner, singles=True, valid=np.ones(len(candidates), dtype=bool))
+            enqueue(candidates, owner, singles=True, valid=np.ones(len(candidates), dtype=bool))
+            settle()  # the single flips bound the near misses below
         subset[:] = min(2, max(n_vary, 1))  # single changes were tried: random ones start at two
         active = np.array([q for q in range(n_q) if len(pools[q]) < settings.n_cf], dtype=int)
         # Which other features help each near miss: each at both ends of its range, one call.
@@ -568,35 +601,43 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             alone[owner[lone], anchor[lone]] = p[lone]
             helps = ~lone & (p < alone[owner, anchor] - 1e-9)
             bounds.learn_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
-            keep(probes[~lone], owner[~lone], first=anchor[~lone], valid=(p <= 0.5)[~lone])
+            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=(p <= 0.5)[~lone])
             # All the partners of a near miss at once, each at its better end: where even that does not
             # flip the query, no mix of them will (as far as the model is monotone there), so none is tried.
             together, q, a = _all_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
             if len(together):
                 flips = counter(together) <= 0.5
                 bounds.partners[q[~flips], a[~flips]] = False
-                keep(together, q, first=a, valid=flips)
+                enqueue(together, q, first=a, valid=flips)
+            settle()
         # A query with near misses that no other feature helps has only its single changes.
         has_near_miss = bounds.has_near_miss(active)
         active = active[~has_near_miss | bounds.partners[active].any(axis=(1, 2))]
     stale = np.zeros(n_q, dtype=int)
-    active = np.array([q for q in active if len(pools[q]) < settings.n_cf], dtype=int)
+    searching = np.array([q for q in active if len(pools[q]) < settings.n_cf], dtype=int)
     for round_no in range(settings.max_rounds):
-        if len(active) == 0:
-            break
-        if neighbours is not None:
-            candidates, owner = neighbours.propose(active, round_no, settings)
-            first = None
-        else:
-            candidates, owner, first = _random_candidates(space, factuals, rngs, active, subset, settings.samples, bounds)
-        new = keep(candidates, owner, first=first)
-        stale[active] = np.where(new[active] > 0, 0, stale[active] + 1)
-        # DiCE-like growth while changes keep finding counterfactuals; doubling when a round found nothing.
-        subset[active] = np.minimum(n_vary, np.where(new[active] > 0, subset[active] + 1, 2 * subset[active]))
-        active = np.array(
-            [q for q in active if len(pools[q]) < settings.n_cf and not (pools[q] and stale[q] >= PATIENCE)],
+        # A query whose waiting candidates cover what it lacks sits out until they are made final.
+        active = searching[need()[searching] > 0]
+        if len(active):
+            if neighbours is not None:
+                candidates, owner = neighbours.propose(active, round_no, settings)
+                first = None
+            else:
+                candidates, owner, first = _random_candidates(space, factuals, rngs, active, subset, settings.samples, bounds)
+            found = enqueue(candidates, owner, first=first)
+            # DiCE-like growth while changes keep finding counterfactuals; doubling when a round found nothing.
+            subset[active] = np.minimum(n_vary, np.where(found[active] > 0, subset[active] + 1, 2 * subset[active]))
+        # Rounds are made final in fixed blocks (the same rounds for every query, so none depends on its batch).
+        if (round_no + 1) % SETTLE_ROUNDS and round_no + 1 < settings.max_rounds:
+            continue
+        new = settle()
+        stale[searching] = np.where(new[searching] > 0, 0, stale[searching] + SETTLE_ROUNDS)
+        searching = np.array(
+            [q for q in searching if len(pools[q]) < settings.n_cf and not (pools[q] and stale[q] >= PATIENCE)],
             dtype=int,
         )
+        if len(searching) == 0:
+            break
     per_query = [
         _select(np.array(list(pool.values())).reshape(-1, n_f), factuals[q], settings.n_cf, rngs[q])
         for q, pool in enumerate(pools)
