@@ -30,8 +30,8 @@ reused for every query; the factual takes their values on the features allowed t
 Either way every valid candidate is then made minimal (:mod:`._refine`), and a query
 keeps the distinct results. Refining costs a dozen model calls however many rows it
 takes, so valid candidates wait in a queue and are refined together: the single
-changes at once (they bound the near misses), the trade-off probes together, and
-the random rounds in blocks of :data:`SETTLE_ROUNDS`.
+changes at once (their minimal values bound the near misses), then the trade-off
+probes with the random rounds in blocks (:data:`SETTLE_ROUNDS`).
 
 Each query has its own random stream (:func:`query_seed`), and every step only
 looks at that query's own candidates, so a query's counterfactuals do not depend
@@ -453,12 +453,17 @@ class _SearchSettings:
 PROCESS_QUERIES = 1_000
 #: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
 CHUNK_QUERIES = 5_000
-#: Rounds in a row that add no new distinct counterfactual after which a query that has some stops.
+#: Rounds in a row that add no new distinct counterfactual after which a query that has some stops
+#: (counted when a block of rounds is made final: the whole block counts).
 PATIENCE = 3
-#: Rounds whose valid candidates are made minimal together (one revert loop and one shrinking loop for all).
-SETTLE_ROUNDS = 4
-#: Values per number scanned when every single-feature change is tried (quantiles of the training values).
-SINGLE_GRID = 5
+#: Rounds whose valid candidates are made minimal together (one revert loop and one shrinking loop for all):
+#: a short first block, so a query learns early which of its candidates collapse, then long ones.
+SETTLE_ROUNDS = (3, 9)
+#: Valid candidates a query may queue beyond the distinct counterfactuals it lacks (see ``enqueue``).
+COLLAPSE_MARGIN = 2
+#: Values per number scanned when every single-feature change is tried (quantiles of the training values:
+#: the smallest, the median and the largest; the flip found is then shrunk to its boundary anyway).
+SINGLE_GRID = 3
 #: Levels per categorical feature scanned alone at most (the most frequent ones).
 SINGLE_LEVELS = 64
 #: Item numbers per feature (a level's code, or 0/1 for a number's sides): keeps items of features apart.
@@ -472,20 +477,21 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
        :data:`SINGLE_GRID` quantiles of a number's training values (in its permitted range and
        direction). So every feature that flips a query alone, within that grid, is found.
        These are made minimal at once: their shrunk values bound the near misses of step 2.
-    2. (``batch``) Near misses with probed partners, one at a time and all together; their valid
-       ones are made minimal together.
+    2. (``batch``) Near misses with probed partners, one at a time and all together (two calls);
+       their valid ones wait for the first block of rounds.
     3. Rounds of random candidates (``batch``: two changes at first, then more; ``batch-plausible``:
        nearest unlike neighbours), for every query still short, scored in one call per round. The
-       valid ones of :data:`SETTLE_ROUNDS` rounds are made minimal together, after the last round
-       of each block (the same rounds for every query).
+       valid ones queued so far are made minimal together after each block of rounds (after round
+       3, then every 9 rounds, and after the last: :data:`SETTLE_ROUNDS`; the same rounds for
+       every query, so a query's result does not depend on its batch).
 
     Making valid candidates final (``settle``): each is cleared of the changes it does not need
     (:func:`revert_passengers`) and, with ``refine="minimal"``, made minimal (:func:`minimal_rows`);
     a query keeps the *distinct* results (:func:`distinct_keys`). A query queues at most the
-    candidates it still lacks, and sits out the rest of a block once its queue covers them. It
-    stays in the search until it has n_cf distinct ones, until :data:`PATIENCE` rounds in a row
-    add none, or until ``max_rounds``: where fewer distinct counterfactuals exist, fewer are
-    returned, never copies.
+    candidates it still lacks plus :data:`COLLAPSE_MARGIN`, and sits out the rest of a block once
+    its queue covers what it lacks. It stays in the search until it has n_cf distinct ones, until
+    :data:`PATIENCE` rounds in a row add none, or until ``max_rounds``: where fewer distinct
+    counterfactuals exist, fewer are returned, never copies.
     """
     n_q, n_f = factuals.shape
     rngs = [np.random.default_rng(query_seed(settings.seed, int(r))) for r in row_ids]
@@ -527,8 +533,9 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             # Only the valid value nearest the factual on each side shrinks: the farther ones would end at the same place.
             valid = valid & _nearest_per_side(space, candidates, owner, factuals, valid)
         else:
-            # At most as many as a query still needs: making a counterfactual minimal costs tens of rows.
-            valid = valid & _first_per_owner(owner, valid, np.maximum(need(), 0))
+            # About as many as a query still needs (making a counterfactual minimal costs tens of rows), and a
+            # few more: some collapse onto one another, or onto ones already found, when they are made minimal.
+            valid = valid & _first_per_owner(owner, valid, np.maximum(need() + COLLAPSE_MARGIN, 0))
         queue.append((candidates[valid], owner[valid], first[valid]))
         added = np.bincount(owner[valid], minlength=n_q)
         queued[:] += added
@@ -609,12 +616,12 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
                 flips = counter(together) <= 0.5
                 bounds.partners[q[~flips], a[~flips]] = False
                 enqueue(together, q, first=a, valid=flips)
-            settle()
         # A query with near misses that no other feature helps has only its single changes.
         has_near_miss = bounds.has_near_miss(active)
         active = active[~has_near_miss | bounds.partners[active].any(axis=(1, 2))]
     stale = np.zeros(n_q, dtype=int)
     searching = np.array([q for q in active if len(pools[q]) < settings.n_cf], dtype=int)
+    settled_after = 0  # the round after which queued candidates were last made final
     for round_no in range(settings.max_rounds):
         # A query whose waiting candidates cover what it lacks sits out until they are made final.
         active = searching[need()[searching] > 0]
@@ -628,10 +635,11 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             # DiCE-like growth while changes keep finding counterfactuals; doubling when a round found nothing.
             subset[active] = np.minimum(n_vary, np.where(found[active] > 0, subset[active] + 1, 2 * subset[active]))
         # Rounds are made final in fixed blocks (the same rounds for every query, so none depends on its batch).
-        if (round_no + 1) % SETTLE_ROUNDS and round_no + 1 < settings.max_rounds:
+        if not _settles_after(round_no + 1, settings.max_rounds):
             continue
         new = settle()
-        stale[searching] = np.where(new[searching] > 0, 0, stale[searching] + SETTLE_ROUNDS)
+        stale[searching] = np.where(new[searching] > 0, 0, stale[searching] + round_no + 1 - settled_after)
+        settled_after = round_no + 1
         searching = np.array(
             [q for q in searching if len(pools[q]) < settings.n_cf and not (pools[q] and stale[q] >= PATIENCE)],
             dtype=int,
@@ -643,6 +651,12 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         for q, pool in enumerate(pools)
     ]
     return per_query, counter.rows, counter.calls
+
+
+def _settles_after(round_number: int, max_rounds: int) -> bool:
+    """Whether the valid candidates queued so far are made final after this round (1-based): see :data:`SETTLE_ROUNDS`."""
+    first, every = SETTLE_ROUNDS
+    return round_number in (max_rounds, first) or (round_number > first and (round_number - first) % every == 0)
 
 
 def _single_candidates(space: _SearchSpace, factuals: np.ndarray):
