@@ -622,6 +622,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     stale = np.zeros(n_q, dtype=int)
     searching = np.array([q for q in active if len(pools[q]) < settings.n_cf], dtype=int)
     settled_after = 0  # the round after which queued candidates were last made final
+    dry = np.zeros(n_q, dtype=int)  # rounds in a row in which a query found no valid candidate
     for round_no in range(settings.max_rounds):
         # A query whose waiting candidates cover what it lacks sits out until they are made final.
         active = searching[need()[searching] > 0]
@@ -634,6 +635,11 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             found = enqueue(candidates, owner, first=first)
             # DiCE-like growth while changes keep finding counterfactuals; doubling when a round found nothing.
             subset[active] = np.minimum(n_vary, np.where(found[active] > 0, subset[active] + 1, 2 * subset[active]))
+            # PATIENCE rounds without even a valid candidate add no distinct counterfactual: a query that
+            # has some stops before its block ends (its queue is still made final).
+            dry[active] = np.where(found[active] > 0, 0, dry[active] + 1)
+            has_some = np.array([len(pools[q]) > 0 for q in searching], dtype=bool) | (queued[searching] > 0)
+            searching = searching[~(has_some & (dry[searching] >= PATIENCE))]
         # Rounds are made final in fixed blocks (the same rounds for every query, so none depends on its batch).
         if not _settles_after(round_no + 1, settings.max_rounds):
             continue
