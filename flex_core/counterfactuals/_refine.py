@@ -9,13 +9,15 @@ minimal, in this order (every step is one batched model call over all rows at on
 1. **Shrink.** For every (counterfactual, changed continuous/ordinal feature) pair, search the
    segment from the factual's value (clipped to the permitted range) to the counterfactual's
    value, with the other features held at the counterfactual's values. Each call scores, for all
-   pairs at once, the factual's value and the middle (the first call), then the middle of the
-   remaining segment (bisection), from the fifth call on three points that quarter it: the value
-   kept is the point nearest the factual that the model still predicts desirable. The search
-   stops when the segment is no longer than ``range_j / 1000`` (and at least one unit for
-   integers and ordinal levels), so at most about seven calls and thirteen rows per pair. A
-   change the model does not need at all goes back to the factual's value. A feature the caller
-   asked to shrink first (``first``, with the other changes held) is not shrunk again here.
+   pairs at once, the middle of the remaining segment (bisection; in the first call also the
+   clipped value where the factual's lies outside the permitted range), from the fifth call on
+   three points that quarter it: the value kept is the point nearest the factual that the model
+   still predicts desirable. The search stops when the segment is no longer than
+   ``range_j / 1000`` (and at least one unit for integers and ordinal levels), so at most about
+   seven calls and thirteen rows per pair. The factual's value itself is not scored here: a
+   change the model does not need at all is reverted in step 2, which follows every shrink. A
+   feature the caller asked to shrink first (``first``, with the other changes held) is not
+   shrunk again here.
    All of a counterfactual's shrunk features are then applied together and scored; where the
    combination is no longer valid, they are applied one by one, largest reduction first, and
    the longest valid prefix is kept.
@@ -186,7 +188,7 @@ def _shrink_first(p_undesirable, cfs, factuals, plan: MinimalPlan, first: np.nda
     rows, feature = rows[movable], feature[movable]
     out = cfs.copy()
     if len(rows):
-        out[rows, feature] = _shrink(p_undesirable, cfs, target, rows, feature, plan)
+        out[rows, feature] = _shrink(p_undesirable, cfs, factuals, rows, feature, plan)
     return out
 
 
@@ -200,7 +202,7 @@ def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan, *, skip: np.nd
     pair_cf, pair_feature = np.nonzero(shrinkable)
     if len(pair_cf) == 0:
         return cfs.copy()
-    refined_value = _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan)
+    refined_value = _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan)
     return _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, plan.spans)
 
 
@@ -343,18 +345,23 @@ class CountingScorer:
         return self.p_undesirable(codes)
 
 
-def _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan: MinimalPlan):
+def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPlan):
     """Per (counterfactual, feature) pair: the value nearest the target that keeps the counterfactual valid.
 
-    The search runs on a grid anchored at the target, in steps of the feature's tolerance (whole
-    units for integers, one level for ordinal features): point k is ``target + k * step`` toward
-    the counterfactual's value, for k below the number of steps that value lies away, and that
-    value itself last. ``lo`` is the index known invalid (the target, unless it is valid itself),
-    ``hi`` the index known valid; bisection ends when they are one step apart. Counterfactuals that
-    reach the same boundary from different starting values so end on the same grid point: the
-    same value, not one of many within a tolerance. Shapes: (n_pairs,).
+    The target is the factual's value, or the nearest permitted one. The search runs on a grid
+    anchored at it, in steps of the feature's tolerance (whole units for integers, one level for
+    ordinal features): point k is ``target + k * step`` toward the counterfactual's value, for k
+    below the number of steps that value lies away, and that value itself last. ``lo`` is the
+    index known invalid, ``hi`` the index known valid; bisection ends when they are one step apart.
+    The target is scored only where it is a permitted bound rather than the factual's value: a
+    change that the model does not need at all is reverted by the passenger pass that follows
+    every shrink (:func:`minimal_rows`), so scoring the factual's value here would only repeat it.
+    Counterfactuals that reach the same boundary from different starting values so end on the
+    same grid point: the same value, not one of many within a tolerance. Shapes: (n_pairs,).
     """
-    start = target[pair_cf, pair_feature].astype(float)
+    factual_value = factuals[pair_cf, pair_feature].astype(float)
+    start = np.clip(factual_value, plan.low[pair_feature], plan.high[pair_feature])
+    score_target = start != factual_value
     end = cfs[pair_cf, pair_feature].astype(float)
     step = plan.tolerance[pair_feature]
     sign = np.sign(end - start)
@@ -366,7 +373,7 @@ def _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan: MinimalPlan
         grid = start[at].reshape(shape) + sign[at].reshape(shape) * k * step[at].reshape(shape)
         return np.where(k >= last[at].reshape(shape), end[at].reshape(shape), grid)
 
-    lo = np.full(len(start), -1, dtype=np.int64)  # -1: the target not scored yet
+    lo = np.where(score_target, -1, 0).astype(np.int64)  # -1: the target not scored yet
     hi = last.copy()
     open_ = hi - lo > 1
     call = 0
@@ -375,12 +382,16 @@ def _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan: MinimalPlan
         m = _POINTS_PER_CALL[min(call, len(_POINTS_PER_CALL) - 1)]  # m points split the open stretch into m + 1
         base = np.maximum(lo[idx], 0)
         ks = base[:, None] + ((hi[idx] - base)[:, None] * np.arange(1, m + 1)[None, :]) // (m + 1)
-        if call == 0:  # the target itself too: a change the model does not need goes back
+        scored = np.ones(ks.shape, dtype=bool)
+        if call == 0:  # a permitted bound as the target: scored too
             ks = np.column_stack([np.zeros(len(idx), dtype=np.int64), ks])
+            scored = np.column_stack([score_target[idx], scored])
         values = value(ks, idx)
-        rows = np.repeat(cfs[pair_cf[idx]], ks.shape[1], axis=0)
-        rows[np.arange(len(rows)), np.repeat(pair_feature[idx], ks.shape[1])] = values.reshape(-1)
-        ok = _desirable(p_undesirable, rows).reshape(ks.shape) & plan.allowed(values, pair_feature[idx, None])
+        rows = np.repeat(cfs[pair_cf[idx]], ks.shape[1], axis=0)[scored.ravel()]
+        rows[np.arange(len(rows)), np.repeat(pair_feature[idx], ks.shape[1])[scored.ravel()]] = values[scored]
+        ok = np.zeros(ks.shape, dtype=bool)  # a point not scored (the factual's value) counts as invalid
+        ok[scored] = _desirable(p_undesirable, rows)
+        ok &= plan.allowed(values, pair_feature[idx, None])
         # The nearest valid point, and the farthest invalid one below it (as far as the model is monotone there).
         valid_k = np.where(ok, ks, np.iinfo(np.int64).max).min(axis=1)
         hi[idx] = np.minimum(hi[idx], valid_k)
