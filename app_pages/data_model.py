@@ -61,7 +61,8 @@ else:
     undesirable = " / ".join(map(str, task.undesirable))
     left, right = st.columns(2)
     with left:
-        chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable), analysis, key="confusion_matrix")
+        chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable), analysis, key="confusion_matrix",
+              tau=False)
         scores = quality.table()
         for column in ("model", "always the most common outcome"):
             scores[column] = scores[column].map(lambda v: "n/a" if v != v else reporting.format_share(v, decimals=1))
@@ -74,7 +75,7 @@ else:
         )
     with right:
         chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id)), analysis,
-              key="calibration")
+              key="calibration", tau=False)
         st.caption(
             "Each point is a bin of predicted P(undesirable) (0–0.1, 0.1–0.2, …): its mean prediction against the "
             "share of its cases that really are undesirable. On the dashed line the probabilities can be read as "

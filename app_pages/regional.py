@@ -55,7 +55,7 @@ if rule:
                                                   tuple(int(r) for r in regional.members)),
                            members=regional.members, criterion=regional.rule_text,
                            title="Factuals: the rule region's cases are ringed"),
-        analysis, key="rule_map",
+        analysis, key="rule_map", tau=False,
     )
     st.caption("Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
                f"({fmap.description}); ringed dots are the region's cases." + (f" {fmap.note}" if fmap.note else ""))
@@ -136,7 +136,7 @@ else:
                                                                   tuple(int(r) for r in regional.members)),
                                            query=query, members=regional.members,
                                            meeting=candidates if where else None, criterion=criterion_text),
-            analysis, key="factual_map", on_select="rerun", selection_mode=("points", "box", "lasso"),
+            analysis, key="factual_map", tau=False, on_select="rerun", selection_mode=("points", "box", "lasso"),
         )
         st.caption(
             "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "

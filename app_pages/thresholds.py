@@ -6,20 +6,11 @@ import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, settings_strip
-from ui.context import require_analysis, run_or_stop
+from ui.context import Analysis, require_analysis, run_or_stop
 
 st.title("Thresholds (τ)")
 analysis = require_analysis()
-settings_strip(analysis)
 task = analysis.task
-st.markdown(
-    "A change to a number only counts as a change when it is larger than **τ × the feature's range** "
-    "(τ = 0.1: a tenth of the range). Moving a slider recomputes the importances from the counterfactuals "
-    "already generated; nothing is generated again."
-)
-if not task.continuous_names:
-    st.info("This dataset has no continuous feature, so τ changes nothing here.")
-
 
 
 def _initial(key: str, value: float) -> dict:
@@ -34,10 +25,6 @@ def _set_global_tau() -> None:
     for name in task.continuous_names:
         if name not in st.session_state[S.TAU_FEATURES]:
             st.session_state[f"w_tau.{name}"] = tau
-
-
-st.slider("Global τ (all continuous features)", 0.0, 1.0, step=0.01, key="w_tau", on_change=_set_global_tau,
-          **_initial("w_tau", st.session_state[S.TAU]))
 
 
 def _set_feature_tau(name: str) -> None:
@@ -56,28 +43,50 @@ def _reset_feature_tau() -> None:
         st.session_state[f"w_tau.{name}"] = st.session_state[S.TAU]
 
 
-if task.continuous_names:
-    with st.expander("Per-feature τ", expanded=bool(st.session_state[S.TAU_FEATURES])):
-        for name in task.continuous_names:
-            current = st.session_state[S.TAU_FEATURES].get(name, st.session_state[S.TAU])
-            st.slider(task.feature(name).label, 0.0, 1.0, step=0.01, key=f"w_tau.{name}",
-                      on_change=_set_feature_tau, args=(name,), **_initial(f"w_tau.{name}", current))
-        st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
+# A τ change reruns only this part: the sidebar and the three fixed-τ panels below do not depend on τ,
+# so neither the server nor the browser builds or draws them again (with ten people moving sliders on one
+# server, the whole page's rerun is what they wait for).
+@st.fragment
+def tau_section(analysis: Analysis) -> None:
+    settings_strip(analysis)
+    st.markdown(
+        "A change to a number only counts as a change when it is larger than **τ × the feature's range** "
+        "(τ = 0.1: a tenth of the range). Moving a slider recomputes the importances from the counterfactuals "
+        "already generated; nothing is generated again."
+    )
+    if not task.continuous_names:
+        st.info("This dataset has no continuous feature, so τ changes nothing here.")
+    st.slider("Global τ (all continuous features)", 0.0, 1.0, step=0.01, key="w_tau", on_change=_set_global_tau,
+              **_initial("w_tau", st.session_state[S.TAU]))
+    if task.continuous_names:
+        with st.expander("Per-feature τ", expanded=bool(st.session_state[S.TAU_FEATURES])):
+            for name in task.continuous_names:
+                current = st.session_state[S.TAU_FEATURES].get(name, st.session_state[S.TAU])
+                st.slider(task.feature(name).label, 0.0, 1.0, step=0.01, key=f"w_tau.{name}",
+                          on_change=_set_feature_tau, args=(name,), **_initial(f"w_tau.{name}", current))
+            st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
 
-result = run_or_stop(analysis.global_result)
-chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), analysis, key="tau_chart")
-all_zero = reporting.describe_all_zero(result)
-if all_zero:
-    st.warning(all_zero)
-st.caption(reporting.describe_global(result, undesirable=task.undesirable))
+    result = run_or_stop(analysis.global_result)
+    chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), analysis, key="tau_chart")
+    all_zero = reporting.describe_all_zero(result)
+    if all_zero:
+        st.warning(all_zero)
+    st.caption(reporting.describe_global(result, undesirable=task.undesirable))
 
+    if task.continuous_names:
+        st.subheader("τ sweep")
+        sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
+        chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
+        st.caption(reporting.describe_tau_sweep(sweep))
+    # A fragment's rerun skips app.py, which writes the view into the address bar after a full run.
+    S.sync_query_params()
+
+
+tau_section(analysis)
 if task.continuous_names:
-    st.subheader("τ sweep")
-    sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
-    chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
-    st.caption(reporting.describe_tau_sweep(sweep))
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
-    chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), analysis, key="tau_panels")
+    chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), analysis, key="tau_panels",
+          tau=False)
     st.caption(
         "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "
         "a number whose bar shrinks quickly is usually changed only a little."

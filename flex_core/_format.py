@@ -1,10 +1,18 @@
-"""Numbers and counts as a reader expects them: thousands separators, no scientific notation, "1 case"."""
+"""Numbers and counts as a reader expects them: thousands separators, no scientific notation, "1 case";
+and numbers a person types, read back the same way.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
-__all__ = ["format_number", "format_share", "format_duration", "plural"]
+from ._errors import ConfigError
+
+__all__ = ["format_number", "format_share", "format_duration", "plural", "read_number"]
+
+#: Commas between groups of three digits, as :func:`format_number` writes them ("21,500,000", "1,234.5").
+_GROUPED_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
 
 
 def format_number(value, *, digits: int = 4) -> str:
@@ -45,3 +53,42 @@ def format_duration(seconds: float) -> str:
     if seconds < 90:
         return f"about {int(round(seconds, -1 if seconds >= 20 else 0))} seconds"
     return f"about {round(seconds / 60)} minutes"
+
+
+def read_number(value, *, name: str) -> float:
+    """A number a person typed or gave, as a finite float: one reading for every place that takes one.
+
+    Text may have white space around it, a sign, a decimal point, an exponent ("1e6") and commas
+    between thousands as :func:`format_number` writes them ("21,500,000"), so a number copied from
+    the app reads back. A comma anywhere else is refused rather than guessed at: "1,5" is 1.5 to some
+    readers and 15 to others. Numbers (int, float, NumPy) pass as they are.
+
+    Parameters
+    ----------
+    value : str or number
+    name : str
+        What the number is for, as the reader knows it (a feature's label, or its quoted name in a
+        rule); every message starts with it.
+
+    Raises
+    ------
+    ConfigError
+        An empty text, anything that is not a number, or NaN or infinity.
+    """
+    text = value
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ConfigError(f"{name} is a number: the value is empty.")
+        if "," in text:
+            if not _GROUPED_THOUSANDS.fullmatch(text):
+                raise ConfigError(f"{name} is a number: {value!r} is not a number (a comma may only separate "
+                                  "thousands, as in 1,500; the decimal mark is a point, as in 1.5).")
+            text = text.replace(",", "")
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} is a number: {value!r} is not a number (write e.g. 1500, 1,500, -2.5 or 1e6).") from None
+    if not math.isfinite(number):
+        raise ConfigError(f"{name}: {value!r} is not a finite number.")
+    return number

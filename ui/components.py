@@ -14,10 +14,11 @@ from ui.context import Analysis, run_or_stop
 WHOLE_TABLE_ROWS = 25
 
 
-def settings_text(analysis: Analysis) -> str:
+def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
     """The settings strip's words (:func:`flex_core.report.describe_settings`) for the current analysis.
 
-    Read from the analysis and the sidebar, so a page that computes no FLEX result still names them."""
+    Read from the analysis and the sidebar, so a page that computes no FLEX result still names them.
+    ``tau=False`` leaves τ out, for what does not depend on it."""
     return reporting.describe_settings({
         "dataset": reporting.dataset_label(analysis.task),
         "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
@@ -27,7 +28,7 @@ def settings_text(analysis: Analysis) -> str:
         "n_factuals": analysis.n_factuals,
         "n_cf": analysis.store.n_cf,
         "seed": analysis.store.seed,
-        "tau": S.tau_setting() if analysis.task.continuous_names else None,
+        "tau": S.tau_setting() if tau and analysis.task.continuous_names else None,
     })
 
 
@@ -36,9 +37,14 @@ def settings_strip(analysis: Analysis) -> None:
     st.caption(f":material/tune: **Settings:** {settings_text(analysis)}")
 
 
-def chart(fig: go.Figure, analysis: Analysis, *, key: str, container=None, **kwargs):
-    """A Plotly chart whose subtitle names the settings (so a PNG saved from its toolbar says them too)."""
-    fig = fc.plotting.with_settings(go.Figure(fig), settings_text(analysis))  # a copy: cached figures stay as they are
+def chart(fig: go.Figure, analysis: Analysis, *, key: str, container=None, tau: bool = True, **kwargs):
+    """A Plotly chart whose subtitle names the settings (so a PNG saved from its toolbar says them too).
+
+    ``tau=False`` for a chart that does not depend on the current τ (model quality, the paper's three fixed
+    τ panels): its subtitle does not name a τ it was not drawn with, and a τ change leaves the chart as it is,
+    so the browser does not draw it again.
+    """
+    fig = fc.plotting.with_settings(go.Figure(fig), settings_text(analysis, tau=tau))  # a copy: cached figures stay as they are
     return (container or st).plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False}, **kwargs)
 
 

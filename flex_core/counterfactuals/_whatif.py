@@ -9,7 +9,6 @@ settings, as for any factual.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .._errors import ConfigError
-from .._format import format_number
+from .._format import format_number, read_number
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ._set import CounterfactualSet
@@ -71,13 +70,8 @@ def check_case(task: TaskSpec, values: Mapping, *, row: int | None = None) -> tu
             continue
         value = values[name]
         if feature.is_continuous:
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"{feature.label}: {value!r} is not a number.") from None
-            if not math.isfinite(number):
-                raise ConfigError(f"{feature.label}: {value!r} is not a finite number.")
-            if feature.integer and not float(number).is_integer():
+            number = read_number(value, name=feature.label)
+            if feature.integer and not number.is_integer():
                 raise ConfigError(f"{feature.label} takes whole numbers only; got {format_number(number)}.")
             low, high = data_limits(task, name)
             if not low <= number <= high:

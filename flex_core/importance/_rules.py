@@ -19,7 +19,6 @@ takes: a tuple of dicts, levels as text, numbers as int or float.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 
@@ -27,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
-from .._format import format_number
+from .._format import format_number, read_number
 from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
@@ -124,12 +123,7 @@ def _read_text_value(feature, text: str):
 def _value(feature, value):
     """A level as the task's text, or a number as int/float; ConfigError naming the allowed values."""
     if feature.is_continuous:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{feature.name!r} is a number: {value!r} is not one.") from None
-        if not math.isfinite(number):
-            raise ConfigError(f"{feature.name!r}: {value!r} is not a finite number.")
+        number = read_number(value, name=repr(feature.name))
         return int(number) if number.is_integer() else number
     level = value if isinstance(value, str) else category_text(value)
     if level not in feature.categories:

@@ -63,6 +63,13 @@ def test_the_strip_is_on_every_page_and_compare_follows_a_tau_change(tmp_path):
         for _ in range(5):
             slider.press("ArrowRight")
         page.wait_for_function("() => document.body.innerText.includes('τ = 0.15')", timeout=60_000)
+        # The τ section reruns on its own (a fragment): it writes τ into the address bar itself, so a reload keeps it.
+        page.wait_for_function("() => new URLSearchParams(location.search).get('tau') === '0.15'", timeout=30_000)
+        page.reload(wait_until="domcontentloaded")
+        page.get_by_text("Global importance at the current τ", exact=False).first.wait_for(timeout=90_000)
+        page.wait_for_function("() => [...document.querySelectorAll(\"[data-testid='stCaptionContainer']\")]"
+                               ".some(el => el.textContent.includes('Settings:') && el.textContent.includes('τ = 0.15'))",
+                               timeout=60_000)
         page.get_by_role("link", name="Compare", exact=True).click()
         page.get_by_text("FLEX next to SHAP, LIME and DiCE", exact=True).first.wait_for(timeout=90_000)
         page.get_by_text("FLEX at τ = 0.15", exact=False).first.wait_for(timeout=90_000)

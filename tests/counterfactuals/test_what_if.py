@@ -80,6 +80,8 @@ def test_a_case_typed_in_without_a_row_needs_every_feature(explainer):
     [
         ({"income": 50.0}, "outside the data's range"),
         ({"income": "much"}, "is not a number"),
+        ({"income": ""}, "the value is empty"),
+        ({"income": "nan"}, "not a finite number"),
         ({"colour": "purple"}, "not a level of the data"),
         ({"age": 99.0}, "outside the data's range"),
         ({"age": 21.0}, "immutable"),

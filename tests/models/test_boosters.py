@@ -396,12 +396,17 @@ def test_cli_refuses_text_for_a_model_file_trained_on_codes(tmp_path, penguins, 
 def test_integer_categories_are_levels_the_model_knows_also_after_a_project_round_trip(tmp_path, library):
     """Categories 1, 2, 3 of a pandas category column: FLEX reads the column as categorical (not a number to move
     along), its values match the model's categories (2.0 read back from a CSV is the category 2, not an unseen
-    value), and a project saved without y reloads: the model labels the CSV's rows through the adapter."""
+    value), and a project saved without y reloads: the model labels the CSV's rows through the adapter.
+
+    Planted: severe when speed > 80 or in district 2. A factual of district 2 is severe whatever its speed, so
+    every minimal counterfactual of it leaves district 2 and no other factual's does: F of district is the
+    share of factuals in district 2. At τ = 0.5 that holds only for a level: were district read as a number,
+    leaving 2 for 1 or 3 moves it half its range, which τ = 0.5 does not count, and F would be 0."""
     rng = np.random.default_rng(0)
     n = 300
     X = pd.DataFrame({"speed": rng.uniform(20, 120, n).round(1), "district": pd.Categorical(rng.choice([1, 2, 3], n)),
                       "road zone": pd.Categorical(rng.choice(["rural", "urban"], n))})
-    severe = (X["speed"] > 80) | (X["district"] == 3)
+    severe = (X["speed"] > 80) | (X["district"] == 2)
     y = np.where(severe, "severe", "mild")
     if library == "lightgbm":
         model = lgb.LGBMClassifier(n_estimators=20, num_leaves=7, min_child_samples=5, verbose=-1, n_jobs=1).fit(X, y)
@@ -413,8 +418,12 @@ def test_integer_categories_are_levels_the_model_knows_also_after_a_project_roun
     explainer = fc.FlexExplainer(model, X, undesired=undesired, n_cf=3)
     district = explainer.task.features[explainer.task.feature_names.index("district")]
     assert district.kind == "categorical" and set(district.levels) == {"1", "2", "3"}
-    before = explainer.explain_global(n_factuals=10)
+    before = explainer.explain_global(n_factuals=10, tau=0.5)
+    in_district_2 = (X.loc[before.query_index, "district"] == 2).mean()
+    assert 0 < in_district_2 < 1  # the factuals mix both ways to be severe
+    frequency = dict(zip(before.feature_names, before.frequency_mean))
+    assert frequency["district"] == pytest.approx(in_district_2) and frequency["road zone"] == 0
     reloaded = fc.FlexExplainer.load(explainer.save(tmp_path / "project"))
-    after = reloaded.explain_global(n_factuals=10)
+    after = reloaded.explain_global(n_factuals=10, tau=0.5)
     np.testing.assert_array_equal(before.query_index, after.query_index)
     np.testing.assert_allclose(before.frequency_mean, after.frequency_mean)

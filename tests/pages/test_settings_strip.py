@@ -13,6 +13,8 @@ PAGES = ["app_pages/data_model.py", "app_pages/global.py", "app_pages/regional.p
          "app_pages/counterfactuals.py", "app_pages/compare.py", "app_pages/report.py"]
 EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator batch (refine minimal) · "
             "N_F = 12 · N_cf = 3 · seed 0 · τ = 0.10")
+#: Charts that do not depend on the current τ: their subtitle names the settings less τ.
+TAU_FREE = {"confusion_matrix", "calibration", "factual_map", "rule_map", "tau_panels"}
 
 
 def _strip(at) -> str:
@@ -29,7 +31,18 @@ def test_every_page_shows_the_settings_strip(page):
         key = element.proto.id.rsplit("-", 1)[-1]
         if key == f"{CHART_CODE_KEY}_chart":
             continue  # the hidden, empty chart that only makes the browser load Plotly's code early
-        assert chart(at, key)["layout"]["title"]["subtitle"]["text"].replace("<br>", " · ") == EXPECTED
+        expected = EXPECTED.removesuffix(" · τ = 0.10") if key in TAU_FREE else EXPECTED
+        assert chart(at, key)["layout"]["title"]["subtitle"]["text"].replace("<br>", " · ") == expected, key
+
+
+def test_a_tau_change_leaves_the_charts_that_do_not_depend_on_it_as_they_were():
+    """The three fixed-τ panels do not name the current τ, so a τ change sends the browser the same chart."""
+    at = start("synthetic-regional", page="app_pages/thresholds.py")
+    panels, current = chart(at, "tau_panels"), chart(at, "tau_chart")
+    at.slider(key="w_tau").set_value(0.7).run()
+    assert chart(at, "tau_panels") == panels
+    assert chart(at, "tau_chart") != current
+    assert chart(at, "tau_chart")["layout"]["title"]["subtitle"]["text"].endswith("τ = 0.70")
 
 
 def test_the_strip_follows_tau_and_names_per_feature_overrides():

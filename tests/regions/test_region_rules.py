@@ -52,6 +52,8 @@ def test_check_rule_gives_one_canonical_form(accidents_like):
     # A level that looks like a range is read whole: it is one of the feature's levels.
     assert check_rule(accidents_like, ["age=18-30"]) == ({"feature": "age", "op": "=", "value": "18-30"},)
     assert check_rule(accidents_like, {"feature": "speed", "op": "<", "value": "65.5"})[0]["value"] == 65.5
+    # Numbers are read as the app writes them: thousands separated by commas.
+    assert check_rule(accidents_like, ["speed=1,000..2,500"])[0]["value"] == [1000, 2500]
 
 
 @pytest.mark.parametrize(
@@ -62,6 +64,7 @@ def test_check_rule_gives_one_canonical_form(accidents_like):
         ([{"feature": "zone", "op": "between", "value": ["rural", "urban"]}], "categorical"),
         (["zone=suburb"], "'suburb' is not a level of 'zone'; its levels are: rural, urban"),
         (["speed>=fast"], "'speed' is a number"),
+        (["speed>=1,5"], "a comma may only separate thousands"),
         (["speed=80..60"], "low end 80 lies above the high end 60"),
         (["age=Over 51..18-30"], "low end"),
         ([{"feature": "age", "op": "~", "value": 1}], "Unknown op '~'"),

@@ -75,3 +75,29 @@ def test_what_must_change_frame_orders_by_rank_and_leaves_missing_scores_empty(f
     assert "None" not in frame.to_string()
     assert set(reporting.WHAT_MUST_CHANGE_READING) == {"F", "necessary F", "flips it alone", "needed",
                                                       "necessity ratio", "sufficiency ratio"}
+
+
+def test_what_must_change_reads_the_top_shares_of_each_kind_word_for_word(five_features):
+    nan = float("nan")
+    result = replace(
+        five_features,
+        display_names=("a", "b", "c", "d", "surface"),
+        immutable=(False, False, False, True, False),
+        # d is immutable (left out though its shares are high); b was not computed for flips alone.
+        flip_alone=np.array([0.05, nan, 0.4, 0.9, 0.27]),
+        flip_alone_interval=np.array([[0.01, 0.1], [nan, nan], [nan, nan], [0.8, 1.0], [0.22, 0.33]]),
+        needed=np.array([0.0, 0.0, 0.1, 0.9, 0.0]),
+        needed_interval=np.array([[0.0, 0.0], [0.0, 0.0], [0.05, 0.15], [0.8, 1.0], [0.0, 0.0]]),
+    )
+    assert reporting.describe_what_must_change(result, cases="the sampled cases") == (
+        "Changing c alone flips 40% of the sampled cases. "
+        "Changing surface alone flips 27% of the sampled cases (22–33%). "
+        "Changing a alone flips 5% of the sampled cases (1–10%). "
+        "For 10% of the sampled cases (5–15%) no way out was found that keeps c as it is."
+    )
+    neither = replace(result, flip_alone=np.zeros(5), needed=np.zeros(5))
+    assert reporting.describe_what_must_change(neither) == (
+        "No single feature flips any of these cases on its own: every way out changes several. "
+        "Every feature has a way around it: for each of these cases, some way out keeps it as it is."
+    )
+    assert reporting.describe_what_must_change(replace(result, needed=None)) == ""

@@ -209,20 +209,26 @@ def describe_what_must_change(result: FlexResult, *, cases: str = "these cases")
     if result.flip_alone is None or result.needed is None:
         return ""
     mutable = [j for j in range(len(result.feature_names)) if not result.immutable[j] and not np.isnan(result.flip_alone[j])]
-    sentences = []
-    flips = sorted((j for j in mutable if result.flip_alone[j] > 0), key=lambda j: -result.flip_alone[j])[:TOP]
-    for j in flips:
-        sentences.append(f"Changing {result.display_names[j]} alone flips "
-                         f"{_share(result.flip_alone, result.flip_alone_interval, j, cases)}.")
-    if not flips:
-        sentences.append(f"No single feature flips any of {cases} on its own: every way out changes several.")
-    needed = sorted((j for j in mutable if result.needed[j] > 0), key=lambda j: -result.needed[j])[:TOP]
-    for j in needed:
-        sentences.append(f"For {_share(result.needed, result.needed_interval, j, cases)} no way out was found "
-                         f"that keeps {result.display_names[j]} as it is.")
-    if not needed:
-        sentences.append(f"Every feature has a way around it: for each of {cases}, some way out keeps it as it is.")
-    return " ".join(sentences)
+    flips = _top_share_sentences(
+        result, mutable, result.flip_alone, result.flip_alone_interval, cases,
+        sentence="Changing {feature} alone flips {share}.",
+        otherwise=f"No single feature flips any of {cases} on its own: every way out changes several.",
+    )
+    needed = _top_share_sentences(
+        result, mutable, result.needed, result.needed_interval, cases,
+        sentence="For {share} no way out was found that keeps {feature} as it is.",
+        otherwise=f"Every feature has a way around it: for each of {cases}, some way out keeps it as it is.",
+    )
+    return " ".join(flips + needed)
+
+
+def _top_share_sentences(result: FlexResult, features: Sequence[int], shares, intervals, cases: str, *,
+                         sentence: str, otherwise: str) -> list[str]:
+    """``sentence`` (a template of ``{feature}`` and ``{share}``) for the ``TOP`` features of ``features`` with
+    the largest positive share, largest first; ``[otherwise]`` when no feature has any."""
+    top = sorted((j for j in features if shares[j] > 0), key=lambda j: -shares[j])[:TOP]
+    return [sentence.format(feature=result.display_names[j], share=_share(shares, intervals, j, cases))
+            for j in top] or [otherwise]
 
 
 def _outcome(undesirable: Sequence | None) -> str:
