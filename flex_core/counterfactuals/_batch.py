@@ -31,7 +31,8 @@ Either way every valid candidate is then made minimal (:mod:`._refine`), and a q
 keeps the distinct results. Refining costs a dozen model calls however many rows it
 takes, so valid candidates wait in a queue and are refined together: the single
 changes at once (their minimal values bound the near misses), then the trade-off
-probes with the random rounds in blocks (:data:`SETTLE_ROUNDS`).
+probes with the random rounds in blocks (:data:`SETTLE_ROUNDS`). ``batch-plausible``
+refines after every round: its neighbours collapse onto one another far more often.
 
 Each query has its own random stream (:func:`query_seed`), and every step only
 looks at that query's own candidates, so a query's counterfactuals do not depend
@@ -180,6 +181,10 @@ class BatchGenerator(GeneratorParams):
             max_rounds=self.max_rounds,
             plausible=self.plausible,
             seed=int(seed),
+            # Nearest unlike neighbours collapse onto one another when made minimal far more often than
+            # random candidates: batch-plausible refines every round, to draw the next ones knowing that.
+            settle_rounds=(1, 1) if self.plausible else SETTLE_ROUNDS,
+            collapse_margin=0 if self.plausible else COLLAPSE_MARGIN,
         )
         cores = self._cores()
         in_processes = self._backend == "dask" or (cores > 1 and len(row_ids) >= cores * PROCESS_QUERIES)
@@ -221,6 +226,8 @@ class BatchGenerator(GeneratorParams):
                 "refine": refine,
                 "single_grid": None if self.plausible else SINGLE_GRID,
                 "patience": PATIENCE,
+                "settle_rounds": list(settings.settle_rounds),
+                "collapse_margin": settings.collapse_margin,
                 "n_jobs": self._n_jobs,
                 "backend": self._backend,
                 # How the cores were used (never changes the result): processes, or threads over a forest's trees.
@@ -446,6 +453,8 @@ class _SearchSettings:
     max_rounds: int
     plausible: bool
     seed: int
+    settle_rounds: tuple[int, int]  # rounds before the first refinement, and between later ones
+    collapse_margin: int  # valid candidates a query may queue beyond what it lacks
 
 
 # -- the search over one chunk of queries ---------------------------------------------------
@@ -481,14 +490,15 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
        their valid ones wait for the first block of rounds.
     3. Rounds of random candidates (``batch``: two changes at first, then more; ``batch-plausible``:
        nearest unlike neighbours), for every query still short, scored in one call per round. The
-       valid ones queued so far are made minimal together after each block of rounds (after round
-       3, then every 9 rounds, and after the last: :data:`SETTLE_ROUNDS`; the same rounds for
-       every query, so a query's result does not depend on its batch).
+       valid ones queued so far are made minimal together after each block of rounds (``batch``:
+       after round 3, then every 9 rounds, and after the last: :data:`SETTLE_ROUNDS`;
+       ``batch-plausible``: every round; the same rounds for every query, so a query's result does
+       not depend on its batch).
 
     Making valid candidates final (``settle``): each is cleared of the changes it does not need
     (:func:`revert_passengers`) and, with ``refine="minimal"``, made minimal (:func:`minimal_rows`);
     a query keeps the *distinct* results (:func:`distinct_keys`). A query queues at most the
-    candidates it still lacks plus :data:`COLLAPSE_MARGIN`, and sits out the rest of a block once
+    candidates it still lacks (``batch``: plus :data:`COLLAPSE_MARGIN`), and sits out the rest of a block once
     its queue covers what it lacks. It stays in the search until it has n_cf distinct ones, until
     :data:`PATIENCE` rounds in a row add none, or until ``max_rounds``: where fewer distinct
     counterfactuals exist, fewer are returned, never copies.
@@ -535,7 +545,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         else:
             # About as many as a query still needs (making a counterfactual minimal costs tens of rows), and a
             # few more: some collapse onto one another, or onto ones already found, when they are made minimal.
-            valid = valid & _first_per_owner(owner, valid, np.maximum(need() + COLLAPSE_MARGIN, 0))
+            valid = valid & _first_per_owner(owner, valid, np.maximum(need() + settings.collapse_margin, 0))
         queue.append((candidates[valid], owner[valid], first[valid]))
         added = np.bincount(owner[valid], minlength=n_q)
         queued[:] += added
@@ -641,7 +651,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             has_some = np.array([len(pools[q]) > 0 for q in searching], dtype=bool) | (queued[searching] > 0)
             searching = searching[~(has_some & (dry[searching] >= PATIENCE))]
         # Rounds are made final in fixed blocks (the same rounds for every query, so none depends on its batch).
-        if not _settles_after(round_no + 1, settings.max_rounds):
+        if not _settles_after(round_no + 1, settings):
             continue
         new = settle()
         stale[searching] = np.where(new[searching] > 0, 0, stale[searching] + round_no + 1 - settled_after)
@@ -659,10 +669,10 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     return per_query, counter.rows, counter.calls
 
 
-def _settles_after(round_number: int, max_rounds: int) -> bool:
+def _settles_after(round_number: int, settings: _SearchSettings) -> bool:
     """Whether the valid candidates queued so far are made final after this round (1-based): see :data:`SETTLE_ROUNDS`."""
-    first, every = SETTLE_ROUNDS
-    return round_number in (max_rounds, first) or (round_number > first and (round_number - first) % every == 0)
+    first, every = settings.settle_rounds
+    return round_number in (settings.max_rounds, first) or (round_number > first and (round_number - first) % every == 0)
 
 
 def _single_candidates(space: _SearchSpace, factuals: np.ndarray):
