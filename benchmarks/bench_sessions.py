@@ -10,6 +10,10 @@ loan data through a link, each with its own τ and query, and all start together
   keyboard, as a person does; timed from the key press until the settings strip and the chart
   "Global importance at the current τ" both show the new τ. Each session makes M changes, each to
   a τ no session had before (no cached result helps);
+- **the server's part**: from the browser's request (the first websocket frame it sends after the link is
+  opened or the key pressed) until the frame carrying the chart at the session's τ reached it (decoded here
+  from Streamlit's messages): without the browser's loading, reacting and drawing. With ``--pin-server`` the server runs on core 0 only and the browsers and this driver on
+  the other cores, so the server's figures stand for browsers on other machines;
 - **peak server memory**: the resident memory (RSS) of the server's process tree, sampled every 0.25 s;
 - **leakage**: every page watches itself (a MutationObserver) and records every τ its settings strip
   and chart subtitles ever show, the τ and query its address bar ever holds, and at the end the
@@ -21,7 +25,7 @@ with the same library call the app uses, so the Regional explorer keeps each ses
 Prints a Markdown table and writes JSON (default benchmarks/results/sessions.json).
 
     FLEX_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_sessions.py [--sessions 10] [--changes 5]
-        [--port PORT] [--data-dir DIR] [--out FILE] [--timeout SECONDS]
+        [--port PORT] [--data-dir DIR] [--out FILE] [--timeout SECONDS] [--pin-server]
 """
 
 from __future__ import annotations
@@ -214,20 +218,61 @@ async def _chart_at(page, title: str, tau: int, timeout_ms: float) -> None:
     await page.wait_for_function(CHART_AT_TAU, arg=[title, f"τ = {tau / 100:.2f}"], polling=50, timeout=timeout_ms)
 
 
+class ChartArrivals:
+    """One page's websocket traffic: when it sent a frame, and when each Plotly chart (title, subtitle) arrived."""
+
+    def __init__(self, page):
+        self.charts: list[tuple[float, str, str]] = []
+        self.sent: list[float] = []
+        page.on("websocket", self._watch)
+
+    def _watch(self, socket) -> None:
+        socket.on("framereceived", self._frame)
+        socket.on("framesent", lambda _: self.sent.append(time.perf_counter()))
+
+    def _frame(self, payload) -> None:
+        from google.protobuf.message import DecodeError
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        if isinstance(payload, str):
+            return
+        message = ForwardMsg()
+        try:
+            message.ParseFromString(payload)
+        except DecodeError:
+            return
+        if message.WhichOneof("type") != "delta" or message.delta.WhichOneof("type") != "new_element":
+            return
+        element = message.delta.new_element
+        if element.WhichOneof("type") != "plotly_chart":
+            return
+        title = json.loads(element.plotly_chart.spec).get("layout", {}).get("title") or {}
+        self.charts.append((time.perf_counter(), str(title.get("text") or ""), str((title.get("subtitle") or {}).get("text") or "")))
+
+    def server_seconds(self, title: str, tau: int, since: float) -> float | None:
+        """From the first frame sent after ``since`` until the first chart titled ``title`` at τ arrived (None: it never did)."""
+        shown = f"τ = {tau / 100:.2f}"
+        asked = next((t for t in self.sent if t >= since), None)
+        answered = next((t for t, text, subtitle in self.charts if t >= since and title in text and shown in subtitle), None)
+        return None if asked is None or answered is None else answered - asked
+
+
 async def one_session(browser, url: str, loan: Path, plan: SessionPlan, timeout_ms: float) -> dict:
     """Open the session's link, wait for its first view, make its τ changes, open the Regional explorer."""
     record: dict = {"taus": [f"{t / 100:.2f}" for t in plan.taus], "query": plan.query, "first_view_s": None,
-                    "tau_changes_s": [], "error": None}
+                    "tau_changes_s": [], "first_view_server_s": None, "tau_changes_server_s": [], "error": None}
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     await context.add_init_script(WATCH_PAGE)
     page = await context.new_page()
     page.set_default_timeout(timeout_ms)
+    arrivals = ChartArrivals(page)
     try:
         link = f"{url}/?" + urlencode({"dataset": f"loan:{loan}", "tau": f"{plan.taus[0] / 100:.2f}", "query": plan.query})
         start = time.perf_counter()
         await page.goto(link, wait_until="domcontentloaded")
         await _chart_at(page, GLOBAL_CHART, plan.taus[0], timeout_ms)
         record["first_view_s"] = time.perf_counter() - start
+        record["first_view_server_s"] = arrivals.server_seconds(GLOBAL_CHART, plan.taus[0], start)
         await _idle(page, timeout_ms)
         await page.get_by_role("link", name="Thresholds", exact=True).click()
         await _chart_at(page, TAU_CHART, plan.taus[0], timeout_ms)
@@ -239,6 +284,7 @@ async def one_session(browser, url: str, loan: Path, plan: SessionPlan, timeout_
             await slider.press("ArrowRight")
             await _chart_at(page, TAU_CHART, tau, timeout_ms)
             record["tau_changes_s"].append(time.perf_counter() - start)
+            record["tau_changes_server_s"].append(arrivals.server_seconds(TAU_CHART, tau, start))
             await _idle(page, timeout_ms)
         await page.get_by_role("link", name="Regional explorer", exact=True).click()
         await page.get_by_role("heading", name="Region around row", exact=False).first.wait_for()
@@ -288,6 +334,7 @@ def markdown(result: dict) -> str:
         lines.append(f"| {i} | {s['taus'][0]} → {s['taus'][-1]} | {s['query']} | {_seconds(s['first_view_s'])} | "
                      f"{_seconds(own['p50'])} | {_seconds(own['max'])} | {', '.join(leaks) or 'none'} | {s['error'] or ''} |")
     change, first = result["tau_change"], result["first_view"]
+    server_change, server_first = result["tau_change_server"], result["first_view_server"]
     leaks = [f for f in result["findings"] if f["another_session"]]
     unexpected = [f for f in result["findings"] if not f["another_session"]]
     lines += [
@@ -295,6 +342,10 @@ def markdown(result: dict) -> str:
         f"- First view: max {_seconds(first['max'])} s, p50 {_seconds(first['p50'])} s ({first['n']} sessions).",
         f"- τ change, all sessions: p50 {_seconds(change['p50'])} s, p95 {_seconds(change['p95'])} s, "
         f"max {_seconds(change['max'])} s ({change['n']} changes).",
+        f"- The server's part (from the browser's request until the chart's frame reached it): first view max "
+        f"{_seconds(server_first['max'])} s, p50 {_seconds(server_first['p50'])} s; τ change p50 "
+        f"{_seconds(server_change['p50'])} s, p95 {_seconds(server_change['p95'])} s, max {_seconds(server_change['max'])} s.",
+        f"- Cores: {result['pinning']}.",
         f"- Peak server memory (RSS of the server's process tree): {result['peak_rss_bytes'] / 2**30:.2f} GB "
         f"(at start {result['start_rss_bytes'] / 2**30:.2f} GB).",
         *_cpu_line(result.get("cpu")),
@@ -344,6 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "sessions.json",
                         help="JSON results (default benchmarks/results/sessions.json)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds any one wait may take (default 600)")
+    parser.add_argument("--pin-server", action="store_true",
+                        help="run the server on core 0 only and the browsers and this driver on the other cores (Linux)")
     args = parser.parse_args(argv)
     data_dir = (args.data_dir or Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))).resolve()
     loan = data_dir / LOAN_FILE
@@ -354,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The app's default model (cross-validation changes its scores, not the model): its factuals are the pool.
         pool = fc.counterfactuals.factual_rows(task, fc.fit_model(task, model="rf", encoding="onehot", seed=0, cv_folds=0))
         plans = plan_sessions(args.sessions, args.changes, pool)
+        if args.pin_server and (os.cpu_count() or 1) < 2:
+            raise fc.ConfigError("--pin-server needs at least two cores: one for the server, the rest for the browsers.")
     except fc.FlexError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -362,9 +417,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as cache:
         env = {"FLEX_CACHE_DIR": cache, "FLEX_DATA_DIR": str(data_dir), "FLEX_HOSTED": ""}
-        with app_server(env=env, port=args.port, timeout=120) as (url, server):
+        server_cores = {0} if args.pin_server else None
+        with app_server(env=env, port=args.port, timeout=120, cpus=server_cores) as (url, server):
             sampler = MemorySampler(server.pid)
             sampler.start()
+            if server_cores:  # this thread starts Playwright's driver, which starts Chromium: they inherit it
+                os.sched_setaffinity(0, set(range(os.cpu_count() or 1)) - server_cores)
             try:
                 sessions = asyncio.run(run_sessions(url, loan, plans, args.timeout))
             finally:
@@ -382,6 +440,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sessions": sessions,
         "first_view": spread([s["first_view_s"] for s in sessions if s["first_view_s"] is not None]),
         "tau_change": spread([t for s in sessions for t in s["tau_changes_s"]]),
+        "first_view_server": spread([s["first_view_server_s"] for s in sessions if s["first_view_server_s"] is not None]),
+        "tau_change_server": spread([t for s in sessions for t in s["tau_changes_server_s"] if t is not None]),
+        "pinning": ("server on core 0, the browsers and this driver on the others" if args.pin_server
+                    else "server, browsers and this driver share every core"),
         "peak_rss_bytes": sampler.peak,
         "start_rss_bytes": sampler.first or 0,
         "cpu": {"server_s": sampler.server_cpu_s, "machine_busy_s": sampler.machine_busy_s, "wall_s": sampler.wall_s,

@@ -50,7 +50,9 @@ def test_the_table_says_which_session_showed_what():
     result = {"sessions_count": 2, "dataset": "loan", "changes": 1, "date": "2026-11-26",
               "machine": {"cpu": "test CPU", "cores": 2, "memory_gb": 8.0}, "sessions": sessions,
               "first_view": spread([12.0, 12.0]), "tau_change": spread([0.5, 0.5]), "peak_rss_bytes": 2**30,
-              "start_rss_bytes": 2**29, "findings": findings}
+              "start_rss_bytes": 2**29, "findings": findings, "first_view_server": spread([9.0, 10.0]),
+              "tau_change_server": spread([0.25, 0.25]), "pinning": "server on core 0, the browsers and this driver on the others"}
     text = markdown(result)
     assert "| 1 | 0.13 → 0.14 |" in text and "τ shown 0.11" in text
+    assert "first view max 10.00 s" in text and "τ change p50 0.25 s" in text and "server on core 0" in text
     assert "Leakage: 1 value(s) from another session" in text and "1.00 GB" in text

@@ -27,15 +27,18 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def app_server(*, env: dict | None = None, port: int | None = None, timeout: float = 60.0):
+def app_server(*, env: dict | None = None, port: int | None = None, timeout: float = 60.0, cpus: set[int] | None = None):
     """Yield ``(base URL, server process)`` while ``streamlit run app.py`` runs; always terminate it.
 
     ``port`` fixed: a restarted server answers the links the previous one wrote. The server's output
     goes to a temporary file, not a pipe: nobody reads a pipe while the server runs, and a long run
-    (the session benchmark) would fill it and block the server.
+    (the session benchmark) would fill it and block the server. ``cpus``: the only cores the server
+    may run on (Linux), for measuring it apart from browsers on the same machine.
     """
     port = port or free_port()
+    pinned = ["taskset", "--cpu-list", ",".join(map(str, sorted(cpus)))] if cpus else []
     command = [
+        *pinned,
         sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
         "--browser.gatherUsageStats", "false",
