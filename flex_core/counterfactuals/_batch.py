@@ -28,7 +28,11 @@ outcome staying desirable, found in this order (``batch``):
 desirable ("nearest unlike neighbours"), found with one index built per model and
 reused for every query; the factual takes their values on the features allowed to vary.
 Either way every valid candidate is then made minimal (:mod:`._refine`), and a query
-keeps the distinct results.
+keeps the distinct results. Refining costs a dozen model calls however many rows it
+takes, so valid candidates wait in a queue and are refined together: the single
+changes at once (their minimal values bound the near misses), then the trade-off
+probes with the random rounds in blocks (:data:`SETTLE_ROUNDS`). ``batch-plausible``
+refines after every round: its neighbours collapse onto one another far more often.
 
 Each query has its own random stream (:func:`query_seed`), and every step only
 looks at that query's own candidates, so a query's counterfactuals do not depend
@@ -177,6 +181,10 @@ class BatchGenerator(GeneratorParams):
             max_rounds=self.max_rounds,
             plausible=self.plausible,
             seed=int(seed),
+            # Nearest unlike neighbours collapse onto one another when made minimal far more often than
+            # random candidates: batch-plausible refines every round, to draw the next ones knowing that.
+            settle_rounds=(1, 1) if self.plausible else SETTLE_ROUNDS,
+            collapse_margin=0 if self.plausible else COLLAPSE_MARGIN,
         )
         cores = self._cores()
         in_processes = self._backend == "dask" or (cores > 1 and len(row_ids) >= cores * PROCESS_QUERIES)
@@ -218,6 +226,8 @@ class BatchGenerator(GeneratorParams):
                 "refine": refine,
                 "single_grid": None if self.plausible else SINGLE_GRID,
                 "patience": PATIENCE,
+                "settle_rounds": list(settings.settle_rounds),
+                "collapse_margin": settings.collapse_margin,
                 "n_jobs": self._n_jobs,
                 "backend": self._backend,
                 # How the cores were used (never changes the result): processes, or threads over a forest's trees.
@@ -443,6 +453,8 @@ class _SearchSettings:
     max_rounds: int
     plausible: bool
     seed: int
+    settle_rounds: tuple[int, int]  # rounds before the first refinement, and between later ones
+    collapse_margin: int  # valid candidates a query may queue beyond what it lacks
 
 
 # -- the search over one chunk of queries ---------------------------------------------------
@@ -450,10 +462,17 @@ class _SearchSettings:
 PROCESS_QUERIES = 1_000
 #: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
 CHUNK_QUERIES = 5_000
-#: Rounds in a row that add no new distinct counterfactual after which a query that has some stops.
+#: Rounds in a row that add no new distinct counterfactual after which a query that has some stops
+#: (counted when a block of rounds is made final: the whole block counts).
 PATIENCE = 3
-#: Values per number scanned when every single-feature change is tried (quantiles of the training values).
-SINGLE_GRID = 5
+#: Rounds whose valid candidates are made minimal together (one revert loop and one shrinking loop for all):
+#: a short first block, so a query learns early which of its candidates collapse, then long ones.
+SETTLE_ROUNDS = (3, 9)
+#: Valid candidates a query may queue beyond the distinct counterfactuals it lacks (see ``enqueue``).
+COLLAPSE_MARGIN = 2
+#: Values per number scanned when every single-feature change is tried (quantiles of the training values:
+#: the smallest, the median and the largest; the flip found is then shrunk to its boundary anyway).
+SINGLE_GRID = 3
 #: Levels per categorical feature scanned alone at most (the most frequent ones).
 SINGLE_LEVELS = 64
 #: Item numbers per feature (a level's code, or 0/1 for a number's sides): keeps items of features apart.
@@ -466,13 +485,22 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     1. (``batch``) Every single-feature change on a grid: each level of a categorical feature,
        :data:`SINGLE_GRID` quantiles of a number's training values (in its permitted range and
        direction). So every feature that flips a query alone, within that grid, is found.
-    2. Rounds of random candidates (``batch``: two changes at first, then more; ``batch-plausible``:
-       nearest unlike neighbours), for every query still short, scored in one call.
+       These are made minimal at once: their shrunk values bound the near misses of step 2.
+    2. (``batch``) Near misses with probed partners, one at a time and all together (two calls);
+       their valid ones wait for the first block of rounds.
+    3. Rounds of random candidates (``batch``: two changes at first, then more; ``batch-plausible``:
+       nearest unlike neighbours), for every query still short, scored in one call per round. The
+       valid ones queued so far are made minimal together after each block of rounds (``batch``:
+       after round 3, then every 9 rounds, and after the last: :data:`SETTLE_ROUNDS`;
+       ``batch-plausible``: every round; the same rounds for every query, so a query's result does
+       not depend on its batch).
 
-    Every valid candidate is cleared of the changes it does not need (:func:`revert_passengers`)
-    and, with ``refine="minimal"``, made minimal (:func:`minimal_rows`); a query keeps the
-    *distinct* results (:func:`distinct_keys`). It stays in the search until it has n_cf of them,
-    until :data:`PATIENCE` rounds in a row add none, or until ``max_rounds``: where fewer distinct
+    Making valid candidates final (``settle``): each is cleared of the changes it does not need
+    (:func:`revert_passengers`) and, with ``refine="minimal"``, made minimal (:func:`minimal_rows`);
+    a query keeps the *distinct* results (:func:`distinct_keys`). A query queues at most the
+    candidates it still lacks (``batch``: plus :data:`COLLAPSE_MARGIN`), and sits out the rest of a block once
+    its queue covers what it lacks. It stays in the search until it has n_cf distinct ones, until
+    :data:`PATIENCE` rounds in a row add none, or until ``max_rounds``: where fewer distinct
     counterfactuals exist, fewer are returned, never copies.
     """
     n_q, n_f = factuals.shape
@@ -486,14 +514,22 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     tried: list[set[bytes]] = [set() for _ in range(n_q)]  # finals already made minimal, before refinement
     proposed: list[set[bytes]] = [set() for _ in range(n_q)]  # random candidates already scored
 
-    def keep(candidates, owner, *, first=None, singles: bool = False, valid=None) -> np.ndarray:
-        """Score candidates (unless ``valid`` says), make the valid ones final and add the distinct ones to their pools.
+    # Valid candidates wait in a queue and are made final together (:func:`settle`): one revert loop and
+    # one shrinking loop for several stages or rounds, since every model call costs as much as a few
+    # hundred rows. ``queued[q]`` counts query q's waiting candidates.
+    queue: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    queued = np.zeros(n_q, dtype=int)
+
+    def need() -> np.ndarray:
+        """Per query: distinct counterfactuals still missing, less the candidates already waiting."""
+        return settings.n_cf - np.array([len(p) for p in pools]) - queued
+
+    def enqueue(candidates, owner, *, first=None, singles: bool = False, valid=None) -> np.ndarray:
+        """Score candidates (unless ``valid`` says) and queue the valid ones; returns how many each query queued.
 
         ``first`` (per candidate, -1 for none): the near miss to shrink before the other changes, so the
         partners' drawn values decide where on the trade-off the counterfactual lands.
-        Returns the number of new distinct counterfactuals per query.
         """
-        new = np.zeros(n_q, dtype=int)
         first = np.full(len(candidates), -1) if first is None else first
         if valid is None:
             pick = _distinct_rows(candidates, owner, factuals)
@@ -501,15 +537,28 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             pick = pick[_first_seen(proposed, owner[pick], candidates[pick])]
             candidates, owner, first = candidates[pick], owner[pick], first[pick]
             if len(candidates) == 0:
-                return new
+                return np.zeros(n_q, dtype=int)
             valid = counter(candidates) <= 0.5
         if singles:
             # Only the valid value nearest the factual on each side shrinks: the farther ones would end at the same place.
-            valid &= _nearest_per_side(space, candidates, owner, factuals, valid)
+            valid = valid & _nearest_per_side(space, candidates, owner, factuals, valid)
         else:
-            # At most as many as a query still needs: making a counterfactual minimal costs tens of rows.
-            valid &= _first_per_owner(owner, valid, settings.n_cf - np.array([len(p) for p in pools]))
-        rows, owner, first = candidates[valid], owner[valid], first[valid]
+            # About as many as a query still needs (making a counterfactual minimal costs tens of rows), and a
+            # few more: some collapse onto one another, or onto ones already found, when they are made minimal.
+            valid = valid & _first_per_owner(owner, valid, np.maximum(need() + settings.collapse_margin, 0))
+        queue.append((candidates[valid], owner[valid], first[valid]))
+        added = np.bincount(owner[valid], minlength=n_q)
+        queued[:] += added
+        return added
+
+    def settle() -> np.ndarray:
+        """Make every queued candidate final and add the distinct ones to their pools; new ones per query."""
+        new = np.zeros(n_q, dtype=int)
+        if not queue:
+            return new
+        rows, owner, first = (np.concatenate(part) for part in zip(*queue))
+        queue.clear()
+        queued[:] = 0
         if len(rows) == 0:
             return new
         finals = revert_passengers(counter, rows, factuals[owner])
@@ -554,7 +603,8 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             hit_owners.append(hit_owner)
         if hits:
             candidates, owner = np.concatenate(hits), np.concatenate(hit_owners)
-            keep(candidates, owner, singles=True, valid=np.ones(len(candidates), dtype=bool))
+            enqueue(candidates, owner, singles=True, valid=np.ones(len(candidates), dtype=bool))
+            settle()  # the single flips bound the near misses below
         subset[:] = min(2, max(n_vary, 1))  # single changes were tried: random ones start at two
         active = np.array([q for q in range(n_q) if len(pools[q]) < settings.n_cf], dtype=int)
         # Which other features help each near miss: each at both ends of its range, one call.
@@ -568,40 +618,61 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             alone[owner[lone], anchor[lone]] = p[lone]
             helps = ~lone & (p < alone[owner, anchor] - 1e-9)
             bounds.learn_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
-            keep(probes[~lone], owner[~lone], first=anchor[~lone], valid=(p <= 0.5)[~lone])
+            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=(p <= 0.5)[~lone])
             # All the partners of a near miss at once, each at its better end: where even that does not
             # flip the query, no mix of them will (as far as the model is monotone there), so none is tried.
             together, q, a = _all_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
             if len(together):
                 flips = counter(together) <= 0.5
                 bounds.partners[q[~flips], a[~flips]] = False
-                keep(together, q, first=a, valid=flips)
+                enqueue(together, q, first=a, valid=flips)
         # A query with near misses that no other feature helps has only its single changes.
         has_near_miss = bounds.has_near_miss(active)
         active = active[~has_near_miss | bounds.partners[active].any(axis=(1, 2))]
     stale = np.zeros(n_q, dtype=int)
-    active = np.array([q for q in active if len(pools[q]) < settings.n_cf], dtype=int)
+    searching = np.array([q for q in active if len(pools[q]) < settings.n_cf], dtype=int)
+    settled_after = 0  # the round after which queued candidates were last made final
+    dry = np.zeros(n_q, dtype=int)  # rounds in a row in which a query found no valid candidate
     for round_no in range(settings.max_rounds):
-        if len(active) == 0:
-            break
-        if neighbours is not None:
-            candidates, owner = neighbours.propose(active, round_no, settings)
-            first = None
-        else:
-            candidates, owner, first = _random_candidates(space, factuals, rngs, active, subset, settings.samples, bounds)
-        new = keep(candidates, owner, first=first)
-        stale[active] = np.where(new[active] > 0, 0, stale[active] + 1)
-        # DiCE-like growth while changes keep finding counterfactuals; doubling when a round found nothing.
-        subset[active] = np.minimum(n_vary, np.where(new[active] > 0, subset[active] + 1, 2 * subset[active]))
-        active = np.array(
-            [q for q in active if len(pools[q]) < settings.n_cf and not (pools[q] and stale[q] >= PATIENCE)],
+        # A query whose waiting candidates cover what it lacks sits out until they are made final.
+        active = searching[need()[searching] > 0]
+        if len(active):
+            if neighbours is not None:
+                candidates, owner = neighbours.propose(active, round_no, settings)
+                first = None
+            else:
+                candidates, owner, first = _random_candidates(space, factuals, rngs, active, subset, settings.samples, bounds)
+            found = enqueue(candidates, owner, first=first)
+            # DiCE-like growth while changes keep finding counterfactuals; doubling when a round found nothing.
+            subset[active] = np.minimum(n_vary, np.where(found[active] > 0, subset[active] + 1, 2 * subset[active]))
+            # PATIENCE rounds without even a valid candidate add no distinct counterfactual: a query that
+            # has some stops before its block ends (its queue is still made final).
+            dry[active] = np.where(found[active] > 0, 0, dry[active] + 1)
+            has_some = np.array([len(pools[q]) > 0 for q in searching], dtype=bool) | (queued[searching] > 0)
+            searching = searching[~(has_some & (dry[searching] >= PATIENCE))]
+        # Rounds are made final in fixed blocks (the same rounds for every query, so none depends on its batch).
+        if not _settles_after(round_no + 1, settings):
+            continue
+        new = settle()
+        stale[searching] = np.where(new[searching] > 0, 0, stale[searching] + round_no + 1 - settled_after)
+        settled_after = round_no + 1
+        searching = np.array(
+            [q for q in searching if len(pools[q]) < settings.n_cf and not (pools[q] and stale[q] >= PATIENCE)],
             dtype=int,
         )
+        if len(searching) == 0:
+            break
     per_query = [
         _select(np.array(list(pool.values())).reshape(-1, n_f), factuals[q], settings.n_cf, rngs[q])
         for q, pool in enumerate(pools)
     ]
     return per_query, counter.rows, counter.calls
+
+
+def _settles_after(round_number: int, settings: _SearchSettings) -> bool:
+    """Whether the valid candidates queued so far are made final after this round (1-based): see :data:`SETTLE_ROUNDS`."""
+    first, every = settings.settle_rounds
+    return round_number in (settings.max_rounds, first) or (round_number > first and (round_number - first) % every == 0)
 
 
 def _single_candidates(space: _SearchSpace, factuals: np.ndarray):

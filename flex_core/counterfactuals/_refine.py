@@ -9,12 +9,15 @@ minimal, in this order (every step is one batched model call over all rows at on
 1. **Shrink.** For every (counterfactual, changed continuous/ordinal feature) pair, search the
    segment from the factual's value (clipped to the permitted range) to the counterfactual's
    value, with the other features held at the counterfactual's values. Each call scores, for all
-   pairs at once, the factual's value and the middle (the first call), then the middle of the
-   remaining segment (bisection): the value kept is the point nearest the factual that the
-   model still predicts desirable. The search stops when the segment is no longer than
+   pairs at once, the middle of the remaining segment (bisection; in the first call also the
+   clipped value where the factual's lies outside the permitted range), from the fifth call on
+   three points that quarter it: the value kept is the point nearest the factual that the model
+   still predicts desirable. The search stops when the segment is no longer than
    ``range_j / 1000`` (and at least one unit for integers and ordinal levels), so at most about
-   eleven calls of one row per pair. A change the model does not need at all goes back to the
-   factual's value.
+   seven calls and thirteen rows per pair. The factual's value itself is not scored here: a
+   change the model does not need at all is reverted in step 2, which follows every shrink. A
+   feature the caller asked to shrink first (``first``, with the other changes held) is not
+   shrunk again here.
    All of a counterfactual's shrunk features are then applied together and scored; where the
    combination is no longer valid, they are applied one by one, largest reduction first, and
    the longest valid prefix is kept.
@@ -65,13 +68,11 @@ __all__ = [
 #: "minimal": shrink every continuous/ordinal change and revert passengers; "none": keep the generator's values.
 REFINE_MODES = ("minimal", "none")
 
-#: Fractions of the remaining segment (factual side = 0, counterfactual side = 1) scored per call:
-#: the target and the middle first, then bisection (one row per pair and call: rows, not calls,
-#: are what a search over hundreds of counterfactuals pays for).
-_FIRST_POINTS = np.array([0.0, 0.5])
-_NEXT_POINTS = np.array([0.5])
-#: Rows a shrinking call aims for: fewer open pairs get more points each (see ``_shrink``).
-_ROWS_PER_CALL = 200
+#: Points scored per open pair in each bisection call (the last entry repeats): one while most pairs are
+#: still open, then three (a stretch quartered) for the long ones left, since a call costs about as
+#: much as a hundred rows. Fixed per call number, never by how many pairs are open: a pair's points,
+#: and with them where it stops, must not depend on the other counterfactuals in its batch.
+_POINTS_PER_CALL = (1, 1, 1, 1, 3)
 #: Shrink-and-revert cycles at most (a revert in the second cycle is kept; the result is still valid).
 _CYCLES = 2
 
@@ -155,16 +156,20 @@ def minimal_rows(
         where on the trade-off the counterfactual lands.
     """
     out = np.array(cfs, dtype=float, copy=True)
+    # The feature shrunk first is already as small as the other changes, held as they are, allow:
+    # shrinking it again in the same state would score its bisection a second time for the same point.
+    done = np.full(len(out), -1) if first is None else np.asarray(first)
     if first is not None:
-        out = _shrink_first(p_undesirable, out, factuals, plan, np.asarray(first))
+        out = _shrink_first(p_undesirable, out, factuals, plan, done)
     todo = np.arange(len(out))
     for _ in range(_CYCLES):
         if len(todo) == 0:
             break
-        shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan)
+        shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan, skip=done[todo])
         cleared = revert_passengers(p_undesirable, shrunk, factuals[todo])
         out[todo] = cleared
         todo = todo[(cleared != shrunk).any(axis=1)]  # a revert may leave room to shrink again
+        done = np.full(len(out), -1)  # after a revert every change may shrink further
     return out
 
 
@@ -183,16 +188,21 @@ def _shrink_first(p_undesirable, cfs, factuals, plan: MinimalPlan, first: np.nda
     rows, feature = rows[movable], feature[movable]
     out = cfs.copy()
     if len(rows):
-        out[rows, feature] = _shrink(p_undesirable, cfs, target, rows, feature, plan)
+        out[rows, feature] = _shrink(p_undesirable, cfs, factuals, rows, feature, plan)
     return out
 
 
-def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan) -> np.ndarray:
+def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan, *, skip: np.ndarray | None = None) -> np.ndarray:
+    """Every movable change of every row shrunk with the others held, then combined; ``skip``: a feature per row left as it is (-1: none)."""
     target = np.clip(factuals, plan.low, plan.high)  # the factual's value, or the nearest permitted one
-    pair_cf, pair_feature = np.nonzero((cfs != target) & (cfs != factuals) & plan.movable)
+    shrinkable = (cfs != target) & (cfs != factuals) & plan.movable
+    if skip is not None:
+        rows = np.flatnonzero(skip >= 0)
+        shrinkable[rows, skip[rows]] = False
+    pair_cf, pair_feature = np.nonzero(shrinkable)
     if len(pair_cf) == 0:
         return cfs.copy()
-    refined_value = _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan)
+    refined_value = _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan)
     return _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, plan.spans)
 
 
@@ -335,18 +345,23 @@ class CountingScorer:
         return self.p_undesirable(codes)
 
 
-def _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan: MinimalPlan):
+def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPlan):
     """Per (counterfactual, feature) pair: the value nearest the target that keeps the counterfactual valid.
 
-    The search runs on a grid anchored at the target, in steps of the feature's tolerance (whole
-    units for integers, one level for ordinal features): point k is ``target + k * step`` toward
-    the counterfactual's value, for k below the number of steps that value lies away, and that
-    value itself last. ``lo`` is the index known invalid (the target, unless it is valid itself),
-    ``hi`` the index known valid; bisection ends when they are one step apart. Counterfactuals that
-    reach the same boundary from different starting values so end on the same grid point: the
-    same value, not one of many within a tolerance. Shapes: (n_pairs,).
+    The target is the factual's value, or the nearest permitted one. The search runs on a grid
+    anchored at it, in steps of the feature's tolerance (whole units for integers, one level for
+    ordinal features): point k is ``target + k * step`` toward the counterfactual's value, for k
+    below the number of steps that value lies away, and that value itself last. ``lo`` is the
+    index known invalid, ``hi`` the index known valid; bisection ends when they are one step apart.
+    The target is scored only where it is a permitted bound rather than the factual's value: a
+    change that the model does not need at all is reverted by the passenger pass that follows
+    every shrink (:func:`minimal_rows`), so scoring the factual's value here would only repeat it.
+    Counterfactuals that reach the same boundary from different starting values so end on the
+    same grid point: the same value, not one of many within a tolerance. Shapes: (n_pairs,).
     """
-    start = target[pair_cf, pair_feature].astype(float)
+    factual_value = factuals[pair_cf, pair_feature].astype(float)
+    start = np.clip(factual_value, plan.low[pair_feature], plan.high[pair_feature])
+    score_target = start != factual_value
     end = cfs[pair_cf, pair_feature].astype(float)
     step = plan.tolerance[pair_feature]
     sign = np.sign(end - start)
@@ -358,30 +373,32 @@ def _shrink(p_undesirable, cfs, target, pair_cf, pair_feature, plan: MinimalPlan
         grid = start[at].reshape(shape) + sign[at].reshape(shape) * k * step[at].reshape(shape)
         return np.where(k >= last[at].reshape(shape), end[at].reshape(shape), grid)
 
-    lo = np.full(len(start), -1, dtype=np.int64)  # -1: the target not scored yet
+    lo = np.where(score_target, -1, 0).astype(np.int64)  # -1: the target not scored yet
     hi = last.copy()
     open_ = hi - lo > 1
-    first_call = True
+    call = 0
     while open_.any():
         idx = np.flatnonzero(open_)
-        # Points per pair and call: one (bisection) when many pairs are open, more when few are, since
-        # a call costs about as much as a hundred rows; m points split the open stretch into m + 1.
-        m = int(np.clip(_ROWS_PER_CALL // len(idx), 1, 7))
+        m = _POINTS_PER_CALL[min(call, len(_POINTS_PER_CALL) - 1)]  # m points split the open stretch into m + 1
         base = np.maximum(lo[idx], 0)
         ks = base[:, None] + ((hi[idx] - base)[:, None] * np.arange(1, m + 1)[None, :]) // (m + 1)
-        if first_call:  # the target itself too: a change the model does not need goes back
+        scored = np.ones(ks.shape, dtype=bool)
+        if call == 0:  # a permitted bound as the target: scored too
             ks = np.column_stack([np.zeros(len(idx), dtype=np.int64), ks])
+            scored = np.column_stack([score_target[idx], scored])
         values = value(ks, idx)
-        rows = np.repeat(cfs[pair_cf[idx]], ks.shape[1], axis=0)
-        rows[np.arange(len(rows)), np.repeat(pair_feature[idx], ks.shape[1])] = values.reshape(-1)
-        ok = _desirable(p_undesirable, rows).reshape(ks.shape) & plan.allowed(values, pair_feature[idx, None])
+        rows = np.repeat(cfs[pair_cf[idx]], ks.shape[1], axis=0)[scored.ravel()]
+        rows[np.arange(len(rows)), np.repeat(pair_feature[idx], ks.shape[1])[scored.ravel()]] = values[scored]
+        ok = np.zeros(ks.shape, dtype=bool)  # a point not scored (the factual's value) counts as invalid
+        ok[scored] = _desirable(p_undesirable, rows)
+        ok &= plan.allowed(values, pair_feature[idx, None])
         # The nearest valid point, and the farthest invalid one below it (as far as the model is monotone there).
         valid_k = np.where(ok, ks, np.iinfo(np.int64).max).min(axis=1)
         hi[idx] = np.minimum(hi[idx], valid_k)
         invalid_k = np.where(~ok & (ks < hi[idx, None]), ks, -1).max(axis=1)
         lo[idx] = np.maximum(lo[idx], invalid_k)
         open_[idx] = hi[idx] - lo[idx] > 1
-        first_call = False
+        call += 1
     return value(hi, np.arange(len(hi)))
 
 
