@@ -25,7 +25,7 @@ with the same library call the app uses, so the Regional explorer keeps each ses
 Prints a Markdown table and writes JSON (default benchmarks/results/sessions.json).
 
     FLEX_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_sessions.py [--sessions 10] [--changes 5]
-        [--port PORT] [--data-dir DIR] [--out FILE] [--timeout SECONDS] [--pin-server]
+        [--port PORT] [--data-dir DIR] [--out FILE] [--timeout SECONDS] [--pin-server] [--browsers-yield]
 """
 
 from __future__ import annotations
@@ -397,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds any one wait may take (default 600)")
     parser.add_argument("--pin-server", action="store_true",
                         help="run the server on core 0 only and the browsers and this driver on the other cores (Linux)")
+    parser.add_argument("--browsers-yield", action="store_true",
+                        help="run the browsers and this driver at the lowest CPU priority (nice 19), so they use only "
+                             "what the server leaves, as browsers on other machines would")
     args = parser.parse_args(argv)
     data_dir = (args.data_dir or Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))).resolve()
     loan = data_dir / LOAN_FILE
@@ -423,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sampler.start()
             if server_cores:  # this thread starts Playwright's driver, which starts Chromium: they inherit it
                 os.sched_setaffinity(0, set(range(os.cpu_count() or 1)) - server_cores)
+            if args.browsers_yield:  # inherited the same way; the server keeps its priority
+                os.nice(19)
             try:
                 sessions = asyncio.run(run_sessions(url, loan, plans, args.timeout))
             finally:
@@ -443,7 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "first_view_server": spread([s["first_view_server_s"] for s in sessions if s["first_view_server_s"] is not None]),
         "tau_change_server": spread([t for s in sessions for t in s["tau_changes_server_s"] if t is not None]),
         "pinning": ("server on core 0, the browsers and this driver on the others" if args.pin_server
-                    else "server, browsers and this driver share every core"),
+                    else "server, browsers and this driver share every core")
+                   + ("; the browsers and this driver at the lowest priority (nice 19)" if args.browsers_yield else ""),
         "peak_rss_bytes": sampler.peak,
         "start_rss_bytes": sampler.first or 0,
         "cpu": {"server_s": sampler.server_cpu_s, "machine_busy_s": sampler.machine_busy_s, "wall_s": sampler.wall_s,
