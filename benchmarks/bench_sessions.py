@@ -26,6 +26,7 @@ Prints a Markdown table and writes JSON (default benchmarks/results/sessions.jso
 
     FLEX_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_sessions.py [--sessions 10] [--changes 5]
         [--port PORT] [--data-dir DIR] [--out FILE] [--timeout SECONDS] [--pin-server] [--browsers-yield]
+        [--url URL]
 """
 
 from __future__ import annotations
@@ -346,8 +347,9 @@ def markdown(result: dict) -> str:
         f"{_seconds(server_first['max'])} s, p50 {_seconds(server_first['p50'])} s; τ change p50 "
         f"{_seconds(server_change['p50'])} s, p95 {_seconds(server_change['p95'])} s, max {_seconds(server_change['max'])} s.",
         f"- Cores: {result['pinning']}.",
-        f"- Peak server memory (RSS of the server's process tree): {result['peak_rss_bytes'] / 2**30:.2f} GB "
-        f"(at start {result['start_rss_bytes'] / 2**30:.2f} GB).",
+        (f"- Peak server memory (RSS of the server's process tree): {result['peak_rss_bytes'] / 2**30:.2f} GB "
+         f"(at start {result['start_rss_bytes'] / 2**30:.2f} GB)." if result.get("peak_rss_bytes") is not None
+         else "- Peak server memory: not measured (the server runs elsewhere)."),
         *_cpu_line(result.get("cpu")),
         f"- Leakage: {'none' if not leaks else f'{len(leaks)} value(s) from another session'}"
         + (f"; {len(unexpected)} value(s) of no session: "
@@ -385,37 +387,8 @@ def _commit() -> str | None:
         return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=10, help="concurrent browser sessions (default 10)")
-    parser.add_argument("--changes", type=int, default=5, help="τ changes per session (default 5)")
-    parser.add_argument("--port", type=int, default=None, help="the app server's port (default: a free one)")
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="folder holding loan_approval_dataset.csv (default FLEX_DATA_DIR, else ../shared/data)")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "sessions.json",
-                        help="JSON results (default benchmarks/results/sessions.json)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds any one wait may take (default 600)")
-    parser.add_argument("--pin-server", action="store_true",
-                        help="run the server on core 0 only and the browsers and this driver on the other cores (Linux)")
-    parser.add_argument("--browsers-yield", action="store_true",
-                        help="run the browsers and this driver at the lowest CPU priority (nice 19), so they use only "
-                             "what the server leaves, as browsers on other machines would")
-    args = parser.parse_args(argv)
-    data_dir = (args.data_dir or Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))).resolve()
-    loan = data_dir / LOAN_FILE
-    try:
-        if not loan.is_file():
-            raise fc.ConfigError(f"{LOAN_FILE} not found in {data_dir}: pass --data-dir or set FLEX_DATA_DIR.")
-        task = fc.data.load_loan(loan)
-        # The app's default model (cross-validation changes its scores, not the model): its factuals are the pool.
-        pool = fc.counterfactuals.factual_rows(task, fc.fit_model(task, model="rf", encoding="onehot", seed=0, cv_folds=0))
-        plans = plan_sessions(args.sessions, args.changes, pool)
-        if args.pin_server and (os.cpu_count() or 1) < 2:
-            raise fc.ConfigError("--pin-server needs at least two cores: one for the server, the rest for the browsers.")
-    except fc.FlexError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
+def _sessions_on_own_server(args, data_dir: Path, loan: Path, plans):
+    """The sessions against a server started here on a fresh cache; (session records, its memory and CPU sampler)."""
     from tools.serve import app_server
 
     with tempfile.TemporaryDirectory() as cache:
@@ -429,10 +402,54 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.browsers_yield:  # inherited the same way; the server keeps its priority
                 os.nice(19)
             try:
-                sessions = asyncio.run(run_sessions(url, loan, plans, args.timeout))
+                return asyncio.run(run_sessions(url, loan, plans, args.timeout)), sampler
             finally:
                 sampler.stop()
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10, help="concurrent browser sessions (default 10)")
+    parser.add_argument("--changes", type=int, default=5, help="τ changes per session (default 5)")
+    parser.add_argument("--port", type=int, default=None, help="the app server's port (default: a free one)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="folder holding loan_approval_dataset.csv (default FLEX_DATA_DIR, else ../shared/data)")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "sessions.json",
+                        help="JSON results (default benchmarks/results/sessions.json)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds any one wait may take (default 600)")
+    parser.add_argument("--pin-server", action="store_true",
+                        help="run the server on core 0 only and the browsers and this driver on the other cores (Linux)")
+    parser.add_argument("--url", default=None,
+                        help="sessions against an app server already running, e.g. on another machine (with a fresh "
+                             "FLEX_CACHE_DIR, and the loan file at the same path); its memory and CPU are then not measured")
+    parser.add_argument("--browsers-yield", action="store_true",
+                        help="run the browsers and this driver at the lowest CPU priority (nice 19), so they use only "
+                             "what the server leaves, as browsers on other machines would")
+    args = parser.parse_args(argv)
+    data_dir = (args.data_dir or Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))).resolve()
+    loan = data_dir / LOAN_FILE
+    try:
+        if not loan.is_file():
+            raise fc.ConfigError(f"{LOAN_FILE} not found in {data_dir}: pass --data-dir or set FLEX_DATA_DIR.")
+        task = fc.data.load_loan(loan)
+        # The app's default model (cross-validation changes its scores, not the model): its factuals are the pool.
+        pool = fc.counterfactuals.factual_rows(task, fc.fit_model(task, model="rf", encoding="onehot", seed=0, cv_folds=0))
+        plans = plan_sessions(args.sessions, args.changes, pool)
+        if args.url and (args.pin_server or args.port):
+            raise fc.ConfigError("--url names a server that is already running: --pin-server and --port do not apply.")
+        if args.pin_server and (os.cpu_count() or 1) < 2:
+            raise fc.ConfigError("--pin-server needs at least two cores: one for the server, the rest for the browsers.")
+    except fc.FlexError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    if args.url:
+        if args.browsers_yield:
+            os.nice(19)
+        sessions = asyncio.run(run_sessions(args.url.rstrip("/"), loan, plans, args.timeout))
+        sampler = None
+    else:
+        sessions, sampler = _sessions_on_own_server(args, data_dir, loan, plans)
     findings = find_leaks(plans, [s["seen"] for s in sessions])
     result = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -447,13 +464,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tau_change": spread([t for s in sessions for t in s["tau_changes_s"]]),
         "first_view_server": spread([s["first_view_server_s"] for s in sessions if s["first_view_server_s"] is not None]),
         "tau_change_server": spread([t for s in sessions for t in s["tau_changes_server_s"] if t is not None]),
-        "pinning": ("server on core 0, the browsers and this driver on the others" if args.pin_server
+        "pinning": ("the server on another machine" if args.url
+                    else "server on core 0, the browsers and this driver on the others" if args.pin_server
                     else "server, browsers and this driver share every core")
                    + ("; the browsers and this driver at the lowest priority (nice 19)" if args.browsers_yield else ""),
-        "peak_rss_bytes": sampler.peak,
-        "start_rss_bytes": sampler.first or 0,
+        "server": args.url or "started here",
+        "peak_rss_bytes": sampler.peak if sampler else None,
+        "start_rss_bytes": (sampler.first or 0) if sampler else None,
         "cpu": {"server_s": sampler.server_cpu_s, "machine_busy_s": sampler.machine_busy_s, "wall_s": sampler.wall_s,
-                "cores": os.cpu_count()},
+                "cores": os.cpu_count()} if sampler else None,
         "findings": findings,
         "leak": any(f["another_session"] for f in findings),
     }

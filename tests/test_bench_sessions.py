@@ -56,3 +56,17 @@ def test_the_table_says_which_session_showed_what():
     assert "| 1 | 0.13 → 0.14 |" in text and "τ shown 0.11" in text
     assert "first view max 10.00 s" in text and "τ change p50 0.25 s" in text and "server on core 0" in text
     assert "Leakage: 1 value(s) from another session" in text and "1.00 GB" in text
+
+
+def test_a_server_elsewhere_has_its_memory_reported_as_not_measured():
+    plans = plan_sessions(1, 1, pool=[7], seed=0)
+    sessions = [{"taus": ["0.11", "0.12"], "query": plans[0].query, "first_view_s": 9.0, "tau_changes_s": [0.4],
+                 "error": None}]
+    result = {"sessions_count": 1, "dataset": "loan", "changes": 1, "date": "2026-11-26",
+              "machine": {"cpu": "test CPU", "cores": 2, "memory_gb": 8.0}, "sessions": sessions,
+              "first_view": spread([9.0]), "tau_change": spread([0.4]), "peak_rss_bytes": None, "start_rss_bytes": None,
+              "cpu": None, "findings": [], "first_view_server": spread([5.0]), "tau_change_server": spread([0.1]),
+              "pinning": "the server on another machine"}
+    text = markdown(result)
+    assert "Peak server memory: not measured (the server runs elsewhere)." in text
+    assert "the server on another machine" in text and "CPU over" not in text
