@@ -93,6 +93,11 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
+#: Factuals sampled by default: global and regional FLEX (the paper's N_F), and the pool regions and groups search.
+DEFAULT_N_FACTUALS = 200
+POOL_N_FACTUALS = 1000
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="python -m flex_core", description="FLEX feature importance from counterfactuals.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
@@ -130,7 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
              "(default: minimal for batch generators, none for DiCE)",
     )
     flex = common.add_argument_group("FLEX")
-    flex.add_argument("--n-factuals", type=int, default=200)
+    # The default depends on the command (a region search needs a larger pool): set after parsing, because
+    # set_defaults on one subcommand changes the Action that every subcommand shares through ``parents``.
+    flex.add_argument("--n-factuals", type=int, default=None,
+                      help=f"factuals sampled (default {DEFAULT_N_FACTUALS}; {POOL_N_FACTUALS} for regions and groups)")
     flex.add_argument("--n-cf", type=int, default=10)
     flex.add_argument("--tau", action="append", help="a number, or FEATURE=VALUE pairs")
     flex.add_argument("--seed", type=int, default=0)
@@ -162,7 +170,6 @@ def build_parser() -> argparse.ArgumentParser:
     regional.add_argument("--lime", action="store_true", help="add LIME's importance over the region, normalised to [0, 1]")
     regional.add_argument("--lime-samples", type=int, default=5000, help="LIME perturbation samples per factual")
     regions = sub.add_parser("regions", parents=[common], help="the rule-defined regions whose FLEX differs from global")
-    regions.set_defaults(n_factuals=1000)
     regions.add_argument("--max-conditions", type=int, default=2, choices=(1, 2), help="conditions per rule (default 2)")
     regions.add_argument("--min-support", type=int, default=20, help="factuals a region must hold (default 20)")
     regions.add_argument("--fdr", type=float, default=0.1, help="false-discovery rate of the significant regions (default 0.1)")
@@ -170,7 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
     regions.add_argument("--bins", type=int, default=4, help="quantile bins per number (default 4)")
     regions.add_argument("--top", type=int, default=20, help="regions to write (default 20)")
     groups = sub.add_parser("groups", parents=[common], help="flip share, cost of the minimal change and FLEX per group")
-    groups.set_defaults(n_factuals=1000)
     groups.add_argument("--by", required=True, metavar="FEATURE", help="the feature whose values (or bins) are the groups")
     groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
     add_reproduce_parser(sub)
@@ -330,10 +336,18 @@ def run(args) -> dict:
     return out
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, with the defaults that depend on the command filled in."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "n_factuals", 0) is None:
+        args.n_factuals = POOL_N_FACTUALS if args.command in ("regions", "groups") else DEFAULT_N_FACTUALS
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     import json
 
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     try:
         if args.command == "dashboard":
             return run_dashboard(args)

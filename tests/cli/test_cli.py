@@ -285,3 +285,13 @@ def test_compare_generators_adds_each_generators_f_and_an_unknown_name_is_one_er
     with pytest.raises(SystemExit) as exit_info:
         main(["global", "--data", "builtin:synthetic-regional", "--compare-generators", "dice-nonsense"])
     assert exit_info.value.code == 2
+
+
+@pytest.mark.parametrize(("command", "expected"), [("global", 200), ("regional", 200), ("regions", 1000), ("groups", 1000)])
+def test_each_command_samples_its_own_default_number_of_factuals(command, expected):
+    """regions and groups search a larger pool; their default once leaked into global and regional (shared argparse actions)."""
+    from flex_core.cli._main import parse_args
+
+    extra = ["--by", "speed"] if command == "groups" else []
+    assert parse_args([command, "--data", "builtin:synthetic-regional", *extra]).n_factuals == expected
+    assert parse_args([command, "--data", "builtin:synthetic-regional", "--n-factuals", "50", *extra]).n_factuals == 50
