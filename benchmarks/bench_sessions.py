@@ -464,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tau_change": spread([t for s in sessions for t in s["tau_changes_s"]]),
         "first_view_server": spread([s["first_view_server_s"] for s in sessions if s["first_view_server_s"] is not None]),
         "tau_change_server": spread([t for s in sessions for t in s["tau_changes_server_s"] if t is not None]),
-        "pinning": ("the server on another machine" if args.url
+        "pinning": (f"a server already running at {args.url}" if args.url
                     else "server on core 0, the browsers and this driver on the others" if args.pin_server
                     else "server, browsers and this driver share every core")
                    + ("; the browsers and this driver at the lowest priority (nice 19)" if args.browsers_yield else ""),

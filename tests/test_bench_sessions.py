@@ -66,7 +66,7 @@ def test_a_server_elsewhere_has_its_memory_reported_as_not_measured():
               "machine": {"cpu": "test CPU", "cores": 2, "memory_gb": 8.0}, "sessions": sessions,
               "first_view": spread([9.0]), "tau_change": spread([0.4]), "peak_rss_bytes": None, "start_rss_bytes": None,
               "cpu": None, "findings": [], "first_view_server": spread([5.0]), "tau_change_server": spread([0.1]),
-              "pinning": "the server on another machine"}
+              "pinning": "a server already running at http://10.0.0.2:8501"}
     text = markdown(result)
     assert "Peak server memory: not measured (the server runs elsewhere)." in text
-    assert "the server on another machine" in text and "CPU over" not in text
+    assert "a server already running at http://10.0.0.2:8501" in text and "CPU over" not in text
