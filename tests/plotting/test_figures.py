@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 import flex_core as fc
@@ -165,6 +166,22 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
     assert sum(o == 1.0 for o in opacity) == 5 and "meets road type = rural" in [t.name for t in marked.data]
     # A lasso or box drag mode turns a click into an empty selection: dragging must pan, clicks select.
     assert fig.layout.dragmode == "pan" and fig.layout.clickmode == "event+select"
+
+
+def test_the_factual_map_built_without_validation_is_what_plotly_validates(toy_task, toy_model):
+    """The map's traces skip Plotly's validation (it cost 0.2 s a click): Plotly must accept them unchanged."""
+    rows = fc.counterfactuals.factual_rows(toy_task, toy_model)
+    fmap = project_factuals(toy_task, toy_model, rows)
+    members = [int(r) for r in rows[1:4]]
+    for options in ({}, {"query": int(rows[0]), "members": members},
+                    {"query": int(rows[0]), "members": members, "meeting": [int(r) for r in rows[:5]], "criterion": "c"}):
+        spec = factual_map_figure(fmap, **options).to_dict()
+        assert go.Figure(spec).to_dict() == spec, options  # validation raises on a wrong property, and changes nothing
+        # A named colour scale that plotly.js does not know would reach the browser as an unknown name.
+        assert isinstance(spec["data"][0]["marker"]["colorscale"], (list, tuple))
+        if "query" in options:  # the zoom panel's traces sit on the second pair of axes
+            assert {(t.get("xaxis"), t.get("yaxis")) for t in spec["data"][:3]} == {("x", "y")}
+            assert {(t.get("xaxis"), t.get("yaxis")) for t in spec["data"][3:6]} == {("x2", "y2")}
 
 
 def test_a_large_factual_pool_is_sampled_on_the_map_with_a_note(toy_task, toy_model):
