@@ -49,6 +49,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import numpy as np
+from google.protobuf.message import DecodeError
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
@@ -232,9 +234,6 @@ class ChartArrivals:
         socket.on("framesent", lambda _: self.sent.append(time.perf_counter()))
 
     def _frame(self, payload) -> None:
-        from google.protobuf.message import DecodeError
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
         if isinstance(payload, str):
             return
         message = ForwardMsg()

@@ -154,13 +154,16 @@ def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str,
         finally:
             bar.empty()
 
-    note = st.empty()
+    notes: list = []  # the waiting note, drawn only if another session is training this model
+
+    def waiting() -> None:
+        notes.append(st.info("Another session is training this model; it is used here as soon as it is ready."))
+
     try:
-        return _model_shelf().get_or_make(
-            key, train, waiting=lambda: note.info("Another session is training this model; it is used here as soon as it is ready.")
-        )
+        return _model_shelf().get_or_make(key, train, waiting=waiting)
     finally:
-        note.empty()
+        for note in notes:
+            note.empty()
 
 
 @st.cache_resource(max_entries=16)
