@@ -38,6 +38,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,7 @@ CHART_AT_TAU = r"""
 """
 GLOBAL_CHART = "Global feature importance from"
 TAU_CHART = "Global importance at the current τ"
+TAU_SLIDER = "Global τ (all continuous features)"
 IDLE = "!document.querySelector('[data-testid=\"stStatusWidget\"]')"
 
 
@@ -257,19 +259,32 @@ class ChartArrivals:
         return None if asked is None or answered is None else answered - asked
 
 
+def _new_record(plan: SessionPlan) -> dict:
+    """One session's results, the same fields whichever client drives it."""
+    return {"taus": [f"{t / 100:.2f}" for t in plan.taus], "query": plan.query, "first_view_s": None,
+            "tau_changes_s": [], "first_view_server_s": None, "tau_changes_server_s": [], "error": None}
+
+
+def _link(url: str, loan: Path, plan: SessionPlan) -> str:
+    """The session's link: the loan data, its first τ and its query."""
+    return f"{url}/?" + urlencode({"dataset": f"loan:{loan}", "tau": f"{plan.taus[0] / 100:.2f}", "query": plan.query})
+
+
+def _failure(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
 async def one_session(browser, url: str, loan: Path, plan: SessionPlan, timeout_ms: float) -> dict:
     """Open the session's link, wait for its first view, make its τ changes, open the Regional explorer."""
-    record: dict = {"taus": [f"{t / 100:.2f}" for t in plan.taus], "query": plan.query, "first_view_s": None,
-                    "tau_changes_s": [], "first_view_server_s": None, "tau_changes_server_s": [], "error": None}
+    record = _new_record(plan)
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     await context.add_init_script(WATCH_PAGE)
     page = await context.new_page()
     page.set_default_timeout(timeout_ms)
     arrivals = ChartArrivals(page)
     try:
-        link = f"{url}/?" + urlencode({"dataset": f"loan:{loan}", "tau": f"{plan.taus[0] / 100:.2f}", "query": plan.query})
         start = time.perf_counter()
-        await page.goto(link, wait_until="domcontentloaded")
+        await page.goto(_link(url, loan, plan), wait_until="domcontentloaded")
         await _chart_at(page, GLOBAL_CHART, plan.taus[0], timeout_ms)
         record["first_view_s"] = time.perf_counter() - start
         record["first_view_server_s"] = arrivals.server_seconds(GLOBAL_CHART, plan.taus[0], start)
@@ -277,7 +292,7 @@ async def one_session(browser, url: str, loan: Path, plan: SessionPlan, timeout_
         await page.get_by_role("link", name="Thresholds", exact=True).click()
         await _chart_at(page, TAU_CHART, plan.taus[0], timeout_ms)
         await _idle(page, timeout_ms)
-        slider = page.get_by_role("slider", name="Global τ (all continuous features)")
+        slider = page.get_by_role("slider", name=TAU_SLIDER)
         for tau in plan.taus[1:]:
             await slider.focus()
             start = time.perf_counter()
@@ -290,7 +305,7 @@ async def one_session(browser, url: str, loan: Path, plan: SessionPlan, timeout_
         await page.get_by_role("heading", name="Region around row", exact=False).first.wait_for()
         await _idle(page, timeout_ms)
     except Exception as exc:  # one session's failure is reported with the others' results, not raised
-        record["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        record["error"] = _failure(exc)
     try:
         record["seen"] = await page.evaluate("() => Object.fromEntries(Object.entries(window.__flexSeen || {})"
                                              ".map(([k, v]) => [k, [...v]]))")
@@ -301,7 +316,11 @@ async def one_session(browser, url: str, loan: Path, plan: SessionPlan, timeout_
     return record
 
 
-async def run_sessions(url: str, loan: Path, plans: Sequence[SessionPlan], timeout_s: float) -> list[dict]:
+async def run_sessions(url: str, loan: Path, plans: Sequence[SessionPlan], timeout_s: float,
+                       clients: str = "browser") -> list[dict]:
+    """All sessions at once, each in its own Chromium context or (``clients="protocol"``) its own websocket."""
+    if clients == "protocol":
+        return list(await asyncio.gather(*(protocol_session(url, loan, plan, timeout_s) for plan in plans)))
     from playwright.async_api import async_playwright
 
     from tools.serve import CHROMIUM, CHROMIUM_ARGS
@@ -314,14 +333,84 @@ async def run_sessions(url: str, loan: Path, plans: Sequence[SessionPlan], timeo
             await browser.close()
 
 
+# -- the sessions without a browser: Streamlit's protocol spoken by a light client ------------------------
+async def _load_page(url: str) -> float:
+    """Fetch what a fresh browser fetches before it connects: the page, the files it names, the health and
+    host-config endpoints (not the code chunks its script loads later, nor fonts). Returns the seconds it took."""
+    import urllib.request
+
+    def get(path: str) -> bytes:
+        request = urllib.request.Request(f"{url}/{path.lstrip('./')}", headers={"Accept-Encoding": "gzip, deflate, br"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.read()
+
+    start = time.perf_counter()
+    index = (await asyncio.to_thread(get, "")).decode(errors="replace")
+    named = re.findall(r'(?:src|href)="(\./static/[^"]+)"', index)
+    await asyncio.gather(*(asyncio.to_thread(get, path) for path in [*named, "_stcore/health", "_stcore/host-config"]))
+    return time.perf_counter() - start
+
+
+async def protocol_session(url: str, loan: Path, plan: SessionPlan, timeout_s: float) -> dict:
+    """The browser session's steps, spoken over the websocket as the frontend speaks them (benchmarks/protocol_client.py).
+
+    Times run from sending a rerun until the frame carrying the chart at the session's τ arrived (and, for
+    the first view, until the run finished): the server's whole part, without any browser's drawing.
+    """
+    from websockets.asyncio.client import connect
+
+    from benchmarks.protocol_client import ClientView, websocket_url
+
+    record = _new_record(plan) | {"page_load_s": None, "first_view_finished_s": None}
+    link = _link(url, loan, plan)
+    view = ClientView(base_url=url, query_string=link.split("?", 1)[1])
+
+    async def ask(socket, rerun, chart: str | None = None, tau: int = 0) -> tuple[float | None, float]:
+        """Send a rerun; the seconds until the chart at τ arrived (if one is awaited) and until the run finished."""
+        start = time.perf_counter()
+        await socket.send(rerun.SerializeToString())
+        arrived = await until(socket, lambda: view.chart_since(chart, tau, start)) if chart else None
+        finished = await until(socket, lambda: view.finished_since(start))
+        return (None if arrived is None else arrived - start), finished - start
+
+    async def until(socket, ready) -> float:
+        while (arrived := ready()) is None:
+            view.receive(await socket.recv(decode=False))
+        return arrived
+
+    try:
+        async with asyncio.timeout(timeout_s):
+            record["page_load_s"] = await _load_page(url)
+            async with connect(websocket_url(url), subprotocols=["streamlit"], max_size=None) as socket:
+                record["first_view_s"], record["first_view_finished_s"] = await ask(
+                    socket, view.open_link(), GLOBAL_CHART, plan.taus[0])
+                record["first_view_server_s"] = record["first_view_s"]
+                await ask(socket, view.open_page("Thresholds"), TAU_CHART, plan.taus[0])
+                for tau in plan.taus[1:]:
+                    rerun, value = view.move_slider(TAU_SLIDER, 0.01)
+                    if round(value * 100) != tau:
+                        raise RuntimeError(f"the slider moved to {value}, not to the planned {tau / 100:.2f}")
+                    change, _ = await ask(socket, rerun, TAU_CHART, tau)
+                    record["tau_changes_s"].append(change)
+                    record["tau_changes_server_s"].append(change)
+                await ask(socket, view.open_page("Regional explorer"))
+    except Exception as exc:  # one session's failure is reported with the others' results, not raised
+        record["error"] = _failure(exc)
+    record["seen"] = {key: sorted(values) for key, values in view.seen.items()}
+    return record
+
+
 # -- the report -------------------------------------------------------------------------------------
 def _seconds(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
 def markdown(result: dict) -> str:
+    protocol = result.get("clients") == "protocol"
     lines = [
-        f"{result['sessions_count']} concurrent sessions on {result['dataset']}, {result['changes']} τ changes each "
+        f"{result['sessions_count']} concurrent sessions "
+        f"({'protocol clients, no browser' if protocol else 'headless Chromium'}) on {result['dataset']}, "
+        f"{result['changes']} τ changes each "
         f"({result['date']}; {result['machine']['cpu']}, {result['machine']['cores']} cores, "
         f"{result['machine']['memory_gb']:.0f} GB).",
         "",
@@ -342,9 +431,11 @@ def markdown(result: dict) -> str:
         f"- First view: max {_seconds(first['max'])} s, p50 {_seconds(first['p50'])} s ({first['n']} sessions).",
         f"- τ change, all sessions: p50 {_seconds(change['p50'])} s, p95 {_seconds(change['p95'])} s, "
         f"max {_seconds(change['max'])} s ({change['n']} changes).",
-        f"- The server's part (from the browser's request until the chart's frame reached it): first view max "
-        f"{_seconds(server_first['max'])} s, p50 {_seconds(server_first['p50'])} s; τ change p50 "
-        f"{_seconds(server_change['p50'])} s, p95 {_seconds(server_change['p95'])} s, max {_seconds(server_change['max'])} s.",
+        *([_protocol_line(result["sessions"])] if protocol else [
+            f"- The server's part (from the browser's request until the chart's frame reached it): first view max "
+            f"{_seconds(server_first['max'])} s, p50 {_seconds(server_first['p50'])} s; τ change p50 "
+            f"{_seconds(server_change['p50'])} s, p95 {_seconds(server_change['p95'])} s, "
+            f"max {_seconds(server_change['max'])} s."]),
         f"- Cores: {result['pinning']}.",
         (f"- Peak server memory (RSS of the server's process tree): {result['peak_rss_bytes'] / 2**30:.2f} GB "
          f"(at start {result['start_rss_bytes'] / 2**30:.2f} GB)." if result.get("peak_rss_bytes") is not None
@@ -358,13 +449,22 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _protocol_line(sessions: Sequence[dict]) -> str:
+    """What a protocol client's times mean, and the page load and whole first run they leave aside."""
+    loads = spread([s["page_load_s"] for s in sessions if s.get("page_load_s") is not None])
+    finished = spread([s["first_view_finished_s"] for s in sessions if s.get("first_view_finished_s") is not None])
+    return (f"- Times run from sending the rerun until the chart's frame arrived (no browser drawing). The first run "
+            f"finished (every element sent) after max {_seconds(finished['max'])} s, p50 {_seconds(finished['p50'])} s; "
+            f"fetching the page and the files it names before connecting took max {_seconds(loads['max'])} s.")
+
+
 def _cpu_line(cpu: dict | None) -> list[str]:
     if not cpu or not cpu.get("wall_s"):
         return []
     capacity = cpu["cores"] * cpu["wall_s"]
     return [f"- CPU over the {cpu['wall_s']:.0f} s run ({capacity:.0f} core-seconds): the machine was busy "
             f"{cpu['machine_busy_s']:.0f} s ({cpu['machine_busy_s'] / capacity:.0%}), the app server "
-            f"{cpu['server_s']:.0f} s ({cpu['server_s'] / capacity:.0%}); the rest is the browsers and this driver."]
+            f"{cpu['server_s']:.0f} s ({cpu['server_s'] / capacity:.0%}); the rest is the clients and this driver."]
 
 
 def _machine() -> dict:
@@ -396,19 +496,22 @@ def _sessions_on_own_server(args, data_dir: Path, loan: Path, plans):
         with app_server(env=env, port=args.port, timeout=120, cpus=server_cores) as (url, server):
             sampler = MemorySampler(server.pid)
             sampler.start()
-            if server_cores:  # this thread starts Playwright's driver, which starts Chromium: they inherit it
+            if server_cores:  # this thread starts the clients (Playwright's driver starts Chromium): they inherit it
                 os.sched_setaffinity(0, set(range(os.cpu_count() or 1)) - server_cores)
             if args.browsers_yield:  # inherited the same way; the server keeps its priority
                 os.nice(19)
             try:
-                return asyncio.run(run_sessions(url, loan, plans, args.timeout)), sampler
+                return asyncio.run(run_sessions(url, loan, plans, args.timeout, args.clients)), sampler
             finally:
                 sampler.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=10, help="concurrent browser sessions (default 10)")
+    parser.add_argument("--sessions", type=int, default=10, help="concurrent sessions (default 10)")
+    parser.add_argument("--clients", choices=("browser", "protocol"), default="browser",
+                        help="browser: a headless Chromium per session (default); protocol: a light websocket client per "
+                             "session speaking Streamlit's protocol as the browser does, so only the server uses CPU")
     parser.add_argument("--changes", type=int, default=5, help="τ changes per session (default 5)")
     parser.add_argument("--port", type=int, default=None, help="the app server's port (default: a free one)")
     parser.add_argument("--data-dir", type=Path, default=None,
@@ -445,7 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.url:
         if args.browsers_yield:
             os.nice(19)
-        sessions = asyncio.run(run_sessions(args.url.rstrip("/"), loan, plans, args.timeout))
+        sessions = asyncio.run(run_sessions(args.url.rstrip("/"), loan, plans, args.timeout, args.clients))
         sampler = None
     else:
         sessions, sampler = _sessions_on_own_server(args, data_dir, loan, plans)
@@ -457,6 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": _machine(),
         "dataset": "loan (default model and generator, N_F = 200, N_cf = 10)",
         "sessions_count": len(plans),
+        "clients": args.clients,
         "changes": args.changes,
         "sessions": sessions,
         "first_view": spread([s["first_view_s"] for s in sessions if s["first_view_s"] is not None]),
@@ -464,9 +568,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "first_view_server": spread([s["first_view_server_s"] for s in sessions if s["first_view_server_s"] is not None]),
         "tau_change_server": spread([t for s in sessions for t in s["tau_changes_server_s"] if t is not None]),
         "pinning": (f"a server already running at {args.url}" if args.url
-                    else "server on core 0, the browsers and this driver on the others" if args.pin_server
-                    else "server, browsers and this driver share every core")
-                   + ("; the browsers and this driver at the lowest priority (nice 19)" if args.browsers_yield else ""),
+                    else "server on core 0, the clients and this driver on the others" if args.pin_server
+                    else "server, clients and this driver share every core")
+                   + ("; the clients and this driver at the lowest priority (nice 19)" if args.browsers_yield else ""),
         "server": args.url or "started here",
         "peak_rss_bytes": sampler.peak if sampler else None,
         "start_rss_bytes": (sampler.first or 0) if sampler else None,
