@@ -45,6 +45,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -63,6 +64,7 @@ LOAN_FILE = "loan_approval_dataset.csv"
 FIRST_TAU = 11  # hundredths: the sessions' τ start above the default 0.10, so a default shown is never anyone's
 TAU_SPAN = 90  # hundredths available from FIRST_TAU up to 1.00
 MEMORY_EVERY = 0.25  # seconds between samples of the server's memory
+BROWSER_CONNECTIONS = 6  # a browser's parallel HTTP/1.1 connections to one host (Chromium's limit)
 
 #: Runs in every page before its scripts: records what the page ever shows (see the module's docstring).
 WATCH_PAGE = r"""
@@ -173,27 +175,32 @@ def find_leaks(plans: Sequence[SessionPlan], seen: Sequence[dict]) -> list[dict]
 class MemorySampler(threading.Thread):
     """Samples the resident memory of a process and its children until stopped; keeps the peak.
 
-    Also keeps the CPU time the server's process tree used and the machine's busy CPU time over the
-    same span: the browsers run on the same machine, so the share the server had says how much of a
-    slow τ change is the server's work and how much is Chromium's.
+    Also keeps the CPU time the server's process tree used, the CPU time of the clients (this process and
+    its other children: Playwright's driver and Chromium, or the protocol clients) and the machine's busy
+    CPU time over the same span: the clients run on the same machine, so the server's share says how much
+    of a slow τ change is the server's work, and what neither used is another program's.
     """
 
     def __init__(self, pid: int):
         super().__init__(daemon=True)
         self.pid, self.peak, self.first = pid, 0, None
-        self.server_cpu_s, self.machine_busy_s, self.wall_s = 0.0, 0.0, 0.0
+        self.server_cpu_s, self.clients_cpu_s, self.machine_busy_s, self.wall_s = 0.0, 0.0, 0.0, 0.0
         self._done = threading.Event()
 
     def run(self) -> None:
         import psutil
 
-        root = psutil.Process(self.pid)
+        root, driver = psutil.Process(self.pid), psutil.Process()
         machine_start, wall_start = _busy(psutil.cpu_times()), time.perf_counter()
+        driver_start = sum(driver.cpu_times()[:2])  # what this process spent before (finding the queries) is not the clients'
         while not self._done.is_set():
             try:
                 tree = [root, *root.children(recursive=True)]
                 total = sum(p.memory_info().rss for p in tree)
                 self.server_cpu_s = max(self.server_cpu_s, sum(sum(p.cpu_times()[:2]) for p in tree))
+                server_pids = {p.pid for p in tree}
+                clients = [driver, *(p for p in driver.children(recursive=True) if p.pid not in server_pids)]
+                self.clients_cpu_s = max(self.clients_cpu_s, sum(sum(p.cpu_times()[:2]) for p in clients) - driver_start)
             except psutil.Error:  # a child ended between the listing and the reading: the next sample counts
                 total = 0
             self.first = total if self.first is None else self.first
@@ -344,11 +351,14 @@ async def _load_page(url: str) -> float:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.read()
 
-    start = time.perf_counter()
-    index = (await asyncio.to_thread(get, "")).decode(errors="replace")
-    named = re.findall(r'(?:src|href)="(\./static/[^"]+)"', index)
-    await asyncio.gather(*(asyncio.to_thread(get, path) for path in [*named, "_stcore/health", "_stcore/host-config"]))
-    return time.perf_counter() - start
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(BROWSER_CONNECTIONS) as connections:
+        start = time.perf_counter()
+        index = (await loop.run_in_executor(connections, get, "")).decode(errors="replace")
+        named = re.findall(r'(?:src|href)="(\./static/[^"]+)"', index)
+        await asyncio.gather(*(loop.run_in_executor(connections, get, path)
+                               for path in [*named, "_stcore/health", "_stcore/host-config"]))
+        return time.perf_counter() - start
 
 
 async def protocol_session(url: str, loan: Path, plan: SessionPlan, timeout_s: float) -> dict:
@@ -464,7 +474,9 @@ def _cpu_line(cpu: dict | None) -> list[str]:
     capacity = cpu["cores"] * cpu["wall_s"]
     return [f"- CPU over the {cpu['wall_s']:.0f} s run ({capacity:.0f} core-seconds): the machine was busy "
             f"{cpu['machine_busy_s']:.0f} s ({cpu['machine_busy_s'] / capacity:.0%}), the app server "
-            f"{cpu['server_s']:.0f} s ({cpu['server_s'] / capacity:.0%}); the rest is the clients and this driver."]
+            f"{cpu['server_s']:.0f} s ({cpu['server_s'] / capacity:.0%}), the clients and this driver "
+            f"{cpu['clients_s']:.0f} s ({cpu['clients_s'] / capacity:.0%}), other programs "
+            f"{max(0.0, cpu['machine_busy_s'] - cpu['server_s'] - cpu['clients_s']):.0f} s."]
 
 
 def _machine() -> dict:
@@ -574,8 +586,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "server": args.url or "started here",
         "peak_rss_bytes": sampler.peak if sampler else None,
         "start_rss_bytes": (sampler.first or 0) if sampler else None,
-        "cpu": {"server_s": sampler.server_cpu_s, "machine_busy_s": sampler.machine_busy_s, "wall_s": sampler.wall_s,
-                "cores": os.cpu_count()} if sampler else None,
+        "cpu": {"server_s": sampler.server_cpu_s, "clients_s": sampler.clients_cpu_s,
+                "machine_busy_s": sampler.machine_busy_s, "wall_s": sampler.wall_s, "cores": os.cpu_count()}
+               if sampler else None,
         "findings": findings,
         "leak": any(f["another_session"] for f in findings),
     }
