@@ -1,8 +1,12 @@
-"""Concurrent browser sessions against one app server: first view, τ-change time, server memory, leakage.
+"""Concurrent sessions against one app server: first view, τ-change time, server memory, leakage.
 
-One ``streamlit run app.py`` (started here, on a fresh counterfactual cache) serves N Chromium
-sessions at once (Playwright, Debian's chromium, one browser context per session). All open the
-loan data through a link, each with its own τ and query, and all start together:
+One ``streamlit run app.py`` (started here, on a fresh counterfactual cache) serves N sessions at once.
+Each is a Chromium session (``--clients browser``, the default: Playwright, Debian's chromium, one
+browser context per session) or a light websocket client that speaks Streamlit's protocol as the
+browser's frontend does (``--clients protocol``, benchmarks/protocol_client.py): the server does the
+same work and sends the same messages, but no browser loads code, renders or draws, so on one machine
+the server is measured without ten Chromiums' CPU. All open the loan data through a link, each with
+its own τ and query, and all start together:
 
 - **first view**: from opening the link until the Global page's chart is drawn at the session's τ
   (the server reads the file, trains the forest and generates, once or more, for everyone at once);
@@ -10,6 +14,9 @@ loan data through a link, each with its own τ and query, and all start together
   keyboard, as a person does; timed from the key press until the settings strip and the chart
   "Global importance at the current τ" both show the new τ. Each session makes M changes, each to
   a τ no session had before (no cached result helps);
+- **protocol clients**: the same steps as rerun messages; each time runs from sending the rerun until the
+  frame carrying the chart at the session's τ arrived (the first view also until its run finished), after
+  fetching the page and the files it names as a browser would. The server's whole part, no drawing;
 - **the server's part**: from the browser's request (the first websocket frame it sends after the link is
   opened or the key pressed) until the frame carrying the chart at the session's τ reached it (decoded here
   from Streamlit's messages): without the browser's loading, reacting and drawing. With ``--pin-server`` the server runs on core 0 only and the browsers and this driver on
@@ -17,15 +24,17 @@ loan data through a link, each with its own τ and query, and all start together
 - **peak server memory**: the resident memory (RSS) of the server's process tree, sampled every 0.25 s;
 - **leakage**: every page watches itself (a MutationObserver) and records every τ its settings strip
   and chart subtitles ever show, the τ and query its address bar ever holds, and at the end the
-  query row the Regional explorer shows. A value that belongs to another session is a leak.
+  query row the Regional explorer shows. A value that belongs to another session is a leak. A protocol
+  client records the same from the messages: the settings strip's and the chart subtitles' τ, the query
+  strings the server sets in the address, the Regional explorer's "Region around row N" heading.
 
 Queries are rows the app's default model (random forest, seed 0) predicts undesirable, found here
 with the same library call the app uses, so the Regional explorer keeps each session's own.
 
 Prints a Markdown table and writes JSON (default benchmarks/results/sessions.json).
 
-    FLEX_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_sessions.py [--sessions 10] [--changes 5]
-        [--port PORT] [--data-dir DIR] [--out FILE] [--timeout SECONDS] [--pin-server] [--browsers-yield]
+    FLEX_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_sessions.py [--clients browser|protocol]
+        [--sessions 10] [--changes 5] [--port PORT] [--data-dir DIR] [--out FILE] [--timeout SECONDS] [--pin-server] [--browsers-yield]
         [--url URL]
 """
 
