@@ -27,6 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
 
+#: A 1-minute load average below this at the start counts as an idle machine (the run itself then adds one).
+IDLE_LOAD = 0.3
 DATA = Path(os.environ.get("FLEX_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 DATASETS = {
     "loan": (lambda: fc.data.load_loan(DATA / "loan_approval_dataset.csv"), ["education", "self_employed", "cibil_score"]),
@@ -109,7 +111,7 @@ def main() -> None:
         f"Run {datetime.date.today().isoformat()} on {cpu()}, nproc {os.cpu_count()}, Python {platform.python_version()}, "
         f"numpy {np.__version__}; load average {load_before[0]:.2f} / {load_before[1]:.2f} / {load_before[2]:.2f} "
         f"(1 / 5 / 15 min) at the start, {load_after[0]:.2f} / {load_after[1]:.2f} / {load_after[2]:.2f} at the end "
-        f"(the machine was shared, not idle); {total:.0f} s in all.",
+        f"({'idle at the start' if load_before[0] < IDLE_LOAD else 'the machine was shared, not idle'}); {total:.0f} s in all.",
         f"Command: `FLEX_DATA_DIR=... python benchmarks/bench_regions.py --repeats {args.repeats} --datasets {args.datasets}`.",
         "",
         f"Random forest (seed 0), generator batch (n_cf 10, minimal), pool of {N_FACTUALS:,} factuals (seed 0), τ = 0.1; "

@@ -18,8 +18,8 @@ minimal, in this order (every step is one batched model call over all rows at on
    change the model does not need at all is reverted in step 2, which follows every shrink. A
    feature the caller asked to shrink first (``first``, with the other changes held) is not
    shrunk again here.
-   All of a counterfactual's shrunk features are then applied together and scored; where the
-   combination is no longer valid, they are applied one by one, largest reduction first, and
+   All of a counterfactual's shrunk features are then applied together and scored (one shrunk
+   feature alone is the row its search last scored valid); where the combination is no longer valid, they are applied one by one, largest reduction first, and
    the longest valid prefix is kept.
 2. **Revert passengers** (:func:`revert_passengers`), for every kind of feature: each pass scores
    every single revert of every open row; the reverts that keep a row valid are ranked by the
@@ -407,8 +407,11 @@ def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans):
     out = cfs.copy()
     combined = cfs.copy()
     combined[pair_cf, pair_feature] = refined_value
-    touched = np.unique(pair_cf)
-    ok = _desirable(p_undesirable, combined[touched])
+    touched, shrunk_pairs = np.unique(pair_cf, return_counts=True)
+    # A counterfactual with one shrunk change is the row its search last scored valid: not scored again.
+    ok = np.ones(len(touched), dtype=bool)
+    several = shrunk_pairs > 1
+    ok[several] = _desirable(p_undesirable, combined[touched[several]])
     out[touched[ok]] = combined[touched[ok]]
     broken = touched[~ok]
     if len(broken) == 0:

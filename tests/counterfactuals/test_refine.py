@@ -82,6 +82,24 @@ def test_each_change_stops_within_one_step_of_the_threshold_and_integers_stay_in
     assert refined.model_rows == cfset.model_rows or cfset.model_rows < 0
 
 
+def test_a_single_shrunk_change_is_not_scored_again_once_shrunk():
+    """The shrunk row was scored valid by its own search: combining one change needs no further call."""
+    from flex_core.counterfactuals._refine import MinimalPlan, minimal_rows
+
+    frame = pd.DataFrame({"x": [0.0, 100.0, 20.0, 70.0], "y": ["bad", "good", "bad", "good"]})
+    task = fc.make_task(frame, target="y", undesirable="bad")
+    scored: list[bytes] = []
+
+    def p_undesirable(codes):
+        scored.extend(row.tobytes() for row in codes)
+        return np.where(codes[:, 0] >= 41.0, 0.0, 1.0)
+
+    plan = MinimalPlan.build(task, {})
+    out = minimal_rows(p_undesirable, np.array([[90.0]]), np.array([[10.0]]), plan)
+    assert 41.0 <= out[0, 0] <= 41.0 + 100 * RELATIVE_TOLERANCE
+    assert len(scored) == len(set(scored))  # every row scored once: the bisection's points, nothing repeated
+
+
 def test_interacting_changes_keep_the_longest_valid_prefix_and_stay_valid(task):
     task = set_factuals(task, [{"x": 10.0, "n": 10, "grade": "low", "colour": "red"}])
     # Each change alone can shrink a lot (x to 40 with n at 60, n to 20 with x at 80), but not both at once.
