@@ -65,6 +65,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
+from benchmarks.protocol_client import ClientView, plotly_title, websocket_url
 from flex_core.importance import DEFAULT_TAU
 
 REPO = Path(__file__).resolve().parents[1]
@@ -259,13 +260,8 @@ class ChartArrivals:
             message.ParseFromString(payload)
         except DecodeError:
             return
-        if message.WhichOneof("type") != "delta" or message.delta.WhichOneof("type") != "new_element":
-            return
-        element = message.delta.new_element
-        if element.WhichOneof("type") != "plotly_chart":
-            return
-        title = json.loads(element.plotly_chart.spec).get("layout", {}).get("title") or {}
-        self.charts.append((time.perf_counter(), str(title.get("text") or ""), str((title.get("subtitle") or {}).get("text") or "")))
+        if message.WhichOneof("type") == "delta" and (chart := plotly_title(message.delta.new_element)):
+            self.charts.append((time.perf_counter(), *chart))
 
     def server_seconds(self, title: str, tau: int, since: float) -> float | None:
         """From the first frame sent after ``since`` until the first chart titled ``title`` at τ arrived (None: it never did)."""
@@ -377,8 +373,6 @@ async def protocol_session(url: str, loan: Path, plan: SessionPlan, timeout_s: f
     the first view, until the run finished): the server's whole part, without any browser's drawing.
     """
     from websockets.asyncio.client import connect
-
-    from benchmarks.protocol_client import ClientView, websocket_url
 
     record = _new_record(plan) | {"page_load_s": None, "first_view_finished_s": None}
     link = _link(url, loan, plan)

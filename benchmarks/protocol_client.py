@@ -63,6 +63,9 @@ class UnsupportedWidget(RuntimeError):
 def initial_state(element) -> WidgetState | None:
     """The state a widget's React component registers when it appears (or when the server sets its value).
 
+    Each rule is the component's ``getDefaultStateFromProto`` / ``getCurrStateFromProto`` in Streamlit
+    1.67's frontend bundle (Selectbox, Radio, NumberInput, TextInput, TextArea, Checkbox, Slider, Multiselect).
+
     None: the widget has no state until it is used (a button). Raises UnsupportedWidget for a widget
     whose rule is not written here.
     """
@@ -85,11 +88,10 @@ def initial_state(element) -> WidgetState | None:
                 state.int_value = int(value)
             else:
                 state.double_value = value
-    elif kind in ("text_input", "text_area"):
-        value = widget.value if widget.set_value and widget.HasField("value") else \
-            widget.default if widget.HasField("default") else None
-        if value is not None:
-            state.string_value = value
+    elif kind in ("text_input", "text_area"):  # the server's value when it set one (none: empty), else the default
+        field_name = "value" if widget.set_value else "default"
+        if widget.HasField(field_name):
+            state.string_value = getattr(widget, field_name)
     elif kind == "checkbox":
         state.bool_value = widget.value if widget.set_value else widget.default
     elif kind == "slider":

@@ -184,6 +184,8 @@ def test_a_fragment_run_keeps_the_elements_outside_the_fragment():
     (lambda e: (setattr(e.number_input, "id", "n"), setattr(e.number_input, "default", 0.5),
                 setattr(e.number_input, "data_type", NumberInput.FLOAT)), ("double_value", 0.5)),
     (lambda e: (setattr(e.text_input, "id", "t"), setattr(e.text_input, "default", "")), ("string_value", "")),
+    (lambda e: (setattr(e.text_input, "id", "t"), setattr(e.text_input, "default", "x"),  # the server cleared it
+                setattr(e.text_input, "set_value", True)), (None, None)),
     (lambda e: (setattr(e.checkbox, "id", "c"), setattr(e.checkbox, "default", True)), ("bool_value", True)),
     (lambda e: (setattr(e.multiselect, "id", "m"), e.multiselect.options.extend(["a", "b", "c"]),
                 e.multiselect.default.extend([0, 2])), ("string_array_value", ["a", "c"])),
