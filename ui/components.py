@@ -44,9 +44,9 @@ def chart(fig: go.Figure, analysis: Analysis, *, key: str, container=None, tau: 
     τ panels): its subtitle does not name a τ it was not drawn with, and a τ change leaves the chart as it is,
     so the browser does not draw it again.
     """
-    # A copy, so cached figures stay as they are; not validated again (the figure was built by Plotly or, for the
-    # map's thousands of dots, deliberately as checked dicts): validating the map's copy cost 60 ms a rerun.
-    fig = fc.plotting.with_settings(go.Figure(fig, _validate=False), settings_text(analysis, tau=tau))
+    # with_settings draws on a copy (cached figures stay as they are), not validated again: validating the map's
+    # copy cost 60 ms a rerun.
+    fig = fc.plotting.with_settings(fig, settings_text(analysis, tau=tau))
     return (container or st).plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False}, **kwargs)
 
 

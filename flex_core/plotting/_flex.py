@@ -26,6 +26,7 @@ __all__ = [
     "regional_scatter",
     "regions_heatmap",
     "tau_sweep_figure",
+    "with_current_tau",
     "tau_panels_figure",
     "what_must_change_figure",
     "frequency_whiskers",
@@ -74,12 +75,53 @@ def new_figure(**subplots) -> go.Figure:
     and a τ change rebuilds its charts. ``make_subplots`` keeps its grid (for ``row=``/``col=``) beside
     the layout, so the copy gets the skeleton's grid too (tests compare both ways to the last byte).
     """
-    key = tuple(sorted((name, tuple(v) if isinstance(v, list) else v) for name, v in subplots.items()))
-    spec, grid_ref, grid_str = _skeleton(key)
+    spec, grid_ref, grid_str = _skeleton(_skeleton_key(subplots))
     fig = go.Figure(copy.deepcopy(spec))
     if grid_ref is not None:
         fig.__dict__["_grid_ref"], fig.__dict__["_grid_str"] = copy.deepcopy(grid_ref), grid_str
     return fig
+
+
+def _skeleton_key(subplots: dict) -> tuple:
+    return tuple(sorted((name, tuple(v) if isinstance(v, list) else v) for name, v in subplots.items()))
+
+
+class _Spec:
+    """A figure written as plain data: the skeleton's layout, traces as dicts, layout changes merged in.
+
+    For the charts a τ change redraws: Plotly checks every property it is given one by one, which
+    cost about 14 ms for the importance chart; the spec becomes a figure once, unchecked
+    (:func:`_unchecked`), and the tests check that Plotly's validation accepts each such figure unchanged.
+    Traces and updates are written as Plotly's ``to_dict`` writes them (``marker.color``, not ``marker_color``).
+    """
+
+    def __init__(self, **subplots):
+        skeleton, self._grid_ref, self._grid_str = _skeleton(_skeleton_key(subplots))
+        self.layout: dict = copy.deepcopy(skeleton["layout"])
+        self.data: list[dict] = []
+
+    def add_trace(self, trace: dict, *, col: int | None = None) -> None:
+        """``trace`` on the grid's first row, panel ``col`` (as ``add_trace(row=1, col=col)`` places it)."""
+        axes = {} if col is None else {"xaxis": f"x{col if col > 1 else ''}", "yaxis": f"y{col if col > 1 else ''}"}
+        self.data.append({**trace, **axes})
+
+    def update(self, **layout) -> None:
+        """Merge into the layout as ``update_layout`` does: dicts into dicts, anything else replaced."""
+        _merge(self.layout, layout)
+
+    def figure(self) -> go.Figure:
+        fig = go.Figure({"data": self.data, "layout": self.layout}, _validate=False)
+        if self._grid_ref is not None:
+            fig.__dict__["_grid_ref"], fig.__dict__["_grid_str"] = copy.deepcopy(self._grid_ref), self._grid_str
+        return fig
+
+
+def _merge(into: dict, updates: Mapping) -> None:
+    for key, value in updates.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = copy.deepcopy(value) if isinstance(value, (dict, list)) else value
 
 
 @functools.lru_cache(maxsize=64)
@@ -92,33 +134,57 @@ def _skeleton(subplots: tuple) -> tuple[dict, object, object]:
 
 
 def apply_style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
-    fig.update_layout(
-        # The title starts below the strip where Plotly shows its modebar, which used to cover it.
-        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=34),
-                   font=dict(size=16)),
-        height=height,
-        font=_FONT,
-        # The legend sits at the bottom of the figure, below the axis titles: above the plot it
-        # collides with the title in narrow columns ("container" coordinates keep it clear at any height).
-        margin=dict(l=10, r=30, t=84, b=95),
-        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.01, xanchor="left", x=0.0),
-    )
+    fig.update_layout(**_style(title, height))
     return fig
 
 
+def _style(title: str, height: int) -> dict:
+    """Every chart's title, height, font, margins and legend (as a layout update)."""
+    return dict(
+        # The title starts below the strip where Plotly shows its modebar, which used to cover it.
+        title=dict(font=dict(size=16), pad=dict(t=34), text=title, x=0.0, xanchor="left", y=1.0, yanchor="top",
+                   yref="container"),
+        height=height,
+        font=dict(_FONT),
+        # The legend sits at the bottom of the figure, below the axis titles: above the plot it
+        # collides with the title in narrow columns ("container" coordinates keep it clear at any height).
+        margin=dict(b=95, l=10, r=30, t=84),
+        legend=dict(orientation="h", x=0.0, xanchor="left", y=0.01, yanchor="bottom", yref="container"),
+    )
+
+
 def with_settings(fig: go.Figure, settings: str) -> go.Figure:
-    """The figure with ``settings`` (:func:`flex_core.report.describe_settings`) as its subtitle, so an exported
-    PNG names the data, model, generator and τ it was drawn with. Returns the same figure."""
-    if not settings:
-        return fig
-    top = fig.layout.margin.t if fig.layout.margin.t is not None else 84
-    parts = settings.split(" · ")
-    lines = 1
-    if len(settings) > 70 and len(parts) > 1:  # two lines: one long line was cut off in a half-width column
-        cut = min(range(1, len(parts)), key=lambda i: abs(len(" · ".join(parts[:i])) - len(settings) / 2))
-        settings, lines = " · ".join(parts[:cut]) + "<br>" + " · ".join(parts[cut:]), 2
-    fig.update_layout(title_subtitle=dict(text=settings, font=dict(size=11, color="#475569")),
-                      margin=dict(t=top + 8 + 14 * lines))
+    """A copy of the figure with ``settings`` (:func:`flex_core.report.describe_settings`) as its subtitle, so an
+    exported PNG names the data, model, generator and τ it was drawn with. ``fig`` is left as it is.
+
+    The copy is made from the figure's dict, which Plotly built and checked, without checking it again: the
+    app calls this for every chart on every rerun, and Plotly's checked copy and ``update_layout`` cost
+    6-9 ms a chart (tests check that Plotly's validation accepts the result unchanged).
+    """
+    spec = fig.to_dict()
+    if settings:
+        layout = spec.setdefault("layout", {})
+        margin = layout.setdefault("margin", {})
+        top = margin.get("t", 84)
+        parts = settings.split(" · ")
+        lines = 1
+        if len(settings) > 70 and len(parts) > 1:  # two lines: one long line was cut off in a half-width column
+            cut = min(range(1, len(parts)), key=lambda i: abs(len(" · ".join(parts[:i])) - len(settings) / 2))
+            settings, lines = " · ".join(parts[:cut]) + "<br>" + " · ".join(parts[cut:]), 2
+        layout.setdefault("title", {})["subtitle"] = {"text": settings, "font": {"color": "#475569", "size": 11}}
+        margin["t"] = top + 8 + 14 * lines
+    return _unchecked(spec, fig)
+
+
+def _unchecked(spec: dict, like: go.Figure | None = None) -> go.Figure:
+    """A figure from a spec that Plotly already checked (or that a test checks), not validated again.
+
+    ``like``: the figure the spec came from, whose subplot grid (kept beside the layout for ``row=``/``col=``)
+    the new one keeps too.
+    """
+    fig = go.Figure(spec, _validate=False)
+    if like is not None and "_grid_ref" in like.__dict__:
+        fig.__dict__["_grid_ref"], fig.__dict__["_grid_str"] = like.__dict__["_grid_ref"], like.__dict__.get("_grid_str")
     return fig
 
 
@@ -141,16 +207,22 @@ def feature_bars(name: str, labels: Sequence[str], values, names: Sequence[str],
     ``hover`` names the value in the tooltip ("F", "LIME"); ``unit`` follows the number
     ("of its maximum"); ``extra`` goes to ``go.Bar`` (error bars, ``showlegend``).
     """
-    return go.Bar(
-        name=name,
-        orientation="h",
-        y=list(labels),
-        x=as_floats(values),
-        marker_color=colour,
-        customdata=list(names),
-        hovertemplate=f"%{{y}}<br>{hover} = %{{x:.{digits}f}}" + (f" {unit}" if unit else "") + "<extra></extra>",
-        **extra,
-    )
+    return go.Bar(_bar_spec(name, labels, values, names, colour=colour, hover=hover, digits=digits, unit=unit), **extra)
+
+
+def _bar_spec(name: str, labels: Sequence[str], values, names: Sequence[str], *, colour, hover: str, digits: int = 3,
+              unit: str = "") -> dict:
+    """:func:`feature_bars` as the plain dict Plotly's ``to_dict`` gives (for :class:`_Spec`)."""
+    return {
+        "customdata": list(names),
+        "hovertemplate": f"%{{y}}<br>{hover} = %{{x:.{digits}f}}" + (f" {unit}" if unit else "") + "<extra></extra>",
+        "marker": {"color": colour},
+        "name": name,
+        "orientation": "h",
+        "x": as_floats(values),
+        "y": list(labels),
+        "type": "bar",
+    }
 
 
 def thin_labels(x, y, *, top: int = 3, far: float = 0.12, min_gap: float | tuple[float, float] = 0.05) -> np.ndarray:
@@ -243,50 +315,39 @@ def importance_figure(
     order = _order(result)
     labels = _tick_labels(result, order)
     names = [result.feature_names[j] for j in order]
-    cols = 2 if dice else 1
-    fig = new_figure(
-        rows=1,
-        cols=cols,
-        shared_yaxes=True,
-        horizontal_spacing=0.04,
-        column_widths=[0.62, 0.38] if dice else None,
-    )
+    spec = _Spec(rows=1, cols=2 if dice else 1, shared_yaxes=True, horizontal_spacing=0.04,
+                 column_widths=[0.62, 0.38] if dice else None)
     colours = [FIXED_COLOUR if result.immutable[j] else FLEX_COLOUR for j in order]
     error_x, whisker_text = frequency_whiskers(result, order, whiskers=whiskers)
-    fig.add_trace(
-        feature_bars("F_j (FLEX)", labels, result.frequency_mean[order], names, colour=colours, hover="F", error_x=error_x),
-        row=1,
-        col=1,
-    )
+    spec.add_trace({**_bar_spec("F_j (FLEX)", labels, result.frequency_mean[order], names, colour=colours, hover="F"),
+                    "error_x": error_x}, col=1)
     continuous = [k for k, j in enumerate(order) if result.kinds[j] == "continuous"]
     if continuous:
-        fig.add_trace(
-            go.Scatter(
-                name="μ_j: mean change size (share of range)",
-                mode="markers",
-                y=[labels[k] for k in continuous],
-                x=as_floats(result.magnitude_mean[[order[k] for k in continuous]]),
-                marker=dict(symbol="diamond", size=11, color=MU_COLOUR, line=dict(color="white", width=1)),
-                customdata=[names[k] for k in continuous],
-                hovertemplate="%{y}<br>μ = %{x:.3f}<extra></extra>",
-                cliponaxis=False,  # a diamond at μ = 0 stays whole
-            ),
-            row=1,
+        spec.add_trace(
+            {
+                "cliponaxis": False,  # a diamond at μ = 0 stays whole
+                "customdata": [names[k] for k in continuous],
+                "hovertemplate": "%{y}<br>μ = %{x:.3f}<extra></extra>",
+                "marker": {"color": MU_COLOUR, "line": {"color": "white", "width": 1}, "size": 11, "symbol": "diamond"},
+                "mode": "markers",
+                "name": "μ_j: mean change size (share of range)",
+                "x": as_floats(result.magnitude_mean[[order[k] for k in continuous]]),
+                "y": [labels[k] for k in continuous],
+                "type": "scatter",
+            },
             col=1,
         )
     if dice:
-        fig.add_trace(
-            feature_bars("DiCE frequency", labels, result.dice_frequency[order], names, colour=DICE_COLOUR, hover="DiCE"),
-            row=1,
-            col=2,
-        )
-        fig.update_xaxes(range=[0, 1.05], title_text="DiCE (Algorithm 2): any change counts", row=1, col=2)
+        spec.add_trace(_bar_spec("DiCE frequency", labels, result.dice_frequency[order], names, colour=DICE_COLOUR,
+                                 hover="DiCE"), col=2)
+        spec.update(xaxis2={"range": [0, 1.05], "title": {"text": "DiCE (Algorithm 2): any change counts"}})
     counted = "necessary changes only" if result.config.get("count") else "share of counterfactuals changing it"
-    fig.update_xaxes(range=[0, 1.05], title_text=f"FLEX F_j ({whisker_text}): {counted}", row=1, col=1)
-    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    spec.update(xaxis={"range": [0, 1.05], "title": {"text": f"FLEX F_j ({whisker_text}): {counted}"}},
+                yaxis={"autorange": "reversed"})
     level = {"global": "Global", "regional": "Regional", "local": "Local"}.get(result.level, result.level)
     default_title = f"{level} feature importance from {plural(result.n_factuals_used, 'case')}"
-    return apply_style(fig, title=title or default_title, height=max(300, 170 + 34 * len(order)))
+    spec.update(**_style(title or default_title, max(300, 170 + 34 * len(order))))
+    return spec.figure()
 
 
 def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> go.Figure:
@@ -405,12 +466,29 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
                 hovertemplate=f"{label}<br>τ = %{{x:.2f}}<br>F = %{{y:.3f}}<extra></extra>",
             )
         )
-    if current is not None:
-        fig.add_vline(x=float(current), line=dict(color="#64748b", dash="dot"),
-                      annotation_text=f"current τ = {current:g}", annotation_position="top right")
     fig.update_xaxes(title_text="τ: minimum change, as a share of the feature's range", range=[-0.02, 1.02])
     fig.update_yaxes(title_text="change frequency F_j", range=[0, 1.05])
-    return apply_style(fig, title="How the change frequency of each number falls as τ grows", height=420)
+    fig = apply_style(fig, title="How the change frequency of each number falls as τ grows", height=420)
+    return fig if current is None else with_current_tau(fig, current)
+
+
+def with_current_tau(fig: go.Figure, current: float) -> go.Figure:
+    """A copy of a :func:`tau_sweep_figure` drawn without ``current``, with the dotted line at the current τ.
+
+    The sweep does not depend on the current τ, so the app builds its figure once and adds only this line when
+    τ moves; the line is written as Plotly's ``add_vline`` writes it (a test compares the two), in a fraction
+    of its time. ``fig`` is left as it is.
+    """
+    spec = fig.to_dict()
+    layout = spec.setdefault("layout", {})
+    x = float(current)
+    layout["shapes"] = [*layout.get("shapes", ()), {
+        "line": {"color": "#64748b", "dash": "dot"}, "type": "line", "x0": x, "x1": x, "xref": "x",
+        "y0": 0, "y1": 1, "yref": "y domain"}]
+    layout["annotations"] = [*layout.get("annotations", ()), {
+        "showarrow": False, "text": f"current τ = {current:g}", "x": x, "xanchor": "left", "xref": "x",
+        "y": 1, "yanchor": "top", "yref": "y domain"}]
+    return _unchecked(spec, fig)
 
 
 def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
