@@ -75,9 +75,9 @@ def tau_section(analysis: Analysis) -> None:
 
     if task.continuous_names:
         st.subheader("τ sweep")
-        sweep = cache.tau_sweep_figure(analysis.store, analysis.store_id, analysis.n_factuals)
-        chart(fc.plotting.with_current_tau(sweep, float(st.session_state[S.TAU])), analysis, key="tau_sweep")
-        st.caption(reporting.describe_tau_sweep(cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)))
+        sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
+        chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
+        st.caption(reporting.describe_tau_sweep(sweep))
     # A fragment's rerun skips app.py, which writes the view into the address bar after a full run.
     S.sync_query_params()
 

@@ -299,16 +299,6 @@ def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
     return fc.importance.tau_sweep(_store.ensure(rows), _store.task, ranges=_store.ranges)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def tau_sweep_figure(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
-    """The τ sweep's figure without the current-τ line, built once per sweep (a τ change adds only the line).
-
-    One shared object (``cache_resource``): nothing draws into it; the line goes on a copy
-    (:func:`flex_core.plotting.with_current_tau`).
-    """
-    return fc.plotting.tau_sweep_figure(tau_sweep(_store, identity, n_factuals))
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def tau_panel_results(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> dict:
     return {tau: global_result(_explainer, identity, n_factuals, json.dumps(tau)) for tau in TAU_PANELS}

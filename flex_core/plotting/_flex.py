@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import cast
 
@@ -26,7 +28,6 @@ __all__ = [
     "regional_scatter",
     "regions_heatmap",
     "tau_sweep_figure",
-    "with_current_tau",
     "tau_panels_figure",
     "what_must_change_figure",
     "frequency_whiskers",
@@ -452,7 +453,42 @@ def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexRe
 
 
 def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go.Figure:
-    """F_j against τ, one line per continuous feature (from :func:`tau_sweep`); a marker line at ``current``."""
+    """F_j against τ, one line per continuous feature (from :func:`tau_sweep`); a marker line at ``current``.
+
+    The lines do not depend on ``current``: they are drawn once per sweep (kept for the last few sweeps, by
+    content) and every call gets a copy with its own line, written as Plotly's ``add_vline`` writes it (a test
+    compares the two). A τ change in the app redraws this chart, and building it anew cost about 19 ms.
+    """
+    key = (tuple(sweep.columns), pd.util.hash_pandas_object(sweep, index=True).to_numpy().tobytes())
+    with _SWEEP_LINES_LOCK:
+        lines = _SWEEP_LINES.pop(key, None)
+    if lines is None:
+        lines = _tau_sweep_lines(sweep)
+    with _SWEEP_LINES_LOCK:  # the most recently used last; the oldest dropped
+        _SWEEP_LINES[key] = lines
+        while len(_SWEEP_LINES) > SWEEP_LINES_KEPT:
+            _SWEEP_LINES.popitem(last=False)
+    spec = lines.to_dict()
+    if current is not None:
+        layout = spec.setdefault("layout", {})
+        x = float(current)
+        layout["shapes"] = [*layout.get("shapes", ()), {
+            "line": {"color": "#64748b", "dash": "dot"}, "type": "line", "x0": x, "x1": x, "xref": "x",
+            "y0": 0, "y1": 1, "yref": "y domain"}]
+        layout["annotations"] = [*layout.get("annotations", ()), {
+            "showarrow": False, "text": f"current τ = {current:g}", "x": x, "xanchor": "left", "xref": "x",
+            "y": 1, "yanchor": "top", "yref": "y domain"}]
+    return _unchecked(spec, lines)
+
+
+#: Sweeps whose lines are kept (by content: a frame cannot be a cache key), shared by every thread; never drawn into.
+SWEEP_LINES_KEPT = 8
+_SWEEP_LINES: OrderedDict[tuple, go.Figure] = OrderedDict()
+_SWEEP_LINES_LOCK = threading.Lock()
+
+
+def _tau_sweep_lines(sweep: pd.DataFrame) -> go.Figure:
+    """The sweep's lines without a current τ."""
     fig = new_figure()
     for (feature, label), group in sweep.groupby(["feature", "label"], sort=False):
         group = group.sort_values("tau")
@@ -468,27 +504,7 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
         )
     fig.update_xaxes(title_text="τ: minimum change, as a share of the feature's range", range=[-0.02, 1.02])
     fig.update_yaxes(title_text="change frequency F_j", range=[0, 1.05])
-    fig = apply_style(fig, title="How the change frequency of each number falls as τ grows", height=420)
-    return fig if current is None else with_current_tau(fig, current)
-
-
-def with_current_tau(fig: go.Figure, current: float) -> go.Figure:
-    """A copy of a :func:`tau_sweep_figure` drawn without ``current``, with the dotted line at the current τ.
-
-    The sweep does not depend on the current τ, so the app builds its figure once and adds only this line when
-    τ moves; the line is written as Plotly's ``add_vline`` writes it (a test compares the two), in a fraction
-    of its time. ``fig`` is left as it is.
-    """
-    spec = fig.to_dict()
-    layout = spec.setdefault("layout", {})
-    x = float(current)
-    layout["shapes"] = [*layout.get("shapes", ()), {
-        "line": {"color": "#64748b", "dash": "dot"}, "type": "line", "x0": x, "x1": x, "xref": "x",
-        "y0": 0, "y1": 1, "yref": "y domain"}]
-    layout["annotations"] = [*layout.get("annotations", ()), {
-        "showarrow": False, "text": f"current τ = {current:g}", "x": x, "xanchor": "left", "xref": "x",
-        "y": 1, "yanchor": "top", "yref": "y domain"}]
-    return _unchecked(spec, fig)
+    return apply_style(fig, title="How the change frequency of each number falls as τ grows", height=420)
 
 
 def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:

@@ -257,12 +257,16 @@ def test_the_current_tau_line_and_the_settings_subtitle_are_what_plotly_would_wr
     sweep = fc.importance.tau_sweep(cfset, toy_task, ranges=np.array([100.0, 1.0]))
     base = fc.plotting.tau_sweep_figure(sweep)
     before = base.to_dict()
-    marked = fc.plotting.with_current_tau(base, 0.35)
-    assert base.to_dict() == before  # the shared figure is left as it is
+    marked = fc.plotting.tau_sweep_figure(sweep, current=0.35)  # the lines kept from the first call
+    marked.update_layout(title_text="drawn into")  # a caller's copy: the kept lines stay as they were
+    assert fc.plotting.tau_sweep_figure(sweep).to_dict() == before
     by_plotly = go.Figure(base).add_vline(x=0.35, line=dict(color="#64748b", dash="dot"),
                                          annotation_text="current τ = 0.35", annotation_position="top right")
-    assert marked.to_dict() == by_plotly.to_dict() == fc.plotting.tau_sweep_figure(sweep, current=0.35).to_dict()
+    marked = fc.plotting.tau_sweep_figure(sweep.copy(), current=0.35)  # an equal frame finds the same lines
+    assert marked.to_dict() == by_plotly.to_dict()
     assert go.Figure(marked.to_dict()).to_dict() == marked.to_dict()
+    other = sweep.assign(frequency_mean=sweep["frequency_mean"] / 2)  # another sweep gets its own lines
+    assert fc.plotting.tau_sweep_figure(other).data[0].y != base.data[0].y
 
     for settings in ("loan · random forest", "a long settings line · " * 5 + "τ = 0.10"):
         for fig in (fc.plotting.importance_figure(toy_result), marked):
