@@ -96,7 +96,7 @@ class _Spec:
     Traces and updates are written as Plotly's ``to_dict`` writes them (``marker.color``, not ``marker_color``).
     """
 
-    def __init__(self, **subplots):
+    def __init__(self, **subplots) -> None:
         skeleton, self._grid_ref, self._grid_str = _skeleton(_skeleton_key(subplots))
         self.layout: dict = copy.deepcopy(skeleton["layout"])
         self.data: list[dict] = []
