@@ -19,8 +19,8 @@ minimal, in this order (every step is one batched model call over all rows at on
    feature the caller asked to shrink first (``first``, with the other changes held) is not
    shrunk again here.
    All of a counterfactual's shrunk features are then applied together and scored (one shrunk
-   feature alone is the row its search last scored valid); where the combination is no longer valid, they are applied one by one, largest reduction first, and
-   the longest valid prefix is kept.
+   feature alone is the row its search last scored valid); where the combination is no longer
+   valid, they are applied one by one, largest reduction first, and the longest valid prefix is kept.
 2. **Revert passengers** (:func:`revert_passengers`), for every kind of feature: each pass scores
    every single revert of every open row; the reverts that keep a row valid are ranked by the
    P(undesirable) they leave, the 2, 3, ... best are tried together, and the largest valid group

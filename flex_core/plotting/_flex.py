@@ -77,7 +77,11 @@ def new_figure(**subplots) -> go.Figure:
     the layout, so the copy gets the skeleton's grid too (tests compare both ways to the last byte).
     """
     spec, grid_ref, grid_str = _skeleton(_skeleton_key(subplots))
-    fig = go.Figure(copy.deepcopy(spec))
+    return _with_grid(go.Figure(copy.deepcopy(spec)), grid_ref, grid_str)
+
+
+def _with_grid(fig: go.Figure, grid_ref, grid_str) -> go.Figure:
+    """``fig`` with a subplot grid, which ``make_subplots`` keeps beside the layout for ``row=``/``col=`` (a copy of it)."""
     if grid_ref is not None:
         fig.__dict__["_grid_ref"], fig.__dict__["_grid_str"] = copy.deepcopy(grid_ref), grid_str
     return fig
@@ -111,10 +115,8 @@ class _Spec:
         _merge(self.layout, layout)
 
     def figure(self) -> go.Figure:
-        fig = go.Figure({"data": self.data, "layout": self.layout}, _validate=False)
-        if self._grid_ref is not None:
-            fig.__dict__["_grid_ref"], fig.__dict__["_grid_str"] = copy.deepcopy(self._grid_ref), self._grid_str
-        return fig
+        return _with_grid(go.Figure({"data": self.data, "layout": self.layout}, _validate=False), self._grid_ref,
+                          self._grid_str)
 
 
 def _merge(into: dict, updates: Mapping) -> None:
@@ -184,9 +186,7 @@ def _unchecked(spec: dict, like: go.Figure | None = None) -> go.Figure:
     the new one keeps too.
     """
     fig = go.Figure(spec, _validate=False)
-    if like is not None and "_grid_ref" in like.__dict__:
-        fig.__dict__["_grid_ref"], fig.__dict__["_grid_str"] = like.__dict__["_grid_ref"], like.__dict__.get("_grid_str")
-    return fig
+    return fig if like is None else _with_grid(fig, like.__dict__.get("_grid_ref"), like.__dict__.get("_grid_str"))
 
 
 def diagonal_line(low: float, high: float, *, name: str) -> go.Scatter:
