@@ -387,33 +387,36 @@ def test_estimates_say_what_runs_and_scale_with_rows(synthetic_task, synthetic_m
                                                                    "about 2 minutes"]
 
 
-@pytest.fixture(scope="module")
-def cancer_booster():
-    """A bare LightGBM model on sklearn's breast-cancer frame (30 columns), big enough that TreeSHAP takes a while."""
-    lgb = pytest.importorskip("lightgbm")
-    from sklearn.datasets import load_breast_cancer
+@pytest.mark.parametrize("fixed, per_row, n_rows, probes", [
+    (0.005, 0.004, 200, [4]),  # TreeSHAP on the forest: a quick run, so the first probe is enough
+    (0.1, 0.0022, 569, [4, 16, 64]),  # TreeSHAP on a booster: a set-up that would swamp a few rows' cost
+    (0.05, 0.08, 40, [4]),  # KernelSHAP: rows dear enough to measure on four
+])
+def test_shap_estimates_separate_the_set_up_from_the_cost_per_row(monkeypatch, synthetic_task, synthetic_model,
+                                                                  fixed, per_row, n_rows, probes):
+    """Issue 19 item 7 on planted costs (set-up + cost per row, the first call dearer still): the estimate is the
+    planted time exactly, whichever dominates. Times on the machine itself vary too much for a test (a run measured
+    at 0.76 s was estimated at 1.55 s when the probe met a busy moment); the clock here is the plan's."""
+    from types import SimpleNamespace
 
-    data = load_breast_cancer(as_frame=True)
-    model = lgb.LGBMClassifier(n_estimators=300, num_leaves=63, min_child_samples=3, verbose=-1, n_jobs=1)
-    explainer = fc.FlexExplainer(model.fit(data.data, data.target), data.data, y=data.target, undesired=0)
-    return explainer.task, explainer.model
+    import ui.estimates as estimates
 
+    calls = []
 
-@pytest.mark.slow  # runs SHAP for seconds
-@pytest.mark.parametrize("model, explainer, n_rows", [("forest", "tree", 200), ("forest", "kernel", 40),
-                                                      ("lightgbm", "tree", 569), ("lightgbm", "kernel", 10)])
-def test_shap_estimates_land_within_twice_the_actual_time(request, model, explainer, n_rows):
-    """Issue 19 item 7, on two models (the synthetic random forest behind its encoder, a bare LightGBM model): the
-    set-up is timed apart from the cost per row, so neither is multiplied by the rows, and a cheap explainer is timed
-    on enough rows to measure. A ratio of two times on the same machine, so a loaded machine slows both alike."""
-    import time
+    def planted_shap(model, task, rows, **options):
+        calls.append(len(rows))
+        return SimpleNamespace(explainer="tree (planted)", column_names=list(task.feature_names))
 
-    task, fitted = ((request.getfixturevalue("synthetic_task"), request.getfixturevalue("synthetic_model"))
-                    if model == "forest" else request.getfixturevalue("cancer_booster"))
-    rows = [int(r) for r in task.frame.index[:n_rows]]
-    estimate = estimate_shap(fitted, task, rows, probe=4, explainer=explainer)
-    assert estimate.method == ("TreeSHAP" if explainer == "tree" else "KernelSHAP")
-    started = time.perf_counter()
-    fc.compare.shap_importance(fitted, task, rows, explainer=explainer)
-    actual = time.perf_counter() - started
-    assert actual / 2 <= estimate.seconds <= 2 * actual, (estimate, actual)
+    def planted_time(run, model, task, rows, **options):
+        run(model, task, rows, **options)
+        return fixed + per_row * len(rows)
+
+    monkeypatch.setattr(estimates, "shap_importance", planted_shap)
+    monkeypatch.setattr(estimates, "_timed", planted_time)
+    rows = list(range(n_rows))
+    estimate = estimate_shap(synthetic_model, synthetic_task, rows, probe=4)
+    assert estimate.seconds == pytest.approx(fixed + per_row * n_rows, rel=1e-9)
+    assert (estimate.fixed_seconds, estimate.seconds_per_row) == (pytest.approx(fixed), pytest.approx(per_row))
+    # A warm-up row, the one-row timing twice, then the probe: growing fourfold while its extra rows are too
+    # cheap to measure (under MIN_PROBE_SECONDS) and the run is not quick anyway.
+    assert calls == [1, 1, 1, *probes] and estimate.probe_rows == probes[-1]
