@@ -12,7 +12,7 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from flex_core import ConfigError, FittedModel, TaskSpec
-from flex_core.plotting._flex import apply_style, as_floats, new_figure
+from flex_core.plotting._flex import apply_style, as_floats, new_figure, panel_axes
 
 __all__ = ["FactualMap", "project_factuals", "factual_map_figure"]
 
@@ -264,9 +264,7 @@ def factual_map_figure(
     traces: list[dict] = []
 
     def add_trace(trace: dict, col: int | None) -> None:
-        # On a grid, as add_trace(row=1, col=...) places them: the first panel's axes are x and y.
-        axes = {} if col is None else {"xaxis": f"x{col if col > 1 else ''}", "yaxis": f"y{col if col > 1 else ''}"}
-        traces.append({"type": "scatter", **trace, **axes})
+        traces.append({"type": "scatter", **trace, **panel_axes(col)})
 
     def add_panel(rows_mask: np.ndarray, col: int | None) -> None:
         part = frame[rows_mask]

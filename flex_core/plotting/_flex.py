@@ -91,6 +91,11 @@ def _skeleton_key(subplots: dict) -> tuple:
     return tuple(sorted((name, tuple(v) if isinstance(v, list) else v) for name, v in subplots.items()))
 
 
+def panel_axes(col: int | None) -> dict:
+    """A trace's axes in panel ``col`` of a one-row grid, as ``add_trace(row=1, col=col)`` names them (none: no grid)."""
+    return {} if col is None else {"xaxis": f"x{col if col > 1 else ''}", "yaxis": f"y{col if col > 1 else ''}"}
+
+
 class _Spec:
     """A figure written as plain data: the skeleton's layout, traces as dicts, layout changes merged in.
 
@@ -107,8 +112,7 @@ class _Spec:
 
     def add_trace(self, trace: dict, *, col: int | None = None) -> None:
         """``trace`` on the grid's first row, panel ``col`` (as ``add_trace(row=1, col=col)`` places it)."""
-        axes = {} if col is None else {"xaxis": f"x{col if col > 1 else ''}", "yaxis": f"y{col if col > 1 else ''}"}
-        self.data.append({**trace, **axes})
+        self.data.append({**trace, **panel_axes(col)})
 
     def update(self, **layout) -> None:
         """Merge into the layout as ``update_layout`` does: dicts into dicts, anything else replaced."""
