@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -30,25 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load(name: str) -> fc.TaskSpec:
-    data = Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))
-    if name == "loan":
-        return fc.data.load_loan(data / "loan_approval_dataset.csv")
-    if name == "accidents":
-        return fc.data.load_accidents(data / "RTA_Dataset.csv")
-    return fc.data.load_builtin(name)
-
-
-def machine() -> str:
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
-        platform.processor() or "unknown CPU",
-    )
-    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
+from benchmarks.bench_generators import load, machine
 
 
 def edited_cases(task: fc.TaskSpec, model: fc.FittedModel, rows: np.ndarray) -> list[tuple[int, dict]]:
