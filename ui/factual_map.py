@@ -12,7 +12,7 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from flex_core import ConfigError, FittedModel, TaskSpec
-from flex_core.plotting._flex import apply_style, as_floats, new_figure, panel_axes
+from flex_core.plotting.style import apply_style, as_floats, new_figure, panel_axes
 
 __all__ = ["FactualMap", "project_factuals", "factual_map_figure"]
 

@@ -2,6 +2,9 @@
 
 Plotly loads on first use of a figure, not at ``import flex_core.plotting``; without it that use is
 one error naming the extra (``pip install "flex-studio[plots]"``).
+
+:mod:`flex_core.plotting.style` is the look these figures share (template, title, legend, margins), public for
+charts drawn elsewhere in the same style: the app's factual map (``ui/factual_map.py``) is one.
 """
 
 from __future__ import annotations

@@ -195,9 +195,20 @@ def _unchecked(spec: dict, like: go.Figure | None = None) -> go.Figure:
 
 def diagonal_line(low: float, high: float, *, name: str) -> go.Scatter:
     """The dashed y = x reference line from (low, low) to (high, high)."""
-    return go.Scatter(
-        name=name, mode="lines", x=[low, high], y=[low, high], line=dict(color="#94a3b8", dash="dash"), hoverinfo="skip"
-    )
+    return go.Scatter(_diagonal_spec(low, high, name=name))
+
+
+def _diagonal_spec(low: float, high: float, *, name: str) -> dict:
+    """:func:`diagonal_line` as the plain dict Plotly's ``to_dict`` gives (for :class:`_Spec`)."""
+    return {"hoverinfo": "skip", "line": {"color": "#94a3b8", "dash": "dash"}, "mode": "lines", "name": name,
+            "x": [low, high], "y": [low, high], "type": "scatter"}
+
+
+def _reference_line(axis: str, at: float, line: dict) -> dict:
+    """A line across the plot at ``at`` on ``axis`` ("x": vertical), as Plotly's ``add_vline``/``add_hline`` write it."""
+    across = "y" if axis == "x" else "x"
+    return {"line": line, "type": "line", f"{axis}0": at, f"{axis}1": at, f"{axis}ref": axis,
+            f"{across}0": 0, f"{across}1": 1, f"{across}ref": f"{across} domain"}
 
 
 def as_floats(values) -> list:
@@ -362,6 +373,9 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     split the plane into quadrants A (specific to the region), B, C (everywhere), D.
     The first trace holds the features (x = global, y = regional, customdata = name, hovertext = label and quadrant;
     the hover also says the side of y = x).
+
+    Written as plain data (:class:`_Spec`): a τ change on the Regional page redraws it, and Plotly's checks
+    were most of its 20 ms.
     """
     imp = regional.importance
     keep = [j for j, q in enumerate(regional.quadrants) if q is not None]
@@ -378,48 +392,50 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     # A label is about a fifth of the plot wide and a twentieth tall.
     labelled = thin_labels(regional.global_frequency[keep], imp.frequency_mean[keep], min_gap=(0.2 * top, 0.06 * top))
     names = [imp.display_names[j] for j in keep]
-    fig = new_figure()
-    fig.add_trace(
-        go.Scatter(
-            name="features",
-            mode="markers+text",
-            x=x,
-            y=y,
-            text=[name if show else "" for name, show in zip(names, labelled)],
-            hovertext=[f"{name} (quadrant {q})" for name, q in zip(names, quads)],
-            textposition="top center",
-            marker=dict(size=13, color=[QUADRANT_COLOURS[q] for q in quads], line=dict(color="white", width=1)),
-            customdata=[imp.feature_names[j] for j in keep],
-            # One template per point: the side of y = x differs from feature to feature.
-            hovertemplate=[f"%{{hovertext}}<br>global F = %{{x:.3f}}<br>regional F = %{{y:.3f}}<br>{side}<extra></extra>" for side in sides],
-            showlegend=False,
-            cliponaxis=False,  # labels of points near an edge stay readable
-        )
-    )
-    fig.add_trace(diagonal_line(0, top, name="y = x (same importance as globally)"))
+    spec = _Spec()
+    spec.add_trace({
+        "cliponaxis": False,  # labels of points near an edge stay readable
+        "customdata": [imp.feature_names[j] for j in keep],
+        "hovertemplate": [f"%{{hovertext}}<br>global F = %{{x:.3f}}<br>regional F = %{{y:.3f}}<br>{side}<extra></extra>"
+                          for side in sides],  # one template per point: the side of y = x differs from feature to feature
+        "hovertext": [f"{name} (quadrant {q})" for name, q in zip(names, quads)],
+        "marker": {"color": [QUADRANT_COLOURS[q] for q in quads], "line": {"color": "white", "width": 1}, "size": 13},
+        "mode": "markers+text",
+        "name": "features",
+        "showlegend": False,
+        "text": [name if show else "" for name, show in zip(names, labelled)],
+        "textposition": "top center",
+        "x": x,
+        "y": y,
+        "type": "scatter",
+    })
+    spec.add_trace(_diagonal_spec(0, top, name="y = x (same importance as globally)"))
     # The quadrants' meaning goes in the legend (one entry per quadrant present), not on every point.
     for q in sorted(set(quads)):
-        fig.add_trace(go.Scatter(name=f"{q}: {QUADRANT_SHORT[q]}", x=[None], y=[None], mode="markers",
-                                 marker=dict(size=11, color=QUADRANT_COLOURS[q]), hoverinfo="skip"))
+        spec.add_trace({"hoverinfo": "skip", "marker": {"color": QUADRANT_COLOURS[q], "size": 11}, "mode": "markers",
+                        "name": f"{q}: {QUADRANT_SHORT[q]}", "x": [None], "y": [None], "type": "scatter"})
     g_mid, r_mid = regional.quadrant_thresholds
     if not (math.isnan(g_mid) or math.isnan(r_mid)):
-        fig.add_vline(x=g_mid, line=dict(color="#cbd5e1", dash="dot"))
-        fig.add_hline(y=r_mid, line=dict(color="#cbd5e1", dash="dot"))
+        quadrant_line = {"color": "#cbd5e1", "dash": "dot"}
         corners = {"A": (0.01, 0.99, "left", "top"), "B": (0.01, 0.01, "left", "bottom"),
                    "C": (0.99, 0.99, "right", "top"), "D": (0.99, 0.01, "right", "bottom")}
-        for q, (cx, cy, xa, ya) in corners.items():
-            fig.add_annotation(x=cx, y=cy, xref="paper", yref="paper", text=f"<b>{q}</b>", showarrow=False,
-                               xanchor=xa, yanchor=ya, font=dict(size=18, color=QUADRANT_COLOURS[q]), opacity=0.6)
+        spec.update(
+            shapes=[_reference_line("x", float(g_mid), quadrant_line), _reference_line("y", float(r_mid), quadrant_line)],
+            annotations=[{"font": {"color": QUADRANT_COLOURS[q], "size": 18}, "opacity": 0.6, "showarrow": False,
+                          "text": f"<b>{q}</b>", "x": cx, "xanchor": xa, "xref": "paper", "y": cy, "yanchor": ya,
+                          "yref": "paper"} for q, (cx, cy, xa, ya) in corners.items()],
+        )
     r = regional.pearson_r
     r_text = "undefined" if math.isnan(r) else f"{r:.2f}"
     low, high = regional.pearson_r_interval
     if not math.isnan(r):
         r_text += " (no interval)" if math.isnan(low) else f" (95% interval {low:.2f} to {high:.2f})"
     pad = 0.06 * top
-    fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
-    fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
-    fig = apply_style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=540)
-    return fig.update_layout(margin=dict(b=135))  # room for the quadrant legend under the axis title
+    spec.update(xaxis={"range": [-pad, top + pad], "title": {"text": "global importance F_j (all factuals)"}},
+                yaxis={"range": [-pad, top + pad], "title": {"text": "regional importance F_j (this region)"}})
+    spec.update(**_style(title or f"Regional vs global importance — Pearson r = {r_text}", 540))
+    spec.update(margin={"b": 135})  # room for the quadrant legend under the axis title
+    return spec.figure()
 
 
 def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexResult) -> go.Figure:
@@ -476,9 +492,7 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
     if current is not None:
         layout = spec.setdefault("layout", {})
         x = float(current)
-        layout["shapes"] = [*layout.get("shapes", ()), {
-            "line": {"color": "#64748b", "dash": "dot"}, "type": "line", "x0": x, "x1": x, "xref": "x",
-            "y0": 0, "y1": 1, "yref": "y domain"}]
+        layout["shapes"] = [*layout.get("shapes", ()), _reference_line("x", x, {"color": "#64748b", "dash": "dot"})]
         layout["annotations"] = [*layout.get("annotations", ()), {
             "showarrow": False, "text": f"current τ = {current:g}", "x": x, "xanchor": "left", "xref": "x",
             "y": 1, "yanchor": "top", "yref": "y domain"}]

@@ -13,7 +13,16 @@ import pytest
 import flex_core as fc
 from flex_core._uncertainty import wilson_interval
 from flex_core.importance._sweep import TAU_PANELS
-from flex_core.plotting._flex import frequency_whiskers, thin_labels
+from flex_core.plotting._flex import (
+    QUADRANT_COLOURS,
+    QUADRANT_SHORT,
+    apply_style,
+    as_floats,
+    diagonal_line,
+    frequency_whiskers,
+    new_figure,
+    thin_labels,
+)
 from ui import reporting, selection
 from ui.factual_map import factual_map_figure, project_factuals
 from ui.reporting import class_balance, counterfactual_table, feature_table
@@ -127,6 +136,89 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     assert points.text == ("Vehicle speed (km/h)", "Visibility (0-1)")  # both far from y = x: both labelled
     legend = [t.name for t in fig.data if t.showlegend is not False and t.name]
     assert "A: important here only" in legend and "D: important overall, less so here" in legend
+
+
+def _regional_scatter_by_plotly(regional, *, title=None):
+    """regional_scatter as it was built through Plotly's validated objects: the reference for the plain-data one."""
+    imp = regional.importance
+    keep = [j for j, q in enumerate(regional.quadrants) if q is not None]
+    x = as_floats(regional.global_frequency[keep])
+    y = as_floats(imp.frequency_mean[keep])
+    quads = [regional.quadrants[j] for j in keep]
+    side_text = {"above": "above y = x: more often changed here than globally",
+                 "below": "below y = x: less often changed here than globally",
+                 "on": "on y = x: as often changed here as globally", None: "undefined"}
+    sides = [side_text[regional.diagonal_side[j]] for j in keep]
+    finite = [v for v in x + y if v is not None]
+    top = min(1.05, max(finite + [0.1]) * 1.15 + 0.03)
+    labelled = thin_labels(regional.global_frequency[keep], imp.frequency_mean[keep], min_gap=(0.2 * top, 0.06 * top))
+    names = [imp.display_names[j] for j in keep]
+    fig = new_figure()
+    fig.add_trace(
+        go.Scatter(
+            name="features",
+            mode="markers+text",
+            x=x,
+            y=y,
+            text=[name if show else "" for name, show in zip(names, labelled)],
+            hovertext=[f"{name} (quadrant {q})" for name, q in zip(names, quads)],
+            textposition="top center",
+            marker=dict(size=13, color=[QUADRANT_COLOURS[q] for q in quads], line=dict(color="white", width=1)),
+            customdata=[imp.feature_names[j] for j in keep],
+            hovertemplate=[f"%{{hovertext}}<br>global F = %{{x:.3f}}<br>regional F = %{{y:.3f}}<br>{side}<extra></extra>" for side in sides],
+            showlegend=False,
+            cliponaxis=False,
+        )
+    )
+    fig.add_trace(diagonal_line(0, top, name="y = x (same importance as globally)"))
+    for q in sorted(set(quads)):
+        fig.add_trace(go.Scatter(name=f"{q}: {QUADRANT_SHORT[q]}", x=[None], y=[None], mode="markers",
+                                 marker=dict(size=11, color=QUADRANT_COLOURS[q]), hoverinfo="skip"))
+    g_mid, r_mid = regional.quadrant_thresholds
+    if not (math.isnan(g_mid) or math.isnan(r_mid)):
+        fig.add_vline(x=g_mid, line=dict(color="#cbd5e1", dash="dot"))
+        fig.add_hline(y=r_mid, line=dict(color="#cbd5e1", dash="dot"))
+        corners = {"A": (0.01, 0.99, "left", "top"), "B": (0.01, 0.01, "left", "bottom"),
+                   "C": (0.99, 0.99, "right", "top"), "D": (0.99, 0.01, "right", "bottom")}
+        for q, (cx, cy, xa, ya) in corners.items():
+            fig.add_annotation(x=cx, y=cy, xref="paper", yref="paper", text=f"<b>{q}</b>", showarrow=False,
+                               xanchor=xa, yanchor=ya, font=dict(size=18, color=QUADRANT_COLOURS[q]), opacity=0.6)
+    r = regional.pearson_r
+    r_text = "undefined" if math.isnan(r) else f"{r:.2f}"
+    low, high = regional.pearson_r_interval
+    if not math.isnan(r):
+        r_text += " (no interval)" if math.isnan(low) else f" (95% interval {low:.2f} to {high:.2f})"
+    pad = 0.06 * top
+    fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
+    fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
+    fig = apply_style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=540)
+    return fig.update_layout(margin=dict(b=135))
+
+
+def test_the_regional_scatter_built_without_validation_is_what_plotly_builds(toy_task, synthetic_task, synthetic_model,
+                                                                            tmp_path):
+    """Written as plain data (a τ change redraws it): equal to the Plotly-built chart, and Plotly accepts it unchanged."""
+    explainer = fc.FlexExplainer.from_task(synthetic_task, synthetic_model, n_cf=3, cache_dir=tmp_path)
+    region = explainer.explain_region(k=6, n_factuals=12, tau=0.1)  # a fixed feature (no quadrant) among them
+    assert None in region.quadrants and not math.isnan(region.pearson_r)
+    nan = float("nan")
+    regions = [
+        region,
+        replace(region, pearson_r_interval=(nan, nan)),  # r without an interval
+        replace(region, quadrant_thresholds=(nan, 0.3)),  # no quadrant lines or corner letters
+        replace(region, global_frequency=np.where(np.arange(len(region.global_frequency)) == 1, nan,
+                                                  region.global_frequency)),  # a missing global F
+        _regional(toy_task, [0.9, 0.1], [0.2, 0.6]),  # r undefined
+        _regional(toy_task, [0.0, 0.0], [0.0, 0.0]),  # all zero: the smallest axes
+    ]
+    for reg in regions:
+        for title in (None, "T"):
+            fig = fc.plotting.regional_scatter(reg, title=title)
+            spec = fig.to_plotly_json()
+            assert spec == _regional_scatter_by_plotly(reg, title=title).to_plotly_json()
+            assert go.Figure(spec).to_plotly_json() == spec  # validation raises on a wrong property, changes nothing
+            fig.add_trace(go.Scatter(x=[0.5], y=[0.5]))  # still a figure to draw into
+            assert fig.data[-1].x == (0.5,)
 
 
 def test_thin_labels_keeps_the_top_and_the_far_and_drops_crowded_ones():
