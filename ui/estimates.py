@@ -65,7 +65,8 @@ def estimate_shap(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, pr
     conversion) from the cost per row: a set-up spread over two rows made TreeSHAP look 15x
     slower than it is. Where the extra rows take under :data:`MIN_PROBE_SECONDS`, the probe
     grows fourfold until they do, so a cheap explainer is timed on enough rows to measure; it stops
-    early when the whole run is quick anyway (:data:`QUICK_SECONDS`). ``options`` are passed on (explainer, nsamples, seed, ...).
+    early when the whole run is quick anyway (:data:`QUICK_SECONDS`). The final probe is timed twice and
+    the quicker kept, so a moment's load on the machine is not multiplied by every row. ``options`` are passed on (explainer, nsamples, seed, ...).
     """
     rows = [int(r) for r in rows]
     sample = rows[: max(1, min(probe, len(rows)))]
@@ -78,6 +79,9 @@ def estimate_shap(model: FittedModel, task: TaskSpec, rows: Sequence[int], *, pr
         sample = rows[: min(len(rows), 4 * len(sample))]  # four times: each call pays the set-up again
         several = _timed(shap_importance, model, task, sample, **options)
     if len(sample) > 1:
+        # The quicker of two here too: a stall of a few seconds during the probe was multiplied by every row
+        # (a 22 s run announced at 17 minutes, benchmarks/results/estimates.md); one more probe call prevents it.
+        several = min(several, _timed(shap_importance, model, task, sample, **options))
         per_row = max((several - one) / (len(sample) - 1), several / len(sample) / 10)
         fixed = max(one - per_row, 0.0)
     else:

@@ -418,5 +418,27 @@ def test_shap_estimates_separate_the_set_up_from_the_cost_per_row(monkeypatch, s
     assert estimate.seconds == pytest.approx(fixed + per_row * n_rows, rel=1e-9)
     assert (estimate.fixed_seconds, estimate.seconds_per_row) == (pytest.approx(fixed), pytest.approx(per_row))
     # A warm-up row, the one-row timing twice, then the probe: growing fourfold while its extra rows are too
-    # cheap to measure (under MIN_PROBE_SECONDS) and the run is not quick anyway.
-    assert calls == [1, 1, 1, *probes] and estimate.probe_rows == probes[-1]
+    # cheap to measure (under MIN_PROBE_SECONDS) and the run is not quick anyway; the final probe timed twice.
+    assert calls == [1, 1, 1, *probes, probes[-1]] and estimate.probe_rows == probes[-1]
+
+
+def test_a_stall_during_the_probe_is_not_multiplied_by_every_row(monkeypatch, synthetic_task, synthetic_model):
+    """A busy moment of 5 s during one probe call (as measured once: a 22 s KernelSHAP run announced at 17
+    minutes) leaves the estimate at the planted time: the probe is timed twice and the quicker kept."""
+    from types import SimpleNamespace
+
+    import ui.estimates as estimates
+
+    fixed, per_row, n_rows, timings = 0.05, 0.08, 200, []
+
+    def planted_time(run, model, task, rows, **options):
+        timings.append(len(rows))
+        stall = 5.0 if len(timings) == 3 else 0.0  # the first timing of the four-row probe
+        return fixed + per_row * len(rows) + stall
+
+    monkeypatch.setattr(estimates, "shap_importance",
+                        lambda model, task, rows, **options: SimpleNamespace(explainer="kernel", column_names=["a"]))
+    monkeypatch.setattr(estimates, "_timed", planted_time)
+    estimate = estimate_shap(synthetic_model, synthetic_task, list(range(n_rows)), probe=4)
+    assert timings == [1, 1, 4, 4]
+    assert estimate.seconds == pytest.approx(fixed + per_row * n_rows, rel=1e-9)
