@@ -125,6 +125,9 @@ def shoot_dataset(browser, url: str, name: str, query: str, out: Path) -> None:
     page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
     page.get_by_role("heading", name="Global feature importance").first.wait_for()
     _wait_idle(page)
+    refused = page.get_by_text("The link could not be applied")
+    if refused.count():  # the shots would show another dataset under this one's name
+        raise RuntimeError(f"{name}: the app refused the link: {refused.first.inner_text()}")
     for stem, link, title in PAGES:
         print(f"{name}: {stem}", flush=True)
         # A nav link's accessible name starts with its icon's ligature ("bar_chart Global").
@@ -163,7 +166,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    with running_app() as url, sync_playwright() as p:
+    # The server may read the paper's files only below its allowed folders: the data folder is one of them,
+    # as for a user who sets FLEX_DATA_DIR (without it the link was refused and the "loan" shots showed the
+    # built-in data).
+    with running_app(env={"FLEX_DATA_DIR": str(_data_dir())}) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for name in args.datasets:

@@ -160,6 +160,15 @@ def _style(title: str, height: int) -> dict:
     )
 
 
+#: Height a title's second line (:func:`_second_title_line`) adds above the plot.
+SECOND_TITLE_LINE_PX = 18
+
+
+def _second_title_line(text: str) -> str:
+    """A title's second line, a size smaller than the first (the settings subtitle moves down below it)."""
+    return f"<span style='font-size:13px'>{text}</span>"
+
+
 def with_settings(fig: go.Figure, settings: str) -> go.Figure:
     """A copy of the figure with ``settings`` (:func:`flex_core.report.describe_settings`) as its subtitle, so an
     exported PNG names the data, model, generator and τ it was drawn with. ``fig`` is left as it is.
@@ -433,8 +442,10 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     pad = 0.06 * top
     spec.update(xaxis={"range": [-pad, top + pad], "title": {"text": "global importance F_j (all factuals)"}},
                 yaxis={"range": [-pad, top + pad], "title": {"text": "regional importance F_j (this region)"}})
-    spec.update(**_style(title or f"Regional vs global importance — Pearson r = {r_text}", 540))
-    spec.update(margin={"b": 135})  # room for the quadrant legend under the axis title
+    # r and its interval on a line of their own: on one line with the title a half-width column cut the
+    # interval off mid-number ("0.31 to 1."), which reads as another bound.
+    spec.update(**_style(title or f"Regional vs global importance<br>{_second_title_line(f'Pearson r = {r_text}')}", 540))
+    spec.update(margin={"b": 135, "t": 84 + (0 if title else SECOND_TITLE_LINE_PX)})  # the legend below, the r line above
     return spec.figure()
 
 

@@ -130,7 +130,10 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     points, line = fig.data[0], fig.data[1]
     assert list(points.x) == [0.2, 0.6] and list(points.y) == [0.9, 0.1]
     assert list(line.x) == list(line.y)
-    assert "Pearson r = undefined" in fig.layout.title.text  # two features always give ±1: not reported
+    # two features always give ±1: not reported; r has a line of its own, so a narrow column cannot cut it off
+    first, second = fig.layout.title.text.split("<br>")
+    assert first == "Regional vs global importance" and "Pearson r = undefined" in second
+    assert fig.layout.margin.t > fc.plotting.importance_figure(reg.importance).layout.margin.t  # room for the line
     # speed: high regional, low global -> A; visibility: low regional, high global -> D
     assert points.hovertext == ("Vehicle speed (km/h) (quadrant A)", "Visibility (0-1) (quadrant D)")
     assert points.text == ("Vehicle speed (km/h)", "Visibility (0-1)")  # both far from y = x: both labelled
@@ -191,8 +194,9 @@ def _regional_scatter_by_plotly(regional, *, title=None):
     pad = 0.06 * top
     fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
     fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
-    fig = apply_style(fig, title=title or f"Regional vs global importance — Pearson r = {r_text}", height=540)
-    return fig.update_layout(margin=dict(b=135))
+    r_line = f"<span style='font-size:13px'>Pearson r = {r_text}</span>"
+    fig = apply_style(fig, title=title or f"Regional vs global importance<br>{r_line}", height=540)
+    return fig.update_layout(margin=dict(b=135, t=84 if title else 102))
 
 
 def test_the_regional_scatter_built_without_validation_is_what_plotly_builds(toy_task, synthetic_task, synthetic_model,
