@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import statistics
 import sys
 import time
@@ -50,12 +49,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
+from benchmarks.bench_generators import load, machine
 from flex_core._format import format_duration
 from flex_core.compare import lime_importance, shap_importance
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 
 RESULTS = Path(__file__).resolve().parent / "results"
-REPO = Path(__file__).resolve().parents[1]
 #: The page's seed (the sidebar's default), for the factual sample, the estimate and the run alike.
 SEED = 0
 #: A 1-minute load average below this at the start counts as an idle machine (as bench_regions.py decides it).
@@ -82,23 +81,6 @@ class Case:
     method: str  # "SHAP" or "LIME"
     rows: tuple[int, ...]
     num_samples: int = 0  # LIME's samples per factual (SHAP has none)
-
-
-def load(name: str) -> fc.TaskSpec:
-    data = Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data"))
-    if name == "loan":
-        return fc.data.load_loan(data / "loan_approval_dataset.csv")
-    if name == "accidents":
-        return fc.data.load_accidents(data / "RTA_Dataset.csv")
-    return fc.data.load_builtin(name)
-
-
-def machine() -> str:
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
-        platform.processor() or "unknown CPU",
-    )
-    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
 
 
 def paper_workloads() -> list[Workload]:
