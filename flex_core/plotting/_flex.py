@@ -444,8 +444,10 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
                 yaxis={"range": [-pad, top + pad], "title": {"text": "regional importance F_j (this region)"}})
     # r and its interval on a line of their own: on one line with the title a half-width column cut the
     # interval off mid-number ("0.31 to 1."), which reads as another bound.
-    spec.update(**_style(title or f"Regional vs global importance<br>{_second_title_line(f'Pearson r = {r_text}')}", 540))
-    spec.update(margin={"b": 135, "t": 84 + (0 if title else SECOND_TITLE_LINE_PX)})  # the legend below, the r line above
+    style = _style(title or f"Regional vs global importance<br>{_second_title_line(f'Pearson r = {r_text}')}", 540)
+    # Room for the quadrant legend under the axis title, and for the r line above the plot.
+    style["margin"].update(b=135, t=style["margin"]["t"] + (0 if title else SECOND_TITLE_LINE_PX))
+    spec.update(**style)
     return spec.figure()
 
 
