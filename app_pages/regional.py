@@ -5,7 +5,6 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from flex_core.importance._flex import parse_criterion
 from ui import cache, reporting, selection
 from ui import state as S
 from ui.components import (
@@ -61,12 +60,10 @@ if rule:
                f"({fmap.description}); ringed dots are the region's cases." + (f" {fmap.note}" if fmap.note else ""))
 else:
     # -- criterion and k ---------------------------------------------------------------------------
+    dropped = S.forget_invalid_criterion(task)
+    if dropped:
+        st.warning(dropped)
     where = st.session_state[S.WHERE]
-    try:
-        parse_criterion(task, where)
-    except fc.FlexError as exc:  # e.g. a link made for other data: drop the criterion rather than get stuck
-        st.warning(f"The region criterion {where!r} was dropped: {exc}")
-        where = st.session_state[S.WHERE] = None
     crit_feature, _, crit_value = (where or "").partition("=")
     options = ["(any case)", *task.categorical_names]
 

@@ -295,6 +295,21 @@ def forget_stale_rows(pool) -> list[str]:
     return dropped
 
 
+def forget_invalid_criterion(task) -> str | None:
+    """Drop a region criterion this data cannot have (say, from a link made for other data); returns why, else None.
+
+    Dropped rather than kept: a criterion naming a missing feature or level would stop the Regional page on every
+    rerun. The caller shows the reason, so nothing is dropped silently.
+    """
+    s = st.session_state
+    try:
+        fc.importance.rows_meeting(task, (), s[WHERE])  # checks the criterion against the task, meets no row
+    except fc.FlexError as exc:
+        where, s[WHERE] = s[WHERE], None
+        return f"The region criterion {where!r} was dropped: {exc}"
+    return None
+
+
 def dataset_spec(source: Mapping) -> str | None:
     """The ``--data`` string of a source, or None for an upload (which a link cannot carry)."""
     if source["kind"] == "builtin":

@@ -121,9 +121,11 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
     assert any("the region holds all of them" in c.value for c in at.caption)
 
 
-def test_an_unknown_criterion_from_a_link_is_dropped_with_a_warning():
+@pytest.mark.parametrize("where", ["lighting=purple", "weather=rain", "speed=80", "lighting"])
+def test_an_unknown_criterion_from_a_link_is_dropped_with_a_warning(where):
+    """An unknown level or feature, a number, a criterion without "=": one warning, the criterion dropped."""
     at = start("synthetic-regional", n_factuals=15, n_cf=3)
-    at.session_state["where"] = "lighting=purple"
+    at.session_state["where"] = where
     at.switch_page("app_pages/regional.py").run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
     assert any("was dropped" in w.value for w in at.warning)
