@@ -10,8 +10,6 @@ from __future__ import annotations
 import copy
 import functools
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import cast
 
@@ -492,15 +490,7 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
     content) and every call gets a copy with its own line, written as Plotly's ``add_vline`` writes it (a test
     compares the two). A τ change in the app redraws this chart, and building it anew cost about 19 ms.
     """
-    key = (tuple(sweep.columns), pd.util.hash_pandas_object(sweep, index=True).to_numpy().tobytes())
-    with _SWEEP_LINES_LOCK:
-        lines = _SWEEP_LINES.pop(key, None)
-    if lines is None:
-        lines = _tau_sweep_lines(sweep)
-    with _SWEEP_LINES_LOCK:  # the most recently used last; the oldest dropped
-        _SWEEP_LINES[key] = lines
-        while len(_SWEEP_LINES) > SWEEP_LINES_KEPT:
-            _SWEEP_LINES.popitem(last=False)
+    lines = _tau_sweep_lines(_ByContent(sweep))
     spec = lines.to_dict()
     if current is not None:
         layout = spec.setdefault("layout", {})
@@ -512,14 +502,30 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
     return _unchecked(spec, lines)
 
 
-#: Sweeps whose lines are kept (by content: a frame cannot be a cache key), shared by every thread; never drawn into.
+class _ByContent:
+    """A frame that hashes and compares by its content (a frame itself cannot be a cache key)."""
+
+    __slots__ = ("frame", "_key")
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self._key = (tuple(frame.columns), pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByContent) and self._key == other._key
+
+
+#: Sweeps whose lines are kept, the most recently used (shared by every thread; never drawn into).
 SWEEP_LINES_KEPT = 8
-_SWEEP_LINES: OrderedDict[tuple, go.Figure] = OrderedDict()
-_SWEEP_LINES_LOCK = threading.Lock()
 
 
-def _tau_sweep_lines(sweep: pd.DataFrame) -> go.Figure:
+@functools.lru_cache(maxsize=SWEEP_LINES_KEPT)
+def _tau_sweep_lines(content: _ByContent) -> go.Figure:
     """The sweep's lines without a current τ."""
+    sweep = content.frame
     fig = new_figure()
     for (feature, label), group in sweep.groupby(["feature", "label"], sort=False):
         group = group.sort_values("tau")
