@@ -79,6 +79,12 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
         check=True, capture_output=True, text=True, cwd=elsewhere, env=env,
     ).stdout.split()
     assert all(Path(p).is_relative_to(venv) for p in where), f"not the installed copy: {where}"
+    licence = subprocess.run(
+        [python, "-c", "import importlib.metadata as m; d = m.distribution('flex-studio');"
+         "print(d.metadata['License-Expression']); print(any(f.name == 'LICENSE' for f in d.files))"],
+        check=True, capture_output=True, text=True, cwd=elsewhere, env=env,
+    ).stdout.split()
+    assert licence == ["BSD-3-Clause", "True"], f"the wheel's licence metadata or file is missing: {licence}"
     installed = Path(where[1]).parent
     assert installed.name == "flex_studio_app"
     assert (Path(where[0]).parent / "schema" / "result.schema.json").is_file(), "the results' JSON Schema is not shipped"
@@ -110,3 +116,18 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
             process.kill()
             process.wait(timeout=30)
     assert not (Path(where[1]).parent / ".flex_cache").exists(), "the app wrote its cache inside site-packages"
+
+
+def test_the_licence_and_the_changelog_follow_the_version():
+    """A permissive licence is declared and shipped, and the newest released changelog entry is the package's version."""
+    import re
+
+    import flex_core
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "BSD-3-Clause" and project["license-files"] == ["LICENSE"]
+    assert (REPO / "LICENSE").read_text().startswith("BSD 3-Clause License")
+    released = re.findall(r"^## (\d+\.\d+\.\d+) \(", (REPO / "CHANGELOG.md").read_text(), flags=re.M)
+    assert released and released[0] == flex_core.__version__, (
+        f"CHANGELOG.md's newest release is {released[:1]}, flex_core is {flex_core.__version__}: add its entry"
+    )
