@@ -68,7 +68,7 @@ from ._set import (
     encode_rows,
     query_seed,
 )
-from ._validity import DEFAULT_MARGIN, Validity
+from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["BatchGenerator", "BACKENDS"]
 
@@ -97,8 +97,10 @@ class BatchGenerator(GeneratorParams):
         ``"dask"`` sends the chunks to the running ``dask.distributed.Client``
         through joblib's Dask backend (a cluster, or a ``LocalCluster``).
     margin : float, default 0.1
-        A counterfactual is valid when P(undesirable) < 0.5 - margin (:mod:`._validity`); 0 is the
-        paper's setting.
+        A counterfactual is valid when P(undesirable) < 0.5 - margin (:mod:`._validity`).
+    radius : float, default 0.01
+        ... and stays so with every changed number moved this share of its range toward the factual's
+        value. ``margin=0, radius=0`` is the paper's setting (P(undesirable) < 0.5).
     """
 
     # How the work is spread never changes the result, so it stays out of the store's key.
@@ -117,6 +119,7 @@ class BatchGenerator(GeneratorParams):
         n_jobs: int = 1,
         backend: str = "loky",
         margin: float = DEFAULT_MARGIN,
+        radius: float = DEFAULT_RADIUS,
     ):
         if samples is not None and int(samples) < 1:
             raise ConfigError("samples must be at least 1 candidate per query and round.")
@@ -131,7 +134,8 @@ class BatchGenerator(GeneratorParams):
         self.max_rounds = int(max_rounds)
         self._n_jobs = int(n_jobs)
         self._backend = backend
-        self.margin = Validity(margin).margin  # checked once, here
+        rule = Validity(margin, radius)  # checked once, here
+        self.margin, self.radius = rule.margin, rule.radius
         self.name = "batch-plausible" if self._plausible else "batch"
 
     @property
@@ -175,7 +179,7 @@ class BatchGenerator(GeneratorParams):
             task, queries, n_cf=n_cf, features_to_vary=features_to_vary, permitted_range=permitted_range
         )
         start = time.perf_counter()
-        validity = Validity(self.margin)
+        validity = Validity(self.margin, self.radius)
         tables, model_rows = _model_tables(model, task, need_index=self.plausible, validity=validity)
         space = _SearchSpace.build(task, model, tables, vary, ranges, minimal=refine == "minimal", validity=validity)
         factuals = encode_rows(task, queries[task.feature_names])
@@ -249,7 +253,7 @@ class BatchGenerator(GeneratorParams):
                 "scored_from_codes": tables.scorer.fast,
                 "alternatives_tolerance": ALTERNATIVE_TOLERANCE if refine == "minimal" else None,
             },
-            validity=validity,
+            validity=space.validity,
             dropped=dropped,
             # The workers are done by now: the final check may use every core the call was given.
             p_undesirable=space.tables.scorer.with_threads(cores),
@@ -396,13 +400,12 @@ class _SearchSpace:
         direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
         single_grid = [_single_grid(task.features[j], v, c) if v is not None and c is not None else None
                        for j, (v, c) in enumerate(zip(values, cumulative))]
-        plan = None
-        if minimal:
-            train = tables.train_codes
-            with np.errstate(invalid="ignore"):
-                spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
-                                  for j, f in enumerate(task.features)])
-            plan = MinimalPlan.build(task, ranges, spans)
+        train = tables.train_codes
+        with np.errstate(invalid="ignore"):
+            spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
+                              for j, f in enumerate(task.features)])
+        plan = MinimalPlan.build(task, ranges, spans) if minimal else None
+        validity = validity.on(task, spans)
         return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables, single_grid, plan,
                    validity)
 
@@ -524,7 +527,6 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     n_q, n_f = factuals.shape
     rngs = [np.random.default_rng(query_seed(settings.seed, int(r))) for r in row_ids]
     counter = CountingScorer(space.p_undesirable)
-    desirable = space.validity.desirable
     pools: list[dict[bytes, np.ndarray]] = [{} for _ in range(n_q)]  # distinct final counterfactuals
     not_ways: list[set[bytes]] = [set() for _ in range(n_q)]  # finals that were no other way out (_alternatives)
     tolerance = space.plan.tolerance if space.plan is not None else np.full(n_f, 1e-12)
@@ -558,7 +560,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             candidates, owner, first = candidates[pick], owner[pick], first[pick]
             if len(candidates) == 0:
                 return np.zeros(n_q, dtype=int)
-            valid = desirable(counter(candidates))
+            valid = space.validity.check(counter, candidates, factuals[owner])
         if singles:
             # Only the valid value nearest the factual on each side shrinks: the farther ones would end at the same place.
             valid = valid & _nearest_per_side(space, candidates, owner, factuals, valid)
@@ -624,7 +626,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
                 if not (short[owner] & (rank >= stage * settings.n_cf)).any():
                     break
                 continue
-            hit = desirable(counter(candidates[pick]))
+            hit = space.validity.check(counter, candidates[pick], factuals[owner[pick]])
             rows, hit_owner, hit_item = candidates[pick][hit], owner[pick][hit], item[pick][hit]
             if len(rows):  # each item that flips is one distinct counterfactual (its nearest valid value shrinks below)
                 flipped = np.unique(np.column_stack([hit_owner, hit_item]), axis=0)
@@ -648,12 +650,12 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             alone[owner[lone], anchor[lone]] = p[lone]
             helps = ~lone & (p < alone[owner, anchor] - 1e-9)
             bounds.learn_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
-            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=desirable(p)[~lone])
+            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=space.validity.check(counter, probes, factuals[owner], p=p)[~lone])
             # All the partners of a near miss at once, each at its better end: where even that does not
             # flip the query, no mix of them will (as far as the model is monotone there), so none is tried.
             together, q, a = _all_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
             if len(together):
-                flips = desirable(counter(together))
+                flips = space.validity.check(counter, together, factuals[q])
                 bounds.partners[q[~flips], a[~flips]] = False
                 enqueue(together, q, first=a, valid=flips)
         # A query with near misses that no other feature helps has only its single changes.

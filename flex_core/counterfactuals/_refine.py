@@ -52,6 +52,7 @@ from ..data import TaskSpec
 from ..models import FittedModel
 from ._scoring import resolve_cores, scorer_for
 from ._set import RELATIVE_TOLERANCE, CounterfactualSet, copy_tolerance, merge_copies, resolve_permitted_range
+from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._validity import Validity
 
 __all__ = [
@@ -175,10 +176,10 @@ def minimal_rows(
     return out
 
 
-def _desirable(p_undesirable: PUndesirable, rows: np.ndarray, validity: Validity) -> np.ndarray:
+def _desirable(p_undesirable: PUndesirable, rows: np.ndarray, factuals: np.ndarray, validity: Validity) -> np.ndarray:
     if len(rows) == 0:
         return np.zeros(0, dtype=bool)
-    return validity.desirable(p_undesirable(rows))
+    return validity.check(p_undesirable, rows, factuals)
 
 
 def _shrink_first(p_undesirable, cfs, factuals, plan: MinimalPlan, first: np.ndarray, validity: Validity) -> np.ndarray:
@@ -206,7 +207,7 @@ def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan, validity: Vali
     if len(pair_cf) == 0:
         return cfs.copy()
     refined_value = _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan, validity)
-    return _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, plan.spans, validity)
+    return _combine(p_undesirable, cfs, factuals, pair_cf, pair_feature, refined_value, plan.spans, validity)
 
 
 def revert_passengers(
@@ -243,7 +244,7 @@ def revert_passengers(
         singles = current[cand_idx].copy()
         singles[np.arange(len(singles)), feat_idx] = factuals[cand_idx, feat_idx]
         p = p_undesirable(singles)
-        ok = validity.desirable(p)
+        ok = validity.check(p_undesirable, singles, factuals[cand_idx], p=p)
         open_[:] = False
         if not ok.any():
             break
@@ -262,7 +263,7 @@ def revert_passengers(
         groups = np.flatnonzero(rank >= 1)
         if len(groups):
             trials = np.where(revert[groups], factuals[cand_idx[groups]], current[cand_idx[groups]])
-            valid_groups = groups[validity.desirable(p_undesirable(trials))]
+            valid_groups = groups[validity.check(p_undesirable, trials, factuals[cand_idx[groups]])]
             # Rows are in rank order, so a candidate's last valid row is its largest valid group.
             best_row = np.full(n, -1)
             np.maximum.at(best_row, cand_idx[valid_groups], valid_groups)
@@ -282,8 +283,9 @@ def refine_counterfactuals(
     permitted_range: Mapping[str, Sequence] | None = None,
     ranges: np.ndarray | None = None,
     n_jobs: int = 1,
+    validity: Validity | None = None,
 ) -> CounterfactualSet:
-    """The set with every valid counterfactual made minimal and copies merged.
+    """The set with every valid counterfactual made minimal, copies merged and non-alternatives dropped.
 
     Parameters
     ----------
@@ -296,6 +298,9 @@ def refine_counterfactuals(
         Training ranges, for the stopping tolerance (default: the task's data ranges).
     n_jobs : int, default 1
         Cores a forest's trees are spread over (-1: all); the result does not depend on it.
+    validity : Validity, optional
+        The rule a refined counterfactual keeps (default :class:`~._validity.Validity` on ``ranges``).
+        The set's counterfactuals are checked against it first: one that does not meet it stays invalid.
 
     Returns
     -------
@@ -308,13 +313,20 @@ def refine_counterfactuals(
     start = time.perf_counter()
     scorer = CountingScorer(scorer_for(model, task).with_threads(resolve_cores(n_jobs)))
     plan = MinimalPlan.build(task, resolve_permitted_range(task, permitted_range), ranges)
+    validity = Validity().on(task, ranges) if validity is None else validity
     current = cfset.counterfactuals.copy()
-    query, slot = np.nonzero(cfset.valid)
-    current[query, slot] = minimal_rows(scorer, current[query, slot], cfset.factuals[query], plan)
-    merged = merge_copies(cfset.factuals, current, cfset.found, cfset.valid, plan.tolerance)
+    valid = cfset.valid.copy()
+    query, slot = np.nonzero(valid)
+    valid[query, slot] = validity.check(scorer, current[query, slot], cfset.factuals[query])
+    query, slot = np.nonzero(valid)
+    current[query, slot] = minimal_rows(scorer, current[query, slot], cfset.factuals[query], plan, validity=validity)
+    merged = merge_copies(cfset.factuals, current, cfset.found, valid, plan.tolerance)
+    cfs, found, valid, dropped = drop_non_alternatives(cfset.factuals, merged.counterfactuals, merged.found, merged.valid, plan)
     config = {
         **cfset.config,
         "refine": "minimal",
+        "validity": validity.describe(),
+        "alternatives_tolerance": ALTERNATIVE_TOLERANCE,
         "refine_model_calls": scorer.calls,
         "refine_model_rows": scorer.rows,
         "refine_seconds": time.perf_counter() - start,
@@ -322,16 +334,32 @@ def refine_counterfactuals(
     model_rows = cfset.model_rows + scorer.rows if cfset.model_rows >= 0 else cfset.model_rows
     return replace(
         cfset,
-        counterfactuals=merged.counterfactuals,
-        found=merged.found,
-        valid=merged.valid,
+        counterfactuals=cfs,
+        found=found,
+        valid=valid,
         copies=cfset.copy_counts + merged.copies,
+        dropped=np.asarray(cfset.dropped, dtype=int) + dropped,
         query_index=cfset.query_index.copy(),
         factuals=cfset.factuals.copy(),
         seconds=cfset.seconds + config["refine_seconds"],
         model_rows=model_rows,
         config=config,
     )
+
+
+def drop_non_alternatives(factuals, counterfactuals, found, valid, plan: MinimalPlan):
+    """The slots without the counterfactuals that are no other way out (:mod:`._alternatives`): emptied.
+
+    Returns (counterfactuals, found, valid, dropped per query of shape (n_queries,)).
+    """
+    counterfactuals, found, valid = counterfactuals.copy(), found.copy(), valid.copy()
+    dropped = np.zeros(len(valid), dtype=int)
+    for q in np.flatnonzero(valid.sum(axis=1) >= 2):
+        slots = np.flatnonzero(valid[q])
+        gone = slots[not_alternatives(counterfactuals[q, slots], factuals[q], plan.spans, plan.movable)]
+        counterfactuals[q, gone], found[q, gone], valid[q, gone] = np.nan, False, False
+        dropped[q] = len(gone)
+    return counterfactuals, found, valid, dropped
 
 
 class CountingScorer:
@@ -395,9 +423,10 @@ def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPl
             scored = np.column_stack([score_target[idx], scored])
         values = value(ks, idx)
         rows = np.repeat(cfs[pair_cf[idx]], ks.shape[1], axis=0)[scored.ravel()]
+        their_factuals = np.repeat(factuals[pair_cf[idx]], ks.shape[1], axis=0)[scored.ravel()]
         rows[np.arange(len(rows)), np.repeat(pair_feature[idx], ks.shape[1])[scored.ravel()]] = values[scored]
         ok = np.zeros(ks.shape, dtype=bool)  # a point not scored (the factual's value) counts as invalid
-        ok[scored] = _desirable(p_undesirable, rows, validity)
+        ok[scored] = _desirable(p_undesirable, rows, their_factuals, validity)
         ok &= plan.allowed(values, pair_feature[idx, None])
         # The nearest valid point, and the farthest invalid one below it (as far as the model is monotone there).
         valid_k = np.where(ok, ks, np.iinfo(np.int64).max).min(axis=1)
@@ -409,7 +438,7 @@ def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPl
     return value(hi, np.arange(len(hi)))
 
 
-def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans, validity: Validity):
+def _combine(p_undesirable, cfs, factuals, pair_cf, pair_feature, refined_value, spans, validity: Validity):
     """Apply every pair's shrunk value; where the combination breaks a counterfactual, the longest valid prefix."""
     out = cfs.copy()
     combined = cfs.copy()
@@ -418,7 +447,7 @@ def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans, va
     # A counterfactual with one shrunk change is the row its search last scored valid: not scored again.
     ok = np.ones(len(touched), dtype=bool)
     several = shrunk_pairs > 1
-    ok[several] = _desirable(p_undesirable, combined[touched[several]], validity)
+    ok[several] = _desirable(p_undesirable, combined[touched[several]], factuals[touched[several]], validity)
     out[touched[ok]] = combined[touched[ok]]
     broken = touched[~ok]
     if len(broken) == 0:
@@ -441,7 +470,7 @@ def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans, va
     counts = np.bincount(p_cf, minlength=len(cfs))
     trial = (rank >= 1) & (rank < counts[p_cf] - 1)  # rank 0 known valid, the full set known broken
     valid_prefix = rank == 0
-    valid_prefix[trial] = _desirable(p_undesirable, prefixes[trial], validity)
+    valid_prefix[trial] = _desirable(p_undesirable, prefixes[trial], factuals[p_cf[trial]], validity)
     best = np.full(len(cfs), -1)
     np.maximum.at(best, p_cf[valid_prefix], np.flatnonzero(valid_prefix))
     out[broken] = prefixes[best[broken]]

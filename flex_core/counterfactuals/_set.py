@@ -613,9 +613,10 @@ def assemble_counterfactual_set(
     valid = np.zeros_like(found)
     if found.any():
         if p_undesirable is None:
-            valid[found] = validity.desirable(model.predict_proba(decode_rows(task, cfs[found]))[:, 1])
-        else:
-            valid[found] = validity.desirable(p_undesirable(cfs[found]))
+            def p_undesirable(codes):
+                return model.predict_proba(decode_rows(task, codes))[:, 1]
+        their_factuals = np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)]
+        valid[found] = validity.check(p_undesirable, cfs[found], their_factuals)
         model_rows = model_rows + int(found.sum()) if model_rows >= 0 else model_rows
     # FLEX averages over distinct counterfactuals: a generator that returns the same one twice
     # (DiCE may) has it counted once, and the set says how often that happened.
