@@ -96,7 +96,7 @@ class BatchGenerator(GeneratorParams):
     backend : {"loky", "dask"}, default "loky"
         ``"dask"`` sends the chunks to the running ``dask.distributed.Client``
         through joblib's Dask backend (a cluster, or a ``LocalCluster``).
-    margin : float, default 0.1
+    margin : float, default 0.15
         A counterfactual is valid when P(undesirable) < 0.5 - margin (:mod:`._validity`).
     radius : float, default 0.01
         ... and stays so with every changed number moved this share of its range toward the factual's
@@ -642,7 +642,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         # Which other features help each near miss: each at both ends of its range, one call.
         probes, owner, anchor, partner = _probe_candidates(space, factuals, bounds, active)
         if len(probes):
-            p = counter(probes)
+            p = space.validity.score(counter, probes, factuals[owner])
             # A partner helps a near miss when one end of its range lowers P(undesirable) below the
             # near miss's own: alone it may not flip the query, together with other partners it may.
             alone = np.full((n_q, n_f), np.nan)
@@ -650,7 +650,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             alone[owner[lone], anchor[lone]] = p[lone]
             helps = ~lone & (p < alone[owner, anchor] - 1e-9)
             bounds.learn_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
-            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=space.validity.check(counter, probes, factuals[owner], p=p)[~lone])
+            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=space.validity.desirable(p)[~lone])
             # All the partners of a near miss at once, each at its better end: where even that does not
             # flip the query, no mix of them will (as far as the model is monotone there), so none is tried.
             together, q, a = _all_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])

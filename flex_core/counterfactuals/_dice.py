@@ -58,7 +58,7 @@ class DiceGenerator(GeneratorParams):
         :class:`ConfigError` there (``refine="minimal"`` removes passenger changes instead).
     time_limit : float or None
         Seconds after which no new query is started; the rest are recorded as skipped.
-    margin, radius : float, default 0.1 and 0.01
+    margin, radius : float, default 0.15 and 0.01
         The validity rule DiCE's counterfactuals are checked against (:mod:`._validity`): DiCE searches
         for P(undesirable) <= 0.5, and those that miss the margin or the neighbourhood are counted
         invalid. ``margin=0, radius=0`` is the paper's setting.

@@ -243,8 +243,8 @@ def revert_passengers(
             break
         singles = current[cand_idx].copy()
         singles[np.arange(len(singles)), feat_idx] = factuals[cand_idx, feat_idx]
-        p = p_undesirable(singles)
-        ok = validity.check(p_undesirable, singles, factuals[cand_idx], p=p)
+        p = validity.score(p_undesirable, singles, factuals[cand_idx])  # ranks the reverts by what they leave
+        ok = validity.desirable(p)
         open_[:] = False
         if not ok.any():
             break

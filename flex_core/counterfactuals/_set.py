@@ -377,6 +377,8 @@ class CounterfactualSet:
             "copies_merged": int(self.copies.sum()),
             # Counterfactuals that only added features to a sparser one of the same factual (see _alternatives).
             "alternatives_dropped": int(self.dropped.sum()),
+            "alternatives_tolerance": self.config.get("alternatives_tolerance"),
+            "validity_rule": self.config.get("validity"),
             "queries": int(self.n_queries),
             "counterfactuals_requested": int(self.n_queries * self.n_cf),
             "counterfactuals_found": found,

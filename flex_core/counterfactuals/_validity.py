@@ -32,8 +32,8 @@ from .._errors import ConfigError
 
 __all__ = ["Validity", "DEFAULT_MARGIN", "DEFAULT_RADIUS", "validity_of", "training_ranges"]
 
-#: The default margin on P(undesirable): valid below 0.5 - 0.1 = 0.4 (see the module docstring).
-DEFAULT_MARGIN = 0.1
+#: The default margin on P(undesirable): valid below 0.5 - 0.15 = 0.35 (see the module docstring).
+DEFAULT_MARGIN = 0.15
 #: The default neighbourhood: changed numbers pulled back by 1% of their training range must stay valid.
 DEFAULT_RADIUS = 0.01
 
@@ -80,21 +80,43 @@ class Validity:
         """Which P(undesirable) values (any shape) meet the margin."""
         return np.asarray(p_undesirable, dtype=float) < self.threshold
 
-    def check(self, p_undesirable, rows: np.ndarray, factuals: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
-        """Which coded rows (n, F) are valid counterfactuals of their factuals (n, F): margin and neighbourhood.
-
-        ``p_undesirable`` scores coded rows; ``p`` (the rows' scores, when already known) saves a call.
-        """
+    def pulled(self, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+        """Rows (n, F) with every changed number moved ``steps`` toward the factual's value (no further than it)."""
         rows = np.asarray(rows, dtype=float)
-        ok = self.desirable(p_undesirable(rows) if p is None else p)
-        if self.steps is None or not self.steps.any() or not ok.any():
-            return ok
+        if self.steps is None:
+            return rows.copy()
         delta = rows - factuals
         pulled = np.where(np.abs(delta) <= self.steps, factuals, rows - np.sign(delta) * self.steps)
-        pulled = np.where(self.steps > 0, pulled, rows)
-        moved = ok & (pulled != rows).any(axis=1)
+        return np.where(self.steps > 0, pulled, rows)
+
+    def score(self, p_undesirable, rows: np.ndarray, factuals: np.ndarray, *, only: np.ndarray | None = None) -> np.ndarray:
+        """The rows' worst P(undesirable) over the neighbourhood: the larger of the row's and its pulled corner's.
+
+        ``p_undesirable`` scores coded rows (n, F); ``only`` (bool, (n,)): score the corner of these rows
+        only (the others keep their own P). The rule is ``desirable(score)``.
+        """
+        rows = np.asarray(rows, dtype=float)
+        p = np.asarray(p_undesirable(rows), dtype=float).copy()
+        corner = self.pulled(rows, factuals)
+        moved = (corner != rows).any(axis=1) if only is None else only & (corner != rows).any(axis=1)
         if moved.any():
-            ok[moved] = self.desirable(p_undesirable(pulled[moved]))
+            p[moved] = np.maximum(p[moved], p_undesirable(corner[moved]))
+        return p
+
+    def check(self, p_undesirable, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+        """Which coded rows (n, F) are valid counterfactuals of their factuals (n, F): margin and neighbourhood.
+
+        The corner is scored only for rows that meet the margin themselves (the others fail either way).
+        """
+        rows = np.asarray(rows, dtype=float)
+        if len(rows) == 0:
+            return np.zeros(0, dtype=bool)
+        p = np.asarray(p_undesirable(rows), dtype=float)
+        ok = self.desirable(p)
+        corner = self.pulled(rows, factuals)
+        moved = ok & (corner != rows).any(axis=1)
+        if moved.any():
+            ok[moved] = self.desirable(p_undesirable(corner[moved]))
         return ok
 
     def describe(self) -> dict:
