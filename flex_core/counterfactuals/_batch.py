@@ -54,8 +54,8 @@ import pandas as pd
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
-from ._quality import feature_mad
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
+from ._quality import feature_mad
 from ._refine import CountingScorer, MinimalPlan, check_refine, minimal_rows, revert_passengers
 from ._scoring import CodeScorer, resolve_cores, scorer_for
 from ._set import (

@@ -50,9 +50,9 @@ import numpy as np
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
+from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._scoring import resolve_cores, scorer_for
 from ._set import RELATIVE_TOLERANCE, CounterfactualSet, copy_tolerance, merge_copies, resolve_permitted_range
-from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._validity import Validity
 
 __all__ = [
@@ -143,7 +143,7 @@ class MinimalPlan:
 
 def minimal_rows(
     p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, plan: MinimalPlan, *, first: np.ndarray | None = None,
-    validity: Validity = Validity(),
+    validity: Validity | None = None,
 ) -> np.ndarray:
     """Valid counterfactuals made minimal (see the module docstring), shape (n, F) in and out.
 
@@ -157,7 +157,10 @@ def minimal_rows(
         A feature per row to shrink on its own before the others (-1: none). Where a trade-off
         exists, shrinking one change leaves the others as they are: which goes first decides
         where on the trade-off the counterfactual lands.
+    validity : Validity, optional
+        When a row is valid (:mod:`._validity`); default the margin alone (no neighbourhood without ranges).
     """
+    validity = Validity() if validity is None else validity
     out = np.array(cfs, dtype=float, copy=True)
     # The feature shrunk first is already as small as the other changes, held as they are, allow:
     # shrinking it again in the same state would score its bisection a second time for the same point.
@@ -211,7 +214,7 @@ def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan, validity: Vali
 
 
 def revert_passengers(
-    p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, *, validity: Validity = Validity()
+    p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, *, validity: Validity | None = None
 ) -> np.ndarray:
     """Revert changed features (any kind) to the factual's values while the prediction stays desirable.
 
@@ -225,13 +228,14 @@ def revert_passengers(
     ----------
     cfs, factuals : ndarray of shape (n, F)
         Valid counterfactuals and the factual each belongs to.
-    validity : Validity
-        What a revert must keep (:mod:`._validity`).
+    validity : Validity, optional
+        What a revert must keep (:mod:`._validity`); default the margin alone.
 
     Returns
     -------
     ndarray of shape (n, F): each row with no change that can be reverted alone.
     """
+    validity = Validity() if validity is None else validity
     n = len(cfs)
     current = np.array(cfs, dtype=float, copy=True)
     open_ = np.ones(n, dtype=bool)

@@ -507,7 +507,7 @@ class CounterfactualSet:
                 tuple(meta["notes"]),
                 meta["config"],
                 data["copies"].copy() if "copies" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
-                data["dropped"].copy() if "dropped" in data.files else None,
+                data["dropped"].copy() if "dropped" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
             )
 
 
@@ -642,5 +642,5 @@ def assemble_counterfactual_set(
         tuple(notes),
         {**(config or {}), "validity": validity.describe()},
         merged.copies,
-        None if dropped is None else np.asarray(dropped, dtype=int),
+        np.zeros(n_q, dtype=int) if dropped is None else np.asarray(dropped, dtype=int),
     )
