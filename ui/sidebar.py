@@ -168,12 +168,20 @@ def _parse_optional_number(setting: str, text: str):
     raise fc.ConfigError(f"The generator setting {setting!r} must be a number or empty (got {text!r}).")
 
 
+#: How the validity settings read (see flex_core/counterfactuals/_validity.py).
+VALIDITY_NOTE = ("A counterfactual counts when P(undesirable) < 0.5 − margin, and still does with every changed number "
+                 "moved radius × its range back toward the case's value. Margin 0 and radius 0 is the paper's setting "
+                 "(P < 0.5); a tie at 0.5 never counts.")
+
+
 def _generator_settings(name: str) -> None:
     """One widget per public setting; only settings changed from their defaults are passed on."""
     defaults = fc.counterfactuals.generator_defaults(name)
     S.init_generator_settings(name, defaults)
     changed = {}
     with st.expander("Generator settings"):
+        if "margin" in defaults and "radius" in defaults:
+            st.caption(VALIDITY_NOTE)
         for setting, default in defaults.items():
             key = S.generator_setting_key(name, setting)
             label = setting.replace("_", " ")

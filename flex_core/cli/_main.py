@@ -134,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="minimal: shrink each change to about the smallest the model needs; none: keep the generator's values "
              "(default: minimal for batch generators, none for DiCE)",
     )
+    model.add_argument(
+        "--validity", choices=("robust", "paper"), default="robust",
+        help="robust: a counterfactual counts when P(undesirable) < 0.35, also with every changed number 1%% of its "
+             "range nearer the factual; paper: P(undesirable) < 0.5 (the paper's setting)",
+    )
     flex = common.add_argument_group("FLEX")
     # The default depends on the command (a region search needs a larger pool): set after parsing, because
     # set_defaults on one subcommand changes the Action that every subcommand shares through ``parents``.
@@ -209,13 +214,14 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
 
 def _generator_settings(args, name: str) -> dict:
     n_jobs = args.n_jobs
+    rule = {"margin": 0.0, "radius": 0.0} if getattr(args, "validity", "robust") == "paper" else {}
     if not name.startswith("dice-"):
         if args.posthoc_sparsity or args.time_limit is not None:
             raise ConfigError("--posthoc-sparsity and --time-limit apply to the DiCE generators only.")
-        return {"n_jobs": n_jobs} if name.startswith("batch") else {}
+        return {"n_jobs": n_jobs, **rule} if name.startswith("batch") else rule
     if n_jobs != 1:
         raise ConfigError("--n-jobs applies to the batch generators only.")
-    return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit}
+    return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit, **rule}
 
 
 def _explainer(args, task, log) -> FlexExplainer:

@@ -54,6 +54,7 @@ import pandas as pd
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
+from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._quality import feature_mad
 from ._refine import CountingScorer, MinimalPlan, check_refine, minimal_rows, revert_passengers
 from ._scoring import CodeScorer, resolve_cores, scorer_for
@@ -67,6 +68,7 @@ from ._set import (
     encode_rows,
     query_seed,
 )
+from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["BatchGenerator", "BACKENDS"]
 
@@ -94,6 +96,11 @@ class BatchGenerator(GeneratorParams):
     backend : {"loky", "dask"}, default "loky"
         ``"dask"`` sends the chunks to the running ``dask.distributed.Client``
         through joblib's Dask backend (a cluster, or a ``LocalCluster``).
+    margin : float, default 0.15
+        A counterfactual is valid when P(undesirable) < 0.5 - margin (:mod:`._validity`).
+    radius : float, default 0.01
+        ... and stays so with every changed number moved this share of its range toward the factual's
+        value. ``margin=0, radius=0`` is the paper's setting (P(undesirable) < 0.5).
     """
 
     # How the work is spread never changes the result, so it stays out of the store's key.
@@ -111,6 +118,8 @@ class BatchGenerator(GeneratorParams):
         max_rounds: int = 12,
         n_jobs: int = 1,
         backend: str = "loky",
+        margin: float = DEFAULT_MARGIN,
+        radius: float = DEFAULT_RADIUS,
     ):
         if samples is not None and int(samples) < 1:
             raise ConfigError("samples must be at least 1 candidate per query and round.")
@@ -125,6 +134,8 @@ class BatchGenerator(GeneratorParams):
         self.max_rounds = int(max_rounds)
         self._n_jobs = int(n_jobs)
         self._backend = backend
+        rule = Validity(margin, radius)  # checked once, here
+        self.margin, self.radius = rule.margin, rule.radius
         self.name = "batch-plausible" if self._plausible else "batch"
 
     @property
@@ -168,8 +179,9 @@ class BatchGenerator(GeneratorParams):
             task, queries, n_cf=n_cf, features_to_vary=features_to_vary, permitted_range=permitted_range
         )
         start = time.perf_counter()
-        tables, model_rows = _model_tables(model, task, need_index=self.plausible)
-        space = _SearchSpace.build(task, model, tables, vary, ranges, minimal=refine == "minimal")
+        validity = Validity(self.margin, self.radius)
+        tables, model_rows = _model_tables(model, task, need_index=self.plausible, validity=validity)
+        space = _SearchSpace.build(task, model, tables, vary, ranges, minimal=refine == "minimal", validity=validity)
         factuals = encode_rows(task, queries[task.feature_names])
         if np.isnan(factuals).any():
             bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
@@ -196,11 +208,14 @@ class BatchGenerator(GeneratorParams):
         n_chunks = max(workers, -(-len(row_ids) // CHUNK_QUERIES))
         chunks = [c for c in np.array_split(np.arange(len(row_ids)), n_chunks) if len(c)]
         found: list[np.ndarray] = [np.empty((0, len(task.features)))] * len(row_ids)
+        dropped = np.zeros(len(row_ids), dtype=int)
         done = 0
         model_calls = int(model_rows > 0)
-        for chunk, (per_query, rows, calls) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks, workers), strict=True):
+        for chunk, (per_query, rows, calls, not_ways) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks, workers),
+                                                             strict=True):
             model_rows += rows
             model_calls += calls
+            dropped[chunk] = not_ways
             for pos, cfs in zip(chunk, per_query, strict=True):
                 found[pos] = cfs
             done += len(chunk)
@@ -236,7 +251,10 @@ class BatchGenerator(GeneratorParams):
                 # predict_proba calls of the search (the validity check that packs the set adds one more)
                 "model_calls": model_calls,
                 "scored_from_codes": tables.scorer.fast,
+                "alternatives_tolerance": ALTERNATIVE_TOLERANCE if refine == "minimal" else None,
             },
+            validity=space.validity,
+            dropped=dropped,
             # The workers are done by now: the final check may use every core the call was given.
             p_undesirable=space.tables.scorer.with_threads(cores),
         )
@@ -282,14 +300,16 @@ class _ModelTables:
     train_codes: np.ndarray  # (n_train, F) codes of the model's training rows
     mad: np.ndarray  # (F,) median absolute deviation of continuous features (1 where 0 or categorical)
     scorer: CodeScorer  # P(undesirable) straight from codes
-    desired_codes: np.ndarray | None = None  # training rows the model predicts desirable
+    desired_codes: np.ndarray | None = None  # training rows that are valid counterfactuals (``desired_for``)
     index: object = None  # NearestNeighbors over desired_codes' embedding
+    desired_for: float | None = None  # the validity threshold desired_codes were chosen under
 
 
 _TABLES: weakref.WeakKeyDictionary[FittedModel, dict[str, _ModelTables]] = weakref.WeakKeyDictionary()
 
 
-def _model_tables(model: FittedModel, task: TaskSpec, *, need_index: bool) -> tuple[_ModelTables, int]:
+def _model_tables(model: FittedModel, task: TaskSpec, *, need_index: bool,
+                  validity: Validity) -> tuple[_ModelTables, int]:
     """The model's cached tables (built on first use) and the model rows this call spent building them."""
     per_task = _TABLES.setdefault(model, {})
     tables = per_task.get(task.fingerprint)
@@ -299,15 +319,15 @@ def _model_tables(model: FittedModel, task: TaskSpec, *, need_index: bool) -> tu
             train_codes=train, mad=feature_mad(task, train), scorer=scorer_for(model, task)
         )
     rows_spent = 0
-    if need_index and tables.desired_codes is None:
+    if need_index and tables.desired_for != validity.threshold:
         from sklearn.neighbors import NearestNeighbors
 
-        desirable = tables.scorer(tables.train_codes) <= 0.5
+        desirable = validity.desirable(tables.scorer(tables.train_codes))
         rows_spent = len(tables.train_codes)
         desired = tables.train_codes[desirable]
         if len(desired):
             tables.index = NearestNeighbors(metric="manhattan").fit(_embed(task, desired, tables.mad))
-        tables.desired_codes = desired
+        tables.desired_codes, tables.desired_for = desired, validity.threshold
     return tables, rows_spent
 
 
@@ -341,9 +361,10 @@ class _SearchSpace:
     tables: _ModelTables
     single_grid: list  # per feature: the values tried as a single change, or None
     plan: MinimalPlan | None  # how to make a counterfactual minimal (None: refine="none")
+    validity: Validity  # when a candidate is a valid counterfactual
 
     @classmethod
-    def build(cls, task, model, tables, vary_names, ranges, *, minimal: bool) -> _SearchSpace:
+    def build(cls, task, model, tables, vary_names, ranges, *, minimal: bool, validity: Validity) -> _SearchSpace:
         n_f = len(task.features)
         vary = np.array([f.name in vary_names for f in task.features])
         values: list[np.ndarray | None] = [None] * n_f
@@ -379,14 +400,14 @@ class _SearchSpace:
         direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
         single_grid = [_single_grid(task.features[j], v, c) if v is not None and c is not None else None
                        for j, (v, c) in enumerate(zip(values, cumulative))]
-        plan = None
-        if minimal:
-            train = tables.train_codes
-            with np.errstate(invalid="ignore"):
-                spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
-                                  for j, f in enumerate(task.features)])
-            plan = MinimalPlan.build(task, ranges, spans)
-        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables, single_grid, plan)
+        train = tables.train_codes
+        with np.errstate(invalid="ignore"):
+            spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
+                              for j, f in enumerate(task.features)])
+        plan = MinimalPlan.build(task, ranges, spans) if minimal else None
+        validity = validity.on(task, spans)
+        return cls(task, model, vary, values, cumulative, low, high, allowed_levels, direction, tables, single_grid, plan,
+                   validity)
 
     def for_workers(self) -> _SearchSpace:
         """This space without the task's rows or the training codes, which the search never reads.
@@ -507,6 +528,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
     rngs = [np.random.default_rng(query_seed(settings.seed, int(r))) for r in row_ids]
     counter = CountingScorer(space.p_undesirable)
     pools: list[dict[bytes, np.ndarray]] = [{} for _ in range(n_q)]  # distinct final counterfactuals
+    not_ways: list[set[bytes]] = [set() for _ in range(n_q)]  # finals that were no other way out (_alternatives)
     tolerance = space.plan.tolerance if space.plan is not None else np.full(n_f, 1e-12)
     n_vary = int(space.vary.sum())
     neighbours = _NeighbourFeed(space, factuals) if settings.plausible else None
@@ -538,7 +560,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             candidates, owner, first = candidates[pick], owner[pick], first[pick]
             if len(candidates) == 0:
                 return np.zeros(n_q, dtype=int)
-            valid = counter(candidates) <= 0.5
+            valid = space.validity.check(counter, candidates, factuals[owner])
         if singles:
             # Only the valid value nearest the factual on each side shrinks: the farther ones would end at the same place.
             valid = valid & _nearest_per_side(space, candidates, owner, factuals, valid)
@@ -561,17 +583,27 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         queued[:] = 0
         if len(rows) == 0:
             return new
-        finals = revert_passengers(counter, rows, factuals[owner])
+        finals = revert_passengers(counter, rows, factuals[owner], validity=space.validity)
         # Candidates that lost their passengers may now be the same: make each one minimal only once.
         pick = _distinct_rows(finals, owner, factuals)
         pick = pick[_first_seen(tried, owner[pick], finals[pick])]
         finals, owner, first = finals[pick], owner[pick], first[pick]
         if space.plan is not None and len(finals):
-            finals = minimal_rows(counter, finals, factuals[owner], space.plan, first=first)
+            finals = minimal_rows(counter, finals, factuals[owner], space.plan, first=first, validity=space.validity)
+        added: list[set[bytes]] = [set() for _ in range(n_q)]
         for q, row, key in zip(owner, finals, distinct_keys(finals, factuals[owner], tolerance)):
-            if key not in pools[q]:
+            if key not in pools[q] and key not in not_ways[q]:
                 pools[q][key] = row
-                new[q] += 1
+                added[q].add(key)
+        if space.plan is not None:  # minimal counterfactuals: keep only alternatives that differ
+            for q in np.unique(owner):
+                keys = list(pools[q])
+                drop = not_alternatives(np.array([pools[q][k] for k in keys]), factuals[q], space.plan.spans, space.plan.movable)
+                for key in np.array(keys, dtype=object)[drop]:
+                    del pools[q][key]
+                    not_ways[q].add(key)
+        for q in range(n_q):
+            new[q] = len(added[q] & pools[q].keys())
         bounds.learn(owner, finals)
         return new
 
@@ -594,7 +626,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
                 if not (short[owner] & (rank >= stage * settings.n_cf)).any():
                     break
                 continue
-            hit = counter(candidates[pick]) <= 0.5
+            hit = space.validity.check(counter, candidates[pick], factuals[owner[pick]])
             rows, hit_owner, hit_item = candidates[pick][hit], owner[pick][hit], item[pick][hit]
             if len(rows):  # each item that flips is one distinct counterfactual (its nearest valid value shrinks below)
                 flipped = np.unique(np.column_stack([hit_owner, hit_item]), axis=0)
@@ -610,7 +642,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         # Which other features help each near miss: each at both ends of its range, one call.
         probes, owner, anchor, partner = _probe_candidates(space, factuals, bounds, active)
         if len(probes):
-            p = counter(probes)
+            p = space.validity.score(counter, probes, factuals[owner])
             # A partner helps a near miss when one end of its range lowers P(undesirable) below the
             # near miss's own: alone it may not flip the query, together with other partners it may.
             alone = np.full((n_q, n_f), np.nan)
@@ -618,12 +650,12 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
             alone[owner[lone], anchor[lone]] = p[lone]
             helps = ~lone & (p < alone[owner, anchor] - 1e-9)
             bounds.learn_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
-            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=(p <= 0.5)[~lone])
+            enqueue(probes[~lone], owner[~lone], first=anchor[~lone], valid=space.validity.desirable(p)[~lone])
             # All the partners of a near miss at once, each at its better end: where even that does not
             # flip the query, no mix of them will (as far as the model is monotone there), so none is tried.
             together, q, a = _all_partners(probes[helps], owner[helps], anchor[helps], partner[helps], p[helps])
             if len(together):
-                flips = counter(together) <= 0.5
+                flips = space.validity.check(counter, together, factuals[q])
                 bounds.partners[q[~flips], a[~flips]] = False
                 enqueue(together, q, first=a, valid=flips)
         # A query with near misses that no other feature helps has only its single changes.
@@ -666,7 +698,7 @@ def _search_chunk(space: _SearchSpace, settings: _SearchSettings, factuals: np.n
         _select(np.array(list(pool.values())).reshape(-1, n_f), factuals[q], settings.n_cf, rngs[q])
         for q, pool in enumerate(pools)
     ]
-    return per_query, counter.rows, counter.calls
+    return per_query, counter.rows, counter.calls, np.array([len(d) for d in not_ways], dtype=int)
 
 
 def _settles_after(round_number: int, settings: _SearchSettings) -> bool:

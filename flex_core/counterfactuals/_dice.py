@@ -37,6 +37,7 @@ from ._set import (
     check_request,
     query_seed,
 )
+from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity, training_ranges
 
 __all__ = ["DiceGenerator"]
 
@@ -57,6 +58,10 @@ class DiceGenerator(GeneratorParams):
         :class:`ConfigError` there (``refine="minimal"`` removes passenger changes instead).
     time_limit : float or None
         Seconds after which no new query is started; the rest are recorded as skipped.
+    margin, radius : float, default 0.15 and 0.01
+        The validity rule DiCE's counterfactuals are checked against (:mod:`._validity`): DiCE searches
+        for P(undesirable) <= 0.5, and those that miss the margin or the neighbourhood are counted
+        invalid. ``margin=0, radius=0`` is the paper's setting.
     """
 
     named_params = ("method",)
@@ -66,7 +71,8 @@ class DiceGenerator(GeneratorParams):
         """Settings this method cannot honour, so the app does not offer them."""
         return ("posthoc_sparsity",) if self.method == "genetic" else ()
 
-    def __init__(self, method: str = "random", *, posthoc_sparsity: bool = False, time_limit: float | None = None):
+    def __init__(self, method: str = "random", *, posthoc_sparsity: bool = False, time_limit: float | None = None,
+                 margin: float = DEFAULT_MARGIN, radius: float = DEFAULT_RADIUS):
         if method not in DICE_METHODS:
             raise ConfigError(f"Unknown DiCE method {method!r}; choose one of {', '.join(DICE_METHODS)}.")
         if method == "genetic" and posthoc_sparsity:
@@ -77,6 +83,8 @@ class DiceGenerator(GeneratorParams):
                 "which removes passenger changes for every generator."
             )
         self.method = method
+        rule = Validity(margin, radius)  # checked once, here
+        self.margin, self.radius = rule.margin, rule.radius
         self.posthoc_sparsity = posthoc_sparsity
         self.time_limit = time_limit
         self.name = f"dice-{method}"
@@ -158,6 +166,7 @@ class DiceGenerator(GeneratorParams):
                 "queries_skipped": len(skipped),
                 "skipped_rows": skipped,
             },
+            validity=Validity(self.margin, self.radius).on(task, training_ranges(task, model)),
         )
 
     def _one_query(self, explainer, query: pd.DataFrame, n_cf, vary, ranges, seed, row_id):

@@ -50,8 +50,10 @@ import numpy as np
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
+from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._scoring import resolve_cores, scorer_for
 from ._set import RELATIVE_TOLERANCE, CounterfactualSet, copy_tolerance, merge_copies, resolve_permitted_range
+from ._validity import Validity
 
 __all__ = [
     "REFINE_MODES",
@@ -140,46 +142,50 @@ class MinimalPlan:
 
 
 def minimal_rows(
-    p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, plan: MinimalPlan, *, first: np.ndarray | None = None
+    p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, plan: MinimalPlan, *, first: np.ndarray | None = None,
+    validity: Validity | None = None,
 ) -> np.ndarray:
     """Valid counterfactuals made minimal (see the module docstring), shape (n, F) in and out.
 
     Parameters
     ----------
     p_undesirable : callable
-        P(undesirable) of coded rows, (m, F) -> (m,); desirable means <= 0.5.
+        P(undesirable) of coded rows, (m, F) -> (m,); valid as ``validity`` says (:mod:`._validity`).
     cfs, factuals : ndarray of shape (n, F)
         Valid counterfactuals (codes) and the factual of each.
     first : ndarray of int, shape (n,), optional
         A feature per row to shrink on its own before the others (-1: none). Where a trade-off
         exists, shrinking one change leaves the others as they are: which goes first decides
         where on the trade-off the counterfactual lands.
+    validity : Validity, optional
+        When a row is valid (:mod:`._validity`); default the margin alone (no neighbourhood without ranges).
     """
+    validity = Validity() if validity is None else validity
     out = np.array(cfs, dtype=float, copy=True)
     # The feature shrunk first is already as small as the other changes, held as they are, allow:
     # shrinking it again in the same state would score its bisection a second time for the same point.
     done = np.full(len(out), -1) if first is None else np.asarray(first)
     if first is not None:
-        out = _shrink_first(p_undesirable, out, factuals, plan, done)
+        out = _shrink_first(p_undesirable, out, factuals, plan, done, validity)
     todo = np.arange(len(out))
     for _ in range(_CYCLES):
         if len(todo) == 0:
             break
-        shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan, skip=done[todo])
-        cleared = revert_passengers(p_undesirable, shrunk, factuals[todo])
+        shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan, validity, skip=done[todo])
+        cleared = revert_passengers(p_undesirable, shrunk, factuals[todo], validity=validity)
         out[todo] = cleared
         todo = todo[(cleared != shrunk).any(axis=1)]  # a revert may leave room to shrink again
         done = np.full(len(out), -1)  # after a revert every change may shrink further
     return out
 
 
-def _desirable(p_undesirable: PUndesirable, rows: np.ndarray) -> np.ndarray:
+def _desirable(p_undesirable: PUndesirable, rows: np.ndarray, factuals: np.ndarray, validity: Validity) -> np.ndarray:
     if len(rows) == 0:
         return np.zeros(0, dtype=bool)
-    return p_undesirable(rows) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
+    return validity.check(p_undesirable, rows, factuals)
 
 
-def _shrink_first(p_undesirable, cfs, factuals, plan: MinimalPlan, first: np.ndarray) -> np.ndarray:
+def _shrink_first(p_undesirable, cfs, factuals, plan: MinimalPlan, first: np.ndarray, validity: Validity) -> np.ndarray:
     """Each row with its ``first`` feature shrunk alone, the other changes held (every result scored valid)."""
     target = np.clip(factuals, plan.low, plan.high)
     rows = np.flatnonzero(first >= 0)
@@ -188,11 +194,12 @@ def _shrink_first(p_undesirable, cfs, factuals, plan: MinimalPlan, first: np.nda
     rows, feature = rows[movable], feature[movable]
     out = cfs.copy()
     if len(rows):
-        out[rows, feature] = _shrink(p_undesirable, cfs, factuals, rows, feature, plan)
+        out[rows, feature] = _shrink(p_undesirable, cfs, factuals, rows, feature, plan, validity)
     return out
 
 
-def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan, *, skip: np.ndarray | None = None) -> np.ndarray:
+def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan, validity: Validity, *,
+                 skip: np.ndarray | None = None) -> np.ndarray:
     """Every movable change of every row shrunk with the others held, then combined; ``skip``: a feature per row left as it is (-1: none)."""
     target = np.clip(factuals, plan.low, plan.high)  # the factual's value, or the nearest permitted one
     shrinkable = (cfs != target) & (cfs != factuals) & plan.movable
@@ -202,11 +209,13 @@ def _shrink_rows(p_undesirable, cfs, factuals, plan: MinimalPlan, *, skip: np.nd
     pair_cf, pair_feature = np.nonzero(shrinkable)
     if len(pair_cf) == 0:
         return cfs.copy()
-    refined_value = _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan)
-    return _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, plan.spans)
+    refined_value = _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan, validity)
+    return _combine(p_undesirable, cfs, factuals, pair_cf, pair_feature, refined_value, plan.spans, validity)
 
 
-def revert_passengers(p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+def revert_passengers(
+    p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, *, validity: Validity | None = None
+) -> np.ndarray:
     """Revert changed features (any kind) to the factual's values while the prediction stays desirable.
 
     Each pass, for all open rows at once: one model call scores every single revert; the
@@ -219,11 +228,14 @@ def revert_passengers(p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np
     ----------
     cfs, factuals : ndarray of shape (n, F)
         Valid counterfactuals and the factual each belongs to.
+    validity : Validity, optional
+        What a revert must keep (:mod:`._validity`); default the margin alone.
 
     Returns
     -------
     ndarray of shape (n, F): each row with no change that can be reverted alone.
     """
+    validity = Validity() if validity is None else validity
     n = len(cfs)
     current = np.array(cfs, dtype=float, copy=True)
     open_ = np.ones(n, dtype=bool)
@@ -235,8 +247,8 @@ def revert_passengers(p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np
             break
         singles = current[cand_idx].copy()
         singles[np.arange(len(singles)), feat_idx] = factuals[cand_idx, feat_idx]
-        p = p_undesirable(singles)
-        ok = p <= 0.5
+        p = validity.score(p_undesirable, singles, factuals[cand_idx])  # ranks the reverts by what they leave
+        ok = validity.desirable(p)
         open_[:] = False
         if not ok.any():
             break
@@ -255,7 +267,7 @@ def revert_passengers(p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np
         groups = np.flatnonzero(rank >= 1)
         if len(groups):
             trials = np.where(revert[groups], factuals[cand_idx[groups]], current[cand_idx[groups]])
-            valid_groups = groups[p_undesirable(trials) <= 0.5]
+            valid_groups = groups[validity.check(p_undesirable, trials, factuals[cand_idx[groups]])]
             # Rows are in rank order, so a candidate's last valid row is its largest valid group.
             best_row = np.full(n, -1)
             np.maximum.at(best_row, cand_idx[valid_groups], valid_groups)
@@ -275,8 +287,9 @@ def refine_counterfactuals(
     permitted_range: Mapping[str, Sequence] | None = None,
     ranges: np.ndarray | None = None,
     n_jobs: int = 1,
+    validity: Validity | None = None,
 ) -> CounterfactualSet:
-    """The set with every valid counterfactual made minimal and copies merged.
+    """The set with every valid counterfactual made minimal, copies merged and non-alternatives dropped.
 
     Parameters
     ----------
@@ -289,6 +302,9 @@ def refine_counterfactuals(
         Training ranges, for the stopping tolerance (default: the task's data ranges).
     n_jobs : int, default 1
         Cores a forest's trees are spread over (-1: all); the result does not depend on it.
+    validity : Validity, optional
+        The rule a refined counterfactual keeps (default :class:`~._validity.Validity` on ``ranges``).
+        The set's counterfactuals are checked against it first: one that does not meet it stays invalid.
 
     Returns
     -------
@@ -301,13 +317,20 @@ def refine_counterfactuals(
     start = time.perf_counter()
     scorer = CountingScorer(scorer_for(model, task).with_threads(resolve_cores(n_jobs)))
     plan = MinimalPlan.build(task, resolve_permitted_range(task, permitted_range), ranges)
+    validity = Validity().on(task, ranges) if validity is None else validity
     current = cfset.counterfactuals.copy()
-    query, slot = np.nonzero(cfset.valid)
-    current[query, slot] = minimal_rows(scorer, current[query, slot], cfset.factuals[query], plan)
-    merged = merge_copies(cfset.factuals, current, cfset.found, cfset.valid, plan.tolerance)
+    valid = cfset.valid.copy()
+    query, slot = np.nonzero(valid)
+    valid[query, slot] = validity.check(scorer, current[query, slot], cfset.factuals[query])
+    query, slot = np.nonzero(valid)
+    current[query, slot] = minimal_rows(scorer, current[query, slot], cfset.factuals[query], plan, validity=validity)
+    merged = merge_copies(cfset.factuals, current, cfset.found, valid, plan.tolerance)
+    cfs, found, valid, dropped = drop_non_alternatives(cfset.factuals, merged.counterfactuals, merged.found, merged.valid, plan)
     config = {
         **cfset.config,
         "refine": "minimal",
+        "validity": validity.describe(),
+        "alternatives_tolerance": ALTERNATIVE_TOLERANCE,
         "refine_model_calls": scorer.calls,
         "refine_model_rows": scorer.rows,
         "refine_seconds": time.perf_counter() - start,
@@ -315,16 +338,32 @@ def refine_counterfactuals(
     model_rows = cfset.model_rows + scorer.rows if cfset.model_rows >= 0 else cfset.model_rows
     return replace(
         cfset,
-        counterfactuals=merged.counterfactuals,
-        found=merged.found,
-        valid=merged.valid,
+        counterfactuals=cfs,
+        found=found,
+        valid=valid,
         copies=cfset.copy_counts + merged.copies,
+        dropped=np.asarray(cfset.dropped, dtype=int) + dropped,
         query_index=cfset.query_index.copy(),
         factuals=cfset.factuals.copy(),
         seconds=cfset.seconds + config["refine_seconds"],
         model_rows=model_rows,
         config=config,
     )
+
+
+def drop_non_alternatives(factuals, counterfactuals, found, valid, plan: MinimalPlan):
+    """The slots without the counterfactuals that are no other way out (:mod:`._alternatives`): emptied.
+
+    Returns (counterfactuals, found, valid, dropped per query of shape (n_queries,)).
+    """
+    counterfactuals, found, valid = counterfactuals.copy(), found.copy(), valid.copy()
+    dropped = np.zeros(len(valid), dtype=int)
+    for q in np.flatnonzero(valid.sum(axis=1) >= 2):
+        slots = np.flatnonzero(valid[q])
+        gone = slots[not_alternatives(counterfactuals[q, slots], factuals[q], plan.spans, plan.movable)]
+        counterfactuals[q, gone], found[q, gone], valid[q, gone] = np.nan, False, False
+        dropped[q] = len(gone)
+    return counterfactuals, found, valid, dropped
 
 
 class CountingScorer:
@@ -345,7 +384,7 @@ class CountingScorer:
         return self.p_undesirable(codes)
 
 
-def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPlan):
+def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPlan, validity: Validity):
     """Per (counterfactual, feature) pair: the value nearest the target that keeps the counterfactual valid.
 
     The target is the factual's value, or the nearest permitted one. The search runs on a grid
@@ -388,9 +427,10 @@ def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPl
             scored = np.column_stack([score_target[idx], scored])
         values = value(ks, idx)
         rows = np.repeat(cfs[pair_cf[idx]], ks.shape[1], axis=0)[scored.ravel()]
+        their_factuals = np.repeat(factuals[pair_cf[idx]], ks.shape[1], axis=0)[scored.ravel()]
         rows[np.arange(len(rows)), np.repeat(pair_feature[idx], ks.shape[1])[scored.ravel()]] = values[scored]
         ok = np.zeros(ks.shape, dtype=bool)  # a point not scored (the factual's value) counts as invalid
-        ok[scored] = _desirable(p_undesirable, rows)
+        ok[scored] = _desirable(p_undesirable, rows, their_factuals, validity)
         ok &= plan.allowed(values, pair_feature[idx, None])
         # The nearest valid point, and the farthest invalid one below it (as far as the model is monotone there).
         valid_k = np.where(ok, ks, np.iinfo(np.int64).max).min(axis=1)
@@ -402,7 +442,7 @@ def _shrink(p_undesirable, cfs, factuals, pair_cf, pair_feature, plan: MinimalPl
     return value(hi, np.arange(len(hi)))
 
 
-def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans):
+def _combine(p_undesirable, cfs, factuals, pair_cf, pair_feature, refined_value, spans, validity: Validity):
     """Apply every pair's shrunk value; where the combination breaks a counterfactual, the longest valid prefix."""
     out = cfs.copy()
     combined = cfs.copy()
@@ -411,7 +451,7 @@ def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans):
     # A counterfactual with one shrunk change is the row its search last scored valid: not scored again.
     ok = np.ones(len(touched), dtype=bool)
     several = shrunk_pairs > 1
-    ok[several] = _desirable(p_undesirable, combined[touched[several]])
+    ok[several] = _desirable(p_undesirable, combined[touched[several]], factuals[touched[several]], validity)
     out[touched[ok]] = combined[touched[ok]]
     broken = touched[~ok]
     if len(broken) == 0:
@@ -434,7 +474,7 @@ def _combine(p_undesirable, cfs, pair_cf, pair_feature, refined_value, spans):
     counts = np.bincount(p_cf, minlength=len(cfs))
     trial = (rank >= 1) & (rank < counts[p_cf] - 1)  # rank 0 known valid, the full set known broken
     valid_prefix = rank == 0
-    valid_prefix[trial] = _desirable(p_undesirable, prefixes[trial])
+    valid_prefix[trial] = _desirable(p_undesirable, prefixes[trial], factuals[p_cf[trial]], validity)
     best = np.full(len(cfs), -1)
     np.maximum.at(best, p_cf[valid_prefix], np.flatnonzero(valid_prefix))
     out[broken] = prefixes[best[broken]]

@@ -11,12 +11,14 @@ import numpy as np
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._set import CounterfactualSet, decode_rows
+from ._validity import Validity
 
 __all__ = ["revert_single_features", "necessary_changes"]
 
 
 def revert_single_features(
-    task: TaskSpec, model: FittedModel, factuals: np.ndarray, counterfactuals: np.ndarray, cells: np.ndarray
+    task: TaskSpec, model: FittedModel, factuals: np.ndarray, counterfactuals: np.ndarray, cells: np.ndarray,
+    validity: Validity | None = None,
 ) -> np.ndarray:
     """Whether each counterfactual stays desirable with one feature set back to the factual's value.
 
@@ -30,6 +32,8 @@ def revert_single_features(
     counterfactuals : ndarray of shape (n_queries, n_cf, n_features), codes
     cells : bool ndarray of shape (n_queries, n_cf, n_features)
         The reverts to score: cell (i, c, j) reverts feature j of counterfactual c of query i.
+    validity : Validity, optional
+        What "still desirable" means (default :class:`~._validity.Validity` on the data's ranges).
 
     Returns
     -------
@@ -43,11 +47,16 @@ def revert_single_features(
         return out
     rows = counterfactuals[query, slot].copy()
     rows[np.arange(len(rows)), feature] = factuals[query, feature]
-    out[query, slot, feature] = model.predict_undesirable(decode_rows(task, rows)) == 0
+    validity = Validity().on(task) if validity is None else validity
+
+    def p_undesirable(codes):
+        return model.predict_proba(decode_rows(task, codes))[:, 1]
+
+    out[query, slot, feature] = validity.check(p_undesirable, rows, factuals[query])
     return out
 
 
-def necessary_changes(cfset: CounterfactualSet, task: TaskSpec, model: FittedModel) -> np.ndarray:
+def necessary_changes(cfset: CounterfactualSet, task: TaskSpec, model: FittedModel, validity: Validity | None = None) -> np.ndarray:
     """Which changes of each valid counterfactual are necessary: reverting that change alone breaks it.
 
     A cell is necessary when the counterfactual is valid, feature j differs from the
@@ -62,4 +71,4 @@ def necessary_changes(cfset: CounterfactualSet, task: TaskSpec, model: FittedMod
     with np.errstate(invalid="ignore"):
         differs = cfset.counterfactuals != cfset.factuals[:, None, :]
     cells = differs & ~np.isnan(cfset.counterfactuals) & cfset.valid[:, :, None]
-    return cells & ~revert_single_features(task, model, cfset.factuals, cfset.counterfactuals, cells)
+    return cells & ~revert_single_features(task, model, cfset.factuals, cfset.counterfactuals, cells, validity)

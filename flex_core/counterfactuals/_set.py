@@ -23,6 +23,7 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ..models import FittedModel
+from ._validity import Validity
 
 __all__ = [
     "CounterfactualSet",
@@ -294,6 +295,9 @@ class CounterfactualSet:
     copies : ndarray of int, shape (n_queries,)
         Counterfactuals merged into another of the same query because they were copies of it
         (see :func:`merge_copies`); the slots hold distinct counterfactuals only.
+    dropped : ndarray of int, shape (n_queries,)
+        Valid counterfactuals dropped because they only added features to a sparser one of the same
+        query (:mod:`._alternatives`): not another way out.
     """
 
     feature_names: tuple[str, ...]
@@ -309,18 +313,20 @@ class CounterfactualSet:
     config: dict = field(default_factory=dict)
     #: None (not given) becomes zeros in __post_init__, so a set always holds an array here.
     copies: np.ndarray = None  # type: ignore[assignment]
+    dropped: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self):
         n_q, n_cf, n_f = self.counterfactuals.shape
-        if self.copies is None:
-            object.__setattr__(self, "copies", np.zeros(n_q, dtype=int))
-        if len(self.copies) != n_q:
+        for name in ("copies", "dropped"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(n_q, dtype=int))
+        if len(self.copies) != n_q or len(self.dropped) != n_q:
             raise DataError("Inconsistent counterfactual-set shapes.")
         if self.factuals.shape != (n_q, n_f) or self.found.shape != (n_q, n_cf) or self.valid.shape != (n_q, n_cf):
             raise DataError("Inconsistent counterfactual-set shapes.")
         if len(self.query_index) != n_q or len(self.feature_names) != n_f:
             raise DataError("Inconsistent counterfactual-set shapes.")
-        for arr in (self.query_index, self.factuals, self.counterfactuals, self.found, self.valid, self.copies):
+        for arr in (self.query_index, self.factuals, self.counterfactuals, self.found, self.valid, self.copies, self.dropped):
             arr.setflags(write=False)  # cached sets are shared between reruns: never mutate them
 
     # -- sizes -----------------------------------------------------------------------------
@@ -369,6 +375,10 @@ class CounterfactualSet:
             "distinct_mean": float(counts.mean()) if len(counts) else 0.0,
             "queries_with_copies": int((self.copies > 0).sum()),
             "copies_merged": int(self.copies.sum()),
+            # Counterfactuals that only added features to a sparser one of the same factual (see _alternatives).
+            "alternatives_dropped": int(self.dropped.sum()),
+            "alternatives_tolerance": self.config.get("alternatives_tolerance"),
+            "validity_rule": self.config.get("validity"),
             "queries": int(self.n_queries),
             "counterfactuals_requested": int(self.n_queries * self.n_cf),
             "counterfactuals_found": found,
@@ -406,6 +416,7 @@ class CounterfactualSet:
             self.notes,
             dict(self.config),
             self.copies[pos].copy(),
+            self.dropped[pos].copy(),
         )
 
     def has_rows(self, rows: Rows) -> np.ndarray:
@@ -437,6 +448,7 @@ class CounterfactualSet:
             tuple(dict.fromkeys(n for s in sets for n in s.notes)),
             dict(first.config),
             np.concatenate([s.copies for s in sets])[keep],
+            np.concatenate([s.dropped for s in sets])[keep],
         )
 
     # -- export ----------------------------------------------------------------------------
@@ -474,6 +486,7 @@ class CounterfactualSet:
             found=self.found,
             valid=self.valid,
             copies=self.copies,
+            dropped=self.dropped,
             meta=np.array(json.dumps(meta, default=str)),
         )
 
@@ -494,6 +507,7 @@ class CounterfactualSet:
                 tuple(meta["notes"]),
                 meta["config"],
                 data["copies"].copy() if "copies" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
+                data["dropped"].copy() if "dropped" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
             )
 
 
@@ -558,6 +572,8 @@ def assemble_counterfactual_set(
     notes: Sequence[str] = (),
     config: Mapping | None = None,
     p_undesirable: Callable[[np.ndarray], np.ndarray] | None = None,
+    validity: Validity | None = None,
+    dropped: np.ndarray | None = None,
 ) -> CounterfactualSet:
     """Pack per-query counterfactuals into a set, checking validity with one batched model call.
 
@@ -566,8 +582,11 @@ def assemble_counterfactual_set(
     skips a decode and re-encode), or None. Extra rows beyond n_cf are cut;
     copies among a query's valid counterfactuals are merged (:func:`merge_copies`). ``p_undesirable`` scores coded rows
     (shape (n, n_features) -> (n,)) for a generator that has a faster way than the
-    model's ``predict_proba`` on decoded rows; the outcome is the same.
+    model's ``predict_proba`` on decoded rows; the outcome is the same. ``validity``: the rule a valid
+    counterfactual meets (default :class:`~._validity.Validity`'s), recorded in ``config["validity"]``;
+    ``dropped``: per query, counterfactuals the generator dropped as no other way out (:mod:`._alternatives`).
     """
+    validity = Validity() if validity is None else validity
     n_q, n_f = len(queries), len(task.features)
     cfs = np.full((n_q, n_cf, n_f), np.nan)
     found = np.zeros((n_q, n_cf), dtype=bool)
@@ -596,9 +615,10 @@ def assemble_counterfactual_set(
     valid = np.zeros_like(found)
     if found.any():
         if p_undesirable is None:
-            valid[found] = model.predict_undesirable(decode_rows(task, cfs[found])) == 0
-        else:
-            valid[found] = p_undesirable(cfs[found]) <= 0.5  # undesirable means p > 0.5, as predict_undesirable
+            def p_undesirable(codes):
+                return model.predict_proba(decode_rows(task, codes))[:, 1]
+        their_factuals = np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)]
+        valid[found] = validity.check(p_undesirable, cfs[found], their_factuals)
         model_rows = model_rows + int(found.sum()) if model_rows >= 0 else model_rows
     # FLEX averages over distinct counterfactuals: a generator that returns the same one twice
     # (DiCE may) has it counted once, and the set says how often that happened.
@@ -620,6 +640,7 @@ def assemble_counterfactual_set(
         float(seconds),
         int(model_rows),
         tuple(notes),
-        dict(config or {}),
+        {**(config or {}), "validity": validity.describe()},
         merged.copies,
+        np.zeros(n_q, dtype=int) if dropped is None else np.asarray(dropped, dtype=int),
     )

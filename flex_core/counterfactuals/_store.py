@@ -28,6 +28,7 @@ from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
 from ._set import CounterfactualGenerator, CounterfactualSet, Progress
+from ._validity import Validity, training_ranges, validity_of
 
 __all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]
 
@@ -35,14 +36,6 @@ __all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]
 def factual_rows(task: TaskSpec, model: FittedModel) -> np.ndarray:
     """Rows the model predicts undesirable: the factuals FLEX explains (one batched call)."""
     return task.frame.index.to_numpy()[model.predict_undesirable(task.X) == 1]
-
-
-def training_ranges(task: TaskSpec, model: FittedModel) -> np.ndarray:
-    """range(X_j) = max - min over the training rows (Algorithm 1's ``range``); NaN for categorical."""
-    train = task.frame.loc[model.train_index]
-    return np.array(
-        [float(train[f.name].max() - train[f.name].min()) if f.is_continuous else np.nan for f in task.features]
-    )
 
 
 class CounterfactualStore:
@@ -80,6 +73,8 @@ class CounterfactualStore:
         self.features_to_vary = None if features_to_vary is None else list(features_to_vary)
         self.permitted_range = None if permitted_range is None else dict(permitted_range)
         self.refine = check_refine(default_refine(generator.name) if refine is None else refine)
+        #: When a counterfactual counts as valid (the generator's ``margin`` and ``radius``; see ``_validity``).
+        self.rule = validity_of(generator)
         self.key = {
             # The package version is part of the key: a release that changes what a generator
             # returns must not be served counterfactuals cached by an older one.
@@ -127,6 +122,11 @@ class CounterfactualStore:
     def ranges(self) -> np.ndarray:
         """range(X_j) over the training rows, shape (n_features,) (see :func:`training_ranges`)."""
         return _read_only(training_ranges(self.task, self.model))
+
+    @cached_property
+    def validity(self) -> Validity:
+        """The validity rule with its neighbourhood sized by the training ranges."""
+        return self.rule.on(self.task, self.ranges)
 
     @property
     def stored_rows(self) -> np.ndarray:
@@ -186,6 +186,7 @@ class CounterfactualStore:
             cfset = refine_counterfactuals(
                 cfset, self.task, self.model, permitted_range=self.permitted_range, ranges=self.ranges,
                 n_jobs=getattr(self.generator, "n_jobs", 1),  # the cores the generator was given
+                validity=self.validity,
             )
         return cfset
 
@@ -280,7 +281,7 @@ class CounterfactualStore:
             fresh: dict[int, np.ndarray] = {}
             if todo:
                 stored = set(self.stored_rows.tolist())
-                for row, mask in zip(todo, necessary_changes(cfset.subset(todo), self.task, self.model)):
+                for row, mask in zip(todo, necessary_changes(cfset.subset(todo), self.task, self.model, self.validity)):
                     mask.setflags(write=False)
                     fresh[row] = mask
                     if row in stored:  # not a row a time limit skipped: it may get counterfactuals later

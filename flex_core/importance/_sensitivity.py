@@ -65,7 +65,7 @@ def generator_sensitivity(
     globals_, refine = {own: global_result}, {own: store.refine}
     regionals: dict[str, RegionalResult] = {} if regional is None else {own: regional}
     for name in names[1:]:
-        other = store.with_generator(make_generator(name))
+        other = store.with_generator(_same_validity(make_generator(name), store, name))
         refine[name] = other.refine
         globals_[name] = flex_importance(other.ensure(rows), store.task, tau=tau, ranges=store.ranges)
         if regional is not None and regional.rule is not None:
@@ -90,6 +90,13 @@ def generator_sensitivity(
         }
     out["config"] = config
     return out
+
+
+def _same_validity(generator, store: CounterfactualStore, name: str):
+    """The generator with the store's validity rule, when it takes one: the comparison varies only the generator."""
+    if not hasattr(generator, "margin"):
+        return generator
+    return make_generator(name, margin=store.rule.margin, radius=store.rule.radius)
 
 
 def _compare(results: Mapping[str, FlexResult], names: list[str]) -> dict:

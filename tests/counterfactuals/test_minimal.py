@@ -53,10 +53,12 @@ def test_ignored_features_never_change_with_the_default_generator(and_model):
     assert (cfset.counts == 2).all()
     assert frequency["x1"] == pytest.approx(0.5) and frequency["x2"] == pytest.approx(0.5)
     frame = cfset.to_frame(task).query("cf >= 0")
-    # x1 stops at the first point of its grid (steps of range / 1000 from the factual) at or below 50.
+    # x1 stops at the first point of its grid (steps of range / 1000 from the factual) at or below the robust
+    # boundary: 50 less the default radius (1% of x1's range), so that x1 one radius nearer the factual still flips.
     step = copy_tolerance(task, model_ranges(task))[0]
+    boundary = 50 - 0.01 * model_ranges(task)[0]
     lowered = frame.loc[frame.x2 == "yes", "x1"]
-    assert len(lowered) == cfset.n_queries and ((lowered <= 50) & (lowered > 50 - step)).all()
+    assert len(lowered) == cfset.n_queries and ((lowered <= boundary) & (lowered > boundary - step)).all()
 
 
 @pytest.mark.slow
@@ -115,19 +117,24 @@ def staircase():
     return planted(frame, lambda X: X["x1"].astype(float) + X["x2"].astype(float) <= 100)
 
 
-def test_the_generator_finds_n_cf_points_of_a_staircase_of_minimal_counterfactuals(staircase):
+@pytest.mark.parametrize("radius", [0.0, 0.01])
+def test_the_generator_finds_n_cf_points_of_a_staircase_of_minimal_counterfactuals(staircase, radius):
+    """Paper's validity (radius 0): on the staircase x1 + x2 = 101. Robust (radius 1% of the range of 100 = 1 unit):
+    every changed number pulled back by one must still flip, so x1 + x2 = 101 + the number of features changed."""
     task, model = staircase
     n_cf = 8
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=n_cf, seed=0)
+    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", radius=radius), n_cf=n_cf, seed=0)
     facts = task.frame.loc[store.factual_rows, ["x1", "x2"]]
-    # Factuals with room for at least 2 * n_cf staircase points (102 - x1 - x2 of them).
-    rows = facts.index[(102 - facts.x1 - facts.x2) >= 2 * n_cf][:30]
+    # Factuals with room for at least 2 * n_cf staircase points (102 - x1 - x2 of them), and a few more: under the
+    # robust rule the points one unit from a single change are no other way out (tests/counterfactuals/test_robust.py).
+    rows = facts.index[(102 - facts.x1 - facts.x2) >= 2 * n_cf + 4][:30]
     cfset = store.ensure(rows)
     frame = cfset.to_frame(task)
     for row, group in frame.groupby("row"):
         factual, cfs = group[group.cf == -1].iloc[0], group[group.cf >= 0]
         assert len(cfs) == n_cf, row
-        assert (cfs.x1 + cfs.x2 == 101).all()  # on the staircase: neither change can shrink by one
+        changed = (cfs.x1 != factual.x1).astype(int) + (cfs.x2 != factual.x2).astype(int)
+        assert (cfs.x1 + cfs.x2 == 101 + round(radius * 100) * changed).all()  # neither change can shrink by one
         assert (cfs.x1 >= factual.x1).all() and (cfs.x2 >= factual.x2).all()
         assert (cfs.x3 == factual.x3).all()
         assert cfs[["x1", "x2"]].drop_duplicates().shape[0] == n_cf

@@ -9,7 +9,12 @@ import pytest
 import flex_core as fc
 from flex_core.counterfactuals import refine_counterfactuals
 from flex_core.counterfactuals._set import RELATIVE_TOLERANCE
+from flex_core.counterfactuals._validity import Validity
 from tests.factories import make_set
+
+#: The paper's validity (P < 0.5, no neighbourhood): these tests check the shrinking at the model's own boundary;
+#: the robust boundary (the default) is checked in test_robust.py.
+PAPER = Validity(0.0, 0.0)
 
 
 class Rule:
@@ -61,7 +66,7 @@ def test_each_change_stops_within_one_step_of_the_threshold_and_integers_stay_in
         [(90.0, 35, "high", "blue"), (77.7, 60, "mid", "red")],
         [(95.0, 30, "high", "red")],  # x need not change for row 1 (its factual is 60): it goes back to 60
     ], n_cf=2)
-    refined = refine_counterfactuals(cfset, task, model)
+    refined = refine_counterfactuals(cfset, task, model, validity=PAPER)
     out = refined.to_frame(task).query("cf >= 0")
     step = 100 * RELATIVE_TOLERANCE  # one bisection step at the end: range/1000
     first = out[out.row == 0]
@@ -105,7 +110,7 @@ def test_interacting_changes_keep_the_longest_valid_prefix_and_stay_valid(task):
     # Each change alone can shrink a lot (x to 40 with n at 60, n to 20 with x at 80), but not both at once.
     model = model_of(task, lambda X: X["x"] + X["n"] >= 100)
     cfset = make_set(task, [0], [[(80.0, 60, "low", "red")]], n_cf=1)
-    refined = refine_counterfactuals(cfset, task, model)
+    refined = refine_counterfactuals(cfset, task, model, validity=PAPER)
     x, n = refined.counterfactuals[0, 0, :2]
     assert x + n >= 100 and refined.valid.all()
     assert (x, n) == (80.0, 20.0)  # n's reduction (40 of 60) is the larger share, so it is kept first

@@ -41,8 +41,10 @@ def test_an_edited_case_gets_its_prediction_and_the_known_minimal_counterfactual
     cf = frame[frame["cf"] >= 0]
     assert len(cf) >= 1 and cf["valid"].all() and result.n_valid == len(cf)
     assert (cf["row"] == row).all() and result.query_id == row
-    # The only way out: income up to the boundary 5 (minimal: no further), nothing else changed.
-    assert cf["income"].min() == pytest.approx(5.0, abs=0.05)
+    # The only way out: income up to the robust boundary, 5 plus the default radius (1% of income's range:
+    # income one radius lower must still flip), minimal: no further; nothing else changed.
+    income = explainer.task.frame["income"]
+    assert cf["income"].min() == pytest.approx(5.0 + 0.01 * (income.max() - income.min()), abs=0.02)
     assert (cf["colour"] == result.case.loc[row, "colour"]).all() and (cf["age"] == result.case.loc[row, "age"]).all()
     assert frame.loc[frame["cf"] == -1, "income"].item() == 2.0
     assert "not a row of the data" in result.why_not_a_query()
