@@ -114,7 +114,7 @@ def test_an_uploaded_lightgbm_that_never_saw_a_category_of_the_data_is_one_error
     at = start("synthetic-regional")
     upload_model(at, "lightgbm.skops", sio.dumps(model))
     (message,) = errors(at)
-    assert message.startswith(f"That model was not loaded: Column '{column}' holds value(s) the model never saw in "
+    assert message.startswith(f"That model was not used: Column '{column}' holds value(s) the model never saw in "
                               f"training: {X[column].cat.categories[0]}")
     assert "Drop or recode those rows" in message and "previous model stays active" in message
     assert at.session_state["model_file"] is None
