@@ -99,15 +99,15 @@ def _nodes(schema: dict) -> Iterator[dict]:
 def _untrusted(node: dict) -> str | None:
     """What in ``node`` is not trusted, in words, or None."""
     kind, module, name = node["__loader__"], node.get("__module__"), node.get("__class__")
+    full = f"{str(module)[:80]}.{str(name)[:80]}"
     if not isinstance(kind, str) or kind not in _NODE_KINDS:
-        return f"a skops {str(kind)[:40]} node"
+        return f"a skops {str(kind)[:40]} of {full} (a kind of node FLEX never builds)"
     if not isinstance(module, str) or not isinstance(name, str):
         return f"a skops {kind} without a name"
-    full = f"{module}.{name}"
     if kind == "FunctionNode":
-        return None if full in TRUSTED_FUNCTIONS else f"the function {full[:120]}"
+        return None if full in TRUSTED_FUNCTIONS else f"the function {full}"
     if full not in (TRUSTED_VALUE_TYPES if kind in _VALUE_KINDS else TRUSTED_TYPES):
-        return f"the type {full[:120]}"
+        return f"the type {full}"
     if kind == "RandomGeneratorNode":
         bit_generator = f"numpy.random.{_bit_generator(node)}"
         return None if bit_generator in TRUSTED_TYPES else f"the type {bit_generator[:120]}"
@@ -152,8 +152,8 @@ def load_model(source):
     untrusted = untrusted_names(data)
     if untrusted:
         more = f" (and {len(untrusted) - 1} more)" if len(untrusted) > 1 else ""
-        raise refused(f"it names {untrusted[0]}{more}, which is not on FLEX's list of trusted classes "
-                      "(docs/bring-your-own-model.md lists them and says how to ask for another)")
+        raise refused(f"it names {untrusted[0]}{more}, which FLEX does not trust (docs/bring-your-own-model.md "
+                      "lists the classes that load and how to ask for another)")
     try:
         return sio.loads(data, trusted=sorted(TRUSTED_TYPES | TRUSTED_FUNCTIONS))
     except Exception as exc:

@@ -21,11 +21,15 @@ def _frames(n: int = 120, seed: int = 0):
     return X, pd.Series(binary), pd.Series(multi)
 
 
-def supported_models() -> dict[str, object]:
-    """Name -> fitted estimator: FLEX's own pipelines and the bring-your-own kinds, binary and multi-class."""
+def supported_models() -> dict[str, tuple[object, pd.DataFrame]]:
+    """Name -> (fitted estimator, a frame it predicts on): FLEX's own pipelines and the bring-your-own kinds."""
     from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier, HistGradientBoostingClassifier,
-                                  RandomForestClassifier)
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        GradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
@@ -37,9 +41,8 @@ def supported_models() -> dict[str, object]:
     categorical = X.assign(zone=X["zone"].astype("category"), lighting=X["lighting"].astype("category"))
     models: dict[str, object] = {}
     task = fc.data.load_builtin("synthetic-regional")
-    for kind in fc.models.MODELS:
-        for encoding in ("onehot", "label"):
-            models[f"flex-{kind}-{encoding}"] = fc.fit_model(task, model=kind, encoding=encoding, seed=0, cv_folds=2).pipeline
+    own = {f"flex-{kind}-{encoding}": (fc.fit_model(task, model=kind, encoding=encoding, seed=0, cv_folds=2).pipeline, task.X)
+           for kind in fc.models.MODELS for encoding in ("onehot", "label")}
     bare = {
         "decision-tree": DecisionTreeClassifier(max_depth=3, random_state=0),
         "random-forest": RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
@@ -63,8 +66,10 @@ def supported_models() -> dict[str, object]:
         ("scale", Pipeline([("impute", SimpleImputer()), ("standard", StandardScaler())]), ["speed"]),
     ], remainder=MinMaxScaler())
     models["pipeline-column-transformer"] = Pipeline([("encode", encode), ("classify", LogisticRegression(max_iter=500))]).fit(X, y3)
-    models.update(_boosters(numeric, categorical, y2, y3))
-    return models
+    inputs = {"hist-gradient-boosting-categories": categorical, "pipeline-column-transformer": X}
+    boosters = _boosters(numeric, categorical, y2, y3)
+    inputs.update({name: categorical if name.endswith("categories") else numeric for name in boosters})
+    return own | {name: (model, inputs.get(name, numeric)) for name, model in (models | boosters).items()}
 
 
 def _boosters(numeric, categorical, y2, y3) -> dict[str, object]:

@@ -103,7 +103,7 @@ def test_collections_is_trusted_by_exact_type_only(tmp_path):
     path = tmp_path / "hostile.skops"
     sio.dump({"counts": collections.Counter("aab")}, path)
     assert untrusted_names(path.read_bytes()) == ["the type collections.Counter"]
-    with pytest.raises(fc.ConfigError, match="refused: it names the type collections.Counter, which is not on"):
+    with pytest.raises(fc.ConfigError, match="refused: it names the type collections.Counter, which FLEX does not trust"):
         fc.models.load_model(path)
 
 
