@@ -213,3 +213,21 @@ def test_a_schema_nested_too_deeply_is_refused(marker):
     for _ in range(300):
         node = {"__class__": "list", "__module__": "builtins", "__loader__": "ListNode", "content": [node]}
     refused(rezip({"schema.json": json.dumps(with_protocol(node)).encode()}), "nested more than")
+
+
+def test_the_cli_refuses_a_code_running_model_file_with_one_line(marker, tmp_path, capsys, accident_data):
+    from tests.cli.test_cli import one_line_error
+
+    csv, evil = tmp_path / "data.csv", tmp_path / "evil.skops"
+    accident_data.to_csv(csv, index=False)
+    evil.write_bytes(gadget_file(marker, "sklearn"))
+    line = one_line_error(["global", "--data", str(csv), "--target", "severity", "--undesired", "severe",
+                           "--model-file", str(evil), "--n-factuals", "5", "--quiet"], capsys)
+    assert line.startswith("error: The model file was refused: ") and "assert_run_python_script_without_output" in line
+
+
+def test_a_project_folder_with_a_code_running_model_is_refused(marker, tmp_path, user_explainer):
+    folder = user_explainer.save(tmp_path / "project")
+    (folder / "model.skops").write_bytes(gadget_file(marker, "scipy"))
+    with pytest.raises(ModelFileRefused, match="scipy._lib._tmpdirs.mkdtemp"):
+        fc.FlexExplainer.load(folder)
