@@ -7,8 +7,8 @@ name and calls it. :func:`load_model` refuses the file before skops reads it unl
 2. every node of ``schema.json`` is a kind FLEX allows and names an exact class (or function) on
    the list in :mod:`._allowlist`: never a module prefix, never skops' own defaults.
 
-Only then does skops build the model, with that list as its trusted types (skops audits again).
-Nothing in a refused file is built or run.
+Only then does skops build the model, with that list as its trusted types (skops audits again), and
+its trees are checked before it is returned (:mod:`._trees`). Nothing in a refused file is built or run.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 from .._errors import DataError
 from ._allowlist import TRUSTED_FUNCTIONS, TRUSTED_TYPES, TRUSTED_VALUE_TYPES
 from ._archive import check_archive, refused
+from ._trees import check_trees
 
 __all__ = ["MAX_MODEL_BYTES", "MAX_DEPTH", "SKOPS_PROTOCOL", "load_model", "save_model", "untrusted_names"]
 
@@ -144,7 +145,8 @@ def load_model(source):
         (A :class:`ConfigError`.) Refused before anything was built or run: a pickle/joblib file, a file
         over a cap, or one naming a kind, class or function not on :mod:`flex_core.models._allowlist`.
     DataError
-        The file is missing, or skops could not build the model from trusted parts.
+        The file is missing, skops could not build the model from trusted parts, or a tree in it is
+        malformed (one that would crash the process at its first prediction; :mod:`._trees`).
     """
     import skops.io as sio
 
@@ -155,10 +157,12 @@ def load_model(source):
         raise refused(f"it names {untrusted[0]}{more}, which FLEX does not trust (docs/bring-your-own-model.md "
                       "lists the classes that load and how to ask for another)")
     try:
-        return sio.loads(data, trusted=sorted(TRUSTED_TYPES | TRUSTED_FUNCTIONS))
+        model = sio.loads(data, trusted=sorted(TRUSTED_TYPES | TRUSTED_FUNCTIONS))
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"The model file could not be loaded ({first[:160]}).") from None
+    check_trees(model)
+    return model
 
 
 def save_model(estimator, path) -> Path:

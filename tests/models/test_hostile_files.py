@@ -231,3 +231,53 @@ def test_a_project_folder_with_a_code_running_model_is_refused(marker, tmp_path,
     (folder / "model.skops").write_bytes(gadget_file(marker, "scipy"))
     with pytest.raises(ModelFileRefused, match="scipy._lib._tmpdirs.mkdtemp"):
         fc.FlexExplainer.load(folder)
+
+
+def _forest_with(edit) -> object:
+    """A small pipeline around a forest whose first tree's node arrays are changed by ``edit(nodes)``."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.arange(24.0).reshape(-1, 2)
+    model = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0))
+    model.fit(X, [0] * 6 + [1] * 6)
+    tree = model[-1].estimators_[0].tree_
+    state = tree.__getstate__()
+    state["nodes"] = state["nodes"].copy()
+    edit(state["nodes"])
+    tree.__setstate__(state)
+    return model
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda nodes: nodes["left_child"].__setitem__(0, 10**8), "a node points outside the tree or back up it"),
+    (lambda nodes: nodes["right_child"].__setitem__(0, 0), "a node points outside the tree or back up it"),  # a loop
+    (lambda nodes: nodes["feature"].__setitem__(0, 7), "a node splits on a feature beyond the 2 the model takes"),
+], ids=["outside", "loop", "feature"])
+def test_a_forest_whose_tree_would_crash_or_hang_the_server_is_not_used(edit, words):
+    with pytest.raises(fc.DataError, match=f"malformed tree \\({words}\\); it was not used"):
+        fc.models.load_model(sio.dumps(_forest_with(edit)))
+
+
+@pytest.mark.slow
+def test_such_a_tree_does_crash_a_process_that_predicts_with_it(tmp_path):
+    """Why the check exists: scikit-learn reads outside the arrays and the process dies (here a child process)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "crash.skops"
+    path.write_bytes(sio.dumps(_forest_with(lambda nodes: nodes["left_child"].__setitem__(0, 10**8))))
+    code = (f"import numpy as np, skops.io as sio; data = open({str(path)!r}, 'rb').read();"
+            "m = sio.loads(data, trusted=sio.get_untrusted_types(data=data)); m.predict(np.zeros((4, 2)))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120).returncode < 0
+
+
+def test_a_histogram_boosting_tree_pointing_outside_itself_is_not_used():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X = np.arange(40.0).reshape(-1, 2)
+    model = HistGradientBoostingClassifier(max_iter=2, min_samples_leaf=2).fit(X, [0] * 10 + [1] * 10)
+    model._predictors[0][0].nodes["left"][0] = 10**6
+    with pytest.raises(fc.DataError, match="malformed tree \\(a node points outside the tree or back up it\\)"):
+        fc.models.load_model(sio.dumps(model))
