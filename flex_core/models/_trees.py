@@ -26,7 +26,7 @@ def check_trees(model) -> None:
     """
     for owner in _estimators(model):
         tree = getattr(owner, "tree_", None)
-        if type(tree).__module__ == "sklearn.tree._tree":
+        if tree is not None and type(tree).__module__ == "sklearn.tree._tree":
             _check_tree(tree, min(tree.n_features, getattr(owner, "n_features_in_", tree.n_features)))
         for predictor in _predictors(owner):
             _check_predictor(predictor, owner)
