@@ -54,8 +54,8 @@ def check_archive(data: bytes) -> None:
     _check_zip(data, nested=False, budget=MAX_UNPACKED_BYTES)
 
 
-def _entry_count(data: bytes) -> int:
-    """The entry count and central directory size from the end record: nothing else is parsed first."""
+def _check_end_record(data: bytes) -> None:
+    """The entry count and central directory size, from the zip's end record, before the directory is parsed."""
     tail = data[-(_EOCD.size + 0xFFFF):]
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or len(tail) - at < _EOCD.size:
@@ -64,12 +64,11 @@ def _entry_count(data: bytes) -> int:
     _, _, _, _, count, directory_size, _, _ = _EOCD.unpack_from(tail, at)
     if count == 0xFFFF or count > MAX_ENTRIES or directory_size > MAX_ENTRIES * 256:
         raise refused(f"it has more than {MAX_ENTRIES:,} entries")
-    return count
 
 
 def _check_zip(data: bytes, *, nested: bool, budget: int) -> int:
     """Check one zip (the file, or a sparse matrix's ``.npz`` in it); returns the bytes it unpacks to, nested ones included."""
-    _entry_count(data)
+    _check_end_record(data)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
