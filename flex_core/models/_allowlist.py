@@ -15,7 +15,7 @@ prints them), add the model to ``supported_models.py``, and say so in docs/bring
 
 from __future__ import annotations
 
-__all__ = ["TRUSTED_TYPES", "TRUSTED_VALUE_TYPES", "TRUSTED_FUNCTIONS", "TRUSTED_BY_LIBRARY"]
+__all__ = ["TRUSTED_TYPES", "TRUSTED_VALUE_TYPES", "TRUSTED_FUNCTIONS", "TRUSTED_BY_LIBRARY", "TRUSTED_BY_NODE_KIND"]
 
 #: Exact class names by library, as skops writes them (``module.Class``).
 TRUSTED_BY_LIBRARY: dict[str, tuple[str, ...]] = {
@@ -97,3 +97,22 @@ TRUSTED_VALUE_TYPES: frozenset[str] = frozenset(TRUSTED_BY_LIBRARY["Python"] + T
 #: ``category`` columns keeps ``partial(check_array, ...)`` in its encoder; check_array only validates
 #: and converts an array, whatever its (trusted) arguments.
 TRUSTED_FUNCTIONS: frozenset[str] = frozenset({"sklearn.utils.validation.check_array"})
+
+#: What each skops node kind may name. A kind builds its class in its own way: ``ObjectNode`` with
+#: ``__new__`` and the file's state, ``LossNode`` by calling the class with the file's arguments,
+#: the others as fixed containers. Kinds not listed here are refused; the plain ones (containers,
+#: JSON values, slices, bytes, arrays, dtypes and types handed over as values) take only
+#: :data:`TRUSTED_VALUE_TYPES`.
+TRUSTED_BY_NODE_KIND: dict[str, frozenset[str]] = {
+    "ObjectNode": TRUSTED_TYPES,
+    "TreeNode": frozenset({"sklearn.tree._tree.Tree"}),
+    "LossNode": frozenset(name for name in TRUSTED_BY_LIBRARY["scikit-learn"] if name.startswith("_loss.Cy")),
+    "RandomStateNode": frozenset({"numpy.random.mtrand.RandomState"}),
+    "RandomGeneratorNode": frozenset({"numpy.random._generator.Generator"}),
+    "SparseMatrixNode": frozenset(TRUSTED_BY_LIBRARY["SciPy"]),
+    "PartialNode": frozenset({"functools.partial"}),
+    "FunctionNode": TRUSTED_FUNCTIONS,
+    **{kind: TRUSTED_VALUE_TYPES for kind in (
+        "DictNode", "DefaultDictNode", "ListNode", "SetNode", "TupleNode", "JsonNode", "SliceNode", "BytesNode",
+        "BytearrayNode", "TypeNode", "NdArrayNode", "DTypeNode")},
+}

@@ -4,8 +4,8 @@ A ``.skops`` file is a zip whose ``schema.json`` names every object to build; sk
 name and calls it. :func:`load_model` refuses the file before skops reads it unless
 
 1. the zip is within the caps of :mod:`._archive` (size, entries, what each entry is), and
-2. every node of ``schema.json`` is a kind FLEX allows and names an exact class (or function) on
-   the list in :mod:`._allowlist`: never a module prefix, never skops' own defaults.
+2. every node of ``schema.json`` is a kind FLEX allows and names an exact class (or function) that
+   :mod:`._allowlist` lists for that kind: never a module prefix, never skops' own defaults.
 
 Only then does skops build the model, with that list as its trusted types (skops audits again), and
 its trees are checked before it is returned (:mod:`._trees`). Nothing in a refused file is built or run.
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .._errors import DataError
-from ._allowlist import TRUSTED_FUNCTIONS, TRUSTED_TYPES, TRUSTED_VALUE_TYPES
+from ._allowlist import TRUSTED_BY_NODE_KIND, TRUSTED_FUNCTIONS, TRUSTED_TYPES
 from ._archive import check_archive, refused
 from ._trees import check_trees
 
@@ -34,16 +34,9 @@ MAX_DEPTH = 200
 #: The skops format version FLEX reads (what skops 0.16 writes); older versions hold nodes that read names elsewhere.
 SKOPS_PROTOCOL = 2
 
-# skops' node kinds that FLEX's models use. Left out, so refused: ConstructorFromReduceNode (calls
-# the named callable with the file's arguments), MethodNode, OperatorFuncNode, CachedNode,
-# MaskedArrayNode and QuantileForestNode, and any kind a later skops adds.
-_NODE_KINDS = frozenset({
-    "DictNode", "DefaultDictNode", "ListNode", "SetNode", "TupleNode", "JsonNode", "SliceNode", "BytesNode",
-    "BytearrayNode", "TypeNode", "ObjectNode", "FunctionNode", "PartialNode", "NdArrayNode", "DTypeNode",
-    "RandomStateNode", "RandomGeneratorNode", "SparseMatrixNode", "TreeNode", "LossNode",
-})
-# Kinds that hand the named class over as a value or call it with an array: containers and NumPy types only.
-_VALUE_KINDS = frozenset({"TypeNode", "NdArrayNode"})
+# Node kinds left out of TRUSTED_BY_NODE_KIND, so refused: ConstructorFromReduceNode (calls the named
+# callable with the file's arguments), MethodNode, OperatorFuncNode, CachedNode, MaskedArrayNode,
+# QuantileForestNode, and any kind a later skops adds.
 
 
 def _read(source) -> bytes:
@@ -101,14 +94,12 @@ def _untrusted(node: dict) -> str | None:
     """What in ``node`` is not trusted, in words, or None."""
     kind, module, name = node["__loader__"], node.get("__module__"), node.get("__class__")
     full = f"{str(module)[:80]}.{str(name)[:80]}"
-    if not isinstance(kind, str) or kind not in _NODE_KINDS:
+    if not isinstance(kind, str) or kind not in TRUSTED_BY_NODE_KIND:
         return f"a skops {str(kind)[:40]} of {full} (a kind of node FLEX never builds)"
     if not isinstance(module, str) or not isinstance(name, str):
         return f"a skops {kind} without a name"
-    if kind == "FunctionNode":
-        return None if full in TRUSTED_FUNCTIONS else f"the function {full}"
-    if full not in (TRUSTED_VALUE_TYPES if kind in _VALUE_KINDS else TRUSTED_TYPES):
-        return f"the type {full}"
+    if full not in TRUSTED_BY_NODE_KIND[kind]:
+        return f"the function {full}" if kind == "FunctionNode" else f"the type {full}"
     if kind == "RandomGeneratorNode":
         bit_generator = f"numpy.random.{_bit_generator(node)}"
         return None if bit_generator in TRUSTED_TYPES else f"the type {bit_generator[:120]}"

@@ -10,7 +10,13 @@ import pytest
 import skops.io as sio
 
 import flex_core as fc
-from flex_core.models._allowlist import TRUSTED_BY_LIBRARY, TRUSTED_FUNCTIONS, TRUSTED_TYPES, TRUSTED_VALUE_TYPES
+from flex_core.models._allowlist import (
+    TRUSTED_BY_LIBRARY,
+    TRUSTED_BY_NODE_KIND,
+    TRUSTED_FUNCTIONS,
+    TRUSTED_TYPES,
+    TRUSTED_VALUE_TYPES,
+)
 from flex_core.models._files import untrusted_names
 from tests.models.supported_models import supported_models
 
@@ -63,3 +69,10 @@ def test_the_only_trusted_function_is_check_array_and_values_are_plain_types():
 def test_no_name_is_listed_twice():
     listed = [name for names in TRUSTED_BY_LIBRARY.values() for name in names]
     assert len(listed) == len(set(listed)) == len(TRUSTED_TYPES)
+
+
+def test_each_node_kind_names_only_listed_names_and_no_kind_calls_what_the_file_names():
+    assert all(names <= TRUSTED_TYPES | TRUSTED_FUNCTIONS for names in TRUSTED_BY_NODE_KIND.values())
+    assert TRUSTED_BY_NODE_KIND["FunctionNode"] == TRUSTED_FUNCTIONS
+    assert TRUSTED_BY_NODE_KIND["LossNode"] == {"_loss.CyHalfBinomialLoss", "_loss.CyHalfMultinomialLoss", "_loss.CyExponentialLoss"}
+    assert not {"ConstructorFromReduceNode", "MethodNode", "OperatorFuncNode", "CachedNode"} & set(TRUSTED_BY_NODE_KIND)

@@ -93,10 +93,18 @@ def test_a_call_hidden_in_a_trees_reduce_arguments_is_refused(marker):
     ({"__class__": "Booster", "__module__": "xgboost.core", "__loader__": "TypeNode"},  # a class an estimator could call
      "the type xgboost.core.Booster"),
     ({"__class__": "eval", "__module__": "builtins", "__loader__": "TypeNode"}, "the type builtins.eval"),
+    ({"__class__": "Booster", "__module__": "lightgbm.basic", "__loader__": "LossNode",  # called with the file's arguments
+      "__reduce__": {"args": {"__class__": "tuple", "__module__": "builtins", "__loader__": "TupleNode", "content": []}},
+      "content": {"__class__": "dict", "__module__": "builtins", "__loader__": "DictNode", "content": {},
+                  "key_types": {"__class__": "list", "__module__": "builtins", "__loader__": "ListNode", "content": []}}},
+     "the type lightgbm.basic.Booster"),
+    ({"__class__": "Booster", "__module__": "xgboost.core", "__loader__": "ListNode", "content": []},  # Booster([...])
+     "the type xgboost.core.Booster"),
     ({"__class__": "methodcaller", "__module__": "operator", "__loader__": "OperatorFuncNode", "attrs": {}},
      "OperatorFuncNode of operator.methodcaller"),
     ({"__class__": "Hacked", "__module__": "numpy", "__loader__": "SomeFutureNode"}, "SomeFutureNode of numpy.Hacked"),
-], ids=["function-named-like-a-class", "skops-default", "booster-as-value", "eval", "methodcaller", "unknown-kind"])
+], ids=["function-named-like-a-class", "skops-default", "booster-as-value", "eval", "booster-as-loss", "booster-as-list",
+        "methodcaller", "unknown-kind"])
 def test_names_and_node_kinds_off_the_list_are_refused(marker, node, named):
     refused(as_file({"__class__": "list", "__module__": "builtins", "__loader__": "ListNode", "content": [node]}), named)
 
