@@ -135,7 +135,7 @@ def _model_file_form() -> None:
         st.caption(f"Active model file: **{active['name']}**")
     if upload is None:
         st.caption("Save a fitted classifier with skops.io.dump. Only the scikit-learn, XGBoost and LightGBM classes FLEX "
-                   "supports load (docs/bring-your-own-model.md); any other file is refused unread.")
+                   "supports load (docs/bring-your-own-model.md); any other file is refused before anything in it runs.")
 
 
 def _use_model_file(candidate: dict) -> None:
