@@ -4,7 +4,7 @@ Every message says what is wrong *and* what to do about it, so the CLI can print
 it as one line and the app can show it with ``st.error``.
 """
 
-__all__ = ["FlexError", "DataError", "UnseenCategoryError", "ConfigError", "GenerationError"]
+__all__ = ["FlexError", "DataError", "UnseenCategoryError", "ConfigError", "ModelFileRefused", "GenerationError"]
 
 
 class FlexError(ValueError):
@@ -34,6 +34,14 @@ class UnseenCategoryError(DataError):
 
 class ConfigError(FlexError):
     """An option is invalid or inconsistent with the data (unknown feature, bad τ, ...)."""
+
+
+class ModelFileRefused(ConfigError):
+    """A model file refused before anything in it was built or run.
+
+    It is not a ``.skops`` file, breaks a size or entry cap, or names a class or function that
+    is not on FLEX's list of trusted names (:mod:`flex_core.models`, docs/bring-your-own-model.md).
+    """
 
 
 class GenerationError(FlexError):

@@ -98,7 +98,7 @@ def project(path: str) -> fc.FlexExplainer:
 
 @st.cache_resource(show_spinner="Checking and loading the model file…", max_entries=4)
 def model_file(digest: str, _data: bytes):
-    """The estimator in an uploaded .skops file (``digest``: its SHA-256); refused unless every type is trusted."""
+    """The estimator in an uploaded .skops file (``digest``: its SHA-256); refused unless every class is on FLEX's list."""
     return fc.models.load_model(_data)
 
 

@@ -134,17 +134,23 @@ def _model_file_form() -> None:
     if active is not None:
         st.caption(f"Active model file: **{active['name']}**")
     if upload is None:
-        st.caption("Save a fitted classifier with skops.io.dump; only sklearn, numpy, scipy, xgboost and lightgbm types load.")
+        st.caption("Save a fitted classifier with skops.io.dump. Only the scikit-learn, XGBoost and LightGBM classes FLEX "
+                   "supports load (docs/bring-your-own-model.md); any other file is refused before anything in it runs.")
 
 
 def _use_model_file(candidate: dict) -> None:
     """Make ``candidate`` ({"name", "data"}) the active model if it loads and fits the active data; else one error."""
+    try:  # a refused file: the message says so and why (nothing in it was built or run)
+        cache.model_file(cache.file_digest(candidate["data"]), candidate["data"])
+    except fc.FlexError as exc:
+        st.error(f"{exc} The previous model stays active.")
+        return
     try:
         base = load_base_task(st.session_state[S.DATASET])
         task = cache.task_with_overrides(base, base.fingerprint, json.dumps(st.session_state[S.OVERRIDES], sort_keys=True))
         active_model(task, st.session_state[S.DATASET], candidate)
     except fc.FlexError as exc:
-        st.error(f"That model was not loaded: {exc} The previous model stays active.")
+        st.error(f"That model was not used: {exc} The previous model stays active.")
         return
     st.session_state[S.MODEL_FILE] = candidate
     S.reset_analysis()

@@ -13,7 +13,7 @@ import skops.io as sio
 
 import flex_core as fc
 from flex_core.cli import main
-from flex_core.models._files import untrusted_types
+from flex_core.models._files import untrusted_names
 
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
@@ -102,8 +102,8 @@ def test_booster_skops_files_load_and_predict_the_same(tmp_path, penguins, make)
 def test_collections_is_trusted_by_exact_type_only(tmp_path):
     path = tmp_path / "hostile.skops"
     sio.dump({"counts": collections.Counter("aab")}, path)
-    assert untrusted_types(path.read_bytes()) == ["collections.Counter"]
-    with pytest.raises(fc.ConfigError, match="collections.Counter.*not trusted"):
+    assert untrusted_names(path.read_bytes()) == ["the type collections.Counter"]
+    with pytest.raises(fc.ConfigError, match="refused: it names the type collections.Counter, which FLEX does not trust"):
         fc.models.load_model(path)
 
 

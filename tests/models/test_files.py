@@ -27,12 +27,13 @@ def test_a_saved_pipeline_loads_and_predicts_the_same(user_model, user_model_fil
 
 @pytest.mark.parametrize(
     "payload, named",
-    [({"run": os.system}, "posix.system"), (Payload(), "Payload"), ([np.ones(2), eval], "builtins.eval")],
+    [({"run": os.system}, "the type posix.system"), (Payload(), r"the type \S*Payload"),
+     ([np.ones(2), eval], "the type builtins.eval")],
 )
 def test_hostile_files_are_refused_naming_the_type(tmp_path, payload, named):
     path = tmp_path / "hostile.skops"
     sio.dump(payload, path)
-    with pytest.raises(fc.ConfigError, match=f"contains the type .*{named}.*not trusted") as caught:
+    with pytest.raises(fc.ConfigError, match=f"refused: it names {named}, which FLEX does not trust") as caught:
         fc.models.load_model(path)
     assert "\n" not in str(caught.value)
 
@@ -42,7 +43,7 @@ def test_pickles_and_other_files_are_never_loaded(tmp_path):
     pickled.write_bytes(b"\x80\x04K\x01.")
     with pytest.raises(fc.ConfigError, match="pickle"):
         fc.models.load_model(pickled)
-    with pytest.raises(fc.DataError, match="not a .skops"):
+    with pytest.raises(fc.ConfigError, match="not a .skops"):
         fc.models.load_model(b"\x80\x04K\x01.")
     with pytest.raises(fc.DataError, match="not found"):
         fc.models.load_model(tmp_path / "absent.skops")

@@ -37,7 +37,8 @@ def test_an_uploaded_skops_model_is_explained_and_a_hostile_one_refused(tmp_path
     # A hostile file: one error naming the type, nothing run, the uploaded model stays active.
     upload_model(at, "evil.skops", sio.dumps({"run": os.system}))
     (message,) = errors(at)
-    assert "posix.system" in message and "previous model stays active" in message
+    assert message.startswith("The model file was refused: it names the type posix.system")
+    assert "Nothing in it was built or run. The previous model stays active." in message and "not loaded" not in message
     assert at.session_state["model_file"]["name"] == "users_model.skops"
     assert chart(at, "global_chart")["data"][0]["x"]
     # The view link cannot carry the file, and the Report page says so where the link is shown.
@@ -114,7 +115,7 @@ def test_an_uploaded_lightgbm_that_never_saw_a_category_of_the_data_is_one_error
     at = start("synthetic-regional")
     upload_model(at, "lightgbm.skops", sio.dumps(model))
     (message,) = errors(at)
-    assert message.startswith(f"That model was not loaded: Column '{column}' holds value(s) the model never saw in "
+    assert message.startswith(f"That model was not used: Column '{column}' holds value(s) the model never saw in "
                               f"training: {X[column].cat.categories[0]}")
     assert "Drop or recode those rows" in message and "previous model stays active" in message
     assert at.session_state["model_file"] is None
