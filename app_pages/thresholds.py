@@ -7,6 +7,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, settings_strip
 from ui.context import Analysis, require_analysis, run_or_stop
+from ui.text import plain
 
 st.title("Thresholds (τ)")
 analysis = require_analysis()
@@ -70,14 +71,14 @@ def tau_section(analysis: Analysis) -> None:
     chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), analysis, key="tau_chart")
     all_zero = reporting.describe_all_zero(result)
     if all_zero:
-        st.warning(all_zero)
-    st.caption(reporting.describe_global(result, undesirable=task.undesirable))
+        st.warning(plain(all_zero))
+    st.caption(plain(reporting.describe_global(result, undesirable=task.undesirable)))
 
     if task.continuous_names:
         st.subheader("τ sweep")
         sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
         chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
-        st.caption(reporting.describe_tau_sweep(sweep))
+        st.caption(plain(reporting.describe_tau_sweep(sweep)))
     # A fragment's rerun skips app.py, which writes the view into the address bar after a full run.
     S.sync_query_params()
 

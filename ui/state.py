@@ -18,6 +18,7 @@ import streamlit as st
 
 import flex_core as fc
 from ui import paths, url_state
+from ui.text import plain
 
 SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)", "Project folder")
 MODEL_SOURCES = ("Train here", "Load a model file")
@@ -388,13 +389,13 @@ def save_region(default_name: str, query: int | None, k: int, where: str | None,
     same = next((r for r in s[SAVED_REGIONS] if _region_identity(r) == _region_identity(region)), None)
     if same is not None:  # the same query, k and criterion is the same region: a second line would repeat it
         s[REGION_NAME] = ""
-        st.toast(f"This region is saved already, as {same['name']!r}.")
+        st.toast(plain(f"This region is saved already, as {same['name']!r}."))
         return
     name = fresh_name(typed or default_name, {r["name"] for r in s[SAVED_REGIONS]})
     s[SAVED_REGIONS] = [*s[SAVED_REGIONS], {"name": name, **region}]
     s[REGION_NAME] = ""
     if typed and name != typed:
-        st.toast(f"A region named {typed!r} is saved already; this one is saved as {name!r}.")
+        st.toast(plain(f"A region named {typed!r} is saved already; this one is saved as {name!r}."))
 
 
 def numbers_view(view: Mapping[str, Any], task) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""ui.text.plain: any text from a link or a file reads as itself in Streamlit's Markdown, with no live syntax."""
+
+from __future__ import annotations
+
+import re
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.pages.conftest import live_markdown, shown, syntax_characters
+from ui.text import plain
+
+
+def unescaped_punctuation(markdown: str) -> list[str]:
+    return [c for _, c in syntax_characters(markdown)]
+
+
+ATTACKS = [
+    "[Session expired: sign in again](http://x)",  # ?dataset=upload:…
+    "![x](http://x)",  # ?seed=…
+    "<a href='http://x'>x</a> <img src=x onerror=alert(1)> &lt;b&gt;",
+    "http://x.org www.x.org a@b.org <http://x>",  # autolinks
+    ":red[alert] :material/lock: :streamlit: :smile: :blue-background[x]",  # Streamlit directives, emoji
+    "$x^2$ $$\\int$$",  # math
+    "**bold** _it_ `code` ~~gone~~ # heading\n- item\n1. item\n> quote\n    code block\n| a | b |\n|---|---|",
+    "[ref]: http://x\n[ref]",  # a reference link
+    "a\\[b](http://x) \\\\[c](http://x)",  # backslashes already in the text
+]
+
+
+def test_every_attack_reads_as_itself_with_nothing_live():
+    for text in ATTACKS:
+        markdown = plain(text)
+        assert unescaped_punctuation(markdown) == [] and live_markdown(markdown) == [], (text, markdown)
+        assert live_markdown(text) or text.startswith(("**", "$", ":")), text  # the check sees the attack unescaped
+        lines = [" ".join(line.split()) for line in text.split("\n") if line.strip()]
+        assert [line for line in shown(markdown).split("\n") if line] == lines, text
+        # No line can start an indented code block, a list or a heading; no `:word:` for the emoji plugin to find.
+        assert not any(line.startswith(" ") for line in markdown.split("\n"))
+        assert not re.search(r":[\w+-][\w_+-]*:", markdown)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+       | st.text(alphabet=string.punctuation + "ab :/.\n\t\\", max_size=80))
+def test_any_text_reads_as_itself_and_nothing_in_it_is_markdown(text):
+    markdown = plain(text)
+    # Every ASCII punctuation character is escaped: no link, image, HTML tag, entity, emphasis, code, directive,
+    # math, heading, list, table or autolink (each needs one unescaped) can start.
+    assert unescaped_punctuation(markdown) == []
+    assert not re.search(r":[\w+-][\w_+-]*:", markdown) and ":streamlit:" not in markdown.replace("\\", "")
+    # It reads as the text: the same words, line by line (runs of spaces are one space, as Markdown shows them).
+    expected = [" ".join(line.split()) for line in re.sub(r"\r\n?", "\n", text).split("\n")]
+    assert [line for line in shown(markdown).split("\n") if line] == [line for line in expected if line]
+    assert not any(line.startswith((" ", "\t")) for line in markdown.split("\n"))
