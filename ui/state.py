@@ -186,7 +186,10 @@ def apply_view(view: Mapping[str, Any]) -> None:
     s = st.session_state
     kind, _, rest = str(view.get("dataset") or url_state.VIEW_DEFAULTS["dataset"]).partition(":")
     if kind in ("loan", "accidents", "project") and rest:
-        paths.confine(rest)  # a link may not make the server read outside its folders (the refusal names no path)
+        # A link may not make the server read outside its folders (the refusal names no path), and a file it
+        # names is read before anything of the link is applied: one that cannot be read leaves the view as it was.
+        paths.confine(rest, folder=kind == "project")
+        _check_readable({"kind": kind, "path": rest} | ({"missing": view["missing"]} if kind == "accidents" else {}))
     if kind == url_state.UPLOAD:
         s[LINK_ERROR] = (f"This view was made on an uploaded file ({rest or 'a CSV'}), which a link or a reload "
                          "cannot bring back: upload it again. The model and generator settings were applied.")
@@ -228,6 +231,19 @@ def apply_view(view: Mapping[str, Any]) -> None:
         s[RULE] = None if view["rule"] is None else [dict(c) for c in view["rule"]]
         s[WHATIF_ROW] = view["whatif_row"]
         s[WHATIF_EDITS] = dict(view["whatif_edits"])
+
+
+def _check_readable(source: Mapping) -> None:
+    """Load a linked dataset (cached, so the page's own load reuses it); a ConfigError when it cannot be read."""
+    from ui.context import load_base_task  # ui.context imports this module
+
+    try:
+        load_base_task(dict(source))
+    except fc.FlexError:
+        raise
+    except Exception as exc:  # whatever else a file triggers: one message, never a traceback naming server files
+        raise fc.ConfigError(f"That dataset could not be read ({type(exc).__name__}); check it is a CSV with one row "
+                             "per case.") from None
 
 
 def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
