@@ -3,6 +3,9 @@ counterfactual chunk in the cache folder is set aside with a note instead of blo
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,6 +20,7 @@ pytestmark = pytest.mark.slow
 
 PHISH = "[Session expired: sign in again](http://x.example)"
 IMAGE = "![x](http://x.example/pixel.png)"
+ANCHOR = "road <a href='http://x.example'>type</a>"  # Plotly draws an <a> tag in a chart's text as a link
 
 
 def rendered(at: AppTest) -> list[str]:
@@ -65,7 +69,7 @@ def test_a_criterion_and_saved_regions_from_a_link_show_as_plain_text():
 def test_column_names_levels_and_a_file_name_from_a_csv_show_as_plain_text():
     rng = np.random.default_rng(0)
     speed = rng.uniform(20, 120, 120)
-    frame = pd.DataFrame({PHISH: speed, "road <b>type</b>": rng.choice(["urban", IMAGE], 120),
+    frame = pd.DataFrame({PHISH: speed, ANCHOR: rng.choice(["urban", IMAGE], 120),
                           "y": np.where(speed > 80, "severe :red[x]", "slight")})
     at = start_csv(frame, target="y", undesirable=["severe :red[x]"], n_factuals=8, n_cf=2)
     seen = []
@@ -76,6 +80,8 @@ def test_column_names_levels_and_a_file_name_from_a_csv_show_as_plain_text():
         texts = rendered(at) + [w.label for w in (*at.number_input, *at.selectbox)]  # labels render Markdown too
         live = [md for md in texts if live_markdown(md)]
         assert live == [], (page, live)
+        charts = [json.dumps(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]  # "<" unescaped
+        assert charts and not [c for c in charts if re.search(r"<a[\s>]", c, re.I)], page
         seen += texts
     assert any(PHISH in shown(md) for md in seen)  # the column is named as written
 
