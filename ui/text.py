@@ -20,14 +20,16 @@ __all__ = ["plain"]
 #: images, emphasis, code, HTML, entities, headings, lists, tables, Streamlit's directives, math, autolinks)
 #: starts with or needs one: escaped, none can start.
 _PUNCTUATION = frozenset(string.punctuation)
-#: Streamlit swaps ``:streamlit:`` in a text node for its logo after the escapes are read: a word joiner
-#: (U+2060, invisible) after the first colon keeps the text as it is.
-_LOGO = re.compile(r"\\:streamlit\\:")
+#: Streamlit rewrites some text after the escapes are read: ``:streamlit:`` becomes its logo, and ``->``,
+#: ``<-``, ``<->``, ``--``, ``>=``, ``<=``, ``~=`` standing alone become arrows and signs. A word joiner
+#: (U+2060, invisible) after their first character keeps the text as it is.
+_REWRITTEN = re.compile(r":(?=streamlit:)|(?<!\S)(?:<(?=->(?!\S))|[-<>~](?=[-=>](?!\S))|<(?=-(?!\S)))")
+_JOINER = "\u2060"
 
 
 def _escape_line(line: str) -> str:
-    escaped = "".join("\\" + c if c in _PUNCTUATION else c for c in " ".join(line.split()))
-    return _LOGO.sub("\\:\u2060streamlit\\:", escaped)
+    text = _REWRITTEN.sub(lambda m: m.group(0) + _JOINER, " ".join(line.split()))
+    return "".join("\\" + c if c in _PUNCTUATION else c for c in text)
 
 
 def plain(value: object) -> str:
