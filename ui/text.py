@@ -20,10 +20,14 @@ __all__ = ["plain"]
 #: images, emphasis, code, HTML, entities, headings, lists, tables, Streamlit's directives, math, autolinks)
 #: starts with or needs one: escaped, none can start.
 _PUNCTUATION = frozenset(string.punctuation)
-#: Streamlit rewrites some text after the escapes are read: ``:streamlit:`` becomes its logo, and ``->``,
+#: Streamlit rewrites some text after the escapes are read: web and e-mail addresses become links (GFM's
+#: autolink literals are found in the text, escapes or not), ``:streamlit:`` becomes its logo, and ``->``,
 #: ``<-``, ``<->``, ``--``, ``>=``, ``<=``, ``~=`` standing alone become arrows and signs. A word joiner
-#: (U+2060, invisible) after their first character keeps the text as it is.
-_REWRITTEN = re.compile(r":(?=streamlit:)|(?<!\S)(?:<(?=->(?!\S))|[-<>~](?=[-=>](?!\S))|<(?=-(?!\S)))")
+#: (U+2060, invisible) keeps the text as it is: before ``http://``, ``www.`` and ``@`` (an address is linked
+#: only after a space or a punctuation mark, and ``@`` only right after its name), after the first character
+#: of the others.
+_REWRITTEN = re.compile(r"(?i:(?=https?://|www\.))|(?=@)|:(?=streamlit:)"
+                        r"|(?<!\S)(?:<(?=->(?!\S))|[-<>~](?=[-=>](?!\S))|<(?=-(?!\S)))")
 _JOINER = "\u2060"
 
 

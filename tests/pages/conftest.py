@@ -93,14 +93,14 @@ def live_markdown(markdown: str) -> list[str]:
             kinds.append("link or image")
         elif c == "<" and re.match(r"[A-Za-z/!?]", markdown[i + 1:i + 2]):
             kinds.append("HTML or autolink")
-        elif c == ":" and markdown[i + 1:i + 3] == "//" or c == "." and markdown[max(0, i - 3):i].lower() == "www":
-            kinds.append("web address")
-        elif c == "@" and re.match(r"[\w.-]+\.", markdown[i + 1:]):
-            kinds.append("e-mail address")
         elif c == ":" and re.match(r"[a-z][a-z0-9-]*\[", markdown[i + 1:]):
             kinds.append("directive")
         elif c == "$":
             kinds.append("math")
+    # GFM links web and e-mail addresses found in the text, escaped or not, unless a word joiner stands before.
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+    kinds += ["web address" for _ in re.finditer(r"(?<!\u2060)(?:https?://|www\.)", text, re.IGNORECASE)]
+    kinds += ["e-mail address" for _ in re.finditer(r"[-.\w+]@[-\w]+\.", text)]
     return kinds
 
 

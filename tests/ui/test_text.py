@@ -45,7 +45,8 @@ def test_every_attack_reads_as_itself_with_nothing_live():
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
        | st.text(alphabet=string.punctuation + "ab :/.\n\t\\", max_size=80)
-       | st.lists(st.sampled_from(["->", "<->", "<-", "--", ">=", "<=", "~=", ":streamlit:", " ", "\n", "a", "[x](y)"]))
+       | st.lists(st.sampled_from(["->", "<->", "<-", "--", ">=", "<=", "~=", ":streamlit:", " ", "\n", "a", "[x](y)",
+                                   "http://", "HTTPS://", "www.", "WwW.", "@", "x.org", "/"]))
        .map("".join))
 def test_any_text_reads_as_itself_and_nothing_in_it_is_markdown(text):
     markdown = plain(text)
@@ -57,6 +58,10 @@ def test_any_text_reads_as_itself_and_nothing_in_it_is_markdown(text):
     text_nodes = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
     assert ":streamlit:" not in text_nodes
     assert not re.search(r"(^|\s)(<->|->|<-|--|>=|<=|~=)(\s|$)", text_nodes, re.M)
+    # GFM finds web and e-mail addresses in the text (escaped or not) after a space or a punctuation mark, and
+    # an e-mail's name right before its @: a word joiner stands there instead.
+    assert all(text_nodes[m.start() - 1:m.start()] == "\u2060"
+               for m in re.finditer(r"https?://|www\.|@", text_nodes, re.IGNORECASE))
     # It reads as the text: the same words, line by line (runs of spaces are one space, as Markdown shows them).
     expected = [" ".join(line.split()) for line in re.sub(r"\r\n?", "\n", text).split("\n")]
     assert [line for line in shown(markdown).split("\n") if line] == [line for line in expected if line]
