@@ -63,7 +63,7 @@ def tau_section(analysis: Analysis) -> None:
         with st.expander("Per-feature τ", expanded=bool(st.session_state[S.TAU_FEATURES])):
             for name in task.continuous_names:
                 current = st.session_state[S.TAU_FEATURES].get(name, st.session_state[S.TAU])
-                st.slider(task.feature(name).label, 0.0, 1.0, step=0.01, key=f"w_tau.{name}",
+                st.slider(plain(task.feature(name).label), 0.0, 1.0, step=0.01, key=f"w_tau.{name}",
                           on_change=_set_feature_tau, args=(name,), **_initial(f"w_tau.{name}", current))
             st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
 
