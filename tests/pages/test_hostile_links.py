@@ -73,11 +73,11 @@ def test_column_names_levels_and_a_file_name_from_a_csv_show_as_plain_text():
                           "y": np.where(speed > 80, "severe :red[x]", "slight")})
     at = start_csv(frame, target="y", undesirable=["severe :red[x]"], n_factuals=8, n_cf=2)
     seen = []
-    for page in (None, "app_pages/data_model.py", "app_pages/regional.py", "app_pages/what_if.py"):
+    for page in (None, "app_pages/data_model.py", "app_pages/regional.py", "app_pages/what_if.py", "app_pages/thresholds.py"):
         if page:
             at.switch_page(page).run()
         assert not at.exception and not errors(at), (page, errors(at))
-        texts = rendered(at) + [w.label for w in (*at.number_input, *at.selectbox)]  # labels render Markdown too
+        texts = rendered(at) + [w.label for w in (*at.number_input, *at.selectbox, *at.slider)]  # labels: Markdown too
         live = [md for md in texts if live_markdown(md)]
         assert live == [], (page, live)
         charts = [json.dumps(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]  # "<" unescaped
