@@ -27,7 +27,7 @@ _PUNCTUATION = frozenset(string.punctuation)
 #: only after a space or a punctuation mark, and ``@`` only right after its name), after the first character
 #: of the others.
 _REWRITTEN = re.compile(r"(?i:(?=https?://|www\.))|(?=@)|:(?=streamlit:)"
-                        r"|(?<!\S)(?:<(?=->(?!\S))|[-<>~](?=[-=>](?!\S))|<(?=-(?!\S)))")
+                        r"|(?<!\S)(?:<(?=->(?!\S))|[-<>~](?=[-=>](?!\S)))")
 _JOINER = "\u2060"
 
 
@@ -42,7 +42,8 @@ def plain(value: object) -> str:
     Every ASCII punctuation character is backslash-escaped, which Markdown shows as the character itself.
     Runs of spaces and tabs become one space (Markdown shows them so anyway; an indent could start a code
     block). A line break stays a line break (a hard one, so the next line cannot start a list or a heading),
-    a blank line between paragraphs stays, and empty lines go.
+    a blank line between paragraphs stays, and empty lines go. An invisible word joiner (U+2060) keeps web
+    and e-mail addresses, arrows and signs from being rewritten (see ``_REWRITTEN``).
 
     Parameters
     ----------
