@@ -391,7 +391,7 @@ class FlexExplainer:
         missing = [name for name in PROJECT_FILES.values() if not (directory / name).is_file()]
         if missing:
             # The folder's name, not its path: the app shows this message, and the path it resolved names server folders.
-            raise DataError(f"{directory.name!r} is not a FLEX project folder: {', '.join(missing)} missing (write one "
+            raise DataError(f"{directory.name or str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing (write one "
                             "with explainer.save).")
         try:
             settings = json.loads((directory / PROJECT_FILES["settings"]).read_text())
