@@ -8,6 +8,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, lime_beside_flex, settings_strip
 from ui.context import require_analysis, run_or_stop
+from ui.text import plain
 
 st.title("FLEX next to SHAP, LIME and DiCE")
 analysis = require_analysis()
@@ -56,7 +57,7 @@ left, right = st.columns([3, 2])
 chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), analysis, key="compare_bars", container=left)
 all_zero = reporting.describe_all_zero(result)
 if all_zero:
-    left.warning(all_zero)
+    left.warning(plain(all_zero))
 right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
                "the 95% intervals of F over the cases leave several ranks possible)")
 right.dataframe(table, width="stretch", height="content")

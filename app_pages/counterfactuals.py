@@ -6,6 +6,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import labelled, settings_strip
 from ui.context import require_analysis, run_or_stop
+from ui.text import plain
 
 st.title("Counterfactuals of one case")
 analysis = require_analysis()
@@ -60,4 +61,4 @@ changes = changed.iloc[1:].sum().sort_values(ascending=False)
 changes = changes[changes > 0]
 if len(changes):
     st.markdown("**Changed most often for this case:** " + ", ".join(
-        f"{label} ({c}×)" for label, c in changes.items()))
+        f"{plain(label)} ({c}×)" for label, c in changes.items()))

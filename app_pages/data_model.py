@@ -9,6 +9,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
 from ui.context import load_base_task, require_analysis
+from ui.text import plain
 
 st.title("Data & model")
 analysis = require_analysis()
@@ -22,9 +23,9 @@ cols[1].metric("Rows used", f"{summary['rows_used']:,}")
 cols[2].metric("Rows lost to missing values", f"{summary['rows_in_file'] - summary['rows_used']:,}")
 cols[3].metric("Features", summary["features"])
 if task.description:
-    st.caption(task.description)
+    st.caption(plain(task.description))
 for note in task.notes:
-    st.info(note)
+    st.info(plain(note))
 
 st.subheader("Preview")
 st.dataframe(labelled(task.frame.head(200), task), width="stretch", column_config=number_columns(task))
@@ -37,20 +38,20 @@ with left:
     balance["share"] = balance["share"].map(lambda v: reporting.format_share(v, decimals=1))
     show_table(balance, column_config={"rows": st.column_config.NumberColumn(format="localized")})
 with right:
-    st.subheader(f"Model: {model.label}")
+    st.subheader(f"Model: {plain(model.label)}")
     metrics = model.metrics
     if "test_accuracy" in metrics or "cv_accuracy_mean" in metrics:
-        st.markdown(reporting.describe_model(metrics, task))
+        st.markdown(plain(reporting.describe_model(metrics, task)))
         show_table(reporting.model_quality_table(metrics))
-        st.caption(evaluation_caption(model))
+        st.caption(plain(evaluation_caption(model)))
     else:  # no outcomes to score against (e.g. a notebook's explainer without y): no accuracy, no F1
-        st.info(metrics.get("note") or fc.models.NO_LABELS_NOTE)
+        st.info(plain(metrics.get("note") or fc.models.NO_LABELS_NOTE))
 
 st.subheader("Model quality at a decision cutoff")
 try:
     held_out = cache.held_out_predictions(task, model, analysis.model_id)
 except fc.FlexError as exc:
-    st.info(f"No model-quality view: {exc}")
+    st.info(plain(f"No model-quality view: {exc}"))
 else:
     cutoff = st.slider(
         "Decision cutoff: a case is predicted undesirable when P(undesirable) is above it", 0.0, 1.0, 0.5, 0.01,
@@ -68,11 +69,11 @@ else:
             scores[column] = scores[column].map(lambda v: "n/a" if v != v else reporting.format_share(v, decimals=1))
         show_table(scores)
         base = undesirable if quality.baseline_predicts_undesirable else f"not {undesirable}"
-        st.caption(
+        st.caption(plain(
             f"Precision: of the cases predicted {undesirable}, the share that are; recall: of the cases that are "
             f"{undesirable}, the share predicted so; F1 combines the two. The baseline always predicts the most "
             f"common outcome of these rows ({base}); n/a where a share has no cases to be taken over."
-        )
+        ))
     with right:
         chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id)), analysis,
               key="calibration", tau=False)
@@ -84,7 +85,7 @@ else:
     rows_note = (f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows." if model.trained_here else
                  f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows. The model was trained elsewhere, "
                  "so these rows may include rows it was trained on, and the numbers may be optimistic.")
-    st.caption(rows_note)
+    st.caption(plain(rows_note))
 
 st.subheader("Features")
 st.caption(
@@ -119,7 +120,7 @@ if st.button("Apply feature settings", key="apply_features", type="primary"):
         }
         cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
     except fc.FlexError as exc:
-        st.error(f"Those feature settings were not applied: {exc}")
+        st.error(plain(f"Those feature settings were not applied: {exc}"))
     else:
         S.reset_analysis()
         st.session_state[S.OVERRIDES] = overrides

@@ -6,6 +6,7 @@ from ui import reporting
 from ui import state as S
 from ui.components import generator_check, importance_chart, settings_strip, show_table, what_must_change
 from ui.context import require_analysis, run_or_stop, show_notes
+from ui.text import plain
 
 st.title("Global feature importance")
 analysis = require_analysis()
@@ -13,7 +14,7 @@ settings_strip(analysis)
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 
-st.markdown(reporting.describe_global(result, undesirable=task.undesirable))
+st.markdown(plain(reporting.describe_global(result, undesirable=task.undesirable)))
 importance_chart(analysis, result, key="global")
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
@@ -39,7 +40,7 @@ cols[1].metric("Distinct counterfactuals", f"{coverage['counterfactuals_found']:
                     "changes a case often has only a few different ways out.")
 cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
 cols[3].metric("Factuals without any", f"{coverage['queries_without']:,}")
-st.caption(reporting.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}.")
+st.caption(plain(reporting.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}."))
 
 show_notes(analysis, *task.notes, *result.notes)
 

@@ -20,6 +20,7 @@ from ui.components import (
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
 from ui.regions import found_regions_section, groups_section, rule_builder
+from ui.text import plain
 
 st.title("Regional explorer")
 analysis = require_analysis()
@@ -37,14 +38,14 @@ if rule:
     try:
         regional = analysis.rule_region(rule)
     except fc.FlexError as exc:  # e.g. a link made for other data: drop the rule rather than get stuck
-        st.warning(f"The rule region was dropped: {exc}")
+        st.warning(plain(f"The rule region was dropped: {exc}"))
         rule = st.session_state[S.RULE] = None
 
 if rule:
     query = where = candidates = None
     k = 0
     criterion_text = regional.rule_text
-    st.info(f"Showing the rule-defined region **{regional.rule_text}**: the {len(regional.members):,} of the "
+    st.info(f"Showing the rule-defined region **{plain(regional.rule_text)}**: the {len(regional.members):,} of the "
             f"{len(global_result.query_index):,} analysed cases that meet it.")
     if st.button("Back to a query's neighbours", key="rule_close"):
         st.session_state[S.RULE] = None
@@ -57,12 +58,12 @@ if rule:
         analysis, key="rule_map", tau=False,
     )
     st.caption("Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
-               f"({fmap.description}); ringed dots are the region's cases." + (f" {fmap.note}" if fmap.note else ""))
+               f"({plain(fmap.description)}); ringed dots are the region's cases." + (f" {plain(fmap.note)}" if fmap.note else ""))
 else:
     # -- criterion and k ---------------------------------------------------------------------------
     dropped = S.forget_invalid_criterion(task)
     if dropped:
-        st.warning(dropped)
+        st.warning(plain(dropped))
     where = st.session_state[S.WHERE]
     crit_feature, _, crit_value = (where or "").partition("=")
     options = ["(any case)", *task.categorical_names]
@@ -89,7 +90,7 @@ else:
                       index=levels.index(crit_value) if crit_value in levels else 0)
     candidates = run_or_stop(fc.importance.rows_meeting, task, pool, where)
     if len(candidates) == 0:
-        st.error(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value.")
+        st.error(plain(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value."))
         st.stop()
     max_k = min(50, len(candidates) - 1)
     if max_k >= 2:
@@ -107,7 +108,7 @@ else:
         if on_map[0] in set(candidates.tolist()):
             st.session_state[S.QUERY] = on_map[0]
         else:
-            st.warning(f"Row {on_map[0]} does not meet {where}; the query stays as it was.")
+            st.warning(plain(f"Row {on_map[0]} does not meet {where}; the query stays as it was."))
     lassoed = candidates[np.isin(candidates, on_map)] if len(on_map) > 1 else candidates[:0]
     listed, listable = selection.rows_to_list(candidates, lassoed=lassoed, drawn=fmap.frame["row"].to_numpy(),
                                               query=st.session_state[S.QUERY])
@@ -137,13 +138,13 @@ else:
         )
         st.caption(
             "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
-            f"({fmap.description}); darker means a more certain prediction; hover a dot for its row. "
+            f"({plain(fmap.description)}); darker means a more certain prediction; hover a dot for its row. "
             "The star is the query, ringed dots are its region; the right panel shows only them and the cases nearest "
             "to them. "
             + ("Faded dots do not meet the criterion. " if where else "")
             + "Click a dot to make it the query; draw a box or a lasso (tools at the top right) around several to "
             "list only those in the table."
-            + (f" {fmap.note}" if fmap.note else "")
+            + (f" {plain(fmap.note)}" if fmap.note else "")
         )
     with table_col:
         st.markdown(f"**Cases to choose from** ({listable:,}" + (" selected on the map" if len(lassoed) else "")
@@ -156,18 +157,18 @@ else:
             typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
                                     on_change=S.set_query_from, args=("w_query_row", candidates))
             if typed is not None and int(typed) != query:
-                st.error(f"Row {int(typed)} is not among the cases to choose from (a case predicted "
-                         f"{' / '.join(map(str, task.undesirable))}" + (f" that meets {where}" if where else "")
-                         + f"); type one of those. The query stays row {query}.")
+                st.error(plain(f"Row {int(typed)} is not among the cases to choose from (a case predicted "
+                               f"{' / '.join(map(str, task.undesirable))}" + (f" that meets {where}" if where else "")
+                               + f"); type one of those. The query stays row {query}."))
         if st.button("Random query", key="random_query"):
             st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
             st.rerun()
 
 # -- the region -----------------------------------------------------------------------------------
 if rule:
-    st.header(f"Region: {regional.rule_text}")
+    st.header(f"Region: {plain(regional.rule_text)}")
 else:
-    st.header(f"Region around row {query}" + (f" with {criterion_text}" if where else ""))
+    st.header(f"Region around row {query}" + (f" with {plain(criterion_text)}" if where else ""))
 cols = st.columns(4)
 cols[0].metric("Region size", f"{len(regional.members)}",
                help="The analysed cases that meet the rule." if rule else "The query and its nearest neighbours.")
@@ -184,9 +185,9 @@ if regional.distances:
     cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
 else:  # a rule region has no query, so no distances
     cols[3].metric("Share of the cases", f"{len(regional.members) / max(len(global_result.query_index), 1):.0%}")
-st.markdown(reporting.describe_regional(regional, undesirable=task.undesirable))
+st.markdown(plain(reporting.describe_regional(regional, undesirable=task.undesirable)))
 if regional.neighbour_ties:
-    st.caption(reporting.describe_neighbour_ties(regional))
+    st.caption(plain(reporting.describe_neighbour_ties(regional)))
 show_notes(analysis, *regional.importance.notes)
 
 chart_col, scatter_col = st.columns(2)

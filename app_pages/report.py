@@ -6,6 +6,7 @@ from ui import cache, report, reporting, url_state
 from ui import state as S
 from ui.components import safe_csv, settings_strip, settings_text
 from ui.context import require_analysis, run_or_stop
+from ui.text import plain
 
 st.title("Report")
 analysis = require_analysis()
@@ -85,8 +86,8 @@ if st.session_state[S.REPORT_HTML]:
                            mime="text/html", key="download_report")
     else:  # never offer a file whose numbers no longer match the page
         changes = S.view_changes(report_view.get("view", {}), built_from["view"]) or ["the data"]
-        st.warning("The report built earlier is out of date; settings changed since (" + "; ".join(changes)
-                   + "). Build it again to download it.")
+        st.warning(plain("The report built earlier is out of date; settings changed since (" + "; ".join(changes)
+                         + "). Build it again to download it."))
 for section in sections:
     with st.expander(section.title):
-        st.write(section.reading)
+        st.markdown(plain(section.reading))

@@ -7,6 +7,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, settings_strip
 from ui.context import Analysis, require_analysis, run_or_stop
+from ui.text import plain
 
 st.title("Thresholds (τ)")
 analysis = require_analysis()
@@ -62,7 +63,7 @@ def tau_section(analysis: Analysis) -> None:
         with st.expander("Per-feature τ", expanded=bool(st.session_state[S.TAU_FEATURES])):
             for name in task.continuous_names:
                 current = st.session_state[S.TAU_FEATURES].get(name, st.session_state[S.TAU])
-                st.slider(task.feature(name).label, 0.0, 1.0, step=0.01, key=f"w_tau.{name}",
+                st.slider(plain(task.feature(name).label), 0.0, 1.0, step=0.01, key=f"w_tau.{name}",
                           on_change=_set_feature_tau, args=(name,), **_initial(f"w_tau.{name}", current))
             st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
 
@@ -70,14 +71,14 @@ def tau_section(analysis: Analysis) -> None:
     chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), analysis, key="tau_chart")
     all_zero = reporting.describe_all_zero(result)
     if all_zero:
-        st.warning(all_zero)
-    st.caption(reporting.describe_global(result, undesirable=task.undesirable))
+        st.warning(plain(all_zero))
+    st.caption(plain(reporting.describe_global(result, undesirable=task.undesirable)))
 
     if task.continuous_names:
         st.subheader("τ sweep")
         sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals)
         chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
-        st.caption(reporting.describe_tau_sweep(sweep))
+        st.caption(plain(reporting.describe_tau_sweep(sweep)))
     # A fragment's rerun skips app.py, which writes the view into the address bar after a full run.
     S.sync_query_params()
 

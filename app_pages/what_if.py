@@ -16,6 +16,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import highlighted_counterfactuals, settings_strip
 from ui.context import require_analysis
+from ui.text import plain
 
 #: Beyond this many rows the case is chosen by typing its row number (a list that long is slow to send).
 LISTED_ROWS = 5_000
@@ -101,7 +102,7 @@ stale = [n for n, v in s[S.WHATIF_EDITS].items() if n not in task.feature_names 
          or task.feature(n).immutable]
 if stale:  # feature settings changed since the edit (a kind, an immutable feature): those edits no longer apply
     s[S.WHATIF_EDITS] = {n: v for n, v in s[S.WHATIF_EDITS].items() if n not in stale}
-    st.warning(f"Edits dropped, as the feature settings changed: {', '.join(stale)}.")
+    st.warning(plain(f"Edits dropped, as the feature settings changed: {', '.join(stale)}."))
     for n in stale:
         s.pop(_widget(n), None)
 for f in task.features:  # widgets forget their value when another page is shown: restore the case
@@ -132,7 +133,7 @@ with st.container(border=True):
     for j, f in enumerate(task.features):
         col = columns[j % 4]
         help_text = "Immutable: a counterfactual never changes it, so it cannot be edited here." if f.immutable else None
-        title = f.label + (" 🔒" if f.immutable else "") + (" ✎" if f.name in edits else "")
+        title = plain(f.label) + (" 🔒" if f.immutable else "") + (" ✎" if f.name in edits else "")
         if f.is_continuous:
             low, high = _limits(f.name)
             if f.integer:
@@ -151,14 +152,14 @@ if edits:
         f" → {reporting.format_number(v) if task.feature(n).is_continuous else v})"
         for n, v in edits.items()
     )
-    st.markdown(f"**Edited from row {row}:** {changes}")
+    st.markdown(f"**Edited from row {row}:** {plain(changes)}")
     st.button(f"Reset to row {row}'s values", key="w_wi_reset", on_click=_load_row, args=(row,))
 
 # -- the prediction and counterfactuals -----------------------------------------------------------------
 try:
     result = cache.what_if(analysis.explainer, analysis.store_id, row, json.dumps(edits, sort_keys=True))
 except fc.FlexError as exc:
-    st.error(f"{exc}")
+    st.error(plain(exc))
     st.stop()
 original = cache.what_if(analysis.explainer, analysis.store_id, row, "{}") if edits else result
 
@@ -172,8 +173,8 @@ cols[0].metric(
 cols[1].metric("Prediction", undesirable if result.predicted_undesirable else f"not {undesirable}")
 if result.counterfactuals is None:
     cols[2].metric("Minimal counterfactuals", "none needed")
-    st.success(f"The model predicts this case not {undesirable}: there is nothing to change, so no counterfactual "
-               "is searched.")
+    st.success(plain(f"The model predicts this case not {undesirable}: there is nothing to change, so no "
+                     "counterfactual is searched."))
 else:
     cols[2].metric("Minimal counterfactuals", f"{result.n_valid} of {analysis.store.n_cf} requested",
                    help="Distinct and valid; fewer than requested means the model offers only so many smallest ways out.")
@@ -196,6 +197,6 @@ if st.button("Explore this case's region", key="w_wi_region", disabled=reason is
         s[S.WHERE] = None  # the region criterion the explorer had does not hold for this case
     st.switch_page("app_pages/regional.py")
 if reason is not None:
-    st.caption(reason)
+    st.caption(plain(reason))
 else:
     st.caption(f"Row {row} becomes the Regional explorer's query: its region is it and its nearest factuals.")

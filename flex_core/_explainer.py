@@ -390,7 +390,9 @@ class FlexExplainer:
         directory = Path(directory)
         missing = [name for name in PROJECT_FILES.values() if not (directory / name).is_file()]
         if missing:
-            raise DataError(f"{directory} is not a FLEX project folder: {', '.join(missing)} missing (write one with explainer.save).")
+            # The folder's name, not its path: the app shows this message, and the path it resolved names server folders.
+            raise DataError(f"{directory.name or str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing (write one "
+                            "with explainer.save).")
         try:
             settings = json.loads((directory / PROJECT_FILES["settings"]).read_text())
         except json.JSONDecodeError as exc:

@@ -23,7 +23,7 @@ def data_dir() -> Path:
     return Path(os.environ.get("FLEX_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
 
 
-# The app reads server paths only below FLEX_DATA_DIR and its working folder (ui/paths.py): the app
+# The app reads server paths only below FLEX_DATA_DIR by default (ui/paths.py; not its own folder): the app
 # processes tests start must see the data folder the tests name, also when it is the default one.
 os.environ["FLEX_DATA_DIR"] = str(data_dir())
 

@@ -295,3 +295,13 @@ def test_without_y_the_model_is_not_scored_against_its_own_predictions():
     assert explainer.model.metrics == {"note": "No labels given: quality not measured."}
     model = explainer.explain_global(n_factuals=6).to_dict()["model"]
     assert model["test_accuracy"] is None and model["test_f1"] is None and model["note"] == fc.models.NO_LABELS_NOTE
+
+
+def test_a_folder_that_is_no_project_is_named_by_its_last_part_not_its_server_path(tmp_path):
+    # The app shows this message: the path it resolved would name server folders (the app's own, a data root).
+    folder = tmp_path / "deep" / "not-a-project"
+    folder.mkdir(parents=True)
+    with pytest.raises(fc.DataError) as refused:
+        fc.FlexExplainer.load(folder)
+    assert str(refused.value).startswith("'not-a-project' is not a FLEX project folder: data.csv, model.skops")
+    assert str(tmp_path) not in str(refused.value)

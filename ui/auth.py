@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.text import plain
+
 
 def auth_configured() -> bool:
     """Whether the secrets hold an ``[auth]`` section (a missing or unreadable secrets file means no)."""
@@ -36,5 +38,5 @@ def require_login() -> None:
         st.button("Sign in", type="primary", on_click=st.login, key="auth_sign_in")
         st.stop()
     with st.sidebar:
-        st.caption(f"Signed in as **{_user_name()}**")
+        st.caption(f"Signed in as **{plain(_user_name())}**")
         st.button("Sign out", on_click=st.logout, key="auth_sign_out")

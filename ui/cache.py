@@ -66,7 +66,8 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     source = json.loads(key)
     kind = source["kind"]
     # A server path (typed, or from a link) only inside the allowed folders; uploads are bytes.
-    origin = data if data is not None else (str(paths.confine(source["path"])) if source.get("path") else None)
+    path = source.get("path")
+    origin = data if data is not None else (str(paths.confine(path, folder=kind == "project")) if path else None)
     limit = max_file_bytes()
     if kind == "builtin":
         return fc.data.load_builtin(source["name"])
@@ -93,7 +94,7 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
 @st.cache_resource(show_spinner="Opening the project folder…", max_entries=4)
 def project(path: str) -> fc.FlexExplainer:
     """The explainer ``FlexExplainer.save`` wrote to ``path`` (data, model.skops, settings)."""
-    return fc.FlexExplainer.load(paths.confine(path), cache_dir=cache_dir())
+    return fc.FlexExplainer.load(paths.confine(path, folder=True), cache_dir=cache_dir())
 
 
 @st.cache_resource(show_spinner="Checking and loading the model file…", max_entries=4)

@@ -9,6 +9,7 @@ import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
 from ui.context import Analysis, run_or_stop
+from ui.text import plain
 
 #: Tables up to this many rows are shown whole; longer ones scroll and say how many rows they hold.
 WHOLE_TABLE_ROWS = 25
@@ -34,7 +35,7 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
 
 def settings_strip(analysis: Analysis) -> None:
     """One line under the page title naming what the numbers on the page depend on."""
-    st.caption(f":material/tune: **Settings:** {settings_text(analysis)}")
+    st.caption(f":material/tune: **Settings:** {plain(settings_text(analysis))}")
 
 
 def chart(fig: go.Figure, analysis: Analysis, *, key: str, container=None, tau: bool = True, **kwargs):
@@ -113,7 +114,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     chart(fc.plotting.regional_lime_figure(regional, lime), analysis, key=f"{key}_lime_chart")
     all_zero = reporting.describe_all_zero(regional)
     if all_zero:
-        st.warning(all_zero)
+        st.warning(plain(all_zero))
     st.caption(
         "FLEX: share of the region's counterfactuals that change the feature (whisker: its 95% interval given how few "
         "factuals the region holds). "
@@ -137,7 +138,7 @@ def importance_chart(analysis: Analysis, result: fc.FlexResult, *, key: str, dic
           key=f"{key}_chart")
     all_zero = reporting.describe_all_zero(shown)
     if all_zero:
-        st.warning(all_zero)
+        st.warning(plain(all_zero))
 
 
 def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cases: str = "these cases") -> None:
@@ -147,11 +148,11 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
         scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
-        st.markdown(reporting.describe_what_must_change(result, cases=cases))
-        st.caption(f"Searched with {scores.budget['generator']}: {scores.generator_runs:,} generator runs over "
-                   f"{reporting.plural(len(rows), 'case')}, {reporting.format_duration(scores.seconds)} (they do not "
-                   "depend on τ). \"Needed\" means no way out was found within that search. Intervals: 95% Wilson, "
-                   "over the cases.")
+        st.markdown(plain(reporting.describe_what_must_change(result, cases=cases)))
+        st.caption(plain(f"Searched with {scores.budget['generator']}: {scores.generator_runs:,} generator runs over "
+                         f"{reporting.plural(len(rows), 'case')}, {reporting.format_duration(scores.seconds)} (they do "
+                         "not depend on τ). \"Needed\" means no way out was found within that search. Intervals: 95% "
+                         "Wilson, over the cases."))
     else:
         features = len(analysis.store.varying_features)
         if st.button(f"Which features flip the outcome alone, and which are needed? ({2 * features} generator runs)",
@@ -182,7 +183,7 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
         return
     sensitivity = run_or_stop(cache.generator_sensitivity, analysis.store, analysis.store_id, rows, (request[2],),
                               S.tau_setting())
-    st.markdown(reporting.describe_generator_sensitivity(sensitivity))
+    st.markdown(plain(reporting.describe_generator_sensitivity(sensitivity)))
     show_table(reporting.generator_sensitivity_table(sensitivity))
 
 

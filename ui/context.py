@@ -15,6 +15,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache
 from ui import state as S
+from ui.text import plain
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def build_analysis() -> Analysis:
     try:
         task = cache.task_with_overrides(base, base.fingerprint, json.dumps(s[S.OVERRIDES], sort_keys=True))
     except fc.FlexError as exc:  # e.g. a link made for other data: drop them rather than lock every page
-        st.warning(f"The feature settings (kinds, immutable features) were dropped: {exc}")
+        st.warning(plain(f"The feature settings (kinds, immutable features) were dropped: {exc}"))
         s[S.OVERRIDES] = {"kinds": {}, "immutable": None}
         task = base
     task, model = active_model(task, s[S.DATASET], s[S.MODEL_FILE])
@@ -134,7 +135,7 @@ def current_analysis() -> Analysis | None:
     try:
         return build_analysis()
     except fc.FlexError as exc:
-        st.error(f"{exc}")
+        st.error(plain(exc))
         return None
 
 
@@ -145,14 +146,14 @@ def require_analysis() -> Analysis:
         st.stop()
     adequacy = fc.models.adequacy_note(analysis.model.metrics)
     if adequacy:  # every page draws or reports importances of this model, so every page says it
-        st.warning(adequacy)
+        st.warning(plain(adequacy))
     dropped = S.forget_stale_rows(analysis.pool)
     if dropped:
-        st.warning(
+        st.warning(plain(
             f"{'Saved region' if len(dropped) == 1 else 'Saved regions'} {', '.join(dropped)} "
             f"{'was' if len(dropped) == 1 else 'were'} removed: their query is no longer predicted "
             f"{' / '.join(map(str, analysis.task.undesirable))} under the current model and settings."
-        )
+        ))
     return analysis
 
 
@@ -161,7 +162,7 @@ def show_notes(analysis: Analysis, *notes: str) -> None:
     adequacy = fc.models.adequacy_note(analysis.model.metrics)
     for note in dict.fromkeys(notes):
         if note != adequacy:
-            st.info(note)
+            st.info(plain(note))
 
 
 def run_or_stop(fn, *args, **kwargs):
@@ -169,5 +170,5 @@ def run_or_stop(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except fc.FlexError as exc:
-        st.error(f"{exc}")
+        st.error(plain(exc))
         st.stop()

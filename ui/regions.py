@@ -15,6 +15,7 @@ from ui import reporting
 from ui import state as S
 from ui.components import chart, show_table
 from ui.context import Analysis, run_or_stop
+from ui.text import plain
 
 #: How the rule builder says each comparison.
 OP_WORDS = {"=": "is", "in": "is one of", ">=": "is at least", "<": "is below", "between": "is between (both included)"}
@@ -75,7 +76,7 @@ def found_regions_section(analysis: Analysis) -> None:
     picked = (event or {}).get("selection", {}).get("rows", []) if event is not None else []
     if picked and S.fresh_selection("found_regions_table", picked) and picked[0] < len(found.regions):
         open_rule(found.regions[picked[0]].rule)
-        st.toast(f"Opened the region {found.regions[picked[0]].text} in the explorer below.")
+        st.toast(plain(f"Opened the region {found.regions[picked[0]].text} in the explorer below."))
     counts = found.counts
     st.markdown(
         f"**{counts['significant']:,} of {counts['tested']:,} candidate regions differ significantly** at FDR "
@@ -88,7 +89,7 @@ def found_regions_section(analysis: Analysis) -> None:
                                 "region": st.column_config.TextColumn(width="large"),
                                 "cases": st.column_config.NumberColumn(width="small")})
     chart(fc.plotting.regions_small_multiples(found), analysis, key="regions_small_multiples")
-    st.caption(reporting.multiple_testing_caveat(found))
+    st.caption(plain(reporting.multiple_testing_caveat(found)))
 
 
 # -- the rule builder ------------------------------------------------------------------------------
@@ -138,14 +139,14 @@ def rule_builder(task) -> None:
             try:
                 condition = {k: _plain(v) for k, v in fc.importance.check_rule(task, [condition])[0].items()}
             except fc.FlexError as exc:
-                st.error(str(exc))
+                st.error(plain(exc))
             else:
                 draft = [c for c in draft if c["feature"] != name] + [condition]  # one condition per feature
                 st.session_state[S.RULE_DRAFT] = draft
         labels = {f.name: f.label for f in task.features}
         for i, condition in enumerate(draft):
             text_col, remove_col = st.columns([6, 1])
-            text_col.markdown(f"{'and ' if i else ''}**{fc.importance.rule_text([condition], labels)}**")
+            text_col.markdown(f"{'and ' if i else ''}**{plain(fc.importance.rule_text([condition], labels))}**")
             if remove_col.button("Remove", key=f"rule_remove_{i}"):
                 st.session_state[S.RULE_DRAFT] = draft[:i] + draft[i + 1:]
                 st.rerun()
@@ -154,7 +155,7 @@ def rule_builder(task) -> None:
             try:
                 fc.importance.check_rule(task, draft)
             except fc.FlexError as exc:
-                st.error(str(exc))
+                st.error(plain(exc))
             else:
                 open_rule(draft)
                 st.rerun()
@@ -180,7 +181,7 @@ def groups_section(analysis: Analysis) -> None:
         return
     groups = run_or_stop(analysis.compared_groups, by)
     for sentence in groups.verdict:
-        st.markdown(f"- {sentence}")
+        st.markdown(f"- {plain(sentence)}")
     show_table(reporting.groups_table(groups))
     chart(fc.plotting.groups_frequency_figure(groups), analysis, key="groups_figure")
     st.caption("Distance to the nearest alternative: a number counts its change as a share of its range, an ordinal "

@@ -10,6 +10,7 @@ import flex_core as fc
 from ui import cache, paths, reporting
 from ui import state as S
 from ui.context import Analysis, active_model, current_analysis, load_base_task
+from ui.text import plain
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -26,7 +27,7 @@ def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: in
         else:
             active_model(task, source, st.session_state[S.MODEL_FILE])
     except fc.FlexError as exc:
-        st.error(f"That dataset was not loaded: {exc} The previous dataset stays active.")
+        st.error(plain(f"That dataset was not loaded: {exc} The previous dataset stays active."))
         return False
     except Exception as exc:  # whatever else a user's file triggers, the session must survive it
         st.error(f"That dataset was not loaded: it could not be read or trained on ({type(exc).__name__}). "
@@ -54,14 +55,14 @@ def _csv_form() -> None:
     try:
         frame = _peek(data, limit)
     except fc.FlexError as exc:
-        st.error(f"{exc} The previous dataset stays active.")
+        st.error(plain(f"{exc} The previous dataset stays active."))
         return
     for note in fc.data.read_notes(frame):
-        st.caption(note)
+        st.caption(plain(note))
     try:  # only columns that can be an outcome are offered: picking a speed column used to fail later, obscurely
         outcomes = fc.data.outcome_columns(frame)
     except fc.FlexError as exc:
-        st.error(f"{exc}")
+        st.error(plain(exc))
         return
     target = st.selectbox("Target column (the outcome)", outcomes, key="sb_csv_target",
                           help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows.")
@@ -132,7 +133,7 @@ def _model_file_form() -> None:
     # After the button: the run that loads a file already names it here, not only the next one.
     active = st.session_state[S.MODEL_FILE]
     if active is not None:
-        st.caption(f"Active model file: **{active['name']}**")
+        st.caption(f"Active model file: **{plain(active['name'])}**")
     if upload is None:
         st.caption("Save a fitted classifier with skops.io.dump. Only the scikit-learn, XGBoost and LightGBM classes FLEX "
                    "supports load (docs/bring-your-own-model.md); any other file is refused before anything in it runs.")
@@ -150,7 +151,7 @@ def _use_model_file(candidate: dict) -> None:
         task = cache.task_with_overrides(base, base.fingerprint, json.dumps(st.session_state[S.OVERRIDES], sort_keys=True))
         active_model(task, st.session_state[S.DATASET], candidate)
     except fc.FlexError as exc:
-        st.error(f"That model was not used: {exc} The previous model stays active.")
+        st.error(plain(f"That model was not used: {exc} The previous model stays active."))
         return
     st.session_state[S.MODEL_FILE] = candidate
     S.reset_analysis()
@@ -202,7 +203,7 @@ def _generator_settings(name: str) -> None:
                 try:
                     value = _parse_optional_number(setting, text)
                 except fc.FlexError as exc:
-                    st.error(f"{exc}")
+                    st.error(plain(exc))
                     value = None
             else:  # fixed by the generator's name (e.g. DiCE's method)
                 st.text_input(label, value=str(default), key=S.widget_key(key), disabled=True)
@@ -229,7 +230,7 @@ def render_sidebar() -> Analysis | None:
     """Draw the sidebar; returns the current analysis (None after an error was shown)."""
     with st.sidebar:
         if st.session_state[S.LINK_ERROR]:
-            st.warning(st.session_state[S.LINK_ERROR])
+            st.warning(plain(st.session_state[S.LINK_ERROR]))
         st.subheader("Dataset")
         # Hosted mode reads uploads only: no project folders from the server (except one opened at start-up).
         kinds = S.SOURCE_KINDS[:4] if paths.hosted() and st.session_state[S.SOURCE] != S.SOURCE_KINDS[4] else S.SOURCE_KINDS
@@ -294,10 +295,10 @@ def render_sidebar() -> Analysis | None:
         if analysis is not None:
             task, metrics = analysis.task, analysis.model.metrics
             dataset_slot.caption(
-                f"Active: **{task.name}** — {reporting.plural(len(task.frame), 'row')}, "
-                f"{reporting.plural(len(task.features), 'feature')}, "
-                f"{len(analysis.pool):,} predicted {' / '.join(map(str, task.undesirable))}."
-                + multiclass_note(analysis.model)
+                f"Active: **{plain(task.name)}** — "
+                + plain(f"{reporting.plural(len(task.frame), 'row')}, {reporting.plural(len(task.features), 'feature')}, "
+                        f"{len(analysis.pool):,} predicted {' / '.join(map(str, task.undesirable))}."
+                        + multiclass_note(analysis.model))
             )
             left, right = metrics_slot.columns(2)
             if "cv_accuracy_mean" in metrics:
@@ -309,5 +310,5 @@ def render_sidebar() -> Analysis | None:
             elif not metrics.get("note"):
                 metrics_slot.caption("No outcomes to score the model against.")
             if metrics.get("note"):
-                metrics_slot.caption(metrics["note"])
+                metrics_slot.caption(plain(metrics["note"]))
         return analysis

@@ -18,6 +18,7 @@ import streamlit as st
 
 import flex_core as fc
 from ui import paths, url_state
+from ui.text import plain
 
 SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)", "Project folder")
 MODEL_SOURCES = ("Train here", "Load a model file")
@@ -185,7 +186,10 @@ def apply_view(view: Mapping[str, Any]) -> None:
     s = st.session_state
     kind, _, rest = str(view.get("dataset") or url_state.VIEW_DEFAULTS["dataset"]).partition(":")
     if kind in ("loan", "accidents", "project") and rest:
-        paths.confine(rest)  # a link may not make the server read outside its folders (the refusal names no path)
+        # A link may not make the server read outside its folders (the refusal names no path), and a file it
+        # names is read before anything of the link is applied: one that cannot be read leaves the view as it was.
+        paths.confine(rest, folder=kind == "project")
+        _check_readable({"kind": kind, "path": rest} | ({"missing": view["missing"]} if kind == "accidents" else {}))
     if kind == url_state.UPLOAD:
         s[LINK_ERROR] = (f"This view was made on an uploaded file ({rest or 'a CSV'}), which a link or a reload "
                          "cannot bring back: upload it again. The model and generator settings were applied.")
@@ -227,6 +231,19 @@ def apply_view(view: Mapping[str, Any]) -> None:
         s[RULE] = None if view["rule"] is None else [dict(c) for c in view["rule"]]
         s[WHATIF_ROW] = view["whatif_row"]
         s[WHATIF_EDITS] = dict(view["whatif_edits"])
+
+
+def _check_readable(source: Mapping) -> None:
+    """Load a linked dataset (cached, so the page's own load reuses it); a ConfigError when it cannot be read."""
+    from ui.context import load_base_task  # ui.context imports this module
+
+    try:
+        load_base_task(dict(source))
+    except fc.FlexError:
+        raise
+    except Exception as exc:  # whatever else a file triggers: one message, never a traceback naming server files
+        raise fc.ConfigError(f"That dataset could not be read ({type(exc).__name__}); check it is a CSV with one row "
+                             "per case.") from None
 
 
 def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
@@ -388,13 +405,13 @@ def save_region(default_name: str, query: int | None, k: int, where: str | None,
     same = next((r for r in s[SAVED_REGIONS] if _region_identity(r) == _region_identity(region)), None)
     if same is not None:  # the same query, k and criterion is the same region: a second line would repeat it
         s[REGION_NAME] = ""
-        st.toast(f"This region is saved already, as {same['name']!r}.")
+        st.toast(plain(f"This region is saved already, as {same['name']!r}."))
         return
     name = fresh_name(typed or default_name, {r["name"] for r in s[SAVED_REGIONS]})
     s[SAVED_REGIONS] = [*s[SAVED_REGIONS], {"name": name, **region}]
     s[REGION_NAME] = ""
     if typed and name != typed:
-        st.toast(f"A region named {typed!r} is saved already; this one is saved as {name!r}.")
+        st.toast(plain(f"A region named {typed!r} is saved already; this one is saved as {name!r}."))
 
 
 def numbers_view(view: Mapping[str, Any], task) -> dict[str, Any]:

@@ -468,8 +468,11 @@ class CounterfactualSet:
         frame.insert(2, "valid", valid[present])
         return frame
 
-    def save(self, path: str | Path) -> None:
-        """Write to a compressed .npz (plain arrays and JSON; loading never unpickles)."""
+    def save(self, path: str | Path, *, owner: str | None = None) -> None:
+        """Write to a compressed .npz (plain arrays and JSON; loading never unpickles).
+
+        ``owner``: the store that keeps this set on disk (its key's digest), read back by the store.
+        """
         meta = {
             "feature_names": list(self.feature_names),
             "generator": self.generator,
@@ -477,6 +480,7 @@ class CounterfactualSet:
             "model_rows": self.model_rows,
             "notes": list(self.notes),
             "config": self.config,
+            **({"owner": owner} if owner is not None else {}),
         }
         np.savez_compressed(
             Path(path),

@@ -7,6 +7,7 @@ and every metric is recomputed from them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -27,7 +28,7 @@ from ..models import FittedModel
 from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
-from ._set import CounterfactualGenerator, CounterfactualSet, Progress
+from ._set import CounterfactualGenerator, CounterfactualSet, Progress, encode_rows
 from ._validity import Validity, training_ranges, validity_of
 
 __all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]
@@ -90,28 +91,87 @@ class CounterfactualStore:
             # Also inside the data fingerprint; named here so a reader of the key sees them.
             "constraints": task.constraints,
         }
-        digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
-        self.directory = None if directory is None else Path(directory) / digest
+        self.digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
+        self.directory = None if directory is None else Path(directory) / self.digest
         self._lock = threading.Lock()
         self._set: CounterfactualSet | None = None
         self._necessary: dict[int, np.ndarray] = {}  # row id -> (n_cf, n_features), see necessary_changes
         #: What a reader of the results should know about this store (e.g. damaged cache files).
         self.notes: list[str] = []
+        self._probed = False  # whether the folder was found writable (once, before the first generation)
         if self.directory is not None and self.directory.is_dir():
-            loaded, damaged = [], 0
-            for path in sorted(self.directory.glob("chunk-*.npz")):
-                try:
-                    loaded.append(CounterfactualSet.load(path))
-                except Exception:  # truncated or corrupted: set aside, its rows are generated again
-                    damaged += 1
-                    path.replace(path.with_name(f".damaged-{path.name}"))
-            if loaded:
-                self._set = CounterfactualSet.concat(loaded)  # a row two processes both stored is kept once
-            if damaged:
-                self.notes.append(
-                    f"{damaged} stored counterfactual file{'s were' if damaged > 1 else ' was'} damaged (truncated or "
-                    "corrupted) and set aside; the counterfactuals it held are generated again."
-                )
+            self._open_directory(self.directory)
+
+    def _open_directory(self, directory: Path) -> None:
+        """Read the stored chunks; set aside damaged and foreign ones (with a note) and delete stale leftovers."""
+        try:
+            paths = sorted(directory.glob("chunk-*.npz"))
+            _clean_stale(directory)
+        except OSError as exc:  # a folder this process may not list: work in memory
+            self._to_memory(f"cannot be read ({type(exc).__name__})")
+            return
+        loaded, damaged, foreign = [], 0, 0
+        for path in paths:
+            try:
+                cfset, owner = _read_chunk(path)
+            except Exception:  # truncated or corrupted: set aside, its rows are generated again
+                damaged += 1
+                _set_aside(path, "damaged")
+                continue
+            if not self._belongs(cfset, owner):  # another store's chunk copied here: never mixed in
+                foreign += 1
+                _set_aside(path, "foreign")
+                continue
+            loaded.append(cfset)
+        if loaded:
+            self._set = CounterfactualSet.concat(loaded)  # a row two processes both stored is kept once
+        if damaged:
+            self.notes.append(
+                f"{damaged} stored counterfactual file{'s were' if damaged > 1 else ' was'} damaged (truncated or "
+                "corrupted) and set aside; the counterfactuals it held are generated again."
+            )
+        if foreign:
+            self.notes.append(
+                f"{foreign} stored counterfactual file{'s' if foreign > 1 else ''} in this cache folder belonged to "
+                "other settings (another dataset, model, generator, N_cf or seed) and "
+                f"{'were' if foreign > 1 else 'was'} set aside unused; the counterfactuals of these settings are "
+                "generated again."
+            )
+
+    def _belongs(self, cfset: CounterfactualSet, owner: str | None) -> bool:
+        """Whether a stored chunk is this store's: written by it (``owner``), with its features, N_cf and factuals.
+
+        A chunk written before chunks named their store has no owner: its features, N_cf and coded factuals
+        (each row's values in this task) must match, which a chunk of other data or another model's rows fails.
+        """
+        if owner is not None and owner != self.digest:
+            return False
+        if cfset.feature_names != tuple(self.task.feature_names) or cfset.n_cf != self.n_cf:
+            return False
+        rows = cfset.query_index
+        if not np.isin(rows, self.task.frame.index.to_numpy()).all():
+            return False
+        expected = encode_rows(self.task, self.task.frame.loc[rows, self.task.feature_names])
+        return bool(np.array_equal(expected, cfset.factuals, equal_nan=True))
+
+    def _to_memory(self, why: str) -> None:
+        """Keep counterfactuals in memory only from now on, and say why (no path: the app shows notes to users)."""
+        self.directory = None
+        self.notes.append(f"The counterfactual cache folder {why}, so counterfactuals are kept in memory only: a "
+                          "restart generates them again.")
+
+    def _probe(self) -> None:
+        """Before the first generation: a folder that cannot be written sends the store to memory now, not after."""
+        if self._probed or self.directory is None:
+            return
+        self._probed = True
+        probe = self.directory / f".partial-probe-{uuid.uuid4().hex[:8]}"
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            probe.touch(exist_ok=False)
+            probe.unlink()
+        except OSError as exc:
+            self._to_memory(f"cannot be written ({type(exc).__name__})")
 
     @cached_property
     def factual_rows(self) -> np.ndarray:
@@ -136,13 +196,19 @@ class CounterfactualStore:
         """Write under a temporary name, then rename: a killed app never leaves half a chunk.
 
         The name is unique (time, then a random part), so two processes sharing the folder never
-        replace each other's chunk.
+        replace each other's chunk. The chunk names its store (:attr:`digest`). A write that fails
+        (a full disk, a folder made read-only since) keeps the counterfactuals in memory, with a note.
         """
-        directory.mkdir(parents=True, exist_ok=True)
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         partial = directory / f".partial-{name}.npz"
-        cfset.save(partial)
-        os.replace(partial, directory / f"chunk-{name}.npz")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            cfset.save(partial, owner=self.digest)
+            os.replace(partial, directory / f"chunk-{name}.npz")
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            self._to_memory(f"could not be written ({type(exc).__name__})")
 
     @property
     def _refines_in_search(self) -> bool:
@@ -247,6 +313,7 @@ class CounterfactualStore:
         with self._lock:
             todo = self.missing(rows)
             if todo:
+                self._probe()
                 # The rows stored before this call, taken now: their share of the time is that of the run that made them.
                 missing = set(todo)
                 earlier = [r for r in dict.fromkeys(rows) if r not in missing]
@@ -289,6 +356,40 @@ class CounterfactualStore:
             masks = [self._necessary[r] if r in self._necessary else fresh[r] for r in rows]
         return np.stack(masks) if masks else np.zeros((0, cfset.n_cf, len(cfset.feature_names)), bool)
 
+
+
+#: Leftovers in a cache folder are deleted when the store opens it: a ``.partial-*`` file (a write a killed
+#: process never finished; a write takes seconds) after a day, a ``.damaged-*`` / ``.foreign-*`` one (kept
+#: to be looked at) after a week.
+STALE_PARTIAL_SECONDS = 24 * 3600
+STALE_SET_ASIDE_SECONDS = 7 * 24 * 3600
+
+
+def _read_chunk(path: Path) -> tuple[CounterfactualSet, str | None]:
+    """A stored chunk and the store that wrote it (None: written before chunks named their store)."""
+    cfset = CounterfactualSet.load(path)
+    with np.load(path, allow_pickle=False) as data:
+        owner = json.loads(str(data["meta"])).get("owner")
+    return cfset, None if owner is None else str(owner)
+
+
+def _set_aside(path: Path, why: str) -> None:
+    """Rename a chunk ``.damaged-*`` / ``.foreign-*`` so no store reads it again (left where it is when it cannot)."""
+    with contextlib.suppress(OSError):
+        path.replace(path.with_name(f".{why}-{path.name}"))
+
+
+def _clean_stale(directory: Path, now: float | None = None) -> None:
+    """Delete the leftovers older than :data:`STALE_PARTIAL_SECONDS` / :data:`STALE_SET_ASIDE_SECONDS`."""
+    now = time.time() if now is None else now
+    for pattern, age in ((".partial-*", STALE_PARTIAL_SECONDS), (".damaged-*", STALE_SET_ASIDE_SECONDS),
+                         (".foreign-*", STALE_SET_ASIDE_SECONDS)):
+        for path in directory.glob(pattern):
+            try:
+                if now - path.stat().st_mtime > age:
+                    path.unlink()
+            except OSError:  # gone already (another process cleaned it), or not ours to delete
+                continue
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -84,6 +84,12 @@ def _decode(raw: bytes) -> tuple[str, list[str]]:
     raise AssertionError("latin-1 decodes every byte")  # pragma: no cover
 
 
+def _short(name: str, limit: int = 40) -> str:
+    """A column name for a message: quoted, cut to ``limit`` characters (a header is the file's text, not ours)."""
+    name = name or "(empty)"
+    return repr(name if len(name) <= limit else name[:limit] + "…")
+
+
 def _records(text: str, delimiter: str, skipinitialspace: bool):
     """(line number, fields) of each non-blank record, as pandas will see them."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=skipinitialspace)
@@ -121,10 +127,11 @@ def _check_structure(text: str, delimiter: str, skipinitialspace: bool) -> None:
         repeated = [name for name, n in Counter(names).items() if n > 1]
         if repeated:
             where = "; ".join(
-                f"{name or '(empty)'!r} in columns {', '.join(str(i + 1) for i, h in enumerate(names) if h == name)}"
-                for name in repeated
+                f"{_short(name)} in columns {', '.join(str(i + 1) for i, h in enumerate(names) if h == name)}"
+                for name in repeated[:_SHOWN]
             )
-            raise DataError(f"Column names appear more than once: {where}. Give each column its own name.")
+            more = f" and {len(repeated) - _SHOWN} more" if len(repeated) > _SHOWN else ""
+            raise DataError(f"Column names appear more than once: {where}{more}. Give each column its own name.")
         bad, rows = [], 0
         for line, fields in records:
             rows += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import cast
 
@@ -167,15 +168,41 @@ def _second_title_line(text: str) -> str:
     return f"<span style='font-size:13px'>{text}</span>"
 
 
+#: The start of an ``<a>`` tag: Plotly draws ``<a href="http…">`` in any text of a figure (titles, axis labels,
+#: hover text, legend names) as a live link, and a column name, a level or a file name can hold one.
+_ANCHOR = re.compile(r"<(?=/?a(?:\s|>|/|$))", re.IGNORECASE)
+
+
+def inert_links(value):
+    """``value`` (a figure's dict, or any part of it) with every ``<a …>`` in its text written ``&lt;a …>``.
+
+    Plotly shows ``&lt;`` as ``<``, so the text reads the same and no link is drawn. Containers and strings
+    without one are returned as they are (a figure without links is unchanged).
+    """
+    if isinstance(value, str):
+        return _ANCHOR.sub("&lt;", value) if "<" in value else value
+    if isinstance(value, dict):
+        items = {k: inert_links(v) for k, v in value.items()}
+        return value if all(items[k] is value[k] for k in value) else items
+    if isinstance(value, (list, tuple)):
+        parts = [inert_links(v) for v in value]
+        return value if all(a is b for a, b in zip(parts, value)) else type(value)(parts)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "OU":
+        parts = [inert_links(v) for v in value.ravel().tolist()]
+        return value if parts == value.ravel().tolist() else np.array(parts, dtype=object).reshape(value.shape)
+    return value
+
+
 def with_settings(fig: go.Figure, settings: str) -> go.Figure:
     """A copy of the figure with ``settings`` (:func:`flex_core.report.describe_settings`) as its subtitle, so an
     exported PNG names the data, model, generator and τ it was drawn with. ``fig`` is left as it is.
 
     The copy is made from the figure's dict, which Plotly built and checked, without checking it again: the
     app calls this for every chart on every rerun, and Plotly's checked copy and ``update_layout`` cost
-    6-9 ms a chart (tests check that Plotly's validation accepts the result unchanged).
+    6-9 ms a chart (tests check that Plotly's validation accepts the result unchanged). Every chart the app
+    and its HTML report draw passes here, so here its text loses any ``<a>`` link (:func:`inert_links`).
     """
-    spec = fig.to_dict()
+    spec = inert_links(fig.to_dict())
     if settings:
         layout = spec.setdefault("layout", {})
         margin = layout.setdefault("margin", {})
@@ -185,7 +212,8 @@ def with_settings(fig: go.Figure, settings: str) -> go.Figure:
         if len(settings) > 70 and len(parts) > 1:  # two lines: one long line was cut off in a half-width column
             cut = min(range(1, len(parts)), key=lambda i: abs(len(" · ".join(parts[:i])) - len(settings) / 2))
             settings, lines = " · ".join(parts[:cut]) + "<br>" + " · ".join(parts[cut:]), 2
-        layout.setdefault("title", {})["subtitle"] = {"text": settings, "font": {"color": "#475569", "size": 11}}
+        layout.setdefault("title", {})["subtitle"] = {"text": inert_links(settings),
+                                                      "font": {"color": "#475569", "size": 11}}
         margin["t"] = top + 8 + 14 * lines
     return _unchecked(spec, fig)
 

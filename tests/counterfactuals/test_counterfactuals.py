@@ -216,3 +216,110 @@ def test_two_processes_sharing_a_cache_folder_keep_both_chunks(tmp_path, toy_tas
     assert len(list(first.directory.glob("chunk-*.npz"))) == 2
     reopened = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.BatchGenerator(), n_cf=2, directory=tmp_path)
     assert reopened.missing(rows) == [] and reopened.notes == []
+
+
+# -- the disk cache: foreign chunks, a folder that cannot be written, leftovers --------------------------------
+def _store(task, model, folder, **kwargs) -> fc.CounterfactualStore:
+    return fc.CounterfactualStore(task, model, fc.counterfactuals.BatchGenerator(), n_cf=2, directory=folder, **kwargs)
+
+
+def test_a_foreign_chunk_is_set_aside_with_a_note_and_never_mixed_in(tmp_path, toy_task, toy_model, synthetic_task,
+                                                                     synthetic_model):
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:4]]
+    own = _store(toy_task, toy_model, tmp_path)
+    before = own.ensure(rows)
+    # Chunks of other settings copied into this store's folder: another dataset (other features), and the same
+    # data under another seed (the same features and rows: only the chunk's owner tells them apart).
+    other_data = _store(synthetic_task, synthetic_model, tmp_path)
+    other_data.ensure([int(r) for r in fc.counterfactuals.factual_rows(synthetic_task, synthetic_model)[:3]])
+    other_seed = _store(toy_task, toy_model, tmp_path, seed=5)
+    other_seed.ensure(rows)
+    for other in (other_data, other_seed):
+        (chunk,) = other.directory.glob("chunk-*.npz")
+        (own.directory / f"chunk-0{chunk.name[len('chunk-'):]}").write_bytes(chunk.read_bytes())
+    reopened = _store(toy_task, toy_model, tmp_path)  # used to fail: "Counterfactual sets differ in features or n_cf"
+    assert reopened.notes == [
+        "2 stored counterfactual files in this cache folder belonged to other settings (another dataset, model, "
+        "generator, N_cf or seed) and were set aside unused; the counterfactuals of these settings are generated again."
+    ]
+    assert reopened.missing(rows) == []  # its own chunk still answers
+    again = reopened.ensure(rows)
+    np.testing.assert_array_equal(again.counterfactuals, before.counterfactuals)  # the other seed's were not mixed in
+    assert len(list(own.directory.glob(".foreign-chunk-*.npz"))) == 2 and len(list(own.directory.glob("chunk-*"))) == 1
+    assert reopened.notes[0] in fc.run_global(reopened, n_factuals=4).notes  # every result built on it says so
+    assert _store(toy_task, toy_model, tmp_path).notes == []  # set aside once, not reported forever
+
+
+def test_a_chunk_written_before_chunks_named_their_store_is_read_when_its_rows_match(tmp_path, toy_task, toy_model):
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:4]]
+    own = _store(toy_task, toy_model, tmp_path)
+    before = own.ensure(rows)
+    (chunk,) = own.directory.glob("chunk-*.npz")
+    before.save(chunk)  # as an earlier release wrote it: no owner
+    reopened = _store(toy_task, toy_model, tmp_path)
+    assert reopened.notes == [] and reopened.missing(rows) == []
+    # The same, but its factuals are not this data's rows (another file with the same columns): foreign.
+    moved = fc.counterfactuals.CounterfactualSet(before.feature_names, before.query_index, before.factuals + 1.0,
+                                                 before.counterfactuals, before.found, before.valid, before.generator,
+                                                 before.seconds)
+    moved.save(chunk)
+    assert "set aside unused" in _store(toy_task, toy_model, tmp_path).notes[0]
+
+
+def test_a_cache_folder_that_cannot_be_written_falls_back_to_memory_before_generating(tmp_path, toy_task, toy_model):
+    notes_when_generating = []
+
+    class Watching(fc.counterfactuals.BatchGenerator):
+        def generate(self, model, task, queries, **kwargs):
+            notes_when_generating.append(list(store.notes))
+            return super().generate(model, task, queries, **kwargs)
+
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache folder should be")  # mkdir fails, also for root (the tests' user)
+    store = fc.CounterfactualStore(toy_task, toy_model, Watching(), n_cf=2, directory=blocked)
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:3]]
+    result = store.ensure(rows)  # used to generate, then fail writing the chunk: all the work lost
+    note = ("The counterfactual cache folder cannot be written (NotADirectoryError), so counterfactuals are kept in "
+            "memory only: a restart generates them again.")
+    assert notes_when_generating == [[note]]  # said before the work, not after
+    assert store.notes == [note] and store.directory is None and result.n_queries == 3
+    assert store.missing(rows) == [] and len(notes_when_generating) == 1  # kept in memory
+    assert note in fc.run_global(store, n_factuals=3).notes
+
+
+def test_a_chunk_that_fails_to_write_keeps_the_work_in_memory(tmp_path, toy_task, toy_model, monkeypatch):
+    store = _store(toy_task, toy_model, tmp_path)
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:3]]
+
+    def disk_full(self, path, *, owner=None):
+        with open(path, "wb") as file:
+            file.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fc.counterfactuals.CounterfactualSet, "save", disk_full)
+    result = store.ensure(rows)
+    assert result.n_queries == 3 and store.missing(rows) == []
+    assert store.notes == ["The counterfactual cache folder could not be written (OSError), so counterfactuals are "
+                           "kept in memory only: a restart generates them again."]
+    assert not list(tmp_path.glob("*/.partial-*"))  # the half-written file is gone
+
+
+def test_stale_leftovers_are_cleaned_when_a_store_opens_its_folder(tmp_path, toy_task, toy_model):
+    import os
+    import time
+
+    from flex_core.counterfactuals._store import STALE_PARTIAL_SECONDS, STALE_SET_ASIDE_SECONDS
+
+    store = _store(toy_task, toy_model, tmp_path)
+    store.ensure([int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:2]])
+    now = time.time()
+    ages = {".partial-old.npz": STALE_PARTIAL_SECONDS + 60, ".partial-new.npz": STALE_PARTIAL_SECONDS - 60,
+            ".damaged-chunk-old.npz": STALE_SET_ASIDE_SECONDS + 60, ".damaged-chunk-new.npz": STALE_SET_ASIDE_SECONDS - 60,
+            ".foreign-chunk-old.npz": STALE_SET_ASIDE_SECONDS + 60, ".foreign-chunk-new.npz": 3600}
+    for name, age in ages.items():
+        (store.directory / name).write_bytes(b"x")
+        os.utime(store.directory / name, (now - age, now - age))
+    reopened = _store(toy_task, toy_model, tmp_path)
+    left = sorted(p.name for p in store.directory.iterdir() if p.name.startswith("."))
+    assert left == [".damaged-chunk-new.npz", ".foreign-chunk-new.npz", ".partial-new.npz"]
+    assert reopened.notes == [] and len(list(store.directory.glob("chunk-*.npz"))) == 1

@@ -74,6 +74,19 @@ def test_structural_problems_are_refused(content, message):
         read_csv(content)
 
 
+def test_a_repeated_header_is_named_cut_short_not_echoed_whole():
+    # A header is the file's text: a 5,000-character name repeated, and seven repeated names, are summarised.
+    long = "[Session expired: sign in again](http://x) " + "x" * 5000
+    header = ",".join([long, long, *(f"c{i}" for i in range(7) for _ in range(2)), "y"])
+    with pytest.raises(fc.DataError) as info:
+        read_csv(f"{header}\n{','.join('1' * 16)},no\n".encode())
+    message = str(info.value)
+    assert len(message) < 400 and "x" * 100 not in message
+    assert message.startswith("Column names appear more than once: '[Session expired: sign in again](http://…' in "
+                              "columns 1, 2; 'c0' in columns 3, 4;")
+    assert "'c3' in columns 9, 10 and 3 more." in message
+
+
 def test_ragged_rows_are_refused_naming_lines_and_field_counts():
     lines = ["a,b,y", "1,2,no", "3,yes", "4,5,no", "6,7,8,yes"] + ["1,2,no"] * 3 + ["1"] * 6
     with pytest.raises(fc.DataError) as info:

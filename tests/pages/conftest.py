@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import string
 from pathlib import Path
 
 import pytest
@@ -60,5 +62,48 @@ def metric(at: AppTest, label: str) -> str:
     raise AssertionError(f"no metric {label!r}; metrics: {[m.label for m in at.metric]}")
 
 
+def shown(markdown: str) -> str:
+    """The text Markdown from :func:`ui.text.plain` reads as: its backslash escapes and hard line breaks undone."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown.replace("\\\n", "\n")).replace("\u2060", "")
+
+
+def syntax_characters(markdown: str) -> list[tuple[int, str]]:
+    """(position, character) of each ASCII punctuation character CommonMark reads as syntax: not backslash-escaped."""
+    found, i = [], 0
+    while i < len(markdown):
+        if markdown[i] == "\\":
+            run = len(markdown[i:]) - len(markdown[i:].lstrip("\\"))
+            after = markdown[i + run] if i + run < len(markdown) else ""
+            if run % 2 == 1 and after not in string.punctuation and after != "\n":
+                found.append((i + run - 1, "\\"))  # a lone backslash before a letter escapes nothing
+            i += run + (1 if run % 2 == 1 and after else 0)
+            continue
+        if markdown[i] in string.punctuation:
+            found.append((i, markdown[i]))
+        i += 1
+    return found
+
+
+def live_markdown(markdown: str) -> list[str]:
+    """What in ``markdown`` Streamlit would render as more than text: links, images, autolinks, HTML, directives, math."""
+    live = dict(syntax_characters(markdown))
+    kinds = []
+    for i, c in live.items():
+        if c == "]" and live.get(i + 1) == "(":
+            kinds.append("link or image")
+        elif c == "<" and re.match(r"[A-Za-z/!?]", markdown[i + 1:i + 2]):
+            kinds.append("HTML or autolink")
+        elif c == ":" and re.match(r"[a-z][a-z0-9-]*\[", markdown[i + 1:]):
+            kinds.append("directive")
+        elif c == "$":
+            kinds.append("math")
+    # GFM links web and e-mail addresses found in the text, escaped or not, unless a word joiner stands before.
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+    kinds += ["web address" for _ in re.finditer(r"(?<!\u2060)(?:https?://|www\.)", text, re.IGNORECASE)]
+    kinds += ["e-mail address" for _ in re.finditer(r"[-.\w+]@[-\w]+\.", text)]
+    return kinds
+
+
 def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
+    """The red messages as a user reads them."""
+    return [shown(e.value) for e in at.error]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pages.conftest import chart, errors, start
+from tests.pages.conftest import chart, errors, shown, start
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -45,7 +45,7 @@ def test_a_file_needing_repairs_loads_with_notes_and_the_identifier_can_be_put_b
     at = start("toy2d")
     at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
     at.sidebar.get("file_uploader")[0].set_value(("semi.csv", content, "text/csv")).run()
-    assert any("separated by semicolons" in c.value for c in at.sidebar.caption)
+    assert any("separated by semicolons" in shown(c.value) for c in at.sidebar.caption)
     at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
     at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["severe"]).run()
     at.sidebar.radio(key="sb_csv_missing").set_value("impute").run()
@@ -53,7 +53,7 @@ def test_a_file_needing_repairs_loads_with_notes_and_the_identifier_can_be_put_b
     assert not at.exception and not errors(at)
     assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "road"}
     at.switch_page("app_pages/data_model.py").run()
-    notes = [i.value for i in at.info]
+    notes = [shown(i.value) for i in at.info]
     assert any(n.startswith("Left out id:") for n in notes)
     assert any("'fast'" in n for n in notes) and any("Imputed missing values in 1 row(s)" in n for n in notes)
     at.sidebar.multiselect(key="sb_csv_identifiers").set_value(["id"]).run()
@@ -88,7 +88,7 @@ def test_a_file_with_an_empty_column_loads_without_it_and_says_so():
     assert at.session_state["dataset"]["kind"] == "csv"
     assert set(chart(at, "global_chart")["data"][0]["customdata"]) == {"speed", "road"}
     at.switch_page("app_pages/data_model.py").run()
-    assert any("Dropped an empty column (no value in any row): notes." in i.value for i in at.info)
+    assert any("Dropped an empty column (no value in any row): notes." in shown(i.value) for i in at.info)
 
 
 def _task_features(at):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import flex_core as fc
-from tests.pages.conftest import chart, start
+from tests.pages.conftest import chart, shown, start
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     # FLEX at the session's τ, then FLEX at τ = 0 labelled beside it; no SHAP before the button.
     assert [t["name"] for t in bars["data"]] == ["FLEX at τ = 0.10", "FLEX at τ = 0", "DiCE Alg. 2"]
     # Before it starts, the page says how long SHAP will take and what runs.
-    assert any("It will take" in i.value and "TreeSHAP on 12 rows" in i.value for i in at.info)
+    assert any("It will take" in shown(i.value) and "TreeSHAP on 12 rows" in shown(i.value) for i in at.info)
     at.button[0].click().run()
     assert not at.exception, at.exception
     bars = chart(at, "compare_bars")
@@ -25,7 +25,7 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     chart(at, "compare_rank_scatter")  # raises when the chart is missing
     assert any(m.label == "Spearman (FLEX at τ = 0.10 vs SHAP)" for m in at.metric)
     # No region picked yet: the page says where to pick one.
-    assert any("Regional explorer" in i.value for i in at.info)
+    assert any("Regional explorer" in shown(i.value) for i in at.info)
 
     task = fc.data.load_builtin("synthetic-regional")
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=3)
@@ -35,7 +35,7 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     lime_button = [b for b in at.button if "LIME" in b.label]
     drawn = [e.proto.id for e in at.get("plotly_chart")]
     assert lime_button and not any(i.endswith("-compare_lime_chart") for i in drawn)  # LIME only when asked
-    assert any("It will take" in c.value and "500 samples each" in c.value for c in at.caption)
+    assert any("It will take" in shown(c.value) and "500 samples each" in shown(c.value) for c in at.caption)
     lime_button[0].click().run()
     assert not at.exception, at.exception
     lime = chart(at, "compare_lime_chart")
@@ -52,7 +52,7 @@ def test_compare_says_the_tau_and_why_flex_is_all_zero_at_a_high_tau():
     assert not at.exception, at.exception
     names = [t["name"] for t in chart(at, "compare_bars")["data"]]
     assert names[:2] == ["FLEX at τ = 0.70", "FLEX at τ = 0"]
-    assert any("τ = 0.70" in c.value and "Settings" in c.value for c in at.caption)  # the strip
-    assert any("FLEX is shown at the current τ = 0.70" in c.value for c in at.caption)
+    assert any("τ = 0.70" in shown(c.value) and "Settings" in shown(c.value) for c in at.caption)  # the strip
+    assert any("FLEX is shown at the current τ = 0.70" in shown(c.value) for c in at.caption)
     table = at.dataframe[0].value
     assert "FLEX at τ = 0.70" in " ".join(map(str, table.columns))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import flex_core as fc
-from tests.pages.conftest import chart, errors, metric, start
+from tests.pages.conftest import chart, errors, metric, shown, start
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -99,17 +99,17 @@ def test_what_must_change_runs_necessity_and_sufficiency_only_when_asked():
     assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["F", "necessary F", "flips it alone", "needed"]
     assert not [b for b in at.button if b.key == "global_sufficiency"]  # cached: no second request
     # The plain sentence: "Changing speed alone flips 67% of the sampled cases (35–89%)."
-    sentences = " ".join(m.value for m in at.markdown)
+    sentences = " ".join(shown(m.value) for m in at.markdown)
     assert re.search(r"Changing \w+ alone flips \d+% of the sampled cases \(\d+–\d+%\)", sentences)
 
 
 def test_the_same_cases_rerun_with_another_generator_on_request():
     at = start("synthetic-regional")
-    assert not [m for m in at.markdown if "Rerun with" in m.value]
+    assert not [m for m in at.markdown if "Rerun with" in shown(m.value)]
     at.selectbox(key="w_generator_check").set_value("batch-plausible").run()
     [b for b in at.button if b.key == "global_compare_generators"][0].click().run()
     assert not at.exception and not errors(at)
-    sentence = " ".join(m.value for m in at.markdown if "Rerun with batch-plausible instead of batch" in m.value)
+    sentence = " ".join(shown(m.value) for m in at.markdown if "Rerun with batch-plausible instead of batch" in shown(m.value))
     assert sentence
     assert any("F, batch-plausible" in frame.value.columns for frame in at.dataframe)
 

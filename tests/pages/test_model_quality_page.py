@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.pages.conftest import chart, start
+from tests.pages.conftest import chart, shown, start
 
 
 def _matrix(at):
@@ -14,7 +14,7 @@ def test_the_cutoff_slider_recounts_the_confusion_matrix_and_the_calibration_cur
     at_half = _matrix(at)
     n = sum(map(sum, at_half))
     assert n > 0
-    assert any("held-out 20% test split" in c.value for c in at.caption)
+    assert any("held-out 20% test split" in shown(c.value) for c in at.caption)
     calibration = chart(at, "calibration")
     assert {t["name"] for t in calibration["data"]} >= {"model", "rows per bin", "perfectly calibrated"}
     assert sum(calibration["data"][2]["y"]) == n  # every test row is in one bin
@@ -44,4 +44,4 @@ def test_a_model_from_a_file_is_judged_on_every_row_and_the_page_warns_they_may_
     at.switch_page("app_pages/data_model.py").run()
     assert not at.exception, at.exception
     assert sum(map(sum, _matrix(at))) == len(task.frame)
-    assert any("may include rows it was trained on" in c.value for c in at.caption)
+    assert any("may include rows it was trained on" in shown(c.value) for c in at.caption)

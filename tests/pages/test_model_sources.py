@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
 from tests.factories import accident_frame, user_pipeline
-from tests.pages.conftest import APP, chart, errors, metric, start, start_csv
+from tests.pages.conftest import APP, chart, errors, metric, shown, start, start_csv
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ def test_an_uploaded_skops_model_is_explained_and_a_hostile_one_refused(tmp_path
     # The view link cannot carry the file, and the Report page says so where the link is shown.
     at.switch_page("app_pages/report.py").run()
     assert not at.exception, at.exception
-    assert any("model was loaded from a file" in w.value for w in at.warning)
+    assert any("model was loaded from a file" in shown(w.value) for w in at.warning)
 
 
 def test_a_model_that_does_not_fit_the_data_is_refused_with_one_error():
@@ -166,10 +166,10 @@ def test_a_project_saved_without_labels_shows_no_accuracy_or_f1(tmp_path, monkey
     assert not errors(at)
     labels = [m.label for m in at.metric]
     assert not {"Accuracy", "F1", "CV accuracy", "CV F1"} & set(labels), labels
-    assert any(fc.models.NO_LABELS_NOTE in c.value for c in at.sidebar.caption)
+    assert any(fc.models.NO_LABELS_NOTE in shown(c.value) for c in at.sidebar.caption)
     at.switch_page("app_pages/data_model.py").run()
     assert not at.exception, at.exception
-    assert any(fc.models.NO_LABELS_NOTE in i.value for i in at.info)
+    assert any(fc.models.NO_LABELS_NOTE in shown(i.value) for i in at.info)
     assert not any("accuracy" in str(t.value).lower() for t in at.dataframe if hasattr(t, "value"))
 
 

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import flex_core as fc
-from tests.pages.conftest import chart, errors, metric, start, start_csv
+from tests.pages.conftest import chart, errors, metric, shown, start, start_csv
 from ui import url_state as ui_url_state
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
@@ -118,7 +118,7 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
     at.switch_page("app_pages/regional.py").run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
     assert metric(at, "Region size") == "1"
-    assert any("the region holds all of them" in c.value for c in at.caption)
+    assert any("the region holds all of them" in shown(c.value) for c in at.caption)
 
 
 @pytest.mark.parametrize("where", ["lighting=purple", "weather=rain", "speed=80", "lighting"])
@@ -128,7 +128,7 @@ def test_an_unknown_criterion_from_a_link_is_dropped_with_a_warning(where):
     at.session_state["where"] = where
     at.switch_page("app_pages/regional.py").run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
-    assert any("was dropped" in w.value for w in at.warning)
+    assert any("was dropped" in shown(w.value) for w in at.warning)
     assert at.session_state["where"] is None
 
 
@@ -141,7 +141,7 @@ def test_regional_page_has_the_what_must_change_view_and_toggles():
     assert not at.exception and not errors(at)
     names = [trace["name"].split(":")[0] for trace in chart(at, "regional_must_change_chart")["data"]]
     assert names[-2:] == ["flips it alone", "needed"]
-    assert any("of the region's cases" in m.value for m in at.markdown)
+    assert any("of the region's cases" in shown(m.value) for m in at.markdown)
 
 
 def test_neighbours_drawn_among_ties_are_reported_in_a_sentence():
@@ -153,7 +153,7 @@ def test_neighbours_drawn_among_ties_are_reported_in_a_sentence():
     frame["out"] = np.where(frame["a"] == "p", "bad", "good")
     at = start_csv(frame, target="out", undesirable=["bad"], page="app_pages/regional.py")
     assert not errors(at)
-    sentence = [c.value for c in at.caption if "tie at distance" in c.value]
+    sentence = [shown(c.value) for c in at.caption if "tie at distance" in shown(c.value)]
     assert sentence and "were drawn at random (seed 0)" in sentence[0]
 
 
@@ -167,10 +167,10 @@ def test_saving_a_region_never_overwrites_one_and_suggests_a_fresh_name():
     at.button(key="save_region").click().run()
     names = [r["name"] for r in at.session_state["saved_regions"]]
     assert names == ["fast roads", "fast roads (2)"]
-    assert any("saved as 'fast roads (2)'" in t.value for t in at.toast)
+    assert any("saved as 'fast roads (2)'" in shown(t.value) for t in at.toast)
     at.button(key="save_region").click().run()  # the same region again: not a second line
     assert len(at.session_state["saved_regions"]) == 2
-    assert any("saved already, as 'fast roads (2)'" in t.value for t in at.toast)
+    assert any("saved already, as 'fast roads (2)'" in shown(t.value) for t in at.toast)
     at.slider(key="w_k").set_value(2).run()
     at.button(key="save_region").click().run()  # no name typed: the suggestion, itself unique
     names = [r["name"] for r in at.session_state["saved_regions"]]
@@ -194,15 +194,15 @@ def test_more_factuals_than_the_map_draws_still_list_and_choose_any_case():
                           "severity": np.where(speed > 70, "Severe", "Slight")})
     at = start_csv(frame, target="severity", undesirable=["Severe"], page="app_pages/regional.py")
     assert not at.exception, at.exception
-    assert any("seeded random sample of 5,000" in c.value for c in at.caption)
-    assert any(f"lists {TABLE_ROWS:,} of them" in c.value for c in at.caption)
+    assert any("seeded random sample of 5,000" in shown(c.value) for c in at.caption)
+    assert any(f"lists {TABLE_ROWS:,} of them" in shown(c.value) for c in at.caption)
     drawn = {int(r[0]) if isinstance(r, list) else int(r) for r in chart(at, "factual_map")["data"][0]["customdata"]}
     candidates = [int(r) for r in frame.index[frame["speed"] > 75]]  # surely predicted severe
     off_map = next(r for r in candidates if r not in drawn)
     at.number_input(key="w_query_row").set_value(off_map).run()
     assert not at.exception, at.exception
     assert at.session_state["query"] == off_map
-    assert any(f"Region around row {off_map}" in h.value for h in at.header)
+    assert any(f"Region around row {off_map}" in shown(h.value) for h in at.header)
     # The sample left it out, but the map draws the query (and its region) where they belong.
     on_chart = {int(r[0]) if isinstance(r, list) else int(r)
                 for trace in chart(at, "factual_map")["data"] for r in (trace.get("customdata") or [])}

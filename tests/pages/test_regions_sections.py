@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.pages.conftest import chart, errors, metric, start
+from tests.pages.conftest import chart, errors, metric, shown, start
 from ui import url_state
 
 pytestmark = pytest.mark.slow
@@ -32,12 +32,12 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert list(table["rank"]) == list(range(1, len(table) + 1)) and {"region", "cases", "q-value", "significant"} <= set(table)
     spec = chart(at, "regions_small_multiples")
     assert spec["data"] and spec["data"][0]["type"] == "bar"
-    assert any("chance alone" in c.value for c in at.caption)  # the multiple-testing caveat, in words
+    assert any("chance alone" in shown(c.value) for c in at.caption)  # the multiple-testing caveat, in words
     _select_row(at, "found_regions_table", 0)
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule == [dict(c) for c in rule] and rule
-    assert any(h.value == f"Region: {table.loc[0, 'region']}" for h in at.header)
+    assert any(shown(h.value) == f"Region: {table.loc[0, 'region']}" for h in at.header)
     assert int(metric(at, "Region size")) == int(table.loc[0, "cases"])  # the same members as the discovery pool
     # Every view works on it: F bars, scatter, mode shift, members, save and compare.
     assert chart(at, "regional_chart")["data"] and "Pearson r" in chart(at, "regional_scatter")["layout"]["title"]["text"]
@@ -46,7 +46,7 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert saved[-1]["rule"] == rule and saved[-1]["query"] is None
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     at.button(key="rule_close").click().run()
-    assert at.session_state["rule"] is None and any(h.value.startswith("Region around row") for h in at.header)
+    assert at.session_state["rule"] is None and any(shown(h.value).startswith("Region around row") for h in at.header)
 
 
 def test_a_tau_change_reranks_without_generating():
@@ -72,7 +72,7 @@ def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule == [{"feature": "road_type", "op": "=", "value": "rural"}, {"feature": "speed", "op": ">=", "value": 60.0}]
-    assert any(h.value == "Region: road type = rural and speed ≥ 60" for h in at.header)
+    assert any(shown(h.value) == "Region: road type = rural and speed ≥ 60" for h in at.header)
     params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
     assert json.loads(params["rule"]) == rule
     assert url_state.view_from_query_params(params)["rule"] == rule
@@ -90,7 +90,7 @@ def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception and not errors(at)
-    assert any(h.value == "Region: road type = urban" for h in at.header)
+    assert any(shown(h.value) == "Region: road type = urban" for h in at.header)
     assert at.session_state["saved_regions"][0]["rule"] == json.loads(rule)
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     bad = AppTest.from_file(APP, default_timeout=120)
@@ -98,7 +98,7 @@ def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
                              "rule": json.dumps([{"feature": "colour", "op": "=", "value": "red"}])})
     bad.run()
     bad.switch_page(PAGE).run()
-    assert not bad.exception and any("rule region was dropped" in w.value for w in bad.warning)
+    assert not bad.exception and any("rule region was dropped" in shown(w.value) for w in bad.warning)
 
 
 def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has_both():
@@ -108,7 +108,7 @@ def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has
     table = next(d.value for d in at.dataframe if "with a counterfactual (95% interval)" in d.value.columns)
     assert len(table) >= 2 and table.columns[0] == "road type"
     assert chart(at, "groups_figure")["data"]
-    assert any("interval" in m.value or "overlap" in m.value for m in at.markdown)
+    assert any("interval" in shown(m.value) or "overlap" in shown(m.value) for m in at.markdown)
     at.switch_page("app_pages/report.py").run()
     assert not at.exception
     at.button(key="build_report").click().run()

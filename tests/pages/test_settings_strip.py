@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pages.conftest import chart, start
+from tests.pages.conftest import chart, shown, start
 from ui.components import CHART_CODE_KEY
 
 pytestmark = pytest.mark.slow
@@ -18,8 +18,8 @@ TAU_FREE = {"confusion_matrix", "calibration", "factual_map", "rule_map", "tau_p
 
 
 def _strip(at) -> str:
-    strips = [c.value for c in at.caption if "**Settings:**" in c.value]
-    assert len(strips) == 1, [c.value for c in at.caption]
+    strips = [shown(c.value) for c in at.caption if "**Settings:**" in shown(c.value)]
+    assert len(strips) == 1, [shown(c.value) for c in at.caption]
     return strips[0].split("**Settings:** ", 1)[1]
 
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
 from tests.conftest import data_dir
-from tests.pages.conftest import APP, chart, start
+from tests.pages.conftest import APP, chart, shown, start
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -55,7 +55,7 @@ def test_a_link_for_other_data_drops_its_feature_settings_with_a_warning():
     at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "8", "n_cf": "2", "immutable": "speed"})
     at.run()
     assert not at.exception
-    assert any("feature settings" in w.value and "speed" in w.value for w in at.warning)
+    assert any("feature settings" in shown(w.value) and "speed" in shown(w.value) for w in at.warning)
     assert at.session_state["overrides"] == {"kinds": {}, "immutable": None}
 
 
@@ -64,7 +64,7 @@ def test_an_upload_link_on_a_fresh_session_warns_and_applies_the_rest():
     at.query_params.update({"dataset": "upload:roads.csv", "n_factuals": "8", "n_cf": "2", "model": "lr"})
     at.run()
     assert not at.exception
-    assert any("uploaded file (roads.csv)" in w.value and "upload it again" in w.value for w in at.sidebar.warning)
+    assert any("uploaded file (roads.csv)" in shown(w.value) and "upload it again" in shown(w.value) for w in at.sidebar.warning)
     assert at.session_state["sb_model"] == "lr"
 
 
@@ -76,7 +76,7 @@ def test_the_report_is_marked_out_of_date_when_a_setting_changes():
     at.run()
     assert not at.exception
     assert not [b for b in at.get("download_button") if b.proto.label.endswith(".html")]
-    assert any("out of date" in w.value and "tau: 0.1 → 0.4" in w.value for w in at.warning)
+    assert any("out of date" in shown(w.value) and "tau: 0.1 → 0.4" in shown(w.value) for w in at.warning)
     at.button(key="build_report").click().run()
     assert [b for b in at.get("download_button") if b.proto.label.endswith(".html")] and not at.warning
 
@@ -94,7 +94,7 @@ def test_a_link_carries_the_missing_value_policy():
     assert at.session_state["dataset"] == {"kind": "accidents", "path": str(RTA), "missing": "impute"}
     assert params(at)["missing"] == "impute"
     at.switch_page("app_pages/data_model.py").run()
-    assert any("Imputed" in i.value for i in at.info)
+    assert any("Imputed" in shown(i.value) for i in at.info)
 
 
 def test_cross_validation_on_a_sample_is_said_in_the_metrics_and_carried_by_the_link():
@@ -103,8 +103,8 @@ def test_cross_validation_on_a_sample_is_said_in_the_metrics_and_carried_by_the_
                             "cv_rows": "100"})
     at.run()
     assert not at.exception
-    assert any("random sample of 100 of the 480 training rows" in c.value for c in at.sidebar.caption)
+    assert any("random sample of 100 of the 480 training rows" in shown(c.value) for c in at.sidebar.caption)
     assert params(at)["cv_rows"] == "100"
     at.sidebar.number_input(key="w_sb_cv_folds").set_value(0).run()
-    assert not at.exception and any("skipped" in c.value for c in at.sidebar.caption)
+    assert not at.exception and any("skipped" in shown(c.value) for c in at.sidebar.caption)
     assert params(at)["cv_folds"] == "0"

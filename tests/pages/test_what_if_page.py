@@ -1,6 +1,6 @@
 """The what-if editor page: edit a value, the prediction and counterfactuals follow; send an unedited factual to Regional."""
 
-from tests.pages.conftest import errors, metric, start
+from tests.pages.conftest import errors, metric, shown, start
 
 
 def _page():
@@ -27,7 +27,7 @@ def test_editing_a_value_updates_the_prediction_and_counterfactuals_and_a_reset_
     assert after != before or metric(at, "Minimal counterfactuals") == "none needed"
     # An edited case is not a row of the data: the button is off and says why.
     assert at.button(key="w_wi_region").disabled
-    assert any("not a row of the data" in c.value for c in at.caption)
+    assert any("not a row of the data" in shown(c.value) for c in at.caption)
     at.button(key="w_wi_reset").click().run()
     assert at.session_state["whatif_edits"] == {}
     assert metric(at, "P(undesirable)") == before
@@ -50,7 +50,7 @@ def test_an_edit_of_a_feature_made_immutable_later_is_dropped_with_a_warning():
     at.run()
     assert not at.exception and not errors(at)
     assert at.session_state["whatif_edits"] == {}
-    assert any("Edits dropped" in w.value for w in at.warning)
+    assert any("Edits dropped" in shown(w.value) for w in at.warning)
     assert at.number_input(key="w_wi.speed").disabled
 
 

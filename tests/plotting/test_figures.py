@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -20,6 +22,7 @@ from flex_core.plotting._flex import (
     as_floats,
     diagonal_line,
     frequency_whiskers,
+    inert_links,
     new_figure,
     thin_labels,
 )
@@ -377,6 +380,23 @@ def test_the_current_tau_line_and_the_settings_subtitle_are_what_plotly_would_wr
             assert titled.to_dict() == by_plotly.to_dict()
             assert go.Figure(titled.to_dict()).to_dict() == titled.to_dict()
             assert titled.layout.title.subtitle.text.replace("<br>", " · ") == settings.strip()
+
+
+def test_a_link_in_any_text_of_a_chart_is_drawn_as_text(toy_result):
+    # A column name, a level or a file name can hold an <a> tag, which Plotly draws as a live link.
+    link = "<a href='http://x.example'>Session expired: sign in</a>"
+    fig = go.Figure(go.Bar(x=[0.4, 0.2], y=[link, "speed"], name=f"{link} <A HREF=x>b</A>", customdata=[[link], ["x"]],
+                           hovertext=np.array([link, "<b>bold</b>"], dtype=object)))
+    fig.update_layout(title_text=f"Importance of {link}<br>second line", yaxis_title_text=link)
+    drawn = fc.plotting.with_settings(fig, f"data: {link} · τ = 0.10")
+    text = drawn.to_json()
+    assert not re.search(r"<a[\s>]|</a>", text, re.IGNORECASE)
+    assert "&lt;a href='http://x.example'>Session expired: sign in&lt;/a>" in drawn.layout.title.text
+    assert drawn.layout.title.text.endswith("<br>second line") and drawn.data[0].hovertext[1] == "<b>bold</b>"  # ours stay
+    assert list(drawn.data[0].y) == [link.replace("<", "&lt;"), "speed"]
+    assert json.loads(go.Figure(drawn.to_dict()).to_json()) == json.loads(text)  # Plotly's validation accepts it
+    spec = fc.plotting.importance_figure(toy_result).to_dict()  # a chart without links: the very same dict
+    assert inert_links(spec) is spec
 
 
 def test_counterfactual_table_marks_exactly_the_changed_cells(toy_task, toy_model):
