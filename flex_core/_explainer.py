@@ -14,6 +14,7 @@ from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
+from .limits import check_each
 
 __all__ = ["FlexExplainer"]
 
@@ -205,6 +206,7 @@ class FlexExplainer:
         """
         from .importance import run_global
 
+        check_each(n_factuals=n_factuals, repeats=repeats)  # before anything is generated
         result = run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
                             generators=generators, progress=progress)
         self._remember(n_factuals=n_factuals, tau=tau)
@@ -248,6 +250,7 @@ class FlexExplainer:
         from .importance._runs import check_region_arguments, check_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
+        check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
         criterion = _criterion_text(where)

@@ -126,6 +126,9 @@ def build_analysis() -> Analysis:
         [cache.model_id(task, model), name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine], sort_keys=True, default=str
     )
     explainer = cache.explainer(task, model, identity, name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine)
+    # The global sample's counterfactuals must fit the memory budget: refused here, before any page generates them.
+    fc.counterfactuals.check_generation_memory(explainer.generator, task, n_queries=int(s[S.N_FACTUALS]),
+                                               n_cf=explainer.n_cf)
     return Analysis(explainer=explainer, n_factuals=int(s[S.N_FACTUALS]))
 
 

@@ -23,6 +23,7 @@ from .._extras import require
 from .._typing import Rows
 from ..counterfactuals._set import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
+from ..limits import check
 from ..models import FittedModel
 from ._columns import encoded_column_owners, sum_columns_to_features
 from ._scores import MethodScores, checked_rows
@@ -213,6 +214,8 @@ def shap_importance(
     require("shap", "SHAP")  # loaded here, before anything else: a missing shap is one error naming its extra
     if explainer not in SHAP_EXPLAINERS:
         raise ConfigError(f"Unknown SHAP explainer {explainer!r}; choose one of {', '.join(SHAP_EXPLAINERS)}.")
+    background_size = check("background_size", background_size)
+    nsamples = nsamples if nsamples == "auto" else check("nsamples", nsamples)
     rows = checked_rows(task, rows, "SHAP")
     inputs = _shap_inputs(model, task, rows)
     kind = _explainer_kind(explainer, inputs, model)

@@ -23,13 +23,14 @@ from .. import __version__
 from .._errors import ConfigError
 from .._typing import Rows
 from ..data import TaskSpec
+from ..limits import check, check_memory
 from ..models import FittedModel
 from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
-from ._set import CounterfactualGenerator, CounterfactualSet, Progress
+from ._set import CounterfactualGenerator, CounterfactualSet, Progress, encoded_width
 
-__all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]
+__all__ = ["CounterfactualStore", "factual_rows", "training_ranges", "check_generation_memory"]
 
 
 def factual_rows(task: TaskSpec, model: FittedModel) -> np.ndarray:
@@ -43,6 +44,19 @@ def training_ranges(task: TaskSpec, model: FittedModel) -> np.ndarray:
     return np.array(
         [float(train[f.name].max() - train[f.name].min()) if f.is_continuous else np.nan for f in task.features]
     )
+
+
+def check_generation_memory(generator: CounterfactualGenerator, task: TaskSpec, *, n_queries: int, n_cf: int) -> None:
+    """Refuse generating for ``n_queries`` factuals when the generator's estimate exceeds the memory budget.
+
+    A generator with a ``peak_bytes(task, n_queries=, n_cf=)`` method estimates itself; any other is
+    taken to hold its result and one encoded copy of it (it has no candidate setting to blow it up).
+    """
+    peak = getattr(generator, "peak_bytes", None)
+    estimate = (peak(task, n_queries=n_queries, n_cf=n_cf) if callable(peak)
+                else int(n_queries) * int(n_cf) * 8 * (len(task.features) + encoded_width(task)))
+    check_memory(estimate, what=f"generating counterfactuals for {int(n_queries):,} factuals",
+                 reduce="N_F, N_cf or the generator's samples")
 
 
 class CounterfactualStore:
@@ -73,10 +87,8 @@ class CounterfactualStore:
         directory: str | Path | None = None,
         refine: str | None = None,
     ):
-        if n_cf < 1:
-            raise ConfigError("n_cf must be at least 1.")
         self.task, self.model, self.generator = task, model, generator
-        self.n_cf, self.seed = int(n_cf), int(seed)
+        self.n_cf, self.seed = check("n_cf", n_cf), check("seed", seed)
         self.features_to_vary = None if features_to_vary is None else list(features_to_vary)
         self.permitted_range = None if permitted_range is None else dict(permitted_range)
         self.refine = check_refine(default_refine(generator.name) if refine is None else refine)
@@ -246,6 +258,7 @@ class CounterfactualStore:
         with self._lock:
             todo = self.missing(rows)
             if todo:
+                check_generation_memory(self.generator, self.task, n_queries=len(todo), n_cf=self.n_cf)
                 # The rows stored before this call, taken now: their share of the time is that of the run that made them.
                 missing = set(todo)
                 earlier = [r for r in dict.fromkeys(rows) if r not in missing]
