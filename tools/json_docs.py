@@ -111,7 +111,7 @@ class Schema:
         for name, sub in keys:
             path = f"{prefix}{name}"
             meaning = (sub.get("description") or self.resolve(sub).get("description", "")) if isinstance(sub, dict) else ""
-            out.append(Row(path, self.type_text(sub), name in required, " ".join(meaning.split())))
+            out.append(Row(path, self.type_text(sub), name in required, " ".join((meaning + _range(sub)).split())))
             if self.kind_of(sub) or not isinstance(sub, dict):
                 continue
             out += self.children(self.resolve(sub), path)
@@ -135,6 +135,16 @@ class Schema:
 
     def kinds(self) -> dict[str, dict]:
         return {kind: self.root["$defs"][f"{kind}_kind"] for kind in self.root["properties"]["kind"]["enum"]}
+
+
+def _range(node) -> str:
+    """" From 0 to 1." for a number (or a map of numbers) the schema bounds; else nothing."""
+    if not isinstance(node, dict):
+        return ""
+    bounded = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else node
+    if "minimum" not in bounded and "maximum" not in bounded:
+        return ""
+    return f" From {bounded.get('minimum', '-∞')} to {bounded.get('maximum', '∞')}."
 
 
 def kind_rows(schema: dict) -> dict[str, list[Row]]:
