@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -246,7 +246,7 @@ def _not_finite(value, path: str = "") -> str | None:
     if isinstance(value, float):
         return None if math.isfinite(value) else path or "(top)"
     if isinstance(value, Mapping):
-        items = value.items()
+        items: Iterable = value.items()
     elif isinstance(value, list | tuple):
         items = enumerate(value)
     else:

@@ -127,8 +127,7 @@ def build_analysis() -> Analysis:
     )
     explainer = cache.explainer(task, model, identity, name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine)
     # The global sample's counterfactuals must fit the memory budget: refused here, before any page generates them.
-    fc.counterfactuals.check_generation_memory(explainer.generator, task, n_queries=int(s[S.N_FACTUALS]),
-                                               n_cf=explainer.n_cf)
+    explainer.store.check_memory(int(s[S.N_FACTUALS]))
     return Analysis(explainer=explainer, n_factuals=int(s[S.N_FACTUALS]))
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from .._errors import ConfigError, FlexError
 from .._explainer import FlexExplainer
 from ..compare._json import add_lime_to_json, add_shap_to_json
-from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, check_generation_memory, make_generator
+from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_generator
+from ..counterfactuals._store import check_generation_memory
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
 from ..importance import DEFAULT_TAU

@@ -247,6 +247,11 @@ class CounterfactualStore:
             return rows
         return [r for r, have in zip(rows, self._set.has_rows(rows)) if not have]
 
+    def check_memory(self, n_queries: int) -> None:
+        """Refuse (a ConfigError saying what to reduce) generating for ``n_queries`` factuals when the generator's
+        memory estimate exceeds the budget (:func:`flex_core.limits.memory_budget`); :meth:`ensure` calls it first."""
+        check_generation_memory(self.generator, self.task, n_queries=n_queries, n_cf=self.n_cf)
+
     def ensure(self, rows: Rows, *, progress: Progress | None = None) -> CounterfactualSet:
         """Counterfactuals for these rows, generating only the missing ones (in one batch)."""
         rows = [int(r) for r in rows]
@@ -258,7 +263,7 @@ class CounterfactualStore:
         with self._lock:
             todo = self.missing(rows)
             if todo:
-                check_generation_memory(self.generator, self.task, n_queries=len(todo), n_cf=self.n_cf)
+                self.check_memory(len(todo))
                 # The rows stored before this call, taken now: their share of the time is that of the run that made them.
                 missing = set(todo)
                 earlier = [r for r in dict.fromkeys(rows) if r not in missing]
