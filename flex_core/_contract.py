@@ -258,18 +258,26 @@ def _not_finite(value, path: str = "") -> str | None:
     return None
 
 
+def _newer_minor(version: str) -> bool:
+    """A version with this MAJOR and a later MINOR than :data:`FORMAT_VERSION` (written by a newer flex_core)."""
+    major, _, minor = version.partition(".")
+    mine, _, my_minor = FORMAT_VERSION.partition(".")
+    return major == mine and minor.isdigit() and int(minor) > int(my_minor)
+
+
 def check_against_schema(data: Mapping, *, reader: str = "Result") -> None:
     """Refuse a result's dict that the shipped schema (flex_core/schema/result.schema.json) does not accept.
 
     Only a dict with ``kind`` and ``format_version`` can be checked (one embedded in another result has
-    neither; a 1.x dict is checked as the 2.0 dict it is). A DataError names the first place that is wrong.
+    neither; a 1.x dict is checked as the 2.0 dict it is; a later 2.x one, which may carry keys added since,
+    is not). Numbers that are not finite are refused in any dict. A DataError names the first place that is wrong.
     """
     where = _not_finite(data)
     if where:
         raise DataError(f"{reader}.from_dict: the number at {where} is not finite (NaN or infinity); "
                         "a result writes null for those.")
-    if "kind" not in data or "format_version" not in data:
-        return
+    if "kind" not in data or "format_version" not in data or _newer_minor(str(data["format_version"])):
+        return  # a later 2.x may add keys this schema does not know: its reader still refuses what it cannot read
     from jsonschema.exceptions import best_match
 
     error = best_match(_validator().iter_errors({**data, "format_version": FORMAT_VERSION}))

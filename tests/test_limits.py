@@ -107,3 +107,23 @@ def test_the_budget_defaults_to_a_quarter_of_the_machine_and_a_bad_setting_is_re
         monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", bad)
         with pytest.raises(fc.ConfigError, match="FLEX_MEMORY_BUDGET_MB must be a positive number of MB"):
             memory_budget()
+
+
+def test_the_docs_list_every_limit_as_defined():
+    """docs/bad-input.md's table and docs/cli.md's options table are the limits themselves (kept true by this test)."""
+    from pathlib import Path
+
+    from flex_core.cli._main import BOUNDED_OPTIONS
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+
+    def number(x):
+        return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+
+    text = (docs / "bad-input.md").read_text()
+    for name, limit in LIMITS.items():
+        assert f"| `{name}` | {number(limit.low)} | {number(limit.high)} | {limit.what} |" in text, name
+    cli = (docs / "cli.md").read_text()
+    for option, name in BOUNDED_OPTIONS.items():
+        limit = LIMITS[name]
+        assert f"| `--{option.replace('_', '-')}` | {number(limit.low)} to {number(limit.high)} |" in cli, option

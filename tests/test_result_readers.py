@@ -76,3 +76,11 @@ def test_a_1x_result_is_checked_as_the_2x_result_it_is(written):
     assert fc.FlexResult.from_dict(old).feature_names == fc.FlexResult.from_dict(written).feature_names
     with pytest.raises(fc.DataError, match="frequency_mean"):
         fc.FlexResult.from_dict(_changed(old, lambda d: d["features"][0].update(frequency_mean=7.5)))
+
+
+def test_a_later_minor_version_with_a_new_key_is_still_read(written):
+    """2.x promises that a newer minor version only adds optional keys: this reader does not hold them against it."""
+    newer = _changed(written, lambda d: d.update(format_version="2.7", a_key_added_later=[1, 2]))
+    assert fc.FlexResult.from_dict(newer).feature_names == fc.FlexResult.from_dict(written).feature_names
+    with pytest.raises(fc.DataError, match="not finite"):  # still never NaN
+        fc.FlexResult.from_dict(_changed(newer, lambda d: d["features"][0].update(frequency_mean=float("nan"))))

@@ -72,7 +72,7 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(no_work
 def test_a_run_over_the_memory_budget_is_refused_before_training(monkeypatch, capsys):
     monkeypatch.setattr(_main, "_explainer", lambda *a, **k: pytest.fail("the model was trained"))
     monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", "1")
-    # 5,000 factuals x 10,000 candidates x 8 bytes x (2*2+1 + 2 + 24): about 11.5 GB
+    # 5,000 factuals x 20 candidates (2 x N_cf) x 8 bytes x (2*2+1 + 2 + 24 words): about 24 MB
     assert main(["global", "--data", "builtin:toy2d", "--n-factuals", "5000", "--quiet"]) == 2
     line = _error(capsys)
     assert line.startswith("error: Generating counterfactuals for 5,000 factuals would need about ")
