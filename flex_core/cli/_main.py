@@ -320,14 +320,7 @@ def run(args) -> dict:
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
     if args.command in ("regions", "groups"):
-        out = _run_pool_analysis(args, explainer, tau, progress, log)
-        out["config"].update(command=args.command, data=args.data, model=args.model, encoding=args.encoding,
-                             cv_folds=args.cv_folds, cv_rows=args.cv_rows, generator=args.generator, missing=args.missing,
-                             n_factuals=args.n_factuals)
-        out["data"] = task.summary()
-        for note in out.get("notes", []):
-            log(f"note: {note}")
-        return out
+        return _finish(_run_pool_analysis(args, explainer, tau, progress, log), args, task, log)
     if args.command == "regional" and args.rule:
         if args.query is not None or args.where or args.neighbours is not None:
             raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
@@ -357,20 +350,17 @@ def run(args) -> dict:
             lime = explainer.lime(regional.members, num_samples=args.lime_samples)
             log(f"lime: {len(regional.members)} factuals in {lime.seconds:.1f} s")
             add_lime_to_json(out, lime)
-    out["config"].update(
-        command=args.command,
-        data=args.data,
-        model=args.model,
-        encoding=args.encoding,
-        cv_folds=args.cv_folds,
-        cv_rows=args.cv_rows,
-        generator=args.generator,
-        missing=args.missing,
-        n_factuals=args.n_factuals,
-    )
-    out["data"] = task.summary()
     if args.cf_out:
         args.cf_frame = explained.counterfactuals_frame()  # written by main, with the JSON, only when both can be
+    return _finish(out, args, task, log)
+
+
+def _finish(out: dict, args, task, log) -> dict:
+    """The run's options and data summary added to its JSON, and its notes logged."""
+    out["config"].update(command=args.command, data=args.data, model=args.model, encoding=args.encoding,
+                         cv_folds=args.cv_folds, cv_rows=args.cv_rows, generator=args.generator, missing=args.missing,
+                         n_factuals=args.n_factuals)
+    out["data"] = task.summary()
     for note in out.get("notes", []):
         log(f"note: {note}")
     return out
