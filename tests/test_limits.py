@@ -127,3 +127,26 @@ def test_the_docs_list_every_limit_as_defined():
     for option, name in BOUNDED_OPTIONS.items():
         limit = LIMITS[name]
         assert f"| `--{option.replace('_', '-')}` | {number(limit.low)} to {number(limit.high)} |" in cli, option
+
+
+def test_lime_and_kernel_shap_over_the_budget_are_refused_before_they_run(explainer, monkeypatch):
+    """By hand on toy2d (2 continuous features, 2 encoded columns): LIME holds 8 x (8*2 + 2 + 16) = 272 bytes a
+    sample, 100,000 samples about 26 MB; KernelSHAP "auto" makes 2*2 + 2048 = 2,052 evaluations of 20 background
+    rows at 8 x (2*2 + 12) = 128 bytes each, about 5 MB."""
+    import shap
+
+    monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", "1")
+    def ran(*args, **kwargs):
+        raise RuntimeError("KernelSHAP ran")
+
+    monkeypatch.setattr(shap, "KernelExplainer", ran)
+    rows = list(explainer.store.factual_rows[:2])
+    with pytest.raises(fc.ConfigError, match=r"^LIME with 100,000 samples per factual would need about 26 MB, more than "
+                                             r"the 1 MB .*: reduce num_samples \(--lime-samples\)\.$"):
+        explainer.lime(rows, num_samples=100_000)
+    with pytest.raises(fc.ConfigError, match=r"^KernelSHAP with 2,052 evaluations of 20 background rows would need "
+                                             r"about 5 MB, .*reduce nsamples or background_size\.$"):
+        explainer.shap(rows, explainer="kernel")
+    monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", "30")
+    with pytest.raises(RuntimeError, match="KernelSHAP ran"):  # under the budget it goes on to run
+        explainer.shap(rows, explainer="kernel")
