@@ -18,7 +18,8 @@ from ..counterfactuals._store import check_generation_memory
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
 from ..importance import DEFAULT_TAU
-from ..importance._runs import check_rule_region
+from ..importance._metrics import resolve_tau
+from ..importance._runs import check_rule_region, rows_meeting
 from ..limits import check
 from ..models import MODELS, load_model
 from ..regions._discovery import check_discovery_options
@@ -264,7 +265,7 @@ def check_arguments(args) -> None:
         raise ConfigError(f"--query is a 0-based row of the input file, so 0 or more; got {args.query}.")
     for option in ("out", "cf_out"):
         if getattr(args, option, None):
-            check_output_path(args.__dict__[option], "--" + option.replace("_", "-"))
+            check_output_path(getattr(args, option), "--" + option.replace("_", "-"))
 
 
 def check_output_path(path: str, option: str) -> None:
@@ -277,6 +278,27 @@ def check_output_path(path: str, option: str) -> None:
         raise ConfigError(f"{option} {path}: the folder {folder} does not exist; create it first.")
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise ConfigError(f"{option} {path} cannot be written (no permission).")
+
+
+def check_against_data(args, task):
+    """The options that name the data's features, rows or levels, and the run's memory, checked once the data is
+    read and before the model is trained; returns τ as the library takes it."""
+    tau = parse_tau(args.tau)
+    resolve_tau(task.feature_names, [f.is_continuous for f in task.features], tau)
+    if args.command == "groups" and args.by not in task.feature_names:
+        task.feature(args.by)
+    if args.command == "regions":
+        check_discovery_options(max_conditions=args.max_conditions, min_support=args.min_support, fdr=args.fdr,
+                                n_permutations=args.permutations, bins=args.bins, top=args.top)
+    if args.command == "regional" and args.query is not None and args.query not in task.frame.index:
+        raise ConfigError(f"--query {args.query} is not a row of the data (it has {len(task.frame):,} rows after "
+                          "reading; rows with missing values may have been dropped).")
+    if args.command == "regional" and args.where:
+        rows_meeting(task, (), args.where)  # checks the feature and its level
+    # The counterfactuals' memory (the pool analyses' own search, per region, is not counted).
+    check_generation_memory(make_generator(args.generator, **_generator_settings(args, args.generator)), task,
+                            n_queries=args.n_factuals, n_cf=args.n_cf)
+    return tau
 
 
 def run(args) -> dict:
@@ -294,15 +316,7 @@ def run(args) -> dict:
         use_identifiers=_split(args.use_identifier),
         **parse_constraints(args),
     )
-    # Options of regions and groups fail here, before the model is trained.
-    if args.command == "groups" and args.by not in task.feature_names:
-        task.feature(args.by)
-    if args.command == "regions":
-        check_discovery_options(max_conditions=args.max_conditions, min_support=args.min_support, fdr=args.fdr,
-                                n_permutations=args.permutations, bins=args.bins, top=args.top)
-    # The counterfactuals' memory, before the model is trained (only the pool analyses' own search, per region, is not counted).
-    check_generation_memory(make_generator(args.generator, **_generator_settings(args, args.generator)), task,
-                            n_queries=args.n_factuals, n_cf=args.n_cf)
+    tau = check_against_data(args, task)
     started = time.perf_counter()
     explainer = _explainer(args, task, log)
     task, model = explainer.task, explainer.model
@@ -312,7 +326,6 @@ def run(args) -> dict:
         f"({time.perf_counter() - started:.1f} s)")
     if model.metrics.get("note"):
         log(f"model: {model.metrics['note']}")
-    tau = parse_tau(args.tau)
 
     def progress(done, total):
         if done == total or done % max(1, total // 10) == 0:

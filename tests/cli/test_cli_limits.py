@@ -106,3 +106,16 @@ def test_an_existing_output_is_kept_when_the_run_fails(tmp_path, capsys, monkeyp
     monkeypatch.setattr(_main, "_explainer", lambda *a, **k: (_ for _ in ()).throw(_main.ConfigError("no model.")))
     assert main(["global", "--data", "builtin:toy2d", *FAST, "--out", str(out)]) == 2
     assert out.read_text() == "the previous result\n" and list(tmp_path.iterdir()) == [out]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["global", "--tau", "fast"], "--tau takes a number"),
+    (["global", "--tau", "speed=0.1"], "τ given for unknown feature(s): speed."),
+    (["global", "--tau", "-0.5"], "τ must be a number >= 0"),
+    (["regional", "--query", "99999"], "--query 99999 is not a row of the data (it has 600 rows after reading"),
+    (["regional", "--where", "lighting=dark"], "Unknown feature 'lighting'; the features are: vehicle_speed, visibility."),
+])
+def test_options_naming_the_data_are_checked_before_training(monkeypatch, capsys, args, message):
+    monkeypatch.setattr(_main, "_explainer", lambda *a, **k: pytest.fail("the model was trained"))
+    assert main([args[0], "--data", "builtin:toy2d", "--quiet", *args[1:]]) == 2
+    assert message in _error(capsys)
