@@ -20,14 +20,15 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from ._errors import ConfigError, DataError
+from ._errors import ConfigError, DataError, FlexError
 
 __all__ = [
     "FORMAT_VERSION",
@@ -35,6 +36,7 @@ __all__ = [
     "library_versions",
     "result_header",
     "result_schema",
+    "check_against_schema",
     "json_number",
     "json_int",
     "json_floats",
@@ -172,12 +174,22 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Result:
-        """The result :meth:`to_dict` describes; keys it does not know are ignored.
+        """The result :meth:`to_dict` describes.
 
-        Raises ConfigError for a dict of another kind or of another major format version.
+        Raises ConfigError for a dict of another kind or of another major format version, and
+        DataError for one the shipped schema refuses (a missing key, a wrong type, a number out of
+        its range such as a frequency above 1, or one that is not finite) or that cannot be read.
         """
         check_header(data, cls.reads_kinds or (cls.kind,), reader=cls.__name__)
-        return cls._from_body(data)
+        check_against_schema(data, reader=cls.__name__)
+        try:
+            return cls._from_body(data)
+        except FlexError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration) as exc:
+            # A dict without a header (no kind to check it against) that still lacks what the reader needs.
+            raise DataError(f"{cls.__name__}.from_dict cannot read this dict ({type(exc).__name__}: "
+                            f"{str(exc)[:80]}); write it with to_dict.") from None
 
     def to_json(self, path: str | os.PathLike | None = None, **kwargs) -> str:
         """The JSON text of :meth:`to_dict` (indented; NaN is already null), also written to ``path`` when given."""
@@ -204,14 +216,75 @@ def load_json(source) -> dict:
     else:
         text = source
     if isinstance(text, bytes | bytearray):
-        text = text.decode()
+        try:
+            text = text.decode()
+        except UnicodeDecodeError:
+            raise DataError("This is not a result's JSON (it is not UTF-8 text).") from None
+    def refuse(token: str):
+        raise DataError(f"This result's JSON holds {token}, which is not JSON; a result writes null for it.")
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as exc:
         raise DataError(f"This is not a result's JSON ({exc.msg}, line {exc.lineno}).") from None
+    except RecursionError:
+        raise DataError("This is not a result's JSON (nested too deeply).") from None
     if not isinstance(data, dict):
         raise DataError("A result's JSON is an object ({...}).")
     return data
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(result_schema())
+
+
+def _not_finite(value, path: str = "") -> str | None:
+    """The path of the first number in ``value`` that is NaN or infinite, else None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path or "(top)"
+    if isinstance(value, Mapping):
+        items: Iterable = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _not_finite(item, f"{path}/{key}" if path else str(key))
+        if found:
+            return found
+    return None
+
+
+def _newer_minor(version: str) -> bool:
+    """A version with this MAJOR and a later MINOR than :data:`FORMAT_VERSION` (written by a newer flex_core)."""
+    major, _, minor = version.partition(".")
+    mine, _, my_minor = FORMAT_VERSION.partition(".")
+    return major == mine and minor.isdigit() and int(minor) > int(my_minor)
+
+
+def check_against_schema(data: Mapping, *, reader: str = "Result") -> None:
+    """Refuse a result's dict that the shipped schema (flex_core/schema/result.schema.json) does not accept.
+
+    Only a dict with ``kind`` and ``format_version`` can be checked (one embedded in another result has
+    neither; a 1.x dict is checked as the 2.0 dict it is; a later 2.x one, which may carry keys added since,
+    is not). Numbers that are not finite are refused in any dict. A DataError names the first place that is wrong.
+    """
+    where = _not_finite(data)
+    if where:
+        raise DataError(f"{reader}.from_dict: the number at {where} is not finite (NaN or infinity); "
+                        "a result writes null for those.")
+    if "kind" not in data or "format_version" not in data or _newer_minor(str(data["format_version"])):
+        return  # a later 2.x may add keys this schema does not know: its reader still refuses what it cannot read
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors({**data, "format_version": FORMAT_VERSION}))
+    if error is not None:
+        place = "/".join(map(str, error.absolute_path)) or "(top)"
+        raise DataError(f"{reader}.from_dict: this is not a valid {data['kind']!s:.40} result at {place}: "
+                        f"{error.message[:160]}.")
 
 
 def check_header(data: Mapping, kinds: tuple[str, ...], *, reader: str = "Result") -> None:

@@ -14,6 +14,7 @@ from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
+from .limits import check_each
 
 __all__ = ["FlexExplainer"]
 
@@ -115,12 +116,13 @@ class FlexExplainer:
         ordinal_orders: Mapping[str, Sequence] | None = None,
         name: str = "notebook data",
     ):
+        made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before anything runs
         task, fitted = _task_and_model(
             model, X, undesired=undesired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
             allowed=allowed, ordinal_orders=ordinal_orders, name=name,
         )
-        self._assemble(task, fitted, seed=seed, generator=generator, generator_settings=generator_settings, n_cf=n_cf,
-                       refine=refine, cache_dir=cache_dir, y_given=y is not None)
+        self._assemble(task, fitted, seed=seed, generator=made, n_cf=n_cf, refine=refine, cache_dir=cache_dir,
+                       y_given=y is not None)
 
     @classmethod
     def from_task(
@@ -146,6 +148,7 @@ class FlexExplainer:
         """
         from .models import FittedModel, fit_model, from_file_estimator
 
+        made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before training
         if isinstance(model, str):
             model = fit_model(task, model=model, seed=seed, **dict(fit_options or {}))
         elif not isinstance(model, FittedModel):
@@ -153,22 +156,20 @@ class FlexExplainer:
                 raise ConfigError("fit_options apply to a model trained here, not to one fitted elsewhere.")
             task, model = from_file_estimator(task, model, name=model_name or type(model).__name__)
         explainer = cls.__new__(cls)
-        explainer._assemble(task, model, seed=seed, generator=generator, generator_settings=generator_settings, n_cf=n_cf,
-                            refine=refine, cache_dir=cache_dir, y_given=True)
+        explainer._assemble(task, model, seed=seed, generator=made, n_cf=n_cf, refine=refine, cache_dir=cache_dir,
+                            y_given=True)
         return explainer
 
-    def _assemble(self, task, model, *, seed, generator, generator_settings, n_cf, refine, cache_dir, y_given) -> None:
-        """Generator and store for this task and model: the only place they are made."""
-        from .counterfactuals import DEFAULT_GENERATOR, CounterfactualStore, make_generator
+    def _assemble(self, task, model, *, seed, generator, n_cf, refine, cache_dir, y_given) -> None:
+        """The store for this task, model and generator (from :func:`_generator`): the only place it is made."""
+        from .counterfactuals import CounterfactualStore
 
         self.task, self.model, self.y_given = task, model, bool(y_given)
         # The last run's settings (n_factuals, tau, the region's query, k and criterion): settings.json
         # carries them, so explainer.dashboard() opens on the numbers the notebook shows.
         self.last_view: dict = {}
         self.seed, self.n_cf, self.refine, self.cache_dir = int(seed), int(n_cf), refine, cache_dir
-        self.generator_name = generator or DEFAULT_GENERATOR
-        self.generator_settings = dict(generator_settings or {})
-        self.generator = make_generator(self.generator_name, **self.generator_settings)
+        self.generator_name, self.generator_settings, self.generator = generator
         self.store = CounterfactualStore(task, model, self.generator, n_cf=self.n_cf, seed=self.seed, directory=cache_dir,
                                          refine=refine)
 
@@ -205,6 +206,7 @@ class FlexExplainer:
         """
         from .importance import run_global
 
+        check_each(n_factuals=n_factuals, repeats=repeats)  # before anything is generated
         result = run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
                             generators=generators, progress=progress)
         self._remember(n_factuals=n_factuals, tau=tau)
@@ -248,6 +250,7 @@ class FlexExplainer:
         from .importance._runs import check_region_arguments, check_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
+        check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
         criterion = _criterion_text(where)
@@ -449,6 +452,15 @@ class FlexExplainer:
         url = f"http://localhost:{port}"
         print(f"FLEX Studio is starting at {url} (project folder {folder})")
         return url
+
+
+def _generator(name: str | None, settings: Mapping | None, *, seed, n_cf) -> tuple[str, dict, object]:
+    """(name, settings, generator), with the seed, n_cf and every setting checked against flex_core.limits."""
+    from .counterfactuals import DEFAULT_GENERATOR, make_generator
+
+    check_each(seed=seed, n_cf=n_cf)
+    name, settings = name or DEFAULT_GENERATOR, dict(settings or {})
+    return name, settings, make_generator(name, **settings)
 
 
 def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):

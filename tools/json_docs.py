@@ -111,7 +111,7 @@ class Schema:
         for name, sub in keys:
             path = f"{prefix}{name}"
             meaning = (sub.get("description") or self.resolve(sub).get("description", "")) if isinstance(sub, dict) else ""
-            out.append(Row(path, self.type_text(sub), name in required, " ".join(meaning.split())))
+            out.append(Row(path, self.type_text(sub), name in required, " ".join((meaning + _range(sub)).split())))
             if self.kind_of(sub) or not isinstance(sub, dict):
                 continue
             out += self.children(self.resolve(sub), path)
@@ -135,6 +135,16 @@ class Schema:
 
     def kinds(self) -> dict[str, dict]:
         return {kind: self.root["$defs"][f"{kind}_kind"] for kind in self.root["properties"]["kind"]["enum"]}
+
+
+def _range(node) -> str:
+    """" From 0 to 1." for a number (or a map of numbers) the schema bounds; else nothing."""
+    if not isinstance(node, dict):
+        return ""
+    bounded = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else node
+    if "minimum" not in bounded and "maximum" not in bounded:
+        return ""
+    return f" From {bounded.get('minimum', '-∞')} to {bounded.get('maximum', '∞')}."
 
 
 def kind_rows(schema: dict) -> dict[str, list[Row]]:
@@ -200,8 +210,11 @@ def render(schema: dict) -> str:
         "",
         "- **Versions.** " + " ".join(schema["$defs"]["format_version"]["description"].split()),
         "- **Reading back.** `FlexResult.from_json(path_or_text)` (and the same on every result class) reads a result, "
-        "also the CLI's JSON, whose extra keys it ignores; a dict of another kind or another major version is refused "
-        "with a message. `flex_core._kinds.read_result(...)` reads any kind.",
+        "also the CLI's JSON; a dict of another kind or another major version is refused with a message. It first "
+        "checks the dict against this schema (a 1.x dict as the 2.0 dict it is; a later 2.x one, which may carry "
+        "newer keys, is not checked): a missing key, a wrong type, a number outside its range (frequencies and "
+        "shares lie in [0, 1]) or NaN / Infinity is one `DataError` naming the place. "
+        "`flex_core._kinds.read_result(...)` reads any kind.",
         "- **Numbers.** NaN and infinite values are written as `null`. Row ids are 0-based positions in the input file.",
         "- **Paths.** `features[].rank` is the key `rank` of each entry of `features`; `refine.{name}` is the value "
         "under each generator's name. *required* means the key is always present where its parent is.",

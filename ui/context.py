@@ -127,6 +127,8 @@ def build_analysis() -> Analysis:
         [cache.model_id(task, model), name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine], sort_keys=True, default=str
     )
     explainer = cache.explainer(task, model, identity, name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine)
+    # The global sample's counterfactuals must fit the memory budget: refused here, before any page generates them.
+    explainer.store.check_memory(int(s[S.N_FACTUALS]))
     return Analysis(explainer=explainer, n_factuals=int(s[S.N_FACTUALS]))
 
 

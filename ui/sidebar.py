@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 import flex_core as fc
+from flex_core.limits import LIMITS, check
 from ui import cache, paths, reporting
 from ui import state as S
 from ui.context import Analysis, active_model, current_analysis, load_base_task
@@ -169,9 +170,10 @@ def _parse_optional_number(setting: str, text: str):
         return None
     for kind in (int, float):
         try:
-            return kind(text)
+            value = kind(text)
         except ValueError:
             continue
+        return check(setting, value, label=f"The generator setting {setting}") if setting in LIMITS else value
     raise fc.ConfigError(f"The generator setting {setting!r} must be a number or empty (got {text!r}).")
 
 
@@ -179,6 +181,15 @@ def _parse_optional_number(setting: str, text: str):
 VALIDITY_NOTE = ("A counterfactual counts when P(undesirable) < 0.5 − margin, and still does with every changed number "
                  "moved radius × its range back toward the case's value. Margin 0 and radius 0 is the paper's setting "
                  "(P < 0.5); a tie at 0.5 never counts.")
+
+
+def _range(setting: str) -> dict:
+    """min_value and max_value of a number box: the setting's limit (flex_core.limits), when it has one."""
+    if setting not in LIMITS:
+        return {}
+    limit = LIMITS[setting]
+    kind = int if limit.integer else float
+    return {"min_value": kind(limit.low), "max_value": kind(limit.high)}
 
 
 def _generator_settings(name: str) -> None:
@@ -195,9 +206,9 @@ def _generator_settings(name: str) -> None:
             if isinstance(default, bool):
                 value = st.checkbox(label, **S.bound(key))
             elif isinstance(default, int):
-                value = int(st.number_input(label, step=1, **S.bound(key)))
+                value = int(st.number_input(label, step=1, **_range(setting), **S.bound(key)))
             elif isinstance(default, float):
-                value = float(st.number_input(label, **S.bound(key)))
+                value = float(st.number_input(label, **_range(setting), **S.bound(key)))
             elif default is None:
                 text = st.text_input(label, placeholder="none", **S.bound(key))
                 try:
@@ -265,8 +276,8 @@ def render_sidebar() -> Analysis | None:
             st.selectbox("Classifier", list(fc.models.MODELS), **S.bound(S.MODEL, fc.models.MODELS),
                          format_func=lambda m: fc.models.MODELS[m])
             st.radio("Categorical encoding", ("onehot", "label"), **S.bound(S.ENCODING, ("onehot", "label")), horizontal=True)
-            st.number_input("Cross-validation folds (0 skips it)", min_value=0, max_value=10, step=1, **S.bound(S.CV_FOLDS))
-            st.number_input("Cross-validate on at most this many rows", min_value=100, step=1000, **S.bound(S.CV_ROWS),
+            st.number_input("Cross-validation folds (0 skips it)", step=1, **_range("cv_folds"), **S.bound(S.CV_FOLDS))
+            st.number_input("Cross-validate on at most this many rows", step=1000, **_range("cv_rows"), **S.bound(S.CV_ROWS),
                             help="On large data, cross-validation runs on a stratified random sample of the training "
                             "rows (the model still trains on all of them); the metrics say when it did.")
         metrics_slot = st.container()
@@ -287,9 +298,9 @@ def render_sidebar() -> Analysis | None:
                  "as far as the prediction stays desirable, so μ and F at high τ say how much must change. "
                  "none: the generator's values (DiCE as in the paper).",
         )
-        st.number_input("Seed", min_value=0, step=1, **S.bound(S.SEED))
-        st.number_input("N_F: factuals for the global analysis", min_value=1, max_value=5000, step=10, **S.bound(S.N_FACTUALS))
-        st.number_input("N_cf: counterfactuals per factual", min_value=1, max_value=50, step=1, **S.bound(S.N_CF))
+        st.number_input("Seed", step=1, **_range("seed"), **S.bound(S.SEED))
+        st.number_input("N_F: factuals for the global analysis", step=10, **_range("n_factuals"), **S.bound(S.N_FACTUALS))
+        st.number_input("N_cf: counterfactuals per factual", step=1, **_range("n_cf"), **S.bound(S.N_CF))
 
         analysis = current_analysis()
         if analysis is not None:

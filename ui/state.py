@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 import flex_core as fc
+from flex_core.limits import LIMITS
 from ui import paths, url_state
 from ui.text import plain
 
@@ -169,7 +170,8 @@ def apply_project_settings(folder: str) -> None:
             s[key] = settings[name]
     view = settings.get("view") or {}
     if isinstance(view.get("n_factuals"), int):
-        s[N_FACTUALS] = min(max(view["n_factuals"], 1), 5000)
+        low, high = LIMITS["n_factuals"][:2]
+        s[N_FACTUALS] = min(max(view["n_factuals"], low), high)
     if isinstance(view.get("tau"), (int, float)):
         s[TAU] = float(view["tau"])
     if isinstance(view.get("query"), int):

@@ -17,6 +17,7 @@ from flex_core import ConfigError
 from flex_core.counterfactuals import GENERATORS, REFINE_MODES
 from flex_core.data import KINDS
 from flex_core.importance import DEFAULT_TAU
+from flex_core.limits import LIMITS, check
 from flex_core.models import MODELS
 
 __all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link"]
@@ -54,9 +55,8 @@ PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
 #: The dataset prefix of an uploaded file, which a link names but cannot carry.
 UPLOAD = "upload"
 
-#: field -> (smallest, largest) value, as the sidebar's number boxes allow (None: no bound)
-_INT_FIELDS = {"seed": (0, None), "n_factuals": (1, 5000), "n_cf": (1, 50), "k": (0, None), "cv_folds": (0, 10),
-               "cv_rows": (100, None)}
+#: Whole-number fields, each bounded by flex_core.limits.LIMITS (as the sidebar's number boxes are).
+_INT_FIELDS = ("seed", "n_factuals", "n_cf", "k", "cv_folds", "cv_rows")
 _CHOICES = {"model": tuple(MODELS), "encoding": ("onehot", "label"), "generator": tuple(GENERATORS),
             "missing": ("drop", "impute"), "refine": ("auto", *REFINE_MODES), "whiskers": ("interval", "std")}
 
@@ -105,10 +105,7 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
 def _parse(key: str, value: str, view: dict) -> None:
     prefix, dot, name = key.partition(".")
     if key in _INT_FIELDS:
-        view[key] = int(value)
-        low, high = _INT_FIELDS[key]
-        if view[key] < low or (high is not None and view[key] > high) or (key == "cv_folds" and view[key] == 1):
-            raise ValueError
+        view[key] = check(key, int(value), label=f"Link parameter {key}")
     elif key == "query":
         view[key] = int(value)
     elif key == "whatif_row":
@@ -130,6 +127,8 @@ def _parse(key: str, value: str, view: dict) -> None:
             raise ConfigError(f"Link parameter {key}={value!r}: use one of {', '.join(KINDS)}.")
         view["kinds"][name] = value
     elif dot and prefix == "gen":
+        if name in LIMITS and value.strip():  # a bounded number (samples, max_rounds, ...): refused here, before it is applied
+            check(name, (int if LIMITS[name].integer else float)(value), label=f"Link parameter {key}")
         view["generator_settings"][name] = value  # typed against the generator's defaults when applied
     elif key in _CHOICES:
         if value not in _CHOICES[key]:
@@ -202,6 +201,8 @@ def view_from_query_params(params: Mapping[str, Any]) -> dict[str, Any]:
         key, value = str(raw_key), str(value)
         try:
             _parse(key, value, view)
+        except ConfigError:
+            raise  # it names the parameter and what it takes (a number: its range)
         except (ValueError, KeyError):
             raise ConfigError(f"Link parameter {key}={value!r} is not a valid value; fix or remove it.") from None
     return view

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from .._errors import ConfigError, FlexError
 from .._explainer import FlexExplainer
 from ..compare._json import add_lime_to_json, add_shap_to_json
-from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES
+from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_generator
+from ..counterfactuals._store import check_generation_memory
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
 from ..importance import DEFAULT_TAU
-from ..importance._runs import check_rule_region
+from ..importance._metrics import resolve_tau
+from ..importance._runs import check_rule_region, rows_meeting
+from ..limits import check
 from ..models import MODELS, load_model
 from ..regions._discovery import check_discovery_options
 from ..reproduce._paper import add_reproduce_parser, run_reproduce
@@ -246,12 +252,66 @@ def _explainer(args, task, log) -> FlexExplainer:
     )
 
 
+#: option -> the setting of flex_core.limits.LIMITS that bounds it (checked before any work starts)
+BOUNDED_OPTIONS = {
+    "n_factuals": "n_factuals", "n_cf": "n_cf", "seed": "seed", "repeats": "repeats", "neighbours": "k",
+    "time_limit": "time_limit", "n_jobs": "n_jobs", "cv_folds": "cv_folds", "cv_rows": "cv_rows",
+    "lime_samples": "num_samples", "min_support": "min_support", "permutations": "n_permutations", "bins": "bins",
+    "top": "top",
+}
+
+
+def check_arguments(args) -> None:
+    """Every number against its limit, and every output path, before anything is read or trained."""
+    for option, name in BOUNDED_OPTIONS.items():
+        value = getattr(args, option, None)
+        if value is not None:
+            check(name, value, label="--" + option.replace("_", "-"))
+    if getattr(args, "query", None) is not None and args.query < 0:
+        raise ConfigError(f"--query is a 0-based row of the input file, so 0 or more; got {args.query}.")
+    for option in ("out", "cf_out"):
+        if getattr(args, option, None):
+            check_output_path(getattr(args, option), "--" + option.replace("_", "-"))
+
+
+def check_output_path(path: str, option: str) -> None:
+    """Refuse an output path that cannot be written (no such folder, a folder, not writable), before the run."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise ConfigError(f"{option} {path} is a folder; give a file name.")
+    if not folder.is_dir():
+        raise ConfigError(f"{option} {path}: the folder {folder} does not exist; create it first.")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ConfigError(f"{option} {path} cannot be written (no permission).")
+
+
+def check_against_data(args, task):
+    """The options that name the data's features, rows or levels, and the run's memory, checked once the data is
+    read and before the model is trained; returns τ as the library takes it."""
+    tau = parse_tau(args.tau)
+    resolve_tau(task.feature_names, [f.is_continuous for f in task.features], tau)
+    if args.command == "groups" and args.by not in task.feature_names:
+        task.feature(args.by)
+    if args.command == "regions":
+        check_discovery_options(max_conditions=args.max_conditions, min_support=args.min_support, fdr=args.fdr,
+                                n_permutations=args.permutations, bins=args.bins, top=args.top)
+    if args.command == "regional" and args.query is not None and args.query not in task.frame.index:
+        raise ConfigError(f"--query {args.query} is not a row of the data (it has {len(task.frame):,} rows after "
+                          "reading; rows with missing values may have been dropped).")
+    if args.command == "regional" and args.where:
+        rows_meeting(task, (), args.where)  # checks the feature and its level
+    # The counterfactuals' memory (the pool analyses' own search, per region, is not counted).
+    check_generation_memory(make_generator(args.generator, **_generator_settings(args, args.generator)), task,
+                            n_queries=args.n_factuals, n_cf=args.n_cf)
+    return tau
+
+
 def run(args) -> dict:
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    check_arguments(args)
     if args.command == "reproduce":
         return run_reproduce(args, log)
-    if args.repeats < 1:
-        raise ConfigError("--repeats must be at least 1 (2 or more to measure the spread across seeds).")
     task = load_dataset(
         args.data,
         target=args.target,
@@ -262,12 +322,7 @@ def run(args) -> dict:
         use_identifiers=_split(args.use_identifier),
         **parse_constraints(args),
     )
-    # Options of regions and groups fail here, before the model is trained.
-    if args.command == "groups" and args.by not in task.feature_names:
-        task.feature(args.by)
-    if args.command == "regions":
-        check_discovery_options(max_conditions=args.max_conditions, min_support=args.min_support, fdr=args.fdr,
-                                n_permutations=args.permutations, bins=args.bins, top=args.top)
+    tau = check_against_data(args, task)
     started = time.perf_counter()
     explainer = _explainer(args, task, log)
     task, model = explainer.task, explainer.model
@@ -277,7 +332,6 @@ def run(args) -> dict:
         f"({time.perf_counter() - started:.1f} s)")
     if model.metrics.get("note"):
         log(f"model: {model.metrics['note']}")
-    tau = parse_tau(args.tau)
 
     def progress(done, total):
         if done == total or done % max(1, total // 10) == 0:
@@ -285,14 +339,7 @@ def run(args) -> dict:
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
     if args.command in ("regions", "groups"):
-        out = _run_pool_analysis(args, explainer, tau, progress, log)
-        out["config"].update(command=args.command, data=args.data, model=args.model, encoding=args.encoding,
-                             cv_folds=args.cv_folds, cv_rows=args.cv_rows, generator=args.generator, missing=args.missing,
-                             n_factuals=args.n_factuals)
-        out["data"] = task.summary()
-        for note in out.get("notes", []):
-            log(f"note: {note}")
-        return out
+        return _finish(_run_pool_analysis(args, explainer, tau, progress, log), args, task, log)
     if args.command == "regional" and args.rule:
         if args.query is not None or args.where or args.neighbours is not None:
             raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
@@ -322,21 +369,17 @@ def run(args) -> dict:
             lime = explainer.lime(regional.members, num_samples=args.lime_samples)
             log(f"lime: {len(regional.members)} factuals in {lime.seconds:.1f} s")
             add_lime_to_json(out, lime)
-    out["config"].update(
-        command=args.command,
-        data=args.data,
-        model=args.model,
-        encoding=args.encoding,
-        cv_folds=args.cv_folds,
-        cv_rows=args.cv_rows,
-        generator=args.generator,
-        missing=args.missing,
-        n_factuals=args.n_factuals,
-    )
-    out["data"] = task.summary()
     if args.cf_out:
-        to_safe_csv(explained.counterfactuals_frame(), args.cf_out)
-        log(f"counterfactuals: {args.cf_out}")
+        args.cf_frame = explained.counterfactuals_frame()  # written by main, with the JSON, only when both can be
+    return _finish(out, args, task, log)
+
+
+def _finish(out: dict, args, task, log) -> dict:
+    """The run's options and data summary added to its JSON, and its notes logged."""
+    out["config"].update(command=args.command, data=args.data, model=args.model, encoding=args.encoding,
+                         cv_folds=args.cv_folds, cv_rows=args.cv_rows, generator=args.generator, missing=args.missing,
+                         n_factuals=args.n_factuals)
+    out["data"] = task.summary()
     for note in out.get("notes", []):
         log(f"note: {note}")
     return out
@@ -350,6 +393,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+@contextlib.contextmanager
+def _atomic(path: str | None):
+    """A temporary file beside ``path`` to write, moved onto ``path`` when the block succeeds, removed when it fails.
+
+    Nested, the outer file is moved after the inner one; a failure in between leaves the inner one written
+    (only an OSError of the second rename can do that). ``None``: nothing to write (yields None).
+    """
+    if path is None:
+        yield None
+        return
+    target = Path(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    os.close(fd)
+    try:
+        yield Path(temp)
+        os.replace(temp, target)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     import json
 
@@ -359,9 +422,15 @@ def main(argv: list[str] | None = None) -> int:
             return run_dashboard(args)
         out = run(args)
         text = json.dumps(out, indent=2)
-        if args.out:
-            Path(args.out).write_text(text + "\n")
-        else:
+        cf_frame = getattr(args, "cf_frame", None)
+        with _atomic(args.out) as json_path, _atomic(args.cf_out if cf_frame is not None else None) as cf_path:
+            if cf_path is not None:
+                to_safe_csv(cf_frame, cf_path)
+            if json_path is not None:
+                json_path.write_text(text + "\n")
+        if cf_path is not None and not args.quiet:
+            print(f"counterfactuals: {args.cf_out}", file=sys.stderr)
+        if json_path is None:
             print(text)
     except FlexError as exc:
         print(f"error: {exc}", file=sys.stderr)

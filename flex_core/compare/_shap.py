@@ -23,6 +23,7 @@ from .._extras import require
 from .._typing import Rows
 from ..counterfactuals._set import Progress, decode_rows, encode_rows, query_seed
 from ..data import TaskSpec
+from ..limits import check, check_memory
 from ..models import FittedModel
 from ._columns import encoded_column_owners, sum_columns_to_features
 from ._scores import MethodScores, checked_rows
@@ -213,6 +214,8 @@ def shap_importance(
     require("shap", "SHAP")  # loaded here, before anything else: a missing shap is one error naming its extra
     if explainer not in SHAP_EXPLAINERS:
         raise ConfigError(f"Unknown SHAP explainer {explainer!r}; choose one of {', '.join(SHAP_EXPLAINERS)}.")
+    background_size = check("background_size", background_size)
+    nsamples = nsamples if nsamples == "auto" else check("nsamples", nsamples)
     rows = checked_rows(task, rows, "SHAP")
     inputs = _shap_inputs(model, task, rows)
     kind = _explainer_kind(explainer, inputs, model)
@@ -399,6 +402,13 @@ def _kernel_values(
 
     training, explained = inputs.training, inputs.explained
     size = min(background_size, len(training))
+    # KernelSHAP scores nsamples coalitions x the background rows at once (measured: about 210 bytes a row
+    # with 14 columns); "auto" is 2 x columns + 2048 evaluations.
+    width = explained.shape[1]
+    evaluations = 2 * width + 2048 if nsamples == "auto" else int(nsamples)
+    check_memory(evaluations * size * 8 * (2 * width + 12),
+                 what=f"KernelSHAP with {evaluations:,} evaluations of {size:,} background rows",
+                 reduce="nsamples or background_size")
     if inputs.path == "encoded":
         background = shap.kmeans(training, size)
     else:

@@ -53,6 +53,7 @@ import pandas as pd
 
 from .._errors import ConfigError
 from ..data import TaskSpec
+from ..limits import check
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._quality import feature_mad
@@ -66,6 +67,7 @@ from ._set import (
     check_request,
     distinct_keys,
     encode_rows,
+    encoded_width,
     query_seed,
 )
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
@@ -121,22 +123,28 @@ class BatchGenerator(GeneratorParams):
         margin: float = DEFAULT_MARGIN,
         radius: float = DEFAULT_RADIUS,
     ):
-        if samples is not None and int(samples) < 1:
-            raise ConfigError("samples must be at least 1 candidate per query and round.")
-        if int(max_rounds) < 1:
-            raise ConfigError("max_rounds must be at least 1.")
         if backend not in BACKENDS:
             raise ConfigError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
-        if int(n_jobs) == 0:
-            raise ConfigError("n_jobs must be a positive number of chunks, or -1 for all cores.")
         self._plausible = bool(plausible)
-        self.samples = None if samples is None else int(samples)
-        self.max_rounds = int(max_rounds)
-        self._n_jobs = int(n_jobs)
+        self.samples = None if samples is None else check("samples", samples)
+        self.max_rounds = check("max_rounds", max_rounds)
+        self._n_jobs = check("n_jobs", n_jobs)
         self._backend = backend
         rule = Validity(margin, radius)  # checked once, here
         self.margin, self.radius = rule.margin, rule.radius
         self.name = "batch-plausible" if self._plausible else "batch"
+
+    def peak_bytes(self, task: TaskSpec, *, n_queries: int, n_cf: int) -> int:
+        """About the most memory one :meth:`generate` call holds: the candidates of a chunk of queries in one round.
+
+        Per candidate, :data:`CANDIDATE_WORDS` plus the draws (2 per feature, plus one), the encoded
+        row (one value per number, one per level of a categorical feature), 8 bytes each.
+        """
+        per_query = self.samples or (int(n_cf) if self.plausible else 2 * int(n_cf))
+        if self.plausible:  # the window of neighbours doubles for three rounds
+            per_query *= 8
+        n_f = len(task.features)
+        return min(int(n_queries), CHUNK_QUERIES) * per_query * 8 * (2 * n_f + 1 + encoded_width(task) + CANDIDATE_WORDS)
 
     @property
     def plausible(self) -> bool:
@@ -483,6 +491,9 @@ class _SearchSettings:
 PROCESS_QUERIES = 1_000
 #: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
 CHUNK_QUERIES = 5_000
+#: Memory per candidate besides its draws and encoded row, in 8-byte words (masks, ranks, the model's scores;
+#: measured on toy2d and synthetic-regional with a forest: 210-260 bytes per candidate in all).
+CANDIDATE_WORDS = 24
 #: Rounds in a row that add no new distinct counterfactual after which a query that has some stops
 #: (counted when a block of rounds is made final: the whole block counts).
 PATIENCE = 3

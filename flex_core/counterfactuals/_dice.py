@@ -28,6 +28,7 @@ import pandas as pd
 from .._errors import ConfigError, GenerationError
 from .._extras import require
 from ..data import TaskSpec
+from ..limits import check
 from ..models import FittedModel
 from ._set import (
     CounterfactualSet,
@@ -86,7 +87,7 @@ class DiceGenerator(GeneratorParams):
         rule = Validity(margin, radius)  # checked once, here
         self.margin, self.radius = rule.margin, rule.radius
         self.posthoc_sparsity = posthoc_sparsity
-        self.time_limit = time_limit
+        self.time_limit = None if time_limit is None else check("time_limit", time_limit)
         self.name = f"dice-{method}"
 
     def _explainer(self, model: FittedModel, task: TaskSpec):

@@ -36,6 +36,7 @@ __all__ = [
     "resolve_permitted_range",
     "check_request",
     "GeneratorParams",
+    "encoded_width",
     "constraint_violations",
     "merge_copies",
     "copy_tolerance",
@@ -513,6 +514,11 @@ class CounterfactualSet:
                 data["copies"].copy() if "copies" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
                 data["dropped"].copy() if "dropped" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
             )
+
+
+def encoded_width(task: TaskSpec) -> int:
+    """Columns of a row encoded for a model: one per number, one per level of a categorical or ordinal feature."""
+    return sum(1 if f.is_continuous else len(f.levels) for f in task.features)
 
 
 class GeneratorParams:

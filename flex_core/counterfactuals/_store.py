@@ -24,19 +24,33 @@ from .. import __version__
 from .._errors import ConfigError
 from .._typing import Rows
 from ..data import TaskSpec
+from ..limits import check, check_memory
 from ..models import FittedModel
 from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
-from ._set import CounterfactualGenerator, CounterfactualSet, Progress, encode_rows
+from ._set import CounterfactualGenerator, CounterfactualSet, Progress, encode_rows, encoded_width
 from ._validity import Validity, training_ranges, validity_of
 
-__all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]
+__all__ = ["CounterfactualStore", "factual_rows", "training_ranges", "check_generation_memory"]
 
 
 def factual_rows(task: TaskSpec, model: FittedModel) -> np.ndarray:
     """Rows the model predicts undesirable: the factuals FLEX explains (one batched call)."""
     return task.frame.index.to_numpy()[model.predict_undesirable(task.X) == 1]
+
+
+def check_generation_memory(generator: CounterfactualGenerator, task: TaskSpec, *, n_queries: int, n_cf: int) -> None:
+    """Refuse generating for ``n_queries`` factuals when the generator's estimate exceeds the memory budget.
+
+    A generator with a ``peak_bytes(task, n_queries=, n_cf=)`` method estimates itself; any other is
+    taken to hold its result and one encoded copy of it (it has no candidate setting to blow it up).
+    """
+    peak = getattr(generator, "peak_bytes", None)
+    estimate = (peak(task, n_queries=n_queries, n_cf=n_cf) if callable(peak)
+                else int(n_queries) * int(n_cf) * 8 * (len(task.features) + encoded_width(task)))
+    check_memory(estimate, what=f"generating counterfactuals for {int(n_queries):,} factuals",
+                 reduce="N_F, N_cf or the generator's samples")
 
 
 class CounterfactualStore:
@@ -67,10 +81,8 @@ class CounterfactualStore:
         directory: str | Path | None = None,
         refine: str | None = None,
     ):
-        if n_cf < 1:
-            raise ConfigError("n_cf must be at least 1.")
         self.task, self.model, self.generator = task, model, generator
-        self.n_cf, self.seed = int(n_cf), int(seed)
+        self.n_cf, self.seed = check("n_cf", n_cf), check("seed", seed)
         self.features_to_vary = None if features_to_vary is None else list(features_to_vary)
         self.permitted_range = None if permitted_range is None else dict(permitted_range)
         self.refine = check_refine(default_refine(generator.name) if refine is None else refine)
@@ -302,6 +314,11 @@ class CounterfactualStore:
             return rows
         return [r for r, have in zip(rows, self._set.has_rows(rows)) if not have]
 
+    def check_memory(self, n_queries: int) -> None:
+        """Refuse (a ConfigError saying what to reduce) generating for ``n_queries`` factuals when the generator's
+        memory estimate exceeds the budget (:func:`flex_core.limits.memory_budget`); :meth:`ensure` calls it first."""
+        check_generation_memory(self.generator, self.task, n_queries=n_queries, n_cf=self.n_cf)
+
     def ensure(self, rows: Rows, *, progress: Progress | None = None) -> CounterfactualSet:
         """Counterfactuals for these rows, generating only the missing ones (in one batch)."""
         rows = [int(r) for r in rows]
@@ -313,6 +330,7 @@ class CounterfactualStore:
         with self._lock:
             todo = self.missing(rows)
             if todo:
+                self.check_memory(len(todo))
                 self._probe()
                 # The rows stored before this call, taken now: their share of the time is that of the run that made them.
                 missing = set(todo)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from .._errors import DataError
+from ..limits import LIMITS
 
 __all__ = ["read_csv", "read_notes", "MAX_FILE_BYTES", "MISSING_MARKERS", "DELIMITERS"]
 
@@ -116,6 +117,23 @@ def _sniff_delimiter(text: str, skipinitialspace: bool) -> str:
     return best
 
 
+def _check_size(text: str, delimiter: str, skipinitialspace: bool) -> None:
+    """Refuse a file with more columns, rows or cells than :data:`flex_core.limits.LIMITS` allows, from its header
+    and a count of its lines: before any parsing of the rows (a small file can make a huge frame)."""
+    header = next(_records(text[: text.find("\n", 0, 2**20) + 1 or 2**20], delimiter, skipinitialspace), None)
+    columns = len(header[1]) if header else 0
+    rows = text.count("\n") + (not text.endswith("\n")) - 1  # lines after the header (blank ones too: an upper bound)
+    if columns > LIMITS["columns"].high:
+        raise DataError(f"This file has {columns:,} columns; the limit is {LIMITS['columns'].high:,}. "
+                        "Keep the columns you need and upload it again.")
+    if rows > LIMITS["rows"].high:
+        raise DataError(f"This file has {rows:,} lines after its header; the limit is {LIMITS['rows'].high:,} rows. "
+                        "Keep a sample of the rows and upload it again.")
+    if columns * rows > LIMITS["cells"].high:
+        raise DataError(f"This file has {rows:,} rows x {columns:,} columns = {rows * columns:,} cells; the limit is "
+                        f"{LIMITS['cells'].high:,}. Keep fewer rows or columns and upload it again.")
+
+
 def _check_structure(text: str, delimiter: str, skipinitialspace: bool) -> None:
     """Refuse duplicate column names, header-only files and rows whose field count differs from the header's."""
     records = _records(text, delimiter, skipinitialspace)
@@ -181,6 +199,7 @@ def read_csv(source, *, max_bytes: int = MAX_FILE_BYTES, **kwargs) -> pd.DataFra
     delimiter = _sniff_delimiter(text, skipinitialspace)
     if delimiter != ",":
         notes.append(f"The columns are separated by {DELIMITERS[delimiter]}, not commas; read them that way.")
+    _check_size(text, delimiter, skipinitialspace)
     _check_structure(text, delimiter, skipinitialspace)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, index_col=False, keep_default_na=False,

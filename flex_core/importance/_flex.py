@@ -15,6 +15,7 @@ from .._typing import Numbers, Rows
 from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals, pearson_interval
 from ..counterfactuals import CounterfactualSet, decode_rows, encode_rows
 from ..data import TaskSpec
+from ..limits import check
 from ._metrics import (
     DEFAULT_TAU,
     DICE_EPSILON,
@@ -218,8 +219,7 @@ def select_region(
         ``{"distance": d, "candidates": c, "drawn": n}`` when c > n candidates lie at the k-th
         distance d and n of them were drawn at random; None when no draw was needed.
     """
-    if k < 0:
-        raise ConfigError("The neighbourhood size k must be >= 0.")
+    k = check("k", k)
     criterion = parse_criterion(task, where)
     candidates = np.asarray(list(candidates), dtype=int)
     if query not in task.frame.index:

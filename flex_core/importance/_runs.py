@@ -14,6 +14,7 @@ from ..counterfactuals import CounterfactualStore
 from ..counterfactuals._registry import generator_key
 from ..counterfactuals._set import Progress
 from ..data import TaskSpec
+from ..limits import check
 from ..models._fit import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
 from ._metrics import DEFAULT_TAU
@@ -27,8 +28,7 @@ __all__ = ["sample_factuals", "importance_of", "store_notes", "run_local", "run_
 def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
     """A seeded random sample of n factual rows (all of them when fewer exist), sorted by row id."""
     rows = np.asarray(rows, dtype=int)
-    if n < 1:
-        raise ConfigError("The number of factuals must be at least 1.")
+    n = check("n_factuals", n)
     if len(rows) == 0:
         raise ConfigError("The model predicts no row undesirable, so there is nothing to explain.")
     if n >= len(rows):

@@ -25,6 +25,7 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from .._errors import ConfigError, DataError
 from .._typing import Rows
 from ..data import TaskSpec
+from ..limits import check
 from ._adapter import ModelSchema, model_schema, stored_names
 
 __all__ = ["FittedModel", "fit_model", "MODELS", "build_pipeline", "model_summary", "adequacy_note", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "BinaryClassifierView"]
@@ -455,10 +456,8 @@ def fit_model(
     """
     if model not in MODELS:
         raise ConfigError(f"Unknown model {model!r}; choose one of {', '.join(MODELS)}.")
-    if cv_folds < 2 and cv_folds != 0:
-        raise ConfigError(f"Cross-validation needs at least 2 folds, or 0 to skip it (got {cv_folds}).")
-    if cv_rows is not None and cv_rows < 10:
-        raise ConfigError(f"Cross-validation needs at least 10 rows (cv_rows={cv_rows}).")
+    seed, cv_folds = check("seed", seed), check("cv_folds", cv_folds)
+    cv_rows = None if cv_rows is None else check("cv_rows", cv_rows)
     progress = progress or (lambda step, total, text: None)
     X, y = task.X, task.y
     if min(np.bincount(y, minlength=2)) < 2:

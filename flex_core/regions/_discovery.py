@@ -60,6 +60,7 @@ from ..counterfactuals._set import Progress
 from ..data import TaskSpec
 from ..importance import DEFAULT_TAU, compare_with_global, rule_text
 from ..importance._flex import PEARSON_INTERVAL_CONFIG
+from ..limits import check_each
 from ._pool import Pool, build_pool, number_value, quantile_bins
 
 __all__ = [
@@ -714,16 +715,9 @@ def check_discovery_options(*, max_conditions, min_support, fdr, n_permutations,
         raise ConfigError(
             f"max_conditions is 1 or 2, not {max_conditions!r} (two conditions already make thousands of candidates)."
         )
-    if int(min_support) < 2:
-        raise ConfigError("min_support must be at least 2 factuals.")
+    check_each(min_support=min_support, n_permutations=n_permutations, bins=bins, top=top)
     if not 0 < float(fdr) < 1:
         raise ConfigError(f"fdr is a false-discovery rate between 0 and 1 (e.g. 0.1), not {fdr!r}.")
-    if int(n_permutations) < 100:
-        raise ConfigError("n_permutations must be at least 100 (1,000 is the default).")
-    if int(bins) < 2:
-        raise ConfigError("bins must be at least 2.")
-    if int(top) < 1:
-        raise ConfigError("top must be at least 1.")
 
 
 def _computed(intervals: np.ndarray | None) -> np.ndarray:

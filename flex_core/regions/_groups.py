@@ -34,6 +34,7 @@ from ..counterfactuals._set import Progress
 from ..data import TaskSpec
 from ..importance import DEFAULT_TAU
 from ..importance._rules import condition_text
+from ..limits import check_each
 from ._pool import bin_label, build_pool, number_value, quantile_bins
 
 __all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE"]
@@ -249,6 +250,7 @@ def compare_groups(
     task = store.task
     if by not in task.feature_names:
         raise ConfigError(f"Unknown feature {by!r} to group by; the features are: {', '.join(task.feature_names)}.")
+    check_each(bins=bins, n_factuals=n_factuals)  # before the pool is generated
     if int(min_size) < 2:
         raise ConfigError("min_size must be at least 2.")
     if int(n_boot) < 100:

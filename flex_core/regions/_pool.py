@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._errors import ConfigError
 from .._format import format_number
 from .._results import FlexResult
 from ..counterfactuals import CounterfactualSet, CounterfactualStore
 from ..counterfactuals._set import Progress
 from ..importance import DEFAULT_TAU, sample_factuals
 from ..importance._runs import importance_of, store_notes
+from ..limits import check
 
 __all__ = ["Pool", "build_pool", "quantile_bins"]
 
@@ -71,8 +71,7 @@ def quantile_bins(values: np.ndarray, bins: int) -> list[tuple[np.ndarray, float
     Edges are the quantiles of ``values``; equal values always share a bin (so heavy ties give fewer
     bins than asked), and each bin is stated by the lowest and highest value in it, both included.
     """
-    if bins < 2:
-        raise ConfigError("bins must be at least 2.")
+    bins = check("bins", bins)
     values = np.asarray(values, dtype=float)
     edges = np.quantile(values, np.linspace(0, 1, bins + 1))
     ids = np.searchsorted(edges[1:-1], values, side="right")

@@ -109,3 +109,47 @@ def test_an_unclosed_quote_is_refused():
 def test_infinite_values_become_floats_for_the_task_to_handle():
     frame = read_csv(b"x,y\n1,no\ninf,yes\n-inf,no\n")
     assert np.isinf(frame["x"]).sum() == 2
+
+
+# -- size limits: refused from the header and a count of lines, before any row is parsed (issue 31, finding 4) --
+@pytest.fixture
+def no_parsing(monkeypatch):
+    """Fail the test if the rows are parsed: the structure check (every record) or pandas."""
+    from flex_core.data import _read
+
+    def parsed(*args, **kwargs):
+        raise AssertionError("the whole file was parsed before the size check")
+
+    monkeypatch.setattr(_read, "_check_structure", parsed)
+    monkeypatch.setattr(_read.pd, "read_csv", parsed)
+
+
+def test_a_file_with_too_many_columns_is_refused_before_parsing(no_parsing):
+    header = ",".join(f"c{i}" for i in range(5_000))
+    rows = "\n".join(",".join(["1"] * 5_000) for _ in range(200))
+    with pytest.raises(fc.DataError, match="This file has 5,000 columns; the limit is 500"):
+        read_csv(f"{header}\n{rows}\n".encode())
+
+
+def test_a_file_with_too_many_rows_is_refused_before_parsing(no_parsing):
+    content = b"speed,road,y\n" + b"50,urban,no\n" * 1_000_000
+    with pytest.raises(fc.DataError, match="This file has 1,000,000 lines after its header; the limit is 200,000 rows"):
+        read_csv(content)
+
+
+def test_a_file_with_too_many_cells_is_refused_with_both_counts(no_parsing):
+    header = ",".join(f"c{i}" for i in range(100))
+    rows = ("," * 99 + "\n") * 60_000  # 60,000 x 100 = 6,000,000 cells, each count under its own limit
+    with pytest.raises(fc.DataError, match="60,000 rows x 100 columns = 6,000,000 cells; the limit is 5,000,000"):
+        read_csv((header + "\n" + rows).encode())
+
+
+def test_the_limits_come_from_one_table(monkeypatch):
+    """The check reads flex_core.limits.LIMITS: lowering a limit there lowers it for every reader."""
+    from flex_core.limits import LIMITS, Limit
+
+    monkeypatch.setitem(LIMITS, "columns", Limit(1, 2, "columns of a CSV file"))
+    with pytest.raises(fc.DataError, match="This file has 3 columns; the limit is 2"):
+        read_csv(GOOD.encode())
+    monkeypatch.setitem(LIMITS, "columns", Limit(1, 3, "columns of a CSV file"))
+    assert read_csv(GOOD.encode()).shape == (4, 3)  # at the limit: read

@@ -108,5 +108,5 @@ def test_cross_validation_can_be_subsampled_or_skipped_and_says_so():
     skipped = fc.fit_model(task, model="lr", seed=0, cv_folds=0)
     assert "cv_accuracy_mean" not in skipped.metrics and "skipped" in skipped.metrics["note"]
     assert model_summary(skipped)["note"] == skipped.metrics["note"]
-    with pytest.raises(fc.ConfigError, match="or 0 to skip"):
+    with pytest.raises(fc.ConfigError, match="0 skips it.* from 0 to 10, not 1; got 1"):
         fc.fit_model(task, cv_folds=1)

@@ -108,3 +108,33 @@ def test_cross_validation_on_a_sample_is_said_in_the_metrics_and_carried_by_the_
     at.sidebar.number_input(key="w_sb_cv_folds").set_value(0).run()
     assert not at.exception and any("skipped" in shown(c.value) for c in at.sidebar.caption)
     assert params(at)["cv_folds"] == "0"
+
+
+def test_a_link_asking_for_too_much_is_refused_and_the_session_keeps_its_view():
+    """The security review's link (20 factuals x 20,000,000 candidates, about 15 GB): one warning with the range,
+    nothing of the link applied, no generation (issue 31, finding 2)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in {"sb_n_factuals": 6, "sb_n_cf": 2, "sb_cv_folds": 0}.items():  # small, and kept: not the link's
+        at.session_state[key] = value
+    at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "20", "gen.samples": "20000000"})
+    at.run()
+    assert not at.exception
+    warnings = [w.value for w in at.sidebar.warning]
+    assert warnings == ["The link could not be applied: Link parameter gen.samples (batch generators: candidates per "
+                        "query and round) must be a whole number from 1 to 10,000; got 20,000,000."]
+    assert at.session_state["dataset"] == {"kind": "builtin", "name": "synthetic-regional"}
+    assert at.session_state["sb_n_factuals"] == 6
+    assert at.session_state["generator_settings"] == {at.session_state["sb_generator"]: {}}
+
+
+def test_a_run_over_the_memory_budget_is_refused_before_it_generates(monkeypatch):
+    monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", "0.001")
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in {"dataset": {"kind": "builtin", "name": "toy2d"}, "sb_builtin": "toy2d", "sb_n_factuals": 6,
+                       "sb_n_cf": 2, "sb_cv_folds": 0}.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception
+    assert any("Generating counterfactuals for 6 factuals would need about" in e.value
+               and "reduce N_F, N_cf or the generator's samples" in e.value for e in at.error)
+    assert "global_chart" not in [c.key for c in at.get("plotly_chart")]  # no FLEX chart: nothing was generated

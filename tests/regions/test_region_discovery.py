@@ -150,7 +150,7 @@ def test_a_found_region_opens_as_a_rule_region_with_the_same_f(red):
 @pytest.mark.parametrize(
     ("options", "message"),
     [({"max_conditions": 3}, "max_conditions is 1 or 2"), ({"fdr": 1.5}, "between 0 and 1"),
-     ({"n_permutations": 10}, "at least 100"), ({"min_support": 1}, "at least 2")],
+     ({"n_permutations": 10}, "from 100 to 100,000; got 10"), ({"min_support": 1}, "from 2 to 5,000; got 1")],
 )
 def test_bad_options_are_refused(red, options, message):
     with pytest.raises(fc.ConfigError, match=message):

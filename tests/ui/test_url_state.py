@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 import flex_core as fc
+from flex_core.limits import LIMITS
 from ui import selection, url_state
 
 
@@ -25,7 +26,7 @@ def test_view_link_round_trip_and_bad_values():
     params = {k: v[0] for k, v in parse_qs(urlparse(link).query).items()}
     assert params["tau.speed"] == "0.5" and "seed" not in params  # defaults stay out of the link
     assert url_state.view_from_query_params(params) == view
-    with pytest.raises(fc.ConfigError, match="k="):
+    with pytest.raises(fc.ConfigError, match="Link parameter k .* from 0 to 1,000; got -1"):
         url_state.view_from_query_params({"k": "-1"})
     with pytest.raises(fc.ConfigError, match="model"):
         url_state.view_from_query_params({"model": "svm"})
@@ -55,10 +56,39 @@ def test_every_setting_that_changes_a_number_round_trips():
         url_state.view_from_query_params({"cv_folds": "1"})
 
 
-@pytest.mark.parametrize("key, value", [("n_cf", "51"), ("n_factuals", "5001"), ("cv_folds", "11"), ("cv_rows", "99")])
+@pytest.mark.parametrize("key, value", [("n_cf", "51"), ("n_factuals", "5001"), ("cv_folds", "11"), ("cv_rows", "9"),
+                                        ("seed", str(2**32)), ("k", "1001")])
 def test_values_the_sidebar_cannot_show_are_refused(key, value):
-    with pytest.raises(fc.ConfigError, match=f"{key}="):
+    high = f"{LIMITS[key].high:,}"
+    with pytest.raises(fc.ConfigError, match=f"Link parameter {key} .* to {high}(, not 1)?; got {int(value):,}"):
         url_state.view_from_query_params({key: value})
+
+
+@pytest.mark.parametrize("params, message", [
+    # the security review's link: 20 factuals x 20,000,000 candidates each
+    ({"dataset": "builtin:toy2d", "n_factuals": "20", "gen.samples": "20000000"},
+     "Link parameter gen.samples .* from 1 to 10,000; got 20,000,000"),
+    ({"gen.max_rounds": "100000"}, "gen.max_rounds .* from 1 to 1,000; got 100,000"),
+    ({"gen.time_limit": "-1"}, "gen.time_limit .* from 0 to 86,400; got -1"),
+    ({"gen.n_jobs": "100000"}, "gen.n_jobs .* from -1 to 64, not 0; got 100,000"),
+    ({"seed": "-1"}, "Link parameter seed .* from 0 to 4,294,967,295; got -1"),
+])
+def test_a_link_with_a_number_out_of_range_is_refused_with_its_range(params, message):
+    with pytest.raises(fc.ConfigError, match=message) as caught:
+        url_state.view_from_query_params(params)
+    assert "[" not in str(caught.value) and "'" not in str(caught.value)  # the number as read, no raw text
+
+
+def test_the_sidebar_and_the_link_share_the_limits():
+    """One maximum per setting: the sidebar's number boxes take min and max from flex_core.limits.LIMITS."""
+    from ui import sidebar
+
+    assert sidebar._range("n_cf") == {"min_value": 1, "max_value": LIMITS["n_cf"].high}
+    assert sidebar._range("seed") == {"min_value": 0, "max_value": 2**32 - 1}
+    assert sidebar._range("time_limit") == {"min_value": 0.0, "max_value": 86_400.0}
+    assert sidebar._range("not_bounded") == {}
+    with pytest.raises(fc.ConfigError, match="generator setting samples .* 10,000; got 20,000,000"):
+        sidebar._parse_optional_number("samples", "20000000")
 
 
 def test_saved_regions_travel_in_the_link():
