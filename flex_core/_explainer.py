@@ -401,7 +401,14 @@ class FlexExplainer:
         except json.JSONDecodeError as exc:
             raise DataError(f"settings.json is not valid JSON ({exc.msg}, line {exc.lineno}).") from None
         text_columns = {c: str for c, dtype in settings.get("raw_dtypes", {}).items() if dtype == "object"}
-        frame = pd.read_csv(directory / PROJECT_FILES["data"], index_col=_ROW, dtype={settings["target"]: str, **text_columns})
+        # Through the library's reader, so a project's data.csv meets the same size, shape and row-count limits as any
+        # upload before it is parsed (a project folder can come from anyone).
+        from .data import read_csv
+
+        frame = read_csv(directory / PROJECT_FILES["data"], dtype={settings["target"]: str, **text_columns})
+        if _ROW not in frame.columns:
+            raise DataError(f"data.csv has no {_ROW} column (write the project with explainer.save).")
+        frame = frame.set_index(_ROW)
         for column in [*text_columns, settings["target"]]:
             if column in frame.columns:  # undo to_safe_csv's quote in front of formula-like text
                 frame[column] = frame[column].str.replace(r"^'(?=[=+\-@\t\r])", "", regex=True)

@@ -305,3 +305,16 @@ def test_a_folder_that_is_no_project_is_named_by_its_last_part_not_its_server_pa
         fc.FlexExplainer.load(folder)
     assert str(refused.value).startswith("'not-a-project' is not a FLEX project folder: data.csv, model.skops")
     assert str(tmp_path) not in str(refused.value)
+
+
+def test_a_project_whose_data_csv_is_too_wide_is_refused_before_it_is_parsed(user_explainer, tmp_path, monkeypatch):
+    """A project folder can come from anyone: its data.csv meets the same column limit as an upload, checked from the header."""
+    from flex_core.limits import LIMITS
+
+    user_explainer.save(tmp_path / "project")
+    wide = LIMITS["columns"].high + 1
+    header = ",".join(["__row__", *[f"c{i}" for i in range(wide - 1)]])
+    (tmp_path / "project" / "data.csv").write_text(header + "\n" + ",".join(["0"] * wide) + "\n")
+    monkeypatch.setattr(pd, "read_csv", lambda *a, **k: pytest.fail("data.csv was parsed before its size was checked"))
+    with pytest.raises(fc.DataError, match=f"This file has {wide:,} columns; the limit is {LIMITS['columns'].high:,}"):
+        fc.FlexExplainer.load(tmp_path / "project")
