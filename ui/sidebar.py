@@ -145,7 +145,7 @@ def _use_model_file(candidate: dict) -> None:
     try:  # a refused file: the message says so and why (nothing in it was built or run)
         cache.model_file(cache.file_digest(candidate["data"]), candidate["data"])
     except fc.FlexError as exc:
-        st.error(f"{exc} The previous model stays active.")
+        st.error(plain(f"{exc} The previous model stays active."))  # the message names types read from the file
         return
     try:
         base = load_base_task(st.session_state[S.DATASET])
