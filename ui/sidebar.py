@@ -12,7 +12,7 @@ from ui import state as S
 from ui.context import Analysis, active_model, current_analysis, load_base_task
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@cache.shared(copy=True)
 def _peek(data: bytes, max_bytes: int):
     return fc.data.read_csv(data, max_bytes=max_bytes)
 
