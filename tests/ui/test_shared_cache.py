@@ -111,3 +111,17 @@ def test_a_dataset_uploaded_by_a_session_that_ended_is_released(shelf):
     gc.collect()
     assert task() is None, gc.get_referrers(task())
     assert len(shelf) == 0
+
+
+def test_nothing_shared_lives_in_streamlits_caches():
+    """Streamlit's clear_cache message, which any client can send, empties st.cache_data and st.cache_resource for
+    every session: shared results must live on the shelf (tests/test_hosted_server.py sends the message)."""
+    import re
+    from pathlib import Path
+
+    repo = Path(cache.__file__).resolve().parents[1]
+    sources = [repo / "app.py", *(repo / "app_pages").glob("*.py"), *(repo / "ui").rglob("*.py")]
+    uses = [f"{path.relative_to(repo)}: {line.strip()}" for path in sources
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if re.search(r"(@st\.cache_(data|resource)\b|st\.cache_(data|resource)\(|st\.cache\b)", line)]
+    assert uses == []
