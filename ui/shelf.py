@@ -212,13 +212,18 @@ class Shelf(Generic[T]):
                 self._in_flight.pop(key, None)
             done.set()
 
-    def _measure(self, value: T) -> int:
+    def _measure(self, value: T, fallback: int = 0) -> int:
+        """``value``'s size without the other entries it refers to; ``fallback`` if the walk fails (an object
+        changing while it is walked): a size is an estimate, never a reason to fail the session that asked."""
         with self._lock:
             others = [id(e.value) for e in self._entries.values() if e.value is not value]
-        return int(self._sizer(value, skip=others))
+        try:
+            return int(self._sizer(value, skip=others))
+        except Exception:
+            return fallback
 
     def _remeasure(self, key: Hashable, entry: _Entry[T]) -> None:
-        measured = self._measure(entry.value)
+        measured = self._measure(entry.value, fallback=entry.size)
         with self._lock:
             if self._entries.get(key) is entry:
                 entry.size, entry.measured_at = measured, self._clock()

@@ -184,3 +184,19 @@ def test_a_forest_is_measured_near_its_serialised_size():
     forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(rng.normal(size=(500, 4)), rng.integers(0, 2, 500))
     pickled = len(pickle.dumps(forest))
     assert pickled / 2 < approx_size(forest) < pickled * 2
+
+
+def test_a_size_that_cannot_be_measured_does_not_fail_the_session():
+    clock = Clock()
+
+    def sizer(value, skip=()):
+        if value.get("changing"):
+            raise RuntimeError("dictionary changed size during iteration")
+        return value["size"]
+
+    shelf: Shelf[dict] = Shelf(100, sizer=sizer, clock=clock, remeasure_after=1)
+    store = shelf.get_or_make("store", lambda: {"size": 10})
+    store["changing"] = True
+    clock.now += 5
+    assert shelf.get_or_make("store", lambda: {}) is store
+    assert shelf.sizes() == {"store": 10}  # the last size it had
