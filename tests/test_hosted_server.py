@@ -24,7 +24,7 @@ TAU_CHART = "Global importance at the current τ"
 TRAINING = ("Training the model", "Cross-validation")
 #: The server's address space under test: a few GB, far below what the hostile links ask for (issue 31: one link
 #: asked for about 763 MiB per factual, 20 factuals).
-MEMORY_CAP = 6 * 2**30
+MEMORY_CAP = 3 * 2**30
 
 
 def _env(tmp_path, **more) -> dict:
