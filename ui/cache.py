@@ -86,10 +86,12 @@ SHELF.start_sweeper(every=min(60.0, unused_ttl() / 4))
 
 
 def _key_part(value):
-    """A hashable stand-in for an argument: bytes by their SHA-256 (the key must not keep an upload), lists and
-    dicts as JSON."""
+    """A hashable stand-in for an argument: bytes by their SHA-256 (the key must not keep an upload), lists, dicts
+    and arrays as JSON."""
     if isinstance(value, bytes | bytearray):
         return ("sha256", hashlib.sha256(value).hexdigest())
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
     if isinstance(value, list | dict):
         return json.dumps(value, sort_keys=True, default=str)
     return value

@@ -49,6 +49,21 @@ def test_an_uploads_bytes_enter_the_key_as_their_digest_not_themselves(shelf):
     assert data not in key and ("sha256", cache.file_digest(data)) in key
 
 
+def test_arguments_of_any_kind_make_keys_equal_values_share_one(shelf):
+    import numpy as np
+
+    calls = []
+
+    @cache.shared(copy=True)
+    def total(rows, options, _unhashed) -> int:
+        calls.append(1)
+        return int(sum(rows))
+
+    assert total(np.array([1, 2]), {"b": 1, "a": 2}, object()) == 3
+    assert total([1, 2], {"a": 2, "b": 1}, object()) == 3  # the same list, the same dict in another order
+    assert len(calls) == 1
+
+
 def test_results_are_fresh_copies_and_their_size_is_exact(shelf):
     calls = []
 
