@@ -28,6 +28,7 @@ a rerun would have to carry it, rather than sent wrong.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -348,3 +349,59 @@ def _fragment_of(payload: bytes) -> str:
 def websocket_url(base_url: str) -> str:
     parts = urlsplit(base_url)
     return f"{'wss' if parts.scheme == 'https' else 'ws'}://{parts.netloc}{parts.path.rstrip('/')}/_stcore/stream"
+
+
+class ProtocolSession:
+    """One tab's websocket to a running app, driven step by step (``async with ProtocolSession(url, query) as s``).
+
+    ``run(rerun)`` sends a rerun and reads frames until that run finished; every message is kept in
+    ``messages`` (decoded, references resolved), so a test can look for what the page showed.
+    """
+
+    def __init__(self, base_url: str, query_string: str = ""):
+        self.view = ClientView(base_url=base_url, query_string=query_string)
+        self.messages: list[ForwardMsg] = []
+        self.largest_frame = 0
+        self._url = base_url
+        self._socket = None
+
+    async def __aenter__(self) -> ProtocolSession:
+        from websockets.asyncio.client import connect
+
+        self._socket = await connect(websocket_url(self._url), subprotocols=["streamlit"], max_size=None)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self._socket.close()
+
+    async def send(self, message: BackMsg) -> None:
+        await self._socket.send(message.SerializeToString())
+
+    async def receive(self) -> ForwardMsg:
+        """The next message from the server (kept in ``messages``)."""
+        payload = await self._socket.recv(decode=False)
+        self.largest_frame = max(self.largest_frame, len(payload))
+        self.messages.append(self.view.receive(payload))
+        return self.messages[-1]
+
+    async def run(self, rerun: BackMsg, timeout: float = 120.0) -> list[ForwardMsg]:
+        """Send ``rerun`` and read until its run finished (not cut short); the messages it brought."""
+        start = time.perf_counter()
+        first = len(self.messages)
+        await self.send(rerun)
+        async with asyncio.timeout(timeout):
+            while self.view.finished_since(start) is None:
+                await self.receive()
+        return self.messages[first:]
+
+
+def shown_texts(messages, kind: str) -> list[str]:
+    """The texts of the elements of ``kind`` (``"progress"``, ``"exception"``, ``"alert"``, ...) among ``messages``."""
+    texts = []
+    for message in messages:
+        if message.WhichOneof("type") == "delta" and message.delta.WhichOneof("type") == "new_element":
+            element = message.delta.new_element
+            if element.WhichOneof("type") == kind:
+                inner = getattr(element, kind)
+                texts.append(getattr(inner, "text", "") or getattr(inner, "body", "") or getattr(inner, "message", ""))
+    return texts

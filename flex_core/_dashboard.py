@@ -21,7 +21,8 @@ from pathlib import Path
 from ._errors import ConfigError
 from ._extras import MissingDependencyError, install_hint
 
-__all__ = ["app_script", "dashboard_command", "dashboard_env", "start_dashboard", "run_dashboard", "free_port"]
+__all__ = ["app_script", "config_flags", "dashboard_command", "dashboard_env", "hosted_from_environment", "start_dashboard",
+           "run_dashboard", "free_port"]
 
 #: The installed copy of the app's files (the checkout's top level, mapped by pyproject.toml).
 APP_PACKAGE = "flex_studio_app"
@@ -53,22 +54,34 @@ def _flag_value(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def config_flags(app: Path) -> list[str]:
-    """The app's ``.streamlit/config.toml`` as ``--section.option=value`` flags.
+def hosted_from_environment(environ: Mapping[str, str] | None = None) -> bool:
+    """Hosted mode as the app reads it (``FLEX_HOSTED`` 1, true or yes)."""
+    value = (os.environ if environ is None else environ).get("FLEX_HOSTED", "")
+    return value.strip().lower() in ("1", "true", "yes")
 
-    Streamlit reads that file from the folder it starts in; the flags carry the same settings (the upload
-    limit, XSRF protection, no usage statistics) when it starts anywhere else.
-    """
-    path = app.parent / ".streamlit" / "config.toml"
+
+def _settings(path: Path) -> dict[str, dict]:
     if not path.is_file():
-        return []
-    settings = tomllib.loads(path.read_text(encoding="utf-8"))
-    return [
-        f"--{section}.{option}={_flag_value(value)}"
-        for section, options in settings.items()
-        if isinstance(options, Mapping)
-        for option, value in options.items()
-    ]
+        return {}
+    return {section: dict(options) for section, options in tomllib.loads(path.read_text(encoding="utf-8")).items()
+            if isinstance(options, Mapping)}
+
+
+def config_flags(app: Path, *, hosted: bool = False) -> list[str]:
+    """The app's ``.streamlit/config.toml`` (and, ``hosted``, ``.streamlit/hosted.toml`` over it) as
+    ``--section.option=value`` flags, each option once.
+
+    Streamlit reads config.toml from the folder it starts in; the flags carry the same settings (the upload
+    limit, XSRF protection, no usage statistics) when it starts anywhere else. hosted.toml is the production
+    configuration (loopback address, no error details, the viewer's toolbar, small messages): Streamlit never
+    reads it by itself.
+    """
+    settings = _settings(app.parent / ".streamlit" / "config.toml")
+    if hosted:
+        for section, options in _settings(app.parent / ".streamlit" / "hosted.toml").items():
+            settings.setdefault(section, {}).update(options)
+    return [f"--{section}.{option}={_flag_value(value)}" for section, options in settings.items()
+            for option, value in options.items()]
 
 
 def dashboard_command(
@@ -78,17 +91,22 @@ def dashboard_command(
     open_browser: bool = False,
     app: Path | None = None,
     python: str | None = None,
+    hosted: bool | None = None,
 ) -> list[str]:
     """The ``python -m streamlit run app.py ...`` command that starts the app (on ``project``, when given).
 
     ``port`` None lets Streamlit choose (8501, or the next free one). ``open_browser`` False runs headless.
     The project folder is passed as an absolute path, so the app opens it whatever folder it starts in.
+    ``hosted`` (default: ``FLEX_HOSTED`` in the environment) adds the production settings of
+    ``.streamlit/hosted.toml``.
     """
     app = Path(app) if app is not None else app_script()
     if port is not None and not 1 <= int(port) <= 65535:
         raise ConfigError(f"The port must be between 1 and 65535, not {port}.")
-    command = [python or sys.executable, "-m", "streamlit", "run", str(app), *config_flags(app),
-               f"--server.headless={_flag_value(not open_browser)}"]
+    hosted = hosted_from_environment() if hosted is None else hosted
+    command = [python or sys.executable, "-m", "streamlit", "run", str(app), *config_flags(app, hosted=hosted)]
+    if not hosted:  # hosted.toml says headless
+        command.append(f"--server.headless={_flag_value(not open_browser)}")
     if port is not None:
         command.append(f"--server.port={int(port)}")
     if project is not None:
@@ -96,13 +114,17 @@ def dashboard_command(
     return command
 
 
-def dashboard_env(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> dict[str, str]:
-    """The app's environment: ``FLEX_CACHE_DIR`` (default ``.flex_cache``) made absolute against ``cwd``.
+def dashboard_env(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None,
+                  hosted: bool = False) -> dict[str, str]:
+    """The app's environment: ``FLEX_CACHE_DIR`` (default ``.flex_cache``) made absolute against ``cwd``;
+    ``hosted``: ``FLEX_HOSTED=1`` (uploads only).
 
     The app would otherwise resolve a relative cache folder against its own folder, which after
     ``pip install`` is inside site-packages.
     """
     env = dict(os.environ if environ is None else environ)
+    if hosted:
+        env["FLEX_HOSTED"] = "1"
     cache = Path(env.get("FLEX_CACHE_DIR") or ".flex_cache").expanduser()
     env["FLEX_CACHE_DIR"] = str(cache if cache.is_absolute() else (cwd or Path.cwd()) / cache)
     return env
@@ -129,14 +151,17 @@ def start_dashboard(project: str | Path | None = None, *, port: int | None = Non
     return subprocess.Popen(command, env=dashboard_env(), stdout=output, stderr=output)
 
 
-def run_dashboard(project: str | Path | None = None, *, port: int | None = None, open_browser: bool = False) -> int:
+def run_dashboard(project: str | Path | None = None, *, port: int | None = None, open_browser: bool = False,
+                  hosted: bool = False) -> int:
     """Run the app in the foreground until it stops (``flex dashboard``); returns Streamlit's exit status.
 
+    ``hosted``: hosted mode and its production settings (also when ``FLEX_HOSTED`` is set).
     On POSIX this process becomes Streamlit (``exec``), so Ctrl-C and a terminate reach the app itself.
     """
     require_streamlit()
-    command = dashboard_command(project, port=port, open_browser=open_browser)
-    env = dashboard_env()
+    hosted = hosted or hosted_from_environment()
+    command = dashboard_command(project, port=port, open_browser=open_browser, hosted=hosted)
+    env = dashboard_env(hosted=hosted)
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":

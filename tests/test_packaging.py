@@ -88,7 +88,8 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
     installed = Path(where[1]).parent
     assert installed.name == "flex_studio_app"
     assert (Path(where[0]).parent / "schema" / "result.schema.json").is_file(), "the results' JSON Schema is not shipped"
-    app_files = {p.relative_to(REPO) for pattern in ("app.py", "app_pages/*.py", "ui/**/*.py", ".streamlit/config.toml")
+    app_files = {p.relative_to(REPO) for pattern in ("app.py", "app_pages/*.py", "ui/**/*.py", ".streamlit/config.toml",
+                                                     ".streamlit/hosted.toml")
                  for p in REPO.glob(pattern)}
     assert app_files == {p.relative_to(installed) for p in installed.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     # The installed app runs its first page (the global chart on the built-in data) without an exception.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -11,6 +12,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from flex_core._dashboard import config_flags, hosted_from_environment
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -26,25 +29,42 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _memory_cap(limit: int):
+    """A ``preexec_fn`` capping the child's address space at ``limit`` bytes (RLIMIT_AS): past it, allocations fail
+    (Python raises MemoryError) instead of the machine swapping or the kernel killing something else."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
+
+
 @contextlib.contextmanager
-def app_server(*, env: dict | None = None, port: int | None = None, timeout: float = 60.0, cpus: set[int] | None = None):
+def app_server(*, env: dict | None = None, port: int | None = None, timeout: float = 60.0, cpus: set[int] | None = None,
+               memory_limit: int | None = None):
     """Yield ``(base URL, server process)`` while ``streamlit run app.py`` runs; always terminate it.
 
     ``port`` fixed: a restarted server answers the links the previous one wrote. The server's output
     goes to a temporary file, not a pipe: nobody reads a pipe while the server runs, and a long run
     (the session benchmark) would fill it and block the server. ``cpus``: the only cores the server
-    may run on (Linux), for measuring it apart from browsers on the same machine.
+    may run on (Linux), for measuring it apart from browsers on the same machine. With ``FLEX_HOSTED=1`` in
+    ``env`` the server runs with the production settings (``.streamlit/hosted.toml``), as ``flex dashboard
+    --hosted`` does. ``memory_limit``: the server's address space in bytes (RLIMIT_AS).
     """
     port = port or free_port()
+    environment = {**os.environ, **(env or {})}
     pinned = ["taskset", "--cpu-list", ",".join(map(str, sorted(cpus)))] if cpus else []
+    hosted = config_flags(REPO / "app.py", hosted=True) if hosted_from_environment(environment) else []
     command = [
         *pinned,
-        sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
+        sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), *hosted,
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
         "--browser.gatherUsageStats", "false",
     ]
+    preexec = _memory_cap(memory_limit) if memory_limit else None
     with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=log, stderr=subprocess.STDOUT,
+                                   preexec_fn=preexec)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout

@@ -1,30 +1,36 @@
-"""All of the app's caching, in one module.
+"""All of the app's caching, in one module, on one memory-bounded shelf shared by every session.
 
-- ``st.cache_resource`` holds shared, never-mutated objects: tasks, fitted models,
-  generators and the :class:`flex_core.CounterfactualStore` (which also persists
-  its counterfactuals under ``FLEX_CACHE_DIR``, default ``.flex_cache/`` in the
-  repository, so a restart does not pay for them again).
-- ``st.cache_data`` holds results computed from stored counterfactuals, keyed by
-  the store's identity and the settings (τ, k, query, ...). Those functions never
-  generate: callers first call :func:`ensure_rows`, which shows a progress bar
-  counting queries while the missing rows are generated.
-- SHAP and LIME results live in :class:`ExplanationCache` (one per server, through
-  ``st.cache_resource``): they need a progress bar while they run, which
-  ``st.cache_data`` cannot replay.
+- :data:`SHELF` (a :class:`ui.shelf.Shelf`) keeps everything: tasks, fitted models, generators and the
+  :class:`flex_core.CounterfactualStore` (which also persists its counterfactuals under ``FLEX_CACHE_DIR``,
+  default ``.flex_cache/`` in the repository, so a restart does not pay for them again), results computed
+  from stored counterfactuals, SHAP and LIME runs. It is bounded by memory (``FLEX_CACHE_MEMORY_MB``,
+  default 2048; the least recently used go first) and by time (``FLEX_CACHE_TTL_MINUTES``, default 30:
+  what nobody used for that long goes, even on an idle server), not by a count of entries.
+- Functions decorated with :func:`shared` are cached on it by their arguments. ``copy=True`` (results)
+  keeps a pickled copy and returns a fresh one on every call, as ``st.cache_data`` did, so a caller can
+  never change what another session gets; its size is exact. ``copy=False`` (resources: tasks, models,
+  stores, figures) returns the one shared object, never mutated once made; its size is measured.
+- Results computed from stored counterfactuals never generate: callers first call :func:`ensure_rows`,
+  which shows a progress bar counting queries while the missing rows are generated.
 
-Arguments starting with ``_`` are not hashed; each such argument comes with a
-hashable identity argument (fingerprint, key) that decides the cache entry.
+Not ``st.cache_data`` / ``st.cache_resource``: those are bounded by entry counts only, and Streamlit's own
+``clear_cache`` websocket message, which any client can send, empties them for every session.
+
+Arguments starting with ``_`` are not part of the key; each such argument comes with a hashable identity
+argument (fingerprint, key) that decides the entry. Bytes (an upload) enter the key as their SHA-256, so a
+kept entry never holds a session's raw upload.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import inspect
 import json
 import os
-import threading
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+import pickle
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +56,78 @@ def _digest(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
+def _setting(name: str, default: float) -> float:
+    """A positive number from the environment (the operator's setting), else ``default``; one clear error if wrong."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise fc.ConfigError(f"{name} must be a positive number, not {text!r}.")
+    return value
+
+
+def memory_budget() -> int:
+    """The shelf's budget in bytes: ``FLEX_CACHE_MEMORY_MB`` (default 2048 MB)."""
+    return int(_setting("FLEX_CACHE_MEMORY_MB", 2048) * 2**20)
+
+
+def unused_ttl() -> float:
+    """Seconds an entry nobody uses stays: ``FLEX_CACHE_TTL_MINUTES`` (default 30) times 60."""
+    return _setting("FLEX_CACHE_TTL_MINUTES", 30) * 60
+
+
+#: Everything this server keeps for its sessions (one per process; see the module's docstring).
+SHELF: Shelf = Shelf(memory_budget(), ttl=unused_ttl())
+SHELF.start_sweeper(every=min(60.0, unused_ttl() / 4))
+
+
+def _key_part(value):
+    """A hashable stand-in for an argument: bytes by their SHA-256 (the key must not keep an upload), lists, dicts
+    and arrays as JSON."""
+    if isinstance(value, bytes | bytearray):
+        return ("sha256", hashlib.sha256(value).hexdigest())
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, list | dict):
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
+
+
+def shared(*, copy: bool, spinner: str | None = None) -> Callable:
+    """Cache a function on :data:`SHELF` by its arguments not starting with ``_``.
+
+    ``copy``: keep the result pickled and return a fresh copy each call (results); else return the one shared
+    object (resources, never mutated). ``spinner``: text shown while it is made.
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def cached(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            key = (fn.__module__, fn.__qualname__,
+                   *(_key_part(v) for name, v in bound.arguments.items() if not name.startswith("_")))
+
+            def make():
+                value = fn(*args, **kwargs)
+                return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if copy else value
+
+            showing = st.spinner(spinner) if spinner and key not in SHELF else contextlib.nullcontext()
+            with showing:
+                kept = SHELF.get_or_make(key, make, size=len if copy else None)
+            return pickle.loads(kept) if copy else kept
+
+        return cached
+
+    return decorate
+
+
 # -- data, model, generator, store -------------------------------------------------------------
 def source_key(source: Mapping) -> str:
     """The hashable description of a dataset source (uploaded bytes are passed and hashed separately)."""
@@ -61,7 +139,7 @@ def max_file_bytes() -> int:
     return int(st.get_option("server.maxUploadSize")) * 2**20
 
 
-@st.cache_resource(show_spinner="Loading the data…", max_entries=8)
+@shared(copy=False, spinner="Loading the data…")
 def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     source = json.loads(key)
     kind = source["kind"]
@@ -91,13 +169,13 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     raise fc.ConfigError(f"Unknown dataset source {kind!r}.")
 
 
-@st.cache_resource(show_spinner="Opening the project folder…", max_entries=4)
+@shared(copy=False, spinner="Opening the project folder…")
 def project(path: str) -> fc.FlexExplainer:
     """The explainer ``FlexExplainer.save`` wrote to ``path`` (data, model.skops, settings)."""
     return fc.FlexExplainer.load(paths.confine(path, folder=True), cache_dir=cache_dir())
 
 
-@st.cache_resource(show_spinner="Checking and loading the model file…", max_entries=4)
+@shared(copy=False, spinner="Checking and loading the model file…")
 def model_file(digest: str, _data: bytes):
     """The estimator in an uploaded .skops file (``digest``: its SHA-256); refused unless every class is on FLEX's list."""
     return fc.models.load_model(_data)
@@ -107,14 +185,14 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@st.cache_resource(max_entries=8)
+@shared(copy=False)
 def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str, name: str, labelled: bool = True):
     """(task restricted to the model's columns, FittedModel) for a model trained elsewhere; ``labelled=False``: the
     outcomes are the model's own predictions (a project saved without y), so it is not scored."""
     return fc.models.from_file_estimator(_task, _estimator, name=name, labelled=labelled)
 
 
-@st.cache_resource(max_entries=16)
+@shared(copy=False)
 def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: str) -> fc.TaskSpec:
     """The base task with edited kinds / immutable features / constraints (``overrides`` is JSON)."""
     spec = json.loads(overrides)
@@ -124,24 +202,14 @@ def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: st
     return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"), **(constraints or {}))
 
 
-MODELS_KEPT = 8
-
-
-@st.cache_resource
-def _model_shelf() -> Shelf[fc.FittedModel]:
-    """Fitted models shared by every session, each trained once (at most :data:`MODELS_KEPT` kept)."""
-    return Shelf(MODELS_KEPT)
-
-
 def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str, seed: int, cv_folds: int,
                  cv_rows: int | None = None) -> fc.FittedModel:
     """The fitted model for these settings, trained with a progress bar (fold k of n, then the final fit).
 
-    Not ``st.cache_resource`` itself: a cached function may not draw into a progress bar
-    made outside it, and training is what most needs one. The shelf it keeps models on is; a session
+    Not :func:`shared`: training draws a progress bar, which only the session that trains may show. A session
     that asks while another trains the same model waits for that one.
     """
-    key = (fingerprint, model, encoding, int(seed), int(cv_folds), cv_rows)
+    key = ("fitted_model", fingerprint, model, encoding, int(seed), int(cv_folds), cv_rows)
 
     def train() -> fc.FittedModel:
         bar = st.progress(0.0, text=f"Training the model on {len(task.frame):,} rows…")
@@ -161,13 +229,13 @@ def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str,
         notes.append(st.info("Another session is training this model; it is used here as soon as it is ready."))
 
     try:
-        return _model_shelf().get_or_make(key, train, waiting=waiting)
+        return SHELF.get_or_make(key, train, waiting=waiting)
     finally:
         for note in notes:
             note.empty()
 
 
-@st.cache_resource(max_entries=16)
+@shared(copy=False)
 def explainer(
     _task: fc.TaskSpec, _model: fc.FittedModel, identity: str, generator: str, settings: str, n_cf: int, seed: int,
     refine: str | None,
@@ -219,20 +287,20 @@ def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str
 
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
-@st.cache_data(show_spinner="Scoring the model's test rows…", max_entries=8)
+@shared(copy=True, spinner="Scoring the model's test rows…")
 def held_out_predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str):
     """P(undesirable) and true outcomes of the model's evaluation rows (``identity``: the model id), scored once:
     a cutoff only recounts them."""
     return fc.models.held_out_predictions(_task, _model)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@shared(copy=True)
 def factual_map(_store: fc.CounterfactualStore, identity: str) -> FactualMap:
     """The 2-D map of the store's factuals (``identity``: the store's model id)."""
     return project_factuals(_store.task, _store.model, _store.factual_rows)
 
 
-@st.cache_data(show_spinner="Scoring the cases…", max_entries=8)
+@shared(copy=True, spinner="Scoring the cases…")
 def pool_probabilities(_store: fc.CounterfactualStore, identity: str) -> pd.Series:
     """P(undesirable) of every factual, indexed by row id (one batched call; ``identity``: the store's model id)."""
     rows = _store.factual_rows
@@ -240,7 +308,7 @@ def pool_probabilities(_store: fc.CounterfactualStore, identity: str) -> pd.Seri
     return pd.Series(proba, index=rows)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@shared(copy=True)
 def factual_map_with(_store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]) -> FactualMap:
     """The factual map with ``rows`` (a query and its region) added where a sample left them out."""
     return factual_map(_store, identity).including(_store.task, _store.model, rows)
@@ -250,13 +318,13 @@ def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
     return fc.importance.sample_factuals(store.factual_rows, n_factuals, seed=store.seed)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@shared(copy=True)
 def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str) -> fc.FlexResult:
     """Global FLEX at this τ (JSON: a number or {feature: τ, "*": default}) from stored counterfactuals."""
     return _explainer.explain_global(n_factuals=n_factuals, tau=json.loads(tau))
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@shared(copy=True)
 def regional_result(
     _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, query: int, k: int, where: str | None
 ) -> fc.RegionalResult:
@@ -264,14 +332,14 @@ def regional_result(
     return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=json.loads(tau))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@shared(copy=True)
 def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, rule: str) -> fc.RegionalResult:
     """The rule-defined region (``rule``: JSON) among the global result's factuals, from stored counterfactuals."""
     base = global_result(_explainer, identity, n_factuals, tau)
     return _explainer.explain_region(global_result=base, rule=json.loads(rule), tau=json.loads(tau))
 
 
-@st.cache_data(show_spinner="Scoring every candidate region against the permutation null…", max_entries=32)
+@shared(copy=True, spinner="Scoring every candidate region against the permutation null…")
 def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, options: str):
     """Region discovery over the global result's factuals (the pool) at this τ; ``options`` is JSON.
 
@@ -281,7 +349,7 @@ def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, 
     return _explainer.find_regions(tau=json.loads(tau), n_factuals=n_factuals, **json.loads(options))
 
 
-@st.cache_data(show_spinner="Comparing the groups…", max_entries=32)
+@shared(copy=True, spinner="Comparing the groups…")
 def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, by: str):
     """What the model asks of each group of ``by`` over the global result's factuals, at this τ."""
     return _explainer.compare_groups(by, n_factuals=n_factuals, tau=json.loads(tau))
@@ -294,22 +362,22 @@ def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str
     return members
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@shared(copy=True)
 def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
     rows = global_rows(_store, n_factuals)
     return fc.importance.tau_sweep(_store.ensure(rows), _store.task, ranges=_store.ranges)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@shared(copy=True)
 def tau_panel_results(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> dict:
     return {tau: global_result(_explainer, identity, n_factuals, json.dumps(tau)) for tau in TAU_PANELS}
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@shared(copy=False)
 def tau_panels_figure(_explainer: fc.FlexExplainer, identity: str, n_factuals: int):
     """The paper's three τ panels as a figure: they do not depend on the current τ, so a τ change reuses it.
 
-    Kept as one shared object (``cache_resource``): building the figure costs more than FLEX at a new τ,
+    Kept as one shared object (``copy=False``): building the figure costs more than FLEX at a new τ,
     and nothing draws into it after it is made.
     """
     return fc.plotting.tau_panels_figure(tau_panel_results(_explainer, identity, n_factuals))
@@ -320,54 +388,26 @@ def tau_json(tau) -> str:
 
 
 # -- SHAP and LIME (slow: pages run them only when asked, then they are cached) -----------------
-class ExplanationCache:
-    """SHAP and LIME results by their settings (least recently used dropped beyond ``size``).
+def _explained(key: tuple, start: str, step: str, compute):
+    """The kept result for ``key``, or ``compute(progress)`` under a progress bar, then kept on :data:`SHELF`.
 
-    Not ``st.cache_data``: a cached function may not update an element drawn outside it
-    (Streamlit could not replay it), and these runs need a progress bar while they compute.
+    Not :func:`shared`: the run draws a progress bar, which only the session that runs it may show. A session
+    asking for the same run meanwhile waits for it.
     """
 
-    def __init__(self, size: int = 32) -> None:
-        self._items: OrderedDict = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-            return self._items.get(key)
-
-    def put(self, key, value) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-
-@st.cache_resource
-def explanations() -> ExplanationCache:
-    """The one explanation cache of this server (results are never mutated once stored)."""
-    return ExplanationCache()
-
-
-def _explained(key: tuple, start: str, step: str, compute):
-    """The stored result for ``key``, or ``compute(progress)`` under a progress bar, then stored."""
-    result = explanations().get(key)
-    if result is None:
+    def run():
         with progress_bar(start, step) as progress:
-            result = compute(progress)
-        explanations().put(key, result)
-    return result
+            return compute(progress)
+
+    return SHELF.get_or_make(("explanation", *key), run)
 
 
-@st.cache_data(show_spinner="Timing SHAP on a few rows to say how long it will take…", max_entries=16)
+@shared(copy=True, spinner="Timing SHAP on a few rows to say how long it will take…")
 def shap_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, rows: tuple[int, ...], seed: int) -> str:
     return estimate_shap(_model, _task, list(rows), seed=seed).describe()
 
 
-@st.cache_data(show_spinner="Timing LIME on one row to say how long it will take…", max_entries=16)
+@shared(copy=True, spinner="Timing LIME on one row to say how long it will take…")
 def _lime_row_estimate(_task: fc.TaskSpec, _model: fc.FittedModel, model_identity: str, _row: int, num_samples: int,
                        seed: int) -> RunEstimate:
     # ``_row`` is not hashed: whichever row is timed first stands for all of this model's rows.
@@ -401,7 +441,7 @@ def lime_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: t
 
 
 # -- necessity and sufficiency (two generator runs per feature: only when asked, then cached) -------
-@st.cache_data(show_spinner="Running the generator twice per feature (necessity and sufficiency)…", max_entries=32)
+@shared(copy=True, spinner="Running the generator twice per feature (necessity and sufficiency)…")
 def necessity_sufficiency(
     _store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]
 ) -> fc.importance.NecessitySufficiency:
@@ -410,7 +450,7 @@ def necessity_sufficiency(
 
 
 # -- the same cases with another generator (its counterfactuals stored on disk like the main ones) ---------
-@st.cache_data(show_spinner="Rerunning these cases with the other generator…", max_entries=16)
+@shared(copy=True, spinner="Rerunning these cases with the other generator…")
 def generator_sensitivity(
     _store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...], others: tuple[str, ...], tau
 ) -> dict:
@@ -419,7 +459,7 @@ def generator_sensitivity(
     return fc.importance.generator_sensitivity(_store, result, list(others), tau=tau)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@shared(copy=True)
 def calibration(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd.DataFrame:
     """The reliability diagram's bins on the model's evaluation rows (``identity``: the model id)."""
     held_out = held_out_predictions(_task, _model, identity)
@@ -427,7 +467,7 @@ def calibration(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd
 
 
 # -- the what-if editor (one case, cheap: about 25 ms on loan; cached by the edited values) -----------
-@st.cache_data(show_spinner="Searching this case's counterfactuals…", max_entries=64)
+@shared(copy=True, spinner="Searching this case's counterfactuals…")
 def what_if(_explainer: fc.FlexExplainer, identity: str, row: int | None, values: str) -> fc.counterfactuals.WhatIf:
     """The case ``row`` with ``values`` (JSON {feature: value}, the edits) scored and its counterfactuals
     searched (``identity``: the store's). Raises ConfigError for a value the data does not allow."""

@@ -1,7 +1,7 @@
 """The current analysis (the pipeline: task, model, generator, store), rebuilt from Session State through the cache.
 
 Pages call :func:`current_analysis` at the top: every object comes from
-``st.cache_resource``, so this is cheap on a rerun and trains or loads only when a
+the shared cache (``ui/cache.py``), so this is cheap on a rerun and trains or loads only when a
 setting changed. Nothing here is kept in Session State.
 """
 

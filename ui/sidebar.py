@@ -14,7 +14,7 @@ from ui.context import Analysis, active_model, current_analysis, load_base_task
 from ui.text import plain
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@cache.shared(copy=True)
 def _peek(data: bytes, max_bytes: int):
     return fc.data.read_csv(data, max_bytes=max_bytes)
 

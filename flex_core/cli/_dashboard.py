@@ -16,6 +16,9 @@ def add_dashboard_parser(subparsers) -> argparse.ArgumentParser:
                         help="a project folder written by FlexExplainer.save(DIR) (data.csv, model.skops, settings.json)")
     parser.add_argument("--port", type=int, help="the port to serve on (default: Streamlit's, 8501 or the next free one)")
     parser.add_argument("--browser", action="store_true", help="open a browser tab (default: headless, print the URL)")
+    parser.add_argument("--hosted", action="store_true",
+                        help="serve a team (also when FLEX_HOSTED=1): uploads only, and the production settings of "
+                        ".streamlit/hosted.toml (listen on 127.0.0.1 behind a proxy, no error details, viewer toolbar)")
     return parser
 
 
@@ -26,4 +29,4 @@ def run_dashboard(args) -> int:
 
     project = check_project_folder(args.directory) if args.directory is not None else None
     launcher.dashboard_command(project, port=args.port)  # checks the port and that the app's files are installed
-    return launcher.run_dashboard(project, port=args.port, open_browser=args.browser)
+    return launcher.run_dashboard(project, port=args.port, open_browser=args.browser, hosted=args.hosted)

@@ -66,7 +66,11 @@ class CodeScorer:
 
     def __init__(self, model: FittedModel, task: TaskSpec, check_codes: np.ndarray | None = None,
                  *, threads: int | None = None):
-        self.model, self.task = model, task
+        # The model weakly: the module's registry of scorers is keyed by the model, and a strong reference from
+        # its value kept every model (and its task) a scorer was ever built for alive for the life of the process.
+        self._model = weakref.ref(model)
+        self._pinned: FittedModel | None = None  # a copy that crossed a pickle holds its own model
+        self.task = task
         # Threads a forest's trees are spread over: 1 unless a caller was given more cores (``with_threads``).
         self.threads = 1 if threads is None else max(1, int(threads))
         self._plan = _encoding_plan(model, task)
@@ -83,6 +87,20 @@ class CodeScorer:
             got = self._encode(sample)
             if expected is None or got.shape != expected.shape or not np.allclose(got, expected, equal_nan=True):
                 self._plan = None  # an encoder this module does not mirror exactly: use the pipeline
+
+    @property
+    def model(self) -> FittedModel:
+        model = self._model()
+        if model is None:  # pragma: no cover - callers hold the model they score with
+            raise RuntimeError("This scorer's model no longer exists.")
+        return model
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_model": None, "_pinned": self.model}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._model = weakref.ref(state["_pinned"])
 
     def with_threads(self, threads: int) -> CodeScorer:
         """This scorer walking a forest's trees in ``threads`` threads (same encoding, same bits)."""

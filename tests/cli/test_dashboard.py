@@ -43,6 +43,28 @@ def test_command_without_a_project_or_port_leaves_them_to_the_app_and_streamlit(
     assert "--server.headless=false" in command and not any(c.startswith("--server.port") for c in command)
 
 
+def test_hosted_mode_adds_the_production_settings_over_the_app_settings(monkeypatch):
+    monkeypatch.delenv("FLEX_HOSTED", raising=False)
+    plain = launcher.dashboard_command(python="py")
+    assert "--client.toolbarMode=viewer" not in plain and "--server.address=localhost" in plain
+    for hosted in (launcher.dashboard_command(python="py", hosted=True),
+                   monkeypatch.setenv("FLEX_HOSTED", "1") or launcher.dashboard_command(python="py")):
+        assert {"--client.showErrorDetails=none", "--client.toolbarMode=viewer", "--server.address=127.0.0.1",
+                "--server.maxMessageSize=16", "--server.enableXsrfProtection=true", "--server.maxUploadSize=50",
+                "--server.headless=true"} <= set(hosted)
+        options = [flag.split("=")[0] for flag in hosted if flag.startswith("--")]
+        assert len(options) == len(set(options)), "each option once: the hosted value replaces the app's"
+    assert launcher.dashboard_env({}, hosted=True)["FLEX_HOSTED"] == "1"
+
+
+def test_flex_dashboard_hosted_runs_the_hosted_command(monkeypatch):
+    monkeypatch.delenv("FLEX_HOSTED", raising=False)
+    ran = {}
+    monkeypatch.setattr(launcher, "run_dashboard", lambda project, **kw: ran.update(kw) or 0)
+    assert main(["dashboard", "--hosted"]) == 0
+    assert ran["hosted"] is True
+
+
 def test_config_flags_read_any_app_folder(tmp_path):
     (tmp_path / ".streamlit").mkdir()
     (tmp_path / ".streamlit" / "config.toml").write_text('[server]\nmaxUploadSize = 7\nheadless = false\n[theme]\nbase = "dark"\n')
@@ -108,4 +130,4 @@ def test_good_input_starts_the_app_on_the_project(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(launcher, "run_dashboard", lambda *a, **k: calls.append((a, k)) or 0)
     assert main(["dashboard", str(project), "--port", "8700"]) == 0
-    assert calls == [((project.resolve(),), {"port": 8700, "open_browser": False})]
+    assert calls == [((project.resolve(),), {"port": 8700, "open_browser": False, "hosted": False})]
