@@ -193,6 +193,7 @@ class FlexExplainer:
         sufficiency: bool = False,
         repeats: int = 1,
         generators: Sequence[str] = (),
+        retrain: int = 0,
         progress=None,
     ) -> FlexResult:
         """Global FLEX over a seeded random sample of ``n_factuals`` rows the model predicts undesired.
@@ -201,12 +202,14 @@ class FlexExplainer:
         sufficiency ratios, per feature (two generator runs per feature); ``repeats=N`` regenerates
         with N seeds and adds ``frequency_seed_sd``; ``generators=["dice-random"]`` reruns the
         factuals with those generators and adds ``generator_sensitivity`` (does a finding depend on
-        the generator?).
+        the generator?); ``retrain=K`` (at most 20) refits the model K times and adds ``retrain``: F's range
+        across the refits, a ``stable`` verdict per feature and the counterfactuals' validity under each refit
+        (a model given here is refitted with ``sklearn.base.clone`` only when y was given).
         """
         from .importance import run_global
 
         result = run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
-                            generators=generators, progress=progress)
+                            generators=generators, retrain=retrain, labelled=self.y_given, progress=progress)
         self._remember(n_factuals=n_factuals, tau=tau)
         return result
 
