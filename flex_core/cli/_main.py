@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
     global_ = sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
     global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
+    global_.add_argument("--retrain", type=int, default=0, metavar="K",
+                         help="refit the model K times (bootstrap rows, other seeds; at most 20) and add retrain: F's "
+                              "range across refits, a stable verdict per feature, the counterfactuals' validity per refit")
     regional = sub.add_parser("regional", parents=[common], help="regional FLEX around a query factual")
     regional.add_argument("--query", type=int, help="0-based row of the input file (default: a random qualifying factual)")
     regional.add_argument("--neighbours", type=int, help="k nearest neighbours by Hamming distance (default 4)")
@@ -298,10 +301,19 @@ def run(args) -> dict:
             raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
         args.rule = check_rule_region(explainer.store, args.rule)  # a bad rule fails before any generation
     started = time.perf_counter()
+    retrain = {"retrain": args.retrain} if args.command == "global" and args.retrain else {}
     global_result = explainer.explain_global(
-        n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})
+        n_factuals=args.n_factuals, tau=tau, progress=progress,
+        **(on_request if args.command == "global" else {}), **retrain,
     )
     log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
+    if explainer.store.factual_note:
+        log(f"factuals: {explainer.store.factual_note}")
+    if global_result.retrain is not None:
+        block = global_result.retrain
+        unstable = [f["name"] for f in block["features"] if not f["stable"]]
+        log(f"retrain: {block['refits']} refits, validity {', '.join(f'{v:.3f}' for v in block['validity'])}; "
+            f"not stable: {', '.join(unstable) or 'none'}")
     if "necessity_sufficiency" in global_result.config:
         log(f"necessity and sufficiency: {global_result.config['necessity_sufficiency']['seconds']:.1f} s")
     explained = global_result

@@ -24,11 +24,11 @@ from .._errors import ConfigError
 from .._typing import Rows
 from ..data import TaskSpec
 from ..models import FittedModel
+from ._factuals import select_factuals, selection_note
 from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
 from ._set import CounterfactualGenerator, CounterfactualSet, Progress
-from ._factuals import select_factuals, selection_note
 from ._validity import Validity, training_ranges, validity_of
 
 __all__ = ["CounterfactualStore", "factual_rows", "training_ranges"]

@@ -4,9 +4,9 @@ from .._uncertainty import bootstrap_counts, bootstrap_means
 from ._flex import compare_with_global, flex_importance, mode_shift, regional_importance, select_region
 from ._metrics import DEFAULT_TAU
 from ._necessity import NecessitySufficiency, necessity_sufficiency, with_necessity_sufficiency
+from ._retrain import MAX_REFITS, STABLE_FLOOR, refit_models, retrain_stability, stable_verdicts
 from ._rules import check_rule, rule_mask, rule_text
 from ._runs import random_query, rows_meeting, run_global, run_local, run_regional, run_rule_region, sample_factuals
-from ._retrain import MAX_REFITS, STABLE_FLOOR, refit_models, retrain_stability, stable_verdicts
 from ._sensitivity import generator_sensitivity
 from ._sweep import tau_sweep
 

@@ -55,10 +55,11 @@ def refit_models(task: TaskSpec, model: FittedModel, k: int, *, labelled: bool =
     model is ``sklearn.base.clone``-d (its ``random_state`` set to seed + i where it has one). Without labels
     (``labelled=False``: the outcome column holds the model's own predictions) a user's model cannot be refitted.
     """
-    from ..models import build_pipeline
+    from ..models import MODELS, build_pipeline
 
     k = check_refits(k)
-    if not model.trained_here and not labelled:
+    ours = model.trained_here and model.name in MODELS
+    if not ours and not labelled:
         raise ConfigError("The model cannot be refitted: no outcomes (y) were given, so there is nothing to train on "
                           "(pass y to refit it).")
     train = np.asarray(model.train_index)
@@ -67,14 +68,14 @@ def refit_models(task: TaskSpec, model: FittedModel, k: int, *, labelled: bool =
         rng = np.random.default_rng(model.seed + i)
         rows = train[rng.integers(0, len(train), len(train))]
         X = task.frame.loc[rows, task.feature_names]
-        if model.trained_here:
-            estimator = build_pipeline(task, model=model.name, encoding=model.encoding, seed=model.seed + i)
+        if ours:
+            estimator = build_pipeline(task, model=model.name, encoding=model.encoding, seed=model.seed + i)  # type: ignore[arg-type]
             estimator.fit(X, task.y[task.frame.index.get_indexer(rows)])
         else:
-            estimator = clone(model.pipeline)
-            if "random_state" in estimator.get_params():
-                estimator.set_params(random_state=model.seed + i)
             try:
+                estimator = clone(model.pipeline)
+                if "random_state" in estimator.get_params():
+                    estimator.set_params(random_state=model.seed + i)
                 estimator.fit(model.estimator_input(X), task.frame.loc[rows, task.target].to_numpy())
             except Exception as exc:  # a user's estimator: its own error, on one line
                 raise ConfigError(f"Refitting the model failed: {_first_line(exc)}") from None
@@ -108,6 +109,7 @@ def retrain_stability(store: CounterfactualStore, result: FlexResult, k: int, *,
     many of the factuals it also rejects), and ``features`` (per feature: ``name``, ``frequency`` (the original),
     ``refits`` (F_j per refit), ``range`` ([min, max] over the refits) and ``stable``).
     """
+    from ..models import MODELS
     from ._flex import flex_importance
 
     if result.frequency_ci is None:
@@ -153,7 +155,7 @@ def retrain_stability(store: CounterfactualStore, result: FlexResult, k: int, *,
                  f"± {STABLE_FLOOR:g}"),
         "floor": STABLE_FLOOR,
         "how": ("a model FLEX trained: the same pipeline on a bootstrap of its training rows, seed + i"
-                if store.model.trained_here else "sklearn.base.clone of the model on a bootstrap of the training rows"),
+                if store.model.trained_here and store.model.name in MODELS else "sklearn.base.clone of the model on a bootstrap of the training rows"),
         "validity": [json_number(v) for v in validity],
         "factuals": factuals,
         "features": features,

@@ -18,8 +18,8 @@ from ..models._fit import adequacy_note, model_summary
 from ._flex import flex_importance, parse_criterion, regional_importance, select_region
 from ._metrics import DEFAULT_TAU
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
-from ._rules import check_rule, rule_mask, rule_text
 from ._retrain import retrain_stability
+from ._rules import check_rule, rule_mask, rule_text
 from ._sensitivity import generator_sensitivity
 
 __all__ = ["sample_factuals", "importance_of", "store_notes", "run_local", "run_global", "run_regional", "run_rule_region", "check_rule_region", "check_region_arguments", "random_query", "rows_meeting"]
