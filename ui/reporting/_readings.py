@@ -498,7 +498,7 @@ def quadrant_legend() -> str:
 
 
 def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
-    """One row per mutable feature: F with its 95% interval per generator, and whether the intervals overlap."""
+    """One row per mutable feature: F with its 95% interval per generator, and the verdict (depends, cannot tell, same)."""
     names = sensitivity["generators"]
     rows = []
     for feature in sensitivity["features"]:
@@ -507,8 +507,7 @@ def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
             value, interval = feature["frequency"][name], feature["frequency_ci"][name]
             row[f"F, {name}"] = with_interval(float("nan") if value is None else value,
                                               None if None in interval else interval)
-        overlap = feature["intervals_overlap"]
-        row["intervals overlap"] = "n/a" if overlap is None else ("yes" if overlap else "no: differs")
+        row["verdict"] = _verdict_of(feature)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -517,24 +516,48 @@ def describe_generator_sensitivity(sensitivity: dict) -> str:
     """Which features' F differs between generators beyond their 95% intervals, in words (and r for a region)."""
     names = sensitivity["generators"]
     others = " and ".join(names[1:])
-    differ = [f for f in sensitivity["features"] if f["intervals_overlap"] is False]
+    verdicts = {f["name"]: _verdict_of(f) for f in sensitivity["features"]}
+    differ = [f for f in sensitivity["features"] if verdicts[f["name"]] == "depends"]
+    unclear = [f.get("label", f["name"]) for f in sensitivity["features"] if verdicts[f["name"]] == "cannot tell"]
     if differ:
         parts = [f"{f.get('label', f['name'])} ("
                  + " vs ".join(f"{f['frequency'][n]:.2f} with {n}" for n in names) + ")" for f in differ]
         text = (f"Rerun with {others} instead of {names[0]}, F differs beyond the 95% intervals for "
                 + "; ".join(parts) + ": these findings depend on the generator.")
+    elif unclear:
+        text = (f"Rerun with {others} instead of {names[0]}, no feature's F separates, but for {', '.join(unclear)} "
+                "an interval spans more than half of F's range: with so few factuals this cannot tell.")
     else:
         text = (f"Rerun with {others} instead of {names[0]}, every feature's F stays within the other's 95% interval: "
                 "no finding here depends on the generator.")
+    ranks = sensitivity.get("ranks")
+    if ranks:
+        text += " " + " ".join(
+            f"With {n}, {ranks['top_overlap'][n]:.0%} of the top {ranks['k']} features are the same"
+            + ("" if ranks["top_feature_same"][n] else f" and the top feature is {ranks['top'][n][0]}, not "
+               f"{ranks['top'][names[0]][0]}")
+            + ("" if ranks["spearman"][n] is None else f" (Spearman {ranks['spearman'][n]:.2f})") + "."
+            for n in names[1:] if ranks["top_overlap"][n] is not None)
     regional = sensitivity.get("regional")
     if regional:
         r = ", ".join(f"{'undefined' if regional['r'][n] is None else format(regional['r'][n], '.2f')} with {n}"
                       for n in names)
-        overlap = regional["r_intervals_overlap"]
-        text += f" The region's r against the global F: {r}" + (
-            "; their intervals overlap." if overlap else "; their intervals do not overlap, so the verdict on this "
-            "region depends on the generator." if overlap is False else ".")
+        verdict = regional.get("r_verdict") or _verdict_of({"intervals_overlap": regional["r_intervals_overlap"]})
+        text += f" The region's r against the global F: {r}" + {
+            "same": "; their intervals overlap.",
+            "depends": "; their intervals do not overlap, so the verdict on this region depends on the generator.",
+            "cannot tell": "; an interval is wider than 1 (half of r's range), so whether the verdict depends on the "
+                           "generator cannot be told with so few members.",
+        }.get(verdict, ".")
     return text
+
+
+def _verdict_of(feature: dict) -> str:
+    """A comparison's verdict; files written before format 2.2 have only intervals_overlap."""
+    if feature.get("verdict"):
+        return feature["verdict"]
+    overlap = feature.get("intervals_overlap")
+    return "n/a" if overlap is None else ("same" if overlap else "depends")
 
 
 def region_title(regional: RegionalResult) -> str:
