@@ -281,6 +281,7 @@ class FlexExplainer:
         n_permutations: int = 1000,
         bins: int = 4,
         top: int = 20,
+        retrain: int = 0,
         progress=None,
     ):
         """The rule-defined regions whose F differs from global, tested with FDR control (a RegionsResult).
@@ -289,13 +290,15 @@ class FlexExplainer:
         bins of a number) with at least ``min_support`` factuals; the divergence is 1 - Pearson r over
         the mutable features, tested against a permutation null with Benjamini–Hochberg at ``fdr``.
         One pool of ``n_factuals`` (the sample ``explain_global`` takes) is generated once; a τ change
-        regenerates nothing. See :mod:`flex_core.regions._discovery`.
+        regenerates nothing. A region is significant only when its divergence interval lies above 0.
+        ``retrain=K`` refits the model K times and marks per region whether it replicates under each refit
+        (``region.replicated``). See :mod:`flex_core.regions._discovery`.
         """
         from .regions import find_regions
 
         return find_regions(self.store, tau=tau, n_factuals=n_factuals, max_conditions=max_conditions,
                             min_support=min_support, fdr=fdr, n_permutations=n_permutations, bins=bins, top=top,
-                            progress=progress)
+                            replicate=retrain, labelled=self.y_given, progress=progress)
 
     def compare_groups(self, by: str, *, bins: int = 4, n_factuals: int = 1000, tau=DEFAULT_TAU, min_size: int = 10,
                        progress=None):

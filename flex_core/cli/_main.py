@@ -184,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     regions.add_argument("--permutations", type=int, default=1000, help="random orders of the pool for the null (default 1000)")
     regions.add_argument("--bins", type=int, default=4, help="quantile bins per number (default 4)")
     regions.add_argument("--top", type=int, default=20, help="regions to write (default 20)")
+    regions.add_argument("--retrain", type=int, default=0, metavar="K",
+                         help="refit the model K times (at most 20) and mark per region whether it replicates")
     groups = sub.add_parser("groups", parents=[common], help="flip share, cost of the minimal change and FLEX per group")
     groups.add_argument("--by", required=True, metavar="FEATURE", help="the feature whose values (or bins) are the groups")
     groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
@@ -202,11 +204,16 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
     if args.command == "regions":
         result = explainer.find_regions(
             tau=tau, n_factuals=args.n_factuals, max_conditions=args.max_conditions, min_support=args.min_support,
-            fdr=args.fdr, n_permutations=args.permutations, bins=args.bins, top=args.top, progress=progress,
+            fdr=args.fdr, n_permutations=args.permutations, bins=args.bins, top=args.top, retrain=args.retrain,
+            progress=progress,
         )
         counts = result.counts
-        log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr}, "
+        log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr} "
+            f"({counts['interval_reaches_zero']} more below it with a divergence interval reaching 0), "
             f"{counts['shown']} written ({time.perf_counter() - started:.1f} s)")
+        if "significant_not_replicated" in counts:
+            log(f"regions: {counts['significant_not_replicated']} significant region(s) written do not replicate "
+                f"under all {counts['refits']} refits")
     else:
         result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau, progress=progress)
         log(f"groups: {len(result.groups)} groups of {args.by} ({time.perf_counter() - started:.1f} s)")
