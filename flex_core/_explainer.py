@@ -301,16 +301,17 @@ class FlexExplainer:
                             replicate=retrain, labelled=self.y_given, progress=progress)
 
     def compare_groups(self, by: str, *, bins: int = 4, n_factuals: int = 1000, tau=DEFAULT_TAU, min_size: int = 10,
-                       progress=None):
+                       retrain: int = 0, progress=None):
         """What the model asks of each group of ``by`` (a GroupsResult): flip share, cost of the minimal change, F.
 
         One group per level, or per quantile bin (``bins``) of a number; intervals on every number and
-        a verdict that names a difference only when intervals separate. See :mod:`flex_core.regions._groups`.
+        a verdict that names a difference only when intervals separate; ``retrain=K`` marks each difference
+        with whether it is named under each of K refits too. See :mod:`flex_core.regions._groups`.
         """
         from .regions import compare_groups
 
         return compare_groups(self.store, by, bins=bins, n_factuals=n_factuals, tau=tau, min_size=min_size,
-                              progress=progress)
+                              replicate=retrain, labelled=self.y_given, progress=progress)
 
     def counterfactuals(self, rows: Rows, *, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""

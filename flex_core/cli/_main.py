@@ -189,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     groups = sub.add_parser("groups", parents=[common], help="flip share, cost of the minimal change and FLEX per group")
     groups.add_argument("--by", required=True, metavar="FEATURE", help="the feature whose values (or bins) are the groups")
     groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
+    groups.add_argument("--retrain", type=int, default=0, metavar="K",
+                        help="refit the model K times (at most 20) and mark whether each difference holds under each")
     add_reproduce_parser(sub)
     add_dashboard_parser(sub)
     return parser
@@ -215,7 +217,8 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
             log(f"regions: {counts['significant_not_replicated']} significant region(s) written do not replicate "
                 f"under all {counts['refits']} refits")
     else:
-        result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau, progress=progress)
+        result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau,
+                                          retrain=args.retrain, progress=progress)
         log(f"groups: {len(result.groups)} groups of {args.by} ({time.perf_counter() - started:.1f} s)")
         for sentence in result.verdict:
             log(f"verdict: {sentence}")
