@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", default="planted,loan")
     parser.add_argument("--dice-factuals", type=int, default=30)
     args = parser.parse_args(argv)
-    parts = [f"Machine: {machine()}. Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
+    parts = [f"Machine: {machine()}. Run {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC.", ""]
     for dataset in args.datasets.split(","):
         task = task_of(dataset)
         model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)

@@ -213,6 +213,16 @@ class FlexExplainer:
         self._remember(n_factuals=n_factuals, tau=tau)
         return result
 
+    #: The most refits :meth:`survives_retraining` and ``retrain=K`` take.
+    max_refits = 20
+
+    def survives_retraining(self, result: FlexResult, k: int, *, tau=DEFAULT_TAU, progress=None) -> dict:
+        """F, a ``stable`` verdict per feature and the counterfactuals' validity under ``k`` refits of the model,
+        over ``result``'s factuals (the ``retrain`` block :meth:`explain_global` adds; ``progress(done, total)``)."""
+        from .importance._retrain import retrain_stability
+
+        return retrain_stability(self.store, result, k, labelled=self.y_given, tau=tau, progress=progress)
+
     def _remember(self, *, n_factuals: int | None = None, tau=None, **region) -> None:
         """Keep a run's settings for :meth:`settings` (a τ per feature is not kept: the app's τ is one number)."""
         if n_factuals is not None:

@@ -32,7 +32,7 @@ from ..data import TaskSpec
 from ..models import FittedModel
 from ._metrics import DEFAULT_TAU
 
-__all__ = ["MAX_REFITS", "STABLE_FLOOR", "refit_models", "retrain_stability", "stable_verdicts"]
+__all__ = ["MAX_REFITS", "STABLE_FLOOR", "refit_models", "retrain_stability", "stable_verdicts", "check_refits"]
 
 #: The most refits one call may ask for (each refit is a full model fit and a counterfactual run).
 MAX_REFITS = 20

@@ -703,7 +703,8 @@ def replication(store: CounterfactualStore, found: RegionsResult, k: int, *, tau
     settings; a region replicates under a refit when its members there (at least two) have a 1 - r above the
     95th percentile of 1 - r over ``draws`` random sets of as many factuals of that pool.
     """
-    from ..importance import flex_importance, refit_models
+    from ..importance import flex_importance
+    from ..importance._retrain import refit_models
 
     task = store.task
     include = ~np.array(found.immutable, dtype=bool)

@@ -332,7 +332,8 @@ def _replicated(store: CounterfactualStore, differences: list[dict], rows: np.nd
                 k: int, *, tau, labelled: bool, min_size: int, n_boot: int) -> list[dict]:
     """``differences`` each with ``replicated``: per refit, whether the same difference (measure, feature, higher and
     lower group) is named over the same groups of the factuals the refit also rejects (:data:`REPLICATION`)."""
-    from ..importance import flex_importance, refit_models
+    from ..importance import flex_importance
+    from ..importance._retrain import refit_models
     from ..importance._rules import rule_mask
 
     task = store.task

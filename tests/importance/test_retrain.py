@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 import flex_core as fc
-from flex_core.importance import MAX_REFITS, STABLE_FLOOR, refit_models, stable_verdicts
+from flex_core.importance._retrain import MAX_REFITS, STABLE_FLOOR, refit_models, stable_verdicts
 from tests.contract import assert_valid
 from tests.planted_learned import NOISE_FEATURES, planted_forest, planted_task
 
@@ -87,3 +87,7 @@ def test_the_learned_forest_survives_three_refits():
     for name in NOISE_FEATURES:
         assert by_name[name]["stable"] and by_name[name]["range"][1] <= 0.02
     assert_valid(result.to_dict())
+
+
+def test_the_explainers_limit_is_the_modules():
+    assert fc.FlexExplainer.max_refits == MAX_REFITS

@@ -57,7 +57,7 @@ def test_only_the_own_generator_is_refused(synthetic_task, synthetic_model):
 
 # -- verdicts and rank changes (issue 32 item 5) --------------------------------------------------
 def test_verdicts_by_hand():
-    from flex_core.importance import verdict
+    from flex_core.importance._sensitivity import verdict
 
     assert verdict(np.array([[0.1, 0.3], [0.4, 0.6]]), span=1.0) == "depends"  # separate
     assert verdict(np.array([[0.1, 0.3], [0.3, 0.5]]), span=1.0) == "same"  # touch at 0.3, both 0.2 wide
@@ -70,7 +70,7 @@ def test_verdicts_by_hand():
 def test_rank_changes_by_hand(synthetic_task):
     from types import SimpleNamespace
 
-    from flex_core.importance import rank_changes
+    from flex_core.importance._sensitivity import rank_changes
 
     names = ("a", "b", "c", "d", "e")
     def result(f):

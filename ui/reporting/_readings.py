@@ -552,6 +552,30 @@ def describe_generator_sensitivity(sensitivity: dict) -> str:
     return text
 
 
+def retrain_table(block: dict) -> pd.DataFrame:
+    """One row per feature: F here, F under each refit, their range and the stable verdict."""
+    rows = []
+    for feature in block["features"]:
+        row = {"feature": feature["name"], "F": feature["frequency"]}
+        for seed, value in zip(block["seeds"], feature["refits"]):
+            row[f"F, refit {seed}"] = value
+        low, high = feature["range"]
+        row["range over refits"] = "n/a" if low is None else f"{low:.2f}–{high:.2f}"
+        row["stable"] = "yes" if feature["stable"] else "no"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def describe_retrain(block: dict) -> str:
+    """The refits in words: which features are not stable, and how many counterfactuals each refit keeps valid."""
+    unstable = [f["name"] for f in block["features"] if not f["stable"]]
+    valid = ", ".join("n/a" if v is None else f"{v:.0%}" for v in block["validity"])
+    text = (f"Refitted {block['refits']} times ({block['how']}). Valid under each refit: {valid} of the "
+            "counterfactuals. ")
+    text += (f"Not stable: {', '.join(unstable)}." if unstable else "Every feature's F is stable.")
+    return text + f" Rule: {block['rule']}."
+
+
 def _verdict_of(feature: dict) -> str:
     """A comparison's verdict; files written before format 2.2 have only intervals_overlap."""
     if feature.get("verdict"):
