@@ -301,3 +301,16 @@ def test_dice_generators_refined_keep_noise_out(learned, generator):
     cfset = store.ensure(rows[:30])
     assert cfset.valid.any()
     assert _noise_frequency(task, store, cfset) <= 0.05
+
+
+def test_a_rule_coded_as_a_model_keeps_every_case_it_rejects():
+    """A rule's P is 0 or 1: no case is borderline, and without a bootstrap there is no out-of-bag vote."""
+    from flex_core.counterfactuals._factuals import select_factuals
+    from tests.factories import planted
+
+    frame = pd.DataFrame({"x": np.linspace(0, 100, 101), "colour": ["red", "blue"] * 50 + ["red"]})
+    task, model = planted(frame, lambda X: X["x"].astype(float) > 60)
+    rows, selection = select_factuals(task, model, Validity())
+    assert selection == {"criterion": "P(undesirable) > 0.5 + margin", "margin": DEFAULT_MARGIN, "out_of_bag": False,
+                         "candidates": 40, "borderline": 0, "memorised": 0}
+    np.testing.assert_array_equal(rows, task.frame.index[task.frame.x > 60])
