@@ -14,7 +14,7 @@ from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
-from .limits import check_each
+from .limits import LIMITS, check_each
 
 __all__ = ["FlexExplainer"]
 
@@ -216,7 +216,7 @@ class FlexExplainer:
         return result
 
     #: The most refits :meth:`survives_retraining` and ``retrain=K`` take.
-    max_refits = 20
+    max_refits = int(LIMITS["retrain"].high)
 
     def survives_retraining(self, result: FlexResult, k: int, *, tau=DEFAULT_TAU, progress=None) -> dict:
         """F, a ``stable`` verdict per feature and the counterfactuals' validity under ``k`` refits of the model,

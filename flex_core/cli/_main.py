@@ -270,7 +270,7 @@ BOUNDED_OPTIONS = {
     "n_factuals": "n_factuals", "n_cf": "n_cf", "seed": "seed", "repeats": "repeats", "neighbours": "k",
     "time_limit": "time_limit", "n_jobs": "n_jobs", "cv_folds": "cv_folds", "cv_rows": "cv_rows",
     "lime_samples": "num_samples", "min_support": "min_support", "permutations": "n_permutations", "bins": "bins",
-    "top": "top",
+    "top": "top", "retrain": "retrain",
 }
 
 

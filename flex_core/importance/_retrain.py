@@ -29,20 +29,22 @@ from .._errors import ConfigError
 from .._results import FlexResult
 from ..counterfactuals import CounterfactualStore, decode_rows
 from ..data import TaskSpec
+from ..limits import LIMITS, check
 from ..models import FittedModel
 from ._metrics import DEFAULT_TAU
 
 __all__ = ["MAX_REFITS", "STABLE_FLOOR", "refit_models", "retrain_stability", "stable_verdicts", "check_refits"]
 
-#: The most refits one call may ask for (each refit is a full model fit and a counterfactual run).
-MAX_REFITS = 20
+#: The most refits one call may ask for (each refit is a full model fit and a counterfactual run): the limits table's.
+MAX_REFITS = int(LIMITS["retrain"].high)
 #: A refit's F_j within this of the original's is never read as unstable (see the module docstring).
 STABLE_FLOOR = 0.02
 
 
 def check_refits(k) -> int:
-    """K as an int in [1, MAX_REFITS], or a one-line ConfigError."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= MAX_REFITS:
+    """K as an int in [1, MAX_REFITS] (checked against ``flex_core.limits``), or a one-line ConfigError."""
+    k = check("retrain", k, label="the number of refits")
+    if k < 1:
         raise ConfigError(f"The number of refits must be a whole number from 1 to {MAX_REFITS} (got {k!r}).")
     return int(k)
 

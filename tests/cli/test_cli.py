@@ -167,7 +167,7 @@ def test_constraints_shape_the_counterfactuals_and_the_json_records_them(tmp_pat
         (["global", "--data", "builtin:toy2d", "--model", "svm"], "invalid choice"),
         (["global", "--data", "builtin:toy2d", "--cv-folds", "1"], "from 0 to 10, not 1; got 1"),
         (["global", "--data", "builtin:toy2d", "--repeats", "0"], "--repeats (seeds a run is repeated with) must be a whole number from 1 to 20; got 0"),
-        (["global", "--data", "builtin:toy2d", "--retrain", "21"], "number of refits must be a whole number from 1 to 20"),
+        (["global", "--data", "builtin:toy2d", "--retrain", "21"], "--retrain (refits of the model for the retraining check; 0 skips it) must be a whole number from 0 to 20; got 21"),
         (["global", "--data", "builtin:toy2d", "--monotone", "speed=increase"], "Unknown direction for feature: speed"),
         (["global", "--data", "builtin:toy2d", "--range", "visibility=0.9:0.1"], "range of 'visibility' is empty"),
         (["global", "--data", "builtin:toy2d", "--range", "visibility=low"], "must be LO:HI"),
