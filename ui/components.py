@@ -189,8 +189,6 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
 
 def retrain_check(analysis: Analysis, result: fc.FlexResult) -> None:
     """The model refitted K times on request: F's range, a stable verdict per feature, validity per refit."""
-    from ui import retrain_cache
-
     rows = tuple(int(r) for r in result.query_index)
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     k = left.number_input("Refits", min_value=1, max_value=analysis.explainer.max_refits, value=3, step=1,
@@ -203,11 +201,7 @@ def retrain_check(analysis: Analysis, result: fc.FlexResult) -> None:
         st.caption(f"One fitted model allows trade-offs another fit of the same data does not: refitting it and "
                    f"rerunning the {len(rows):,} cases shows which findings hold beyond this fit.")
         return
-    bar = st.progress(0.0, text=f"Refitting the model {request[2]} times…")
-    block = run_or_stop(retrain_cache.retrain_stability, analysis.explainer, analysis.store_id, rows, request[2],
-                        S.tau_setting(), _progress=lambda done, total: bar.progress(done / total,
-                                                                                    text=f"Refits: {done} of {total} steps"))
-    bar.empty()
+    block = run_or_stop(cache.retrain_stability, analysis.explainer, analysis.store_id, rows, request[2], S.tau_setting())
     st.markdown(reporting.describe_retrain(block))
     show_table(reporting.retrain_table(block))
 
