@@ -25,7 +25,10 @@ minimal, in this order (every step is one batched model call over all rows at on
    every single revert of every open row; the reverts that keep a row valid are ranked by the
    P(undesirable) they leave, the 2, 3, ... best are tried together, and the largest valid group
    is applied. A row closes when no single revert keeps it valid.
-3. If step 2 reverted anything, that row is shrunk and cleared of passengers once more (a revert
+2b. **Revert what the others make up for** (:func:`revert_stretched`): a change that cannot be reverted
+   alone, but can with every other number's change stretched by the alternatives tolerance (2% of its
+   range), is no other way out (:mod:`._alternatives`): the sparser row is kept.
+3. If step 2 or 2b changed anything, that row is shrunk and cleared of passengers once more (a revert
    can leave room to shrink another change).
 
 Every returned counterfactual is a row the model scored as desirable in these calls, so validity
@@ -64,6 +67,7 @@ __all__ = [
     "check_refine",
     "minimal_rows",
     "revert_passengers",
+    "revert_stretched",
     "refine_counterfactuals",
 ]
 
@@ -173,6 +177,7 @@ def minimal_rows(
             break
         shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan, validity, skip=done[todo])
         cleared = revert_passengers(p_undesirable, shrunk, factuals[todo], validity=validity)
+        cleared = revert_stretched(p_undesirable, cleared, factuals[todo], plan, validity)
         out[todo] = cleared
         todo = todo[(cleared != shrunk).any(axis=1)]  # a revert may leave room to shrink again
         done = np.full(len(out), -1)  # after a revert every change may shrink further
@@ -277,6 +282,47 @@ def revert_passengers(
         current[winners] = np.where(revert[chosen_row], factuals[winners], current[winners])
         open_[winners] = True
     return current
+
+
+def revert_stretched(
+    p_undesirable: PUndesirable, cfs: np.ndarray, factuals: np.ndarray, plan: MinimalPlan, validity: Validity,
+    tolerance: float = ALTERNATIVE_TOLERANCE,
+) -> np.ndarray:
+    """Revert a change that the other changes make up for within the alternatives tolerance.
+
+    A counterfactual {speed 59, colour red} whose colour cannot be reverted alone ({speed 59} misses the
+    margin) is still no other way out when {speed 58} is valid: it adds a feature to a sparser counterfactual
+    and reduces the shared change by less than ``tolerance`` x the feature's span (:mod:`._alternatives`).
+    For every row with two or more changes, one call scores, for each changed feature, the row with that
+    feature reverted and every other continuous change stretched away from the factual by ``tolerance`` x its
+    span (rounded down to the feature's grid step, inside the permitted range); the valid trial that leaves
+    the lowest P(undesirable) is applied. The caller shrinks the row again afterwards.
+
+    Returns
+    -------
+    ndarray of shape (n, F): the rows, each with at most one change reverted this way.
+    """
+    out = np.array(cfs, dtype=float, copy=True)
+    changed = out != factuals
+    rows = np.flatnonzero(changed.sum(axis=1) >= 2)
+    if len(rows) == 0:
+        return out
+    step = np.where(plan.tolerance > 0, plan.tolerance, 1.0)
+    reach = np.where(plan.movable & np.isfinite(plan.spans), np.floor(tolerance * np.nan_to_num(plan.spans) / step) * step, 0.0)
+    stretched = np.clip(out[rows] + np.sign(out[rows] - factuals[rows]) * reach, plan.low, plan.high)
+    stretched = np.where(changed[rows], stretched, out[rows])  # an unchanged value stays, even outside the range
+    owner, feature = np.nonzero(changed[rows])
+    trials = stretched[owner].copy()
+    trials[np.arange(len(owner)), feature] = factuals[rows[owner], feature]
+    p = validity.score(p_undesirable, trials, factuals[rows[owner]])
+    ok = validity.desirable(p)
+    if not ok.any():
+        return out
+    owner, trials, p = owner[ok], trials[ok], p[ok]
+    order = np.lexsort((p, owner))
+    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+    out[rows[owner[first]]] = trials[first]
+    return out
 
 
 def refine_counterfactuals(
