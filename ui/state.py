@@ -152,14 +152,9 @@ def init_state(query_params: Mapping[str, Any] | None = None, *, project: str | 
 def apply_project_settings(folder: str) -> None:
     """Open a project (``explainer.save`` / ``dashboard()``) on the notebook's last settings: n_cf, seed,
     generator, refine, and the last run's n_factuals, τ and the region's query, k and criterion."""
-    import json
-    from pathlib import Path
-
-    from flex_core._explainer import PROJECT_FILES
-
     try:
-        settings = json.loads((Path(folder) / PROJECT_FILES["settings"]).read_text())
-    except (OSError, ValueError):  # FlexExplainer.load says what is wrong with the folder
+        settings = fc.FlexExplainer.read_settings(folder)
+    except (fc.FlexError, OSError):  # FlexExplainer.load says what is wrong with the folder
         return
     s = st.session_state
     if settings.get("generator") in fc.counterfactuals.GENERATORS:

@@ -140,3 +140,33 @@ def test_nothing_shared_lives_in_streamlits_caches():
             for line in path.read_text(encoding="utf-8").splitlines()
             if re.search(r"(@st\.cache_(data|resource)\b|st\.cache_(data|resource)\(|st\.cache\b)", line)]
     assert uses == []
+
+
+def test_two_sessions_on_one_shared_explainer_never_see_each_others_view(shelf, tmp_path):
+    """Issue 34 item 2: the explainer is one cached object for every session; a run must not leave its τ, N_F or
+    query on it, or one session's settings would end up in another's saved project."""
+    import json
+
+    import flex_core as fc
+
+    data = _csv(80)
+    task = cache.load_task(cache.source_key(_source(data)), data)
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)
+    identity = "two-sessions"
+    shared = cache.explainer(task, model, identity, "batch", "{}", 3, 0, None)
+    assert cache.explainer(task, model, identity, "batch", "{}", 3, 0, None) is shared  # both sessions get this one
+    untouched = json.dumps(shared.settings(), sort_keys=True, default=str)
+
+    # Session A: global FLEX at τ = 0.2 on 10 factuals. Session B: τ = 0.7, N_F = 12 and a region.
+    store_id = cache.store_id(shared.store)
+    a_view = {"n_factuals": 10, "tau": 0.2}
+    cache.global_result(shared, store_id, 10, cache.tau_json(0.2))
+    query = int(shared.store.factual_rows[-1])
+    cache.regional_result(shared, store_id, 12, cache.tau_json(0.7), query, 2, None)
+
+    assert json.dumps(shared.settings(), sort_keys=True, default=str) == untouched  # neither run left a trace on it
+    folder = shared.save(tmp_path / "a", view=a_view)  # session A saves its project with its own view
+    assert fc.FlexExplainer.read_settings(folder)["view"] == a_view  # not B's τ, N_F or query
+    b_view = {"n_factuals": 12, "tau": 0.7, "query": query, "k": 2, "where": None}
+    assert fc.FlexExplainer.read_settings(shared.save(tmp_path / "b", view=b_view))["view"] == b_view
+    assert json.dumps(shared.settings(), sort_keys=True, default=str) == untouched
