@@ -169,6 +169,11 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     raise fc.ConfigError(f"Unknown dataset source {kind!r}.")
 
 
+def load_base_task(source: Mapping) -> fc.TaskSpec:
+    """The task of a dataset source (the sidebar's), before the session's overrides."""
+    return load_task(source_key(source), source.get("data"))
+
+
 @shared(copy=False, spinner="Opening the project folder…")
 def project(path: str) -> fc.FlexExplainer:
     """The explainer ``FlexExplainer.save`` wrote to ``path`` (data, model.skops, settings)."""

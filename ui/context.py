@@ -89,10 +89,6 @@ class Analysis:
         return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()), by)
 
 
-def load_base_task(source) -> fc.TaskSpec:
-    return cache.load_task(cache.source_key(source), source.get("data"))
-
-
 def active_model(task: fc.TaskSpec, dataset: dict, model_file: dict | None) -> tuple[fc.TaskSpec, fc.FittedModel]:
     """The model to explain: an uploaded file, a project folder's model, or one trained here (in that order)."""
     s = st.session_state
@@ -111,7 +107,7 @@ def active_model(task: fc.TaskSpec, dataset: dict, model_file: dict | None) -> t
 def build_analysis() -> Analysis:
     """Raises :class:`flex_core.FlexError` when a setting is wrong."""
     s = st.session_state
-    base = load_base_task(s[S.DATASET])
+    base = cache.load_base_task(s[S.DATASET])
     try:
         task = cache.task_with_overrides(base, base.fingerprint, json.dumps(s[S.OVERRIDES], sort_keys=True))
     except fc.FlexError as exc:  # e.g. a link made for other data: drop them rather than lock every page

@@ -18,7 +18,7 @@ import streamlit as st
 
 import flex_core as fc
 from flex_core.limits import LIMITS
-from ui import paths, url_state
+from ui import cache, paths, url_state
 from ui.text import plain
 
 SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)", "Project folder")
@@ -123,16 +123,6 @@ def _defaults() -> dict[str, Any]:
     }
 
 
-def project_argument(argv: list[str]) -> str | None:
-    """DIR from ``streamlit run app.py -- --project DIR`` (other arguments are not the app's business)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--project")
-    known, _ = parser.parse_known_args(argv)
-    return known.project
-
-
 def init_state(query_params: Mapping[str, Any] | None = None, *, project: str | None = None) -> None:
     """Set every key not yet set; on a session's first run, open ``project`` (``--project DIR``) and apply a view link."""
     first_run = DATASET not in st.session_state
@@ -232,10 +222,8 @@ def apply_view(view: Mapping[str, Any]) -> None:
 
 def _check_readable(source: Mapping) -> None:
     """Load a linked dataset (cached, so the page's own load reuses it); a ConfigError when it cannot be read."""
-    from ui.context import load_base_task  # ui.context imports this module
-
     try:
-        load_base_task(dict(source))
+        cache.load_base_task(dict(source))
     except fc.FlexError:
         raise
     except Exception as exc:  # whatever else a file triggers: one message, never a traceback naming server files

@@ -82,7 +82,7 @@ def test_a_project_folder_opens_with_its_model(tmp_path, monkeypatch):
 
 
 def test_project_argument_is_read_from_the_command_line():
-    from ui.state import project_argument
+    from ui.paths import project_argument
 
     assert project_argument(["--project", "/tmp/p"]) == "/tmp/p"
     assert project_argument(["--other", "x"]) is None
