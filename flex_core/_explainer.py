@@ -457,7 +457,7 @@ class FlexExplainer:
         The app runs until the Python session ends or ``explainer.dashboard_process.terminate()``
         is called.
         """
-        from ._dashboard import app_script, free_port, require_streamlit, start_dashboard
+        from .dashboard import app_script, free_port, require_streamlit, start_dashboard
 
         require_streamlit()
         app_script()  # the app's files are there, before anything is written

@@ -38,13 +38,14 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
-from flex_core.importance._sweep import TAU_PANELS
 from ui import paths
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
 from ui.shelf import Shelf
 
 REPO = Path(__file__).resolve().parents[1]
+#: The τ values of the paper's threshold panels (the Thresholds page shows them beside the session's τ).
+TAU_PANELS = (0.1, 0.5, 0.9)
 
 
 def cache_dir() -> Path:

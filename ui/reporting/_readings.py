@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 
 from flex_core import FlexResult, RegionalResult
-from flex_core._format import format_number, format_share, plural
-from flex_core._results import QUADRANT_MEANING
 from flex_core.data import TaskSpec
+from flex_core.formatting import format_number, format_share, plural
 
 __all__ = [
     "describe_global",
@@ -78,6 +77,15 @@ RARE = 0.05
 TOP = 3
 #: At most this many rarely changed features are named; the rest are counted.
 MAX_RARE_NAMED = 6
+
+
+#: The quadrants of the regional-vs-global scatter (the paper's Fig. 4), as a reading names them.
+QUADRANT_MEANING = {
+    "A": "low global, high regional importance: important here only",
+    "B": "low global and low regional importance: minor here and overall",
+    "C": "high global and high regional importance: important everywhere",
+    "D": "high global, low regional importance: important overall, less so here",
+}
 
 
 def _pct(x) -> str:

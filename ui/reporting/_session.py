@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from flex_core import FlexResult, RegionalResult
-from flex_core._format import format_duration, format_number, format_share, plural
 from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
 from flex_core.data import TaskSpec
+from flex_core.formatting import format_duration, format_number, format_share, plural
 from flex_core.models import NO_LABELS_NOTE, FittedModel
 
 from ._html import ReportSection

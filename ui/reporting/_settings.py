@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flex_core import FlexResult, RegionalResult
-from flex_core._format import plural
+from flex_core.formatting import plural
 
 __all__ = ["describe_settings", "settings_of", "tau_text", "describe_all_zero"]
 
