@@ -141,7 +141,8 @@ def _range(node) -> str:
     """" From 0 to 1." for a number (or a map of numbers) the schema bounds; else nothing."""
     if not isinstance(node, dict):
         return ""
-    bounded = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else node
+    inner = node.get("additionalProperties")
+    bounded = inner if isinstance(inner, dict) else node
     if "minimum" not in bounded and "maximum" not in bounded:
         return ""
     return f" From {bounded.get('minimum', '-∞')} to {bounded.get('maximum', '∞')}."

@@ -282,7 +282,7 @@ def progress_bar(start: str, step: str):
         bar.empty()
 
 
-def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str = "factuals") -> None:
+def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int] | np.ndarray, *, what: str = "factuals") -> None:
     """Generate the counterfactuals of the rows not stored yet, with a progress bar counting queries."""
     missing = store.missing(rows)
     if not missing:

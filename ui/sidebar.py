@@ -203,6 +203,7 @@ def _generator_settings(name: str) -> None:
         for setting, default in defaults.items():
             key = S.generator_setting_key(name, setting)
             label = setting.replace("_", " ")
+            value: object
             if isinstance(default, bool):
                 value = st.checkbox(label, **S.bound(key))
             elif isinstance(default, int):

@@ -11,7 +11,7 @@ widgets copy into it (:func:`bind`), both through ``on_change`` callbacks.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -239,6 +239,7 @@ def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
         raise fc.ConfigError(f"Link parameter(s) {', '.join('gen.' + u for u in unknown)}: {name} has no such setting.")
     for setting, text in settings.items():
         default = defaults[setting]
+        value: object
         try:
             if isinstance(default, bool):
                 value = {"true": True, "false": False}[text.lower()]
@@ -385,8 +386,13 @@ def save_region(default_name: str, query: int | None, k: int, where: str | None,
     and never saves the same region (query, k, criterion; or the same rule) twice."""
     s = st.session_state
     typed = str(s.get(REGION_NAME) or "").strip()
-    region = ({"query": None, "k": 0, "where": None, "rule": [dict(c) for c in rule]} if rule
-              else {"query": int(query), "k": int(k), "where": where})
+    region: dict[str, Any]
+    if rule:
+        region = {"query": None, "k": 0, "where": None, "rule": [dict(c) for c in rule]}
+    elif query is None:
+        raise ValueError("A region without a rule is a query's neighbourhood: save_region needs the query.")
+    else:
+        region = {"query": int(query), "k": int(k), "where": where}
     same = next((r for r in s[SAVED_REGIONS] if _region_identity(r) == _region_identity(region)), None)
     if same is not None:  # the same query, k and criterion is the same region: a second line would repeat it
         s[REGION_NAME] = ""
@@ -428,7 +434,7 @@ def widget_key(state_key: str) -> str:
     return f"w_{state_key}"
 
 
-def bound(state_key: str, options: Sequence | None = None, *, on_change: Callable[[], None] | None = None) -> dict:
+def bound(state_key: str, options: Iterable | None = None, *, on_change: Callable[[], None] | None = None) -> dict[str, Any]:
     """Keyword arguments drawing a sidebar widget from its setting ``state_key``.
 
     The widget starts at the setting (``index`` into ``options`` for a choice, else ``value``):

@@ -122,7 +122,9 @@ def describe_certainty(result: FlexResult) -> str:
     if top["rank_best"] == top["rank_worst"] == 1:
         parts.append(f"{top['label']} is first (its interval lies above every other feature's)")
     # Runs of features whose rank intervals overlap cannot be ordered with confidence.
-    groups, current, reach = [], [], 0.0
+    groups: list[list[pd.Series]] = []
+    current: list[pd.Series] = []
+    reach = 0.0
     for _, line in frame.iterrows():
         if current and line["rank_best"] <= reach:
             current.append(line)

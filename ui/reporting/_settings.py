@@ -76,7 +76,7 @@ def describe_settings(settings: FlexResult | RegionalResult | Mapping, **overrid
     parts = [str(values.get("dataset") or "data")]
     if values.get("model"):
         name = _MODEL_NAMES.get(values["model"], str(values["model"]))
-        encoding = _ENCODINGS.get(values.get("encoding"), values.get("encoding"))
+        encoding = _ENCODINGS.get(str(values.get("encoding")), values.get("encoding"))
         parts.append(name + (f" ({encoding} encoding)" if encoding else ""))
     if values.get("generator"):
         refine = values.get("refine")
