@@ -44,6 +44,8 @@ from ui.factual_map import FactualMap, project_factuals
 from ui.shelf import Shelf
 
 REPO = Path(__file__).resolve().parents[1]
+#: τ as flex_core takes it: one number, or {feature: τ, "*": the default} (a mapping enters a key as its JSON).
+Tau = float | Mapping[str, float]
 #: The τ values of the paper's threshold panels (the Thresholds page shows them beside the session's τ).
 TAU_PANELS = (0.1, 0.5, 0.9)
 
@@ -325,40 +327,41 @@ def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
 
 
 @shared(copy=True)
-def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str) -> fc.FlexResult:
-    """Global FLEX at this τ (JSON: a number or {feature: τ, "*": default}) from stored counterfactuals."""
-    return _explainer.explain_global(n_factuals=n_factuals, tau=json.loads(tau))
+def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau) -> fc.FlexResult:
+    """Global FLEX at this τ from stored counterfactuals."""
+    return _explainer.explain_global(n_factuals=n_factuals, tau=tau)
 
 
 @shared(copy=True)
 def regional_result(
-    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, query: int, k: int, where: str | None
+    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, query: int, k: int, where: str | None
 ) -> fc.RegionalResult:
     base = global_result(_explainer, identity, n_factuals, tau)
-    return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=json.loads(tau))
+    return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=tau)
 
 
 @shared(copy=True)
-def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, rule: str) -> fc.RegionalResult:
-    """The rule-defined region (``rule``: JSON) among the global result's factuals, from stored counterfactuals."""
+def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau,
+                rule: Sequence[Mapping]) -> fc.RegionalResult:
+    """The rule-defined region (its conditions, checked) among the global result's factuals, from stored counterfactuals."""
     base = global_result(_explainer, identity, n_factuals, tau)
-    return _explainer.explain_region(global_result=base, rule=json.loads(rule), tau=json.loads(tau))
+    return _explainer.explain_region(global_result=base, rule=list(rule), tau=tau)
 
 
 @shared(copy=True, spinner="Scoring every candidate region against the permutation null…")
-def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, options: str):
+def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, options: Mapping):
     """Region discovery over the global result's factuals (the pool) at this τ; ``options`` is JSON.
 
     Keyed by the store, N_F, τ and the options: a τ change re-ranks from the stored counterfactuals
     (the pool is the global sample, generated before, with a progress bar, by the caller).
     """
-    return _explainer.find_regions(tau=json.loads(tau), n_factuals=n_factuals, **json.loads(options))
+    return _explainer.find_regions(tau=tau, n_factuals=n_factuals, **options)
 
 
 @shared(copy=True, spinner="Comparing the groups…")
-def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, by: str):
+def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, by: str):
     """What the model asks of each group of ``by`` over the global result's factuals, at this τ."""
-    return _explainer.compare_groups(by, n_factuals=n_factuals, tau=json.loads(tau))
+    return _explainer.compare_groups(by, n_factuals=n_factuals, tau=tau)
 
 
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
@@ -376,7 +379,7 @@ def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
 
 @shared(copy=True)
 def tau_panel_results(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> dict:
-    return {tau: global_result(_explainer, identity, n_factuals, json.dumps(tau)) for tau in TAU_PANELS}
+    return {tau: global_result(_explainer, identity, n_factuals, tau) for tau in TAU_PANELS}
 
 
 @shared(copy=False)
@@ -387,10 +390,6 @@ def tau_panels_figure(_explainer: fc.FlexExplainer, identity: str, n_factuals: i
     and nothing draws into it after it is made.
     """
     return fc.plotting.tau_panels_figure(tau_panel_results(_explainer, identity, n_factuals))
-
-
-def tau_json(tau) -> str:
-    return json.dumps(tau, sort_keys=True)
 
 
 # -- SHAP and LIME (slow: pages run them only when asked, then they are cached) -----------------
