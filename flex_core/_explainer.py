@@ -249,7 +249,7 @@ class FlexExplainer:
         check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
-        criterion = _criterion_text(where)
+        criterion = _criterion(where)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
         if rule is not None:
@@ -555,13 +555,14 @@ def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bound
     return task, fitted
 
 
-def _criterion_text(where) -> str | Mapping | None:
-    """``{"zone": "rural"}`` or ``"zone=rural"`` as the ``feature=value`` text the runs take."""
+def _criterion(where) -> str | Mapping | None:
+    """``{"zone": "rural"}`` as ``{"feature": "zone", "value": "rural"}``, the form the runs take (text and that
+    form pass as they are): a mapping never becomes ``"feature=value"`` text to be split again."""
     if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
         return where
     if isinstance(where, Mapping) and len(where) == 1:
         (feature, value), = where.items()
-        return f"{feature}={value}"
+        return {"feature": feature, "value": value}
     raise ConfigError("where takes one criterion: {'feature': value} or 'feature=value'.")
 
 
@@ -581,7 +582,7 @@ def project_view(view: Mapping | None) -> dict:
     out: dict = {}
     for key, value in view.items():
         if key == "where":
-            criterion = _criterion_text(value)
+            criterion = _criterion(value)  # settings.json keeps the app's "feature=value" text
             out[key] = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping) else criterion)
             continue
         number = isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))

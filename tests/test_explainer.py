@@ -332,3 +332,20 @@ def test_a_projects_view_is_checked_and_nothing_else_is_remembered(user_explaine
         with pytest.raises(fc.ConfigError, match=message):
             user_explainer.save(tmp_path / "refused", view=view)
     assert not (tmp_path / "refused").exists()  # refused before anything was written
+
+
+def test_a_criterion_given_as_a_mapping_reaches_the_run_as_one_not_as_text(user_explainer, accident_data):
+    """Issue 34 item 4: {feature: value} is never written as "feature=value" and split again, so a column whose
+    name holds "=" (a CSV may have one) can be a criterion; text gives the same region as the mapping."""
+    from tests.factories import user_pipeline
+
+    as_text = user_explainer.explain_region(where="lighting=dark", k=3, **N)
+    as_mapping = user_explainer.explain_region(where={"lighting": "dark"}, k=3, **N)
+    assert as_mapping.members == as_text.members and as_mapping.criterion == as_text.criterion
+    np.testing.assert_array_equal(as_mapping.importance.frequency_mean, as_text.importance.frequency_mean)
+
+    frame = accident_data.rename(columns={"lighting": "light=level"})
+    explainer = fc.FlexExplainer(user_pipeline(frame), frame.drop(columns=["severity"]), undesired="severe",
+                                 y=frame["severity"], kinds={"district": "categorical"}, seed=0, n_cf=2)
+    region = explainer.explain_region(where={"light=level": "dark"}, k=2, n_factuals=10)
+    assert region.criterion == {"feature": "light=level", "value": "dark"}
