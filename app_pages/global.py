@@ -4,7 +4,14 @@ import streamlit as st
 
 from ui import reporting
 from ui import state as S
-from ui.components import generator_check, importance_chart, settings_strip, show_table, what_must_change
+from ui.components import (
+    generator_check,
+    importance_chart,
+    retrain_check,
+    settings_strip,
+    show_table,
+    what_must_change,
+)
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.text import plain
 
@@ -29,6 +36,9 @@ what_must_change(analysis, result, key="global", cases="the sampled cases")
 
 st.subheader("Does it depend on the generator?")
 generator_check(analysis, result)
+
+st.subheader("Does it survive retraining?")
+retrain_check(analysis, result)
 
 coverage = analysis.store.ensure(result.query_index).coverage()
 st.subheader("Generator coverage")

@@ -14,7 +14,7 @@ from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
-from .limits import check_each
+from .limits import LIMITS, check_each
 
 __all__ = ["FlexExplainer"]
 
@@ -200,6 +200,7 @@ class FlexExplainer:
         sufficiency: bool = False,
         repeats: int = 1,
         generators: Sequence[str] = (),
+        retrain: int = 0,
         progress=None,
     ) -> FlexResult:
         """Global FLEX over a seeded random sample of ``n_factuals`` rows the model predicts undesired.
@@ -208,13 +209,25 @@ class FlexExplainer:
         sufficiency ratios, per feature (two generator runs per feature); ``repeats=N`` regenerates
         with N seeds and adds ``frequency_seed_sd``; ``generators=["dice-random"]`` reruns the
         factuals with those generators and adds ``generator_sensitivity`` (does a finding depend on
-        the generator?).
+        the generator?); ``retrain=K`` (at most 20) refits the model K times and adds ``retrain``: F's range
+        across the refits, a ``stable`` verdict per feature and the counterfactuals' validity under each refit
+        (a model given here is refitted with ``sklearn.base.clone`` only when y was given).
         """
         from .importance import run_global
 
         check_each(n_factuals=n_factuals, repeats=repeats)  # before anything is generated
         return run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
-                          generators=generators, progress=progress)
+                          generators=generators, retrain=retrain, labelled=self.y_given, progress=progress)
+
+    #: The most refits :meth:`survives_retraining` and ``retrain=K`` take.
+    max_refits = int(LIMITS["retrain"].high)
+
+    def survives_retraining(self, result: FlexResult, k: int, *, tau=DEFAULT_TAU, progress=None) -> dict:
+        """F, a ``stable`` verdict per feature and the counterfactuals' validity under ``k`` refits of the model,
+        over ``result``'s factuals (the ``retrain`` block :meth:`explain_global` adds; ``progress(done, total)``)."""
+        from .importance._retrain import retrain_stability
+
+        return retrain_stability(self.store, result, k, labelled=self.y_given, tau=tau, progress=progress)
 
     def explain_region(
         self,
@@ -272,6 +285,7 @@ class FlexExplainer:
         n_permutations: int = 1000,
         bins: int = 4,
         top: int = 20,
+        retrain: int = 0,
         progress=None,
     ):
         """The rule-defined regions whose F differs from global, tested with FDR control (a RegionsResult).
@@ -280,25 +294,28 @@ class FlexExplainer:
         bins of a number) with at least ``min_support`` factuals; the divergence is 1 - Pearson r over
         the mutable features, tested against a permutation null with Benjamini–Hochberg at ``fdr``.
         One pool of ``n_factuals`` (the sample ``explain_global`` takes) is generated once; a τ change
-        regenerates nothing. See :mod:`flex_core.regions._discovery`.
+        regenerates nothing. A region is significant only when its divergence interval lies above 0.
+        ``retrain=K`` refits the model K times and marks per region whether it replicates under each refit
+        (``region.replicated``). See :mod:`flex_core.regions._discovery`.
         """
         from .regions import find_regions
 
         return find_regions(self.store, tau=tau, n_factuals=n_factuals, max_conditions=max_conditions,
                             min_support=min_support, fdr=fdr, n_permutations=n_permutations, bins=bins, top=top,
-                            progress=progress)
+                            replicate=retrain, labelled=self.y_given, progress=progress)
 
     def compare_groups(self, by: str, *, bins: int = 4, n_factuals: int = 1000, tau=DEFAULT_TAU, min_size: int = 10,
-                       progress=None):
+                       retrain: int = 0, progress=None):
         """What the model asks of each group of ``by`` (a GroupsResult): flip share, cost of the minimal change, F.
 
         One group per level, or per quantile bin (``bins``) of a number; intervals on every number and
-        a verdict that names a difference only when intervals separate. See :mod:`flex_core.regions._groups`.
+        a verdict that names a difference only when intervals separate; ``retrain=K`` marks each difference
+        with whether it is named under each of K refits too. See :mod:`flex_core.regions._groups`.
         """
         from .regions import compare_groups
 
         return compare_groups(self.store, by, bins=bins, n_factuals=n_factuals, tau=tau, min_size=min_size,
-                              progress=progress)
+                              replicate=retrain, labelled=self.y_given, progress=progress)
 
     def counterfactuals(self, rows: Rows, *, progress=None):
         """The counterfactuals of these rows (a CounterfactualSet; ``.to_frame(explainer.task)`` shows them)."""

@@ -149,6 +149,8 @@ class FlexResult(FeatureScores):
     sufficiency_ratio: np.ndarray | None = None
     frequency_seed_sd: np.ndarray | None = None
     generator_sensitivity: GeneratorSensitivity | None = None
+    #: F and the counterfactuals under K refits of the model (plain data; see flex_core.importance._retrain).
+    retrain: dict | None = None
     #: The CounterfactualSet behind the result, or None (typed Any: counterfactuals builds on this module).
     counterfactual_set: Any = field(default=None, repr=False)
     features: tuple = field(default=(), repr=False)
@@ -281,6 +283,7 @@ class FlexResult(FeatureScores):
             },
             "generator": self.generator,
             **({} if self.generator_sensitivity is None else {"generator_sensitivity": _sensitivity(self.generator_sensitivity)}),
+            **({} if self.retrain is None else {"retrain": copy.deepcopy(self.retrain)}),
             "model": self.model,
             "config": self.config,
             "notes": list(self.notes),
@@ -322,6 +325,7 @@ class FlexResult(FeatureScores):
             counts=np.asarray(data["counterfactuals_per_factual"], dtype=int),
             generator=dict(data.get("generator", {})),
             generator_sensitivity=GeneratorSensitivity._from_body(sensitivity) if sensitivity is not None else None,
+            retrain=copy.deepcopy(data["retrain"]) if data.get("retrain") is not None else None,
             model=dict(data.get("model", {})),
             config=dict(data.get("config", {})),
             notes=tuple(data.get("notes", ())),

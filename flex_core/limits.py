@@ -35,6 +35,7 @@ LIMITS: dict[str, Limit] = {
     "k": Limit(0, 1_000, "nearest neighbours of a region's query"),
     "seed": Limit(0, 2**32 - 1, "random seed"),
     "repeats": Limit(1, 20, "seeds a run is repeated with"),
+    "retrain": Limit(0, 20, "refits of the model for the retraining check; 0 skips it"),
     "samples": Limit(1, 10_000, "batch generators: candidates per query and round"),
     "max_rounds": Limit(1, 1_000, "batch generators: rounds of candidates"),
     "n_jobs": Limit(-1, 64, "cores; -1 means all of them"),

@@ -445,6 +445,19 @@ def lime_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: t
     )
 
 
+def retrain_stability(explainer: fc.FlexExplainer, identity: str, rows: tuple[int, ...], k: int, tau: Tau) -> dict:
+    """F, the stable verdicts and the counterfactuals' validity under ``k`` refits, over these factuals (``identity``:
+    the store's), kept on :data:`SHELF` with a bar counting refit steps; never mutated once made."""
+
+    def compute(progress) -> dict:
+        store = explainer.store
+        result = fc.importance.flex_importance(store.ensure(list(rows)), store.task, tau=tau, ranges=store.ranges)
+        return explainer.survives_retraining(result, k, tau=tau, progress=progress)
+
+    return _explained(("retrain", identity, tuple(rows), int(k), _key_part(tau)), f"Refitting the model {k} times…",
+                      "Refits: {done} of {total} steps", compute)
+
+
 # -- necessity and sufficiency (two generator runs per feature: only when asked, then cached) -------
 @shared(copy=True, spinner="Running the generator twice per feature (necessity and sufficiency)…")
 def necessity_sufficiency(

@@ -191,6 +191,25 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
     show_table(reporting.generator_sensitivity_table(sensitivity))
 
 
+def retrain_check(analysis: Analysis, result: fc.FlexResult) -> None:
+    """The model refitted K times on request: F's range, a stable verdict per feature, validity per refit."""
+    rows = tuple(int(r) for r in result.query_index)
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    k = left.number_input("Refits", min_value=1, max_value=analysis.explainer.max_refits, value=3, step=1,
+                          key="w_retrain_k", help="Each refit trains the same kind of model on a bootstrap of the "
+                          "training rows with another seed, then reruns these cases.")
+    if right.button("Refit", key="global_retrain"):
+        st.session_state[S.RETRAIN_CHECK] = [analysis.store_id, list(rows), int(k)]
+    request = st.session_state[S.RETRAIN_CHECK]
+    if request is None or request[:2] != [analysis.store_id, list(rows)]:
+        st.caption(f"One fitted model allows trade-offs another fit of the same data does not: refitting it and "
+                   f"rerunning the {len(rows):,} cases shows which findings hold beyond this fit.")
+        return
+    block = run_or_stop(cache.retrain_stability, analysis.explainer, analysis.store_id, rows, request[2], S.tau_setting())
+    st.markdown(reporting.describe_retrain(block))
+    show_table(reporting.retrain_table(block))
+
+
 def evaluation_caption(model: fc.FittedModel) -> str:
     """What the model's accuracy and F1 rows were measured on, for the Data & model page."""
     m = model.metrics

@@ -67,6 +67,7 @@ SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP 
 LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
 SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/sufficiency was asked for
 GENERATOR_CHECK = "generator_check"  # [store, factuals, other generator] the comparison asked for, or None
+RETRAIN_CHECK = "retrain_check"  # [store, factuals, K] the refits asked for, or None
 NECESSARY_ONLY = "necessary_only"  # bar charts count only necessary changes
 WHISKERS = "whiskers"  # "interval" (95% interval of F, default) or "std"
 WHATIF_ROW = "whatif_row"  # the row the what-if editor starts from (any row of the data), or None
@@ -116,6 +117,7 @@ def _defaults() -> dict[str, Any]:
         LIME_REQUEST: None,
         SUFFICIENCY_REQUESTS: [],
         GENERATOR_CHECK: None,
+        RETRAIN_CHECK: None,
         NECESSARY_ONLY: False,
         WHISKERS: "interval",
         WHATIF_ROW: None,
@@ -273,7 +275,7 @@ def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
     for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, RULE, RULE_DRAFT, REGION_SEARCH, GROUPS_BY, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, WHATIF_ROW,
+                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, RETRAIN_CHECK, WHATIF_ROW,
                 WHATIF_EDITS):
         st.session_state[key] = defaults[key]
 

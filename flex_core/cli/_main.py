@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
     global_ = sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
     global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
+    global_.add_argument("--retrain", type=int, default=0, metavar="K",
+                         help="refit the model K times (bootstrap rows, other seeds; at most 20) and add retrain: F's "
+                              "range across refits, a stable verdict per feature, the counterfactuals' validity per refit")
     regional = sub.add_parser("regional", parents=[common], help="regional FLEX around a query factual")
     regional.add_argument("--query", type=int, help="0-based row of the input file (default: a random qualifying factual)")
     regional.add_argument("--neighbours", type=int, help="k nearest neighbours by Hamming distance (default 4)")
@@ -187,9 +190,13 @@ def build_parser() -> argparse.ArgumentParser:
     regions.add_argument("--permutations", type=int, default=1000, help="random orders of the pool for the null (default 1000)")
     regions.add_argument("--bins", type=int, default=4, help="quantile bins per number (default 4)")
     regions.add_argument("--top", type=int, default=20, help="regions to write (default 20)")
+    regions.add_argument("--retrain", type=int, default=0, metavar="K",
+                         help="refit the model K times (at most 20) and mark per region whether it replicates")
     groups = sub.add_parser("groups", parents=[common], help="flip share, cost of the minimal change and FLEX per group")
     groups.add_argument("--by", required=True, metavar="FEATURE", help="the feature whose values (or bins) are the groups")
     groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
+    groups.add_argument("--retrain", type=int, default=0, metavar="K",
+                        help="refit the model K times (at most 20) and mark whether each difference holds under each")
     add_reproduce_parser(sub)
     add_dashboard_parser(sub)
     return parser
@@ -205,13 +212,19 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
     if args.command == "regions":
         result = explainer.find_regions(
             tau=tau, n_factuals=args.n_factuals, max_conditions=args.max_conditions, min_support=args.min_support,
-            fdr=args.fdr, n_permutations=args.permutations, bins=args.bins, top=args.top, progress=progress,
+            fdr=args.fdr, n_permutations=args.permutations, bins=args.bins, top=args.top, retrain=args.retrain,
+            progress=progress,
         )
         counts = result.counts
-        log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr}, "
+        log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr} "
+            f"({counts['interval_reaches_zero']} more below it with a divergence interval reaching 0), "
             f"{counts['shown']} written ({time.perf_counter() - started:.1f} s)")
+        if "significant_not_replicated" in counts:
+            log(f"regions: {counts['significant_not_replicated']} significant region(s) written do not replicate "
+                f"under all {counts['refits']} refits")
     else:
-        result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau, progress=progress)
+        result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau,
+                                          retrain=args.retrain, progress=progress)
         log(f"groups: {len(result.groups)} groups of {args.by} ({time.perf_counter() - started:.1f} s)")
         for sentence in result.verdict:
             log(f"verdict: {sentence}")
@@ -257,7 +270,7 @@ BOUNDED_OPTIONS = {
     "n_factuals": "n_factuals", "n_cf": "n_cf", "seed": "seed", "repeats": "repeats", "neighbours": "k",
     "time_limit": "time_limit", "n_jobs": "n_jobs", "cv_folds": "cv_folds", "cv_rows": "cv_rows",
     "lime_samples": "num_samples", "min_support": "min_support", "permutations": "n_permutations", "bins": "bins",
-    "top": "top",
+    "top": "top", "retrain": "retrain",
 }
 
 
@@ -345,10 +358,19 @@ def run(args) -> dict:
             raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
         args.rule = check_rule_region(explainer.store, args.rule)  # a bad rule fails before any generation
     started = time.perf_counter()
+    retrain = {"retrain": args.retrain} if args.command == "global" and args.retrain else {}
     global_result = explainer.explain_global(
-        n_factuals=args.n_factuals, tau=tau, progress=progress, **(on_request if args.command == "global" else {})
+        n_factuals=args.n_factuals, tau=tau, progress=progress,
+        **(on_request if args.command == "global" else {}), **retrain,
     )
     log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
+    if explainer.store.factual_note:
+        log(f"factuals: {explainer.store.factual_note}")
+    if global_result.retrain is not None:
+        block = global_result.retrain
+        unstable = [f["name"] for f in block["features"] if not f["stable"]]
+        log(f"retrain: {block['refits']} refits, validity {', '.join(f'{v:.3f}' for v in block['validity'])}; "
+            f"not stable: {', '.join(unstable) or 'none'}")
     if "necessity_sufficiency" in global_result.config:
         log(f"necessity and sufficiency: {global_result.config['necessity_sufficiency']['seconds']:.1f} s")
     explained = global_result

@@ -26,6 +26,7 @@ from .._typing import Rows
 from ..data import TaskSpec
 from ..limits import check, check_memory
 from ..models import FittedModel
+from ._factuals import select_factuals, selection_note
 from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
@@ -35,9 +36,9 @@ from ._validity import Validity, training_ranges, validity_of
 __all__ = ["CounterfactualStore", "factual_rows", "training_ranges", "check_generation_memory"]
 
 
-def factual_rows(task: TaskSpec, model: FittedModel) -> np.ndarray:
-    """Rows the model predicts undesirable: the factuals FLEX explains (one batched call)."""
-    return task.frame.index.to_numpy()[model.predict_undesirable(task.X) == 1]
+def factual_rows(task: TaskSpec, model: FittedModel, rule: Validity | None = None) -> np.ndarray:
+    """The factuals FLEX explains under ``rule`` (default: the default rule): see :mod:`._factuals`."""
+    return select_factuals(task, model, Validity() if rule is None else rule)[0]
 
 
 def check_generation_memory(generator: CounterfactualGenerator, task: TaskSpec, *, n_queries: int, n_cf: int) -> None:
@@ -186,9 +187,25 @@ class CounterfactualStore:
             self._to_memory(f"cannot be written ({type(exc).__name__})")
 
     @cached_property
+    def _factual_selection(self) -> tuple[np.ndarray, dict]:
+        rows, selection = select_factuals(self.task, self.model, self.rule)
+        return _read_only(rows), selection
+
+    @property
     def factual_rows(self) -> np.ndarray:
-        """Rows the model predicts undesirable, shape (n_factuals,): one batched call per store, not per τ."""
-        return _read_only(factual_rows(self.task, self.model))
+        """The factuals, shape (n_factuals,): rows the model rejects with the rule's margin, not by memory
+        (:mod:`._factuals`); one batched call per store, not per τ."""
+        return self._factual_selection[0]
+
+    @property
+    def factual_selection(self) -> dict:
+        """How the factuals were chosen and how many candidate cases were left out (plain data, a copy)."""
+        return dict(self._factual_selection[1])
+
+    @property
+    def factual_note(self) -> str | None:
+        """One sentence on the candidate cases left out as borderline or memorised (None when none were)."""
+        return selection_note(self._factual_selection[1])
 
     @cached_property
     def ranges(self) -> np.ndarray:

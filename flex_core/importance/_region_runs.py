@@ -28,7 +28,7 @@ __all__ = ["run_regional", "run_rule_region", "store_notes", "run_config", "with
 
 def store_notes(store: CounterfactualStore) -> list[str]:
     """What every result built on ``store`` says: the model's adequacy and the store's own notes (a damaged cache)."""
-    return [note for note in (adequacy_note(store.model.metrics), *store.notes) if note]
+    return [note for note in (adequacy_note(store.model.metrics), store.factual_note, *store.notes) if note]
 
 
 def run_regional(
@@ -143,6 +143,7 @@ def run_config(store: CounterfactualStore, **extra) -> dict:
         "permitted_range": store.permitted_range,
         "refine": store.refine,
         "constraints": store.task.constraints,
+        "factuals": store.factual_selection,
         **extra,
     }
 

@@ -20,6 +20,7 @@ from . import _region_runs
 from ._flex import flex_importance, parse_criterion
 from ._metrics import DEFAULT_TAU
 from ._region_runs import run_config, store_notes, with_extras, with_notes
+from ._retrain import retrain_stability
 from ._rules import check_rule, rule_mask, rule_text
 from ._sensitivity import generator_sensitivity
 
@@ -65,8 +66,15 @@ def run_local(
     """Local FLEX: one factual and its n_cf counterfactuals (F_j is the share of them that change feature j)."""
     row = int(row)
     if row not in set(store.factual_rows.tolist()):
+        outcome = " / ".join(map(str, store.task.undesirable))
+        p = float(store.model.predict_proba(store.task.frame.loc[[row], store.task.feature_names])[0, 1])
+        if p <= 0.5:
+            raise ConfigError(f"Row {row} is not a factual: the model does not predict it {outcome}.")
+        selection = store.factual_selection
         raise ConfigError(
-            f"Row {row} is not a factual: the model does not predict it {' / '.join(map(str, store.task.undesirable))}."
+            f"Row {row} is not a factual: the model predicts it {outcome} (P {p:.2f}) but not by more than the "
+            f"margin {selection['margin']:g}{' or not out of bag' if selection['out_of_bag'] else ''}; "
+            "the paper's setting (margin 0, radius 0) explains it."
         )
     cfset = store.ensure([row], progress=progress)
     return with_notes(importance_of(store, cfset, tau=tau, level="local", row=row), store_notes(store))
@@ -81,6 +89,8 @@ def run_global(
     sufficiency: bool = False,
     repeats: int = 1,
     generators: Sequence[str] = (),
+    retrain: int = 0,
+    labelled: bool = True,
     progress: Progress | None = None,
 ) -> FlexResult:
     """Global FLEX: a seeded random sample of factuals with the undesirable prediction.
@@ -90,6 +100,9 @@ def run_global(
     ``repeats=N`` (N >= 2) regenerates with N seeds and adds ``frequency_seed_sd``.
     ``generators=["dice-random", ...]`` reruns the same factuals with those generators and adds
     ``generator_sensitivity`` (each one's F_j, its interval, and whether they overlap).
+    ``retrain=K`` refits the model K times and adds ``retrain`` (F's range across refits, a ``stable``
+    verdict per feature, the counterfactuals' validity under each refit: :mod:`._retrain`); ``labelled``
+    says whether the outcome column holds real labels (a user's model is refitted only then).
     """
     seed = store.seed if sample_seed is None else sample_seed
     pool = store.factual_rows
@@ -103,6 +116,8 @@ def run_global(
     result = with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     if generators:
         result = replace(result, generator_sensitivity=generator_sensitivity(store, result, generators, tau=tau))
+    if retrain:
+        result = replace(result, retrain=retrain_stability(store, result, retrain, labelled=labelled, tau=tau))
     return with_notes(result, notes)
 
 

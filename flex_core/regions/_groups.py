@@ -37,7 +37,11 @@ from ..importance._rules import condition_text
 from ..limits import check_each
 from ._pool import bin_label, build_pool, number_value, quantile_bins
 
-__all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE"]
+__all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE", "REPLICATION"]
+
+#: How a difference between groups is checked under refits of the model (``replicate=K``).
+REPLICATION = ("per refit of the model (bootstrap rows, another seed): the same groups of the factuals the refit also "
+               "rejects, with counterfactuals under the refit; replicated where the same difference is named there")
 
 COST_DISTANCE = (
     "distance from a factual to its nearest valid counterfactual: the sum over features of |Δ|/range for numbers "
@@ -240,12 +244,15 @@ def compare_groups(
     tau: float | Mapping[str, float] = DEFAULT_TAU,
     min_size: int = 10,
     n_boot: int = BOOTSTRAP,
+    replicate: int = 0,
+    labelled: bool = True,
     progress: Progress | None = None,
 ) -> GroupsResult:
     """Flip share, cost of the minimal change and F per value (or quantile bin) of ``by``.
 
     See the module's notes. Groups with fewer than ``min_size`` factuals with a counterfactual get
-    no cost interval and take no part in the verdict on cost.
+    no cost interval and take no part in the verdict on cost. ``replicate=K`` refits the model K
+    times and marks each difference with ``replicated`` (per refit: named there too, same groups).
     """
     task = store.task
     if by not in task.feature_names:
@@ -263,33 +270,22 @@ def compare_groups(
         "verdict": "a difference is named only when the two groups' 95% intervals do not overlap",
         "min_size": min_size,
     }
+    if replicate:
+        settings["replication"] = REPLICATION
     pool = build_pool(store, n_factuals=n_factuals, tau=tau, progress=progress, groups=settings)
     result = pool.result
     rows = pool.rows
-    costs = minimal_costs(pool.cfset, task, store.ranges)
-    local = result.local_frequencies
-    fixed = np.array(result.immutable, dtype=bool)
-    groups = []
-    for index, (condition, mask, label) in enumerate(_split(task, feature, rows, bins)):
-        has = ~np.isnan(local[mask]).all(axis=1)
-        n, found = int(mask.sum()), int(has.sum())
-        share = found / n
-        frequency, ci = _frequencies(local[mask][has], fixed)
-        group_costs = costs[mask][has]
-        median, interval = float("nan"), (float("nan"), float("nan"))
-        if found:
-            median = float(np.median(group_costs))
-        if found >= min_size:
-            draws = _bootstrap_medians(group_costs, n_boot, seed=(store.seed, index))
-            low, high = np.percentile(draws, [2.5, 97.5])
-            interval = (float(low), float(high))
-        groups.append(Group(
-            value=label, rule=(condition,), factuals=n, with_counterfactual=found, flip_share=share,
-            flip_share_interval=_pair(wilson_interval(share, n)), cost_median=median,
-            cost_interval=interval, frequency=frequency, frequency_ci=ci, members=tuple(int(r) for r in rows[mask]),
-        ))
-    verdict, differences = _verdict(feature.label, groups, costs, rows, result, n_boot=n_boot, seed=store.seed,
-                                    min_size=min_size)
+    splits = [(condition, mask, label) for condition, mask, label in _split(task, feature, rows, bins)]
+    groups = _groups(store, pool.cfset, result.local_frequencies, rows, splits, min_size=min_size, n_boot=n_boot)
+    verdict, differences = _verdict(feature.label, groups, minimal_costs(pool.cfset, task, store.ranges), rows, result,
+                                    n_boot=n_boot, seed=store.seed, min_size=min_size)
+    if replicate:
+        differences = _replicated(store, differences, rows, splits, feature.label, replicate, tau=tau,
+                                  labelled=labelled, min_size=min_size, n_boot=n_boot)
+        unreplicated = sum(not all(d["replicated"]) for d in differences)
+        if unreplicated:
+            verdict = [*verdict, f"{unreplicated} of these difference(s) do not hold under all {replicate} refits of "
+                                 "the model: they depend on this fit."]
     return GroupsResult(
         by=by,
         by_label=feature.label,
@@ -304,6 +300,66 @@ def compare_groups(
         config=dict(result.config),
         notes=pool.notes,
     )
+
+
+def _groups(store: CounterfactualStore, cfset: CounterfactualSet, local: np.ndarray, rows: np.ndarray, splits, *,
+            min_size: int, n_boot: int) -> list[Group]:
+    """One Group per (condition, mask over ``rows``, label) of ``splits``, from a pool's set and f_j(i)."""
+    costs = minimal_costs(cfset, store.task, store.ranges)
+    fixed = np.array([f.immutable for f in store.task.features], dtype=bool)
+    groups = []
+    for index, (condition, mask, label) in enumerate(splits):
+        has = ~np.isnan(local[mask]).all(axis=1)
+        n, found = int(mask.sum()), int(has.sum())
+        share = found / n if n else float("nan")
+        frequency, ci = _frequencies(local[mask][has], fixed)
+        group_costs = costs[mask][has]
+        median, interval = float("nan"), (float("nan"), float("nan"))
+        if found:
+            median = float(np.median(group_costs))
+        if found >= min_size:
+            draws = _bootstrap_medians(group_costs, n_boot, seed=(store.seed, index))
+            low, high = np.percentile(draws, [2.5, 97.5])
+            interval = (float(low), float(high))
+        groups.append(Group(
+            value=label, rule=(condition,), factuals=n, with_counterfactual=found, flip_share=share,
+            flip_share_interval=_pair(wilson_interval(share, n)) if n else (float("nan"), float("nan")),
+            cost_median=median, cost_interval=interval, frequency=frequency, frequency_ci=ci,
+            members=tuple(int(r) for r in rows[mask]),
+        ))
+    return groups
+
+
+def _replicated(store: CounterfactualStore, differences: list[dict], rows: np.ndarray, splits, by_label: str,
+                k: int, *, tau, labelled: bool, min_size: int, n_boot: int) -> list[dict]:
+    """``differences`` each with ``replicated``: per refit, whether the same difference (measure, feature, higher and
+    lower group) is named over the same groups of the factuals the refit also rejects (:data:`REPLICATION`)."""
+    from ..importance import flex_importance
+    from ..importance._retrain import refit_models
+    from ..importance._rules import rule_mask
+
+    task = store.task
+    marks: list[list[bool]] = [[] for _ in differences]
+    for refit in refit_models(task, store.model, k, labelled=labelled):
+        other = CounterfactualStore(task, refit, store.generator, n_cf=store.n_cf, seed=store.seed,
+                                    features_to_vary=store.features_to_vary, permitted_range=store.permitted_range,
+                                    refine=store.refine)
+        kept = np.intersect1d(rows, other.factual_rows)
+        cfset = other.ensure(kept)
+        result = flex_importance(cfset, task, tau=tau, ranges=store.ranges)
+        refit_splits = [(c, rule_mask(task, (c,), kept), label) for c, _, label in splits]
+        groups = [g for g in _groups(other, cfset, result.local_frequencies, kept, refit_splits, min_size=min_size,
+                                     n_boot=n_boot) if g.factuals]
+        _, named = _verdict(by_label, groups, minimal_costs(cfset, task, store.ranges), kept, result, n_boot=n_boot,
+                            seed=store.seed, min_size=min_size)
+        keys = {_key(d) for d in named}
+        for mark, difference in zip(marks, differences):
+            mark.append(_key(difference) in keys)
+    return [{**d, "replicated": mark} for d, mark in zip(differences, marks)]
+
+
+def _key(difference: Mapping) -> tuple:
+    return difference["measure"], difference.get("feature"), difference["higher"], difference["lower"]
 
 
 def _split(task: TaskSpec, feature, rows: np.ndarray, bins: int):

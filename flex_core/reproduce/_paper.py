@@ -338,7 +338,12 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
         lime = paper["explainer"].lime(regional.members, num_samples=settings.lime_samples)
         other_r, other_interval = {}, {}
         for name, run in runs.items():
-            if name != PAPER_GENERATOR:
+            if name != PAPER_GENERATOR and query not in set(run["store"].factual_rows.tolist()):
+                # The robust rule's factuals are rejected with a margin and out of bag: the paper's query may not be one.
+                other_r[name], other_interval[name] = float("nan"), [float("nan"), float("nan")]
+                log(f"  region {number}: row {query} is not a factual under {name}'s rule (borderline or memorised); "
+                    "its r is undefined")
+            elif name != PAPER_GENERATOR:
                 other = run["explainer"].explain_region(global_result=run["result"], query=query, k=settings.k, where=where,
                                                         tau=settings.tau)
                 other_r[name], other_interval[name] = other.pearson_r, list(other.pearson_r_interval)

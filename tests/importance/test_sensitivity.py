@@ -53,3 +53,77 @@ def test_only_the_own_generator_is_refused(synthetic_task, synthetic_model):
     with pytest.raises(fc.ConfigError, match="other than 'batch'"):
         fc.importance.generator_sensitivity(store, base, ["batch"])
     assert np.isnan(base.frequency_ci).sum() == 0
+
+
+# -- verdicts and rank changes (issue 32 item 5) --------------------------------------------------
+def test_verdicts_by_hand():
+    from flex_core.importance._sensitivity import verdict
+
+    assert verdict(np.array([[0.1, 0.3], [0.4, 0.6]]), span=1.0) == "depends"  # separate
+    assert verdict(np.array([[0.1, 0.3], [0.3, 0.5]]), span=1.0) == "same"  # touch at 0.3, both 0.2 wide
+    assert verdict(np.array([[0.0, 0.51], [0.2, 0.3]]), span=1.0) == "cannot tell"  # one wider than 0.5
+    assert verdict(np.array([[-1.0, 1.0], [0.5, 0.9]]), span=2.0) == "cannot tell"  # r with five factuals
+    assert verdict(np.array([[0.0, 1.0], [0.5, 0.9]]), span=2.0) == "same"  # r: exactly 1 wide is not "most"
+    assert verdict(np.array([[np.nan, 0.3], [0.4, 0.6]]), span=1.0) is None
+
+
+def test_rank_changes_by_hand(synthetic_task):
+    from types import SimpleNamespace
+
+    from flex_core.importance._sensitivity import rank_changes
+
+    names = ("a", "b", "c", "d", "e")
+    def result(f):
+        return SimpleNamespace(feature_names=names, immutable=(False, False, False, False, True),
+                               frequency_mean=np.array(f, dtype=float))
+    own = result([0.9, 0.5, 0.3, 0.1, 0.99])  # e is immutable: never ranked
+    other = result([0.2, 0.6, 0.4, 0.8, 0.0])  # top 3: d, b, c
+    same = result([0.8, 0.4, 0.2, 0.0, 0.0])
+    ranks = rank_changes({"x": own, "y": other, "z": same}, ["x", "y", "z"])
+    assert ranks["k"] == 3 and ranks["top"]["x"] == ["a", "b", "c"] and ranks["top"]["y"] == ["d", "b", "c"]
+    assert ranks["top_overlap"] == {"y": pytest.approx(2 / 3), "z": 1.0}
+    assert ranks["top_feature_same"] == {"y": False, "z": True}
+    # ranks of own (a..d): 4, 3, 2, 1; of other: 1, 3, 2, 4: d = (9, 0, 0, 9), rho = 1 - 6 * 18 / (4 * 15) = -0.8
+    assert ranks["spearman"]["y"] == pytest.approx(-0.8) and ranks["spearman"]["z"] == pytest.approx(1.0)
+
+
+def test_a_generator_that_counts_a_passenger_depends_and_the_ranks_say_so(or_model):
+    """The rule coded as a model: dice-random (unrefined) changes x4, the batch generator never does."""
+    task, model = or_model
+    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
+    sensitivity = fc.run_global(store, n_factuals=40, tau=0.0, generators=["dice-random"]).generator_sensitivity
+    x4 = next(f for f in sensitivity["features"] if f["name"] == "x4")
+    assert x4["verdict"] == "depends"
+    ranks = sensitivity["ranks"]
+    assert ranks["k"] == 3 and "x4" in ranks["top"]["dice-random"] and "x4" not in ranks["top"]["batch"]
+    assert ranks["top_overlap"]["dice-random"] < 1
+    assert "verdict_rule" in sensitivity
+
+
+def test_five_members_cannot_tell(synthetic_task, synthetic_model):
+    """A region of five: r's intervals span most of [-1, 1], so the verdict is "cannot tell", never "same"."""
+    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3,
+                                   seed=0)
+    base = fc.run_global(store, n_factuals=20)
+    regional = fc.run_regional(store, base, query=int(base.query_index[0]), k=4, generators=["batch-plausible"])
+    part = regional.importance.generator_sensitivity["regional"]
+    widths = [high - low for low, high in part["r_interval"].values() if low is not None]
+    assert max(widths) > 1 and part["r_verdict"] in ("cannot tell", "depends")
+    if part["r_intervals_overlap"]:
+        assert part["r_verdict"] == "cannot tell"
+
+
+def test_on_the_learned_forest_the_rules_features_lead_under_both_generators():
+    """The planted forest: batch and batch-plausible agree on the top two (speed and road), noise features are
+    never "depends"."""
+    from tests.planted_learned import NOISE_FEATURES, planted_forest, planted_task
+
+    task = planted_task(seed=0)
+    store = fc.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=5,
+                                   seed=0)
+    sensitivity = fc.run_global(store, n_factuals=60, generators=["batch-plausible"]).generator_sensitivity
+    ranks = sensitivity["ranks"]
+    assert set(ranks["top"]["batch"][:2]) == set(ranks["top"]["batch-plausible"][:2]) == {"speed", "road"}
+    for feature in sensitivity["features"]:
+        if feature["name"] in NOISE_FEATURES:
+            assert feature["verdict"] in ("same", "cannot tell")

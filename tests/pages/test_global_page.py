@@ -123,3 +123,14 @@ def test_the_chart_code_loads_before_the_first_run_computes():
     charts = [c.proto.id for c in at.get("plotly_chart")]
     assert charts[0].endswith(f"-{CHART_CODE_KEY}_chart") and any(c.endswith("-global_chart") for c in charts)
     assert any(f".st-key-{CHART_CODE_KEY} {{display: none;}}" in h.proto.body for h in at.get("html"))
+
+
+def test_the_model_refitted_on_request_says_what_is_stable():
+    at = start("synthetic-regional")
+    assert not [m for m in at.markdown if "Refitted" in m.value]
+    at.number_input(key="w_retrain_k").set_value(2).run()
+    [b for b in at.button if b.key == "global_retrain"][0].click().run()
+    assert not at.exception and not errors(at)
+    sentence = " ".join(m.value for m in at.markdown if m.value.startswith("Refitted 2 times"))
+    assert "Valid under each refit" in sentence and "Rule: stable" in sentence
+    assert any("F, refit 2" in frame.value.columns and "stable" in frame.value.columns for frame in at.dataframe)

@@ -508,7 +508,7 @@ def quadrant_legend() -> str:
 
 
 def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
-    """One row per mutable feature: F with its 95% interval per generator, and whether the intervals overlap."""
+    """One row per mutable feature: F with its 95% interval per generator, and the verdict (depends, cannot tell, same)."""
     names = sensitivity["generators"]
     rows = []
     for feature in sensitivity["features"]:
@@ -517,8 +517,7 @@ def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
             value, interval = feature["frequency"][name], feature["frequency_ci"][name]
             row[f"F, {name}"] = with_interval(float("nan") if value is None else value,
                                               None if None in interval else interval)
-        overlap = feature["intervals_overlap"]
-        row["intervals overlap"] = "n/a" if overlap is None else ("yes" if overlap else "no: differs")
+        row["verdict"] = _verdict_of(feature)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -527,24 +526,72 @@ def describe_generator_sensitivity(sensitivity: dict) -> str:
     """Which features' F differs between generators beyond their 95% intervals, in words (and r for a region)."""
     names = sensitivity["generators"]
     others = " and ".join(names[1:])
-    differ = [f for f in sensitivity["features"] if f["intervals_overlap"] is False]
+    verdicts = {f["name"]: _verdict_of(f) for f in sensitivity["features"]}
+    differ = [f for f in sensitivity["features"] if verdicts[f["name"]] == "depends"]
+    unclear = [f.get("label", f["name"]) for f in sensitivity["features"] if verdicts[f["name"]] == "cannot tell"]
     if differ:
         parts = [f"{f.get('label', f['name'])} ("
                  + " vs ".join(f"{f['frequency'][n]:.2f} with {n}" for n in names) + ")" for f in differ]
         text = (f"Rerun with {others} instead of {names[0]}, F differs beyond the 95% intervals for "
                 + "; ".join(parts) + ": these findings depend on the generator.")
+    elif unclear:
+        text = (f"Rerun with {others} instead of {names[0]}, no feature's F separates, but for {', '.join(unclear)} "
+                "an interval spans more than half of F's range: with so few factuals this cannot tell.")
     else:
         text = (f"Rerun with {others} instead of {names[0]}, every feature's F stays within the other's 95% interval: "
                 "no finding here depends on the generator.")
+    ranks = sensitivity.get("ranks")
+    if ranks:
+        text += " " + " ".join(
+            f"With {n}, {ranks['top_overlap'][n]:.0%} of the top {ranks['k']} features are the same"
+            + ("" if ranks["top_feature_same"][n] else f" and the top feature is {ranks['top'][n][0]}, not "
+               f"{ranks['top'][names[0]][0]}")
+            + ("" if ranks["spearman"][n] is None else f" (Spearman {ranks['spearman'][n]:.2f})") + "."
+            for n in names[1:] if ranks["top_overlap"][n] is not None)
     regional = sensitivity.get("regional")
     if regional:
         r = ", ".join(f"{'undefined' if regional['r'][n] is None else format(regional['r'][n], '.2f')} with {n}"
                       for n in names)
-        overlap = regional["r_intervals_overlap"]
-        text += f" The region's r against the global F: {r}" + (
-            "; their intervals overlap." if overlap else "; their intervals do not overlap, so the verdict on this "
-            "region depends on the generator." if overlap is False else ".")
+        verdict = regional.get("r_verdict") or _verdict_of({"intervals_overlap": regional["r_intervals_overlap"]})
+        text += f" The region's r against the global F: {r}" + {
+            "same": "; their intervals overlap.",
+            "depends": "; their intervals do not overlap, so the verdict on this region depends on the generator.",
+            "cannot tell": "; an interval is wider than 1 (half of r's range), so whether the verdict depends on the "
+                           "generator cannot be told with so few members.",
+        }.get(verdict, ".")
     return text
+
+
+def retrain_table(block: dict) -> pd.DataFrame:
+    """One row per feature: F here, F under each refit, their range and the stable verdict."""
+    rows = []
+    for feature in block["features"]:
+        row = {"feature": feature["name"], "F": feature["frequency"]}
+        for seed, value in zip(block["seeds"], feature["refits"]):
+            row[f"F, refit {seed}"] = value
+        low, high = feature["range"]
+        row["range over refits"] = "n/a" if low is None else f"{low:.2f}–{high:.2f}"
+        row["stable"] = "yes" if feature["stable"] else "no"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def describe_retrain(block: dict) -> str:
+    """The refits in words: which features are not stable, and how many counterfactuals each refit keeps valid."""
+    unstable = [f["name"] for f in block["features"] if not f["stable"]]
+    valid = ", ".join("n/a" if v is None else f"{v:.0%}" for v in block["validity"])
+    text = (f"Refitted {block['refits']} times ({block['how']}). Valid under each refit: {valid} of the "
+            "counterfactuals. ")
+    text += (f"Not stable: {', '.join(unstable)}." if unstable else "Every feature's F is stable.")
+    return text + f" Rule: {block['rule']}."
+
+
+def _verdict_of(feature: dict) -> str:
+    """A comparison's verdict; files written before format 2.2 have only intervals_overlap."""
+    if feature.get("verdict"):
+        return feature["verdict"]
+    overlap = feature.get("intervals_overlap")
+    return "n/a" if overlap is None else ("same" if overlap else "depends")
 
 
 def region_title(regional: RegionalResult) -> str:
