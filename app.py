@@ -4,7 +4,7 @@ import sys
 
 import streamlit as st
 
-from ui import state
+from ui import paths, state
 from ui.auth import require_login
 from ui.components import load_chart_code
 from ui.sidebar import render_sidebar
@@ -12,7 +12,7 @@ from ui.sidebar import render_sidebar
 # `streamlit run app.py -- --project DIR` opens a folder written by FlexExplainer.save(DIR).
 st.set_page_config(page_title="FLEX Studio", page_icon=":material/insights:", layout="wide")
 require_login()  # a hosted app with an [auth] section in its secrets: nothing below runs before sign-in
-state.init_state(st.query_params.to_dict(), project=state.project_argument(sys.argv[1:]))
+state.init_state(st.query_params.to_dict(), project=paths.project_argument(sys.argv[1:]))
 
 # The page scripts live in app_pages/, not pages/: Streamlit treats a folder named pages/ beside the entry
 # script as its legacy page list until the first st.navigation call, so a fresh server's first request

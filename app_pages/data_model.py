@@ -8,7 +8,7 @@ import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
-from ui.context import load_base_task, require_analysis
+from ui.context import require_analysis
 from ui.text import plain
 
 st.title("Data & model")
@@ -110,7 +110,7 @@ edited = st.data_editor(
     },
 )
 if st.button("Apply feature settings", key="apply_features", type="primary"):
-    base = load_base_task(st.session_state[S.DATASET])
+    base = cache.load_base_task(st.session_state[S.DATASET])
     base_kinds = {f.name: f.kind for f in base.features}
     try:
         overrides = {

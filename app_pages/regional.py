@@ -223,7 +223,7 @@ default_name = S.fresh_name(regional.rule_text if rule else
                             {r["name"] for r in st.session_state[S.SAVED_REGIONS]})
 name_col.text_input("Name for this region", key=S.REGION_NAME, placeholder=default_name)
 button_col.button("Save region", key="save_region", type="primary", on_click=S.save_region,
-                  args=(default_name, None if rule else int(query), int(k), where, rule))
+                  args=(default_name, None if rule or query is None else int(query), int(k), where, rule))
 saved = st.session_state[S.SAVED_REGIONS]
 if saved:
     results = {r["name"]: run_or_stop(analysis.saved_region, r) for r in saved}

@@ -93,7 +93,7 @@ row = int(row)
 def _fits(feature: fc.data.Feature, value) -> bool:
     """A widget value the feature's widget can show (a kind changed on Data & model may leave another)."""
     if not feature.is_continuous:
-        return isinstance(value, str) and value in feature.categories
+        return isinstance(value, str) and value in feature.levels
     low, high = _limits(feature.name)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
 

@@ -125,15 +125,18 @@ def truth_for(task, model, region_of) -> dict:
     generator = fc.counterfactuals.make_generator(fc.counterfactuals.DEFAULT_GENERATOR)
     pool = fc.CounterfactualStore(task, model, generator, n_cf=N_CF).factual_rows
     region = region_of(pool)
-    global_f, regional_f, first = [], [], None
+    global_runs: list[np.ndarray] = []
+    regional_runs: list[np.ndarray] = []
+    results: list[fc.FlexResult] = []
     for seed in TRUTH_SEEDS:
         store = fc.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=seed)
         result = fc.run_global(store, n_factuals=len(pool), tau=TAU)
-        first = result if first is None else first
-        global_f.append(result.frequency_mean)
+        results.append(result)
+        global_runs.append(result.frequency_mean)
         local = pd.DataFrame(result.local_frequencies, index=result.query_index).loc[region].to_numpy()
-        regional_f.append(np.nanmean(local, axis=0))
-    global_f, regional_f = np.mean(global_f, axis=0), np.mean(regional_f, axis=0)
+        regional_runs.append(np.nanmean(local, axis=0))
+    first = results[0]
+    global_f, regional_f = np.mean(global_runs, axis=0), np.mean(regional_runs, axis=0)
     mutable = ~np.array(first.immutable)
     return {
         "pool": pool,
@@ -155,7 +158,7 @@ def run_setting(task, model, region_of, *, runs: int, sizes: list[int], log) -> 
     mutable = truth["mutable"]
     keys = ("F", "F_old", "rank", "rank_old", "F_reg", "F_reg_old", "rank_reg", "rank_reg_old")
     hits = {n: {k: np.zeros(len(mutable)) for k in keys} for n in sizes}
-    widths = {n: {"F": [], "F_old": [], "F_reg": [], "F_reg_old": [], "r": [], "r_old": []} for n in sizes}
+    widths: dict[int, dict[str, list[float]]] = {n: {"F": [], "F_old": [], "F_reg": [], "F_reg_old": [], "r": [], "r_old": []} for n in sizes}
     r_hits = {n: {"r": 0, "r_old": 0, "r_nan": 0, "r_old_nan": 0} for n in sizes}
     for k in range(runs):
         store = fc.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=k)

@@ -50,8 +50,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
 from benchmarks.bench_generators import load, machine
-from flex_core._format import format_duration
 from flex_core.compare import lime_importance, shap_importance
+from flex_core.formatting import format_duration
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -136,7 +137,8 @@ def bench_dataset(name: str, args) -> list[dict]:
         ]
     if args.quick:  # the speed ratio only: dice-random and the default, side by side
         plan = [row for row in plan if row[0] in ("dice-random", DEFAULT, DEFAULT_TWO)]
-    out, reference = [], None
+    out: list[dict[str, Any]] = []
+    reference: np.ndarray | None = None
     for label, generator, seed, repeats in plan:
         print(f"[{name}] {label} ...", file=sys.stderr, flush=True)
         workload = small if label.endswith(f"{SMALL} factuals") else queries
@@ -159,7 +161,7 @@ def bench_dataset(name: str, args) -> list[dict]:
         done = cfset.n_queries - int(cfset.config.get("queries_skipped", 0))
         attempted = cfset.subset(cfset.query_index[:done]) if done < cfset.n_queries else cfset
         quality = fc.counterfactuals.counterfactual_quality(attempted, task, model)
-        freq = flex_frequencies(attempted, task, model)
+        freq: np.ndarray | None = flex_frequencies(attempted, task, model)
         if reference is None:
             reference = freq
         if label.endswith(f"{SMALL} factuals"):  # a ranking over 40 factuals is not comparable with the 200's

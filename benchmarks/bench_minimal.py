@@ -25,9 +25,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_generators import load, machine
-
 import flex_core as fc
+from benchmarks.bench_generators import load, machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_FACTUALS, N_CF = 200, 10

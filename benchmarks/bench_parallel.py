@@ -95,6 +95,7 @@ def child(mode: str, n_factuals: int, out: Path, calls: int = 2) -> None:
         seconds.append(time.perf_counter() - start)
     if client is not None:
         client.close()
+    if cluster is not None:
         cluster.close()
     cfs = np.nan_to_num(cfset.counterfactuals, nan=-1.0)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -42,8 +42,7 @@ def _datasets(data_dir: Path) -> list[tuple[str, dict]]:
 
 
 def _large_csv(n_rows: int) -> dict:
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from bench_parallel import synthetic_task
+    from benchmarks.bench_parallel import synthetic_task
 
     frame = synthetic_task(n_rows).frame
     data = frame.to_csv(index=False).encode()
@@ -74,7 +73,7 @@ def bench(source: dict, *, n_factuals: int, n_cf: int, repeats: int) -> dict:
         at.run()
         times.append(time.perf_counter() - start)
         assert not at.exception, at.exception
-    result = {"first_view_s": first, "median_ms": 1000 * statistics.median(times), "max_ms": 1000 * max(times)}
+    result: dict[str, float | str] = {"first_view_s": first, "median_ms": 1000 * statistics.median(times), "max_ms": 1000 * max(times)}
     if source["kind"] == "csv":
         start = time.perf_counter()
         at.switch_page("app_pages/regional.py").run()

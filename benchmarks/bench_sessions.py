@@ -62,6 +62,7 @@ from urllib.parse import urlencode
 import numpy as np
 from google.protobuf.message import DecodeError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.typing import Subprotocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
@@ -130,7 +131,7 @@ class SessionPlan:
     query: int
 
 
-def plan_sessions(n_sessions: int, changes: int, pool: Sequence[int], seed: int = 0) -> list[SessionPlan]:
+def plan_sessions(n_sessions: int, changes: int, pool: Sequence[int] | np.ndarray, seed: int = 0) -> list[SessionPlan]:
     """τ values no two sessions share (each session walks up from its own start, 0.01 a change), distinct queries."""
     if n_sessions < 1 or changes < 1:
         raise fc.ConfigError("--sessions and --changes must be at least 1.")
@@ -394,7 +395,7 @@ async def protocol_session(url: str, loan: Path, plan: SessionPlan, timeout_s: f
     try:
         async with asyncio.timeout(timeout_s):
             record["page_load_s"] = await _load_page(url)
-            async with connect(websocket_url(url), subprotocols=["streamlit"], max_size=None) as socket:
+            async with connect(websocket_url(url), subprotocols=[Subprotocol("streamlit")], max_size=None) as socket:
                 record["first_view_s"], record["first_view_finished_s"] = await ask(
                     socket, view.open_link(), GLOBAL_CHART, plan.taus[0])
                 record["first_view_server_s"] = record["first_view_s"]

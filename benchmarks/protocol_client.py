@@ -33,13 +33,19 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.Dataframe_pb2 import Dataframe
+from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+from websockets.typing import Subprotocol
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 TAU_TEXT = re.compile(r"τ = (\d+(?:\.\d+)?)")
 REGION_HEADING = re.compile(r"^Region around row (\d+)")
@@ -159,7 +165,7 @@ class ClientView:
     run_fragments: tuple[str, ...] = ()
     drawn: dict[tuple[int, ...], _Drawn] = field(default_factory=dict)
     states: dict[str, WidgetState | UnsupportedWidget] = field(default_factory=dict)
-    widgets: dict[str, tuple[str, object]] = field(default_factory=dict)  # label -> (widget id, element)
+    widgets: dict[str, tuple[str, Element]] = field(default_factory=dict)  # label -> (widget id, element)
     widget_fragment: dict[str, str] = field(default_factory=dict)
     charts: list[tuple[float, str, str]] = field(default_factory=list)  # (arrival, title, subtitle)
     finished: list[tuple[float, int]] = field(default_factory=list)  # (arrival, status)
@@ -279,7 +285,7 @@ class ClientView:
         if delta.WhichOneof("type") == "new_element":
             element = delta.new_element
             kind = element.WhichOneof("type")
-            widget_id = getattr(getattr(element, kind), "id", "") or None
+            widget_id = (getattr(getattr(element, kind), "id", "") or None) if kind else None
             if widget_id:
                 self._mount(widget_id, element, delta.fragment_id)
             chart = plotly_title(element)
@@ -363,23 +369,30 @@ class ProtocolSession:
         self.messages: list[ForwardMsg] = []
         self.largest_frame = 0
         self._url = base_url
-        self._socket = None
+        self._socket: ClientConnection | None = None
+
+    @property
+    def socket(self) -> ClientConnection:
+        """The open websocket (only inside ``async with``)."""
+        if self._socket is None:
+            raise RuntimeError("A ProtocolSession talks to the app only inside `async with`.")
+        return self._socket
 
     async def __aenter__(self) -> ProtocolSession:
         from websockets.asyncio.client import connect
 
-        self._socket = await connect(websocket_url(self._url), subprotocols=["streamlit"], max_size=None)
+        self._socket = await connect(websocket_url(self._url), subprotocols=[Subprotocol("streamlit")], max_size=None)
         return self
 
     async def __aexit__(self, *exc) -> None:
-        await self._socket.close()
+        await self.socket.close()
 
     async def send(self, message: BackMsg) -> None:
-        await self._socket.send(message.SerializeToString())
+        await self.socket.send(message.SerializeToString())
 
     async def receive(self) -> ForwardMsg:
         """The next message from the server (kept in ``messages``)."""
-        payload = await self._socket.recv(decode=False)
+        payload = await self.socket.recv(decode=False)
         self.largest_frame = max(self.largest_frame, len(payload))
         self.messages.append(self.view.receive(payload))
         return self.messages[-1]

@@ -93,6 +93,15 @@ class FlexExplainer:
     generator : the counterfactual generator
     store : CounterfactualStore
         Every counterfactual generated so far, reused by every call.
+
+    Notes
+    -----
+    The explainer holds nothing beyond what construction fixes (the store only adds the
+    counterfactuals those settings determine): the app shares one between all its sessions,
+    so no call remembers its arguments. The view a saved project reopens on (τ, N_F, a
+    region's query, k and criterion) is passed to :meth:`save` and read back with
+    :meth:`read_settings`. The one exception is ``dashboard_process``, which
+    :meth:`dashboard` sets in a notebook (the app never calls it).
     """
 
     def __init__(
@@ -165,9 +174,6 @@ class FlexExplainer:
         from .counterfactuals import CounterfactualStore
 
         self.task, self.model, self.y_given = task, model, bool(y_given)
-        # The last run's settings (n_factuals, tau, the region's query, k and criterion): settings.json
-        # carries them, so explainer.dashboard() opens on the numbers the notebook shows.
-        self.last_view: dict = {}
         self.seed, self.n_cf, self.refine, self.cache_dir = int(seed), int(n_cf), refine, cache_dir
         self.generator_name, self.generator_settings, self.generator = generator
         self.store = CounterfactualStore(task, model, self.generator, n_cf=self.n_cf, seed=self.seed, directory=cache_dir,
@@ -210,10 +216,8 @@ class FlexExplainer:
         from .importance import run_global
 
         check_each(n_factuals=n_factuals, repeats=repeats)  # before anything is generated
-        result = run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
-                            generators=generators, retrain=retrain, labelled=self.y_given, progress=progress)
-        self._remember(n_factuals=n_factuals, tau=tau)
-        return result
+        return run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
+                          generators=generators, retrain=retrain, labelled=self.y_given, progress=progress)
 
     #: The most refits :meth:`survives_retraining` and ``retrain=K`` take.
     max_refits = int(LIMITS["retrain"].high)
@@ -224,14 +228,6 @@ class FlexExplainer:
         from .importance._retrain import retrain_stability
 
         return retrain_stability(self.store, result, k, labelled=self.y_given, tau=tau, progress=progress)
-
-    def _remember(self, *, n_factuals: int | None = None, tau=None, **region) -> None:
-        """Keep a run's settings for :meth:`settings` (a τ per feature is not kept: the app's τ is one number)."""
-        if n_factuals is not None:
-            self.last_view["n_factuals"] = int(n_factuals)
-        if isinstance(tau, (int, float, np.number)) and not isinstance(tau, bool):
-            self.last_view["tau"] = float(tau)
-        self.last_view.update(region)
 
     def explain_region(
         self,
@@ -266,8 +262,7 @@ class FlexExplainer:
         check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
-        criterion = _criterion_text(where)
-        sample_size = n_factuals if global_result is None else len(global_result.query_index)
+        criterion = _criterion(where)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
         if rule is not None:
@@ -275,12 +270,8 @@ class FlexExplainer:
                                    generators=generators, progress=progress)
         if query is None:
             query = random_query(self.store, where=criterion, seed=self.seed)
-        result = run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
-                              sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
-        where_text = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping)
-                      else criterion)
-        self._remember(n_factuals=sample_size, tau=tau, query=int(query), k=int(k), where=where_text)
-        return result
+        return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
+                            sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
 
     # -- regions that matter ------------------------------------------------------------------------
     def find_regions(
@@ -357,8 +348,8 @@ class FlexExplainer:
         return lime_importance(self.model, self.task, list(rows), **{"seed": self.seed, **options})
 
     # -- a project folder the app opens -----------------------------------------------------------
-    def settings(self) -> dict:
-        """What :meth:`save` writes to settings.json (everything but the data and the model)."""
+    def settings(self, *, view: Mapping | None = None) -> dict:
+        """What :meth:`save` writes to settings.json (everything but the data and the model), with ``view``."""
         task = self.task
         return {
             "format": "flex-project/1",
@@ -376,22 +367,25 @@ class FlexExplainer:
             "generator_settings": self.generator_settings,
             "n_cf": self.n_cf,
             "refine": self.refine,
-            "view": dict(self.last_view),
+            "view": project_view(view),
             "monotone": {f.name: f.direction for f in task.features if f.direction},
             "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
             "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
         }
 
-    def save(self, directory: str | Path) -> Path:
+    def save(self, directory: str | Path, *, view: Mapping | None = None) -> Path:
         """Write data.csv, model.skops and settings.json to ``directory``; :meth:`load` and the app open it.
 
-        data.csv holds the rows in the model's own column types with their ids, written
+        ``view``: what the app opens on, any of ``n_factuals``, ``tau`` (one number), ``query``, ``k`` and
+        ``where`` (``"feature=value"`` or ``{feature: value}``), e.g. the settings of the runs a notebook shows;
+        :meth:`read_settings` gives it back. Without it the app opens on its defaults. data.csv holds the rows in the model's own column types with their ids, written
         formula-safe (a text cell such as ``=1+1`` gets a leading quote, which
         :meth:`load` takes off again).
         """
         from .data import to_safe_csv
         from .models import save_model
 
+        settings = self.settings(view=view)  # the view checked before anything is written
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         frame = self.model.estimator_input(self.task.X)
@@ -399,14 +393,15 @@ class FlexExplainer:
         frame.index.name = _ROW
         to_safe_csv(frame, directory / PROJECT_FILES["data"], index=True)
         save_model(self.model.pipeline, directory / PROJECT_FILES["model"])
-        (directory / PROJECT_FILES["settings"]).write_text(json.dumps(self.settings(), indent=2, default=str) + "\n")
+        (directory / PROJECT_FILES["settings"]).write_text(json.dumps(settings, indent=2, default=str) + "\n")
         return directory
 
-    @classmethod
-    def load(cls, directory: str | Path, *, cache_dir: str | Path | None = None) -> FlexExplainer:
-        """The explainer :meth:`save` wrote to ``directory`` (the model through the trusted-types check)."""
-        from .models import load_model
+    @staticmethod
+    def read_settings(directory: str | Path) -> dict:
+        """The settings.json :meth:`save` wrote to ``directory``, its ``"view"`` included (what the app opens on).
 
+        A DataError when the folder lacks a project's files or settings.json is not a JSON object.
+        """
         directory = Path(directory)
         missing = [name for name in PROJECT_FILES.values() if not (directory / name).is_file()]
         if missing:
@@ -417,6 +412,20 @@ class FlexExplainer:
             settings = json.loads((directory / PROJECT_FILES["settings"]).read_text())
         except json.JSONDecodeError as exc:
             raise DataError(f"settings.json is not valid JSON ({exc.msg}, line {exc.lineno}).") from None
+        if not isinstance(settings, dict) or not isinstance(settings.get("view", {}), dict):
+            raise DataError("settings.json must hold an object whose view is an object (write the project with explainer.save).")
+        return settings
+
+    @classmethod
+    def load(cls, directory: str | Path, *, cache_dir: str | Path | None = None) -> FlexExplainer:
+        """The explainer :meth:`save` wrote to ``directory`` (the model through the trusted-types check).
+
+        The view saved with it is not part of the explainer: :meth:`read_settings` gives it (``["view"]``).
+        """
+        from .models import load_model
+
+        directory = Path(directory)
+        settings = cls.read_settings(directory)
         text_columns = {c: str for c, dtype in settings.get("raw_dtypes", {}).items() if dtype == "object"}
         # Through the library's reader, so a project's data.csv meets the same size, shape and row-count limits as any
         # upload before it is parsed (a project folder can come from anyone).
@@ -435,7 +444,7 @@ class FlexExplainer:
         y = frame[target] if settings.get("y_given") else None
         if y is not None:
             y = _as_classes(y, settings["undesired"])
-        explainer = cls(
+        return cls(
             load_model(directory / PROJECT_FILES["model"]),
             frame.drop(columns=[target]),
             undesired=settings["undesired"],
@@ -454,23 +463,22 @@ class FlexExplainer:
             cache_dir=cache_dir,
             name=settings.get("name", directory.name),
         )
-        explainer.last_view = dict(settings.get("view") or {})
-        return explainer
 
-    def dashboard(self, *, directory: str | Path | None = None, port: int | None = None, open_browser: bool = False) -> str:
+    def dashboard(self, *, view: Mapping | None = None, directory: str | Path | None = None, port: int | None = None,
+                  open_browser: bool = False) -> str:
         """Start the FLEX Studio app on this explainer in a subprocess; prints and returns its URL.
 
-        The explainer is saved to ``directory`` (default a new temporary folder) and the
+        ``view`` is what the app opens on, as :meth:`save` takes it. The explainer is saved to ``directory`` (default a new temporary folder) and the
         app opens it, started as ``flex dashboard DIR`` starts it (from a checkout or an
         installed package alike; Streamlit comes with ``pip install "flex-studio[app]"``).
         The app runs until the Python session ends or ``explainer.dashboard_process.terminate()``
         is called.
         """
-        from ._dashboard import app_script, free_port, require_streamlit, start_dashboard
+        from .dashboard import app_script, free_port, require_streamlit, start_dashboard
 
         require_streamlit()
         app_script()  # the app's files are there, before anything is written
-        folder = self.save(directory or tempfile.mkdtemp(prefix="flex-project-"))
+        folder = self.save(directory or tempfile.mkdtemp(prefix="flex-project-"), view=view)
         port = port or free_port()
         self.dashboard_process = start_dashboard(folder, port=port, open_browser=open_browser)
         url = f"http://localhost:{port}"
@@ -564,14 +572,43 @@ def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bound
     return task, fitted
 
 
-def _criterion_text(where) -> str | Mapping | None:
-    """``{"zone": "rural"}`` or ``"zone=rural"`` as the ``feature=value`` text the runs take."""
+def _criterion(where) -> str | Mapping | None:
+    """``{"zone": "rural"}`` as ``{"feature": "zone", "value": "rural"}``, the form the runs take (text and that
+    form pass as they are): a mapping never becomes ``"feature=value"`` text to be split again."""
     if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
         return where
     if isinstance(where, Mapping) and len(where) == 1:
         (feature, value), = where.items()
-        return f"{feature}={value}"
+        return {"feature": feature, "value": value}
     raise ConfigError("where takes one criterion: {'feature': value} or 'feature=value'.")
+
+
+#: The settings a project's view may hold, and the type each is stored as.
+VIEW_KEYS = {"n_factuals": int, "tau": float, "query": int, "k": int, "where": str}
+
+
+def project_view(view: Mapping | None) -> dict:
+    """``view`` (see :meth:`FlexExplainer.save`) as settings.json stores it; a ConfigError naming a wrong key or value."""
+    if view is None:
+        return {}
+    if not isinstance(view, Mapping):
+        raise ConfigError(f"view must be a mapping of {', '.join(VIEW_KEYS)}; got {type(view).__name__}.")
+    unknown = sorted(set(map(str, view)) - set(VIEW_KEYS))
+    if unknown:
+        raise ConfigError(f"view has no setting {', '.join(map(repr, unknown))}: it takes {', '.join(VIEW_KEYS)}.")
+    out: dict = {}
+    for key, value in view.items():
+        if key == "where":
+            criterion = _criterion(value)  # settings.json keeps the app's "feature=value" text
+            out[key] = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping) else criterion)
+            continue
+        number = isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
+        if not number or (VIEW_KEYS[key] is int and float(value) != int(value)):
+            raise ConfigError(f"view's {key} must be {'a whole number' if VIEW_KEYS[key] is int else 'a number'}; got {value!r}.")
+        out[key] = VIEW_KEYS[key](value)
+    if "n_factuals" in out or "k" in out:
+        check_each(**{k: out[k] for k in ("n_factuals", "k") if k in out})
+    return out
 
 
 def _plain(value):

@@ -25,17 +25,8 @@ __all__ = [
     "FlexResult",
     "RegionalResult",
     "GeneratorSensitivity",
-    "QUADRANT_MEANING",
     "importance_rank",
 ]
-
-QUADRANT_MEANING = {
-    "A": "low global, high regional importance: important here only",
-    "B": "low global and low regional importance: minor here and overall",
-    "C": "high global and high regional importance: important everywhere",
-    "D": "high global, low regional importance: important overall, less so here",
-}
-
 
 def importance_rank(values: np.ndarray) -> np.ndarray:
     """Ranks of shape (n,): 1 for the largest value, ties share the best rank (as the paper's tables), NaN ranks last."""

@@ -318,3 +318,34 @@ def test_a_project_whose_data_csv_is_too_wide_is_refused_before_it_is_parsed(use
     monkeypatch.setattr(pd, "read_csv", lambda *a, **k: pytest.fail("data.csv was parsed before its size was checked"))
     with pytest.raises(fc.DataError, match=f"This file has {wide:,} columns; the limit is {LIMITS['columns'].high:,}"):
         fc.FlexExplainer.load(tmp_path / "project")
+
+
+def test_a_projects_view_is_checked_and_nothing_else_is_remembered(user_explainer, tmp_path):
+    """Issue 34 item 2: the view is given to save, checked once, and read back; explain_* leave nothing on the explainer."""
+    before = user_explainer.settings()
+    user_explainer.explain_global(n_factuals=5, tau=0.3)
+    assert user_explainer.settings() == before and before["view"] == {}
+    folder = user_explainer.save(tmp_path / "project", view={"tau": 0.3, "n_factuals": 5, "where": {"district": "north"}})
+    assert fc.FlexExplainer.read_settings(folder)["view"] == {"tau": 0.3, "n_factuals": 5, "where": "district=north"}
+    for view, message in (({"colour": 1}, "view has no setting 'colour'"), ({"k": 2.5}, "view's k must be a whole number"),
+                          ({"tau": {"speed": 0.2}}, "view's tau must be a number"), ({"n_factuals": 0}, "n_factuals")):
+        with pytest.raises(fc.ConfigError, match=message):
+            user_explainer.save(tmp_path / "refused", view=view)
+    assert not (tmp_path / "refused").exists()  # refused before anything was written
+
+
+def test_a_criterion_given_as_a_mapping_reaches_the_run_as_one_not_as_text(user_explainer, accident_data):
+    """Issue 34 item 4: {feature: value} is never written as "feature=value" and split again, so a column whose
+    name holds "=" (a CSV may have one) can be a criterion; text gives the same region as the mapping."""
+    from tests.factories import user_pipeline
+
+    as_text = user_explainer.explain_region(where="lighting=dark", k=3, **N)
+    as_mapping = user_explainer.explain_region(where={"lighting": "dark"}, k=3, **N)
+    assert as_mapping.members == as_text.members and as_mapping.criterion == as_text.criterion
+    np.testing.assert_array_equal(as_mapping.importance.frequency_mean, as_text.importance.frequency_mean)
+
+    frame = accident_data.rename(columns={"lighting": "light=level"})
+    explainer = fc.FlexExplainer(user_pipeline(frame), frame.drop(columns=["severity"]), undesired="severe",
+                                 y=frame["severity"], kinds={"district": "categorical"}, seed=0, n_cf=2)
+    region = explainer.explain_region(where={"light=level": "dark"}, k=2, n_factuals=10)
+    assert region.criterion == {"feature": "light=level", "value": "dark"}

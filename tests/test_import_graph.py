@@ -64,3 +64,118 @@ def test_no_import_cycle_between_the_parts_of_flex_core():
     for unit in sorted(graph):
         if unit not in state:
             visit(unit)
+
+
+# -- the boundary between flex_core and everything built on it (issue 34, item 5) ----------------------------------
+ROOT = PACKAGE.parent
+#: What is built on flex_core and may use only its public modules and names.
+OUTSIDE = ("ui", "app_pages", "app.py", "tools", "benchmarks", "examples")
+
+
+def _python_files(*names: str) -> list[Path]:
+    files: list[Path] = []
+    for name in names:
+        path = ROOT / name
+        files.extend([path] if path.suffix == ".py" else sorted(path.rglob("*.py")))
+    return files
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> list[tuple[int, str, str | None]]:
+    """(line, module, name or None) for every import in ``path``, inside functions too; relative imports resolved."""
+    module = _module_name(path).split(".")
+    package = module if path.name == "__init__.py" else module[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + (node.module.split(".") if node.module else []))
+            found.extend((node.lineno, target, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name, None) for alias in node.names)
+    return found
+
+
+def _private(dotted: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+
+def test_nothing_outside_flex_core_imports_a_private_flex_core_module_or_name():
+    offences = []
+    files = _python_files(*OUTSIDE)
+    assert any(f.name == "cache.py" for f in files) and any(f.parent.name == "app_pages" for f in files)
+    for path in files:
+        for line, target, name in imports_of(path):
+            if target != "flex_core" and not target.startswith("flex_core."):
+                continue
+            dotted = target if name is None else f"{target}.{name}"
+            if _private(dotted):
+                offences.append(f"{path.relative_to(ROOT)}:{line} imports {dotted}")
+    assert not offences, "private flex_core imports outside flex_core:\n" + "\n".join(offences)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the flex_core and ui modules it imports anywhere (a package's ``__init__`` is its own node).
+
+    ``from pkg import name`` counts as importing ``pkg.name`` when that is a module, else ``pkg``; importing
+    ``a.b.c`` imports ``a`` and ``a.b`` too (Python runs their ``__init__`` first), except that a package's own
+    submodules do not count its ``__init__`` (that would make every package a cycle with its parts).
+    """
+    files = {_module_name(p): p for p in _python_files("flex_core", "ui")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        edges = graph.setdefault(name, set())
+        for _, target, imported in imports_of(path):
+            candidates = [f"{target}.{imported}", target] if imported else [target]
+            module = next((c for c in candidates if c in files), None)
+            if module is None:
+                continue
+            parts = module.split(".")
+            for i in range(1, len(parts) + 1):
+                ancestor = ".".join(parts[:i])
+                if ancestor in files and ancestor != name and not name.startswith(ancestor + "."):
+                    edges.add(ancestor)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        path.append(node)
+        for other in sorted(graph.get(node, ())):
+            if state.get(other) == "open":
+                return path[path.index(other):] + [other]
+            if other not in state:
+                found = visit(other)
+                if found:
+                    return found
+        path.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+    graph = module_graph()
+    assert "flex_core.importance._runs" in graph["flex_core.importance"]  # the graph sees relative imports
+    assert "flex_core.counterfactuals._whatif" in graph["flex_core._explainer"]  # and imports inside functions
+
+
+def test_no_import_cycle_among_the_modules_of_flex_core_and_ui():
+    cycle = _cycle(module_graph())
+    assert cycle is None, f"import cycle: {' -> '.join(cycle)}"

@@ -75,7 +75,7 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
     )
     shutil.rmtree(source)  # the installed copy must not need the source
     where = subprocess.run(
-        [python, "-c", "import flex_core, flex_core._dashboard as d; print(flex_core.__file__); print(d.app_script())"],
+        [python, "-c", "import flex_core, flex_core.dashboard as d; print(flex_core.__file__); print(d.app_script())"],
         check=True, capture_output=True, text=True, cwd=elsewhere, env=env,
     ).stdout.split()
     assert all(Path(p).is_relative_to(venv) for p in where), f"not the installed copy: {where}"
@@ -103,7 +103,7 @@ def test_flex_dashboard_runs_from_another_folder_after_a_plain_install(tmp_path)
                            cwd=elsewhere, env={**env, "FLEX_CACHE_DIR": str(tmp_path / "cache")}, timeout=600).stdout
     assert shown.split()[-1] != "0", f"no chart on the first page: {shown}"
 
-    port = subprocess.run([python, "-c", "import flex_core._dashboard as d; print(d.free_port())"],
+    port = subprocess.run([python, "-c", "import flex_core.dashboard as d; print(d.free_port())"],
                           check=True, capture_output=True, text=True, env=env).stdout.strip()
     process = subprocess.Popen([venv / "bin" / "flex", "dashboard", "--port", port], cwd=elsewhere, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -7,7 +7,7 @@ import flex_core
 
 HEAVY = ("streamlit", "plotly", "shap", "lime", "dice_ml")
 #: the subpackages, the explainer and the launcher: each import must load none of HEAVY
-MODULES = ["flex_core", *(f"flex_core.{name}" for name in flex_core._SUBPACKAGES), "flex_core._explainer", "flex_core._dashboard"]
+MODULES = ["flex_core", *(f"flex_core.{name}" for name in flex_core._SUBPACKAGES), "flex_core._explainer", "flex_core.dashboard"]
 
 
 def test_importing_flex_core_loads_none_of_the_heavy_modules():
@@ -67,13 +67,13 @@ CALLS = {  # a call that needs the package -> the extra its message must name
     "fc.compare.lime_importance(None, None, [0])": "compare",
     "fc.plotting.importance_figure": "plots",
     "fc.counterfactuals.DiceGenerator('random').generate(None, None, None, n_cf=1)": "dice",
-    "fc._dashboard.require_streamlit()": "app",
+    "fc.dashboard.require_streamlit()": "app",
 }
 
 
 def test_a_missing_optional_dependency_is_one_error_naming_its_extra():
     # One process with every optional package blocked; each call prints its error's one line.
-    code = BLOCKED + "import flex_core as fc, flex_core._dashboard\n" + "".join(
+    code = BLOCKED + "import flex_core as fc, flex_core.dashboard\n" + "".join(
         f"try:\n    {call}\nexcept ImportError as exc:\n    assert isinstance(exc, fc.ConfigError), type(exc)\n"
         f"    print(str(exc).replace(chr(10), ' '))\nelse:\n    print('no error')\n"
         for call in CALLS
@@ -94,3 +94,24 @@ def test_the_cli_says_which_extra_a_generator_needs():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr == 'error: A DiCE generator needs dice-ml, which is not installed: pip install "flex-studio[dice]".\n'
+
+
+#: flex_core's public top-level modules that are no stage of the pipeline, and why each is public: the app (ui/),
+#: the repository's tools and an operator use them from outside flex_core, which may import no private module
+#: (tests/test_import_graph.py). Counted here, apart from the subpackages' 100 names a library user calls.
+SHARED_MODULES = {
+    "limits": "every setting's range, checked by the library, the CLI, the app's links and sidebar",
+    "formatting": "numbers as people read and type them, the same in the CLI, the report and the app",
+    "dashboard": "starting the app: explainer.dashboard(), flex dashboard, tools/serve.py and an operator's flags",
+}
+
+
+def test_the_shared_public_modules_are_these_few_and_small():
+    import importlib
+    from pathlib import Path
+
+    package = Path(flex_core.__file__).parent
+    public = {p.stem for p in package.glob("*.py") if not p.stem.startswith("_")}
+    assert public == set(SHARED_MODULES), f"a new public module needs a reason in SHARED_MODULES: {public}"
+    names = {m: importlib.import_module(f"flex_core.{m}").__all__ for m in SHARED_MODULES}
+    assert sum(len(n) for n in names.values()) <= 25, names

@@ -141,7 +141,8 @@ def _range(node) -> str:
     """" From 0 to 1." for a number (or a map of numbers) the schema bounds; else nothing."""
     if not isinstance(node, dict):
         return ""
-    bounded = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else node
+    inner = node.get("additionalProperties")
+    bounded = inner if isinstance(inner, dict) else node
     if "minimum" not in bounded and "maximum" not in bounded:
         return ""
     return f" From {bounded.get('minimum', '-∞')} to {bounded.get('maximum', '∞')}."
@@ -240,9 +241,14 @@ def render(schema: dict) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    from flex_core._contract import result_schema
+def result_schema() -> dict:
+    """The JSON Schema shipped inside the package (package data, not a private module)."""
+    import flex_core
 
+    return json.loads((Path(flex_core.__file__).parent / "schema" / "result.schema.json").read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/json-format.md is out of date")
     parser.add_argument("--keys", action="store_true", help="print the key snapshot of the current format version")

@@ -83,11 +83,11 @@ MAX_BYTES = 1024 * 1024
 
 
 def _save(image_path: Path) -> None:
-    with Image.open(image_path) as image:
-        image = image.convert("RGB")
+    with Image.open(image_path) as opened:
+        image = opened.convert("RGB")
     width, colours = WIDTH, 256  # 256 colours keep text and charts crisp at a fraction of the size
     while True:
-        small = image.resize((width, round(image.height * width / image.width)), Image.LANCZOS)
+        small = image.resize((width, round(image.height * width / image.width)), Image.Resampling.LANCZOS)
         small.quantize(colors=colours, method=Image.Quantize.MEDIANCUT).save(image_path, optimize=True)
         # A long page (the HTML report) can pass the limit: fewer colours first, then a narrower image.
         if image_path.stat().st_size <= MAX_BYTES or width < 500:

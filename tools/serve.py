@@ -13,7 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from flex_core._dashboard import config_flags, hosted_from_environment
+from flex_core.dashboard import config_flags, hosted_from_environment
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"

@@ -38,13 +38,16 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
-from flex_core.importance._sweep import TAU_PANELS
 from ui import paths
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
 from ui.shelf import Shelf
 
 REPO = Path(__file__).resolve().parents[1]
+#: τ as flex_core takes it: one number, or {feature: τ, "*": the default} (a mapping enters a key as its JSON).
+Tau = float | Mapping[str, float]
+#: The τ values of the paper's threshold panels (the Thresholds page shows them beside the session's τ).
+TAU_PANELS = (0.1, 0.5, 0.9)
 
 
 def cache_dir() -> Path:
@@ -169,6 +172,11 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
     raise fc.ConfigError(f"Unknown dataset source {kind!r}.")
 
 
+def load_base_task(source: Mapping) -> fc.TaskSpec:
+    """The task of a dataset source (the sidebar's), before the session's overrides."""
+    return load_task(source_key(source), source.get("data"))
+
+
 @shared(copy=False, spinner="Opening the project folder…")
 def project(path: str) -> fc.FlexExplainer:
     """The explainer ``FlexExplainer.save`` wrote to ``path`` (data, model.skops, settings)."""
@@ -276,7 +284,7 @@ def progress_bar(start: str, step: str):
         bar.empty()
 
 
-def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int], *, what: str = "factuals") -> None:
+def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int] | np.ndarray, *, what: str = "factuals") -> None:
     """Generate the counterfactuals of the rows not stored yet, with a progress bar counting queries."""
     missing = store.missing(rows)
     if not missing:
@@ -319,40 +327,41 @@ def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
 
 
 @shared(copy=True)
-def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str) -> fc.FlexResult:
-    """Global FLEX at this τ (JSON: a number or {feature: τ, "*": default}) from stored counterfactuals."""
-    return _explainer.explain_global(n_factuals=n_factuals, tau=json.loads(tau))
+def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau) -> fc.FlexResult:
+    """Global FLEX at this τ from stored counterfactuals."""
+    return _explainer.explain_global(n_factuals=n_factuals, tau=tau)
 
 
 @shared(copy=True)
 def regional_result(
-    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, query: int, k: int, where: str | None
+    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, query: int, k: int, where: str | None
 ) -> fc.RegionalResult:
     base = global_result(_explainer, identity, n_factuals, tau)
-    return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=json.loads(tau))
+    return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=tau)
 
 
 @shared(copy=True)
-def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, rule: str) -> fc.RegionalResult:
-    """The rule-defined region (``rule``: JSON) among the global result's factuals, from stored counterfactuals."""
+def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau,
+                rule: Sequence[Mapping]) -> fc.RegionalResult:
+    """The rule-defined region (its conditions, checked) among the global result's factuals, from stored counterfactuals."""
     base = global_result(_explainer, identity, n_factuals, tau)
-    return _explainer.explain_region(global_result=base, rule=json.loads(rule), tau=json.loads(tau))
+    return _explainer.explain_region(global_result=base, rule=list(rule), tau=tau)
 
 
 @shared(copy=True, spinner="Scoring every candidate region against the permutation null…")
-def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, options: str):
+def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, options: Mapping):
     """Region discovery over the global result's factuals (the pool) at this τ; ``options`` is JSON.
 
     Keyed by the store, N_F, τ and the options: a τ change re-ranks from the stored counterfactuals
     (the pool is the global sample, generated before, with a progress bar, by the caller).
     """
-    return _explainer.find_regions(tau=json.loads(tau), n_factuals=n_factuals, **json.loads(options))
+    return _explainer.find_regions(tau=tau, n_factuals=n_factuals, **options)
 
 
 @shared(copy=True, spinner="Comparing the groups…")
-def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: str, by: str):
+def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, by: str):
     """What the model asks of each group of ``by`` over the global result's factuals, at this τ."""
-    return _explainer.compare_groups(by, n_factuals=n_factuals, tau=json.loads(tau))
+    return _explainer.compare_groups(by, n_factuals=n_factuals, tau=tau)
 
 
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
@@ -370,7 +379,7 @@ def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
 
 @shared(copy=True)
 def tau_panel_results(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> dict:
-    return {tau: global_result(_explainer, identity, n_factuals, json.dumps(tau)) for tau in TAU_PANELS}
+    return {tau: global_result(_explainer, identity, n_factuals, tau) for tau in TAU_PANELS}
 
 
 @shared(copy=False)
@@ -381,10 +390,6 @@ def tau_panels_figure(_explainer: fc.FlexExplainer, identity: str, n_factuals: i
     and nothing draws into it after it is made.
     """
     return fc.plotting.tau_panels_figure(tau_panel_results(_explainer, identity, n_factuals))
-
-
-def tau_json(tau) -> str:
-    return json.dumps(tau, sort_keys=True)
 
 
 # -- SHAP and LIME (slow: pages run them only when asked, then they are cached) -----------------
@@ -440,7 +445,7 @@ def lime_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: t
     )
 
 
-def retrain_stability(explainer: fc.FlexExplainer, identity: str, rows: tuple[int, ...], k: int, tau) -> dict:
+def retrain_stability(explainer: fc.FlexExplainer, identity: str, rows: tuple[int, ...], k: int, tau: Tau) -> dict:
     """F, the stable verdicts and the counterfactuals' validity under ``k`` refits, over these factuals (``identity``:
     the store's), kept on :data:`SHELF` with a bar counting refit steps; never mutated once made."""
 
@@ -449,7 +454,7 @@ def retrain_stability(explainer: fc.FlexExplainer, identity: str, rows: tuple[in
         result = fc.importance.flex_importance(store.ensure(list(rows)), store.task, tau=tau, ranges=store.ranges)
         return explainer.survives_retraining(result, k, tau=tau, progress=progress)
 
-    return _explained(("retrain", identity, tuple(rows), int(k), tau_json(tau)), f"Refitting the model {k} times…",
+    return _explained(("retrain", identity, tuple(rows), int(k), _key_part(tau)), f"Refitting the model {k} times…",
                       "Refits: {done} of {total} steps", compute)
 
 

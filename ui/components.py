@@ -70,7 +70,10 @@ def load_chart_code() -> None:
 
 def safe_csv(frame, analysis: Analysis, **kwargs) -> str:
     """:func:`flex_core.data.to_safe_csv` with a first metadata line naming the settings."""
-    return fc.data.to_safe_csv(frame, settings=settings_text(analysis), **kwargs)
+    text = fc.data.to_safe_csv(frame, settings=settings_text(analysis), **kwargs)
+    if text is None:  # to_safe_csv returns None only when it wrote to a path
+        raise TypeError("safe_csv returns the CSV as text: pass no path.")
+    return text
 
 
 def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
@@ -100,17 +103,18 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     samples = st.select_slider(
         "LIME samples per factual", options=[500, 1000, 2000, 5000], value=5000, key=f"{key}_lime_samples"
     )
-    request = [analysis.model_id, [int(m) for m in regional.members], int(samples)]
+    members = tuple(int(m) for m in regional.members)
+    request = [analysis.model_id, list(members), int(samples)]
     seed = int(st.session_state[S.SEED])
     if st.session_state[S.LIME_REQUEST] != request:
         if st.button(f"Run LIME on the region's {reporting.plural(len(regional.members), 'factual')}", key=f"{key}_run_lime"):
             st.session_state[S.LIME_REQUEST] = request
             st.rerun()
         estimate = run_or_stop(cache.lime_estimate, analysis.task, analysis.model, analysis.model_id,
-                               tuple(request[1]), int(samples), seed)
+                               members, int(samples), seed)
         st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
         return
-    lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, tuple(request[1]), int(samples))
+    lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, members, int(samples))
     chart(fc.plotting.regional_lime_figure(regional, lime), analysis, key=f"{key}_lime_chart")
     all_zero = reporting.describe_all_zero(regional)
     if all_zero:

@@ -50,18 +50,18 @@ class Analysis:
         """Row ids the model predicts undesirable (the factuals)."""
         return self.store.factual_rows
 
-    def global_result(self, tau=None) -> fc.FlexResult:
+    def global_result(self, tau: cache.Tau | None = None) -> fc.FlexResult:
         """Global FLEX at τ (default: the session's τ), generating missing rows with a progress bar first."""
         cache.ensure_rows(self.store, cache.global_rows(self.store, self.n_factuals))
         tau = S.tau_setting() if tau is None else tau
-        return cache.global_result(self.explainer, self.store_id, self.n_factuals, cache.tau_json(tau))
+        return cache.global_result(self.explainer, self.store_id, self.n_factuals, tau)
 
     def regional_result(self, query: int, k: int, where: str | None) -> fc.RegionalResult:
         self.global_result()
         members = cache.region_members(self.store, query, k, where)
         cache.ensure_rows(self.store, members, what="region members")
         return cache.regional_result(
-            self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()), int(query), int(k), where
+            self.explainer, self.store_id, self.n_factuals, S.tau_setting(), int(query), int(k), where
         )
 
 
@@ -69,8 +69,7 @@ class Analysis:
         """The region of the global result's factuals that meet ``rule`` (checked first: a ConfigError says what to fix)."""
         rule = [dict(c) for c in fc.importance.check_rule(self.task, rule)]
         self.global_result()
-        return cache.rule_region(self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()),
-                                 json.dumps(rule, sort_keys=True))
+        return cache.rule_region(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), rule)
 
     def saved_region(self, region) -> fc.RegionalResult:
         """A saved region (a dict of the session's list): by its rule, or by its query, k and criterion."""
@@ -81,16 +80,11 @@ class Analysis:
     def found_regions(self, options: dict):
         """Region discovery over the global result's factuals (generated first, with a progress bar)."""
         self.global_result()
-        return cache.found_regions(self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()),
-                                   json.dumps(options, sort_keys=True))
+        return cache.found_regions(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), options)
 
     def compared_groups(self, by: str):
         self.global_result()
-        return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, cache.tau_json(S.tau_setting()), by)
-
-
-def load_base_task(source) -> fc.TaskSpec:
-    return cache.load_task(cache.source_key(source), source.get("data"))
+        return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), by)
 
 
 def active_model(task: fc.TaskSpec, dataset: dict, model_file: dict | None) -> tuple[fc.TaskSpec, fc.FittedModel]:
@@ -111,7 +105,7 @@ def active_model(task: fc.TaskSpec, dataset: dict, model_file: dict | None) -> t
 def build_analysis() -> Analysis:
     """Raises :class:`flex_core.FlexError` when a setting is wrong."""
     s = st.session_state
-    base = load_base_task(s[S.DATASET])
+    base = cache.load_base_task(s[S.DATASET])
     try:
         task = cache.task_with_overrides(base, base.fingerprint, json.dumps(s[S.OVERRIDES], sort_keys=True))
     except fc.FlexError as exc:  # e.g. a link made for other data: drop them rather than lock every page

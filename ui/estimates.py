@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from flex_core import FittedModel, TaskSpec
-from flex_core._format import format_duration, plural
 from flex_core.compare import lime_importance, shap_importance
+from flex_core.formatting import format_duration, plural
 
 __all__ = ["RunEstimate", "estimate_shap", "estimate_lime"]
 

@@ -254,7 +254,8 @@ def factual_map_figure(
     """
     frame = fmap.frame
     lookup = frame.set_index("row")
-    has_query = query is not None and int(query) in lookup.index
+    query_row = int(query) if query is not None and int(query) in lookup.index else None
+    has_query = query_row is not None
     region = [int(m) for m in members if int(m) in lookup.index and int(m) != query]
     fig = new_figure(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.07,
                      subplot_titles=("all factuals", "zoom on the region")) if has_query else new_figure()
@@ -311,14 +312,14 @@ def factual_map_figure(
                 ),
                 col,
             )
-        if has_query:
+        if query_row is not None:
             add_trace(
                 dict(
                     name="query",
                     mode="markers",
-                    x=[float(lookup.loc[int(query), "x"])],
-                    y=[float(lookup.loc[int(query), "y"])],
-                    customdata=[[int(query)]],
+                    x=[float(lookup.loc[query_row, "x"])],
+                    y=[float(lookup.loc[query_row, "y"])],
+                    customdata=[[query_row]],
                     marker=dict(size=22 if col in (None, 1) else 26, symbol="star", color="#2563eb",
                                 line=dict(color="white", width=1.5)),
                     hovertemplate="query row %{customdata[0]}<extra></extra>",
@@ -335,8 +336,8 @@ def factual_map_figure(
     else:  # Isomap's axes carry no share of variation
         fig.update_xaxes(title_text="map axis 1", zeroline=False, showticklabels=False)
         fig.update_yaxes(title_text="map axis 2", zeroline=False, showticklabels=False)
-    if has_query:
-        shown = _neighbourhood(frame, [int(query), *region])
+    if query_row is not None:
+        shown = _neighbourhood(frame, [query_row, *region])
         x_range, y_range = _zoom_box(frame, frame["row"][shown].tolist())
         add_panel(shown, 2)
         fig.update_xaxes(range=x_range, title_text="axis 1 (zoomed)", row=1, col=2)

@@ -24,6 +24,7 @@ nor anything read from it.
 
 from __future__ import annotations
 
+import argparse
 import os
 import stat
 import sys
@@ -43,10 +44,16 @@ def hosted() -> bool:
     return os.environ.get("FLEX_HOSTED", "").strip().lower() in ("1", "true", "yes")
 
 
+def project_argument(argv: list[str]) -> str | None:
+    """DIR from ``streamlit run app.py -- --project DIR`` (other arguments are not the app's business)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--project")
+    known, _ = parser.parse_known_args(argv)
+    return known.project
+
+
 def startup_project() -> Path | None:
     """The folder of ``streamlit run app.py -- --project DIR``, if any (the operator chose it)."""
-    from ui.state import project_argument
-
     project = project_argument(sys.argv[1:])
     return Path(project).expanduser().resolve() if project else None
 

@@ -131,7 +131,7 @@ def rule_builder(task) -> None:
         name = c1.selectbox("Feature", task.feature_names, key="w_rule_feature",
                             format_func=lambda n: task.feature(n).label)
         feature = task.feature(name)
-        op = c2.selectbox("Condition", _ops(feature), key=f"w_rule_op_{name}", format_func=OP_WORDS.get)
+        op = c2.selectbox("Condition", _ops(feature), key=f"w_rule_op_{name}", format_func=lambda o: OP_WORDS[o])
         value = _value_widgets(task, feature, op, c3)
         c4.write("")
         if c4.button("Add condition", key="rule_add", disabled=value is None):

@@ -61,9 +61,9 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
         sweep = cache.tau_sweep(store, analysis.store_id, analysis.n_factuals)
         panels = cache.tau_panel_results(analysis.explainer, analysis.store_id, analysis.n_factuals)
     shap = None
-    shap_request = [analysis.model_id, [int(r) for r in global_result.query_index]]
-    if st.session_state[S.SHAP_REQUEST] == shap_request:
-        shap = cache.shap_with_progress(analysis.explainer, analysis.model_id, tuple(shap_request[1]))
+    rows = tuple(int(r) for r in global_result.query_index)
+    if st.session_state[S.SHAP_REQUEST] == [analysis.model_id, list(rows)]:
+        shap = cache.shap_with_progress(analysis.explainer, analysis.model_id, rows)
     regions = {**({reporting.region_title(regional): regional} if regional is not None else {}),
                **{f"saved region {name}": reg for name, reg in saved.items()}}
     stored = {int(r) for r in store.stored_rows}

@@ -48,7 +48,7 @@ def approx_size(value, *, skip: Iterable[int] = ()) -> int:
     Extension objects without attributes (a tree's nodes, a booster) are measured through ``__getstate__``.
     """
     seen = set(skip)
-    visited = []  # kept alive: an id is unique only while its object lives (``__getstate__`` makes new ones)
+    visited: list[object] = []  # kept alive: an id is unique only while its object lives (``__getstate__`` makes new ones)
     stack = [value]
     total = 0
     while stack and len(visited) < MAX_WALK:

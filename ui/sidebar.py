@@ -10,7 +10,7 @@ import flex_core as fc
 from flex_core.limits import LIMITS, check
 from ui import cache, paths, reporting
 from ui import state as S
-from ui.context import Analysis, active_model, current_analysis, load_base_task
+from ui.context import Analysis, active_model, current_analysis
 from ui.text import plain
 
 
@@ -22,7 +22,7 @@ def _peek(data: bytes, max_bytes: int):
 def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: int, cv_rows: int) -> bool:
     """Load a dataset and fit (or check) the model on it; only on success does it replace the active one."""
     try:
-        task = load_base_task(source)
+        task = cache.load_base_task(source)
         if st.session_state[S.MODEL_FILE] is None and source["kind"] != "project":
             cache.fitted_model(task, task.fingerprint, model, encoding, seed, cv_folds, cv_rows)
         else:
@@ -148,7 +148,7 @@ def _use_model_file(candidate: dict) -> None:
         st.error(plain(f"{exc} The previous model stays active."))  # the message names types read from the file
         return
     try:
-        base = load_base_task(st.session_state[S.DATASET])
+        base = cache.load_base_task(st.session_state[S.DATASET])
         task = cache.task_with_overrides(base, base.fingerprint, json.dumps(st.session_state[S.OVERRIDES], sort_keys=True))
         active_model(task, st.session_state[S.DATASET], candidate)
     except fc.FlexError as exc:
@@ -203,6 +203,7 @@ def _generator_settings(name: str) -> None:
         for setting, default in defaults.items():
             key = S.generator_setting_key(name, setting)
             label = setting.replace("_", " ")
+            value: object
             if isinstance(default, bool):
                 value = st.checkbox(label, **S.bound(key))
             elif isinstance(default, int):

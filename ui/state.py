@@ -11,14 +11,14 @@ widgets copy into it (:func:`bind`), both through ``on_change`` callbacks.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import streamlit as st
 
 import flex_core as fc
 from flex_core.limits import LIMITS
-from ui import paths, url_state
+from ui import cache, paths, url_state
 from ui.text import plain
 
 SOURCE_KINDS = ("Built-in", "CSV upload", "Loan approval (paper)", "Road accidents (paper)", "Project folder")
@@ -125,16 +125,6 @@ def _defaults() -> dict[str, Any]:
     }
 
 
-def project_argument(argv: list[str]) -> str | None:
-    """DIR from ``streamlit run app.py -- --project DIR`` (other arguments are not the app's business)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--project")
-    known, _ = parser.parse_known_args(argv)
-    return known.project
-
-
 def init_state(query_params: Mapping[str, Any] | None = None, *, project: str | None = None) -> None:
     """Set every key not yet set; on a session's first run, open ``project`` (``--project DIR``) and apply a view link."""
     first_run = DATASET not in st.session_state
@@ -154,14 +144,9 @@ def init_state(query_params: Mapping[str, Any] | None = None, *, project: str | 
 def apply_project_settings(folder: str) -> None:
     """Open a project (``explainer.save`` / ``dashboard()``) on the notebook's last settings: n_cf, seed,
     generator, refine, and the last run's n_factuals, τ and the region's query, k and criterion."""
-    import json
-    from pathlib import Path
-
-    from flex_core._explainer import PROJECT_FILES
-
     try:
-        settings = json.loads((Path(folder) / PROJECT_FILES["settings"]).read_text())
-    except (OSError, ValueError):  # FlexExplainer.load says what is wrong with the folder
+        settings = fc.FlexExplainer.read_settings(folder)
+    except (fc.FlexError, OSError):  # FlexExplainer.load says what is wrong with the folder
         return
     s = st.session_state
     if settings.get("generator") in fc.counterfactuals.GENERATORS:
@@ -239,10 +224,8 @@ def apply_view(view: Mapping[str, Any]) -> None:
 
 def _check_readable(source: Mapping) -> None:
     """Load a linked dataset (cached, so the page's own load reuses it); a ConfigError when it cannot be read."""
-    from ui.context import load_base_task  # ui.context imports this module
-
     try:
-        load_base_task(dict(source))
+        cache.load_base_task(dict(source))
     except fc.FlexError:
         raise
     except Exception as exc:  # whatever else a file triggers: one message, never a traceback naming server files
@@ -258,6 +241,7 @@ def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
         raise fc.ConfigError(f"Link parameter(s) {', '.join('gen.' + u for u in unknown)}: {name} has no such setting.")
     for setting, text in settings.items():
         default = defaults[setting]
+        value: object
         try:
             if isinstance(default, bool):
                 value = {"true": True, "false": False}[text.lower()]
@@ -404,8 +388,13 @@ def save_region(default_name: str, query: int | None, k: int, where: str | None,
     and never saves the same region (query, k, criterion; or the same rule) twice."""
     s = st.session_state
     typed = str(s.get(REGION_NAME) or "").strip()
-    region = ({"query": None, "k": 0, "where": None, "rule": [dict(c) for c in rule]} if rule
-              else {"query": int(query), "k": int(k), "where": where})
+    region: dict[str, Any]
+    if rule:
+        region = {"query": None, "k": 0, "where": None, "rule": [dict(c) for c in rule]}
+    elif query is None:
+        raise ValueError("A region without a rule is a query's neighbourhood: save_region needs the query.")
+    else:
+        region = {"query": int(query), "k": int(k), "where": where}
     same = next((r for r in s[SAVED_REGIONS] if _region_identity(r) == _region_identity(region)), None)
     if same is not None:  # the same query, k and criterion is the same region: a second line would repeat it
         s[REGION_NAME] = ""
@@ -447,7 +436,7 @@ def widget_key(state_key: str) -> str:
     return f"w_{state_key}"
 
 
-def bound(state_key: str, options: Sequence | None = None, *, on_change: Callable[[], None] | None = None) -> dict:
+def bound(state_key: str, options: Iterable | None = None, *, on_change: Callable[[], None] | None = None) -> dict[str, Any]:
     """Keyword arguments drawing a sidebar widget from its setting ``state_key``.
 
     The widget starts at the setting (``index`` into ``options`` for a choice, else ``value``):

@@ -24,7 +24,7 @@ def add_dashboard_parser(subparsers) -> argparse.ArgumentParser:
 
 def run_dashboard(args) -> int:
     """Check DIR, the port and that Streamlit is installed (each a one-line error), then run the app in the foreground."""
-    from .. import _dashboard as launcher
+    from .. import dashboard as launcher
     from .._explainer import check_project_folder
 
     project = check_project_folder(args.directory) if args.directory is not None else None

@@ -15,10 +15,11 @@ from ..counterfactuals._registry import generator_key
 from ..counterfactuals._set import Progress
 from ..data import TaskSpec
 from ..limits import check
-from ..models._fit import adequacy_note, model_summary
-from ._flex import flex_importance, parse_criterion, regional_importance, select_region
+from ..models._fit import model_summary
+from . import _region_runs
+from ._flex import flex_importance, parse_criterion
 from ._metrics import DEFAULT_TAU
-from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
+from ._region_runs import run_config, store_notes, with_extras, with_notes
 from ._retrain import retrain_stability
 from ._rules import check_rule, rule_mask, rule_text
 from ._sensitivity import generator_sensitivity
@@ -51,13 +52,8 @@ def importance_of(store: CounterfactualStore, cfset, *, tau, level: str, necessa
         necessary=store.necessary_changes(cfset) if necessary else None,
         generator=generator_key(store.generator),
         model=model_summary(store.model),
-        config=_config(store, **config),
+        config=run_config(store, **config),
     )
-
-
-def store_notes(store: CounterfactualStore) -> list[str]:
-    """What every result built on ``store`` says: the model's adequacy and the store's own notes (a damaged cache)."""
-    return [note for note in (adequacy_note(store.model.metrics), store.factual_note, *store.notes) if note]
 
 
 def run_local(
@@ -81,7 +77,7 @@ def run_local(
             "the paper's setting (margin 0, radius 0) explains it."
         )
     cfset = store.ensure([row], progress=progress)
-    return _with_notes(importance_of(store, cfset, tau=tau, level="local", row=row), store_notes(store))
+    return with_notes(importance_of(store, cfset, tau=tau, level="local", row=row), store_notes(store))
 
 
 def run_global(
@@ -117,12 +113,12 @@ def run_global(
         notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
     result = importance_of(store, cfset, tau=tau, level="global", n_factuals=n_factuals, sample_seed=seed,
                            factual_pool=len(pool))
-    result = _with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
+    result = with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     if generators:
         result = replace(result, generator_sensitivity=generator_sensitivity(store, result, generators, tau=tau))
     if retrain:
         result = replace(result, retrain=retrain_stability(store, result, retrain, labelled=labelled, tau=tau))
-    return _with_notes(result, notes)
+    return with_notes(result, notes)
 
 
 def run_regional(
@@ -144,91 +140,9 @@ def run_regional(
     ``generators`` reruns the members and ``global_result``'s factuals with each of them and adds
     each one's regional F_j and r to ``importance.generator_sensitivity``.
     """
-    pool = store.factual_rows
-    ranges = store.ranges
-    members, distances, criterion, n_candidates, ties = select_region(
-        store.task, query, pool, k=k, where=where, ranges=ranges, seed=store.seed
-    )
-    cfset = store.ensure(members, progress=progress)
-    result = regional_importance(
-        cfset,
-        store.task,
-        global_result,
-        query=query,
-        members=members,
-        distances=distances,
-        criterion=criterion,
-        candidates=n_candidates,
-        tau=tau,
-        ranges=ranges,
-        necessary=store.necessary_changes(cfset),
-        generator=generator_key(store.generator),
-        model=model_summary(store.model),
-        config=_config(store, query=int(query), k=k, where=criterion),
-        neighbour_ties=ties,
-    )
-    importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
-    notes = store_notes(store)
-    if len(members) - 1 < k:
-        notes.append(f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}.")
-    importance = _with_notes(importance, notes)
-    result = replace(result, importance=importance)
-    if generators:
-        sensitivity = generator_sensitivity(store, global_result, generators, tau=tau, regional=result)
-        result = replace(result, importance=replace(importance, generator_sensitivity=sensitivity))
-    return result
-
-
-def random_query(store: CounterfactualStore, *, where: str | Mapping | None = None, seed: int = 0) -> int:
-    """A seeded random factual meeting the criterion (the paper's way of picking a region's query)."""
-    criterion = parse_criterion(store.task, where)
-    pool = store.factual_rows
-    if criterion is not None:
-        pool = pool[store.task.frame.loc[pool, criterion["feature"]].to_numpy() == criterion["value"]]
-    if len(pool) == 0:
-        if criterion is None:  # (the message used to index None here and fail with a TypeError)
-            raise ConfigError("No row is a factual (predicted undesirable), so there is no query to pick.")
-        raise ConfigError(f"No factual meets the criterion {criterion['feature']} = {criterion['value']}.")
-    return int(np.random.default_rng(seed).choice(pool))
-
-
-def _config(store: CounterfactualStore, **extra) -> dict:
-    return {
-        "dataset": store.task.source or store.task.name,
-        "data_fingerprint": store.task.fingerprint,
-        "n_cf": store.n_cf,
-        "seed": store.seed,
-        "features_to_vary": store.features_to_vary or store.task.mutable_names,
-        "permitted_range": store.permitted_range,
-        "refine": store.refine,
-        "constraints": store.task.constraints,
-        "factuals": store.factual_selection,
-        **extra,
-    }
-
-
-def _with_extras(result: FlexResult, store: CounterfactualStore, *, tau, sufficiency: bool, repeats: int) -> FlexResult:
-    """Add the on-request scores: necessity and sufficiency, and the spread of F across seeds."""
-    if sufficiency:
-        result = with_necessity_sufficiency(result, necessity_sufficiency(store, result.query_index))
-    if repeats != 1:
-        spread = seed_spread(store, result.query_index, repeats=repeats, tau=tau)
-        seeds = [store.seed + r for r in range(repeats)]
-        result = replace(result, frequency_seed_sd=spread, config={**result.config, "repeats": {"n": repeats, "seeds": seeds}})
-    return result
-
-
-def _with_notes(result: FlexResult, notes: list[str]) -> FlexResult:
-    return replace(result, notes=tuple(result.notes) + tuple(notes)) if notes else result
-
-
-def rows_meeting(task: TaskSpec, rows: Rows, where: str | Mapping | None) -> np.ndarray:
-    """The rows (in their order) that meet a ``feature=value`` criterion; all of them when there is none."""
-    rows = np.asarray(list(rows), dtype=int)
-    criterion = parse_criterion(task, where)
-    if criterion is None:
-        return rows
-    return rows[task.frame.loc[rows, criterion["feature"]].to_numpy() == criterion["value"]]
+    result = _region_runs.run_regional(store, global_result, query=query, k=k, where=where, tau=tau,
+                                       sufficiency=sufficiency, repeats=repeats, progress=progress)
+    return _with_generators(store, global_result, result, generators, tau=tau)
 
 
 def run_rule_region(
@@ -248,45 +162,42 @@ def run_rule_region(
     a region found by :func:`~flex_core.regions.find_regions` with ``n_factuals`` opens with the same
     members when the global result has the same ``n_factuals``. The result has no query, no
     distances and no criterion; ``rule`` and ``rule_text`` say what defines it. ``sufficiency``,
-    ``repeats`` and ``generators`` work as in :func:`flex_core.importance.run_regional`.
+    ``repeats`` and ``generators`` work as in :func:`run_regional`.
     """
-    task = store.task
-    rule = check_rule(task, rule)
-    labels = {f.name: f.label for f in task.features}
-    text = rule_text(rule, labels)
-    sampled = np.asarray(global_result.query_index, dtype=int)
-    members = sampled[rule_mask(task, rule, sampled)]
-    if len(members) == 0:
-        anywhere = int(rule_mask(task, rule, store.factual_rows).sum())
-        where = (
-            f"{anywhere} of all {len(store.factual_rows)} factuals do; sample more (n_factuals) to include them"
-            if anywhere else "no factual in the data does; widen the rule"
-        )
-        raise ConfigError(f"None of the {len(sampled)} sampled factuals meets {text} ({where}).")
-    cfset = store.ensure(members, progress=progress)
-    result = regional_importance(
-        cfset,
-        task,
-        global_result,
-        query=int(members[0]),
-        members=members,
-        distances=np.zeros(len(members)),
-        tau=tau,
-        ranges=store.ranges,
-        necessary=store.necessary_changes(cfset),
-        generator=generator_key(store.generator),
-        model=model_summary(store.model),
-        config=_config(store, rule=[dict(c) for c in rule], rule_text=text, n_factuals=len(sampled)),
-    )
-    importance = _with_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
-    notes = store_notes(store)
-    if len(members) < 5:
-        notes.append(f"Only {len(members)} sampled factual(s) meet {text}: the region's F rests on very few cases.")
-    result = replace(result, importance=_with_notes(importance, notes), query=None, distances=(), rule=rule, rule_text=text)
-    if generators:
-        sensitivity = generator_sensitivity(store, global_result, generators, tau=tau, regional=result)
-        result = replace(result, importance=replace(result.importance, generator_sensitivity=sensitivity))
-    return result
+    result = _region_runs.run_rule_region(store, global_result, rule=rule, tau=tau, sufficiency=sufficiency,
+                                          repeats=repeats, progress=progress)
+    return _with_generators(store, global_result, result, generators, tau=tau)
+
+
+def _with_generators(store: CounterfactualStore, global_result: FlexResult, result: RegionalResult,
+                     generators: Sequence[str], *, tau) -> RegionalResult:
+    """``result`` with each generator's regional F_j and r in ``importance.generator_sensitivity`` (when asked)."""
+    if not generators:
+        return result
+    sensitivity = generator_sensitivity(store, global_result, generators, tau=tau, regional=result)
+    return replace(result, importance=replace(result.importance, generator_sensitivity=sensitivity))
+
+
+def random_query(store: CounterfactualStore, *, where: str | Mapping | None = None, seed: int = 0) -> int:
+    """A seeded random factual meeting the criterion (the paper's way of picking a region's query)."""
+    criterion = parse_criterion(store.task, where)
+    pool = store.factual_rows
+    if criterion is not None:
+        pool = pool[store.task.frame.loc[pool, criterion["feature"]].to_numpy() == criterion["value"]]
+    if len(pool) == 0:
+        if criterion is None:  # (the message used to index None here and fail with a TypeError)
+            raise ConfigError("No row is a factual (predicted undesirable), so there is no query to pick.")
+        raise ConfigError(f"No factual meets the criterion {criterion['feature']} = {criterion['value']}.")
+    return int(np.random.default_rng(seed).choice(pool))
+
+
+def rows_meeting(task: TaskSpec, rows: Rows, where: str | Mapping | None) -> np.ndarray:
+    """The rows (in their order) that meet a ``feature=value`` criterion; all of them when there is none."""
+    rows = np.asarray(list(rows), dtype=int)
+    criterion = parse_criterion(task, where)
+    if criterion is None:
+        return rows
+    return rows[task.frame.loc[rows, criterion["feature"]].to_numpy() == criterion["value"]]
 
 
 def check_region_arguments(*, rule, query, where) -> None:

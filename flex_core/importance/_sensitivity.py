@@ -76,7 +76,7 @@ def generator_sensitivity(
     ``r_intervals_overlap``.
     """
     from ._flex import flex_importance
-    from ._runs import run_regional, run_rule_region
+    from ._region_runs import run_regional, run_rule_region
 
     own = store.generator.name
     names = list(dict.fromkeys([own, *generators]))

@@ -11,11 +11,7 @@ from ..counterfactuals import CounterfactualSet
 from ..data import TaskSpec
 from ._flex import flex_importance
 
-__all__ = ["TAU_PANELS", "tau_sweep"]
-
-#: The τ values of the paper's threshold panels.
-TAU_PANELS = (0.1, 0.5, 0.9)
-
+__all__ = ["tau_sweep"]
 
 def tau_sweep(
     cfset: CounterfactualSet,

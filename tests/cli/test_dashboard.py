@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flex_core import _dashboard as launcher
+from flex_core import dashboard as launcher
 from flex_core._extras import MissingDependencyError
 from flex_core.cli import main
 
@@ -86,7 +86,7 @@ def test_an_installed_copy_is_found_when_flex_core_is_not_in_a_checkout(tmp_path
     (app / "ui").mkdir()
     (app / "ui" / "__init__.py").write_text("")
     (app / "app.py").write_text("")
-    monkeypatch.setattr(launcher, "__file__", str(installed / "flex_core" / "_dashboard.py"))
+    monkeypatch.setattr(launcher, "__file__", str(installed / "flex_core" / "dashboard.py"))
     monkeypatch.syspath_prepend(str(installed))
     assert launcher.app_script() == app / "app.py"
     monkeypatch.setattr(launcher, "APP_PACKAGE", "no_such_flex_app")

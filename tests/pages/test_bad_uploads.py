@@ -92,6 +92,6 @@ def test_a_file_with_an_empty_column_loads_without_it_and_says_so():
 
 
 def _task_features(at):
-    from ui.context import load_base_task
+    from ui.cache import load_base_task
 
     return load_base_task(at.session_state["dataset"]).features

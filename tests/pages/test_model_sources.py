@@ -82,7 +82,7 @@ def test_a_project_folder_opens_with_its_model(tmp_path, monkeypatch):
 
 
 def test_project_argument_is_read_from_the_command_line():
-    from ui.state import project_argument
+    from ui.paths import project_argument
 
     assert project_argument(["--project", "/tmp/p"]) == "/tmp/p"
     assert project_argument(["--other", "x"]) is None
@@ -180,19 +180,17 @@ def saved_project(tmp_path):
                                  y=frame["severity"], kinds={"district": "categorical"}, n_cf=4, seed=3,
                                  refine="none")
     result = explainer.explain_global(n_factuals=14, tau=0.2)
-    explainer.explain_region(global_result=result, k=3, tau=0.2)
-    view = explainer.settings()["view"]
-    assert {key: view[key] for key in ("n_factuals", "tau", "k", "where")} == {"n_factuals": 14, "tau": 0.2, "k": 3,
-                                                                               "where": None}
-    folder = explainer.save(tmp_path / "project")
-    assert fc.FlexExplainer.load(folder).last_view == explainer.last_view
-    return folder, explainer
+    region = explainer.explain_region(global_result=result, k=3, tau=0.2)
+    view = {"n_factuals": 14, "tau": 0.2, "query": region.query, "k": 3, "where": None}
+    folder = explainer.save(tmp_path / "project", view=view)
+    assert fc.FlexExplainer.read_settings(folder)["view"] == view
+    return folder, explainer, view
 
 
-def assert_on_the_notebooks_settings(at: AppTest, explainer) -> None:
+def assert_on_the_notebooks_settings(at: AppTest, explainer, view) -> None:
     s = at.session_state
     assert (s["sb_n_factuals"], s["sb_n_cf"], s["sb_seed"], s["tau"]) == (14, 4, 3, 0.2)
-    assert s["sb_refine"] == "none" and s["query"] == explainer.last_view["query"] and s["k"] == 3
+    assert s["sb_refine"] == "none" and s["query"] == view["query"] and s["k"] == 3
     assert s["sb_generator"] == explainer.settings()["generator"]
 
 
@@ -200,12 +198,12 @@ def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
     """Issue 19 item 6: dashboard() opened at N_F = 200 after the notebook ran another; now its last settings."""
     import sys
 
-    folder, explainer = saved_project(tmp_path)
+    folder, explainer, view = saved_project(tmp_path)
     monkeypatch.setattr(sys, "argv", ["app.py", "--project", str(folder)])  # as `flex dashboard DIR` starts it
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
-    assert_on_the_notebooks_settings(at, explainer)
+    assert_on_the_notebooks_settings(at, explainer, view)
     # The sidebar's model source names the model that is loaded, not "Train here".
     radio = at.sidebar.radio(key="w_sb_model_source")
     assert radio.options[0] == "The project's model" and radio.index == 0
@@ -214,7 +212,7 @@ def test_a_project_opens_on_the_notebooks_last_settings(tmp_path, monkeypatch):
 def test_a_project_opened_from_the_sidebar_applies_the_notebooks_settings(tmp_path, monkeypatch):
     """The same settings as at start-up when the folder is opened while the app runs ("Project folder", Open)."""
     monkeypatch.setenv("FLEX_DATA_ROOTS", str(tmp_path))
-    folder, explainer = saved_project(tmp_path)
+    folder, explainer, view = saved_project(tmp_path)
     at = start(n_factuals=12, n_cf=3)
     assert at.session_state["sb_n_factuals"] == 12
     at.sidebar.radio(key="w_sb_source").set_value("Project folder").run()
@@ -223,7 +221,7 @@ def test_a_project_opened_from_the_sidebar_applies_the_notebooks_settings(tmp_pa
     assert not at.exception, at.exception
     assert not errors(at)
     assert at.session_state["dataset"] == {"kind": "project", "path": str(folder)}
-    assert_on_the_notebooks_settings(at, explainer)
+    assert_on_the_notebooks_settings(at, explainer, view)
     # The widgets show them, and the page ran on them.
     assert at.sidebar.number_input(key="w_sb_n_factuals").value == 14 and at.sidebar.number_input(key="w_sb_n_cf").value == 4
     assert at.sidebar.radio(key="w_sb_model_source").options[0] == "The project's model"

@@ -14,7 +14,6 @@ import pytest
 
 import flex_core as fc
 from flex_core._uncertainty import wilson_interval
-from flex_core.importance._sweep import TAU_PANELS
 from flex_core.plotting._flex import (
     QUADRANT_COLOURS,
     QUADRANT_SHORT,
@@ -29,6 +28,8 @@ from flex_core.plotting._flex import (
 from ui import reporting, selection
 from ui.factual_map import factual_map_figure, project_factuals
 from ui.reporting import class_balance, counterfactual_table, feature_table
+
+TAU_PANELS = (0.1, 0.5, 0.9)  # the paper's threshold panels
 
 
 def _set(task, factuals, counterfactuals, valid=None):

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from flex_core.importance._sweep import TAU_PANELS
 from ui import reporting
+from ui.cache import TAU_PANELS
 from ui.reporting import counterfactual_table
 
 

@@ -140,3 +140,55 @@ def test_nothing_shared_lives_in_streamlits_caches():
             for line in path.read_text(encoding="utf-8").splitlines()
             if re.search(r"(@st\.cache_(data|resource)\b|st\.cache_(data|resource)\(|st\.cache\b)", line)]
     assert uses == []
+
+
+def test_two_sessions_on_one_shared_explainer_never_see_each_others_view(shelf, tmp_path):
+    """Issue 34 item 2: the explainer is one cached object for every session; a run must not leave its τ, N_F or
+    query on it, or one session's settings would end up in another's saved project."""
+    import json
+
+    import flex_core as fc
+
+    shared = _shared_explainer()
+    assert _shared_explainer() is shared  # both sessions get this one
+    untouched = json.dumps(shared.settings(), sort_keys=True, default=str)
+
+    # Session A: global FLEX at τ = 0.2 on 10 factuals. Session B: τ = 0.7, N_F = 12 and a region.
+    store_id = cache.store_id(shared.store)
+    a_view = {"n_factuals": 10, "tau": 0.2}
+    cache.global_result(shared, store_id, 10, 0.2)
+    query = int(shared.store.factual_rows[-1])
+    cache.regional_result(shared, store_id, 12, 0.7, query, 2, None)
+
+    assert json.dumps(shared.settings(), sort_keys=True, default=str) == untouched  # neither run left a trace on it
+    folder = shared.save(tmp_path / "a", view=a_view)  # session A saves its project with its own view
+    assert fc.FlexExplainer.read_settings(folder)["view"] == a_view  # not B's τ, N_F or query
+    b_view = {"n_factuals": 12, "tau": 0.7, "query": query, "k": 2, "where": None}
+    assert fc.FlexExplainer.read_settings(shared.save(tmp_path / "b", view=b_view))["view"] == b_view
+    assert json.dumps(shared.settings(), sort_keys=True, default=str) == untouched
+
+
+def _shared_explainer():
+    """The explainer the app keeps for every session on a small upload (batch generator, N_cf 3, seed 0)."""
+    import flex_core as fc
+
+    data = _csv(80)
+    task = cache.load_task(cache.source_key(_source(data)), data)
+    model = cache.SHELF.get_or_make(("test model", task.fingerprint),
+                                    lambda: fc.fit_model(task, model="rf", seed=0, cv_folds=0))
+    return cache.explainer(task, model, "shared", "batch", "{}", 3, 0, None)
+
+
+def test_tau_reaches_the_explainer_as_a_number_or_a_mapping_and_keys_the_result(shelf):
+    """Issue 34 item 4: τ crosses ui/cache as the value flex_core takes (no JSON text and back)."""
+    import numpy as np
+
+    shared = _shared_explainer()
+    store_id = cache.store_id(shared.store)
+    for tau in (0.3, {"speed": 0.6, "*": 0.3}):
+        got = cache.global_result(shared, store_id, 10, tau)
+        np.testing.assert_array_equal(got.frequency_mean, shared.explain_global(n_factuals=10, tau=tau).frequency_mean)
+    entries = len(shelf.sizes())
+    cache.global_result(shared, store_id, 10, {"*": 0.3, "speed": 0.6})  # the same τ in another order: the same entry
+    assert len(shelf.sizes()) == entries
+    assert cache.global_result(shared, store_id, 10, 0.3).config["tau"] == 0.3

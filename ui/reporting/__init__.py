@@ -4,7 +4,7 @@ Pure functions of flex_core's results (no Streamlit), so tests run them without 
 here from flex_core.report: only the dashboard uses them, and the library exports what its users call.
 """
 
-from flex_core._format import format_duration, format_number, format_share, plural
+from flex_core.formatting import format_duration, format_number, format_share, plural
 
 from ._html import ReportSection, build_html_report
 from ._readings import (

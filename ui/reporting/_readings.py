@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 
 from flex_core import FlexResult, RegionalResult
-from flex_core._format import format_number, format_share, plural
-from flex_core._results import QUADRANT_MEANING
 from flex_core.data import TaskSpec
+from flex_core.formatting import format_number, format_share, plural
 
 __all__ = [
     "describe_global",
@@ -80,6 +79,15 @@ TOP = 3
 MAX_RARE_NAMED = 6
 
 
+#: The quadrants of the regional-vs-global scatter (the paper's Fig. 4), as a reading names them.
+QUADRANT_MEANING = {
+    "A": "low global, high regional importance: important here only",
+    "B": "low global and low regional importance: minor here and overall",
+    "C": "high global and high regional importance: important everywhere",
+    "D": "high global, low regional importance: important overall, less so here",
+}
+
+
 def _pct(x) -> str:
     return format_share(x)
 
@@ -114,7 +122,9 @@ def describe_certainty(result: FlexResult) -> str:
     if top["rank_best"] == top["rank_worst"] == 1:
         parts.append(f"{top['label']} is first (its interval lies above every other feature's)")
     # Runs of features whose rank intervals overlap cannot be ordered with confidence.
-    groups, current, reach = [], [], 0.0
+    groups: list[list[pd.Series]] = []
+    current: list[pd.Series] = []
+    reach = 0.0
     for _, line in frame.iterrows():
         if current and line["rank_best"] <= reach:
             current.append(line)

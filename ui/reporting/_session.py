@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from flex_core import FlexResult, RegionalResult
-from flex_core._format import format_duration, format_number, format_share, plural
 from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
 from flex_core.data import TaskSpec
+from flex_core.formatting import format_duration, format_number, format_share, plural
 from flex_core.models import NO_LABELS_NOTE, FittedModel
 
 from ._html import ReportSection
@@ -253,10 +253,10 @@ def _examples_section(results: SessionResults) -> ReportSection:
     return ReportSection("Counterfactual examples", reading, tables=tables)
 
 
-def _shap_section(results: SessionResults) -> ReportSection:
+def _shap_section(results: SessionResults, shap: ShapImportance) -> ReportSection:
     from flex_core.plotting import rank_scatter_figure, ranking_bars_figure
 
-    result, shap, task = results.global_result, results.shap, results.task
+    result, task = results.global_result, results.task
     names, labels = list(task.feature_names), [f.label for f in task.features]
     mutable = ~np.array(result.immutable)
     scores = {"FLEX": result.frequency_mean, "DiCE Alg. 2": result.dice_frequency, "SHAP": shap.mean_abs}
@@ -332,7 +332,7 @@ def _sections(results: SessionResults, settings: str) -> list[ReportSection]:
     if results.examples:
         sections.append(_examples_section(results))
     if results.shap is not None:
-        sections.append(_shap_section(results))
+        sections.append(_shap_section(results, results.shap))
     for name, (regional, lime) in results.lime.items():
         sections.append(_lime_section(name, regional, lime))
     return sections

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flex_core import FlexResult, RegionalResult
-from flex_core._format import plural
+from flex_core.formatting import plural
 
 __all__ = ["describe_settings", "settings_of", "tau_text", "describe_all_zero"]
 
@@ -76,7 +76,7 @@ def describe_settings(settings: FlexResult | RegionalResult | Mapping, **overrid
     parts = [str(values.get("dataset") or "data")]
     if values.get("model"):
         name = _MODEL_NAMES.get(values["model"], str(values["model"]))
-        encoding = _ENCODINGS.get(values.get("encoding"), values.get("encoding"))
+        encoding = _ENCODINGS.get(str(values.get("encoding")), values.get("encoding"))
         parts.append(name + (f" ({encoding} encoding)" if encoding else ""))
     if values.get("generator"):
         refine = values.get("refine")

@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 
 from flex_core import FittedModel, FlexResult, RegionalResult, TaskSpec
-from flex_core._format import format_number, format_share
 from flex_core.counterfactuals import CounterfactualSet, decode_rows
-from flex_core.data._summary import parse_order, parse_range
+from flex_core.formatting import format_number, format_share, parse_order, parse_range
 
 __all__ = [
     "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table",
