@@ -9,7 +9,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
@@ -88,8 +87,12 @@ def test_column_names_levels_and_a_file_name_from_a_csv_show_as_plain_text():
 
 def test_a_foreign_chunk_in_the_cache_folder_is_set_aside_and_said_on_the_page(tmp_path, monkeypatch,
                                                                               synthetic_task, synthetic_model):
+    from ui import cache
+    from ui.shelf import Shelf
+
     monkeypatch.setenv("FLEX_CACHE_DIR", str(tmp_path / "cache"))
-    st.cache_resource.clear()  # the app's stores are shared in this process: open the folder afresh
+    # The app's stores are shared in this process on ui.cache.SHELF: a fresh shelf opens the folder afresh.
+    monkeypatch.setattr(cache, "SHELF", Shelf(2**30))
     first = link_app({"dataset": "builtin:toy2d"})
     assert not errors(first)
     (folder,) = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
@@ -99,12 +102,10 @@ def test_a_foreign_chunk_in_the_cache_folder_is_set_aside_and_said_on_the_page(t
     other.ensure([int(r) for r in other.factual_rows[:3]])
     (chunk,) = other.directory.glob("chunk-*.npz")
     (folder / f"chunk-0{chunk.name[len('chunk-'):]}").write_bytes(chunk.read_bytes())
-    st.cache_resource.clear()  # as after a restart
-    st.cache_data.clear()
+    monkeypatch.setattr(cache, "SHELF", Shelf(2**30))  # as after a restart
     at = link_app({"dataset": "builtin:toy2d"})
     # Used to stop every page with "Counterfactual sets differ in features or n_cf and cannot be combined."
     assert not errors(at), errors(at)
     assert any("set aside unused" in shown(i.value) for i in at.info), [i.value for i in at.info]
     assert at.get("plotly_chart")
     assert list(folder.glob(".foreign-chunk-*.npz"))
-    st.cache_resource.clear()

@@ -119,7 +119,7 @@ def test_a_link_asking_for_too_much_is_refused_and_the_session_keeps_its_view():
     at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "20", "gen.samples": "20000000"})
     at.run()
     assert not at.exception
-    warnings = [w.value for w in at.sidebar.warning]
+    warnings = [shown(w.value) for w in at.sidebar.warning]
     assert warnings == ["The link could not be applied: Link parameter gen.samples (batch generators: candidates per "
                         "query and round) must be a whole number from 1 to 10,000; got 20,000,000."]
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "synthetic-regional"}
@@ -135,6 +135,6 @@ def test_a_run_over_the_memory_budget_is_refused_before_it_generates(monkeypatch
         at.session_state[key] = value
     at.run()
     assert not at.exception
-    assert any("Generating counterfactuals for 6 factuals would need about" in e.value
-               and "reduce N_F, N_cf or the generator's samples" in e.value for e in at.error)
+    assert any("Generating counterfactuals for 6 factuals would need about" in shown(e.value)
+               and "reduce N_F, N_cf or the generator's samples" in shown(e.value) for e in at.error)
     assert "global_chart" not in [c.key for c in at.get("plotly_chart")]  # no FLEX chart: nothing was generated
