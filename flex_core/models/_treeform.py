@@ -24,7 +24,7 @@ ConfigError (the caller falls back to the batch search).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -81,7 +81,8 @@ class TreeForm:
     undesired: tuple
     library: str
     depth: int = 0
-    notes: dict = field(default_factory=dict)
+    #: XGBoost sums and links in float32, tree by tree from its base margin: done the same way here.
+    float32: bool = False
 
     @property
     def n_trees(self) -> int:
@@ -111,13 +112,22 @@ class TreeForm:
 
     def raw(self, codes: np.ndarray) -> np.ndarray:
         """Summed leaf values, shape (n, K)."""
-        return self.value[self.leaves(codes)].sum(axis=1)
+        leaves = self.leaves(codes)
+        if not self.float32:
+            return self.value[leaves].sum(axis=1)
+        total = np.broadcast_to(self.base.astype(np.float32), (len(leaves), self.value.shape[1])).copy()
+        values = self.value.astype(np.float32)
+        for t in range(self.n_trees):
+            total += values[leaves[:, t]]
+        return total
 
     def proba(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities from summed leaf values (..., K) -> (..., C)."""
         raw = np.asarray(raw, dtype=float)
         if self.link == "mean":
             return raw / self.n_trees
+        if self.float32:
+            return _float32_link(raw.astype(np.float32), self.link)
         raw = raw + self.base
         if self.link == "sigmoid":
             p = 1.0 / (1.0 + np.exp(-raw[..., 0]))
@@ -131,6 +141,23 @@ class TreeForm:
     def __call__(self, codes: np.ndarray) -> np.ndarray:
         """P(undesirable) of coded rows (n, F), as the model's predict_proba gives it."""
         return self.p_undesirable_raw(self.raw(codes))
+
+
+def _float32_link(raw: np.ndarray, link: str) -> np.ndarray:
+    """XGBoost's link in float32 (a margin already holding its base score)."""
+    one = np.float32(1.0)
+
+    def expf(x):  # C's expf is correctly rounded; numpy's float32 exp may be an ulp off
+        return np.exp(x.astype(np.float64)).astype(np.float32)
+
+    if link == "sigmoid":
+        p = one / (one + expf(-raw[..., 0]))
+        return np.stack([one - p, p], axis=-1).astype(float)
+    shifted = expf(raw - raw.max(axis=-1, keepdims=True))
+    total = np.zeros(shifted.shape[:-1] + (1,))
+    for k in range(shifted.shape[-1]):  # XGBoost sums in double, in class order, then divides in float32
+        total += shifted[..., k: k + 1]
+    return (shifted / total.astype(np.float32)).astype(float)
 
 
 # -- numeric split bounds ---------------------------------------------------------------------
@@ -286,14 +313,14 @@ class _Builder:
         self.offset += n
         self.depth = max(self.depth, int(depth))
 
-    def form(self, *, link, base, undesired, library) -> TreeForm:
+    def form(self, *, link, base, undesired, library, float32=False) -> TreeForm:
         if not self.parts:
             raise ConfigError("The model has no trees.")
         cat = {k: np.concatenate([p[k] for p in self.parts]) for k in
                ("feature", "numeric", "bound", "mask", "nan_left", "left", "right", "value")}
         return TreeForm(roots=np.array([p["root"] for p in self.parts]), link=link,
                         base=np.asarray(base, dtype=float).reshape(-1), undesired=tuple(undesired), library=library,
-                        depth=self.depth, **cat)
+                        depth=self.depth, float32=float32, **cat)
 
 
 def _depth(left, right) -> int:
@@ -348,6 +375,10 @@ def _bitset_has(bitset: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def _read_histogram_boosting(builder, hgb) -> dict:
     k = hgb.n_trees_per_iteration_
+    if getattr(hgb, "_preprocessor", None) is not None:  # its own encoder puts the categorical columns first
+        categorical = np.asarray(hgb.is_categorical_, dtype=bool)
+        order = np.r_[np.flatnonzero(categorical), np.flatnonzero(~categorical)]
+        builder.columns = [builder.columns[i] for i in order]
     for stage in hgb._predictors:
         for c, predictor in enumerate(stage):
             nodes = predictor.nodes
@@ -413,14 +444,15 @@ def _read_xgboost(builder, estimator) -> dict:
                     left=left, right=right, leaf_value=np.where(split[:, None], 0.0, values),
                     category_left=category_left if (kinds == 1).any() else None, depth=_depth(left, right))
     base = _xgboost_margin(booster, learner, k, objective)
-    return dict(link="sigmoid" if k == 1 else "softmax", base=base)
+    return dict(link="sigmoid" if k == 1 else "softmax", base=base, float32=True)
 
 
 def _xgboost_margin(booster, learner, k, objective) -> np.ndarray:
     text = str(learner["learner_model_param"]["base_score"]).strip("[]")
-    scores = np.array([float(s) for s in text.split(",") if s.strip()], dtype=float)
-    if objective == "binary:logistic":
-        scores = np.log(scores / (1.0 - scores))
+    scores = np.array([float(s) for s in text.split(",") if s.strip()], dtype=np.float32)
+    if objective == "binary:logistic":  # XGBoost's ProbToMargin, in float32: -log(1/p - 1)
+        one = np.float32(1.0)
+        scores = -np.log(one / scores - one)
     return np.broadcast_to(scores, (k,)).astype(float)
 
 
