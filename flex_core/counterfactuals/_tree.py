@@ -81,7 +81,7 @@ class _Axes:
                 self.low[j], self.high[j] = ranges[f.name]
             elif f.name in ranges:
                 self.levels_ok[j] = np.isin(np.asarray(f.levels, dtype=object), ranges[f.name])
-        self.direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction, 0) for f in task.features])
+        self.direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction or "", 0) for f in task.features])
         train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
         with np.errstate(invalid="ignore"):
             spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
@@ -276,7 +276,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
             row[j] = v
             per_query[q].append((1, float(axes.size(j, np.array([v]), factuals[q, j])[0]), (j,), row))
             single_best[(q, j, float(s))] = abs(v - factuals[q, j])
-    stats = {"pairs_read": 0, "pair_candidates_cut": 0}
+    stats: dict = {"pairs_read": 0, "pair_candidates_cut": 0}
     if pairs:
         short = [q for q in range(n_q) if len(per_query[q]) < n_cf]
         _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats)

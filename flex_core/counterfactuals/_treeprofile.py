@@ -186,7 +186,8 @@ class Profile2:
 def pair_profile(form: TreeForm, leaves: Leaves, numeric: tuple[bool, bool], n_levels: tuple[int, int]) -> Profile2:
     """One group's two-feature profile from its reached leaves (:func:`propagate` with two axes)."""
     value = form.value[leaves.leaf]
-    spans, uppers = [], []
+    spans: list[tuple] = []
+    uppers = []
     for axis in (0, 1):
         if numeric[axis]:
             bounds = np.unique(np.r_[leaves.lo[:, axis], leaves.hi[:, axis]])  # includes -inf and +inf

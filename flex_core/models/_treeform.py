@@ -24,7 +24,9 @@ ConfigError (the caller falls back to the batch search).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -514,7 +516,7 @@ def _lightgbm_tree(builder, root, k, group, scale) -> None:
         elif node["decision_type"] == "<=":
             thr[index] = float(node["threshold"])
             # missing "None": NaN is taken as 0 and compared; "NaN": the default direction
-            nan_left[index] = bool(node["default_left"]) if missing == "NaN" else 0.0 <= thr[index]
+            nan_left[index] = bool(node["default_left"]) if missing == "NaN" else thr[index] >= 0.0
         else:
             raise ConfigError(f"The LightGBM split rule {node['decision_type']!r} is not read by the tree generator.")
 
@@ -548,8 +550,12 @@ def tree_form(model, task) -> TreeForm:
     ConfigError
         Not a supported tree ensemble, or its form does not reproduce the model (say why).
     """
-    from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier,
-                                  HistGradientBoostingClassifier, RandomForestClassifier)
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        GradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
 
     classifier, encoded = _classifier(model)
     columns = _pipeline_columns(model, task) if encoded else _frame_columns(model, task)
@@ -558,19 +564,20 @@ def tree_form(model, task) -> TreeForm:
     classes = list(getattr(classifier, "classes_", model.classes))
     k_classes = len(classes)
     undesired = [classes.index(c) if c in classes else [str(x) for x in classes].index(str(c)) for c in model.undesired]
+    read: Callable[[_Builder, Any], dict]
     if isinstance(classifier, (RandomForestClassifier, ExtraTreesClassifier)):
-        builder, read, library = _Builder(columns, n_levels, k_classes), _read_forest, "sklearn"
+        read, library = _read_forest, "sklearn"
     elif isinstance(classifier, GradientBoostingClassifier):
-        builder, read, library = _Builder(columns, n_levels, 1 if k_classes == 2 else k_classes), _read_gradient_boosting, "sklearn"
+        read, library = _read_gradient_boosting, "sklearn"
     elif isinstance(classifier, HistGradientBoostingClassifier):
-        builder, read, library = _Builder(columns, n_levels, 1 if k_classes == 2 else k_classes), _read_histogram_boosting, "sklearn"
-    elif module.startswith("xgboost"):
-        builder, read, library = _Builder(columns, n_levels, 1 if k_classes == 2 else k_classes), _read_xgboost, "xgboost"
-    elif module.startswith("lightgbm"):
-        builder, read, library = _Builder(columns, n_levels, 1 if k_classes == 2 else k_classes), _read_lightgbm, "lightgbm"
+        read, library = _read_histogram_boosting, "sklearn"
+    elif module.startswith(("xgboost", "lightgbm")):
+        read, library = (_read_xgboost, "xgboost") if module.startswith("xgboost") else (_read_lightgbm, "lightgbm")
     else:
         raise ConfigError(f"The tree generator does not read {type(classifier).__name__} models (only scikit-learn, "
                           "XGBoost and LightGBM tree ensembles).")
+    # a forest averages class fractions; boosting has one raw output for two classes, one per class otherwise
+    builder = _Builder(columns, n_levels, k_classes if read is _read_forest or k_classes > 2 else 1)
     form = builder.form(undesired=undesired, library=library, **read(builder, classifier))
     _check(form, model, task)
     return form

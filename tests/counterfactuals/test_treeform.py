@@ -77,8 +77,12 @@ def _pipeline_with(task, classifier, encoding="onehot"):
 @pytest.mark.parametrize("kind", ["extra", "gradient", "hist", "forest"])
 @pytest.mark.parametrize("classes", [2, 3])
 def test_sklearn_ensembles_binary_and_multiclass(kind, classes):
-    from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier, HistGradientBoostingClassifier,
-                                  RandomForestClassifier)
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        GradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
 
     frame = _frame(2)
     task = _task(frame)
