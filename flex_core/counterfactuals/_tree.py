@@ -120,12 +120,11 @@ class _Axes:
         up, down = np.concatenate(ups), np.concatenate(downs)
         if self.integer[j]:
             up, down = np.ceil(up), np.floor(down)
-        values = np.r_[up, down]
-        side = np.r_[np.ones(len(up)), -np.ones(len(down))]
-        ok = (values >= self.low[j]) & (values <= self.high[j]) & (values != f) & (side * self.direction[j] >= 0)
-        values, side = values[ok], side[ok]
-        key = np.unique(np.column_stack([side, values]), axis=0)
-        return key[:, 1], key[:, 0]
+        up = np.unique(up[(up <= self.high[j]) & (up > f)]) if self.direction[j] >= 0 else np.empty(0)
+        down = np.unique(down[(down >= self.low[j]) & (down < f)]) if self.direction[j] <= 0 else np.empty(0)
+        up = up[up >= self.low[j]]
+        down = down[down <= self.high[j]]
+        return np.r_[up, down], np.r_[np.ones(len(up)), -np.ones(len(down))]
 
     def corner(self, j: int, values: np.ndarray, f: float) -> np.ndarray:
         """Validity.pulled for one feature."""
@@ -157,9 +156,41 @@ def _lookup(upper: np.ndarray, values: np.ndarray, numeric: bool) -> np.ndarray:
     return np.minimum(np.searchsorted(upper, values, side="left"), len(upper) - 1)
 
 
-def _singles(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray, p: np.ndarray, threshold: float):
+#: Profile values this close to the threshold are recomputed tree by tree in the model's own order: merged
+#: sums round differently, and a cell at exactly 0.35 must not pass as 0.34999999999999998.
+NEAR_THRESHOLD = 1e-9
+
+
+def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
+    """One value inside each cell: its upper end (the last, open cell: just above the previous end)."""
+    if not numeric:
+        return upper
+    points = upper.copy()
+    points[-1] = np.nextafter(upper[-2], np.inf) if len(upper) > 1 else 0.0
+    return points
+
+
+def _settle(form: TreeForm, p: np.ndarray, threshold: float, rows_for) -> np.ndarray:
+    """``p`` with the cells next to the threshold scored exactly (``rows_for(cell indices)``: a coded row inside each)."""
+    near = np.argwhere(np.abs(p - threshold) <= NEAR_THRESHOLD)
+    if not len(near):
+        return p
+    p = p.copy()
+    p[tuple(near.T)] = form(rows_for(near))
+    return p
+
+
+def _singles(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray, p: np.ndarray, threshold: float, form: TreeForm):
     """The minimal one-feature counterfactual values of feature j (see the module docstring)."""
     f = f_row[j]
+    points = _representatives(upper, bool(axes.numeric[j]))
+
+    def rows_for(cells):
+        rows = np.repeat(f_row[None], len(cells), axis=0)
+        rows[:, j] = points[cells[:, 0]]
+        return rows
+
+    p = _settle(form, p, threshold, rows_for)
     values, side = axes.candidates(j, f, upper)
     if not len(values):
         return values, side
@@ -270,7 +301,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     for g in range(len(query)):
         q, j = int(query[g]), int(feature[g])
         c0, c1 = profile.start[g], profile.start[g + 1]
-        values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], profile.p[c0:c1], threshold)
+        values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], profile.p[c0:c1], threshold, form)
         for v, s in zip(values, side):
             row = factuals[q].copy()
             row[j] = v
@@ -313,14 +344,17 @@ def _add_pairs(form, axes, factuals, short, features, per_query, single_best, st
         sub = type(leaves)(leaves.group[sel], leaves.leaf[sel], leaves.lo[sel], leaves.hi[sel], leaves.mask[sel])
         prof = pair_profile(form, sub, (bool(axes.numeric[a]), bool(axes.numeric[b])), (int(axes.n_levels[a]), int(axes.n_levels[b])))
         stats["pairs_read"] += 1
-        _pareto(axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
+        _pareto(form, axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
 
 
 def _axis_candidates(axes, j, f, upper, q, single_best, stats):
     values, side = axes.candidates(j, f, upper)
     # a change at least as large as a valid one-feature change on the same side is that one plus a passenger
-    limit = np.array([single_best.get((q, j, float(s)), np.inf) for s in side]) if axes.ordered[j] else np.full(len(side), np.inf)
-    keep = np.abs(values - f) < limit if axes.ordered[j] else np.array([(q, j, float(s)) not in single_best for s in side], bool)
+    if axes.ordered[j]:
+        limit = np.where(side > 0, single_best.get((q, j, 1.0), np.inf), single_best.get((q, j, -1.0), np.inf))
+        keep = np.abs(values - f) < limit
+    else:
+        keep = ~np.isin(side, [s for (qq, jj, s) in single_best if qq == q and jj == j])
     values, side = values[keep], side[keep]
     if len(values) > 2 * MAX_PAIR_CANDIDATES:
         near = np.argsort(np.abs(values - f), kind="stable")[: 2 * MAX_PAIR_CANDIDATES]
@@ -329,8 +363,17 @@ def _axis_candidates(axes, j, f, upper, q, single_best, stats):
     return values, side
 
 
-def _pareto(axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
+def _pareto(form, axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
     fa, fb = f_row[a], f_row[b]
+    points_a = _representatives(prof.upper_a, bool(axes.numeric[a]))
+    points_b = _representatives(prof.upper_b, bool(axes.numeric[b]))
+
+    def rows_for(cells):
+        rows = np.repeat(f_row[None], len(cells), axis=0)
+        rows[:, a], rows[:, b] = points_a[cells[:, 0]], points_b[cells[:, 1]]
+        return rows
+
+    prof.p = _settle(form, prof.p, threshold, rows_for)
     va, sa = _axis_candidates(axes, a, fa, prof.upper_a, q, single_best, stats)
     vb, sb = _axis_candidates(axes, b, fb, prof.upper_b, q, single_best, stats)
     if not len(va) or not len(vb):
