@@ -37,7 +37,8 @@ from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._batch import BatchGenerator
 from ._refine import check_refine
 from ._scoring import scorer_for
-from ._set import CounterfactualSet, GeneratorParams, Progress, assemble_counterfactual_set, check_request, encode_rows
+from ._set import (CounterfactualSet, GeneratorParams, Progress, assemble_counterfactual_set, check_request,
+                   copy_tolerance, distinct_keys, encode_rows)
 from ._treeprofile import pair_profile, propagate, single_profiles
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
@@ -91,6 +92,7 @@ class _Axes:
         self.spans = np.where(self.numeric, spans, np.maximum(self.n_levels - 1, 1))
         self.scale = np.where(self.numeric | self.ordinal, np.where(np.nan_to_num(self.spans) > 0, np.nan_to_num(self.spans), 1.0), 1.0)
         self.ordered = self.numeric | self.ordinal
+        self.copy_tolerance = copy_tolerance(task)
 
     def candidates(self, j: int, f: float, upper: np.ndarray):
         """(values, side) a feature may move to from ``f`` given a profile's cell upper ends (levels: codes).
@@ -316,6 +318,10 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     for q in range(n_q):
         items = sorted(per_query[q], key=lambda t: (t[0], t[1], t[2]))
         rows = np.array([t[3] for t in items]).reshape(-1, factuals.shape[1])
+        if len(rows) > 1:  # two candidates less than a copy tolerance apart are one counterfactual: keep the first
+            keys = distinct_keys(rows, np.repeat(factuals[q][None], len(rows), axis=0), axes.copy_tolerance)
+            first = np.array([keys.index(k) == i for i, k in enumerate(keys)])
+            rows = rows[first]
         if len(rows) > 1:
             drop = not_alternatives(rows, factuals[q], axes.spans, axes.ordered)
             dropped[q] = int(drop.sum())
