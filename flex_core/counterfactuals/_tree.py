@@ -44,6 +44,8 @@ from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
 
+#: Two-feature profiles held at once (their cells next to the threshold are rescored together).
+PAIR_CHUNK = 500
 #: Candidate values per axis and side a two-feature trade-off is searched over (nearest first); more are cut and counted.
 MAX_PAIR_CANDIDATES = 400
 
@@ -174,17 +176,27 @@ def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
 
 def _settle(form: TreeForm, p: np.ndarray, threshold: float, rows_for) -> np.ndarray:
     """``p`` with the cells next to the threshold scored exactly (``rows_for(cell indices)``: a coded row inside each)."""
-    near = np.argwhere(np.abs(p - threshold) <= NEAR_THRESHOLD)
-    if not len(near):
-        return p
-    p = p.copy()
-    p[tuple(near.T)] = form(rows_for(near))
-    return p
+    return _settle_all(form, [(p, rows_for)], threshold)[0]
 
 
-def _singles(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray, p: np.ndarray, threshold: float, form: TreeForm):
-    """The minimal one-feature counterfactual values of feature j (see the module docstring)."""
-    f = f_row[j]
+def _settle_all(form: TreeForm, items, threshold: float) -> list[np.ndarray]:
+    """:func:`_settle` for many profiles ``(p, rows_for)`` at once: one walk of the trees for all their near cells."""
+    near = [np.argwhere(np.abs(p - threshold) <= NEAR_THRESHOLD) for p, _ in items]
+    rows = [rows_for(cells) for (_, rows_for), cells in zip(items, near) if len(cells)]
+    if not rows:
+        return [p for p, _ in items]
+    scores = form(np.concatenate(rows))
+    out, pos = [], 0
+    for (p, _), cells in zip(items, near):
+        if len(cells):
+            p = p.copy()
+            p[tuple(cells.T)] = scores[pos: pos + len(cells)]
+            pos += len(cells)
+        out.append(p)
+    return out
+
+
+def _single_rows(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray):
     points = _representatives(upper, bool(axes.numeric[j]))
 
     def rows_for(cells):
@@ -192,7 +204,24 @@ def _singles(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray, p: np.nd
         rows[:, j] = points[cells[:, 0]]
         return rows
 
-    p = _settle(form, p, threshold, rows_for)
+    return rows_for
+
+
+def _pair_rows(axes: _Axes, a: int, b: int, f_row: np.ndarray, prof):
+    points_a = _representatives(prof.upper_a, bool(axes.numeric[a]))
+    points_b = _representatives(prof.upper_b, bool(axes.numeric[b]))
+
+    def rows_for(cells):
+        rows = np.repeat(f_row[None], len(cells), axis=0)
+        rows[:, a], rows[:, b] = points_a[cells[:, 0]], points_b[cells[:, 1]]
+        return rows
+
+    return rows_for
+
+
+def _singles(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray, p: np.ndarray, threshold: float):
+    """The minimal one-feature counterfactual values of feature j (see the module docstring; ``p`` settled)."""
+    f = f_row[j]
     values, side = axes.candidates(j, f, upper)
     if not len(values):
         return values, side
@@ -300,10 +329,12 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     profile = single_profiles(form, factuals, query, feature, axes.numeric[feature], axes.n_levels[feature])
     per_query: list[list[tuple]] = [[] for _ in range(n_q)]
     single_best: dict[tuple[int, int, float], float] = {}
-    for g in range(len(query)):
+    cells = [(int(profile.start[g]), int(profile.start[g + 1])) for g in range(len(query))]
+    settled = _settle_all(form, [(profile.p[c0:c1], _single_rows(axes, int(feature[g]), factuals[query[g]], profile.upper[c0:c1]))
+                                 for g, (c0, c1) in enumerate(cells)], threshold)
+    for g, (c0, c1) in enumerate(cells):
         q, j = int(query[g]), int(feature[g])
-        c0, c1 = profile.start[g], profile.start[g + 1]
-        values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], profile.p[c0:c1], threshold, form)
+        values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], settled[g], threshold)
         for v, s in zip(values, side):
             row = factuals[q].copy()
             row[j] = v
@@ -344,13 +375,46 @@ def _add_pairs(form, axes, factuals, short, features, per_query, single_best, st
     order = np.argsort(leaves.group, kind="stable")
     bounds = np.searchsorted(leaves.group[order], np.arange(len(query) + 1))
     threshold = axes.validity.threshold
-    for g in range(len(query)):
-        sel = order[bounds[g]: bounds[g + 1]]
-        q, (a, b) = int(query[g]), (int(axes_of[g, 0]), int(axes_of[g, 1]))
-        sub = type(leaves)(leaves.group[sel], leaves.leaf[sel], leaves.lo[sel], leaves.hi[sel], leaves.mask[sel])
-        prof = pair_profile(form, sub, (bool(axes.numeric[a]), bool(axes.numeric[b])), (int(axes.n_levels[a]), int(axes.n_levels[b])))
-        stats["pairs_read"] += 1
-        _pareto(form, axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
+    hopeless = _lowest_p(form, leaves, len(query)) >= threshold - NEAR_THRESHOLD
+    stats["pairs_skipped"] = int(hopeless.sum())
+    todo = np.flatnonzero(~hopeless)
+    for chunk in np.array_split(todo, max(1, -(-len(todo) // PAIR_CHUNK))):
+        profiles = []
+        for g in chunk:
+            sel = order[bounds[g]: bounds[g + 1]]
+            a, b = int(axes_of[g, 0]), int(axes_of[g, 1])
+            sub = type(leaves)(leaves.group[sel], leaves.leaf[sel], leaves.lo[sel], leaves.hi[sel], leaves.mask[sel])
+            profiles.append(pair_profile(form, sub, (bool(axes.numeric[a]), bool(axes.numeric[b])),
+                                         (int(axes.n_levels[a]), int(axes.n_levels[b]))))
+        settled = _settle_all(form, [(prof.p, _pair_rows(axes, int(axes_of[g, 0]), int(axes_of[g, 1]), factuals[query[g]], prof))
+                                     for g, prof in zip(chunk, profiles)], threshold)
+        for g, prof, p in zip(chunk, profiles, settled):
+            prof.p = p
+            q, a, b = int(query[g]), int(axes_of[g, 0]), int(axes_of[g, 1])
+            stats["pairs_read"] += 1
+            _pareto(axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
+
+
+def _lowest_p(form: TreeForm, leaves, n_groups: int) -> np.ndarray:
+    """Per group, a lower bound on P(undesirable) anywhere on its two axes: each tree's most favourable reached leaf.
+
+    Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax.
+    """
+    if form.link == "softmax" or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
+        return np.full(n_groups, -np.inf)
+    tree = np.searchsorted(form.roots, leaves.leaf, side="right") - 1
+    if form.link == "mean":
+        score = form.value[leaves.leaf][:, list(form.undesired)].sum(axis=1)
+    else:  # P(class 1) grows with the raw score: the lowest raw for class 1, the highest for class 0
+        score = form.value[leaves.leaf][:, 0] * (1.0 if form.undesired == (1,) else -1.0)
+    best = np.full(n_groups * form.n_trees, np.inf)
+    np.minimum.at(best, leaves.group * form.n_trees + tree, score)
+    total = best.reshape(n_groups, form.n_trees).sum(axis=1)
+    if form.link == "mean":
+        return total / form.n_trees
+    raw = form.base[0] + (total if form.undesired == (1,) else -total)
+    p = 1.0 / (1.0 + np.exp(-raw))
+    return p if form.undesired == (1,) else 1.0 - p
 
 
 def _axis_candidates(axes, j, f, upper, q, single_best, stats):
@@ -369,17 +433,8 @@ def _axis_candidates(axes, j, f, upper, q, single_best, stats):
     return values, side
 
 
-def _pareto(form, axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
+def _pareto(axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
     fa, fb = f_row[a], f_row[b]
-    points_a = _representatives(prof.upper_a, bool(axes.numeric[a]))
-    points_b = _representatives(prof.upper_b, bool(axes.numeric[b]))
-
-    def rows_for(cells):
-        rows = np.repeat(f_row[None], len(cells), axis=0)
-        rows[:, a], rows[:, b] = points_a[cells[:, 0]], points_b[cells[:, 1]]
-        return rows
-
-    prof.p = _settle(form, prof.p, threshold, rows_for)
     va, sa = _axis_candidates(axes, a, fa, prof.upper_a, q, single_best, stats)
     vb, sb = _axis_candidates(axes, b, fb, prof.upper_b, q, single_best, stats)
     if not len(va) or not len(vb):
@@ -405,11 +460,10 @@ def _pareto(form, axes, f_row, q, a, b, prof, threshold, out, single_best, stats
             grid = valid[np.ix_(rows, cols)]
             has = grid.any(axis=1)
             first = np.where(has, np.argmax(grid, axis=1), len(cols))
-            best = len(cols)
-            for r in range(len(rows)):
-                if first[r] < best:
-                    best = first[r]
-                    row = f_row.copy()
-                    row[a], row[b] = va[rows[r]], vb[cols[first[r]]]
-                    size = float(axes.size(a, va[rows[[r]]], fa)[0] + axes.size(b, vb[cols[[first[r]]]], fb)[0])
-                    out.append((2, size, (a, b), row))
+            # the staircase: a row is Pareto-minimal when it needs less of b than every smaller change of a
+            keep = first < np.r_[len(cols), np.minimum.accumulate(first)[:-1]]
+            for r, k in zip(rows[keep], cols[first[keep]]):
+                row = f_row.copy()
+                row[a], row[b] = va[r], vb[k]
+                size = float(axes.size(a, va[[r]], fa)[0] + axes.size(b, vb[[k]], fb)[0])
+                out.append((2, size, (a, b), row))
