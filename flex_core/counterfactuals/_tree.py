@@ -37,8 +37,16 @@ from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._batch import BatchGenerator
 from ._refine import check_refine
 from ._scoring import scorer_for
-from ._set import (CounterfactualSet, GeneratorParams, Progress, assemble_counterfactual_set, check_request,
-                   copy_tolerance, distinct_keys, encode_rows)
+from ._set import (
+    CounterfactualSet,
+    GeneratorParams,
+    Progress,
+    assemble_counterfactual_set,
+    check_request,
+    copy_tolerance,
+    distinct_keys,
+    encode_rows,
+)
 from ._treeprofile import pair_profile, propagate, single_profiles
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
