@@ -558,7 +558,6 @@ def tree_form(model, task) -> TreeForm:
     )
 
     classifier, encoded = _classifier(model)
-    columns = _pipeline_columns(model, task) if encoded else _frame_columns(model, task)
     n_levels = [0 if f.is_continuous else len(f.levels) for f in task.features]
     module = type(classifier).__module__
     classes = list(getattr(classifier, "classes_", model.classes))
@@ -576,6 +575,7 @@ def tree_form(model, task) -> TreeForm:
     else:
         raise ConfigError(f"The tree generator does not read {type(classifier).__name__} models (only scikit-learn, "
                           "XGBoost and LightGBM tree ensembles).")
+    columns = _pipeline_columns(model, task) if encoded else _frame_columns(model, task)
     # a forest averages class fractions; boosting has one raw output for two classes, one per class otherwise
     builder = _Builder(columns, n_levels, k_classes if read is _read_forest or k_classes > 2 else 1)
     form = builder.form(undesired=undesired, library=library, **read(builder, classifier))

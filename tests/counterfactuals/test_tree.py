@@ -67,7 +67,7 @@ def test_registered_and_says_what_ran(synthetic_task, forest, queries):
     assert result.coverage()["tree"]["ran"] == "tree" and "exactly" in result.coverage()["tree"]["why"]
     lr = fc.fit_model(synthetic_task, model="lr", cv_folds=0)
     fallback = generator.generate(lr, synthetic_task, queries.iloc[:3], n_cf=3)
-    assert fallback.coverage()["tree"]["ran"] == "batch" and "does not read" in fallback.coverage()["tree"]["why"]
+    assert fallback.coverage()["tree"]["ran"] == "batch" and "does not read LogisticRegression" in fallback.coverage()["tree"]["why"]
 
 
 @pytest.mark.parametrize("margin,radius", [(0.15, 0.01), (0.0, 0.0)])

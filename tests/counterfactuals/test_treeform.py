@@ -149,7 +149,7 @@ def test_lightgbm_linear_trees_are_refused():
 
 def test_logistic_regression_is_refused():
     task = _task(_frame())
-    with pytest.raises(fc.ConfigError, match="does not read"):
+    with pytest.raises(fc.ConfigError, match="does not read LogisticRegression"):
         tree_form(fc.fit_model(task, model="lr", cv_folds=0), task)
 
 
