@@ -182,20 +182,24 @@ def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
     return points
 
 
-def _settle(form: TreeForm, p: np.ndarray, threshold: float, rows_for) -> np.ndarray:
-    """``p`` with the cells next to the threshold scored exactly (``rows_for(cell indices)``: a coded row inside each)."""
-    return _settle_all(form, [(p, rows_for)], threshold)[0]
+def _settle(form: TreeForm, p: np.ndarray, threshold: float, rows_for, exact=None) -> np.ndarray:
+    """``p`` with the cells next to the threshold scored exactly (``rows_for(cell indices)``: a coded row inside each).
+
+    ``exact``: cells known to be the model's value to the bit already (skipped).
+    """
+    return _settle_all(form, [(p, rows_for, exact)], threshold)[0]
 
 
 def _settle_all(form: TreeForm, items, threshold: float) -> list[np.ndarray]:
     """:func:`_settle` for many profiles ``(p, rows_for)`` at once: one walk of the trees for all their near cells."""
-    near = [np.argwhere(np.abs(p - threshold) <= NEAR_THRESHOLD) for p, _ in items]
-    rows = [rows_for(cells) for (_, rows_for), cells in zip(items, near) if len(cells)]
+    near = [np.argwhere((np.abs(p - threshold) <= NEAR_THRESHOLD) & (True if exact is None else ~exact))
+            for p, _, exact in items]
+    rows = [rows_for(cells) for (_, rows_for, _), cells in zip(items, near) if len(cells)]
     if not rows:
-        return [p for p, _ in items]
+        return [p for p, _, _ in items]
     scores = form(np.concatenate(rows))
     out, pos = [], 0
-    for (p, _), cells in zip(items, near):
+    for (p, _, _), cells in zip(items, near):
         if len(cells):
             p = p.copy()
             p[tuple(cells.T)] = scores[pos: pos + len(cells)]
@@ -338,8 +342,8 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     per_query: list[list[tuple]] = [[] for _ in range(n_q)]
     single_best: dict[tuple[int, int, float], float] = {}
     cells = [(int(profile.start[g]), int(profile.start[g + 1])) for g in range(len(query))]
-    settled = _settle_all(form, [(profile.p[c0:c1], _single_rows(axes, int(feature[g]), factuals[query[g]], profile.upper[c0:c1]))
-                                 for g, (c0, c1) in enumerate(cells)], threshold)
+    settled = _settle_all(form, [(profile.p[c0:c1], _single_rows(axes, int(feature[g]), factuals[query[g]], profile.upper[c0:c1]),
+                                  profile.exact[c0:c1]) for g, (c0, c1) in enumerate(cells)], threshold)
     for g, (c0, c1) in enumerate(cells):
         q, j = int(query[g]), int(feature[g])
         values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], settled[g], threshold)
@@ -394,8 +398,8 @@ def _add_pairs(form, axes, factuals, short, features, per_query, single_best, st
             sub = type(leaves)(leaves.group[sel], leaves.leaf[sel], leaves.lo[sel], leaves.hi[sel], leaves.mask[sel])
             profiles.append(pair_profile(form, sub, (bool(axes.numeric[a]), bool(axes.numeric[b])),
                                          (int(axes.n_levels[a]), int(axes.n_levels[b]))))
-        settled = _settle_all(form, [(prof.p, _pair_rows(axes, int(axes_of[g, 0]), int(axes_of[g, 1]), factuals[query[g]], prof))
-                                     for g, prof in zip(chunk, profiles)], threshold)
+        settled = _settle_all(form, [(prof.p, _pair_rows(axes, int(axes_of[g, 0]), int(axes_of[g, 1]), factuals[query[g]], prof),
+                                      prof.exact) for g, prof in zip(chunk, profiles)], threshold)
         for g, prof, p in zip(chunk, profiles, settled):
             prof.p = p
             q, a, b = int(query[g]), int(axes_of[g, 0]), int(axes_of[g, 1])

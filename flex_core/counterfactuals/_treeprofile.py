@@ -103,6 +103,7 @@ class Profile1:
     upper: np.ndarray
     p: np.ndarray
     numeric: np.ndarray  # (G,) bool
+    exact: np.ndarray  # per cell: P is the model's to the bit (whole-number leaves of a forest)
 
 
 def single_profiles(form: TreeForm, factuals: np.ndarray, query: np.ndarray, feature: np.ndarray,
@@ -110,7 +111,7 @@ def single_profiles(form: TreeForm, factuals: np.ndarray, query: np.ndarray, fea
     """The exact P(undesirable) of each factual ``query[g]`` as a function of ``feature[g]`` alone."""
     axes = np.column_stack([feature, np.full(len(feature), -1)])
     leaves = propagate(form, factuals, query, axes)
-    value = form.value[leaves.leaf]
+    value = _with_inexact(form, form.value[leaves.leaf])
     g, lo, hi, mask = leaves.group, leaves.lo[:, 0], leaves.hi[:, 0], leaves.mask[:, 0]
     n_groups = len(query)
     is_num = numeric[g]
@@ -162,7 +163,8 @@ def single_profiles(form: TreeForm, factuals: np.ndarray, query: np.ndarray, fea
     for k, gg in enumerate(lev_groups):
         raw[start[gg]: start[gg + 1]] = lev_raw[lev_start[k]: lev_start[k + 1]]
         upper[start[gg]: start[gg + 1]] = np.arange(levels[k])
-    return Profile1(start=start, upper=upper, p=form.p_undesirable_raw(raw), numeric=numeric.copy())
+    p, exact = _combine(form, raw)
+    return Profile1(start=start, upper=upper, p=p, numeric=numeric.copy(), exact=exact)
 
 
 def _rank_within(sorted_groups: np.ndarray) -> np.ndarray:
@@ -181,11 +183,12 @@ class Profile2:
     upper_a: np.ndarray
     upper_b: np.ndarray
     p: np.ndarray
+    exact: np.ndarray
 
 
 def pair_profile(form: TreeForm, leaves: Leaves, numeric: tuple[bool, bool], n_levels: tuple[int, int]) -> Profile2:
     """One group's two-feature profile from its reached leaves (:func:`propagate` with two axes)."""
-    value = form.value[leaves.leaf]
+    value = _with_inexact(form, form.value[leaves.leaf])
     spans: list[tuple] = []
     uppers = []
     for axis in (0, 1):
@@ -212,7 +215,27 @@ def pair_profile(form: TreeForm, leaves: Leaves, numeric: tuple[bool, bool], n_l
     for sa_, sb_, sign in ((s_a[ia], s_b[ib], 1.0), (e_a[ia], s_b[ib], -1.0), (s_a[ia], e_b[ib], -1.0), (e_a[ia], e_b[ib], 1.0)):
         np.add.at(diff, (sa_, sb_), sign * v)
     raw = np.cumsum(np.cumsum(diff, axis=0), axis=1)[:na, :nb]
-    return Profile2(upper_a=uppers[0], upper_b=uppers[1], p=form.p_undesirable_raw(raw))
+    p, exact = _combine(form, raw)
+    return Profile2(upper_a=uppers[0], upper_b=uppers[1], p=p, exact=exact)
+
+
+def _with_inexact(form: TreeForm, value: np.ndarray) -> np.ndarray:
+    """Leaf values split in two: whole-number leaves of a forest (0 or 1), the other leaves, and a count of the latter.
+
+    Whole numbers sum exactly in any order, so a forest cell reached by whole-number leaves only has the
+    model's P to the bit; a running sum over the others (cells before it) may leave a last-bit residue, so
+    those are summed apart and ignored where no such leaf covers the cell (see ``_tree._settle``).
+    """
+    whole = (value == np.round(value)).all(axis=1) if form.link == "mean" else np.zeros(len(value), dtype=bool)
+    return np.column_stack([value * whole[:, None], value * ~whole[:, None], (~whole).astype(float)])
+
+
+def _combine(form: TreeForm, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P(undesirable), exact) per cell from the split sums of :func:`_with_inexact`."""
+    k = (raw.shape[-1] - 1) // 2
+    exact = raw[..., -1] < 0.5
+    total = np.where(exact[..., None], raw[..., :k], raw[..., :k] + raw[..., k: 2 * k])
+    return form.p_undesirable_raw(total), exact if form.link == "mean" else np.zeros_like(exact)
 
 
 def _axis_rows(span, n_levels: int):

@@ -99,7 +99,11 @@ def test_profiles_equal_predict_proba_on_every_cell(synthetic_task, forest, quer
             points[-1] = points[-2] + 1.0 if len(points) > 1 else 0.0  # the last cell is open upward
         rows = np.repeat(factuals[query[g]][None], len(points), axis=0)
         rows[:, feature[g]] = points
-        np.testing.assert_allclose(profile.p[c0:c1], _p(forest, task, rows), rtol=0, atol=1e-9)
+        expected = _p(forest, task, rows)
+        np.testing.assert_allclose(profile.p[c0:c1], expected, rtol=0, atol=1e-9)
+        # cells reached by whole-number leaves only are the model's P to the bit (not rescored at the threshold)
+        exact = profile.exact[c0:c1]
+        np.testing.assert_array_equal(profile.p[c0:c1][exact], expected[exact])
 
 
 def _thresholds(model, task, j):
