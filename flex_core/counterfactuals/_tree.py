@@ -52,6 +52,8 @@ from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
 
+#: Factuals read at once (the leaves reached per factual, feature and tree are held in memory together).
+CHUNK_QUERIES = 500
 #: Two-feature profiles held at once (their cells next to the threshold are rescored together).
 PAIR_CHUNK = 500
 #: Candidate values per axis and side a two-feature trade-off is searched over (nearest first); more are cut and counted.
@@ -293,7 +295,7 @@ class TreeGenerator(GeneratorParams):
             bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
             raise ConfigError(f"Query row(s) {bad} have levels the task does not know.")
         axes = _Axes(task, model, vary, ranges, Validity(self.margin, self.radius))
-        found, more, stats = _read_counterfactuals(form, axes, factuals, int(n_cf), pairs=self.pairs)
+        found, more, stats = _read_in_chunks(form, axes, factuals, int(n_cf), pairs=self.pairs, progress=progress)
         dropped = stats.pop("dropped")
         empty = [i for i, rows in enumerate(found) if not len(rows)]
         fallback = 0
@@ -304,8 +306,6 @@ class TreeGenerator(GeneratorParams):
                 rows = sub.counterfactuals[k][sub.valid[k]]
                 found[i] = rows
                 fallback += int(len(rows) > 0)
-        if progress is not None:
-            progress(len(queries), len(queries))
         notes = []
         if more.any():
             notes.append(f"{int(more.sum())} of {len(queries)} cases have more distinct minimal counterfactuals than "
@@ -323,6 +323,24 @@ class TreeGenerator(GeneratorParams):
             },
             validity=axes.validity, dropped=dropped, p_undesirable=scorer_for(model, task),
         )
+
+
+def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress):
+    """:func:`_read_counterfactuals` over chunks of :data:`CHUNK_QUERIES` factuals: memory stays flat however many come."""
+    found: list[np.ndarray] = []
+    more, dropped = [], []
+    stats: dict = {}
+    for start in range(0, len(factuals), CHUNK_QUERIES):
+        part_found, part_more, part = _read_counterfactuals(form, axes, factuals[start: start + CHUNK_QUERIES], n_cf, pairs=pairs)
+        found += part_found
+        more.append(part_more)
+        dropped.append(part.pop("dropped"))
+        for key, value in part.items():
+            stats[key] = stats.get(key, 0) + value
+        if progress is not None:
+            progress(len(found), len(factuals))
+    stats["dropped"] = np.concatenate(dropped)
+    return found, np.concatenate(more), stats
 
 
 def _with_config(result: CounterfactualSet, config: dict) -> CounterfactualSet:

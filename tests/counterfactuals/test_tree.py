@@ -256,3 +256,12 @@ def test_a_merged_profile_value_next_to_the_threshold_is_rescored_in_the_models_
     p = np.array([np.nextafter(0.35, 0.0), 0.2, 0.5])
     settled = _tree._settle(lambda rows: np.full(len(rows), 0.35), p, 0.35, lambda cells: np.zeros((len(cells), 1)))
     assert settled[0] == 0.35 and settled[1] == 0.2 and settled[2] == 0.5
+
+
+def test_chunks_of_factuals_give_the_same_counterfactuals(synthetic_task, forest, queries, monkeypatch):
+    whole = _tree.TreeGenerator().generate(forest, synthetic_task, queries, n_cf=10)
+    monkeypatch.setattr(_tree, "CHUNK_QUERIES", 3)
+    seen = []
+    chunked = _tree.TreeGenerator().generate(forest, synthetic_task, queries, n_cf=10, progress=lambda d, t: seen.append(d))
+    np.testing.assert_array_equal(chunked.counterfactuals, whole.counterfactuals)
+    assert seen == [3, 6, 8]
