@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,7 @@ import pandas as pd
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
-from ..models._treeform import MAX_LEVELS, TreeForm, tree_form
+from ..models._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._batch import BatchGenerator
 from ._refine import check_refine
@@ -105,6 +105,8 @@ class _Axes:
         self.scale = np.where(self.numeric | self.ordinal, np.where(np.nan_to_num(self.spans) > 0, np.nan_to_num(self.spans), 1.0), 1.0)
         self.ordered = self.numeric | self.ordinal
         self.copy_tolerance = copy_tolerance(task)
+        #: what rescores profile cells next to the threshold (None: the tree form; the model for XGBoost)
+        self.settle_with: Callable[[np.ndarray], np.ndarray] | None = None
 
     def candidates(self, j: int, f: float, upper: np.ndarray):
         """(values, side) a feature may move to from ``f`` given a profile's cell upper ends (levels: codes).
@@ -192,14 +194,20 @@ def _settle(form: TreeForm, p: np.ndarray, threshold: float, rows_for, exact=Non
     return _settle_all(form, [(p, rows_for, exact)], threshold)[0]
 
 
-def _settle_all(form: TreeForm, items, threshold: float) -> list[np.ndarray]:
-    """:func:`_settle` for many profiles ``(p, rows_for)`` at once: one walk of the trees for all their near cells."""
-    near = [np.argwhere((np.abs(p - threshold) <= NEAR_THRESHOLD) & (True if exact is None else ~exact))
+def _settle_all(form: TreeForm, items, threshold: float, score=None) -> list[np.ndarray]:
+    """:func:`_settle` for many profiles ``(p, rows_for, exact)`` at once: one walk of the trees for all their near cells.
+
+    ``score`` (default the form): what scores them. An XGBoost form (float32) is settled by the model itself
+    within two float32 steps of the threshold, since its sigmoid may differ from XGBoost's by one.
+    """
+    window = FLOAT32_TOLERANCE if form.float32 else NEAR_THRESHOLD
+    score = form if score is None else score
+    near = [np.argwhere((np.abs(p - threshold) <= window) & (True if exact is None else ~exact))
             for p, _, exact in items]
     rows = [rows_for(cells) for (_, rows_for, _), cells in zip(items, near) if len(cells)]
     if not rows:
         return [p for p, _, _ in items]
-    scores = form(np.concatenate(rows))
+    scores = score(np.concatenate(rows))
     out, pos = [], 0
     for (p, _, _), cells in zip(items, near):
         if len(cells):
@@ -295,6 +303,7 @@ class TreeGenerator(GeneratorParams):
             bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
             raise ConfigError(f"Query row(s) {bad} have levels the task does not know.")
         axes = _Axes(task, model, vary, ranges, Validity(self.margin, self.radius))
+        axes.settle_with = scorer_for(model, task) if form.float32 else None
         found, more, stats = _read_in_chunks(form, axes, factuals, int(n_cf), pairs=self.pairs, progress=progress)
         dropped = stats.pop("dropped")
         empty = [i for i, rows in enumerate(found) if not len(rows)]
@@ -361,7 +370,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     single_best: dict[tuple[int, int, float], float] = {}
     cells = [(int(profile.start[g]), int(profile.start[g + 1])) for g in range(len(query))]
     settled = _settle_all(form, [(profile.p[c0:c1], _single_rows(axes, int(feature[g]), factuals[query[g]], profile.upper[c0:c1]),
-                                  profile.exact[c0:c1]) for g, (c0, c1) in enumerate(cells)], threshold)
+                                  profile.exact[c0:c1]) for g, (c0, c1) in enumerate(cells)], threshold, axes.settle_with)
     for g, (c0, c1) in enumerate(cells):
         q, j = int(query[g]), int(feature[g])
         values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], settled[g], threshold)
@@ -417,7 +426,7 @@ def _add_pairs(form, axes, factuals, short, features, per_query, single_best, st
             profiles.append(pair_profile(form, sub, (bool(axes.numeric[a]), bool(axes.numeric[b])),
                                          (int(axes.n_levels[a]), int(axes.n_levels[b]))))
         settled = _settle_all(form, [(prof.p, _pair_rows(axes, int(axes_of[g, 0]), int(axes_of[g, 1]), factuals[query[g]], prof),
-                                      prof.exact) for g, prof in zip(chunk, profiles)], threshold)
+                                      prof.exact) for g, prof in zip(chunk, profiles)], threshold, axes.settle_with)
         for g, prof, p in zip(chunk, profiles, settled):
             prof.p = p
             q, a, b = int(query[g]), int(axes_of[g, 0]), int(axes_of[g, 1])

@@ -254,7 +254,13 @@ def test_a_merged_profile_value_next_to_the_threshold_is_rescored_in_the_models_
     # A difference array sums leaves in another order: a cell the forest scores 0.35 may come out 0.35 - 1 ulp,
     # which would pass the rule (accidents: 6 of 1,994 counterfactuals before this). Such cells are rescored.
     p = np.array([np.nextafter(0.35, 0.0), 0.2, 0.5])
-    settled = _tree._settle(lambda rows: np.full(len(rows), 0.35), p, 0.35, lambda cells: np.zeros((len(cells), 1)))
+    class Form:  # the model's own order of summation: 0.35 exactly
+        float32 = False
+
+        def __call__(self, rows):
+            return np.full(len(rows), 0.35)
+
+    settled = _tree._settle(Form(), p, 0.35, lambda cells: np.zeros((len(cells), 1)))
     assert settled[0] == 0.35 and settled[1] == 0.2 and settled[2] == 0.5
 
 

@@ -131,6 +131,10 @@ def test_native_categorical_boosters_with_missing_values(library, classes):
     model = fc.FittedModel.from_estimator(estimator, task, undesired=undesired)
     form = _agrees(model, task)
     assert (~form.numeric[form.feature >= 0]).any()  # it did read category splits
+    if library == "xgboost":  # XGBoost's float32 margin, to the bit (its sigmoid may be one float32 step off elsewhere)
+        codes = _points(task)
+        margin = estimator.get_booster().inplace_predict(model.estimator_input(decode_rows(task, codes)), predict_type="margin")
+        np.testing.assert_array_equal(form.raw(codes).reshape(margin.shape), margin)
 
 
 def test_lightgbm_linear_trees_are_refused():
@@ -166,3 +170,36 @@ def test_split_bounds_at_their_float_edges():
     # a column rounded half to even before the model: round(x) <= 2.7  <=>  x <= 2.5 (2.5 rounds to 2)
     assert rounded_bound(2.7) == 2.5
     assert rounded_bound(3.2) == np.nextafter(3.5, -np.inf)  # 3.5 rounds to 4
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
+def test_tree_generator_counterfactuals_are_valid_by_predict_proba(library):
+    """The generator on each library's native-categorical booster: it reads the trees, and predict_proba agrees."""
+    from flex_core.counterfactuals._validity import Validity
+
+    frame = _frame(5, missing=False)
+    task = _task(frame)
+    X, y = _native(frame), (frame["label"] == "low").astype(int)
+    if library == "xgboost":
+        from xgboost import XGBClassifier
+
+        estimator = XGBClassifier(n_estimators=30, max_depth=4, enable_categorical=True, tree_method="hist").fit(X, y)
+    elif library == "lightgbm":
+        from lightgbm import LGBMClassifier
+
+        estimator = LGBMClassifier(n_estimators=30, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
+    else:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        estimator = HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)
+    model = fc.FittedModel.from_estimator(estimator, task, undesired=1)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 15, seed=0)
+    result = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=6)
+    assert result.coverage()["tree"]["ran"] == "tree"
+    q, c = np.nonzero(result.found)
+    assert len(q) >= 15
+    codes = fc.counterfactuals.encode_rows(task, task.frame[task.feature_names])
+    spans = np.array([np.nanmax(codes[:, j]) - np.nanmin(codes[:, j]) if f.is_continuous else np.nan
+                      for j, f in enumerate(task.features)])
+    rule = Validity().on(task, spans)
+    assert rule.check(lambda rows: model.predict_proba(decode_rows(task, rows))[:, 1], result.counterfactuals[q, c], result.factuals[q]).all()
