@@ -32,7 +32,6 @@ import pandas as pd
 from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
-from ..models._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._batch import BatchGenerator
 from ._refine import check_refine
@@ -47,6 +46,7 @@ from ._set import (
     distinct_keys,
     encode_rows,
 )
+from ._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
 from ._treeprofile import pair_profile, propagate, single_profiles
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..models._treeform import MAX_LEVELS, TreeForm
+from ._treeform import MAX_LEVELS, TreeForm
 
 __all__ = ["propagate", "Profile1", "single_profiles", "pair_profile", "Leaves"]
 

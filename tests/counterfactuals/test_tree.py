@@ -16,9 +16,9 @@ from sklearn.ensemble import RandomForestClassifier
 
 import flex_core as fc
 from flex_core.counterfactuals import _tree, decode_rows, encode_rows
+from flex_core.counterfactuals._treeform import tree_form
 from flex_core.counterfactuals._treeprofile import single_profiles
 from flex_core.counterfactuals._validity import Validity
-from flex_core.models._treeform import tree_form
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 import flex_core as fc
 from flex_core.counterfactuals import decode_rows
-from flex_core.models._treeform import left_bound, rounded_bound, tree_form
+from flex_core.counterfactuals._treeform import left_bound, rounded_bound, tree_form
 
 N = 500
 

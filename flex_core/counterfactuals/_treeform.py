@@ -32,6 +32,9 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
+from ..models._adapter import _category_key
+from ._scoring import scorer_for
+from ._set import decode_rows, encode_rows
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -218,8 +221,6 @@ class _Column:
 
 
 def _pipeline_columns(model, task) -> list[_Column]:
-    from ..counterfactuals._scoring import scorer_for
-
     scorer = scorer_for(model, task)
     if scorer.plan is None:
         raise ConfigError("The tree generator reads only pipelines FLEX builds (one-hot or label encoding, numbers passed through).")
@@ -244,8 +245,6 @@ def _pipeline_columns(model, task) -> list[_Column]:
 
 def _frame_columns(model, task) -> list[_Column]:
     """A classifier taking the task's frame itself (XGBoost, LightGBM, a bare scikit-learn ensemble)."""
-    from ._adapter import _category_key
-
     position = {name: j for j, name in enumerate(task.feature_names)}
     out = []
     for name in model.input_columns or task.feature_names:
@@ -588,8 +587,6 @@ def tree_form(model, task) -> TreeForm:
 
 def _check(form: TreeForm, model, task) -> None:
     """Refuse a form that does not reproduce the model's predict_proba on a sample of its rows."""
-    from ..counterfactuals._set import decode_rows, encode_rows
-
     rows = model.train_index if len(model.train_index) else task.frame.index.to_numpy()
     rows = rows[:: max(1, len(rows) // CHECK_ROWS)]
     codes = encode_rows(task, task.frame.loc[rows, task.feature_names])
