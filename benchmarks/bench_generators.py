@@ -9,7 +9,7 @@ Generators: dice-random (post-hoc sparsity off, seeds 0 and 1: seed 1 is the noi
 of the ranking), dice-random with post-hoc sparsity on, dice-genetic and dice-kdtree
 (these three with a time cap: DiCE stops starting queries after ``--dice-cap`` seconds
 and the table says how many queries each got through; their quality columns cover those
-queries only), and the native ones: ``batch`` as the library, the CLI and the app use it
+queries only), ``tree`` (exact, read from the forest's trees), and the native ones: ``batch`` as the library, the CLI and the app use it
 (distinct minimal counterfactuals: ``refine="minimal"`` inside the search), the same search
 with ``refine="none"``, ``batch-plausible``, and the default on both cores (``n_jobs=2``).
 Wall time = median of ``--repeats`` runs, the first in brackets; every run starts cold (a
@@ -55,6 +55,8 @@ DEFAULT = "batch (default: distinct, minimal)"
 UNREFINED = "batch, refine=none"
 #: The default on both of this machine's cores (n_jobs=2: the model's trees walked in two threads).
 DEFAULT_TWO = "batch (default), n_jobs=2"
+#: Exact minimal counterfactuals read from the forest's trees (issue 33); the form is built inside the timed call.
+TREE = "tree (exact, read from the trees)"
 SMALL = 40  # the second workload on the paper data (40 factuals x 10)
 
 
@@ -129,6 +131,7 @@ def bench_dataset(name: str, args) -> list[dict]:
         (UNREFINED, fc.counterfactuals.BatchGenerator(), 0, args.repeats),
         ("batch-plausible", fc.counterfactuals.BatchGenerator(plausible=True), 0, args.repeats),
         (DEFAULT_TWO, fc.counterfactuals.BatchGenerator(n_jobs=2), 0, args.repeats),
+        (TREE, fc.counterfactuals.make_generator("tree"), 0, args.repeats),
     ]
     if name in PAPER:
         plan += [
@@ -136,7 +139,7 @@ def bench_dataset(name: str, args) -> list[dict]:
             (f"{DEFAULT}, {SMALL} factuals", fc.counterfactuals.BatchGenerator(), 0, args.repeats),
         ]
     if args.quick:  # the speed ratio only: dice-random and the default, side by side
-        plan = [row for row in plan if row[0] in ("dice-random", DEFAULT, DEFAULT_TWO)]
+        plan = [row for row in plan if row[0] in ("dice-random", DEFAULT, DEFAULT_TWO, TREE)]
     out: list[dict[str, Any]] = []
     reference: np.ndarray | None = None
     for label, generator, seed, repeats in plan:
@@ -258,9 +261,10 @@ def targets(rows: list[dict]) -> str:
     for name in dict.fromkeys(r["dataset"] for r in rows):
         mine = {r["generator"]: r for r in rows if r["dataset"] == name}
         dice = mine["dice-random"]
-        for gen in (DEFAULT, DEFAULT_TWO):
+        for gen in (DEFAULT, DEFAULT_TWO, TREE):
             r = mine[gen]
-            speed = f"{r['speedup']:.0f}×" + (" ✓" if r["speedup"] >= 100 else " ✗") if name in PAPER else f"{r['speedup']:.0f}× (not a target)"
+            target = 300 if gen == TREE else 100  # issue 33: the tree generator at 300× DiCE random
+            speed = f"{r['speedup']:.0f}×" + (" ✓" if r["speedup"] >= target else " ✗") if name in PAPER else f"{r['speedup']:.0f}× (not a target)"
             small = mine.get(f"{gen}, {SMALL} factuals")
             small_speed = "–" if small is None else f"{small['speedup']:.0f}×" + (" ✓" if small["speedup"] >= 50 else " ✗")
             checks = [

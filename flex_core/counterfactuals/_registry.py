@@ -8,6 +8,7 @@ from .._errors import ConfigError
 from ._batch import BatchGenerator
 from ._dice import DiceGenerator
 from ._set import CounterfactualGenerator, GeneratorParams
+from ._tree import TreeGenerator
 
 __all__ = ["DEFAULT_GENERATOR", "GENERATORS", "register_generator", "make_generator", "generator_key", "generator_defaults"]
 
@@ -24,6 +25,8 @@ GENERATORS: dict[str, tuple[Callable[..., CounterfactualGenerator], str]] = {
         lambda **kw: BatchGenerator(plausible=True, **kw),
         "Batched search from nearest training rows of the desired class, sparsified",
     ),
+    "tree": (lambda **kw: TreeGenerator(**kw),
+             "Exact minimal counterfactuals read from a tree ensemble's splits (others: batch)"),
 }
 
 

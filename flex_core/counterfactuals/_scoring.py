@@ -111,6 +111,11 @@ class CodeScorer:
         return twin
 
     @property
+    def plan(self):
+        """(width, blocks) of the checked numpy encoding (see :func:`_encoding_plan`), or None (the pipeline is called)."""
+        return self._plan
+
+    @property
     def fast(self) -> bool:
         """The pipeline's encode step is done here in numpy (else the whole pipeline is called)."""
         return self._plan is not None

@@ -380,6 +380,8 @@ class CounterfactualSet:
             "alternatives_dropped": int(self.dropped.sum()),
             "alternatives_tolerance": self.config.get("alternatives_tolerance"),
             "validity_rule": self.config.get("validity"),
+            # The tree generator says which generator ran and why (the batch search for a model it does not read).
+            **({"tree": self.config["tree"]} if "tree" in self.config else {}),
             "queries": int(self.n_queries),
             "counterfactuals_requested": int(self.n_queries * self.n_cf),
             "counterfactuals_found": found,

@@ -1,0 +1,508 @@
+"""The ``tree`` generator: exact minimal counterfactuals read from a tree ensemble's own splits (issue 33).
+
+For every factual it reads the model's exact one-feature profiles (:mod:`._treeprofile`) and,
+where those give fewer than ``n_cf`` counterfactuals, its two-feature profiles. On a
+piecewise-constant profile the validity rule (:mod:`._validity`: P(undesirable) < 0.5 - margin,
+also at the corner pulled ``radius`` x range back toward the factual) is applied exactly: the
+nearest valid value on a side is either where a cell of the profile starts, or that point plus
+the neighbourhood step, so those are the only candidates (levels have no neighbourhood).
+
+- **one feature**: per number (and ordinal feature) the nearest valid value on each side, every
+  valid allowed level of a categorical one;
+- **two features**: the Pareto-minimal pairs of changes (no other valid pair changes both by
+  less on the same sides), neither change valid alone, none reducing a one-feature change of
+  the same feature (the alternatives rule);
+- **three or more**: factuals left without any counterfactual go to the ``batch`` search.
+
+Numbers move to the first value the model's own split sends the other way (float32 and ``<`` /
+``<=`` as the library compares), plus the step; integer features to the first whole number.
+Order: fewest changed features, then the smallest change (numbers: share of the training range;
+ordinal: levels over the number of levels - 1; categorical: 1), then feature order.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigError
+from ..data import TaskSpec
+from ..models import FittedModel
+from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
+from ._batch import BatchGenerator
+from ._refine import check_refine
+from ._scoring import scorer_for
+from ._set import (
+    CounterfactualSet,
+    GeneratorParams,
+    Progress,
+    assemble_counterfactual_set,
+    check_request,
+    copy_tolerance,
+    distinct_keys,
+    encode_rows,
+)
+from ._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
+from ._treeprofile import pair_profile, propagate, single_profiles
+from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
+
+__all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
+
+#: Factuals read at once (the leaves reached per factual, feature and tree are held in memory together).
+CHUNK_QUERIES = 500
+#: Two-feature profiles held at once (their cells next to the threshold are rescored together).
+PAIR_CHUNK = 500
+#: Candidate values per axis and side a two-feature trade-off is searched over (nearest first); more are cut and counted.
+MAX_PAIR_CANDIDATES = 400
+
+_FORMS: weakref.WeakKeyDictionary[FittedModel, dict[str, TreeForm | ConfigError]] = weakref.WeakKeyDictionary()
+
+
+def cached_form(model: FittedModel, task: TaskSpec) -> TreeForm:
+    """The model's tree form for this task (built and checked once per model), or the ConfigError it raised."""
+    per_task = _FORMS.setdefault(model, {})
+    form = per_task.get(task.fingerprint)
+    if form is None:
+        try:
+            form = tree_form(model, task)
+        except ConfigError as exc:
+            form = exc
+        per_task[task.fingerprint] = form
+    if isinstance(form, ConfigError):
+        raise form
+    return form
+
+
+class _Axes:
+    """Per feature: may it vary, its permitted codes, direction, neighbourhood step and size scale."""
+
+    def __init__(self, task: TaskSpec, model: FittedModel, vary: Sequence[str], ranges: Mapping, validity: Validity):
+        n_f = len(task.features)
+        self.numeric = np.array([f.is_continuous for f in task.features])
+        self.ordinal = np.array([f.is_ordinal for f in task.features])
+        self.integer = np.array([f.is_continuous and bool(f.integer) for f in task.features])
+        self.n_levels = np.array([0 if f.is_continuous else len(f.levels) for f in task.features])
+        self.vary = np.array([f.name in vary for f in task.features]) & (self.n_levels <= MAX_LEVELS)
+        self.low, self.high = np.full(n_f, -np.inf), np.full(n_f, np.inf)
+        self.levels_ok: list[np.ndarray | None] = [None] * n_f
+        for j, f in enumerate(task.features):
+            if f.name in ranges and f.is_continuous:
+                self.low[j], self.high[j] = ranges[f.name]
+            elif f.name in ranges:
+                self.levels_ok[j] = np.isin(np.asarray(f.levels, dtype=object), ranges[f.name])
+        self.direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction or "", 0) for f in task.features])
+        train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
+        with np.errstate(invalid="ignore"):
+            spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
+                              for j, f in enumerate(task.features)])
+        self.validity = validity.on(task, spans)
+        self.step = np.asarray(self.validity.steps, dtype=float)
+        self.spans = np.where(self.numeric, spans, np.maximum(self.n_levels - 1, 1))
+        self.scale = np.where(self.numeric | self.ordinal, np.where(np.nan_to_num(self.spans) > 0, np.nan_to_num(self.spans), 1.0), 1.0)
+        self.ordered = self.numeric | self.ordinal
+        self.copy_tolerance = copy_tolerance(task)
+        #: what rescores profile cells next to the threshold (None: the tree form; the model for XGBoost)
+        self.settle_with: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def candidates(self, j: int, f: float, upper: np.ndarray):
+        """(values, side) a feature may move to from ``f`` given a profile's cell upper ends (levels: codes).
+
+        Numbers: where a cell starts, and that plus the step (nearest first per side); side +1 / -1.
+        Categorical: every other allowed level, each its own side (2 + level).
+        """
+        if not self.numeric[j]:
+            levels = np.arange(self.n_levels[j], dtype=float)
+            ok = levels != f
+            if self.levels_ok[j] is not None:
+                ok &= self.levels_ok[j]
+            if self.ordinal[j]:
+                side = np.sign(levels - f)
+                ok &= side * self.direction[j] >= 0
+                return levels[ok], side[ok]
+            return levels[ok], 2 + levels[ok]
+        step = self.step[j]
+        lower = np.r_[-np.inf, upper[:-1]]
+        up_start = lower[(lower >= f) & np.isfinite(lower)]
+        down_end = upper[(upper < f) & np.isfinite(upper)]
+        ups = [np.nextafter(up_start, np.inf)]
+        downs = [down_end]
+        if step > 0:
+            ups.append(_past(up_start, step, +1))
+            downs.append(_past(down_end, step, -1))
+        up, down = np.concatenate(ups), np.concatenate(downs)
+        if self.integer[j]:
+            up, down = np.ceil(up), np.floor(down)
+        up = np.unique(up[(up <= self.high[j]) & (up > f)]) if self.direction[j] >= 0 else np.empty(0)
+        down = np.unique(down[(down >= self.low[j]) & (down < f)]) if self.direction[j] <= 0 else np.empty(0)
+        up = up[up >= self.low[j]]
+        down = down[down <= self.high[j]]
+        return np.r_[up, down], np.r_[np.ones(len(up)), -np.ones(len(down))]
+
+    def corner(self, j: int, values: np.ndarray, f: float) -> np.ndarray:
+        """Validity.pulled for one feature."""
+        step = self.step[j]
+        if step <= 0:
+            return values
+        delta = values - f
+        return np.where(np.abs(delta) <= step, f, values - np.sign(delta) * step)
+
+    def size(self, j: int, values: np.ndarray, f: float) -> np.ndarray:
+        return np.abs(values - f) / self.scale[j] if self.ordered[j] else np.ones(len(values))
+
+
+def _past(ends: np.ndarray, step: float, side: int) -> np.ndarray:
+    """Per end e: the nearest x on ``side`` whose pulled corner x - side*step is still past e (float64 exactly)."""
+    x = ends + side * step
+    for _ in range(64):
+        short = (x - side * step <= ends) if side > 0 else (x - side * step > ends)
+        if not short.any():
+            break
+        x = np.where(short, np.nextafter(x, side * np.inf), x)
+    return x
+
+
+def _lookup(upper: np.ndarray, values: np.ndarray, numeric: bool) -> np.ndarray:
+    """The cell of each value: (upper[i-1], upper[i]] for numbers, the level itself for levels."""
+    if not numeric:
+        return values.astype(np.int64)
+    return np.minimum(np.searchsorted(upper, values, side="left"), len(upper) - 1)
+
+
+#: Profile values this close to the threshold are recomputed tree by tree in the model's own order: merged
+#: sums round differently, and a cell at exactly 0.35 must not pass as 0.34999999999999998.
+NEAR_THRESHOLD = 1e-9
+
+
+def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
+    """One value inside each cell: its upper end (the last, open cell: just above the previous end)."""
+    if not numeric:
+        return upper
+    points = upper.copy()
+    points[-1] = np.nextafter(upper[-2], np.inf) if len(upper) > 1 else 0.0
+    return points
+
+
+def _settle(form: TreeForm, p: np.ndarray, threshold: float, rows_for, exact=None) -> np.ndarray:
+    """``p`` with the cells next to the threshold scored exactly (``rows_for(cell indices)``: a coded row inside each).
+
+    ``exact``: cells known to be the model's value to the bit already (skipped).
+    """
+    return _settle_all(form, [(p, rows_for, exact)], threshold)[0]
+
+
+def _settle_all(form: TreeForm, items, threshold: float, score=None) -> list[np.ndarray]:
+    """:func:`_settle` for many profiles ``(p, rows_for, exact)`` at once: one walk of the trees for all their near cells.
+
+    ``score`` (default the form): what scores them. An XGBoost form (float32) is settled by the model itself
+    within two float32 steps of the threshold, since its sigmoid may differ from XGBoost's by one.
+    """
+    window = FLOAT32_TOLERANCE if form.float32 else NEAR_THRESHOLD
+    score = form if score is None else score
+    near = [np.argwhere((np.abs(p - threshold) <= window) & (True if exact is None else ~exact))
+            for p, _, exact in items]
+    rows = [rows_for(cells) for (_, rows_for, _), cells in zip(items, near) if len(cells)]
+    if not rows:
+        return [p for p, _, _ in items]
+    scores = score(np.concatenate(rows))
+    out, pos = [], 0
+    for (p, _, _), cells in zip(items, near):
+        if len(cells):
+            p = p.copy()
+            p[tuple(cells.T)] = scores[pos: pos + len(cells)]
+            pos += len(cells)
+        out.append(p)
+    return out
+
+
+def _single_rows(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray):
+    points = _representatives(upper, bool(axes.numeric[j]))
+
+    def rows_for(cells):
+        rows = np.repeat(f_row[None], len(cells), axis=0)
+        rows[:, j] = points[cells[:, 0]]
+        return rows
+
+    return rows_for
+
+
+def _pair_rows(axes: _Axes, a: int, b: int, f_row: np.ndarray, prof):
+    points_a = _representatives(prof.upper_a, bool(axes.numeric[a]))
+    points_b = _representatives(prof.upper_b, bool(axes.numeric[b]))
+
+    def rows_for(cells):
+        rows = np.repeat(f_row[None], len(cells), axis=0)
+        rows[:, a], rows[:, b] = points_a[cells[:, 0]], points_b[cells[:, 1]]
+        return rows
+
+    return rows_for
+
+
+def _singles(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray, p: np.ndarray, threshold: float):
+    """The minimal one-feature counterfactual values of feature j (see the module docstring; ``p`` settled)."""
+    f = f_row[j]
+    values, side = axes.candidates(j, f, upper)
+    if not len(values):
+        return values, side
+    numeric = bool(axes.numeric[j])
+    ok = (p[_lookup(upper, values, numeric)] < threshold) & (p[_lookup(upper, axes.corner(j, values, f), numeric)] < threshold)
+    values, side = values[ok], side[ok]
+    if not axes.ordered[j]:
+        return values, side
+    keep = []
+    for s in np.unique(side):
+        on = np.flatnonzero(side == s)
+        keep.append(on[np.argmin(np.abs(values[on] - f))])
+    return values[keep], side[keep]
+
+
+class TreeGenerator(GeneratorParams):
+    """Exact minimal counterfactuals of tree ensembles, read from their splits.
+
+    Parameters
+    ----------
+    margin, radius : float
+        The validity rule (:mod:`._validity`).
+    pairs : bool, default True
+        Read two-feature trade-offs for factuals with fewer than ``n_cf`` one-feature counterfactuals.
+    """
+
+    refines_in_search = True
+
+    def __init__(self, *, margin: float = DEFAULT_MARGIN, radius: float = DEFAULT_RADIUS, pairs: bool = True):
+        rule = Validity(margin, radius)
+        self.margin, self.radius = rule.margin, rule.radius
+        self.pairs = bool(pairs)
+        self.name = "tree"
+
+    def generate(self, model: FittedModel, task: TaskSpec, queries: pd.DataFrame, *, n_cf: int,
+                 features_to_vary: Sequence[str] | None = None, permitted_range: Mapping[str, Sequence] | None = None,
+                 seed: int = 0, progress: Progress | None = None, refine: str = "minimal") -> CounterfactualSet:
+        """Up to ``n_cf`` distinct minimal counterfactuals per query, exact for the model's trees.
+
+        A model the tree form does not read goes to the ``batch`` search (the set's ``config["tree"]``
+        says why); factuals with no one- or two-feature counterfactual too.
+        """
+        check_refine(refine)
+        vary, ranges = check_request(task, queries, n_cf=n_cf, features_to_vary=features_to_vary,
+                                     permitted_range=permitted_range)
+        start = time.perf_counter()
+        batch = BatchGenerator(margin=self.margin, radius=self.radius)
+        try:
+            form = cached_form(model, task)
+        except ConfigError as exc:
+            result = batch.generate(model, task, queries, n_cf=n_cf, features_to_vary=features_to_vary,
+                                    permitted_range=permitted_range, seed=seed, progress=progress, refine=refine)
+            config = {**result.config, "tree": {"ran": "batch", "why": str(exc)}}
+            return _with_config(result, config)
+        factuals = encode_rows(task, queries[task.feature_names])
+        if np.isnan(factuals[:, ~np.array([f.is_continuous for f in task.features])]).any():
+            bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
+            raise ConfigError(f"Query row(s) {bad} have levels the task does not know.")
+        axes = _Axes(task, model, vary, ranges, Validity(self.margin, self.radius))
+        axes.settle_with = scorer_for(model, task) if form.float32 else None
+        found, more, stats = _read_in_chunks(form, axes, factuals, int(n_cf), pairs=self.pairs, progress=progress)
+        dropped = stats.pop("dropped")
+        empty = [i for i, rows in enumerate(found) if not len(rows)]
+        fallback = 0
+        if empty:
+            sub = batch.generate(model, task, queries.iloc[empty], n_cf=n_cf, features_to_vary=features_to_vary,
+                                 permitted_range=permitted_range, seed=seed, refine=refine)
+            for k, i in enumerate(empty):
+                rows = sub.counterfactuals[k][sub.valid[k]]
+                found[i] = rows
+                fallback += int(len(rows) > 0)
+        notes = []
+        if more.any():
+            notes.append(f"{int(more.sum())} of {len(queries)} cases have more distinct minimal counterfactuals than "
+                         f"the {n_cf} returned (fewest changed features and smallest changes kept).")
+        return assemble_counterfactual_set(
+            task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
+            seconds=time.perf_counter() - start, model_rows=0, notes=notes,
+            config={
+                "features_to_vary": vary, "permitted_range": ranges or None, "seed": int(seed), "refine": refine,
+                "alternatives_tolerance": ALTERNATIVE_TOLERANCE,
+                "tree": {"ran": "tree", "why": f"{form.library} tree ensemble read exactly ({form.n_trees} trees)",
+                         "order": "fewest changed features, then smallest normalised change",
+                         "more_than_n_cf": [int(v) for v in np.flatnonzero(more)], "batch_fallback_queries": len(empty),
+                         "batch_fallback_found": fallback, **stats},
+            },
+            validity=axes.validity, dropped=dropped, p_undesirable=scorer_for(model, task),
+        )
+
+
+def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress):
+    """:func:`_read_counterfactuals` over chunks of :data:`CHUNK_QUERIES` factuals: memory stays flat however many come."""
+    found: list[np.ndarray] = []
+    more, dropped = [], []
+    stats: dict = {}
+    for start in range(0, len(factuals), CHUNK_QUERIES):
+        part_found, part_more, part = _read_counterfactuals(form, axes, factuals[start: start + CHUNK_QUERIES], n_cf, pairs=pairs)
+        found += part_found
+        more.append(part_more)
+        dropped.append(part.pop("dropped"))
+        for key, value in part.items():
+            stats[key] = stats.get(key, 0) + value
+        if progress is not None:
+            progress(len(found), len(factuals))
+    stats["dropped"] = np.concatenate(dropped)
+    return found, np.concatenate(more), stats
+
+
+def _with_config(result: CounterfactualSet, config: dict) -> CounterfactualSet:
+    from dataclasses import replace
+
+    return replace(result, config=config)
+
+
+def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_cf: int, *, pairs: bool):
+    """Per query its ordered distinct minimal counterfactuals (codes, at most n_cf), whether more exist, and counts."""
+    n_q = len(factuals)
+    threshold = axes.validity.threshold
+    features = np.flatnonzero(axes.vary)
+    query = np.repeat(np.arange(n_q), len(features))
+    feature = np.tile(features, n_q)
+    profile = single_profiles(form, factuals, query, feature, axes.numeric[feature], axes.n_levels[feature])
+    per_query: list[list[tuple]] = [[] for _ in range(n_q)]
+    single_best: dict[tuple[int, int, float], float] = {}
+    cells = [(int(profile.start[g]), int(profile.start[g + 1])) for g in range(len(query))]
+    settled = _settle_all(form, [(profile.p[c0:c1], _single_rows(axes, int(feature[g]), factuals[query[g]], profile.upper[c0:c1]),
+                                  profile.exact[c0:c1]) for g, (c0, c1) in enumerate(cells)], threshold, axes.settle_with)
+    for g, (c0, c1) in enumerate(cells):
+        q, j = int(query[g]), int(feature[g])
+        values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], settled[g], threshold)
+        for v, s in zip(values, side):
+            row = factuals[q].copy()
+            row[j] = v
+            per_query[q].append((1, float(axes.size(j, np.array([v]), factuals[q, j])[0]), (j,), row))
+            single_best[(q, j, float(s))] = abs(v - factuals[q, j])
+    stats: dict = {"pairs_read": 0, "pair_candidates_cut": 0}
+    if pairs:
+        short = [q for q in range(n_q) if len(per_query[q]) < n_cf]
+        _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats)
+    found, more = [], np.zeros(n_q, dtype=bool)
+    dropped = np.zeros(n_q, dtype=int)
+    for q in range(n_q):
+        items = sorted(per_query[q], key=lambda t: (t[0], t[1], t[2]))
+        rows = np.array([t[3] for t in items]).reshape(-1, factuals.shape[1])
+        if len(rows) > 1:  # two candidates less than a copy tolerance apart are one counterfactual: keep the first
+            keys = distinct_keys(rows, np.repeat(factuals[q][None], len(rows), axis=0), axes.copy_tolerance)
+            first = np.array([keys.index(k) == i for i, k in enumerate(keys)])
+            rows = rows[first]
+        if len(rows) > 1:
+            drop = not_alternatives(rows, factuals[q], axes.spans, axes.ordered)
+            dropped[q] = int(drop.sum())
+            rows = rows[~drop]
+        more[q] = len(rows) > n_cf
+        found.append(rows[:n_cf])
+    stats["dropped"] = dropped
+    return found, more, stats
+
+
+def _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats) -> None:
+    """Pareto-minimal two-feature counterfactuals for the queries in ``short`` (appended to ``per_query``)."""
+    if not short or len(features) < 2:
+        return
+    a_idx, b_idx = np.triu_indices(len(features), k=1)
+    pairs = np.column_stack([features[a_idx], features[b_idx]])
+    query = np.repeat(np.asarray(short), len(pairs))
+    axes_of = np.tile(pairs, (len(short), 1))
+    leaves = propagate(form, factuals, query, axes_of)
+    order = np.argsort(leaves.group, kind="stable")
+    bounds = np.searchsorted(leaves.group[order], np.arange(len(query) + 1))
+    threshold = axes.validity.threshold
+    hopeless = _lowest_p(form, leaves, len(query)) >= threshold - NEAR_THRESHOLD
+    stats["pairs_skipped"] = int(hopeless.sum())
+    todo = np.flatnonzero(~hopeless)
+    for chunk in np.array_split(todo, max(1, -(-len(todo) // PAIR_CHUNK))):
+        profiles = []
+        for g in chunk:
+            sel = order[bounds[g]: bounds[g + 1]]
+            a, b = int(axes_of[g, 0]), int(axes_of[g, 1])
+            sub = type(leaves)(leaves.group[sel], leaves.leaf[sel], leaves.lo[sel], leaves.hi[sel], leaves.mask[sel])
+            profiles.append(pair_profile(form, sub, (bool(axes.numeric[a]), bool(axes.numeric[b])),
+                                         (int(axes.n_levels[a]), int(axes.n_levels[b]))))
+        settled = _settle_all(form, [(prof.p, _pair_rows(axes, int(axes_of[g, 0]), int(axes_of[g, 1]), factuals[query[g]], prof),
+                                      prof.exact) for g, prof in zip(chunk, profiles)], threshold, axes.settle_with)
+        for g, prof, p in zip(chunk, profiles, settled):
+            prof.p = p
+            q, a, b = int(query[g]), int(axes_of[g, 0]), int(axes_of[g, 1])
+            stats["pairs_read"] += 1
+            _pareto(axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
+
+
+def _lowest_p(form: TreeForm, leaves, n_groups: int) -> np.ndarray:
+    """Per group, a lower bound on P(undesirable) anywhere on its two axes: each tree's most favourable reached leaf.
+
+    Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax.
+    """
+    if form.link == "softmax" or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
+        return np.full(n_groups, -np.inf)
+    tree = np.searchsorted(form.roots, leaves.leaf, side="right") - 1
+    if form.link == "mean":
+        score = form.value[leaves.leaf][:, list(form.undesired)].sum(axis=1)
+    else:  # P(class 1) grows with the raw score: the lowest raw for class 1, the highest for class 0
+        score = form.value[leaves.leaf][:, 0] * (1.0 if form.undesired == (1,) else -1.0)
+    best = np.full(n_groups * form.n_trees, np.inf)
+    np.minimum.at(best, leaves.group * form.n_trees + tree, score)
+    total = best.reshape(n_groups, form.n_trees).sum(axis=1)
+    if form.link == "mean":
+        return total / form.n_trees
+    raw = form.base[0] + (total if form.undesired == (1,) else -total)
+    p = 1.0 / (1.0 + np.exp(-raw))
+    return p if form.undesired == (1,) else 1.0 - p
+
+
+def _axis_candidates(axes, j, f, upper, q, single_best, stats):
+    values, side = axes.candidates(j, f, upper)
+    # a change at least as large as a valid one-feature change on the same side is that one plus a passenger
+    if axes.ordered[j]:
+        limit = np.where(side > 0, single_best.get((q, j, 1.0), np.inf), single_best.get((q, j, -1.0), np.inf))
+        keep = np.abs(values - f) < limit
+    else:
+        keep = ~np.isin(side, [s for (qq, jj, s) in single_best if qq == q and jj == j])
+    values, side = values[keep], side[keep]
+    if len(values) > 2 * MAX_PAIR_CANDIDATES:
+        near = np.argsort(np.abs(values - f), kind="stable")[: 2 * MAX_PAIR_CANDIDATES]
+        stats["pair_candidates_cut"] += len(values) - len(near)
+        values, side = values[near], side[near]
+    return values, side
+
+
+def _pareto(axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
+    fa, fb = f_row[a], f_row[b]
+    va, sa = _axis_candidates(axes, a, fa, prof.upper_a, q, single_best, stats)
+    vb, sb = _axis_candidates(axes, b, fb, prof.upper_b, q, single_best, stats)
+    if not len(va) or not len(vb):
+        return
+    na, nb = bool(axes.numeric[a]), bool(axes.numeric[b])
+    ia, ib = _lookup(prof.upper_a, va, na), _lookup(prof.upper_b, vb, nb)
+    ca, cb = _lookup(prof.upper_a, axes.corner(a, va, fa), na), _lookup(prof.upper_b, axes.corner(b, vb, fb), nb)
+    valid = (prof.p[ia[:, None], ib[None, :]] < threshold) & (prof.p[ca[:, None], cb[None, :]] < threshold)
+    if not valid.any():
+        return
+    # neither change valid alone (the factual's cell on the other axis)
+    fa_cell, fb_cell = _lookup(prof.upper_a, np.array([fa]), na)[0], _lookup(prof.upper_b, np.array([fb]), nb)[0]
+    alone_a = (prof.p[ia, fb_cell] < threshold) & (prof.p[ca, fb_cell] < threshold)
+    alone_b = (prof.p[fa_cell, ib] < threshold) & (prof.p[fa_cell, cb] < threshold)
+    valid &= ~alone_a[:, None] & ~alone_b[None, :]
+    size_a, size_b = np.abs(va - fa), np.abs(vb - fb)
+    for s_a in np.unique(sa):
+        rows = np.flatnonzero(sa == s_a)
+        rows = rows[np.argsort(size_a[rows], kind="stable")]
+        for s_b in np.unique(sb):
+            cols = np.flatnonzero(sb == s_b)
+            cols = cols[np.argsort(size_b[cols], kind="stable")]
+            grid = valid[np.ix_(rows, cols)]
+            has = grid.any(axis=1)
+            first = np.where(has, np.argmax(grid, axis=1), len(cols))
+            # the staircase: a row is Pareto-minimal when it needs less of b than every smaller change of a
+            keep = first < np.r_[len(cols), np.minimum.accumulate(first)[:-1]]
+            for r, k in zip(rows[keep], cols[first[keep]]):
+                row = f_row.copy()
+                row[a], row[b] = va[r], vb[k]
+                size = float(axes.size(a, va[[r]], fa)[0] + axes.size(b, vb[[k]], fb)[0])
+                out.append((2, size, (a, b), row))

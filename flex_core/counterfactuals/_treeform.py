@@ -1,0 +1,601 @@
+"""One exact form of a tree ensemble over the task's coded features (issue 33).
+
+A forest or a boosted ensemble is piecewise constant between its split thresholds, so its
+P(undesirable) can be read from its trees instead of searched for. :func:`tree_form` reads
+scikit-learn's RandomForest / ExtraTrees / GradientBoosting / HistGradientBoosting classifiers
+(bare, or at the end of a :func:`~flex_core.models.build_pipeline` pipeline), XGBoost
+(``save_raw("json")``) and LightGBM (``dump_model``) into :class:`TreeForm`: every split a test on
+one *task* feature's code (a number, or a level index):
+
+- a number: left iff ``x <= bound``, where ``bound`` is the largest float64 the library sends left
+  (scikit-learn compares ``float32(x) <= t``; XGBoost ``float32(x) < t``; LightGBM and
+  HistGradientBoosting ``x <= t`` in float64; an integer column FLEX hands over rounded is rounded first);
+- a level: left iff the level is in the node's set (a one-hot column, an ordinal code, a native
+  category index: each level's value tested with the library's own rule);
+- missing (NaN): the node's missing direction.
+
+Leaves hold per-class raw values; ``link`` turns their sum into probabilities: ``mean`` (a
+random forest: mean of per-tree class fractions), ``sigmoid`` (binary boosting: base + sum) or
+``softmax`` (multi-class boosting). Anything else, or any model whose form disagrees with its
+own ``predict_proba`` on the training rows checked when the form is built, is refused with one
+ConfigError (the caller falls back to the batch search).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigError
+from ..models._adapter import _category_key
+from ._scoring import scorer_for
+from ._set import decode_rows, encode_rows
+
+__all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
+
+#: Training rows the form is checked on against the model's own predict_proba when it is built.
+CHECK_ROWS = 256
+#: Level sets are bit masks: a categorical feature with more levels is not read (ConfigError).
+MAX_LEVELS = 63
+#: Largest difference from predict_proba tolerated by the build check.
+CHECK_TOLERANCE = 1e-9
+#: XGBoost's probabilities are float32: its margin is reproduced to the bit, but its expf is not always
+#: correctly rounded, so its sigmoid may differ by one float32 step (6e-8 at 0.5); tolerated up to two.
+FLOAT32_TOLERANCE = 2.5e-7
+
+
+@dataclass(frozen=True, eq=False)
+class TreeForm:
+    """A tree ensemble over coded task features. Node arrays are concatenated over trees.
+
+    Attributes
+    ----------
+    roots : ndarray of int, shape (T,)
+    feature : ndarray of int, shape (N,)
+        Task feature of each split node, -1 at leaves.
+    numeric : bool ndarray (N,)
+        Number split (``x <= bound``) or level split (``level in mask``).
+    bound : float ndarray (N,)
+    mask : int64 ndarray (N,)
+        Levels going left, as bits.
+    nan_left : bool ndarray (N,)
+    left, right : int ndarray (N,)
+    value : float ndarray (N, K)
+        Leaf raw values per output.
+    link : {"mean", "sigmoid", "softmax"}
+    base : float ndarray (K,)
+        Raw base added before the link (unused by ``mean``).
+    undesired : tuple of int
+        Probability columns (the model's classes order) summed into P(undesirable).
+    library : str
+    """
+
+    roots: np.ndarray
+    feature: np.ndarray
+    numeric: np.ndarray
+    bound: np.ndarray
+    mask: np.ndarray
+    nan_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    link: str
+    base: np.ndarray
+    undesired: tuple
+    library: str
+    depth: int = 0
+    #: XGBoost sums and links in float32, tree by tree from its base margin: done the same way here.
+    float32: bool = False
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.roots)
+
+    def leaves(self, codes: np.ndarray) -> np.ndarray:
+        """The leaf each coded row (n, F) reaches in each tree, shape (n, T)."""
+        codes = np.asarray(codes, dtype=float)
+        node = np.broadcast_to(self.roots, (len(codes), self.n_trees)).copy()
+        rows = np.arange(len(codes))[:, None]
+        for _ in range(self.depth + 1):
+            feature = self.feature[node]
+            split = feature >= 0
+            if not split.any():
+                break
+            x = codes[rows, np.maximum(feature, 0)]
+            go_left = self.go_left(node, x)
+            node = np.where(split, np.where(go_left, self.left[node], self.right[node]), node)
+        return node
+
+    def go_left(self, node: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Whether value(s) ``x`` of each node's feature go left at ``node`` (same shapes)."""
+        missing = np.isnan(x)
+        level = np.where(missing | (x < 0) | (x > MAX_LEVELS), 0, np.nan_to_num(x)).astype(np.int64)
+        in_mask = (self.mask[node] >> level) & 1 == 1
+        return np.where(missing, self.nan_left[node], np.where(self.numeric[node], x <= self.bound[node], in_mask))
+
+    def raw(self, codes: np.ndarray) -> np.ndarray:
+        """Summed leaf values, shape (n, K)."""
+        leaves = self.leaves(codes)
+        if not self.float32:
+            return self.value[leaves].sum(axis=1)
+        total = np.broadcast_to(self.base.astype(np.float32), (len(leaves), self.value.shape[1])).copy()
+        values = self.value.astype(np.float32)
+        for t in range(self.n_trees):
+            total += values[leaves[:, t]]
+        return total
+
+    def proba(self, raw: np.ndarray) -> np.ndarray:
+        """Class probabilities from summed leaf values (..., K) -> (..., C)."""
+        raw = np.asarray(raw, dtype=float)
+        if self.link == "mean":
+            return raw / self.n_trees
+        if self.float32:
+            return _float32_link(raw.astype(np.float32), self.link)
+        raw = raw + self.base
+        if self.link == "sigmoid":
+            p = 1.0 / (1.0 + np.exp(-raw[..., 0]))
+            return np.stack([1.0 - p, p], axis=-1)
+        shifted = np.exp(raw - raw.max(axis=-1, keepdims=True))
+        return shifted / shifted.sum(axis=-1, keepdims=True)
+
+    def p_undesirable_raw(self, raw: np.ndarray) -> np.ndarray:
+        return self.proba(raw)[..., list(self.undesired)].sum(axis=-1)
+
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
+        """P(undesirable) of coded rows (n, F), as the model's predict_proba gives it."""
+        return self.p_undesirable_raw(self.raw(codes))
+
+
+def _float32_link(raw: np.ndarray, link: str) -> np.ndarray:
+    """XGBoost's link in float32 (a margin already holding its base score)."""
+    one = np.float32(1.0)
+
+    def expf(x):  # C's expf is correctly rounded; numpy's float32 exp may be an ulp off
+        return np.exp(x.astype(np.float64)).astype(np.float32)
+
+    if link == "sigmoid":
+        p = one / (one + expf(-raw[..., 0]))
+        return np.stack([one - p, p], axis=-1).astype(float)
+    shifted = expf(raw - raw.max(axis=-1, keepdims=True))
+    total = np.zeros(shifted.shape[:-1] + (1,))
+    for k in range(shifted.shape[-1]):  # XGBoost sums in double, in class order, then divides in float32
+        total += shifted[..., k: k + 1]
+    return (shifted / total.astype(np.float32)).astype(float)
+
+
+# -- numeric split bounds ---------------------------------------------------------------------
+def _prev64(x):
+    return np.nextafter(np.float64(x), -np.inf)
+
+
+def _float32_le_bound(t32: np.float32) -> float:
+    """The largest float64 x with float32(x) <= t32 (numpy rounds to nearest, ties to even)."""
+    if np.isinf(t32):
+        return float(t32)
+    up = np.nextafter(t32, np.float32(np.inf))
+    if np.isinf(up):
+        return float(np.finfo(np.float64).max)
+    middle = (float(t32) + float(up)) / 2.0  # exact: both are float32 values
+    return middle if np.float32(middle) == t32 else float(_prev64(middle))
+
+
+def left_bound(threshold: float, *, strict: bool, float32: bool) -> float:
+    """The largest float64 code x sent left by ``x <= threshold`` (``x < threshold`` if ``strict``).
+
+    ``float32``: the library compares ``float32(x)`` (scikit-learn's trees against a float64
+    threshold, XGBoost against a float32 one).
+    """
+    if not float32:
+        return float(_prev64(threshold)) if strict else float(threshold)
+    t32 = np.float32(threshold)
+    if strict:  # float32(x) < t  <=>  float32(x) <= the float32 below t
+        if float(t32) >= threshold:
+            t32 = np.nextafter(t32, np.float32(-np.inf))
+    elif float(t32) > threshold:
+        t32 = np.nextafter(t32, np.float32(-np.inf))
+    return _float32_le_bound(t32)
+
+
+def rounded_bound(bound: float) -> float:
+    """For a column FLEX rounds (half to even) before the model sees it: the largest x with round(x) <= bound."""
+    if not np.isfinite(bound):
+        return bound
+    n = np.floor(bound)
+    half = n + 0.5
+    return float(half) if n % 2 == 0 else float(_prev64(half))
+
+
+# -- the model's input columns as task codes ---------------------------------------------------
+@dataclass(frozen=True)
+class _Column:
+    """One column the classifier takes: a task feature's number, or a value per level of it."""
+
+    feature: int
+    level_values: np.ndarray | None = None  # per level: the value the classifier sees (NaN: missing)
+    rounded: bool = False
+
+
+def _pipeline_columns(model, task) -> list[_Column]:
+    scorer = scorer_for(model, task)
+    if scorer.plan is None:
+        raise ConfigError("The tree generator reads only pipelines FLEX builds (one-hot or label encoding, numbers passed through).")
+    width, blocks = scorer.plan
+    columns: list[_Column | None] = [None] * width
+    for kind, j, offset, table in blocks:
+        if kind == "onehot":
+            for m in range(int(table.max()) + 1 if len(table) else 0):
+                columns[offset + m] = _Column(j, (table == m).astype(float))
+        elif kind == "ordinal":
+            columns[offset] = _Column(j, np.asarray(table, dtype=float))
+        else:
+            shift, scale = table
+            if shift != 0.0 or scale != 1.0:
+                raise ConfigError("The tree generator does not read scaled numbers (a scaler before the trees).")
+            columns[offset] = _Column(j)
+    if any(c is None for c in columns):
+        # a one-hot column for a level the task no longer has: it is always 0
+        columns = [c if c is not None else _Column(-1) for c in columns]
+    return columns  # type: ignore[return-value]
+
+
+def _frame_columns(model, task) -> list[_Column]:
+    """A classifier taking the task's frame itself (XGBoost, LightGBM, a bare scikit-learn ensemble)."""
+    position = {name: j for j, name in enumerate(task.feature_names)}
+    out = []
+    for name in model.input_columns or task.feature_names:
+        j = position[name]
+        feature = task.features[j]
+        categories = None if model.schema is None else model.schema.categories.get(name)
+        if feature.is_continuous:
+            dtype = model.input_dtypes.get(name, "")
+            out.append(_Column(j, rounded=dtype.startswith(("int", "uint", "Int", "UInt"))))
+        elif categories:
+            index = {_category_key(c): k for k, c in enumerate(categories)}
+            out.append(_Column(j, np.array([index.get(_category_key(level), np.nan) for level in feature.levels], float)))
+        elif name in model.input_dtypes:
+            out.append(_Column(j, pd.to_numeric(pd.Series(list(feature.levels)), errors="coerce").to_numpy(float)))
+        else:
+            raise ConfigError(f"The tree generator cannot tell which value the model sees for the levels of {name!r}.")
+    return out
+
+
+# -- building the node arrays ------------------------------------------------------------------
+class _Builder:
+    """Collects trees node by node in task codes."""
+
+    def __init__(self, columns: list[_Column], n_levels: list[int], n_outputs: int):
+        self.columns, self.n_levels, self.k = columns, n_levels, n_outputs
+        self.parts: list[dict] = []
+        self.offset = 0
+        self.depth = 0
+
+    def add(self, *, column, numeric_threshold, strict, float32, nan_left, left, right, leaf_value,
+            category_left=None, depth=0):
+        """One tree; arrays over its nodes (column -1 at leaves). ``category_left(node, values) -> bool``
+        decides a native categorical split for the level values (None: none in this tree)."""
+        n = len(column)
+        feature = np.full(n, -1, dtype=np.int64)
+        numeric = np.ones(n, dtype=bool)
+        bound = np.zeros(n)
+        mask = np.zeros(n, dtype=np.int64)
+        value = np.zeros((n, self.k))
+        value[:] = leaf_value
+        for node in np.flatnonzero(np.asarray(column) >= 0):
+            spec = self.columns[int(column[node])]
+            categorical = category_left is not None and category_left(node, None) is not None
+            if spec.feature < 0:  # a column that is always 0: decide once, as a level split over nothing
+                raise ConfigError("The model splits on a one-hot column for a level the task does not have.")
+            feature[node] = spec.feature
+            if spec.level_values is None:
+                if categorical:
+                    raise ConfigError("The model splits by category on a number column; the tree generator does not read it.")
+                b = left_bound(float(numeric_threshold[node]), strict=strict, float32=float32)
+                bound[node] = rounded_bound(b) if spec.rounded else b
+                continue
+            values = spec.level_values
+            if len(values) > MAX_LEVELS:
+                raise ConfigError(f"A categorical feature with more than {MAX_LEVELS} levels is not read by the tree generator.")
+            numeric[node] = False
+            if categorical:
+                goes = category_left(node, values)
+            else:
+                thr = float(numeric_threshold[node])
+                seen = values.astype(np.float32).astype(float) if float32 else values
+                goes = (seen < thr) if strict else (seen <= thr)
+            goes = np.where(np.isnan(values), bool(nan_left[node]), goes)
+            mask[node] = int(np.sum(np.left_shift(np.int64(1), np.flatnonzero(goes).astype(np.int64)))) if goes.any() else 0
+        left = np.where(np.asarray(left) >= 0, np.asarray(left) + self.offset, -1)
+        right = np.where(np.asarray(right) >= 0, np.asarray(right) + self.offset, -1)
+        self.parts.append(dict(feature=feature, numeric=numeric, bound=bound, mask=mask,
+                               nan_left=np.asarray(nan_left, dtype=bool), left=left, right=right, value=value,
+                               root=self.offset))
+        self.offset += n
+        self.depth = max(self.depth, int(depth))
+
+    def form(self, *, link, base, undesired, library, float32=False) -> TreeForm:
+        if not self.parts:
+            raise ConfigError("The model has no trees.")
+        cat = {k: np.concatenate([p[k] for p in self.parts]) for k in
+               ("feature", "numeric", "bound", "mask", "nan_left", "left", "right", "value")}
+        return TreeForm(roots=np.array([p["root"] for p in self.parts]), link=link,
+                        base=np.asarray(base, dtype=float).reshape(-1), undesired=tuple(undesired), library=library,
+                        depth=self.depth, float32=float32, **cat)
+
+
+def _depth(left, right) -> int:
+    depth = np.zeros(len(left), dtype=int)
+    for node in range(len(left)):  # children come after their parent (checked for loaded files)
+        for child in (left[node], right[node]):
+            if child >= 0:
+                depth[child] = depth[node] + 1
+    return int(depth.max()) if len(depth) else 0
+
+
+def _sklearn_tree(builder: _Builder, tree, *, values: np.ndarray) -> None:
+    t = tree.tree_
+    left, right = t.children_left, t.children_right
+    column = np.where(left >= 0, t.feature, -1)
+    nan_left = np.asarray(getattr(t, "missing_go_to_left", np.zeros(t.node_count)), dtype=bool)
+    builder.add(column=column, numeric_threshold=t.threshold, strict=False, float32=True, nan_left=nan_left,
+                left=left, right=right, leaf_value=values, depth=_depth(left, right))
+
+
+def _read_forest(builder, forest) -> dict:
+    if getattr(forest, "n_outputs_", 1) != 1:
+        raise ConfigError("The tree generator reads single-output forests only.")
+    n_classes = int(forest.n_classes_)
+    for tree in forest.estimators_:
+        fractions = tree.tree_.value[:, 0, :n_classes].astype(float)
+        total = fractions.sum(axis=1, keepdims=True)
+        _sklearn_tree(builder, tree, values=fractions / np.where(total == 0, 1.0, total))
+    return dict(link="mean", base=np.zeros(n_classes))
+
+
+def _read_gradient_boosting(builder, gb) -> dict:
+    from sklearn.dummy import DummyClassifier
+
+    if not (gb.init_ == "zero" or isinstance(gb.init_, DummyClassifier)):
+        raise ConfigError("The tree generator reads GradientBoosting with its default initial estimator only.")
+    base = np.asarray(gb._raw_predict_init(np.zeros((1, gb.n_features_in_), dtype=np.float32)), dtype=float)[0]
+    k = gb.estimators_.shape[1]
+    for stage in gb.estimators_:
+        for c, tree in enumerate(stage):
+            values = np.zeros((tree.tree_.node_count, k))
+            values[:, c] = gb.learning_rate * tree.tree_.value[:, 0, 0]
+            _sklearn_tree(builder, tree, values=values)
+    return dict(link="sigmoid" if k == 1 else "softmax", base=base)
+
+
+def _bitset_has(bitset: np.ndarray, values: np.ndarray) -> np.ndarray:
+    ok = ~np.isnan(values) & (values >= 0) & (values < 32 * len(bitset))
+    v = np.where(ok, values, 0).astype(np.int64)
+    return ok & (((bitset[v // 32].astype(np.int64) >> (v % 32)) & 1) == 1)
+
+
+def _read_histogram_boosting(builder, hgb) -> dict:
+    k = hgb.n_trees_per_iteration_
+    if getattr(hgb, "_preprocessor", None) is not None:  # its own encoder puts the categorical columns first
+        categorical = np.asarray(hgb.is_categorical_, dtype=bool)
+        order = np.r_[np.flatnonzero(categorical), np.flatnonzero(~categorical)]
+        builder.columns = [builder.columns[i] for i in order]
+    for stage in hgb._predictors:
+        for c, predictor in enumerate(stage):
+            nodes = predictor.nodes
+            split = ~nodes["is_leaf"].astype(bool)
+            left = np.where(split, nodes["left"].astype(np.int64), -1)
+            right = np.where(split, nodes["right"].astype(np.int64), -1)
+            values = np.zeros((len(nodes), k))
+            values[:, c] = nodes["value"]
+            categorical = nodes["is_categorical"].astype(bool)
+
+            def category_left(node, values, nodes=nodes, predictor=predictor, categorical=categorical):
+                if not categorical[node]:
+                    return None
+                if values is None:
+                    return True
+                return _bitset_has(predictor.raw_left_cat_bitsets[nodes["bitset_idx"][node]], values)
+
+            builder.add(column=np.where(split, nodes["feature_idx"].astype(np.int64), -1),
+                        numeric_threshold=nodes["num_threshold"], strict=False, float32=False,
+                        nan_left=nodes["missing_go_to_left"].astype(bool), left=left, right=right, leaf_value=values,
+                        category_left=category_left if categorical.any() else None, depth=_depth(left, right))
+    base = np.asarray(hgb._baseline_prediction, dtype=float).reshape(-1)
+    return dict(link="sigmoid" if k == 1 else "softmax", base=base)
+
+
+def _read_xgboost(builder, estimator) -> dict:
+    booster = estimator.get_booster()
+    model = json.loads(booster.save_raw("json"))
+    learner = model["learner"]
+    gbm = learner["gradient_booster"]
+    if gbm.get("name") != "gbtree":
+        raise ConfigError(f"The tree generator reads XGBoost's gbtree booster only (this one is {gbm.get('name')!r}).")
+    objective = learner["objective"]["name"]
+    if objective not in ("binary:logistic", "multi:softprob", "multi:softmax"):
+        raise ConfigError(f"The tree generator does not read the XGBoost objective {objective!r}.")
+    trees, info = gbm["model"]["trees"], gbm["model"]["tree_info"]
+    best = booster.attr("best_iteration")
+    if best is not None:
+        per_iteration = max(1, len(trees) // max(1, int(gbm["model"]["gbtree_model_param"]["num_trees"]) // max(1, booster.num_boosted_rounds())))
+        trees, info = trees[: (int(best) + 1) * per_iteration], info[: (int(best) + 1) * per_iteration]
+    k = 1 if objective == "binary:logistic" else int(learner["learner_model_param"]["num_class"])
+    for tree, group in zip(trees, info):
+        left, right = np.asarray(tree["left_children"]), np.asarray(tree["right_children"])
+        split = left >= 0
+        values = np.zeros((len(left), k))
+        values[:, int(group)] = np.asarray(tree["split_conditions"], dtype=float)
+        kinds = np.asarray(tree.get("split_type", [0] * len(left)))
+        sets = {}
+        for node, start, size in zip(tree.get("categories_nodes", []), tree.get("categories_segments", []),
+                                     tree.get("categories_sizes", [])):
+            sets[int(node)] = np.asarray(tree["categories"][start: start + size], dtype=float)
+
+        def category_left(node, values, kinds=kinds, sets=sets):
+            if kinds[node] != 1:
+                return None
+            if values is None:
+                return True
+            return ~np.isin(values, sets.get(int(node), np.empty(0)))  # the listed categories go right
+
+        builder.add(column=np.where(split, np.asarray(tree["split_indices"]), -1),
+                    numeric_threshold=np.asarray(tree["split_conditions"], dtype=np.float32).astype(float),
+                    strict=True, float32=True, nan_left=np.asarray(tree["default_left"], dtype=bool),
+                    left=left, right=right, leaf_value=np.where(split[:, None], 0.0, values),
+                    category_left=category_left if (kinds == 1).any() else None, depth=_depth(left, right))
+    base = _xgboost_margin(booster, learner, k, objective)
+    return dict(link="sigmoid" if k == 1 else "softmax", base=base, float32=True)
+
+
+def _xgboost_margin(booster, learner, k, objective) -> np.ndarray:
+    text = str(learner["learner_model_param"]["base_score"]).strip("[]")
+    scores = np.array([float(s) for s in text.split(",") if s.strip()], dtype=np.float32)
+    if objective == "binary:logistic":  # XGBoost's ProbToMargin, in float32: -logf(1/p - 1) (logf correctly rounded)
+        one = np.float32(1.0)
+        scores = -np.log((one / scores - one).astype(np.float64)).astype(np.float32)
+    return np.broadcast_to(scores, (k,)).astype(float)
+
+
+def _read_lightgbm(builder, estimator) -> dict:
+    dump = estimator.booster_.dump_model()
+    objective = str(dump.get("objective", ""))
+    name = objective.split(" ")[0]
+    if name not in ("binary", "multiclass"):
+        raise ConfigError(f"The tree generator does not read the LightGBM objective {objective!r}.")
+    sigmoid = 1.0
+    for part in objective.split(" ")[1:]:
+        if part.startswith("sigmoid:"):
+            sigmoid = float(part.split(":")[1])
+    k = 1 if name == "binary" else int(dump["num_class"])
+    per_iteration = int(dump.get("num_tree_per_iteration", k))
+    infos = dump["tree_info"]
+    scale = sigmoid
+    if dump.get("average_output"):
+        scale /= max(1, len(infos) // per_iteration)
+    for t, info in enumerate(infos):
+        _lightgbm_tree(builder, info["tree_structure"], k, t % per_iteration, scale)
+    return dict(link="sigmoid" if k == 1 else "softmax", base=np.zeros(k))
+
+
+def _lightgbm_tree(builder, root, k, group, scale) -> None:
+    nodes: list[dict] = []
+    order = []
+    stack = [(root, -1, False)]
+    parents: list[tuple[int, bool]] = []
+    while stack:  # pre-order: children come after their parent
+        node, parent, is_left = stack.pop()
+        index = len(nodes)
+        nodes.append(node)
+        parents.append((parent, is_left))
+        order.append(index)
+        if "split_index" in node:
+            stack.append((node["right_child"], index, False))
+            stack.append((node["left_child"], index, True))
+    n = len(nodes)
+    left, right = np.full(n, -1), np.full(n, -1)
+    for index, (parent, is_left) in enumerate(parents):
+        if parent >= 0:
+            (left if is_left else right)[parent] = index
+    column, thr, nan_left, values = np.full(n, -1), np.zeros(n), np.zeros(n, bool), np.zeros((n, k))
+    sets: dict[int, np.ndarray] = {}
+    for index, node in enumerate(nodes):
+        if "leaf_coeff" in node or node.get("is_linear"):
+            raise ConfigError("LightGBM linear trees are not piecewise constant; the tree generator does not read them.")
+        if "split_index" not in node:
+            values[index, group] = scale * float(node.get("leaf_value", 0.0))
+            continue
+        column[index] = int(node["split_feature"])
+        missing = node.get("missing_type", "None")
+        if missing == "Zero":
+            raise ConfigError("LightGBM's zero-as-missing splits are not read by the tree generator.")
+        if node["decision_type"] == "==":
+            sets[index] = np.array([float(v) for v in str(node["threshold"]).split("||")])
+            nan_left[index] = False  # a missing category goes right
+        elif node["decision_type"] == "<=":
+            thr[index] = float(node["threshold"])
+            # missing "None": NaN is taken as 0 and compared; "NaN": the default direction
+            nan_left[index] = bool(node["default_left"]) if missing == "NaN" else thr[index] >= 0.0
+        else:
+            raise ConfigError(f"The LightGBM split rule {node['decision_type']!r} is not read by the tree generator.")
+
+    def category_left(node, values):
+        if node not in sets:
+            return None
+        if values is None:
+            return True
+        return np.isin(values, sets[node]) & ~np.isnan(values)
+
+    builder.add(column=column, numeric_threshold=thr, strict=False, float32=False, nan_left=nan_left,
+                left=left, right=right, leaf_value=values, category_left=category_left if sets else None,
+                depth=_depth(left, right))
+
+
+def _classifier(model):
+    """(the classifier, True if it sits behind FLEX's own encoder)."""
+    steps = getattr(model.pipeline, "steps", None)
+    if steps:
+        if len(steps) != 2:
+            raise ConfigError("The tree generator reads a classifier alone or after one FLEX encoder step.")
+        return steps[-1][1], True
+    return model.pipeline, False
+
+
+def tree_form(model, task) -> TreeForm:
+    """The model's :class:`TreeForm` over ``task``'s coded features, checked against its predict_proba.
+
+    Raises
+    ------
+    ConfigError
+        Not a supported tree ensemble, or its form does not reproduce the model (say why).
+    """
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        GradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
+
+    classifier, encoded = _classifier(model)
+    n_levels = [0 if f.is_continuous else len(f.levels) for f in task.features]
+    module = type(classifier).__module__
+    classes = list(getattr(classifier, "classes_", model.classes))
+    k_classes = len(classes)
+    undesired = [classes.index(c) if c in classes else [str(x) for x in classes].index(str(c)) for c in model.undesired]
+    read: Callable[[_Builder, Any], dict]
+    if isinstance(classifier, (RandomForestClassifier, ExtraTreesClassifier)):
+        read, library = _read_forest, "sklearn"
+    elif isinstance(classifier, GradientBoostingClassifier):
+        read, library = _read_gradient_boosting, "sklearn"
+    elif isinstance(classifier, HistGradientBoostingClassifier):
+        read, library = _read_histogram_boosting, "sklearn"
+    elif module.startswith(("xgboost", "lightgbm")):
+        read, library = (_read_xgboost, "xgboost") if module.startswith("xgboost") else (_read_lightgbm, "lightgbm")
+    else:
+        raise ConfigError(f"The tree generator does not read {type(classifier).__name__} models (only scikit-learn, "
+                          "XGBoost and LightGBM tree ensembles).")
+    columns = _pipeline_columns(model, task) if encoded else _frame_columns(model, task)
+    # a forest averages class fractions; boosting has one raw output for two classes, one per class otherwise
+    builder = _Builder(columns, n_levels, k_classes if read is _read_forest or k_classes > 2 else 1)
+    form = builder.form(undesired=undesired, library=library, **read(builder, classifier))
+    _check(form, model, task)
+    return form
+
+
+def _check(form: TreeForm, model, task) -> None:
+    """Refuse a form that does not reproduce the model's predict_proba on a sample of its rows."""
+    rows = model.train_index if len(model.train_index) else task.frame.index.to_numpy()
+    rows = rows[:: max(1, len(rows) // CHECK_ROWS)]
+    codes = encode_rows(task, task.frame.loc[rows, task.feature_names])
+    codes = codes[~np.isnan(codes[:, [not f.is_continuous for f in task.features]]).any(axis=1)]
+    if not len(codes):
+        return
+    expected = model.predict_proba(decode_rows(task, codes))[:, 1]
+    got = form(codes)
+    worst = float(np.max(np.abs(got - expected)))
+    if not worst <= (FLOAT32_TOLERANCE if form.float32 else CHECK_TOLERANCE):
+        raise ConfigError(f"The tree generator's reading of this model differs from its predict_proba by {worst:.3g}; "
+                          "it is not used.")

@@ -1,0 +1,205 @@
+"""The tree form (issue 33): every supported library read exactly, checked against the model's own predict_proba.
+
+At random coded points (numbers anywhere in and beyond their range, with missing values where the
+model takes them; every level), the form's P(undesirable) equals FittedModel.predict_proba to 1e-9:
+FLEX's one-hot and label pipelines, scikit-learn forests and boosting, XGBoost and LightGBM with
+native categorical splits, binary and multi-class. Split rules are hand-checked at their float edges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import flex_core as fc
+from flex_core.counterfactuals import decode_rows
+from flex_core.counterfactuals._treeform import left_bound, rounded_bound, tree_form
+
+N = 500
+
+
+def _frame(seed=0, *, missing=False):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 100, N).round(2)
+    z = rng.integers(0, 21, N).astype(float)
+    colour = rng.choice(["red", "green", "blue", "white"], N)
+    size = rng.choice(["S", "M", "L"], N)
+    score = x / 25 + (colour == "red") * 2 - (size == "L") + z / 10 + rng.normal(0, 0.8, N)
+    label = np.where(score > 4, "high", np.where(score > 2.5, "mid", "low"))
+    frame = pd.DataFrame({"x": x, "z": z, "colour": colour, "size": size, "label": label})
+    if missing:
+        frame.loc[rng.random(N) < 0.1, "x"] = np.nan
+    return frame
+
+
+def _task(frame):
+    return fc.make_task(frame.dropna(), target="label", undesirable="low", kinds={"z": "continuous"},
+                        ordinal_orders={"size": ["S", "M", "L"]})
+
+
+def _points(task, n=400, seed=1, missing=True):
+    rng = np.random.default_rng(seed)
+    codes = np.zeros((n, len(task.features)))
+    for j, f in enumerate(task.features):
+        if f.is_continuous:
+            low, high = task.frame[f.name].min(), task.frame[f.name].max()
+            codes[:, j] = rng.uniform(low - 5, high + 5, n)
+            codes[: n // 4, j] = rng.choice(task.frame[f.name].to_numpy(), n // 4)  # on training values, next to thresholds
+            if missing:
+                codes[rng.random(n) < 0.1, j] = np.nan
+        else:
+            codes[:, j] = rng.integers(0, len(f.levels), n)
+    return codes
+
+
+def _agrees(model, task, *, missing=True):
+    form = tree_form(model, task)
+    codes = _points(task, missing=missing)
+    expected = model.predict_proba(decode_rows(task, codes))[:, 1]
+    np.testing.assert_allclose(form(codes), expected, rtol=0, atol=1e-9)
+    return form
+
+
+@pytest.mark.parametrize("model", ["rf", "gb"])
+@pytest.mark.parametrize("encoding", ["onehot", "label"])
+def test_flex_pipelines_read_exactly(model, encoding):
+    task = _task(_frame())
+    fitted = fc.fit_model(task, model=model, encoding=encoding, cv_folds=0)
+    _agrees(fitted, task)
+
+
+def _pipeline_with(task, classifier, encoding="onehot"):
+    pipeline = fc.models.build_pipeline(task, model="rf", encoding=encoding)
+    return pipeline.set_params(classify=classifier)
+
+
+@pytest.mark.parametrize("kind", ["extra", "gradient", "hist", "forest"])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_sklearn_ensembles_binary_and_multiclass(kind, classes):
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        GradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
+
+    frame = _frame(2)
+    task = _task(frame)
+    estimator = {"extra": ExtraTreesClassifier(20, random_state=0), "gradient": GradientBoostingClassifier(n_estimators=30, random_state=0),
+                 "hist": HistGradientBoostingClassifier(max_iter=30, random_state=0),
+                 "forest": RandomForestClassifier(20, random_state=0)}[kind]
+    pipeline = _pipeline_with(task, estimator, encoding="label" if classes == 3 else "onehot")
+    y = task.frame["label"] if classes == 3 else (task.frame["label"] == "low").astype(int)
+    pipeline.fit(task.X, y)
+    model = fc.FittedModel.from_estimator(pipeline, task, undesired="low" if classes == 3 else 1, fitted_on="task")
+    # GradientBoostingClassifier takes no missing values
+    _agrees(model, task, missing=kind != "gradient")
+
+
+def _native(frame):
+    X = frame.drop(columns=["label"]).copy()
+    for c in ("colour", "size"):
+        X[c] = X[c].astype("category")
+    return X
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_native_categorical_boosters_with_missing_values(library, classes):
+    frame = _frame(3, missing=True)
+    task = _task(frame)
+    X = _native(frame)
+    y = frame["label"] if classes == 3 else (frame["label"] == "low").astype(int)
+    if library == "xgboost":
+        from xgboost import XGBClassifier
+
+        codes = {c: i for i, c in enumerate(sorted(set(y)))} if classes == 3 else None
+        estimator = XGBClassifier(n_estimators=30, max_depth=4, enable_categorical=True, tree_method="hist", max_cat_to_onehot=1)
+        estimator.fit(X, y.map(codes) if codes else y)
+        undesired = codes["low"] if codes else 1
+    elif library == "lightgbm":
+        from lightgbm import LGBMClassifier
+
+        estimator = LGBMClassifier(n_estimators=30, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
+        undesired = "low" if classes == 3 else 1
+    else:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        estimator = HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)
+        undesired = "low" if classes == 3 else 1
+    model = fc.FittedModel.from_estimator(estimator, task, undesired=undesired)
+    form = _agrees(model, task)
+    assert (~form.numeric[form.feature >= 0]).any()  # it did read category splits
+    if library == "xgboost":  # XGBoost's float32 margin, to the bit (its sigmoid may be one float32 step off elsewhere)
+        codes = _points(task)
+        margin = estimator.get_booster().inplace_predict(model.estimator_input(decode_rows(task, codes)), predict_type="margin")
+        np.testing.assert_array_equal(form.raw(codes).reshape(margin.shape), margin)
+
+
+def test_lightgbm_linear_trees_are_refused():
+    from lightgbm import LGBMClassifier
+
+    frame = _frame(4)
+    task = _task(frame)
+    X = frame.drop(columns=["label"])[["x", "z"]]
+    estimator = LGBMClassifier(n_estimators=5, linear_tree=True, verbose=-1).fit(X, frame["label"] == "low")
+    small = fc.make_task(frame[["x", "z", "label"]], target="label", undesirable="low", kinds={"z": "continuous"})
+    model = fc.FittedModel.from_estimator(estimator, small, undesired=True)
+    del task
+    with pytest.raises(fc.ConfigError, match="linear trees"):
+        tree_form(model, small)
+
+
+def test_logistic_regression_is_refused():
+    task = _task(_frame())
+    with pytest.raises(fc.ConfigError, match="does not read LogisticRegression"):
+        tree_form(fc.fit_model(task, model="lr", cv_folds=0), task)
+
+
+def test_split_bounds_at_their_float_edges():
+    # scikit-learn: float32(x) <= 0.1 (a float64 threshold); the float32 nearest 0.1 is above it, so goes right
+    b = left_bound(0.1, strict=False, float32=True)
+    assert np.float32(b) <= 0.1 and not float(np.float32(np.nextafter(b, np.inf))) <= 0.1
+    # XGBoost: float32(x) < 2.5: 2.5 itself goes right, the largest float64 that rounds below it goes left
+    b = left_bound(2.5, strict=True, float32=True)
+    assert np.float32(b) < np.float32(2.5) and not np.float32(np.nextafter(b, np.inf)) < np.float32(2.5)
+    # float64 rules: <= keeps the threshold, < the float just below it
+    assert left_bound(3.0, strict=False, float32=False) == 3.0
+    assert left_bound(3.0, strict=True, float32=False) == np.nextafter(3.0, -np.inf)
+    # a column rounded half to even before the model: round(x) <= 2.7  <=>  x <= 2.5 (2.5 rounds to 2)
+    assert rounded_bound(2.7) == 2.5
+    assert rounded_bound(3.2) == np.nextafter(3.5, -np.inf)  # 3.5 rounds to 4
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
+def test_tree_generator_counterfactuals_are_valid_by_predict_proba(library):
+    """The generator on each library's native-categorical booster: it reads the trees, and predict_proba agrees."""
+    from flex_core.counterfactuals._validity import Validity
+
+    frame = _frame(5, missing=False)
+    task = _task(frame)
+    X, y = _native(frame), (frame["label"] == "low").astype(int)
+    if library == "xgboost":
+        from xgboost import XGBClassifier
+
+        estimator = XGBClassifier(n_estimators=30, max_depth=4, enable_categorical=True, tree_method="hist").fit(X, y)
+    elif library == "lightgbm":
+        from lightgbm import LGBMClassifier
+
+        estimator = LGBMClassifier(n_estimators=30, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
+    else:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        estimator = HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)
+    model = fc.FittedModel.from_estimator(estimator, task, undesired=1)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 15, seed=0)
+    result = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=6)
+    assert result.coverage()["tree"]["ran"] == "tree"
+    q, c = np.nonzero(result.found)
+    assert len(q) >= 15
+    codes = fc.counterfactuals.encode_rows(task, task.frame[task.feature_names])
+    spans = np.array([np.nanmax(codes[:, j]) - np.nanmin(codes[:, j]) if f.is_continuous else np.nan
+                      for j, f in enumerate(task.features)])
+    rule = Validity().on(task, spans)
+    assert rule.check(lambda rows: model.predict_proba(decode_rows(task, rows))[:, 1], result.counterfactuals[q, c], result.factuals[q]).all()
