@@ -207,6 +207,17 @@ class CounterfactualStore:
         """One sentence on the candidate cases left out as borderline or memorised (None when none were)."""
         return selection_note(self._factual_selection[1])
 
+    def pool_note(self, n_requested: int) -> str | None:
+        """One sentence when fewer cases are factuals than ``n_requested`` asked for (None otherwise)."""
+        pool = len(self.factual_rows)
+        if pool >= n_requested:
+            return None
+        selection = self.factual_selection
+        left = int(selection.get("borderline", 0)) + int(selection.get("memorised", 0))
+        why = (f" (the model rejects {int(selection['candidates']):,}; the {left:,} others are borderline or memorised)"
+               if left else " (every case the model rejects)")
+        return f"Only {pool:,} cases are factuals{why}; all of them were used instead of {int(n_requested):,}."
+
     @cached_property
     def ranges(self) -> np.ndarray:
         """range(X_j) over the training rows, shape (n_features,) (see :func:`training_ranges`)."""

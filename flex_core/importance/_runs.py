@@ -109,8 +109,9 @@ def run_global(
     rows = sample_factuals(pool, n_factuals, seed=seed)
     cfset = store.ensure(rows, progress=progress)
     notes = store_notes(store)
-    if len(rows) < n_factuals:
-        notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
+    short = store.pool_note(n_factuals)
+    if short is not None:
+        notes.append(short)
     result = importance_of(store, cfset, tau=tau, level="global", n_factuals=n_factuals, sample_seed=seed,
                            factual_pool=len(pool))
     result = with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)

@@ -60,8 +60,9 @@ def build_pool(
     result = importance_of(store, cfset, tau=tau, level="global", necessary=False, n_factuals=n_factuals,
                            sample_seed=store.seed, factual_pool=len(pool), **config)
     notes = store_notes(store)
-    if len(rows) < n_factuals:
-        notes.append(f"Only {len(pool)} rows are predicted undesirable; all of them were used instead of {n_factuals}.")
+    short = store.pool_note(n_factuals)
+    if short is not None:
+        notes.append(short)
     return Pool(result=result, cfset=cfset, notes=tuple(result.notes) + tuple(notes))
 
 

@@ -271,6 +271,28 @@ def test_factuals_are_rejected_with_the_margin_and_out_of_bag(learned):
         fc.importance.run_local(store, int(left_out[0]))
 
 
+def test_the_notes_and_the_reading_say_how_many_cases_were_left_out_and_never_call_them_unpredicted(learned):
+    """A global run asking for more factuals than there are: the note counts the model's rejections and the cases
+    left out (it used to say 'Only N rows are predicted undesirable', which is false once cases are left out), and
+    the page's reading says the cases are those rejected with the margin, of how many."""
+    from ui.reporting import describe_global
+
+    task, model, store, _, _ = learned
+    selection = store.factual_selection
+    pool, left = len(store.factual_rows), selection["borderline"] + selection["memorised"]
+    assert left > 0
+    result = fc.importance.run_global(store, n_factuals=pool + 50, tau=0.1)
+    expected = (f"Only {pool:,} cases are factuals (the model rejects {selection['candidates']:,}; the {left:,} others "
+                f"are borderline or memorised); all of them were used instead of {pool + 50:,}.")
+    assert expected in result.notes and not [n for n in result.notes if "rows are predicted undesirable" in n]
+    reading = describe_global(result, undesirable=["bad"])
+    assert reading.startswith(f"Across {pool:,} cases predicted bad with the margin (of {selection['candidates']:,} "
+                              f"predicted so; the {left:,} others are borderline or memorised")
+    paper = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", margin=0.0, radius=0.0),
+                                   n_cf=2, seed=0)
+    assert paper.pool_note(10**6).endswith("(every case the model rejects); all of them were used instead of 1,000,000.")
+
+
 def test_out_of_bag_by_hand():
     """A forest of two constant trees on eight training rows with hand-set bootstraps: a row's out-of-bag P is the
     vote of the trees that did not draw it; a row both trees drew keeps the forest's own P (0.5 here)."""

@@ -335,6 +335,18 @@ def _tau_sentence(result: FlexResult) -> str:
     return f" A change to a number counts only when it exceeds τ = {span} of the number's range."
 
 
+def _left_out(result: FlexResult) -> str:
+    """", with the margin (of 1,032 predicted so; the 958 others are borderline or memorised)" when cases were left out."""
+    selection = result.config.get("factuals") if result.level == "global" else None
+    if not isinstance(selection, Mapping):
+        return ""
+    left = int(selection.get("borderline", 0)) + int(selection.get("memorised", 0))
+    if not left:
+        return ""
+    return (f" with the margin (of {int(selection['candidates']):,} predicted so; the {left:,} others are borderline "
+            "or memorised, so their way out would be the model's noise)")
+
+
 def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) -> str:
     """A short reading of a global (or regional) result for people who have never seen FLEX."""
     lists = feature_lists(result)
@@ -343,7 +355,7 @@ def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) 
         return "No counterfactual was found, so there is nothing to read yet."
     cases = plural(result.n_factuals_used, "case")
     scope = {"global": f"Across {cases}", "regional": f"In this group of {cases}", "local": f"For {cases}"}[result.level]
-    lead = f"{scope} predicted {_outcome(undesirable)}, "
+    lead = f"{scope} predicted {_outcome(undesirable)}{_left_out(result)}, "
     if lists.often:
         named = [f"{result.display_names[j]} ({_pct(freq[j])} of alternatives)" for j in lists.often]
         body = f"the smallest changes that flip the prediction most often involve {_join(named)}."
