@@ -157,8 +157,8 @@ else:
             typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
                                     on_change=S.set_query_from, args=("w_query_row", candidates))
             if typed is not None and int(typed) != query:
-                st.error(plain(f"Row {int(typed)} is not among the cases to choose from (a case predicted "
-                               f"{' / '.join(map(str, task.undesirable))}" + (f" that meets {where}" if where else "")
+                st.error(plain(f"Row {int(typed)} is not among the cases to choose from (a factual: a case "
+                               f"predicted {' / '.join(map(str, task.undesirable))} with the margin" + (f" that meets {where}" if where else "")
                                + f"); type one of those. The query stays row {query}."))
         if st.button("Random query", key="random_query"):
             st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)

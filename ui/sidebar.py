@@ -183,6 +183,13 @@ VALIDITY_NOTE = ("A counterfactual counts when P(undesirable) < 0.5 − margin, 
                  "(P < 0.5); a tie at 0.5 never counts.")
 
 
+def _predicted(analysis) -> str:
+    """"1,612 predicted" or, when cases are left out as borderline or memorised, "1,505 factuals of 1,612 predicted"."""
+    pool = len(analysis.pool)
+    candidates = int(analysis.store.factual_selection.get("candidates", pool))
+    return f"{candidates:,} predicted" if candidates == pool else f"{pool:,} factuals of {candidates:,} predicted"
+
+
 def _range(setting: str) -> dict:
     """min_value and max_value of a number box: the setting's limit (flex_core.limits), when it has one."""
     if setting not in LIMITS:
@@ -309,7 +316,7 @@ def render_sidebar() -> Analysis | None:
             dataset_slot.caption(
                 f"Active: **{plain(task.name)}** — "
                 + plain(f"{reporting.plural(len(task.frame), 'row')}, {reporting.plural(len(task.features), 'feature')}, "
-                        f"{len(analysis.pool):,} predicted {' / '.join(map(str, task.undesirable))}."
+                        f"{_predicted(analysis)} {' / '.join(map(str, task.undesirable))}."
                         + multiclass_note(analysis.model))
             )
             left, right = metrics_slot.columns(2)

@@ -57,3 +57,15 @@ def test_a_changed_setting_is_kept_on_every_page_and_in_the_link():
         assert at.session_state[S.N_FACTUALS] == 7
         assert at.sidebar.number_input(key=S.widget_key(S.N_FACTUALS)).value == 7
     assert at.query_params["n_factuals"] == "7"
+
+
+def test_the_active_dataset_line_counts_factuals_apart_from_the_model_s_rejections():
+    """The learned forest on the built-in data rejects some cases only narrowly or by memory: the sidebar says how
+    many cases are factuals of how many the model predicts undesirable (it called the factuals 'predicted')."""
+    from tests.pages.conftest import shown, start
+
+    at = start("synthetic-regional")
+    (line,) = [shown(c.value) for c in at.sidebar.caption if "Active" in c.value]
+    assert " factuals of " in line and line.endswith(" predicted Severe.")
+    factuals, predicted = (int(x.replace(",", "")) for x in line.split(", ")[-1].split(" predicted")[0].split(" factuals of "))
+    assert 0 < factuals < predicted
