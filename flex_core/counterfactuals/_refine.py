@@ -28,8 +28,9 @@ minimal, in this order (every step is one batched model call over all rows at on
 2b. **Revert what the others make up for** (:func:`revert_stretched`): a change that cannot be reverted
    alone, but can with every other number's change stretched by the alternatives tolerance (2% of its
    range), is no other way out (:mod:`._alternatives`): the sparser row is kept.
-3. If step 2 or 2b changed anything, that row is shrunk and cleared of passengers once more (a revert
-   can leave room to shrink another change).
+3. If a change went (shrunk to the factual's value or reverted) or step 2b changed the row, it is shrunk and
+   cleared of passengers once more (that can leave room to shrink another change); where the cycles run out
+   right after such a step, one more shrink and revert of step 2 end it, so the last step always shrinks.
 
 Every returned counterfactual is a row the model scored as desirable in these calls, so validity
 stays 100% by construction, and the last step is always step 2, so no returned counterfactual
@@ -175,12 +176,19 @@ def minimal_rows(
     for _ in range(_CYCLES):
         if len(todo) == 0:
             break
+        before = (out[todo] != factuals[todo]).sum(axis=1)
         shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan, validity, skip=done[todo])
         cleared = revert_passengers(p_undesirable, shrunk, factuals[todo], validity=validity)
-        cleared = revert_stretched(p_undesirable, cleared, factuals[todo], plan, validity)
-        out[todo] = cleared
-        todo = todo[(cleared != shrunk).any(axis=1)]  # a revert may leave room to shrink again
+        stretched = revert_stretched(p_undesirable, cleared, factuals[todo], plan, validity)
+        out[todo] = stretched
+        # A change gone (shrunk to the factual's value or reverted) or a stretched revert leaves room to shrink again.
+        todo = todo[((stretched != factuals[todo]).sum(axis=1) < before) | (stretched != cleared).any(axis=1)]
         done = np.full(len(out), -1)  # after a revert every change may shrink further
+    if len(todo):
+        # The cycles ran out right after a revert ({term 19, cibil 566} -> {cibil 566}, which 556 would do): shrink
+        # those rows once more and clear their passengers, without another stretched revert, so the last step shrinks.
+        shrunk = _shrink_rows(p_undesirable, out[todo], factuals[todo], plan, validity)
+        out[todo] = revert_passengers(p_undesirable, shrunk, factuals[todo], validity=validity)
     return out
 
 
