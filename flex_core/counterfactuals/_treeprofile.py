@@ -344,3 +344,34 @@ def _join(rec_a: np.ndarray, rec_b: np.ndarray):
     offset = np.arange(len(ia)) - np.repeat(np.cumsum(reps) - reps, reps)
     ib = start_b[rec_a[ia]] + offset
     return ia, ib
+
+
+def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Per factual and pair of features (a, b), the sum over trees of the lowest ``score`` (per node) of a leaf
+    reachable by changing a and b only, shape (Q, F, F): a bound read before any pair profile is built.
+
+    Leaves whose box is empty on a or b are counted too (the bound only gets looser).
+    """
+    n_q, n_features = factuals.shape
+    boxes = leaf_boxes(form, n_features)
+    tree_of = np.searchsorted(form.roots, boxes.leaf, side="right") - 1
+    leaf_score = score[boxes.leaf]
+    totals = np.empty((n_q, n_features, n_features))
+    n_t = form.n_trees
+    step = max(1, VIOLATION_BLOCK // max(1, n_t * n_features * n_features))
+    for s in range(0, n_q, step):
+        rq, rl, first, second = _near_leaves(boxes, factuals[s: s + step])
+        n = int(min(step, n_q - s))
+        t, v = tree_of[rl], leaf_score[rl]
+        best0 = np.full((n, n_t), np.inf)
+        best1 = np.full((n, n_t, n_features), np.inf)
+        best2 = np.full((n, n_t, n_features, n_features), np.inf)
+        zero, one = first < 0, (first >= 0) & (second < 0)
+        two = second >= 0
+        np.minimum.at(best0, (rq[zero], t[zero]), v[zero])
+        np.minimum.at(best1, (rq[one], t[one], first[one]), v[one])
+        np.minimum.at(best2, (rq[two], t[two], first[two], second[two]), v[two])
+        best2 = np.minimum(best2, best2.transpose(0, 1, 3, 2))
+        best = np.minimum(np.minimum(best2, best1[:, :, :, None]), best1[:, :, None, :])
+        totals[s: s + n] = np.minimum(best, best0[:, :, None, None]).sum(axis=1)
+    return totals
