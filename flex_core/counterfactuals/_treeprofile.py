@@ -17,7 +17,7 @@ import numpy as np
 
 from ._treeform import MAX_LEVELS, TreeForm
 
-__all__ = ["propagate", "leaf_boxes", "LeafBoxes", "Profile1", "single_profiles", "pair_profile", "Leaves"]
+__all__ = ["propagate", "near_leaves", "near_rows", "leaf_boxes", "LeafBoxes", "Profile1", "single_profiles", "pair_profile", "Leaves"]
 
 
 @dataclass
@@ -116,6 +116,20 @@ def _near_leaves(boxes: LeafBoxes, x: np.ndarray):
     return tuple(np.concatenate([o[k] for o in out]) for k in range(4))
 
 
+def near_leaves(form: TreeForm, factuals: np.ndarray):
+    """:func:`_near_leaves` of every factual row (read once, handed to :func:`propagate` and :func:`lowest_pair_totals`)."""
+    return _near_leaves(leaf_boxes(form, factuals.shape[1]), factuals)
+
+
+def near_rows(near, rows: np.ndarray):
+    """The records of ``near`` (:func:`near_leaves`) for factual ``rows``, renumbered 0..len(rows)-1."""
+    position = np.full(int(max(near[0].max(initial=-1), rows.max(initial=-1))) + 1, -1)
+    position[rows] = np.arange(len(rows))
+    q = position[near[0]]
+    keep = q >= 0
+    return q[keep], near[1][keep], near[2][keep], near[3][keep]
+
+
 def _match(rec_key: np.ndarray, grp_key: np.ndarray):
     """Every (record, group) with equal keys."""
     order = np.argsort(grp_key, kind="stable")
@@ -127,7 +141,7 @@ def _match(rec_key: np.ndarray, grp_key: np.ndarray):
     return rec, order[left[rec] + offset]
 
 
-def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.ndarray) -> Leaves:
+def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.ndarray, near=None) -> Leaves:
     """The leaves reachable in every tree when only ``axes`` vary.
 
     Read from the leaf boxes (:func:`leaf_boxes`): a group's leaves are those whose box the factual
@@ -140,11 +154,13 @@ def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.
         Factual of each group.
     axes : int ndarray (G, 2)
         The one or two features a group varies (-1: none).
+    near : tuple, optional
+        :func:`near_leaves` of ``factuals``, if already read.
     """
     n_features = factuals.shape[1]
     boxes = leaf_boxes(form, n_features)
     used, q_of = np.unique(query, return_inverse=True)
-    rq, rl, first, second = _near_leaves(boxes, factuals[used])
+    rq, rl, first, second = _near_leaves(boxes, factuals[used]) if near is None else near_rows(near, used)
     width = n_features + 1
     a, b = axes[:, 0], axes[:, 1]
     lo_ax, hi_ax = np.minimum(a, b), np.maximum(a, b)
@@ -187,10 +203,10 @@ class Profile1:
 
 
 def single_profiles(form: TreeForm, factuals: np.ndarray, query: np.ndarray, feature: np.ndarray,
-                    numeric: np.ndarray, n_levels: np.ndarray) -> Profile1:
+                    numeric: np.ndarray, n_levels: np.ndarray, near=None) -> Profile1:
     """The exact P(undesirable) of each factual ``query[g]`` as a function of ``feature[g]`` alone."""
     axes = np.column_stack([feature, np.full(len(feature), -1)])
-    leaves = propagate(form, factuals, query, axes)
+    leaves = propagate(form, factuals, query, axes, near)
     value = _with_inexact(form, form.value[leaves.leaf])
     g, lo, hi, mask = leaves.group, leaves.lo[:, 0], leaves.hi[:, 0], leaves.mask[:, 0]
     n_groups = len(query)
@@ -346,11 +362,12 @@ def _join(rec_a: np.ndarray, rec_b: np.ndarray):
     return ia, ib
 
 
-def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray) -> np.ndarray:
+def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray, near=None) -> np.ndarray:
     """Per factual and pair of features (a, b), the sum over trees of the lowest ``score`` (per node) of a leaf
     reachable by changing a and b only, shape (Q, F, F): a bound read before any pair profile is built.
 
-    Leaves whose box is empty on a or b are counted too (the bound only gets looser).
+    Leaves whose box is empty on a or b are counted too (the bound only gets looser). ``near``: :func:`near_leaves`
+    of ``factuals``, if already read.
     """
     n_q, n_features = factuals.shape
     boxes = leaf_boxes(form, n_features)
@@ -360,7 +377,8 @@ def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray) 
     n_t = form.n_trees
     step = max(1, VIOLATION_BLOCK // max(1, n_t * n_features * n_features))
     for s in range(0, n_q, step):
-        rq, rl, first, second = _near_leaves(boxes, factuals[s: s + step])
+        block = np.arange(s, min(s + step, n_q))
+        rq, rl, first, second = _near_leaves(boxes, factuals[block]) if near is None else near_rows(near, block)
         n = int(min(step, n_q - s))
         t, v = tree_of[rl], leaf_score[rl]
         best0 = np.full((n, n_t), np.inf)
