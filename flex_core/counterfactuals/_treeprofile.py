@@ -96,19 +96,34 @@ def _near_leaves(boxes: LeafBoxes, x: np.ndarray):
     """
     n_leaves, n_features = boxes.lo.shape
     step = max(1, VIOLATION_BLOCK // max(1, n_leaves * n_features))
-    levels = np.flatnonzero((boxes.mask != (1 << MAX_LEVELS) - 1).any(axis=0))
+    full = (1 << MAX_LEVELS) - 1
+    numbers = ((boxes.lo > -np.inf) | (boxes.hi < np.inf)).any(axis=0)
+    levels = (boxes.mask != full).any(axis=0)
+    tested = np.flatnonzero(numbers | levels | (~boxes.nan_ok).any(axis=0))  # features no leaf constrains are skipped
+    # per level feature and leaf, the levels inside as booleans (L, 64)
+    bits: dict[int, np.ndarray] = {
+        int(j): np.unpackbits(np.ascontiguousarray(boxes.mask[:, j]).astype("<i8").view(np.uint8).reshape(n_leaves, 8),
+                              axis=1, bitorder="little").astype(bool)
+        for j in np.flatnonzero(levels)}
     out: list[tuple] = []
     for s in range(0, len(x), step):
-        xs = x[s: s + step, None, :]
-        inside = (xs > boxes.lo) & (xs <= boxes.hi)
-        xl = xs[:, :, levels]
-        level = np.where(np.isnan(xl) | (xl < 0) | (xl > MAX_LEVELS), 0, np.nan_to_num(xl)).astype(np.int64)
-        inside[:, :, levels] &= (boxes.mask[:, levels] >> level) & 1 == 1
-        inside = np.where(np.isnan(xs), boxes.nan_ok, inside)
-        outside = ~inside
-        count = outside.sum(axis=2)
+        xs = x[s: s + step]
+        outside = np.zeros((n_features, len(xs), n_leaves), dtype=bool)
+        for j in tested:
+            col = np.asarray(xs[:, j], dtype=float)
+            missing = np.isnan(col)
+            inside = np.ones((len(xs), n_leaves), dtype=bool)
+            if numbers[j]:
+                inside &= (col[:, None] > boxes.lo[:, j]) & (col[:, None] <= boxes.hi[:, j])
+            if levels[j]:
+                level = np.where(missing | (col < 0) | (col > MAX_LEVELS), 0, np.nan_to_num(col)).astype(np.int64)
+                inside &= bits[int(j)][:, level].T
+            if missing.any():
+                inside[missing] = boxes.nan_ok[:, j]
+            outside[j] = ~inside
+        count = outside.sum(axis=0)
         q, leaf = np.nonzero(count <= 2)
-        v = outside[q, leaf]
+        v = outside[:, q, leaf].T
         c = count[q, leaf]
         first = np.where(c >= 1, np.argmax(v, axis=1), -1)
         second = np.where(c == 2, n_features - 1 - np.argmax(v[:, ::-1], axis=1), -1)
