@@ -97,8 +97,8 @@ def _near_leaves(boxes: LeafBoxes, x: np.ndarray):
     n_leaves, n_features = boxes.lo.shape
     step = max(1, VIOLATION_BLOCK // max(1, n_leaves * n_features))
     full = (1 << MAX_LEVELS) - 1
-    numbers = ((boxes.lo > -np.inf) | (boxes.hi < np.inf)).any(axis=0)
-    levels = (boxes.mask != full).any(axis=0)
+    numbers = np.asarray(((boxes.lo > -np.inf) | (boxes.hi < np.inf)).any(axis=0), dtype=bool)
+    levels = np.asarray((boxes.mask != full).any(axis=0), dtype=bool)
     tested = np.flatnonzero(numbers | levels | (~boxes.nan_ok).any(axis=0))  # features no leaf constrains are skipped
     # per level feature and leaf, the levels inside as booleans (L, 64)
     bits: dict[int, np.ndarray] = {
