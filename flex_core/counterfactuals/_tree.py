@@ -478,6 +478,8 @@ def _axis_candidates(axes, j, f, upper, q, single_best, stats):
 
 
 def _pareto(axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
+    if not (prof.p < threshold).any():  # no cell is valid: no candidate can be
+        return
     fa, fb = f_row[a], f_row[b]
     va, sa = _axis_candidates(axes, a, fa, prof.upper_a, q, single_best, stats)
     vb, sb = _axis_candidates(axes, b, fb, prof.upper_b, q, single_best, stats)
