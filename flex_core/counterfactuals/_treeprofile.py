@@ -1,8 +1,9 @@
 """Exact profiles of a tree ensemble: P(undesirable) as a function of one or two features of a factual.
 
 Everything else held at the factual's values, each tree's leaves reachable when only the chosen
-features vary are found by propagating intervals (numbers) and level sets (levels) down the
-tree (:func:`propagate`: vectorised over factuals, feature groups and trees, never row by row).
+features vary are read from the leaves' boxes (:func:`leaf_boxes`: per leaf and feature an interval
+or a level set): a factual reaches a leaf by changing exactly the features on which it is outside
+the box (:func:`near_leaves`, all factuals against all leaves at once, never row by row).
 The leaves' intervals, merged over every tree, cut each axis into cells on which the model's
 score is constant: a profile is the cells' bounds and one P(undesirable) per cell, the exact
 score (no grid of scored rows). Cells are left-open: a number cell is (lower, upper].
