@@ -47,7 +47,7 @@ from ._set import (
     encode_rows,
 )
 from ._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
-from ._treeprofile import pair_profile, propagate, single_profiles
+from ._treeprofile import lowest_pair_totals, near_leaves, near_rows, pair_profile, propagate, single_profiles
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
@@ -365,7 +365,8 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     features = np.flatnonzero(axes.vary)
     query = np.repeat(np.arange(n_q), len(features))
     feature = np.tile(features, n_q)
-    profile = single_profiles(form, factuals, query, feature, axes.numeric[feature], axes.n_levels[feature])
+    near = near_leaves(form, factuals)  # the leaves each factual reaches changing at most two features, read once
+    profile = single_profiles(form, factuals, query, feature, axes.numeric[feature], axes.n_levels[feature], near)
     per_query: list[list[tuple]] = [[] for _ in range(n_q)]
     single_best: dict[tuple[int, int, float], float] = {}
     cells = [(int(profile.start[g]), int(profile.start[g + 1])) for g in range(len(query))]
@@ -382,7 +383,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     stats: dict = {"pairs_read": 0, "pair_candidates_cut": 0}
     if pairs:
         short = [q for q in range(n_q) if len(per_query[q]) < n_cf]
-        _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats)
+        _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats, near)
     found, more = [], np.zeros(n_q, dtype=bool)
     dropped = np.zeros(n_q, dtype=int)
     for q in range(n_q):
@@ -402,7 +403,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     return found, more, stats
 
 
-def _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats) -> None:
+def _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats, near) -> None:
     """Pareto-minimal two-feature counterfactuals for the queries in ``short`` (appended to ``per_query``)."""
     if not short or len(features) < 2:
         return
@@ -410,13 +411,17 @@ def _add_pairs(form, axes, factuals, short, features, per_query, single_best, st
     pairs = np.column_stack([features[a_idx], features[b_idx]])
     query = np.repeat(np.asarray(short), len(pairs))
     axes_of = np.tile(pairs, (len(short), 1))
-    leaves = propagate(form, factuals, query, axes_of)
-    order = np.argsort(leaves.group, kind="stable")
-    bounds = np.searchsorted(leaves.group[order], np.arange(len(query) + 1))
     threshold = axes.validity.threshold
-    hopeless = _lowest_p(form, leaves, len(query)) >= threshold - NEAR_THRESHOLD
+    hopeless = _lowest_p(form, factuals, np.asarray(short), pairs, near) >= threshold - NEAR_THRESHOLD
     stats["pairs_skipped"] = int(hopeless.sum())
     todo = np.flatnonzero(~hopeless)
+    query, axes_of = query[todo], axes_of[todo]
+    if not len(query):
+        return
+    leaves = propagate(form, factuals, query, axes_of, near)
+    order = np.argsort(leaves.group, kind="stable")
+    bounds = np.searchsorted(leaves.group[order], np.arange(len(query) + 1))
+    todo = np.arange(len(query))
     for chunk in np.array_split(todo, max(1, -(-len(todo) // PAIR_CHUNK))):
         profiles = []
         for g in chunk:
@@ -434,21 +439,21 @@ def _add_pairs(form, axes, factuals, short, features, per_query, single_best, st
             _pareto(axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
 
 
-def _lowest_p(form: TreeForm, leaves, n_groups: int) -> np.ndarray:
-    """Per group, a lower bound on P(undesirable) anywhere on its two axes: each tree's most favourable reached leaf.
+def _lowest_p(form: TreeForm, factuals: np.ndarray, short: np.ndarray, pairs: np.ndarray, near) -> np.ndarray:
+    """Per (short factual, pair), a lower bound on P(undesirable) anywhere on the pair's two axes: the sum of each
+    tree's most favourable leaf reachable by changing the pair only (:func:`lowest_pair_totals`), linked.
 
     Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax.
     """
+    n_groups = len(short) * len(pairs)
     if form.link == "softmax" or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
         return np.full(n_groups, -np.inf)
-    tree = np.searchsorted(form.roots, leaves.leaf, side="right") - 1
     if form.link == "mean":
-        score = form.value[leaves.leaf][:, list(form.undesired)].sum(axis=1)
+        score = form.value[:, list(form.undesired)].sum(axis=1)
     else:  # P(class 1) grows with the raw score: the lowest raw for class 1, the highest for class 0
-        score = form.value[leaves.leaf][:, 0] * (1.0 if form.undesired == (1,) else -1.0)
-    best = np.full(n_groups * form.n_trees, np.inf)
-    np.minimum.at(best, leaves.group * form.n_trees + tree, score)
-    total = best.reshape(n_groups, form.n_trees).sum(axis=1)
+        score = form.value[:, 0] * (1.0 if form.undesired == (1,) else -1.0)
+    totals = lowest_pair_totals(form, factuals[short], score, near_rows(near, short))
+    total = totals[:, pairs[:, 0], pairs[:, 1]].reshape(-1)
     if form.link == "mean":
         return total / form.n_trees
     raw = form.base[0] + (total if form.undesired == (1,) else -total)
@@ -473,6 +478,8 @@ def _axis_candidates(axes, j, f, upper, q, single_best, stats):
 
 
 def _pareto(axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
+    if not (prof.p < threshold).any():  # no cell is valid: no candidate can be
+        return
     fa, fb = f_row[a], f_row[b]
     va, sa = _axis_candidates(axes, a, fa, prof.upper_a, q, single_best, stats)
     vb, sb = _axis_candidates(axes, b, fb, prof.upper_b, q, single_best, stats)

@@ -285,30 +285,34 @@ class _Builder:
         mask = np.zeros(n, dtype=np.int64)
         value = np.zeros((n, self.k))
         value[:] = leaf_value
-        for node in np.flatnonzero(np.asarray(column) >= 0):
-            spec = self.columns[int(column[node])]
-            categorical = category_left is not None and category_left(node, None) is not None
+        column = np.asarray(column)
+        nodes = np.flatnonzero(column >= 0)
+        categorical = np.array([category_left is not None and category_left(node, None) is not None for node in nodes], dtype=bool)
+        for c in np.unique(column[nodes]):  # the nodes splitting on one column at once
+            on = column[nodes] == c
+            at, spec = nodes[on], self.columns[int(c)]
             if spec.feature < 0:  # a column that is always 0: decide once, as a level split over nothing
                 raise ConfigError("The model splits on a one-hot column for a level the task does not have.")
-            feature[node] = spec.feature
+            feature[at] = spec.feature
             if spec.level_values is None:
-                if categorical:
+                if categorical[on].any():
                     raise ConfigError("The model splits by category on a number column; the tree generator does not read it.")
-                b = left_bound(float(numeric_threshold[node]), strict=strict, float32=float32)
-                bound[node] = rounded_bound(b) if spec.rounded else b
+                for node in at:
+                    b = left_bound(float(numeric_threshold[node]), strict=strict, float32=float32)
+                    bound[node] = rounded_bound(b) if spec.rounded else b
                 continue
             values = spec.level_values
             if len(values) > MAX_LEVELS:
                 raise ConfigError(f"A categorical feature with more than {MAX_LEVELS} levels is not read by the tree generator.")
-            numeric[node] = False
-            if categorical:
-                goes = category_left(node, values)
-            else:
-                thr = float(numeric_threshold[node])
-                seen = values.astype(np.float32).astype(float) if float32 else values
+            numeric[at] = False
+            thr = np.asarray(numeric_threshold, dtype=float)[at][:, None]
+            seen = (values.astype(np.float32).astype(float) if float32 else values)[None, :]
+            with np.errstate(invalid="ignore"):
                 goes = (seen < thr) if strict else (seen <= thr)
-            goes = np.where(np.isnan(values), bool(nan_left[node]), goes)
-            mask[node] = int(np.sum(np.left_shift(np.int64(1), np.flatnonzero(goes).astype(np.int64)))) if goes.any() else 0
+            for k in np.flatnonzero(categorical[on]):
+                goes[k] = category_left(at[k], values)
+            goes = np.where(np.isnan(values)[None, :], np.asarray(nan_left, dtype=bool)[at][:, None], goes)
+            mask[at] = (goes.astype(np.int64) << np.arange(len(values), dtype=np.int64)).sum(axis=1)
         left = np.where(np.asarray(left) >= 0, np.asarray(left) + self.offset, -1)
         right = np.where(np.asarray(right) >= 0, np.asarray(right) + self.offset, -1)
         self.parts.append(dict(feature=feature, numeric=numeric, bound=bound, mask=mask,

@@ -1,8 +1,9 @@
 """Exact profiles of a tree ensemble: P(undesirable) as a function of one or two features of a factual.
 
 Everything else held at the factual's values, each tree's leaves reachable when only the chosen
-features vary are found by propagating intervals (numbers) and level sets (levels) down the
-tree (:func:`propagate`: vectorised over factuals, feature groups and trees, never row by row).
+features vary are read from the leaves' boxes (:func:`leaf_boxes`: per leaf and feature an interval
+or a level set): a factual reaches a leaf by changing exactly the features on which it is outside
+the box (:func:`near_leaves`, all factuals against all leaves at once, never row by row).
 The leaves' intervals, merged over every tree, cut each axis into cells on which the model's
 score is constant: a profile is the cells' bounds and one P(undesirable) per cell, the exact
 score (no grid of scored rows). Cells are left-open: a number cell is (lower, upper].
@@ -10,13 +11,14 @@ score (no grid of scored rows). Cells are left-open: a number cell is (lower, up
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._treeform import MAX_LEVELS, TreeForm
 
-__all__ = ["propagate", "Profile1", "single_profiles", "pair_profile", "Leaves"]
+__all__ = ["propagate", "near_leaves", "near_rows", "leaf_boxes", "LeafBoxes", "Profile1", "single_profiles", "pair_profile", "Leaves"]
 
 
 @dataclass
@@ -30,8 +32,136 @@ class Leaves:
     mask: np.ndarray  # (R, 2) int64 level bits
 
 
-def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.ndarray) -> Leaves:
+@dataclass(frozen=True)
+class LeafBoxes:
+    """Every leaf of a form as a box over the features: the leaf is reached by exactly the rows inside it.
+
+    A number x is inside when ``lo < x <= hi``, a level when its bit is in ``mask``, a missing value
+    when every split on that feature along the path sends missing values the path's way (``nan_ok``).
+    ``empty``: no value of the feature reaches the leaf (the leaf is never reached while it varies).
+    """
+
+    leaf: np.ndarray  # (L,) node ids
+    lo: np.ndarray  # (L, F)
+    hi: np.ndarray  # (L, F)
+    mask: np.ndarray  # (L, F) int64 level bits
+    nan_ok: np.ndarray  # (L, F) bool
+    empty: np.ndarray  # (L, F) bool
+
+
+_BOXES: weakref.WeakKeyDictionary[TreeForm, LeafBoxes] = weakref.WeakKeyDictionary()
+#: Booleans (factuals x leaves x features) compared at once when violations are counted.
+VIOLATION_BLOCK = 8_000_000
+
+
+def leaf_boxes(form: TreeForm, n_features: int) -> LeafBoxes:
+    """The leaf boxes of ``form`` (one walk of all trees, kept per form)."""
+    boxes = _BOXES.get(form)
+    if boxes is not None and boxes.lo.shape[1] == n_features:
+        return boxes
+    node = form.roots.copy()
+    n = len(node)
+    lo, hi = np.full((n, n_features), -np.inf), np.full((n, n_features), np.inf)
+    mask = np.full((n, n_features), (1 << MAX_LEVELS) - 1, dtype=np.int64)
+    nan_ok = np.ones((n, n_features), dtype=bool)
+    done: list[tuple] = []
+    while len(node):
+        leaf = form.feature[node] < 0
+        done.append((node[leaf], lo[leaf], hi[leaf], mask[leaf], nan_ok[leaf]))
+        node, lo, hi, mask, nan_ok = node[~leaf], lo[~leaf], hi[~leaf], mask[~leaf], nan_ok[~leaf]
+        rows, j = np.arange(len(node)), form.feature[node]
+        numeric, bound, split = form.numeric[node], form.bound[node], form.mask[node]
+        parts = []
+        for side, child in ((0, form.left), (1, form.right)):
+            c_lo, c_hi, c_mask, c_nan = lo.copy(), hi.copy(), mask.copy(), nan_ok.copy()
+            if side == 0:
+                c_hi[rows, j] = np.where(numeric, np.minimum(hi[rows, j], bound), hi[rows, j])
+                c_mask[rows, j] = np.where(numeric, mask[rows, j], mask[rows, j] & split)
+                c_nan[rows, j] &= form.nan_left[node]
+            else:
+                c_lo[rows, j] = np.where(numeric, np.maximum(lo[rows, j], bound), lo[rows, j])
+                c_mask[rows, j] = np.where(numeric, mask[rows, j], mask[rows, j] & ~split)
+                c_nan[rows, j] &= ~form.nan_left[node]
+            parts.append((child[node], c_lo, c_hi, c_mask, c_nan))
+        node, lo, hi, mask, nan_ok = (np.concatenate([p[k] for p in parts]) for k in range(5))
+    leaf, lo, hi, mask, nan_ok = (np.concatenate([d[k] for d in done]) for k in range(5))
+    boxes = LeafBoxes(leaf=leaf, lo=lo, hi=hi, mask=mask, nan_ok=nan_ok, empty=(lo >= hi) | (mask == 0))
+    _BOXES[form] = boxes
+    return boxes
+
+
+def _near_leaves(boxes: LeafBoxes, x: np.ndarray):
+    """(factual, leaf, first, second violated feature or -1) for every leaf outside at most two features of a factual.
+
+    A factual row reaches a leaf with some features changed iff it is inside the leaf's box on all others.
+    """
+    n_leaves, n_features = boxes.lo.shape
+    step = max(1, VIOLATION_BLOCK // max(1, n_leaves * n_features))
+    full = (1 << MAX_LEVELS) - 1
+    numbers = np.asarray(((boxes.lo > -np.inf) | (boxes.hi < np.inf)).any(axis=0), dtype=bool)
+    levels = np.asarray((boxes.mask != full).any(axis=0), dtype=bool)
+    tested = np.flatnonzero(numbers | levels | (~boxes.nan_ok).any(axis=0))  # features no leaf constrains are skipped
+    # per level feature and leaf, the levels inside as booleans (L, 64)
+    bits: dict[int, np.ndarray] = {
+        int(j): np.unpackbits(np.ascontiguousarray(boxes.mask[:, j]).astype("<i8").view(np.uint8).reshape(n_leaves, 8),
+                              axis=1, bitorder="little").astype(bool)
+        for j in np.flatnonzero(levels)}
+    out: list[tuple] = []
+    for s in range(0, len(x), step):
+        xs = x[s: s + step]
+        outside = np.zeros((n_features, len(xs), n_leaves), dtype=bool)
+        for j in tested:
+            col = np.asarray(xs[:, j], dtype=float)
+            missing = np.isnan(col)
+            inside = np.ones((len(xs), n_leaves), dtype=bool)
+            if numbers[j]:
+                inside &= (col[:, None] > boxes.lo[:, j]) & (col[:, None] <= boxes.hi[:, j])
+            if levels[j]:
+                level = np.where(missing | (col < 0) | (col > MAX_LEVELS), 0, np.nan_to_num(col)).astype(np.int64)
+                inside &= bits[int(j)][:, level].T
+            if missing.any():
+                inside[missing] = boxes.nan_ok[:, j]
+            outside[j] = ~inside
+        count = outside.sum(axis=0)
+        q, leaf = np.nonzero(count <= 2)
+        v = outside[:, q, leaf].T
+        c = count[q, leaf]
+        first = np.where(c >= 1, np.argmax(v, axis=1), -1)
+        second = np.where(c == 2, n_features - 1 - np.argmax(v[:, ::-1], axis=1), -1)
+        out.append((q + s, leaf, first, second))
+    return tuple(np.concatenate([o[k] for o in out]) for k in range(4))
+
+
+def near_leaves(form: TreeForm, factuals: np.ndarray):
+    """:func:`_near_leaves` of every factual row (read once, handed to :func:`propagate` and :func:`lowest_pair_totals`)."""
+    return _near_leaves(leaf_boxes(form, factuals.shape[1]), factuals)
+
+
+def near_rows(near, rows: np.ndarray):
+    """The records of ``near`` (:func:`near_leaves`) for factual ``rows``, renumbered 0..len(rows)-1."""
+    position = np.full(int(max(near[0].max(initial=-1), rows.max(initial=-1))) + 1, -1)
+    position[rows] = np.arange(len(rows))
+    q = position[near[0]]
+    keep = q >= 0
+    return q[keep], near[1][keep], near[2][keep], near[3][keep]
+
+
+def _match(rec_key: np.ndarray, grp_key: np.ndarray):
+    """Every (record, group) with equal keys."""
+    order = np.argsort(grp_key, kind="stable")
+    sorted_keys = grp_key[order]
+    left = np.searchsorted(sorted_keys, rec_key, side="left")
+    count = np.searchsorted(sorted_keys, rec_key, side="right") - left
+    rec = np.repeat(np.arange(len(rec_key)), count)
+    offset = np.arange(len(rec)) - np.repeat(np.cumsum(count) - count, count)
+    return rec, order[left[rec] + offset]
+
+
+def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.ndarray, near=None) -> Leaves:
     """The leaves reachable in every tree when only ``axes`` vary.
+
+    Read from the leaf boxes (:func:`leaf_boxes`): a group's leaves are those whose box the factual
+    leaves on no feature but the group's axes (none, one or both), and whose box is not empty on them.
 
     Parameters
     ----------
@@ -40,55 +170,37 @@ def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.
         Factual of each group.
     axes : int ndarray (G, 2)
         The one or two features a group varies (-1: none).
+    near : tuple, optional
+        :func:`near_leaves` of ``factuals``, if already read.
     """
-    n_groups, n_trees = len(query), form.n_trees
-    group = np.repeat(np.arange(n_groups), n_trees)
-    node = np.tile(form.roots, n_groups)
-    lo = np.full((len(group), 2), -np.inf)
-    hi = np.full((len(group), 2), np.inf)
-    mask = np.full((len(group), 2), (1 << MAX_LEVELS) - 1, dtype=np.int64)
-    done: list[tuple] = []
-    while len(group):
-        feature = form.feature[node]
-        leaf = feature < 0
-        if leaf.any():
-            done.append((group[leaf], node[leaf], lo[leaf], hi[leaf], mask[leaf]))
-            keep = ~leaf
-            group, node, lo, hi, mask, feature = group[keep], node[keep], lo[keep], hi[keep], mask[keep], feature[keep]
-            if not len(group):
-                break
-        on = axes[group] == feature[:, None]  # (n, 2)
-        fixed = ~on.any(axis=1)
-        x = factuals[query[group], feature]
-        go_left = form.go_left(node, x)
-        # an axis: both sides that stay non-empty
-        axis = np.argmax(on, axis=1)
-        rows = np.arange(len(group))
-        numeric = form.numeric[node]
-        bound = form.bound[node]
-        a_lo, a_hi, a_mask = lo[rows, axis], hi[rows, axis], mask[rows, axis]
-        left_mask, right_mask = a_mask & form.mask[node], a_mask & ~form.mask[node]
-        left_ok = np.where(numeric, a_lo < bound, left_mask != 0)
-        right_ok = np.where(numeric, a_hi > bound, right_mask != 0)
-        take_left = np.where(fixed, go_left, left_ok)
-        take_right = np.where(fixed, ~go_left, right_ok)
-        parts = []
-        for take, child, side in ((take_left, form.left, 0), (take_right, form.right, 1)):
-            idx = np.flatnonzero(take)
-            n_lo, n_hi, n_mask = lo[idx].copy(), hi[idx].copy(), mask[idx].copy()
-            moving = ~fixed[idx]
-            r, a = np.flatnonzero(moving), axis[idx][moving]
-            num = numeric[idx][moving]
-            b = bound[idx][moving]
-            if side == 0:
-                n_hi[r, a] = np.where(num, np.minimum(n_hi[r, a], b), n_hi[r, a])
-                n_mask[r, a] = np.where(num, n_mask[r, a], left_mask[idx][moving])
-            else:
-                n_lo[r, a] = np.where(num, np.maximum(n_lo[r, a], b), n_lo[r, a])
-                n_mask[r, a] = np.where(num, n_mask[r, a], right_mask[idx][moving])
-            parts.append((group[idx], child[node[idx]], n_lo, n_hi, n_mask))
-        group, node, lo, hi, mask = (np.concatenate([p[k] for p in parts]) for k in range(5))
-    return Leaves(*(np.concatenate([d[k] for d in done]) for k in range(5)))
+    n_features = factuals.shape[1]
+    boxes = leaf_boxes(form, n_features)
+    used, q_of = np.unique(query, return_inverse=True)
+    rq, rl, first, second = _near_leaves(boxes, factuals[used]) if near is None else near_rows(near, used)
+    width = n_features + 1
+    a, b = axes[:, 0], axes[:, 1]
+    lo_ax, hi_ax = np.minimum(a, b), np.maximum(a, b)
+    key = (q_of * width + lo_ax + 1) * width + hi_ax + 1  # (factual, smaller axis, larger axis)
+    rec_key = (rq * width + np.minimum(first, second) + 1) * width + np.maximum(first, second) + 1
+    one = second < 0
+    zero = first < 0
+    # none violated: every group of the factual; one: every group with it as an axis; two: the group with both
+    matches = [_match(rq[zero], q_of), _match((rq * width + first + 1)[one & ~zero], np.r_[q_of * width + a + 1, q_of * width + b + 1]),
+               _match(rec_key[~one], key)]
+    ids = [np.flatnonzero(zero), np.flatnonzero(one & ~zero), np.flatnonzero(~one)]
+    n_groups = len(query)
+    rec = np.concatenate([ids[k][matches[k][0]] for k in range(3)])
+    grp = np.concatenate([matches[0][1], matches[1][1] % n_groups, matches[2][1]])
+    leaf = rl[rec]
+    axis = np.column_stack([a[grp], b[grp]])
+    has = axis >= 0
+    ax = np.maximum(axis, 0)
+    ok = ~(boxes.empty[leaf[:, None], ax] & has).any(axis=1)
+    grp, leaf, axis, has, ax = grp[ok], leaf[ok], axis[ok], has[ok], ax[ok]
+    lo = np.where(has, boxes.lo[leaf[:, None], ax], -np.inf)
+    hi = np.where(has, boxes.hi[leaf[:, None], ax], np.inf)
+    mask = np.where(has, boxes.mask[leaf[:, None], ax], (1 << MAX_LEVELS) - 1)
+    return Leaves(grp, boxes.leaf[leaf], lo, hi, mask)
 
 
 @dataclass
@@ -107,10 +219,10 @@ class Profile1:
 
 
 def single_profiles(form: TreeForm, factuals: np.ndarray, query: np.ndarray, feature: np.ndarray,
-                    numeric: np.ndarray, n_levels: np.ndarray) -> Profile1:
+                    numeric: np.ndarray, n_levels: np.ndarray, near=None) -> Profile1:
     """The exact P(undesirable) of each factual ``query[g]`` as a function of ``feature[g]`` alone."""
     axes = np.column_stack([feature, np.full(len(feature), -1)])
-    leaves = propagate(form, factuals, query, axes)
+    leaves = propagate(form, factuals, query, axes, near)
     value = _with_inexact(form, form.value[leaves.leaf])
     g, lo, hi, mask = leaves.group, leaves.lo[:, 0], leaves.hi[:, 0], leaves.mask[:, 0]
     n_groups = len(query)
@@ -264,3 +376,36 @@ def _join(rec_a: np.ndarray, rec_b: np.ndarray):
     offset = np.arange(len(ia)) - np.repeat(np.cumsum(reps) - reps, reps)
     ib = start_b[rec_a[ia]] + offset
     return ia, ib
+
+
+def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray, near=None) -> np.ndarray:
+    """Per factual and pair of features (a, b), the sum over trees of the lowest ``score`` (per node) of a leaf
+    reachable by changing a and b only, shape (Q, F, F): a bound read before any pair profile is built.
+
+    Leaves whose box is empty on a or b are counted too (the bound only gets looser). ``near``: :func:`near_leaves`
+    of ``factuals``, if already read.
+    """
+    n_q, n_features = factuals.shape
+    boxes = leaf_boxes(form, n_features)
+    tree_of = np.searchsorted(form.roots, boxes.leaf, side="right") - 1
+    leaf_score = score[boxes.leaf]
+    totals = np.empty((n_q, n_features, n_features))
+    n_t = form.n_trees
+    step = max(1, VIOLATION_BLOCK // max(1, n_t * n_features * n_features))
+    for s in range(0, n_q, step):
+        block = np.arange(s, min(s + step, n_q))
+        rq, rl, first, second = _near_leaves(boxes, factuals[block]) if near is None else near_rows(near, block)
+        n = int(min(step, n_q - s))
+        t, v = tree_of[rl], leaf_score[rl]
+        best0 = np.full((n, n_t), np.inf)
+        best1 = np.full((n, n_t, n_features), np.inf)
+        best2 = np.full((n, n_t, n_features, n_features), np.inf)
+        zero, one = first < 0, (first >= 0) & (second < 0)
+        two = second >= 0
+        np.minimum.at(best0, (rq[zero], t[zero]), v[zero])
+        np.minimum.at(best1, (rq[one], t[one], first[one]), v[one])
+        np.minimum.at(best2, (rq[two], t[two], first[two], second[two]), v[two])
+        best2 = np.minimum(best2, best2.transpose(0, 1, 3, 2))
+        best = np.minimum(np.minimum(best2, best1[:, :, :, None]), best1[:, :, None, :])
+        totals[s: s + n] = np.minimum(best, best0[:, :, None, None]).sum(axis=1)
+    return totals

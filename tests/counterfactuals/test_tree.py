@@ -271,3 +271,21 @@ def test_chunks_of_factuals_give_the_same_counterfactuals(synthetic_task, forest
     chunked = _tree.TreeGenerator().generate(forest, synthetic_task, queries, n_cf=10, progress=lambda d, t: seen.append(d))
     np.testing.assert_array_equal(chunked.counterfactuals, whole.counterfactuals)
     assert seen == [3, 6, 8]
+
+
+def test_leaf_boxes_hold_exactly_the_rows_each_leaf_reaches(synthetic_task, forest):
+    """A row is inside a leaf's box iff the tree sends it to that leaf (one leaf per tree), with missing values too."""
+    from flex_core.counterfactuals._treeprofile import leaf_boxes, near_leaves
+
+    form = tree_form(forest, synthetic_task)
+    codes = encode_rows(synthetic_task, synthetic_task.frame[synthetic_task.feature_names].iloc[:40])
+    codes[::7, 0] = np.nan
+    boxes = leaf_boxes(form, codes.shape[1])
+    q, leaf, first, _ = near_leaves(form, codes)
+    inside = first < 0
+    reached = np.zeros((len(codes), len(form.feature)), dtype=bool)
+    reached[q[inside], boxes.leaf[leaf[inside]]] = True
+    expected = np.zeros_like(reached)
+    expected[np.arange(len(codes))[:, None], form.leaves(codes)] = True
+    assert (reached == expected).all()
+    assert reached.sum(axis=1).tolist() == [form.n_trees] * len(codes)
