@@ -208,9 +208,23 @@ def _global_block(task, model, settings, generators, log):
         log(f"  global FLEX via {name}: {result.n_factuals_used} factuals, {seconds:.1f} s")
         runs[name] = {"explainer": explainer, "store": explainer.store, "result": result, "seconds": seconds}
     paper = runs[PAPER_GENERATOR]
-    shap = paper["explainer"].shap(paper["result"].query_index)
-    log(f"  SHAP ({shap.explainer}) on the same {len(shap.query_index)} factuals: {shap.seconds:.1f} s")
-    return runs, shap
+    # Each generator's factuals are those its validity rule admits (the default's: rejected with the margin and out
+    # of bag), so SHAP runs once over all of them and each FLEX is set against SHAP on its own factuals.
+    rows = list(dict.fromkeys(int(r) for run in runs.values() for r in run["result"].query_index))
+    every = paper["explainer"].shap(rows)
+    log(f"  SHAP ({every.explainer}) on the {len(rows)} factuals of all generators: {every.seconds:.1f} s")
+    for run in runs.values():
+        run["shap"] = _shap_on(every, run["result"].query_index)
+    return runs, paper["shap"]
+
+
+def _shap_on(shap, rows):
+    """``shap`` restricted to ``rows`` (in that order): values, mean and std of |SHAP| over them."""
+    position = {int(r): i for i, r in enumerate(shap.query_index)}
+    take = np.array([position[int(r)] for r in rows], dtype=int)
+    values = shap.values[take]
+    return replace(shap, values=values, mean_abs=np.abs(values).mean(axis=0), std_abs=np.abs(values).std(axis=0),
+                   query_index=np.asarray(rows).copy())
 
 
 def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
@@ -240,7 +254,8 @@ def _ranking_section(key, task, runs, shap, figures) -> tuple[list[str], dict]:
     for name in runs:
         flex = runs[name]["result"].frequency_mean
         # With a bootstrap interval over the factuals: no Spearman is called larger than another inside it.
-        agreements[f"FLEX ({name}) vs SHAP (ours)"] = flex_shap_agreement(runs[name]["result"], shap, seed=int(runs[name]["store"].seed))
+        agreements[f"FLEX ({name}) vs SHAP (ours)"] = flex_shap_agreement(runs[name]["result"], runs[name]["shap"],
+                                                                          seed=int(runs[name]["store"].seed))
         agreements[f"FLEX ({name}) vs paper FLEX"] = rank_agreement(flex, paper_flex, names=names, include=mutable)
         if name != PAPER_GENERATOR:
             agreements[f"FLEX ({name}) vs FLEX ({PAPER_GENERATOR})"] = rank_agreement(
@@ -394,6 +409,13 @@ def _regions_section(task, model, runs, settings, figures, log) -> tuple[list[st
             data["mode_shift_region_1"] = regional.mode_shift_frame().to_dict(orient="records")
             lines += _mode_shift_lines(regional)
     summary = ["### Pearson r, regional against global (mutable features)", "", _markdown_table(pd.DataFrame(r_rows), index=False), ""]
+    unexplained = sorted({name for row in r_rows for name in runs if name != PAPER_GENERATOR
+                          and isinstance(row.get(f"r ({name})"), float) and math.isnan(row[f"r ({name})"])})
+    for name in unexplained:  # say why in the report, not only in the log
+        factuals = len(runs[name]["store"].factual_rows)
+        summary += [f"{name}: r is undefined where the paper's query row is not a factual under {name}'s validity rule "
+                    f"(the model rejects it only narrowly, or only because it memorised the row's label: its out-of-bag "
+                    f"vote does not reject it). {factuals:,} cases are factuals under that rule.", ""]
     return summary + lines, data, r_values
 
 
@@ -673,12 +695,15 @@ def _findings(results: dict) -> list[str]:
             for n in r
         )
         differs = [n for n in published if relation[n] in ("above", "below")]
-        reading = (
-            "in both published regions the paper's r lies inside our 95% interval, so five factuals cannot tell the two apart"
-            if not differs
-            else "; ".join(f"in region {n} the paper's {PAPER['pearson_r'][n]:.2f} lies outside our interval, so our r is "
-                           f"{relation[n]} it" for n in differs)
-        )
+        undefined = [n for n in published if relation[n] == "not comparable with"]
+        parts = [f"in region {n} the paper's query row is not a factual under this generator's validity rule, so "
+                 "there is no r to compare" for n in undefined]
+        parts += [f"in region {n} the paper's {PAPER['pearson_r'][n]:.2f} lies outside our interval, so our r is "
+                  f"{relation[n]} it" for n in differs]
+        if not parts:
+            parts = ["in both published regions the paper's r lies inside our 95% interval, so five factuals cannot "
+                     "tell the two apart"]
+        reading = "; ".join(parts)
         out.append(f"- **accidents, regions ({name}):** r against global {r_text}: {versus}; {reading}.")
     # Generator sensitivity: a verdict that changes with the generator is the generator's, not the model's.
     changed = [n for n in PAPER["pearson_r"] if len({verdicts[name][n] for name in generators}) > 1]
@@ -753,7 +778,9 @@ def _report(settings, generators, default, metric_rows, sections, sparsity, timi
     generator_line = (
         f"Counterfactuals come from `{PAPER_GENERATOR}` (DiCE random sampling, the method the paper used; it does "
         "not reproduce the paper's counterfactuals, see the sparsity table) and from the "
-        f"project's default generator `{default}` (with `refine=\"minimal\"`), on the same seeded factuals."
+        f"project's default generator `{default}` (with `refine=\"minimal\"`), each on the factuals its validity rule "
+        "admits, drawn with the same seed (the paper's rule keeps every case the model rejects; the default's keeps "
+        "those rejected with a margin, and out of bag), with SHAP on each generator's own factuals."
         if other
         else f"Counterfactuals come from `{PAPER_GENERATOR}` (DiCE random sampling, the method the paper used), which "
         f"is also the project's DEFAULT_GENERATOR at the time of this run."

@@ -358,6 +358,7 @@ def _report_quotes_its_computed_numbers(report: str, results: dict) -> None:
                 r, interval = region["regional"]["pearson_r"], region["regional"]["pearson_r_interval"]
             if r is None and name != PAPER_GENERATOR:  # the paper's query is no factual under the robust rule
                 assert f"{number}: undefined (undefined)" in line
+                assert f"{name}: r is undefined where the paper's query row is not a factual under {name}'s validity" in report
                 continue
             assert -1 <= r <= 1 and interval[0] <= r <= interval[1]
             assert f"{number}: {r:.2f} ({interval[0]:.2f} to {interval[1]:.2f})" in line
@@ -445,3 +446,20 @@ def test_a_stall_during_the_probe_is_not_multiplied_by_every_row(monkeypatch, sy
     estimate = estimate_shap(synthetic_model, synthetic_task, list(range(n_rows)), probe=4)
     assert timings == [1, 1, 4, 4]
     assert estimate.seconds == pytest.approx(fixed + per_row * n_rows, rel=1e-9)
+
+
+def test_each_generator_is_set_against_shap_on_its_own_factuals():
+    """The reproduction runs SHAP once over every generator's factuals and restricts it per generator: by hand, three
+    rows and two features, restricted to rows 30 and 10 (in that order)."""
+    from flex_core.compare import ShapImportance
+    from flex_core.reproduce._paper import _shap_on
+
+    values = np.array([[0.1, -0.4], [0.3, 0.2], [-0.5, 0.0]])
+    shap = ShapImportance(("a", "b"), ("a", "b"), (False, False), values, np.abs(values).mean(axis=0),
+                          np.abs(values).std(axis=0), ("a", "b"), np.abs(values).mean(axis=0), 0.5,
+                          np.array([10, 20, 30]), "TreeExplainer", 0.0)
+    own = _shap_on(shap, np.array([30, 10]))
+    np.testing.assert_array_equal(own.query_index, [30, 10])
+    np.testing.assert_allclose(own.values, [[-0.5, 0.0], [0.1, -0.4]])
+    np.testing.assert_allclose(own.mean_abs, [0.3, 0.2])
+    np.testing.assert_allclose(own.std_abs, [0.2, 0.2])
