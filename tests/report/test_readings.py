@@ -176,3 +176,55 @@ def test_quadrant_words_are_not_domain_words():
     words = " ".join([reporting.quadrant_legend(), *reporting.WHAT_MUST_CHANGE_READING.values()])
     assert "important here only" in words and "important everywhere" in words and "changed but not needed" in words
     assert "driver" not in words.lower() and "passenger" not in words.lower()
+
+
+def _region(text: str, *, significant: bool, replicated) -> fc.regions.Region:
+    """A hand-made found region of 10 cases (only what the table and the readings show is meaningful)."""
+    return fc.regions.Region(
+        rule=({"feature": "f0", "op": ">=", "value": 1.0},), text=text, size=10, members=tuple(range(10)),
+        frequency=np.zeros(3), divergence=0.4, divergence_interval=(0.1, 0.7), pearson_r=0.6,
+        pearson_r_interval=(0.3, 0.9), l1_shift=0.2, top_up=(), top_down=(), p_value=0.001, q_value=0.01,
+        significant=significant, replicated=replicated,
+    )
+
+
+def test_found_regions_say_how_many_refits_each_replicates_in():
+    from types import SimpleNamespace
+
+    found = SimpleNamespace(regions=(_region("speed ≥ 60", significant=True, replicated=(True, True, True)),
+                                     _region("rain = yes", significant=True, replicated=(True, False, False)),
+                                     _region("age < 30", significant=False, replicated=(False, False, False))),
+                            factuals=np.arange(40), config={"discovery": {"max_conditions": 2, "min_support": 8}})
+    found.significant = found.regions[:2]
+    table = reporting.found_regions_table(found)
+    assert list(table["replicates"]) == ["in 3 of 3 refits", "in 1 of 3 refits", "in 0 of 3 refits"]
+    said = reporting.describe_region_replication(found)
+    assert said == ("1 of the 2 significant regions do not replicate under all 3 refits of the model, so they depend "
+                    "on this fit: rain = yes (replicates in 1 of 3 refits).")
+    assert reporting.describe_found_regions(found).endswith(said)
+    found.regions = (found.regions[0],)
+    found.significant = found.regions
+    assert reporting.describe_region_replication(found) == (
+        "Every significant region also diverges beyond chance under each of the 3 refits of the model.")
+    found.regions = (_region("speed ≥ 60", significant=True, replicated=None),)  # not asked: no column, no words
+    assert "replicates" not in reporting.found_regions_table(found) and reporting.describe_region_replication(found) == ""
+
+
+def test_the_groups_reading_names_the_differences_that_do_not_replicate():
+    from types import SimpleNamespace
+
+    cost = {"measure": "cost_median", "higher": "rural", "lower": "urban", "replicated": [True, True]}
+    speed = {"measure": "frequency", "feature": "f0", "higher": "urban", "lower": "rural", "replicated": [False, True]}
+    groups = SimpleNamespace(by_label="road type", feature_names=("f0", "f1"), display_names=("speed", "rain"),
+                             differences=(cost, speed), config={"groups": {"replication": "..."}})
+    assert reporting.describe_group_replication(groups) == (
+        "Not replicated under every refit of the model (they depend on this fit): how often speed must change, "
+        "higher for road type urban than rural (holds in 1 of 2 refits).")
+    groups.differences = (cost,)
+    assert reporting.describe_group_replication(groups) == (
+        "Every named difference is named again under each of the 2 refits of the model.")
+    groups.differences = ()
+    assert reporting.describe_group_replication(groups) == (
+        "No difference is named, so none is checked under the refits of the model.")
+    groups.config = {"groups": {}}  # not asked
+    assert reporting.describe_group_replication(groups) == ""

@@ -653,4 +653,55 @@ def describe_found_regions(found) -> str:
             + (f"; there {ups} must change more often" if ups else "")
             + (f", {downs} less often" if downs else "") + "."
         )
-    return lead
+    replication = describe_region_replication(found)
+    return f"{lead} {replication}" if replication else lead
+
+
+def replicates_text(marks) -> str:
+    """How many refits a finding held under (``marks``: one bool per refit), e.g. "in 2 of 3 refits"."""
+    return f"in {sum(bool(m) for m in marks)} of {len(marks)} refits"
+
+
+def describe_region_replication(found) -> str:
+    """Which significant regions replicate under the refits of the model ("" when replication was not asked)."""
+    marked = [r for r in found.regions if r.replicated is not None]
+    if not marked:
+        return ""
+    k = len(marked[0].replicated)
+    significant = [r for r in marked if r.significant]
+    if not significant:
+        return (f"The model was refitted {plural(k, 'time')}; no region shown is significant, so none is checked "
+                "against the refits (the table still says where each diverges beyond chance).")
+    failing = [r for r in significant if not all(r.replicated)]
+    if not failing:
+        return f"Every significant region also diverges beyond chance under each of the {plural(k, 'refit')} of the model."
+    return (f"{len(failing)} of the {plural(len(significant), 'significant region')} do not replicate under all "
+            f"{plural(k, 'refit')} of the model, so they depend on this fit: "
+            + "; ".join(f"{r.text} (replicates {replicates_text(r.replicated)})" for r in failing) + ".")
+
+
+#: How each measure of a named group difference is said.
+_GROUP_MEASURES = {"cost_median": "the distance to the nearest counterfactual",
+                   "flip_share": "the share with a counterfactual"}
+
+
+def describe_group_replication(groups) -> str:
+    """Which named differences between groups hold under the refits of the model ("" when not asked)."""
+    marked = [d for d in groups.differences if d.get("replicated") is not None]
+    if not marked:
+        asked = bool(groups.config.get("groups", {}).get("replication"))
+        return "No difference is named, so none is checked under the refits of the model." if asked else ""
+    labels = dict(zip(groups.feature_names, groups.display_names))
+
+    def said(d) -> str:
+        measure = (f"how often {labels.get(d['feature'], d['feature'])} must change" if d["measure"] == "frequency"
+                   else _GROUP_MEASURES.get(d["measure"], d["measure"]))
+        return (f"{measure}, higher for {groups.by_label} {d['higher']} than {d['lower']} "
+                f"(holds {replicates_text(d['replicated'])})")
+
+    k = len(marked[0]["replicated"])
+    failing = [d for d in marked if not all(d["replicated"])]
+    if not failing:
+        return f"Every named difference is named again under each of the {plural(k, 'refit')} of the model."
+    return ("Not replicated under every refit of the model (they depend on this fit): "
+            + "; ".join(said(d) for d in failing) + ".")

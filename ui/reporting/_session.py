@@ -26,6 +26,7 @@ from ._readings import (
     describe_coverage,
     describe_found_regions,
     describe_global,
+    describe_group_replication,
     describe_model,
     describe_regional,
     describe_tau_sweep,
@@ -33,6 +34,7 @@ from ._readings import (
     multiple_testing_caveat,
     quadrant_legend,
     region_title,
+    replicates_text,
     what_must_change_frame,
     with_interval,
 )
@@ -193,11 +195,13 @@ def found_regions_table(found) -> pd.DataFrame:
                 "significant": "yes" if r.significant else "no",
                 "changed more often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_up),
                 "changed less often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_down),
+                "replicates": "not asked" if r.replicated is None else replicates_text(r.replicated),
             }
             for i, r in enumerate(found.regions)
         ],
         columns=["rank", "region", "cases", "divergence 1 − r (95% interval)", "q-value", "significant",
-                 "changed more often", "changed less often"],
+                 "changed more often", "changed less often",
+                 *(["replicates"] if any(r.replicated is not None for r in found.regions) else [])],
     )
 
 
@@ -235,7 +239,8 @@ def _groups_section(groups) -> ReportSection:
         f"The cases split by {groups.by_label}. For each group: the share with an alternative under the constraints, "
         "and the median distance from a case to its nearest alternative (a number counts its change as a share of "
         "its range, an ordinal feature its levels moved as a share of its levels, a category 1 per change). A "
-        "difference is named only when the 95% intervals of the two groups do not overlap.\n\n" + " ".join(groups.verdict)
+        "difference is named only when the 95% intervals of the two groups do not overlap.\n\n"
+        + " ".join([*groups.verdict, describe_group_replication(groups)]).strip()
     )
     return ReportSection(f"What the model asks of each group of {groups.by_label}", reading,
                          figures=(groups_frequency_figure(groups),), tables=(groups_table(groups),))
