@@ -348,9 +348,11 @@ def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, ta
     return _explainer.explain_region(global_result=base, rule=list(rule), tau=tau)
 
 
-@shared(copy=True, spinner="Scoring every candidate region against the permutation null…")
+@shared(copy=True, spinner="Scoring every candidate region against the permutation null (and refitting the model, "
+                           "when replication is checked)…")
 def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, options: Mapping):
-    """Region discovery over the global result's factuals (the pool) at this τ; ``options`` is JSON.
+    """Region discovery over the global result's factuals (the pool) at this τ; ``options`` is JSON (its
+    ``retrain``: refits of the model each region is checked under, 0 or absent: none).
 
     Keyed by the store, N_F, τ and the options: a τ change re-ranks from the stored counterfactuals
     (the pool is the global sample, generated before, with a progress bar, by the caller).
@@ -358,10 +360,11 @@ def found_regions(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, 
     return _explainer.find_regions(tau=tau, n_factuals=n_factuals, **options)
 
 
-@shared(copy=True, spinner="Comparing the groups…")
-def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, by: str):
-    """What the model asks of each group of ``by`` over the global result's factuals, at this τ."""
-    return _explainer.compare_groups(by, n_factuals=n_factuals, tau=tau)
+@shared(copy=True, spinner="Comparing the groups (and refitting the model, when replication is checked)…")
+def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, by: str, retrain: int = 0):
+    """What the model asks of each group of ``by`` over the global result's factuals, at this τ; ``retrain``: refits
+    of the model each named difference is checked under (0: none)."""
+    return _explainer.compare_groups(by, n_factuals=n_factuals, tau=tau, retrain=retrain)
 
 
 def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:

@@ -83,8 +83,10 @@ class Analysis:
         return cache.found_regions(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), options)
 
     def compared_groups(self, by: str):
+        """The group comparison by ``by``, its differences checked under the session's refits (:data:`S.GROUPS_RETRAIN`)."""
         self.global_result()
-        return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), by)
+        return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), by,
+                                     int(st.session_state[S.GROUPS_RETRAIN]))
 
 
 def active_model(task: fc.TaskSpec, dataset: dict, model_file: dict | None) -> tuple[fc.TaskSpec, fc.FittedModel]:

@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 import flex_core as fc
+from flex_core.limits import LIMITS
 from ui import reporting
 from ui import state as S
 from ui.components import chart, show_table
@@ -20,6 +21,16 @@ from ui.text import plain
 #: How the rule builder says each comparison.
 OP_WORDS = {"=": "is", "in": "is one of", ">=": "is at least", "<": "is below", "between": "is between (both included)"}
 FDR_LEVELS = (0.05, 0.1, 0.2)
+#: The most refits the replication check takes (the limits table's, as the library and CLI refuse more).
+MAX_REFITS = int(LIMITS["retrain"].high)
+REFITS_HELP = ("0 skips the check. Each refit trains the same kind of model on a bootstrap of the training rows "
+               "with another seed and reruns these cases; slow: every refit generates counterfactuals again.")
+
+
+def refits_input(column, key: str, value: int = 0) -> int:
+    """The "Refits to check replication" number box (0 = off, at most :data:`MAX_REFITS`)."""
+    return int(column.number_input("Refits to check replication", min_value=0, max_value=MAX_REFITS, value=value,
+                                   step=1, key=key, help=REFITS_HELP))
 
 
 def _plain(value):
@@ -44,6 +55,7 @@ def _search_options(n: int) -> dict:
         "max_conditions": int(s.get("w_regions_conditions", 2)),
         "min_support": int(s.get("w_regions_min_support", min(20, max(2, n // 5)))),
         "fdr": float(s.get("w_regions_fdr", 0.1)),
+        "retrain": int(s.get("w_regions_retrain", 0)),
     }
 
 
@@ -56,13 +68,13 @@ def found_regions_section(analysis: Analysis) -> None:
         "its divergence is 1 − r, r the correlation between its change frequencies and the whole's, tested against "
         "random regions of the same size with false-discovery-rate control. Nothing new is generated."
     )
-    c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
+    c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 2], vertical_alignment="bottom")
     c1.selectbox("Conditions per region", (1, 2), index=1, key="w_regions_conditions")
     c2.number_input("Smallest region (cases)", min_value=2, max_value=max(2, n // 2), step=1,
                     value=min(20, max(2, n // 5)), key="w_regions_min_support")
     c3.selectbox("False-discovery rate", FDR_LEVELS, index=1, key="w_regions_fdr")
-    c4.write("")
-    if c4.button("Find regions", key="find_regions", type="primary"):
+    refits_input(c4, "w_regions_retrain")
+    if c5.button("Find regions", key="find_regions", type="primary"):
         st.session_state[S.REGION_SEARCH] = _search_options(n)
     options = st.session_state[S.REGION_SEARCH]
     if options is None:
@@ -83,6 +95,9 @@ def found_regions_section(analysis: Analysis) -> None:
         f"{options['fdr']:g}; the {len(found.regions)} shown are ranked, significant ones first. "
         "Click a row to open that region in the explorer below."
     )
+    replication = reporting.describe_region_replication(found)
+    if replication:
+        st.markdown(plain(replication))
     st.dataframe(table, key="found_regions_table", on_select="rerun", selection_mode="single-row", hide_index=True,
                  width="stretch", height="content" if len(table) <= 12 else 420,
                  column_config={"rank": st.column_config.NumberColumn(width="small"),
@@ -177,11 +192,13 @@ def groups_section(analysis: Analysis) -> None:
                       index=choices.index(current) if current in choices else 0,
                       format_func=lambda n: "(choose a feature)" if n is None else task.feature(n).label)
     st.session_state[S.GROUPS_BY] = by
+    st.session_state[S.GROUPS_RETRAIN] = refits_input(st, "w_groups_retrain", int(st.session_state[S.GROUPS_RETRAIN]))
     if by is None:
         return
     groups = run_or_stop(analysis.compared_groups, by)
-    for sentence in groups.verdict:
-        st.markdown(f"- {plain(sentence)}")
+    for sentence in [*groups.verdict, reporting.describe_group_replication(groups)]:
+        if sentence:
+            st.markdown(f"- {plain(sentence)}")
     show_table(reporting.groups_table(groups))
     chart(fc.plotting.groups_frequency_figure(groups), analysis, key="groups_figure")
     st.caption("Distance to the nearest alternative: a number counts its change as a share of its range, an ordinal "

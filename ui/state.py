@@ -58,6 +58,7 @@ RULE = "rule"  # the rule-defined region the Regional explorer shows: [{"feature
 RULE_DRAFT = "rule_draft"  # the conditions of the rule builder, not yet opened
 REGION_SEARCH = "region_search"  # the options region discovery ran with (a dict), or None until asked
 GROUPS_BY = "groups_by"  # the feature the group comparison splits by, or None until asked
+GROUPS_RETRAIN = "groups_retrain"  # refits of the model the group comparison checks its differences under (0: none)
 CF_ROW = "cf_row"
 SEEN_SELECTIONS = "seen_selections"  # {widget key: last selection applied}, so a stale selection is not reapplied
 LINK_ERROR = "link_error"
@@ -108,6 +109,7 @@ def _defaults() -> dict[str, Any]:
         RULE_DRAFT: [],
         REGION_SEARCH: None,
         GROUPS_BY: None,
+        GROUPS_RETRAIN: 0,
         CF_ROW: None,
         SEEN_SELECTIONS: {},
         LINK_ERROR: None,
@@ -274,7 +276,7 @@ def init_generator_settings(name: str, defaults: Mapping[str, Any]) -> None:
 def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
-    for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, RULE, RULE_DRAFT, REGION_SEARCH, GROUPS_BY, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
+    for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, RULE, RULE_DRAFT, REGION_SEARCH, GROUPS_BY, GROUPS_RETRAIN, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
                 REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, RETRAIN_CHECK, WHATIF_ROW,
                 WHATIF_EDITS):
         st.session_state[key] = defaults[key]

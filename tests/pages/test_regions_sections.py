@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from flex_core.limits import LIMITS
 from tests.pages.conftest import chart, errors, metric, shown, start
 from ui import url_state
 
@@ -115,3 +116,31 @@ def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has
     assert not at.exception
     html = at.session_state["report_html"]
     assert "Regions that differ" in html and "chance alone" in html and "What the model asks of each group" in html
+
+
+def test_refits_check_whether_each_found_region_and_group_difference_replicates():
+    at = start("synthetic-regional", n_factuals=60, n_cf=3, page=PAGE)
+    box = at.number_input(key="w_regions_retrain")
+    assert box.label == "Refits to check replication" and box.value == 0 and box.min == 0
+    assert box.max == int(LIMITS["retrain"].high)  # the limits table's bound, as the library and CLI refuse more
+    box.set_value(2).run()
+    _find(at)
+    assert at.session_state["region_search"]["retrain"] == 2
+    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
+    assert table["replicates"].str.fullmatch(r"in [012] of 2 refits").all()
+    at.selectbox(key="w_groups_by").set_value("road_type").run()
+    at.number_input(key="w_groups_retrain").set_value(2).run()
+    assert not at.exception and not errors(at) and at.session_state["groups_retrain"] == 2
+    said = " ".join(shown(m.value) for m in at.markdown)
+    assert "refit" in said and ("holds in" in said or "named again under each of the 2 refits" in said
+                                or "none is checked under the refits" in said)
+
+
+def test_refits_beyond_the_limit_are_refused_by_the_widget():
+    at = start("synthetic-regional", n_factuals=40, n_cf=3, page=PAGE)
+    at.number_input(key="w_regions_retrain").set_value(int(LIMITS["retrain"].high) + 1).run()
+    assert not at.exception and at.number_input(key="w_regions_retrain").value == 0  # refused: the box keeps 0
+    at.button(key="find_regions").click().run()
+    assert at.session_state["region_search"]["retrain"] == 0
+    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
+    assert "replicates" not in table  # not asked, so not shown
