@@ -284,8 +284,10 @@ def compare_groups(
                                   labelled=labelled, min_size=min_size, n_boot=n_boot)
         unreplicated = sum(not all(d["replicated"]) for d in differences)
         if unreplicated:
-            verdict = [*verdict, f"{unreplicated} of these difference(s) do not hold under all {replicate} refits of "
-                                 "the model: they depend on this fit."]
+            verdict = [*verdict, (f"1 of these differences does not hold under all {replicate} refits of the model: "
+                                  "it depends on this fit." if unreplicated == 1 else
+                                  f"{unreplicated} of these differences do not hold under all {replicate} refits of "
+                                  "the model: they depend on this fit.")]
     return GroupsResult(
         by=by,
         by_label=feature.label,

@@ -199,7 +199,7 @@ def test_found_regions_say_how_many_refits_each_replicates_in():
     table = reporting.found_regions_table(found)
     assert list(table["replicates"]) == ["in 3 of 3 refits", "in 1 of 3 refits", "in 0 of 3 refits"]
     said = reporting.describe_region_replication(found)
-    assert said == ("1 of the 2 significant regions do not replicate under all 3 refits of the model, so they depend "
+    assert said == ("1 of the 2 significant regions does not replicate under all 3 refits of the model, so it depends "
                     "on this fit: rain = yes (replicates in 1 of 3 refits).")
     assert reporting.describe_found_regions(found).endswith(said)
     found.regions = (found.regions[0],)

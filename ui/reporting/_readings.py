@@ -675,8 +675,9 @@ def describe_region_replication(found) -> str:
     failing = [r for r in significant if not all(r.replicated)]
     if not failing:
         return f"Every significant region also diverges beyond chance under each of the {plural(k, 'refit')} of the model."
-    return (f"{len(failing)} of the {plural(len(significant), 'significant region')} do not replicate under all "
-            f"{plural(k, 'refit')} of the model, so they depend on this fit: "
+    verb, pronoun = ("does", "it depends") if len(failing) == 1 else ("do", "they depend")
+    return (f"{len(failing)} of the {plural(len(significant), 'significant region')} {verb} not replicate under all "
+            f"{plural(k, 'refit')} of the model, so {pronoun} on this fit: "
             + "; ".join(f"{r.text} (replicates {replicates_text(r.replicated)})" for r in failing) + ".")
 
 
