@@ -7,8 +7,8 @@
   default 2048; the least recently used go first) and by time (``FLEX_CACHE_TTL_MINUTES``, default 30:
   what nobody used for that long goes, even on an idle server), not by a count of entries.
 - Functions decorated with :func:`shared` are cached on it by their arguments. ``copy=True`` (results)
-  keeps a pickled copy and returns a fresh one on every call, as ``st.cache_data`` did, so a caller can
-  never change what another session gets; its size is exact. ``copy=False`` (resources: tasks, models,
+  keeps the result and returns a fresh deep copy on every call, as ``st.cache_data`` did, so a caller can
+  never change what another session gets; its size is exact (its pickled length: nothing is unpickled). ``copy=False`` (resources: tasks, models,
   stores, figures) returns the one shared object, never mutated once made; its size is measured.
 - Results computed from stored counterfactuals never generate: callers first call :func:`ensure_rows`,
   which shows a progress bar counting queries while the missing rows are generated.
@@ -31,6 +31,7 @@ import json
 import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from pathlib import Path
 
 import numpy as np
@@ -100,11 +101,17 @@ def _key_part(value):
     return value
 
 
+def _pickled_size(value) -> int:
+    """A result's size in bytes: its pickled length (measured once, when it is kept)."""
+    return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def shared(*, copy: bool, spinner: str | None = None) -> Callable:
     """Cache a function on :data:`SHELF` by its arguments not starting with ``_``.
 
-    ``copy``: keep the result pickled and return a fresh copy each call (results); else return the one shared
-    object (resources, never mutated). ``spinner``: text shown while it is made.
+    ``copy``: return a fresh deep copy each call (results), sized exactly by its pickled length once when made;
+    else return the one shared object (resources, never mutated). ``spinner``: text shown while it is made.
+    Nothing is unpickled: the pickle only measures.
     """
 
     def decorate(fn: Callable) -> Callable:
@@ -118,13 +125,12 @@ def shared(*, copy: bool, spinner: str | None = None) -> Callable:
                    *(_key_part(v) for name, v in bound.arguments.items() if not name.startswith("_")))
 
             def make():
-                value = fn(*args, **kwargs)
-                return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if copy else value
+                return fn(*args, **kwargs)
 
             showing = st.spinner(spinner) if spinner and key not in SHELF else contextlib.nullcontext()
             with showing:
-                kept = SHELF.get_or_make(key, make, size=len if copy else None)
-            return pickle.loads(kept) if copy else kept
+                kept = SHELF.get_or_make(key, make, size=_pickled_size if copy else None)
+            return deepcopy(kept) if copy else kept
 
         return cached
 
