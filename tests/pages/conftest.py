@@ -24,6 +24,11 @@ def _run(state: dict, page: str | None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in state.items():
         at.session_state[key] = value
+    return first_run(at, page)
+
+
+def first_run(at: AppTest, page: str | None = None) -> AppTest:
+    """``at`` run once without an exception, then switched to ``page`` (if any) without one."""
     at.run()
     assert not at.exception, at.exception
     if page:

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import flex_core as fc
-from tests.pages.conftest import APP, errors, live_markdown, shown, start_csv
+from tests.pages.conftest import APP, errors, first_run, live_markdown, shown, start_csv
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -31,12 +31,7 @@ def rendered(at: AppTest) -> list[str]:
 def link_app(params: dict, page: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"n_factuals": "6", "n_cf": "2", "cv_folds": "2", **params})
-    at.run()
-    assert not at.exception, at.exception
-    if page:
-        at.switch_page(page).run()
-        assert not at.exception, at.exception
-    return at
+    return first_run(at, page)
 
 
 @pytest.mark.parametrize("params, text", [
