@@ -47,7 +47,18 @@ from ._set import (
     encode_rows,
 )
 from ._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
-from ._treeprofile import lowest_pair_totals, near_leaves, near_rows, pair_profile, propagate, single_profiles
+from ._treegrid import (
+    NEAR_THRESHOLD,
+    grids,
+    near_walk,
+    number_candidates,
+    past,
+    settle_singles,
+    single_counterfactuals,
+    single_grid_profiles,
+)
+from ._treekernel import pair_search
+from ._treeprofile import lowest_pair_totals, near_rows, pair_profile, propagate
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
@@ -131,8 +142,8 @@ class _Axes:
         ups = [np.nextafter(up_start, np.inf)]
         downs = [down_end]
         if step > 0:
-            ups.append(_past(up_start, step, +1))
-            downs.append(_past(down_end, step, -1))
+            ups.append(past(up_start, step, +1))
+            downs.append(past(down_end, step, -1))
         up, down = np.concatenate(ups), np.concatenate(downs)
         if self.integer[j]:
             up, down = np.ceil(up), np.floor(down)
@@ -154,27 +165,12 @@ class _Axes:
         return np.abs(values - f) / self.scale[j] if self.ordered[j] else np.ones(len(values))
 
 
-def _past(ends: np.ndarray, step: float, side: int) -> np.ndarray:
-    """Per end e: the nearest x on ``side`` whose pulled corner x - side*step is still past e (float64 exactly)."""
-    x = ends + side * step
-    for _ in range(64):
-        short = (x - side * step <= ends) if side > 0 else (x - side * step > ends)
-        if not short.any():
-            break
-        x = np.where(short, np.nextafter(x, side * np.inf), x)
-    return x
-
-
 def _lookup(upper: np.ndarray, values: np.ndarray, numeric: bool) -> np.ndarray:
     """The cell of each value: (upper[i-1], upper[i]] for numbers, the level itself for levels."""
     if not numeric:
         return values.astype(np.int64)
     return np.minimum(np.searchsorted(upper, values, side="left"), len(upper) - 1)
 
-
-#: Profile values this close to the threshold are recomputed tree by tree in the model's own order: merged
-#: sums round differently, and a cell at exactly 0.35 must not pass as 0.34999999999999998.
-NEAR_THRESHOLD = 1e-9
 
 
 def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
@@ -186,16 +182,10 @@ def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
     return points
 
 
-def _settle(form: TreeForm, p: np.ndarray, threshold: float, rows_for, exact=None) -> np.ndarray:
-    """``p`` with the cells next to the threshold scored exactly (``rows_for(cell indices)``: a coded row inside each).
-
-    ``exact``: cells known to be the model's value to the bit already (skipped).
-    """
-    return _settle_all(form, [(p, rows_for, exact)], threshold)[0]
-
-
 def _settle_all(form: TreeForm, items, threshold: float, score=None) -> list[np.ndarray]:
-    """:func:`_settle` for many profiles ``(p, rows_for, exact)`` at once: one walk of the trees for all their near cells.
+    """``p`` of many profiles ``(p, rows_for, exact)`` with the cells next to the threshold scored exactly, in one
+    walk of the trees (``rows_for(cell indices)``: a coded row inside each; ``exact``: cells already the model's
+    value to the bit, skipped).
 
     ``score`` (default the form): what scores them. An XGBoost form (float32) is settled by the model itself
     within two float32 steps of the threshold, since its sigmoid may differ from XGBoost's by one.
@@ -218,17 +208,6 @@ def _settle_all(form: TreeForm, items, threshold: float, score=None) -> list[np.
     return out
 
 
-def _single_rows(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray):
-    points = _representatives(upper, bool(axes.numeric[j]))
-
-    def rows_for(cells):
-        rows = np.repeat(f_row[None], len(cells), axis=0)
-        rows[:, j] = points[cells[:, 0]]
-        return rows
-
-    return rows_for
-
-
 def _pair_rows(axes: _Axes, a: int, b: int, f_row: np.ndarray, prof):
     points_a = _representatives(prof.upper_a, bool(axes.numeric[a]))
     points_b = _representatives(prof.upper_b, bool(axes.numeric[b]))
@@ -239,24 +218,6 @@ def _pair_rows(axes: _Axes, a: int, b: int, f_row: np.ndarray, prof):
         return rows
 
     return rows_for
-
-
-def _singles(axes: _Axes, j: int, f_row: np.ndarray, upper: np.ndarray, p: np.ndarray, threshold: float):
-    """The minimal one-feature counterfactual values of feature j (see the module docstring; ``p`` settled)."""
-    f = f_row[j]
-    values, side = axes.candidates(j, f, upper)
-    if not len(values):
-        return values, side
-    numeric = bool(axes.numeric[j])
-    ok = (p[_lookup(upper, values, numeric)] < threshold) & (p[_lookup(upper, axes.corner(j, values, f), numeric)] < threshold)
-    values, side = values[ok], side[ok]
-    if not axes.ordered[j]:
-        return values, side
-    keep = []
-    for s in np.unique(side):
-        on = np.flatnonzero(side == s)
-        keep.append(on[np.argmin(np.abs(values[on] - f))])
-    return values[keep], side[keep]
 
 
 class TreeGenerator(GeneratorParams):
@@ -363,27 +324,24 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     n_q = len(factuals)
     threshold = axes.validity.threshold
     features = np.flatnonzero(axes.vary)
-    query = np.repeat(np.arange(n_q), len(features))
-    feature = np.tile(features, n_q)
-    near = near_leaves(form, factuals)  # the leaves each factual reaches changing at most two features, read once
-    profile = single_profiles(form, factuals, query, feature, axes.numeric[feature], axes.n_levels[feature], near)
+    g = grids(form, axes.numeric, axes.n_levels)
+    # the leaves each factual reaches changing at most one feature, walked once; its exact profiles from them
+    prof = single_grid_profiles(form, g, factuals, axes.vary, near_walk(form, g, factuals, axes.vary, 1))
+    settle_singles(form, g, prof, factuals, axes.vary, threshold, axes.settle_with)
+    singles = single_counterfactuals(g, axes, prof, factuals, threshold)
     per_query: list[list[tuple]] = [[] for _ in range(n_q)]
-    single_best: dict[tuple[int, int, float], float] = {}
-    cells = [(int(profile.start[g]), int(profile.start[g + 1])) for g in range(len(query))]
-    settled = _settle_all(form, [(profile.p[c0:c1], _single_rows(axes, int(feature[g]), factuals[query[g]], profile.upper[c0:c1]),
-                                  profile.exact[c0:c1]) for g, (c0, c1) in enumerate(cells)], threshold, axes.settle_with)
-    for g, (c0, c1) in enumerate(cells):
-        q, j = int(query[g]), int(feature[g])
-        values, side = _singles(axes, j, factuals[q], profile.upper[c0:c1], settled[g], threshold)
-        for v, s in zip(values, side):
-            row = factuals[q].copy()
-            row[j] = v
-            per_query[q].append((1, float(axes.size(j, np.array([v]), factuals[q, j])[0]), (j,), row))
-            single_best[(q, j, float(s))] = abs(v - factuals[q, j])
+    for q, j, v, size in zip(singles[0].tolist(), singles[1].tolist(), singles[2].tolist(), singles[4].tolist()):
+        row = factuals[q].copy()
+        row[j] = v
+        per_query[q].append((1, size, (j,), row))
     stats: dict = {"pairs_read": 0, "pair_candidates_cut": 0}
     if pairs:
         short = [q for q in range(n_q) if len(per_query[q]) < n_cf]
-        _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats, near)
+        near = None
+        if short:  # the leaves each short factual reaches changing at most two features, numbered as in factuals
+            q, box, a, b = near_walk(form, g, factuals[short], axes.vary, 2)
+            near = (np.asarray(short)[q], box, a, b)
+        _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near)
     found, more = [], np.zeros(n_q, dtype=bool)
     dropped = np.zeros(n_q, dtype=int)
     for q in range(n_q):
@@ -403,8 +361,13 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     return found, more, stats
 
 
-def _add_pairs(form, axes, factuals, short, features, per_query, single_best, stats, near) -> None:
-    """Pareto-minimal two-feature counterfactuals for the queries in ``short`` (appended to ``per_query``)."""
+def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near) -> None:
+    """Pareto-minimal two-feature counterfactuals for the queries in ``short`` (appended to ``per_query``).
+
+    Pairs whose bound (:func:`_lowest_p`) cannot reach the threshold are skipped; the others are read by the
+    compiled search (:func:`._treekernel.pair_search`) for forests and binary boosting in float64, whose cells
+    near the threshold it can tell exact, and by :func:`_slow_pairs` for the rest.
+    """
     if not short or len(features) < 2:
         return
     a_idx, b_idx = np.triu_indices(len(features), k=1)
@@ -418,6 +381,90 @@ def _add_pairs(form, axes, factuals, short, features, per_query, single_best, st
     query, axes_of = query[todo], axes_of[todo]
     if not len(query):
         return
+    rest = np.arange(len(query))
+    if _compiled(form):
+        rest = _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near)
+    if len(rest):
+        single_best = {(int(q), int(j), float(s)): abs(v - factuals[q, j]) for q, j, v, s in zip(*singles[:2], singles[2], singles[3])}
+        _slow_pairs(form, axes, factuals, query[rest], axes_of[rest], per_query, single_best, stats, near)
+
+
+def _compiled(form: TreeForm) -> bool:
+    """The compiled pair search reads forests, and binary boosting summed in float64."""
+    return form.link == "mean" or (form.link == "sigmoid" and not form.float32 and form.undesired in ((0,), (1,)))
+
+
+def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near) -> np.ndarray:
+    """The compiled pair search over groups (factual ``query``, features ``axes_of``); returns the groups it left
+    to :func:`_slow_pairs` (a cell near the threshold whose sum may not be the model's to the bit)."""
+    n_q, n_f = factuals.shape
+    tables = _candidate_tables(g, axes)
+    limit = np.full((n_q, n_f, 2), np.inf)
+    level_single = np.zeros((n_q, n_f, 64), dtype=bool)
+    qs, js, values, sides, _ = singles
+    ordered = axes.ordered[js]
+    limit[qs[ordered], js[ordered], (sides[ordered] > 0).astype(int)] = np.abs(values - factuals[qs, js])[ordered]
+    level_single[qs[~ordered], js[~ordered], values[~ordered].astype(int)] = True
+    f_cell = np.column_stack([np.searchsorted(g.grid[j], factuals[:, j], side="left") if g.is_number[j]
+                              else np.nan_to_num(factuals[:, j]).astype(np.int64) for j in range(n_f)])
+    levels_ok = np.ones((n_f, 64), dtype=bool)
+    for j, ok in enumerate(axes.levels_ok):
+        if ok is not None:
+            levels_ok[j, : len(ok)] = ok
+    undesired = np.zeros(form.value.shape[1], dtype=bool)
+    undesired[list(form.undesired) if form.link == "mean" else [0]] = True
+    grp, va, vb, size, unsure, cut = pair_search(  # type: ignore[call-arg]
+        query, axes_of[:, 0].copy(), axes_of[:, 1].copy(), *_record_ranges(near, query, axes_of, n_f), g.box_lo,
+        g.box_hi, g.boxes.mask, g.weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
+        axes.step, axes.direction.astype(float), axes.ordinal, levels_ok, axes.scale, limit, level_single,
+        0 if form.link == "mean" else 1, float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
+        axes.validity.threshold, NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
+    stats["pairs_read"] += int((~unsure).sum())
+    stats["pair_candidates_cut"] += int(cut.sum())
+    for k, a_value, b_value, s in zip(grp.tolist(), va.tolist(), vb.tolist(), size.tolist()):
+        q, a, b = int(query[k]), int(axes_of[k, 0]), int(axes_of[k, 1])
+        row = factuals[q].copy()
+        row[a], row[b] = a_value, b_value
+        per_query[q].append((2, s, (a, b), row))
+    return np.flatnonzero(unsure)
+
+
+def _record_ranges(near, query, axes_of, n_features: int):
+    """Per group, the four runs of walk records it reads (no change; a only; b only; a and b), and the boxes.
+
+    Records sorted by (factual, first change + 1, second change + 1): each run is one key's.
+    """
+    rec_q, rec_box, rec_a, rec_b = near
+    width = n_features + 1
+    key = (rec_q * width + rec_a + 1) * width + rec_b + 1
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    a, b = axes_of[:, 0], axes_of[:, 1]
+    wanted = [(query * width) * width, (query * width + a + 1) * width, (query * width + b + 1) * width,
+              (query * width + a + 1) * width + b + 1]
+    ranges = np.column_stack([np.column_stack([np.searchsorted(key, w, side="left"), np.searchsorted(key, w, side="right")])
+                              for w in wanted])
+    return ranges.astype(np.int64), rec_box[order]
+
+
+def _candidate_tables(g, axes):
+    """Every number feature's candidates per side (:func:`._treegrid.number_candidates`), flat for the kernel."""
+    parts, start = [], [0]
+    for j in range(len(g.n_cells)):
+        for side in (-1, 1):
+            part = number_candidates(g, axes, j, side) if g.is_number[j] else (np.empty(0), *(np.empty(0, dtype=np.int64),) * 3)
+            parts.append(part)
+            start.append(start[-1] + len(part[0]))
+    grid = np.concatenate([np.asarray(b, dtype=float) for b in g.grid])
+    g_start = np.r_[0, np.cumsum([len(b) for b in g.grid])].astype(np.int64)
+    v, cell, corner, origin = (np.concatenate([p[k] for p in parts]) for k in range(4))
+    return (grid, g_start, np.asarray(start, dtype=np.int64), v.astype(float), cell.astype(np.int64),
+            corner.astype(np.int64), origin.astype(np.int64))
+
+
+def _slow_pairs(form, axes, factuals, query, axes_of, per_query, single_best, stats, near) -> None:
+    """Pair profiles group by group in numpy (:func:`pair_profile`), cells near the threshold rescored by the model."""
+    threshold = axes.validity.threshold
     leaves = propagate(form, factuals, query, axes_of, near)
     order = np.argsort(leaves.group, kind="stable")
     bounds = np.searchsorted(leaves.group[order], np.arange(len(query) + 1))

@@ -35,6 +35,7 @@ from .._errors import ConfigError
 from ..models._adapter import _category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
+from ._treekernel import tree_depth
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -332,12 +333,8 @@ class _Builder:
 
 
 def _depth(left, right) -> int:
-    depth = np.zeros(len(left), dtype=int)
-    for node in range(len(left)):  # children come after their parent (checked for loaded files)
-        for child in (left[node], right[node]):
-            if child >= 0:
-                depth[child] = depth[node] + 1
-    return int(depth.max()) if len(depth) else 0
+    """The tree's depth (children come after their parent: checked for loaded files)."""
+    return int(tree_depth(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64))) if len(left) else 0
 
 
 def _sklearn_tree(builder: _Builder, tree, *, values: np.ndarray) -> None:

@@ -1,12 +1,12 @@
-"""Exact profiles of a tree ensemble: P(undesirable) as a function of one or two features of a factual.
+"""Leaf boxes of a tree ensemble, and its exact two-feature profiles in numpy.
 
-Everything else held at the factual's values, each tree's leaves reachable when only the chosen
-features vary are read from the leaves' boxes (:func:`leaf_boxes`: per leaf and feature an interval
-or a level set): a factual reaches a leaf by changing exactly the features on which it is outside
-the box (:func:`near_leaves`, all factuals against all leaves at once, never row by row).
-The leaves' intervals, merged over every tree, cut each axis into cells on which the model's
-score is constant: a profile is the cells' bounds and one P(undesirable) per cell, the exact
-score (no grid of scored rows). Cells are left-open: a number cell is (lower, upper].
+Every leaf is a box over the features (:func:`leaf_boxes`: per leaf and feature an interval or a
+level set): a factual reaches a leaf by changing exactly the features on which it is outside the
+box (the compiled walk of ``_treegrid.near_walk`` lists those leaves). The leaves' intervals, merged
+over every tree, cut each axis into cells on which the model's score is constant: a profile is the
+cells' bounds and one P(undesirable) per cell, the exact score (no grid of scored rows). Cells are
+left-open: a number cell is (lower, upper]. Two-feature profiles here (:func:`pair_profile`) serve
+the models the compiled pair search does not read (multi-class boosting, XGBoost's float32 sums).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import numpy as np
 
 from ._treeform import MAX_LEVELS, TreeForm
 
-__all__ = ["propagate", "near_leaves", "near_rows", "leaf_boxes", "LeafBoxes", "Profile1", "single_profiles", "pair_profile", "Leaves"]
+__all__ = ["propagate", "near_rows", "leaf_boxes", "LeafBoxes", "pair_profile", "Leaves", "with_inexact", "combine",
+           "lowest_pair_totals"]
 
 
 @dataclass
@@ -90,55 +91,8 @@ def leaf_boxes(form: TreeForm, n_features: int) -> LeafBoxes:
     return boxes
 
 
-def _near_leaves(boxes: LeafBoxes, x: np.ndarray):
-    """(factual, leaf, first, second violated feature or -1) for every leaf outside at most two features of a factual.
-
-    A factual row reaches a leaf with some features changed iff it is inside the leaf's box on all others.
-    """
-    n_leaves, n_features = boxes.lo.shape
-    step = max(1, VIOLATION_BLOCK // max(1, n_leaves * n_features))
-    full = (1 << MAX_LEVELS) - 1
-    numbers = np.asarray(((boxes.lo > -np.inf) | (boxes.hi < np.inf)).any(axis=0), dtype=bool)
-    levels = np.asarray((boxes.mask != full).any(axis=0), dtype=bool)
-    tested = np.flatnonzero(numbers | levels | (~boxes.nan_ok).any(axis=0))  # features no leaf constrains are skipped
-    # per level feature and leaf, the levels inside as booleans (L, 64)
-    bits: dict[int, np.ndarray] = {
-        int(j): np.unpackbits(np.ascontiguousarray(boxes.mask[:, j]).astype("<i8").view(np.uint8).reshape(n_leaves, 8),
-                              axis=1, bitorder="little").astype(bool)
-        for j in np.flatnonzero(levels)}
-    out: list[tuple] = []
-    for s in range(0, len(x), step):
-        xs = x[s: s + step]
-        outside = np.zeros((n_features, len(xs), n_leaves), dtype=bool)
-        for j in tested:
-            col = np.asarray(xs[:, j], dtype=float)
-            missing = np.isnan(col)
-            inside = np.ones((len(xs), n_leaves), dtype=bool)
-            if numbers[j]:
-                inside &= (col[:, None] > boxes.lo[:, j]) & (col[:, None] <= boxes.hi[:, j])
-            if levels[j]:
-                level = np.where(missing | (col < 0) | (col > MAX_LEVELS), 0, np.nan_to_num(col)).astype(np.int64)
-                inside &= bits[int(j)][:, level].T
-            if missing.any():
-                inside[missing] = boxes.nan_ok[:, j]
-            outside[j] = ~inside
-        count = outside.sum(axis=0)
-        q, leaf = np.nonzero(count <= 2)
-        v = outside[:, q, leaf].T
-        c = count[q, leaf]
-        first = np.where(c >= 1, np.argmax(v, axis=1), -1)
-        second = np.where(c == 2, n_features - 1 - np.argmax(v[:, ::-1], axis=1), -1)
-        out.append((q + s, leaf, first, second))
-    return tuple(np.concatenate([o[k] for o in out]) for k in range(4))
-
-
-def near_leaves(form: TreeForm, factuals: np.ndarray):
-    """:func:`_near_leaves` of every factual row (read once, handed to :func:`propagate` and :func:`lowest_pair_totals`)."""
-    return _near_leaves(leaf_boxes(form, factuals.shape[1]), factuals)
-
-
 def near_rows(near, rows: np.ndarray):
-    """The records of ``near`` (:func:`near_leaves`) for factual ``rows``, renumbered 0..len(rows)-1."""
+    """The walk records ``near`` (``_treegrid.near_walk``) of factual ``rows``, renumbered 0..len(rows)-1."""
     position = np.full(int(max(near[0].max(initial=-1), rows.max(initial=-1))) + 1, -1)
     position[rows] = np.arange(len(rows))
     q = position[near[0]]
@@ -157,7 +111,7 @@ def _match(rec_key: np.ndarray, grp_key: np.ndarray):
     return rec, order[left[rec] + offset]
 
 
-def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.ndarray, near=None) -> Leaves:
+def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.ndarray, near) -> Leaves:
     """The leaves reachable in every tree when only ``axes`` vary.
 
     Read from the leaf boxes (:func:`leaf_boxes`): a group's leaves are those whose box the factual
@@ -170,13 +124,13 @@ def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.
         Factual of each group.
     axes : int ndarray (G, 2)
         The one or two features a group varies (-1: none).
-    near : tuple, optional
-        :func:`near_leaves` of ``factuals``, if already read.
+    near : tuple
+        The walk records of ``factuals`` (``_treegrid.near_walk``, at most two changes, numbered as in ``factuals``).
     """
     n_features = factuals.shape[1]
     boxes = leaf_boxes(form, n_features)
     used, q_of = np.unique(query, return_inverse=True)
-    rq, rl, first, second = _near_leaves(boxes, factuals[used]) if near is None else near_rows(near, used)
+    rq, rl, first, second = near_rows(near, used)
     width = n_features + 1
     a, b = axes[:, 0], axes[:, 1]
     lo_ax, hi_ax = np.minimum(a, b), np.maximum(a, b)
@@ -204,91 +158,6 @@ def propagate(form: TreeForm, factuals: np.ndarray, query: np.ndarray, axes: np.
 
 
 @dataclass
-class Profile1:
-    """Single-feature profiles of many (factual, feature) groups, flattened.
-
-    Group g's cells are ``start[g] <= c < start[g + 1]``; number cell c is (upper[c-1], upper[c]]
-    (the first from -inf), a level cell c is level ``c - start[g]``. ``p[c]``: P(undesirable) on it.
-    """
-
-    start: np.ndarray
-    upper: np.ndarray
-    p: np.ndarray
-    numeric: np.ndarray  # (G,) bool
-    exact: np.ndarray  # per cell: P is the model's to the bit (whole-number leaves of a forest)
-
-
-def single_profiles(form: TreeForm, factuals: np.ndarray, query: np.ndarray, feature: np.ndarray,
-                    numeric: np.ndarray, n_levels: np.ndarray, near=None) -> Profile1:
-    """The exact P(undesirable) of each factual ``query[g]`` as a function of ``feature[g]`` alone."""
-    axes = np.column_stack([feature, np.full(len(feature), -1)])
-    leaves = propagate(form, factuals, query, axes, near)
-    value = _with_inexact(form, form.value[leaves.leaf])
-    g, lo, hi, mask = leaves.group, leaves.lo[:, 0], leaves.hi[:, 0], leaves.mask[:, 0]
-    n_groups = len(query)
-    is_num = numeric[g]
-    # numbers: the cells between every bound reached, a difference array over them
-    vals = np.concatenate([lo[is_num], hi[is_num]])
-    grp = np.concatenate([g[is_num], g[is_num]])
-    order = np.lexsort((vals, grp))
-    sv, sg = vals[order], grp[order]
-    new = np.ones(len(sv), dtype=bool)
-    new[1:] = (sv[1:] != sv[:-1]) | (sg[1:] != sg[:-1])
-    uid_sorted = np.cumsum(new) - 1
-    uid = np.empty(len(vals), dtype=np.int64)
-    uid[order] = uid_sorted
-    n_num = int(is_num.sum())
-    bounds, bound_group = sv[new], sg[new]
-    diff = np.zeros((len(bounds) + 1, value.shape[1]))
-    np.add.at(diff, uid[:n_num], value[is_num])
-    np.subtract.at(diff, uid[n_num:], value[is_num])
-    num_raw = np.cumsum(diff, axis=0)[:-1]
-    # each number group's cells: every bound but its last (+inf) starts one; the cell's upper end is the next bound
-    starts_cell = np.ones(len(bounds), dtype=bool)
-    starts_cell[:-1] = bound_group[1:] == bound_group[:-1]
-    starts_cell[-1:] = False
-    cell_upper = np.r_[bounds[1:], np.inf][starts_cell] if len(bounds) else np.empty(0)
-    cell_group = bound_group[starts_cell]
-    cell_raw = num_raw[starts_cell]
-    # levels: one cell per level
-    lev_groups = np.flatnonzero(~numeric)
-    levels = n_levels[lev_groups]
-    lev_start = np.r_[0, np.cumsum(levels)]
-    lev_raw = np.zeros((int(lev_start[-1]), value.shape[1]))
-    position = np.full(n_groups, -1)
-    position[lev_groups] = np.arange(len(lev_groups))
-    cat = ~is_num
-    for level in range(int(levels.max()) if len(levels) else 0):
-        hit = cat & ((mask >> level) & 1 == 1) & (level < n_levels[g])
-        pos = position[g[hit]]
-        np.add.at(lev_raw, lev_start[pos] + level, value[hit])
-    # one flat layout: groups in order
-    counts = np.zeros(n_groups, dtype=np.int64)
-    np.add.at(counts, cell_group, 1)
-    counts[lev_groups] = levels
-    start = np.r_[0, np.cumsum(counts)]
-    upper = np.full(int(start[-1]), np.nan)
-    raw = np.zeros((int(start[-1]), value.shape[1]))
-    num_pos = start[cell_group] + _rank_within(cell_group)
-    upper[num_pos] = cell_upper
-    raw[num_pos] = cell_raw
-    for k, gg in enumerate(lev_groups):
-        raw[start[gg]: start[gg + 1]] = lev_raw[lev_start[k]: lev_start[k + 1]]
-        upper[start[gg]: start[gg + 1]] = np.arange(levels[k])
-    p, exact = _combine(form, raw)
-    return Profile1(start=start, upper=upper, p=p, numeric=numeric.copy(), exact=exact)
-
-
-def _rank_within(sorted_groups: np.ndarray) -> np.ndarray:
-    """0, 1, 2, ... within each run of equal values of a sorted array."""
-    if not len(sorted_groups):
-        return np.zeros(0, dtype=np.int64)
-    first = np.r_[True, sorted_groups[1:] != sorted_groups[:-1]]
-    index = np.arange(len(sorted_groups))
-    return index - np.maximum.accumulate(np.where(first, index, 0))
-
-
-@dataclass
 class Profile2:
     """A two-feature profile: per axis the cells' upper ends (levels: level codes), and P per cell (na, nb)."""
 
@@ -300,7 +169,7 @@ class Profile2:
 
 def pair_profile(form: TreeForm, leaves: Leaves, numeric: tuple[bool, bool], n_levels: tuple[int, int]) -> Profile2:
     """One group's two-feature profile from its reached leaves (:func:`propagate` with two axes)."""
-    value = _with_inexact(form, form.value[leaves.leaf])
+    value = with_inexact(form, form.value[leaves.leaf])
     spans: list[tuple] = []
     uppers = []
     for axis in (0, 1):
@@ -327,26 +196,33 @@ def pair_profile(form: TreeForm, leaves: Leaves, numeric: tuple[bool, bool], n_l
     for sa_, sb_, sign in ((s_a[ia], s_b[ib], 1.0), (e_a[ia], s_b[ib], -1.0), (s_a[ia], e_b[ib], -1.0), (e_a[ia], e_b[ib], 1.0)):
         np.add.at(diff, (sa_, sb_), sign * v)
     raw = np.cumsum(np.cumsum(diff, axis=0), axis=1)[:na, :nb]
-    p, exact = _combine(form, raw)
+    p, exact = combine(form, raw)
     return Profile2(upper_a=uppers[0], upper_b=uppers[1], p=p, exact=exact)
 
 
-def _with_inexact(form: TreeForm, value: np.ndarray) -> np.ndarray:
+def with_inexact(form: TreeForm, value: np.ndarray) -> np.ndarray:
     """Leaf values split in two: whole-number leaves of a forest (0 or 1), the other leaves, and a count of the latter.
 
     Whole numbers sum exactly in any order, so a forest cell reached by whole-number leaves only has the
     model's P to the bit; a running sum over the others (cells before it) may leave a last-bit residue, so
-    those are summed apart and ignored where no such leaf covers the cell (see ``_tree._settle``).
+    those are summed apart and ignored where no such leaf covers the cell (see ``_tree._settle_all``).
     """
     whole = (value == np.round(value)).all(axis=1) if form.link == "mean" else np.zeros(len(value), dtype=bool)
     return np.column_stack([value * whole[:, None], value * ~whole[:, None], (~whole).astype(float)])
 
 
-def _combine(form: TreeForm, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(P(undesirable), exact) per cell from the split sums of :func:`_with_inexact`."""
+def combine(form: TreeForm, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P(undesirable), exact) per cell from the split sums of :func:`with_inexact`.
+
+    An XGBoost form (float32) links a margin that holds its base score: the base is added here (the sum,
+    done in float64, may then differ from XGBoost's float32 one by a few steps: cells that close to the
+    threshold are rescored by the model).
+    """
     k = (raw.shape[-1] - 1) // 2
     exact = raw[..., -1] < 0.5
     total = np.where(exact[..., None], raw[..., :k], raw[..., :k] + raw[..., k: 2 * k])
+    if form.float32:
+        total = total + form.base
     return form.p_undesirable_raw(total), exact if form.link == "mean" else np.zeros_like(exact)
 
 
@@ -378,12 +254,11 @@ def _join(rec_a: np.ndarray, rec_b: np.ndarray):
     return ia, ib
 
 
-def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray, near=None) -> np.ndarray:
+def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray, near) -> np.ndarray:
     """Per factual and pair of features (a, b), the sum over trees of the lowest ``score`` (per node) of a leaf
     reachable by changing a and b only, shape (Q, F, F): a bound read before any pair profile is built.
 
-    Leaves whose box is empty on a or b are counted too (the bound only gets looser). ``near``: :func:`near_leaves`
-    of ``factuals``, if already read.
+    ``near``: the walk records of ``factuals`` (``_treegrid.near_walk``), numbered as in ``factuals``.
     """
     n_q, n_features = factuals.shape
     boxes = leaf_boxes(form, n_features)
@@ -394,7 +269,7 @@ def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray, 
     step = max(1, VIOLATION_BLOCK // max(1, n_t * n_features * n_features))
     for s in range(0, n_q, step):
         block = np.arange(s, min(s + step, n_q))
-        rq, rl, first, second = _near_leaves(boxes, factuals[block]) if near is None else near_rows(near, block)
+        rq, rl, first, second = near_rows(near, block)
         n = int(min(step, n_q - s))
         t, v = tree_of[rl], leaf_score[rl]
         best0 = np.full((n, n_t), np.inf)

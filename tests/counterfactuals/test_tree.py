@@ -16,9 +16,11 @@ from sklearn.ensemble import RandomForestClassifier
 
 import flex_core as fc
 from flex_core.counterfactuals import _tree, decode_rows, encode_rows
-from flex_core.counterfactuals._treeform import tree_form
-from flex_core.counterfactuals._treeprofile import single_profiles
+from flex_core.counterfactuals._treeform import MAX_LEVELS, tree_form
+from flex_core.counterfactuals._treegrid import grids, near_walk, settle_singles, single_grid_profiles
+from flex_core.counterfactuals._treeprofile import leaf_boxes
 from flex_core.counterfactuals._validity import Validity
+from tests.tree_checks import profiles_agree
 
 
 @pytest.fixture(scope="module")
@@ -85,25 +87,9 @@ def test_every_counterfactual_is_valid_by_predict_proba_and_keeps_constraints(sy
 
 def test_profiles_equal_predict_proba_on_every_cell(synthetic_task, forest, queries):
     task = synthetic_task
-    form = tree_form(forest, task)
     factuals = encode_rows(task, queries)
-    n_f = len(task.features)
-    query, feature = np.repeat(np.arange(len(factuals)), n_f), np.tile(np.arange(n_f), len(factuals))
-    numeric = np.array([f.is_continuous for f in task.features])
-    levels = np.array([0 if f.is_continuous else len(f.levels) for f in task.features])
-    profile = single_profiles(form, factuals, query, feature, numeric[feature], levels[feature])
-    for g in range(len(query)):
-        c0, c1 = profile.start[g], profile.start[g + 1]
-        points = profile.upper[c0:c1].copy()
-        if numeric[feature[g]]:
-            points[-1] = points[-2] + 1.0 if len(points) > 1 else 0.0  # the last cell is open upward
-        rows = np.repeat(factuals[query[g]][None], len(points), axis=0)
-        rows[:, feature[g]] = points
-        expected = _p(forest, task, rows)
-        np.testing.assert_allclose(profile.p[c0:c1], expected, rtol=0, atol=1e-9)
-        # cells reached by whole-number leaves only are the model's P to the bit (not rescored at the threshold)
-        exact = profile.exact[c0:c1]
-        np.testing.assert_array_equal(profile.p[c0:c1][exact], expected[exact])
+    factuals[::3, 0] = np.nan  # a missing value follows each split's missing direction
+    profiles_agree(forest, task, factuals)
 
 
 def _thresholds(model, task, j):
@@ -250,18 +236,32 @@ def _pareto_scan(model, task, factual, a, b, singles, threshold):
     return out
 
 
-def test_a_merged_profile_value_next_to_the_threshold_is_rescored_in_the_models_order():
+def test_a_merged_profile_value_next_to_the_threshold_is_rescored_in_the_models_order(synthetic_task, forest, queries):
     # A difference array sums leaves in another order: a cell the forest scores 0.35 may come out 0.35 - 1 ulp,
     # which would pass the rule (accidents: 6 of 1,994 counterfactuals before this). Such cells are rescored.
     p = np.array([np.nextafter(0.35, 0.0), 0.2, 0.5])
+
     class Form:  # the model's own order of summation: 0.35 exactly
         float32 = False
 
         def __call__(self, rows):
             return np.full(len(rows), 0.35)
 
-    settled = _tree._settle(Form(), p, 0.35, lambda cells: np.zeros((len(cells), 1)))
+    settled = _tree._settle_all(Form(), [(p, lambda cells: np.zeros((len(cells), 1)), None)], 0.35)[0]
     assert settled[0] == 0.35 and settled[1] == 0.2 and settled[2] == 0.5
+    # the one-feature grid profiles: a cell within the window and not exact is rescored, an exact one is not
+    task = synthetic_task
+    form = tree_form(forest, task)
+    is_number = np.array([f.is_continuous for f in task.features])
+    levels = np.array([0 if f.is_continuous else len(f.levels) for f in task.features])
+    vary = np.ones(len(task.features), dtype=bool)
+    factuals = encode_rows(task, queries)
+    g = grids(form, is_number, levels)
+    prof = single_grid_profiles(form, g, factuals, vary, near_walk(form, g, factuals, vary, 1))
+    prof.p[0, 0], prof.exact[0, 0] = np.nextafter(0.35, 0.0), False
+    prof.p[0, 1], prof.exact[0, 1] = np.nextafter(0.35, 0.0), True
+    settle_singles(form, g, prof, factuals, vary, 0.35, score=lambda rows: np.full(len(rows), 0.35))
+    assert prof.p[0, 0] == 0.35 and prof.p[0, 1] == np.nextafter(0.35, 0.0)
 
 
 def test_chunks_of_factuals_give_the_same_counterfactuals(synthetic_task, forest, queries, monkeypatch):
@@ -274,14 +274,13 @@ def test_chunks_of_factuals_give_the_same_counterfactuals(synthetic_task, forest
 
 
 def test_leaf_boxes_hold_exactly_the_rows_each_leaf_reaches(synthetic_task, forest):
-    """A row is inside a leaf's box iff the tree sends it to that leaf (one leaf per tree), with missing values too."""
-    from flex_core.counterfactuals._treeprofile import leaf_boxes, near_leaves
-
+    """A row is inside a leaf's box iff the tree sends it to that leaf (one leaf per tree), with missing values too;
+    the compiled walk with no change finds exactly that leaf."""
     form = tree_form(forest, synthetic_task)
     codes = encode_rows(synthetic_task, synthetic_task.frame[synthetic_task.feature_names].iloc[:40])
     codes[::7, 0] = np.nan
     boxes = leaf_boxes(form, codes.shape[1])
-    q, leaf, first, _ = near_leaves(form, codes)
+    q, leaf, first, second = _brute_near(boxes, codes)
     inside = first < 0
     reached = np.zeros((len(codes), len(form.feature)), dtype=bool)
     reached[q[inside], boxes.leaf[leaf[inside]]] = True
@@ -289,3 +288,61 @@ def test_leaf_boxes_hold_exactly_the_rows_each_leaf_reaches(synthetic_task, fore
     expected[np.arange(len(codes))[:, None], form.leaves(codes)] = True
     assert (reached == expected).all()
     assert reached.sum(axis=1).tolist() == [form.n_trees] * len(codes)
+    task = synthetic_task
+    g = grids(form, np.array([f.is_continuous for f in task.features]),
+              np.array([0 if f.is_continuous else len(f.levels) for f in task.features]))
+    wq, wbox, wa, _ = near_walk(form, g, codes, np.ones(codes.shape[1], dtype=bool), 0)
+    walked = np.zeros_like(reached)
+    walked[wq, boxes.leaf[wbox]] = True
+    assert (walked == expected).all() and (wa < 0).all()
+
+
+def _brute_near(boxes, x):
+    """Every (factual, box, first, second feature outside) with at most two features outside the box: all leaves
+    against all factuals, feature by feature (the independent reference for the compiled walk)."""
+    full = (1 << MAX_LEVELS) - 1
+    outside = np.zeros((x.shape[1], len(x), len(boxes.leaf)), dtype=bool)
+    for j in range(x.shape[1]):
+        col = x[:, j]
+        missing = np.isnan(col)
+        inside = (col[:, None] > boxes.lo[:, j]) & (col[:, None] <= boxes.hi[:, j])
+        level = np.where(missing | (col < 0) | (col > MAX_LEVELS), 0, np.nan_to_num(col)).astype(np.int64)
+        has_levels = boxes.mask[:, j] != full
+        in_mask = ((boxes.mask[None, :, j] >> level[:, None]) & 1) == 1
+        inside &= np.where(has_levels[None, :], in_mask, True)
+        inside[missing] = boxes.nan_ok[:, j]
+        outside[j] = ~inside
+    count = outside.sum(axis=0)
+    q, leaf = np.nonzero(count <= 2)
+    v = outside[:, q, leaf].T
+    c = count[q, leaf]
+    first = np.where(c >= 1, np.argmax(v, axis=1), -1)
+    second = np.where(c == 2, x.shape[1] - 1 - np.argmax(v[:, ::-1], axis=1), -1)
+    return q, leaf, first, second
+
+
+def test_the_walk_finds_every_leaf_two_changes_away_and_no_other(synthetic_task, forest, queries):
+    """The compiled walk's leaves with at most two changed features equal the brute-force box check's (empty boxes
+    on a changed feature left out: no value of it reaches them)."""
+    task = synthetic_task
+    form = tree_form(forest, task)
+    codes = encode_rows(task, queries)
+    codes[1, 1] = np.nan
+    g = grids(form, np.array([f.is_continuous for f in task.features]),
+              np.array([0 if f.is_continuous else len(f.levels) for f in task.features]))
+    walked = set(zip(*(a.tolist() for a in near_walk(form, g, codes, np.ones(codes.shape[1], dtype=bool), 2))))
+    q, box, a, b = _brute_near(g.boxes, codes)
+    empty = g.boxes.empty
+    keep = ~((a >= 0) & empty[box, np.maximum(a, 0)]) & ~((b >= 0) & empty[box, np.maximum(b, 0)])
+    expected = set(zip(q[keep].tolist(), box[keep].tolist(), a[keep].tolist(), b[keep].tolist()))
+    assert walked == expected and len(expected) > 10 * len(codes) * form.n_trees / 10
+
+
+def test_the_compiled_pair_search_equals_the_numpy_profiles(synthetic_task, forest, queries, monkeypatch):
+    """Two-feature trade-offs read by the compiled search equal those of the numpy pair profiles, group by group."""
+    compiled = _tree.TreeGenerator().generate(forest, synthetic_task, queries, n_cf=10)
+    monkeypatch.setattr(_tree, "_compiled", lambda form: False)
+    numpy_read = _tree.TreeGenerator().generate(forest, synthetic_task, queries, n_cf=10)
+    np.testing.assert_array_equal(compiled.counterfactuals, numpy_read.counterfactuals)
+    q, c = np.nonzero(compiled.found)
+    assert ((compiled.counterfactuals[q, c] != compiled.factuals[q]).sum(axis=1) == 2).any()

@@ -15,6 +15,7 @@ import pytest
 import flex_core as fc
 from flex_core.counterfactuals import decode_rows
 from flex_core.counterfactuals._treeform import left_bound, rounded_bound, tree_form
+from tests.tree_checks import profiles_agree
 
 N = 500
 
@@ -203,3 +204,56 @@ def test_tree_generator_counterfactuals_are_valid_by_predict_proba(library):
                       for j, f in enumerate(task.features)])
     rule = Validity().on(task, spans)
     assert rule.check(lambda rows: model.predict_proba(decode_rows(task, rows))[:, 1], result.counterfactuals[q, c], result.factuals[q]).all()
+
+
+def _booster(library, X, y):
+    if library == "xgboost":
+        from xgboost import XGBClassifier
+
+        return XGBClassifier(n_estimators=30, max_depth=4, enable_categorical=True, tree_method="hist",
+                             max_cat_to_onehot=1).fit(X, y)
+    if library == "lightgbm":
+        from lightgbm import LGBMClassifier
+
+        return LGBMClassifier(n_estimators=30, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist", "rf-onehot", "gb-label"])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_grid_profiles_equal_predict_proba_on_every_cell(library, classes):
+    """Each factual's one-feature profiles, read by the compiled walk, equal predict_proba at every cell of every
+    feature: every library, binary and multi-class, native categorical splits and missing values in the factuals."""
+    frame = _frame(6, missing=library in ("xgboost", "lightgbm", "hist"))
+    task = _task(frame)
+    if library in ("rf-onehot", "gb-label"):
+        labels = frame["label"] if classes == 3 else np.where(frame["label"] == "low", "low", "other")
+        small = _task(frame.assign(label=labels))
+        model = fc.fit_model(small, model=library[:2], encoding=library[3:], cv_folds=0, seed=0)
+        task = small
+    else:
+        y = frame["label"].map({"high": 0, "low": 1, "mid": 2}) if classes == 3 else (frame["label"] == "low").astype(int)
+        model = fc.FittedModel.from_estimator(_booster(library, _native(frame), y), task, undesired=1)
+    codes = _points(task, n=12, missing=library in ("xgboost", "lightgbm", "hist"))
+    assert profiles_agree(model, task, codes) > 100
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "hist", "xgboost"])
+def test_boosters_two_feature_tradeoffs_compiled_equal_numpy(library, monkeypatch):
+    """Binary boosting in float64 goes through the compiled pair search, XGBoost's float32 sums through numpy: the
+    compiled search gives what the numpy pair profiles give."""
+    from flex_core.counterfactuals import _tree
+
+    frame = _frame(7)
+    task = _task(frame)
+    model = fc.FittedModel.from_estimator(_booster(library, _native(frame), (frame["label"] == "low").astype(int)), task,
+                                          undesired=1)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 12, seed=0)
+    queries = task.frame.loc[rows, task.feature_names]
+    compiled = _tree.TreeGenerator().generate(model, task, queries, n_cf=8)
+    monkeypatch.setattr(_tree, "_compiled", lambda form: False)
+    numpy_read = _tree.TreeGenerator().generate(model, task, queries, n_cf=8)
+    np.testing.assert_array_equal(compiled.counterfactuals, numpy_read.counterfactuals)
+    assert compiled.coverage()["tree"]["pairs_read"] > 0

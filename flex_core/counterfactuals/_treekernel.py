@@ -1,0 +1,403 @@
+"""Compiled walks of a tree form (numba): the leaves a factual reaches by changing one or two features,
+and its exact one-feature profiles on each feature's grid of split bounds.
+
+A factual reaches a leaf by changing exactly the features on which it is outside the leaf's box. One
+walk per factual and tree finds every such leaf with at most ``max_changes`` of them: at a split the
+factual's own side keeps the changes made so far, the other side adds the split's feature (or keeps
+the set when the feature is already changed). Work follows the leaves reached, not the forest's size.
+
+Grids: a number feature's cells are the intervals between the sorted distinct bounds of its splits,
+cell ``c`` = (grid[c-1], grid[c]] (the first from -inf, the last to +inf); a level feature's cells are
+its levels. A leaf covers cells ``lo..hi`` of a number feature, or the levels in its mask.
+
+Sums are kept in three parts per output (see ``_treeprofile.with_inexact``): whole-number leaf values
+(exact in any order), the other values, and a count of the latter, so a forest's vote counts stay exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth"]
+
+
+@njit(cache=True, nogil=True)
+def _go_left(node, x, numeric, bound, mask, nan_left):
+    if np.isnan(x):
+        return nan_left[node]
+    if numeric[node]:
+        return x <= bound[node]
+    if x < 0 or x > 63:
+        return (mask[node] & 1) == 1
+    return ((mask[node] >> np.int64(x)) & 1) == 1
+
+
+@njit(cache=True, nogil=True)
+def walk_near(x, roots, feature, numeric, bound, mask, nan_left, left, right, vary, max_changes, depth):
+    """Every (factual, leaf, first, second changed feature or -1) with at most ``max_changes`` changes.
+
+    ``vary[j]``: feature j may change. Returns four int64 arrays in factual order.
+    """
+    n_q = x.shape[0]
+    cap = max(1024, n_q * roots.shape[0] * 4)
+    out_q = np.empty(cap, np.int64)
+    out_leaf = np.empty(cap, np.int64)
+    out_a = np.empty(cap, np.int64)
+    out_b = np.empty(cap, np.int64)
+    n = 0
+    size = 2 * (depth + 2) * (max_changes + 1) + 8
+    st_node = np.empty(size, np.int64)
+    st_a = np.empty(size, np.int64)
+    st_b = np.empty(size, np.int64)
+    for q in range(n_q):
+        for t in range(roots.shape[0]):
+            top = 0
+            st_node[0] = roots[t]
+            st_a[0] = -1
+            st_b[0] = -1
+            top = 1
+            while top > 0:
+                top -= 1
+                node, a, b = st_node[top], st_a[top], st_b[top]
+                j = feature[node]
+                if j < 0:
+                    if n == cap:
+                        cap *= 2
+                        out_q = _grow(out_q, cap)
+                        out_leaf = _grow(out_leaf, cap)
+                        out_a = _grow(out_a, cap)
+                        out_b = _grow(out_b, cap)
+                    out_q[n] = q
+                    out_leaf[n] = node
+                    out_a[n] = a
+                    out_b[n] = b
+                    n += 1
+                    continue
+                if top + 2 > size:  # cannot happen for a checked form; a deeper tree would overflow
+                    raise ValueError("tree deeper than its form says")
+                goes = _go_left(node, x[q, j], numeric, bound, mask, nan_left)
+                own = left[node] if goes else right[node]
+                other = right[node] if goes else left[node]
+                if j == a or j == b:  # noqa: SIM109 (numba compiles the plain comparisons)
+                    st_node[top], st_a[top], st_b[top] = other, a, b
+                    top += 1
+                elif vary[j] and a < 0 and max_changes >= 1:
+                    st_node[top], st_a[top], st_b[top] = other, j, -1
+                    top += 1
+                elif vary[j] and b < 0 and max_changes >= 2:
+                    st_node[top], st_a[top], st_b[top] = other, min(a, j), max(a, j)
+                    top += 1
+                st_node[top], st_a[top], st_b[top] = own, a, b
+                top += 1
+    return out_q[:n].copy(), out_leaf[:n].copy(), out_a[:n].copy(), out_b[:n].copy()
+
+
+@njit(cache=True, nogil=True)
+def _grow(a, cap):
+    out = np.empty(cap, a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, nogil=True)
+def single_sums(n_q, rec_q, rec_box, rec_a, box_lo, box_hi, box_mask, box_empty, weights, is_number, offset, n_cells, vary):
+    """Per factual and cell of every varying feature, the summed leaf weights (whole, other, count of other).
+
+    ``rec_*``: records of :func:`walk_near` with at most one change (``rec_box``: the leaf's row in the
+    box arrays). A record with no change covers the leaf's cells on every varying feature; one with a
+    change, on that feature only. ``weights`` (boxes, W). ``offset[j]``: feature j's first cell in the flat
+    layout, which leaves one spare cell after each number feature for the running sums. Returns (n_q, cells, W).
+    """
+    n_features = offset.shape[0] - 1
+    width = weights.shape[1]
+    out = np.zeros((n_q, offset[n_features], width))
+    for r in range(rec_q.shape[0]):
+        q, box, a = rec_q[r], rec_box[r], rec_a[r]
+        for j in range(n_features):
+            if not vary[j] or (a >= 0 and a != j) or box_empty[box, j]:
+                continue
+            base = offset[j]
+            if is_number[j]:
+                for w in range(width):
+                    out[q, base + box_lo[box, j], w] += weights[box, w]
+                    out[q, base + box_hi[box, j] + 1, w] -= weights[box, w]
+            else:
+                bits = box_mask[box, j]
+                for level in range(n_cells[j]):
+                    if (bits >> level) & 1:
+                        for w in range(width):
+                            out[q, base + level, w] += weights[box, w]
+    for j in range(n_features):
+        if not vary[j] or not is_number[j]:
+            continue
+        base = offset[j]
+        for q in range(n_q):
+            for c in range(1, n_cells[j]):
+                for w in range(width):
+                    out[q, base + c, w] += out[q, base + c - 1, w]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _edges(rects, n_rects, box_lo, box_hi, j, n_cells):
+    """Sorted distinct cell starts of the rectangles on number feature j (with 0 and n_cells)."""
+    raw = np.empty(2 * n_rects + 2, np.int64)
+    for k in range(n_rects):
+        raw[2 * k] = box_lo[rects[k], j]
+        raw[2 * k + 1] = box_hi[rects[k], j] + 1
+    raw[2 * n_rects] = 0
+    raw[2 * n_rects + 1] = n_cells
+    return np.unique(raw)
+
+
+@njit(cache=True, nogil=True)
+def _local(edges, cell):
+    """The local cell holding global cell ``cell`` (edges: sorted local cell starts, the last one the end)."""
+    return np.searchsorted(edges, cell, side="right") - 1
+
+
+@njit(cache=True, nogil=True)
+def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights):
+    """Summed weights per local cell (na, nb, W) of the rectangles, by a 2-d difference array."""
+    width = weights.shape[1]
+    diff = np.zeros((na + 1, nb + 1, width))
+    for k in range(n_rects):
+        box = rects[k]
+        for la in range(na if not num_a else 1):
+            if not num_a and not (box_mask[box, A] >> la) & 1:
+                continue
+            a0 = _local(ea, box_lo[box, A]) if num_a else la
+            a1 = _local(ea, box_hi[box, A] + 1) if num_a else la + 1
+            for lb in range(nb if not num_b else 1):
+                if not num_b and not (box_mask[box, B] >> lb) & 1:
+                    continue
+                b0 = _local(eb, box_lo[box, B]) if num_b else lb
+                b1 = _local(eb, box_hi[box, B] + 1) if num_b else lb + 1
+                for w in range(width):
+                    v = weights[box, w]
+                    diff[a0, b0, w] += v
+                    diff[a1, b0, w] -= v
+                    diff[a0, b1, w] -= v
+                    diff[a1, b1, w] += v
+    for i in range(na + 1):
+        for k in range(1, nb + 1):
+            for w in range(width):
+                diff[i, k, w] += diff[i, k - 1, w]
+    for i in range(1, na + 1):
+        for k in range(nb + 1):
+            for w in range(width):
+                diff[i, k, w] += diff[i - 1, k, w]
+    return diff
+
+
+@njit(cache=True, nogil=True)
+def _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window):
+    """P(undesirable) per local cell, and whether a cell within ``window`` of the threshold is not exact."""
+    k_out = undesired.shape[0]
+    p = np.empty((na, nb))
+    unsure = False
+    for i in range(na):
+        for k in range(nb):
+            exact = raw[i, k, 2 * k_out] < 0.5
+            if link == 0:
+                value = 0.0
+                for c in range(k_out):
+                    if undesired[c]:
+                        value += (raw[i, k, c] + (0.0 if exact else raw[i, k, k_out + c])) / n_trees
+            else:
+                margin = base0 + raw[i, k, 0] + raw[i, k, k_out]
+                p1 = 1.0 / (1.0 + np.exp(-margin))
+                value = p1 if class_one else 1.0 - p1
+                exact = False
+            p[i, k] = value
+            if not exact and abs(value - threshold) <= window:
+                unsure = True
+    return p, unsure
+
+
+@njit(cache=True, nogil=True)
+def _axis_candidates(q, j, fx, is_num, edges, n_local, f_local, grid, g_start, cand_start, cand_v, cand_cell, cand_corner,
+                     cand_origin, step, direction, ordinal, levels_ok, scale, limit, level_single, max_cand):
+    """One axis's candidates for a pair: (value, local cell, local corner cell, size, side), sorted by side then size.
+
+    Numbers: the table's values whose bound is one of this pair's local edges, beyond the factual, nearer
+    than the best one-feature change on that side; levels: every allowed level that is not valid alone.
+    """
+    f = fx[q, j]
+    n_max = 1
+    if is_num:
+        for s in range(2):
+            n_max += cand_start[2 * j + s + 1] - cand_start[2 * j + s]
+    else:
+        n_max += 64
+    value = np.empty(n_max)
+    cell = np.empty(n_max, np.int64)
+    corner = np.empty(n_max, np.int64)
+    side = np.empty(n_max)
+    m = 0
+    if is_num:
+        is_edge = np.zeros(grid.shape[0] + 2, np.bool_)
+        for e in edges:
+            is_edge[e] = True
+        for s in range(2):
+            sgn = 1.0 if s == 1 else -1.0
+            if sgn * direction[j] < 0:
+                continue
+            for c in range(cand_start[2 * j + s], cand_start[2 * j + s + 1]):
+                origin = cand_origin[c]
+                bound = grid[g_start[j] + origin]
+                v = cand_v[c]
+                if not is_edge[origin + 1]:
+                    continue
+                if s == 1 and not (bound >= f and v > f):
+                    continue
+                if s == 0 and not (bound < f and v < f):
+                    continue
+                if not abs(v - f) < limit[q, j, s]:
+                    continue
+                value[m] = v
+                cell[m] = _local(edges, cand_cell[c])
+                corner[m] = f_local if abs(v - f) <= step[j] else _local(edges, cand_corner[c])
+                side[m] = sgn
+                m += 1
+    else:
+        for level in range(n_local):
+            if level == f or not levels_ok[j, level]:
+                continue
+            if ordinal[j]:
+                sgn = 1.0 if level > f else -1.0
+                if sgn * direction[j] < 0 or not abs(level - f) < limit[q, j, 1 if sgn > 0 else 0]:
+                    continue
+            else:
+                if level_single[q, j, level]:
+                    continue
+                sgn = 2.0 + level
+            value[m] = level
+            cell[m] = level
+            corner[m] = level
+            side[m] = sgn
+            m += 1
+    dist = np.abs(value[:m] - f)
+    cut = 0
+    keep = np.arange(m)
+    if m > 2 * max_cand:
+        keep = np.argsort(dist, kind="mergesort")[: 2 * max_cand]
+        cut = m - 2 * max_cand
+    sizes = dist[keep] / scale[j] if (is_num or ordinal[j]) else np.ones(keep.shape[0])
+    order = np.argsort(value[keep], kind="mergesort")  # by side, then size, then value: three stable sorts
+    order = order[np.argsort(sizes[order], kind="mergesort")]
+    order = order[np.argsort(side[keep][order], kind="mergesort")]
+    keep = keep[order]
+    return value[keep], cell[keep], corner[keep], sizes[order], side[keep], cut
+
+
+@njit(cache=True, nogil=True)
+def _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, threshold, out_a, out_b, out_size):
+    """The Pareto-minimal valid (a, b) changes, per pair of sides, appended to the out lists.
+
+    Valid: P < threshold at the pair and at its corner, and neither change valid alone. A row (a change of
+    a, smallest first) is kept when it needs less of b than every smaller change of a on the same sides.
+    """
+    n_a, n_b = va.shape[0], vb.shape[0]
+    alone_b = np.empty(n_b, np.bool_)
+    for k in range(n_b):
+        alone_b[k] = p[fa_local, cb[k]] < threshold and p[fa_local, kb[k]] < threshold
+    i = 0
+    while i < n_a:
+        i_end = i
+        while i_end < n_a and sa[i_end] == sa[i]:
+            i_end += 1
+        k = 0
+        while k < n_b:
+            k_end = k
+            while k_end < n_b and sb[k_end] == sb[k]:
+                k_end += 1
+            best = k_end  # the fewest b steps any smaller change of a needed
+            for r in range(i, i_end):
+                if p[ca[r], fb_local] < threshold and p[ka[r], fb_local] < threshold:
+                    continue  # this change of a is valid alone
+                for c in range(k, min(k_end, best)):
+                    if alone_b[c]:
+                        continue
+                    if p[ca[r], cb[c]] < threshold and p[ka[r], kb[c]] < threshold:
+                        out_a.append(va[r])
+                        out_b.append(vb[c])
+                        out_size.append(za[r] + zb[c])
+                        best = c
+                        break
+            k = k_end
+        i = i_end
+
+
+@njit(cache=True, nogil=True)
+def pair_search(g_q, g_a, g_b, g_ranges, rec_box, box_lo, box_hi, box_mask, weights, is_number, n_cells,
+                fx, f_cell, grid, g_start, cand_start, cand_v, cand_cell, cand_corner, cand_origin, step, direction,
+                ordinal, levels_ok, scale, limit, level_single, link, n_trees, undesired, base0, class_one, threshold,
+                window, max_cand):
+    """The Pareto-minimal two-feature counterfactuals of every group (factual g_q, features g_a < g_b).
+
+    A group's profile is read from the leaves its factual reaches changing nothing, one of the two features
+    or both: ``rec_box[g_ranges[g, 2k]: g_ranges[g, 2k + 1]]`` for k = 0..3. Returns (group, value a, value b, size) of
+    each counterfactual, per group whether a cell near the threshold was not exact (to be rescored by the
+    caller, nothing emitted for it), and the candidates cut per group.
+    """
+    out_g = [0]
+    out_a = [0.0]
+    out_b = [0.0]
+    out_size = [0.0]
+    out_g.pop()
+    out_a.pop()
+    out_b.pop()
+    out_size.pop()
+    n_groups = g_q.shape[0]
+    unsure = np.zeros(n_groups, np.bool_)
+    cut = np.zeros(n_groups, np.int64)
+    rects = np.empty(0, np.int64)
+    for gi in range(n_groups):
+        q, A, B = g_q[gi], g_a[gi], g_b[gi]
+        total = 0
+        for k in range(4):
+            total += g_ranges[gi, 2 * k + 1] - g_ranges[gi, 2 * k]
+        if rects.shape[0] < total:
+            rects = np.empty(total, np.int64)
+        n_rects = 0
+        for k in range(4):
+            for r in range(g_ranges[gi, 2 * k], g_ranges[gi, 2 * k + 1]):
+                rects[n_rects] = rec_box[r]
+                n_rects += 1
+        num_a, num_b = is_number[A], is_number[B]
+        ea = _edges(rects, n_rects, box_lo, box_hi, A, n_cells[A]) if num_a else np.arange(n_cells[A] + 1)
+        eb = _edges(rects, n_rects, box_lo, box_hi, B, n_cells[B]) if num_b else np.arange(n_cells[B] + 1)
+        na, nb = ea.shape[0] - 1, eb.shape[0] - 1
+        raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights)
+        p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window)
+        if unsure[gi]:
+            continue
+        fa_local = _local(ea, f_cell[q, A]) if num_a else f_cell[q, A]
+        fb_local = _local(eb, f_cell[q, B]) if num_b else f_cell[q, B]
+        va, ca, ka, za, sa, cut_a = _axis_candidates(q, A, fx, num_a, ea, na, fa_local, grid, g_start, cand_start, cand_v,
+                                                     cand_cell, cand_corner, cand_origin, step, direction, ordinal,
+                                                     levels_ok, scale, limit, level_single, max_cand)
+        vb, cb, kb, zb, sb, cut_b = _axis_candidates(q, B, fx, num_b, eb, nb, fb_local, grid, g_start, cand_start, cand_v,
+                                                     cand_cell, cand_corner, cand_origin, step, direction, ordinal,
+                                                     levels_ok, scale, limit, level_single, max_cand)
+        cut[gi] = cut_a + cut_b
+        before = len(out_a)
+        _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, threshold, out_a, out_b, out_size)
+        for _ in range(len(out_a) - before):
+            out_g.append(gi)
+    return (np.array(out_g, dtype=np.int64), np.array(out_a), np.array(out_b), np.array(out_size), unsure, cut)
+
+
+@njit(cache=True, nogil=True)
+def tree_depth(left, right):
+    """The depth of a tree whose children come after their parent (node 0 the root)."""
+    depth = np.zeros(left.shape[0], np.int64)
+    deepest = 0
+    for node in range(left.shape[0]):
+        for child in (left[node], right[node]):
+            if child >= 0:
+                depth[child] = depth[node] + 1
+                deepest = max(deepest, depth[child])
+    return deepest
