@@ -88,6 +88,21 @@ def cached_form(model: FittedModel, task: TaskSpec) -> TreeForm:
     return form
 
 
+_SPANS: weakref.WeakKeyDictionary[FittedModel, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def _training_spans(model: FittedModel, task: TaskSpec) -> np.ndarray:
+    """Each continuous feature's range over the model's training rows (NaN for levels), read once per model and task."""
+    per_task = _SPANS.setdefault(model, {})
+    if task.fingerprint not in per_task:
+        train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
+        with np.errstate(invalid="ignore"):
+            per_task[task.fingerprint] = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j])
+                                                   if f.is_continuous and len(train) else np.nan
+                                                   for j, f in enumerate(task.features)])
+    return per_task[task.fingerprint].copy()
+
+
 class _Axes:
     """Per feature: may it vary, its permitted codes, direction, neighbourhood step and size scale."""
 
@@ -106,10 +121,7 @@ class _Axes:
             elif f.name in ranges:
                 self.levels_ok[j] = np.isin(np.asarray(f.levels, dtype=object), ranges[f.name])
         self.direction = np.array([{"increase": 1, "decrease": -1}.get(f.direction or "", 0) for f in task.features])
-        train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
-        with np.errstate(invalid="ignore"):
-            spans = np.array([np.nanmax(train[:, j]) - np.nanmin(train[:, j]) if f.is_continuous and len(train) else np.nan
-                              for j, f in enumerate(task.features)])
+        spans = _training_spans(model, task)
         self.validity = validity.on(task, spans)
         self.step = np.asarray(self.validity.steps, dtype=float)
         self.spans = np.where(self.numeric, spans, np.maximum(self.n_levels - 1, 1))
