@@ -425,8 +425,10 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
             levels_ok[j, : len(ok)] = ok
     undesired = np.zeros(form.value.shape[1], dtype=bool)
     undesired[list(form.undesired) if form.link == "mean" else [0]] = True
+    ranges, rec_box = _record_ranges(near, query, axes_of, n_f)
     grp, va, vb, size, unsure, cut = pair_search(  # type: ignore[call-arg]
-        query, axes_of[:, 0].copy(), axes_of[:, 1].copy(), *_record_ranges(near, query, axes_of, n_f), g.box_lo,
+        query, axes_of[:, 0].copy(), axes_of[:, 1].copy(), ranges, _windows(g, factuals, query, axes_of, limit), rec_box,
+        g.box_lo,
         g.box_hi, g.boxes.mask, g.weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
         axes.step, axes.direction.astype(float), axes.ordinal, levels_ok, axes.scale, limit, level_single,
         0 if form.link == "mean" else 1, float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
@@ -457,6 +459,27 @@ def _record_ranges(near, query, axes_of, n_features: int):
     ranges = np.column_stack([np.column_stack([np.searchsorted(key, w, side="left"), np.searchsorted(key, w, side="right")])
                               for w in wanted])
     return ranges.astype(np.int64), rec_box[order]
+
+
+def _windows(g, factuals, query, axes_of, limit) -> np.ndarray:
+    """Per group, the first and last global cell of each number axis that a candidate, its corner or the factual
+    can lie in: within the best one-feature change of that feature on each side (the whole axis without one)."""
+    out = np.zeros((len(query), 4), dtype=np.int64)
+    for k in range(2):
+        j = axes_of[:, k]
+        for feature in np.unique(j):
+            on = j == feature
+            if not g.is_number[feature]:
+                continue
+            f = factuals[query[on], feature]
+            down, up = limit[query[on], feature, 0], limit[query[on], feature, 1]
+            bounds = g.grid[feature]
+            with np.errstate(invalid="ignore"):
+                first = np.where(np.isfinite(down), np.searchsorted(bounds, f - down, side="left"), 0)
+                last = np.where(np.isfinite(up), np.searchsorted(bounds, f + up, side="left"), g.n_cells[feature] - 1)
+            out[on, 2 * k] = np.clip(first, 0, g.n_cells[feature] - 1)
+            out[on, 2 * k + 1] = np.clip(last, 0, g.n_cells[feature] - 1)
+    return out
 
 
 def _candidate_tables(g, axes):

@@ -140,14 +140,15 @@ def single_sums(n_q, rec_q, rec_box, rec_a, box_lo, box_hi, box_mask, box_empty,
 
 
 @njit(cache=True, nogil=True)
-def _edges(rects, n_rects, box_lo, box_hi, j, n_cells):
-    """Sorted distinct cell starts of the rectangles on number feature j (with 0 and n_cells)."""
+def _edges(rects, n_rects, box_lo, box_hi, j, first, last):
+    """Sorted distinct cell starts of the rectangles on number feature j within global cells first..last (the
+    window any candidate, corner or factual of the pair lies in), with ``first`` and ``last + 1``."""
     raw = np.empty(2 * n_rects + 2, np.int64)
     for k in range(n_rects):
-        raw[2 * k] = box_lo[rects[k], j]
-        raw[2 * k + 1] = box_hi[rects[k], j] + 1
-    raw[2 * n_rects] = 0
-    raw[2 * n_rects + 1] = n_cells
+        raw[2 * k] = min(max(box_lo[rects[k], j], first), last + 1)
+        raw[2 * k + 1] = min(max(box_hi[rects[k], j] + 1, first), last + 1)
+    raw[2 * n_rects] = first
+    raw[2 * n_rects + 1] = last + 1
     return np.unique(raw)
 
 
@@ -167,13 +168,17 @@ def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_h
         for la in range(na if not num_a else 1):
             if not num_a and not (box_mask[box, A] >> la) & 1:
                 continue
-            a0 = _local(ea, box_lo[box, A]) if num_a else la
-            a1 = _local(ea, box_hi[box, A] + 1) if num_a else la + 1
+            a0 = _local(ea, max(box_lo[box, A], ea[0])) if num_a else la
+            a1 = _local(ea, min(box_hi[box, A] + 1, ea[-1])) if num_a else la + 1
+            if a1 <= a0:
+                continue  # outside the window
             for lb in range(nb if not num_b else 1):
                 if not num_b and not (box_mask[box, B] >> lb) & 1:
                     continue
-                b0 = _local(eb, box_lo[box, B]) if num_b else lb
-                b1 = _local(eb, box_hi[box, B] + 1) if num_b else lb + 1
+                b0 = _local(eb, max(box_lo[box, B], eb[0])) if num_b else lb
+                b1 = _local(eb, min(box_hi[box, B] + 1, eb[-1])) if num_b else lb + 1
+                if b1 <= b0:
+                    continue
                 for w in range(width):
                     v = weights[box, w]
                     diff[a0, b0, w] += v
@@ -331,14 +336,15 @@ def _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, th
 
 
 @njit(cache=True, nogil=True)
-def pair_search(g_q, g_a, g_b, g_ranges, rec_box, box_lo, box_hi, box_mask, weights, is_number, n_cells,
+def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_mask, weights, is_number, n_cells,
                 fx, f_cell, grid, g_start, cand_start, cand_v, cand_cell, cand_corner, cand_origin, step, direction,
                 ordinal, levels_ok, scale, limit, level_single, link, n_trees, undesired, base0, class_one, threshold,
                 window, max_cand):
     """The Pareto-minimal two-feature counterfactuals of every group (factual g_q, features g_a < g_b).
 
     A group's profile is read from the leaves its factual reaches changing nothing, one of the two features
-    or both: ``rec_box[g_ranges[g, 2k]: g_ranges[g, 2k + 1]]`` for k = 0..3. Returns (group, value a, value b, size) of
+    or both: ``rec_box[g_ranges[g, 2k]: g_ranges[g, 2k + 1]]`` for k = 0..3; ``g_window[g]``: the first and
+    last global cell of a and of b that a candidate can reach (nearer than the best one-feature change). Returns (group, value a, value b, size) of
     each counterfactual, per group whether a cell near the threshold was not exact (to be rescored by the
     caller, nothing emitted for it), and the candidates cut per group.
     """
@@ -367,8 +373,14 @@ def pair_search(g_q, g_a, g_b, g_ranges, rec_box, box_lo, box_hi, box_mask, weig
                 rects[n_rects] = rec_box[r]
                 n_rects += 1
         num_a, num_b = is_number[A], is_number[B]
-        ea = _edges(rects, n_rects, box_lo, box_hi, A, n_cells[A]) if num_a else np.arange(n_cells[A] + 1)
-        eb = _edges(rects, n_rects, box_lo, box_hi, B, n_cells[B]) if num_b else np.arange(n_cells[B] + 1)
+        if num_a:
+            ea = _edges(rects, n_rects, box_lo, box_hi, A, g_window[gi, 0], g_window[gi, 1])
+        else:
+            ea = np.arange(n_cells[A] + 1)
+        if num_b:
+            eb = _edges(rects, n_rects, box_lo, box_hi, B, g_window[gi, 2], g_window[gi, 3])
+        else:
+            eb = np.arange(n_cells[B] + 1)
         na, nb = ea.shape[0] - 1, eb.shape[0] - 1
         raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights)
         p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window)
