@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, reporting
+from ui import reporting
 from ui import state as S
 from ui.components import labelled, settings_strip
 from ui.context import require_analysis, run_or_stop
@@ -19,14 +19,14 @@ if not pool:
 
 default = st.session_state[S.CF_ROW] or st.session_state[S.QUERY] or pool[0]
 default = default if default in pool else pool[0]
-stored = set(int(r) for r in analysis.store.stored_rows)
+stored = set(pool) - set(analysis.explainer.not_generated(pool))
 row = st.selectbox(
     "Case (row of the data predicted undesirable)", pool, index=pool.index(default), key="w_cf_row",
     on_change=S.bind("w_cf_row", S.CF_ROW),
     format_func=lambda r: f"row {r}" + ("" if r in stored else " (counterfactuals not generated yet)"),
 )
-cache.ensure_rows(analysis.store, [row], what="case")
-table, changed = run_or_stop(reporting.counterfactual_table, task, analysis.model, analysis.store.ensure([row]), row)
+analysis.ensure([row], what="case")
+table, changed = run_or_stop(reporting.counterfactual_table, task, analysis.model, analysis.explainer.counterfactuals([row]), row)
 table, changed = labelled(table, task), labelled(changed, task)  # labels, as in the charts
 
 before = table["P(undesirable)"].iloc[0]
@@ -34,7 +34,7 @@ valid = table["valid"].iloc[1:]
 after = table["P(undesirable)"].iloc[1:][valid]
 cols = st.columns(3)
 cols[0].metric("P(undesirable) now", f"{before:.0%}")
-cols[1].metric("Distinct counterfactuals", f"{int(valid.sum())} of {analysis.store.n_cf} requested",
+cols[1].metric("Distinct counterfactuals", f"{int(valid.sum())} of {analysis.explainer.n_cf} requested",
                help="Each one is valid and different from the others. With minimal changes, fewer than "
                     "requested means no more were found: the model offers only so many smallest ways out.")
 cols[2].metric("P(undesirable) after (mean)", "n/a" if after.empty else f"{after.mean():.0%}")

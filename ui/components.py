@@ -27,8 +27,8 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
         "generator": analysis.store.generator.name,
         "refine": analysis.store.refine,
         "n_factuals": analysis.n_factuals,
-        "n_cf": analysis.store.n_cf,
-        "seed": analysis.store.seed,
+        "n_cf": analysis.explainer.n_cf,
+        "seed": analysis.explainer.seed,
         "tau": S.tau_setting() if tau and analysis.task.continuous_names else None,
     })
 
@@ -150,7 +150,7 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
     rows = tuple(int(r) for r in result.query_index)
     request = [analysis.store_id, list(rows)]
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
-        scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
+        scores = run_or_stop(analysis.necessity_sufficiency, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
         st.markdown(plain(reporting.describe_what_must_change(result, cases=cases)))
         st.caption(plain(f"Searched with {scores.budget['generator']}: {scores.generator_runs:,} generator runs over "
@@ -185,8 +185,7 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
         st.caption(f"FLEX measures the generator as much as the model: rerunning the {len(rows):,} cases with "
                    "another one shows which findings hold either way.")
         return
-    sensitivity = run_or_stop(cache.generator_sensitivity, analysis.store, analysis.store_id, rows, (request[2],),
-                              S.tau_setting())
+    sensitivity = run_or_stop(analysis.generator_sensitivity, rows, (request[2],), S.tau_setting())
     st.markdown(plain(reporting.describe_generator_sensitivity(sensitivity)))
     show_table(reporting.generator_sensitivity_table(sensitivity))
 

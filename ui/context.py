@@ -48,22 +48,45 @@ class Analysis:
     @property
     def pool(self):
         """Row ids the model predicts undesirable (the factuals)."""
-        return self.store.factual_rows
+        return self.explainer.factual_rows
+
+    def ensure(self, rows, *, what: str = "factuals") -> None:
+        """Generate the counterfactuals of ``rows`` not generated yet, with a progress bar."""
+        cache.ensure_rows(self.explainer, rows, what=what)
 
     def global_result(self, tau: cache.Tau | None = None) -> fc.FlexResult:
         """Global FLEX at τ (default: the session's τ), generating missing rows with a progress bar first."""
-        cache.ensure_rows(self.store, cache.global_rows(self.store, self.n_factuals))
+        self.ensure(self.explainer.sample_factuals(self.n_factuals))
         tau = S.tau_setting() if tau is None else tau
         return cache.global_result(self.explainer, self.store_id, self.n_factuals, tau)
 
     def regional_result(self, query: int, k: int, where: str | None) -> fc.RegionalResult:
         self.global_result()
-        members = cache.region_members(self.store, query, k, where)
-        cache.ensure_rows(self.store, members, what="region members")
+        self.ensure(self.explainer.region_members(query, k=k, where=where), what="region members")
         return cache.regional_result(
             self.explainer, self.store_id, self.n_factuals, S.tau_setting(), int(query), int(k), where
         )
 
+    def tau_sweep(self):
+        """F of each continuous feature against τ over the global sample (generated first, with a progress bar)."""
+        self.ensure(self.explainer.sample_factuals(self.n_factuals))
+        return cache.tau_sweep(self.explainer, self.store_id, self.n_factuals)
+
+    def factual_map(self, with_rows=()):
+        """The 2-D map of the factuals, with ``with_rows`` (a query and its region) added where a sample left them out."""
+        if len(with_rows):
+            return cache.factual_map_with(self.explainer, self.model_id, tuple(int(r) for r in with_rows))
+        return cache.factual_map(self.explainer, self.model_id)
+
+    def factual_probabilities(self):
+        """P(undesirable) of every factual, by row id."""
+        return cache.factual_probabilities(self.explainer, self.model_id)
+
+    def necessity_sufficiency(self, rows):
+        return cache.necessity_sufficiency(self.explainer, self.store_id, tuple(int(r) for r in rows))
+
+    def generator_sensitivity(self, rows, others, tau):
+        return cache.generator_sensitivity(self.explainer, self.store_id, tuple(int(r) for r in rows), tuple(others), tau)
 
     def rule_region(self, rule) -> fc.RegionalResult:
         """The region of the global result's factuals that meet ``rule`` (checked first: a ConfigError says what to fix)."""
