@@ -92,7 +92,7 @@ def old_numbers(name: str) -> dict:
     result = explainer.explain_global(n_factuals=N_FACTUALS, tau=0.1)
     per_feature = explainer.explain_global(n_factuals=N_FACTUALS, tau={feature: 0.3, "*": 0.1})
     query = fc.importance.random_query(store, where=where, seed=SEED)  # app_pages/regional.py
-    members, *_ = fc.select_region(task, query, store.factual_rows, k=K, where=where, ranges=store.ranges,
+    members, *_ = fc.importance.select_region(task, query, store.factual_rows, k=K, where=where, ranges=store.ranges,
                                    seed=store.seed)  # cache.region_members
     regional = explainer.explain_region(global_result=result, query=query, k=K, where=where, tau=0.1)
     plain = explainer.explain_region(global_result=result, query=fc.importance.random_query(store, seed=SEED), k=K, tau=0.1)

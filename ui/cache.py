@@ -1,7 +1,7 @@
 """All of the app's caching, in one module, on one memory-bounded shelf shared by every session.
 
 - :data:`SHELF` (a :class:`ui.shelf.Shelf`) keeps everything: tasks, fitted models, generators and the
-  :class:`flex_core.CounterfactualStore` (which also persists its counterfactuals under ``FLEX_CACHE_DIR``,
+  :class:`flex_core.counterfactuals.CounterfactualStore` (which also persists its counterfactuals under ``FLEX_CACHE_DIR``,
   default ``.flex_cache/`` in the repository, so a restart does not pay for them again), results computed
   from stored counterfactuals, SHAP and LIME runs. It is bounded by memory (``FLEX_CACHE_MEMORY_MB``,
   default 2048; the least recently used go first) and by time (``FLEX_CACHE_TTL_MINUTES``, default 30:
@@ -265,7 +265,7 @@ def explainer(
     )
 
 
-def store_id(store: fc.CounterfactualStore) -> str:
+def store_id(store: fc.counterfactuals.CounterfactualStore) -> str:
     return _digest(store.key)
 
 

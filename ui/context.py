@@ -34,7 +34,7 @@ class Analysis:
         return self.explainer.model
 
     @property
-    def store(self) -> fc.CounterfactualStore:
+    def store(self) -> fc.counterfactuals.CounterfactualStore:
         return self.explainer.store
 
     @property
