@@ -29,7 +29,7 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
         "n_factuals": analysis.n_factuals,
         "n_cf": analysis.explainer.n_cf,
         "seed": analysis.explainer.seed,
-        "tau": S.tau_setting() if tau and analysis.task.continuous_names else None,
+        "tau": analysis.tau if tau and analysis.task.continuous_names else None,
     })
 
 
@@ -185,7 +185,7 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
         st.caption(f"FLEX measures the generator as much as the model: rerunning the {len(rows):,} cases with "
                    "another one shows which findings hold either way.")
         return
-    sensitivity = run_or_stop(analysis.generator_sensitivity, rows, (request[2],), S.tau_setting())
+    sensitivity = run_or_stop(analysis.generator_sensitivity, rows, (request[2],), analysis.tau)
     st.markdown(plain(reporting.describe_generator_sensitivity(sensitivity)))
     show_table(reporting.generator_sensitivity_table(sensitivity))
 
@@ -204,7 +204,7 @@ def retrain_check(analysis: Analysis, result: fc.FlexResult) -> None:
         st.caption(f"One fitted model allows trade-offs another fit of the same data does not: refitting it and "
                    f"rerunning the {len(rows):,} cases shows which findings hold beyond this fit.")
         return
-    block = run_or_stop(cache.retrain_stability, analysis.explainer, analysis.store_id, rows, request[2], S.tau_setting())
+    block = run_or_stop(cache.retrain_stability, analysis.explainer, analysis.store_id, rows, request[2], analysis.tau)
     st.markdown(reporting.describe_retrain(block))
     show_table(reporting.retrain_table(block))
 

@@ -81,7 +81,7 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
 def report_settings(analysis: Analysis, link: str) -> dict:
     """The settings that produced the numbers, as a readable table's rows; the link only when others can open it."""
     s = st.session_state
-    tau = S.tau_setting()
+    tau = analysis.tau
     if isinstance(tau, dict):
         tau = {("every other number" if k == "*" else analysis.task.feature(k).label): v for k, v in tau.items()}
     settings = {

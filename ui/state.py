@@ -426,13 +426,6 @@ def view_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
             if before.get(key) != after.get(key)]
 
 
-def tau_setting() -> float | dict:
-    """τ as flex_core takes it: one number, or per feature with ``"*"`` as the default."""
-    per_feature = st.session_state[TAU_FEATURES]
-    tau = float(st.session_state[TAU])
-    return {**per_feature, "*": tau} if per_feature else tau
-
-
 def widget_key(state_key: str) -> str:
     """The key of the sidebar widget that shows the setting ``state_key``."""
     return f"w_{state_key}"
