@@ -63,28 +63,16 @@ else:
     if dropped:
         st.warning(plain(dropped))
     where = st.session_state[S.WHERE]
-    crit_feature, _, crit_value = (where or "").partition("=")
-    options = ["(any case)", *task.categorical_names]
-
-
-    def _set_where() -> None:
-        feature = st.session_state["w_where_feature"]
-        if feature == options[0]:
-            st.session_state[S.WHERE] = None
-        else:
-            value = st.session_state.get("w_where_value")
-            levels = task.feature(feature).categories
-            st.session_state[S.WHERE] = f"{feature}={value if value in levels else levels[0]}"
-        st.session_state[S.QUERY] = None  # a new criterion needs a query that meets it
-
+    crit_feature, crit_value = (where.feature, where.value) if where is not None else ("", "")
+    options = [query_choice.ANY_CASE, *task.categorical_names]
 
     left, mid, right = st.columns([2, 2, 3])
-    feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature", on_change=_set_where,
-                             index=options.index(crit_feature) if crit_feature in options else 0,
+    feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature",
+                             on_change=query_choice.set_where, args=(task,), index=options.index(crit_feature) if crit_feature in options else 0,
                              format_func=lambda name: name if name == options[0] else task.feature(name).label)
     if feature != options[0]:
         levels = list(task.feature(feature).categories)
-        mid.selectbox("equal to", levels, key="w_where_value", on_change=_set_where,
+        mid.selectbox("equal to", levels, key="w_where_value", on_change=query_choice.set_where, args=(task,),
                       index=levels.index(crit_value) if crit_value in levels else 0)
     candidates = query_choice.candidates(analysis, where)
     max_k = min(50, len(candidates) - 1)

@@ -247,17 +247,17 @@ class FlexExplainer:
     ) -> RegionalResult:
         """Regional FLEX: a query factual (default a seeded random one meeting ``where``) and its k Hamming neighbours.
 
-        ``where`` is ``{"feature": value}`` or ``"feature=value"``. The region is compared with
+        ``where`` is ``{"feature": value}``, ``Condition.criterion(feature, value)`` or ``"feature=value"``. The region is compared with
         ``global_result``; without one, global FLEX at ``n_factuals`` and the same τ is computed
         from the stored counterfactuals (pass one to compare with a global result of your own).
 
         ``rule`` defines the region instead (no query, no k): the global result's factuals that meet
-        every condition, e.g. ``[{"feature": "age", "op": ">=", "value": 70}, "road_type=rural"]``
-        (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
+        every condition, e.g. ``[{"feature": "age", "op": ">=", "value": 70}, "road_type=rural"]`` or
+        :class:`~flex_core.importance.Condition` values (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
         when ``n_factuals`` is the same.
         """
-        from .importance import random_query, run_global, run_regional, run_rule_region
-        from .importance._runs import check_region_arguments, check_rule_region
+        from .importance import random_query, run_global, run_regional
+        from .importance._runs import check_region_arguments, check_rule_region, run_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
         check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
@@ -580,10 +580,15 @@ def _generator(name: str | None, settings: Mapping | None, *, seed, n_cf) -> tup
 
 
 def _criterion(where) -> str | Mapping | None:
-    """``{"zone": "rural"}`` as ``{"feature": "zone", "value": "rural"}``, the form the runs take (text and that
-    form pass as they are): a mapping never becomes ``"feature=value"`` text to be split again."""
+    """``{"zone": "rural"}`` or ``Condition.criterion("zone", "rural")`` as ``{"feature": "zone", "value": "rural"}``,
+    the form the runs take (text and that form pass as they are): a mapping never becomes ``"feature=value"`` text to
+    be split again."""
     if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
         return where
+    if isinstance(where, Mapping) and set(where) == {"feature", "op", "value"}:  # a Condition (or its dict)
+        if where["op"] != "=":
+            raise ConfigError(f"where takes one feature = value criterion, not {where['op']!r}; a rule takes the others.")
+        return {"feature": where["feature"], "value": where["value"]}
     if isinstance(where, Mapping) and len(where) == 1:
         (feature, value), = where.items()
         return {"feature": feature, "value": value}

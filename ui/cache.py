@@ -334,15 +334,17 @@ def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, 
 
 @shared(copy=True)
 def regional_result(
-    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, query: int, k: int, where: str | None
+    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, query: int, k: int,
+    where: fc.importance.Condition | None,
 ) -> fc.RegionalResult:
+    """The query's Hamming region (``where``: its criterion) at this τ, from stored counterfactuals."""
     base = global_result(_explainer, identity, n_factuals, tau)
     return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=tau)
 
 
 @shared(copy=True)
 def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau,
-                rule: Sequence[Mapping]) -> fc.RegionalResult:
+                rule: tuple[fc.importance.Condition, ...]) -> fc.RegionalResult:
     """The rule-defined region (its conditions, checked) among the global result's factuals, from stored counterfactuals."""
     base = global_result(_explainer, identity, n_factuals, tau)
     return _explainer.explain_region(global_result=base, rule=list(rule), tau=tau)

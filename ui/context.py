@@ -70,7 +70,7 @@ class Analysis:
         tau = self.tau if tau is None else tau
         return cache.global_result(self.explainer, self.store_id, self.n_factuals, tau)
 
-    def regional_result(self, query: int, k: int, where: str | None) -> fc.RegionalResult:
+    def regional_result(self, query: int, k: int, where: fc.importance.Condition | None) -> fc.RegionalResult:
         self.global_result()
         self.ensure(self.explainer.region_members(query, k=k, where=where), what="region members")
         return cache.regional_result(
@@ -100,7 +100,7 @@ class Analysis:
 
     def rule_region(self, rule) -> fc.RegionalResult:
         """The region of the global result's factuals that meet ``rule`` (checked first: a ConfigError says what to fix)."""
-        rule = [dict(c) for c in fc.importance.check_rule(self.task, rule)]
+        rule = tuple(fc.importance.Condition.of(c) for c in fc.importance.check_rule(self.task, rule))
         self.global_result()
         return cache.rule_region(self.explainer, self.store_id, self.n_factuals, self.tau, rule)
 

@@ -12,12 +12,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import flex_core as fc
 from ui import selection
 from ui import state as S
 from ui.context import Analysis, run_or_stop
 from ui.text import plain
 
 MAP_KEY, TABLE_KEY = "factual_map", "factual_table"
+#: The criterion box's first choice: no criterion.
+ANY_CASE = "(any case)"
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,20 @@ class QueryChoice:
     lassoed: np.ndarray  # the candidates a box or lasso on the map selected
 
 
-def candidates(analysis: Analysis, where: str | None) -> np.ndarray:
+def set_where(task: fc.TaskSpec) -> None:
+    """``on_change`` of the criterion boxes: the chosen feature = value (its first level until one is chosen) becomes
+    the criterion, and the query is chosen anew to meet it."""
+    s = st.session_state
+    feature = s["w_where_feature"]
+    if feature == ANY_CASE:
+        s[S.WHERE] = None
+    else:
+        value, levels = s.get("w_where_value"), task.feature(feature).categories
+        s[S.WHERE] = fc.importance.Condition.criterion(feature, value if value in levels else levels[0])
+    s[S.QUERY] = None  # a new criterion needs a query that meets it
+
+
+def candidates(analysis: Analysis, where: fc.importance.Condition | None) -> np.ndarray:
     """The factuals meeting ``where``; with none, one error saying to choose another value, and the page stops."""
     found = run_or_stop(analysis.explainer.factuals_meeting, where)
     if len(found) == 0:
@@ -40,7 +56,7 @@ def candidates(analysis: Analysis, where: str | None) -> np.ndarray:
     return found
 
 
-def _map_click(analysis: Analysis, found: np.ndarray, where: str | None) -> list[int]:
+def _map_click(analysis: Analysis, found: np.ndarray, where: fc.importance.Condition | None) -> list[int]:
     """The factuals selected on the map; one clicked dot meeting the criterion becomes the query."""
     event = st.session_state.get(MAP_KEY)
     on_map = selection.rows_from_selection(event.get("selection") if event else None, allowed=analysis.pool)
@@ -62,7 +78,7 @@ def _table_click(table: pd.DataFrame) -> None:
         st.session_state[S.QUERY] = int(table.index[picked[0]])
 
 
-def choose_query(analysis: Analysis, found: np.ndarray, where: str | None, drawn: np.ndarray) -> QueryChoice:
+def choose_query(analysis: Analysis, found: np.ndarray, where: fc.importance.Condition | None, drawn: np.ndarray) -> QueryChoice:
     """The query from a click on the map (``drawn``: the rows it shows) or the table, else the explainer's seeded
     random one meeting ``where`` (kept in Session State)."""
     on_map = _map_click(analysis, found, where)
@@ -77,6 +93,6 @@ def choose_query(analysis: Analysis, found: np.ndarray, where: str | None, drawn
     return QueryChoice(query=int(query), table=table, listable=listable, lassoed=lassoed)
 
 
-def another_random_query(analysis: Analysis, where: str | None, query: int) -> None:
+def another_random_query(analysis: Analysis, where: fc.importance.Condition | None, query: int) -> None:
     """``on_click`` of "Random query": the next seeded random case meeting ``where`` becomes the query."""
     st.session_state[S.QUERY] = analysis.explainer.random_query(where=where, seed=int(query) + 1)
