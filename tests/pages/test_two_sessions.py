@@ -6,6 +6,7 @@ import pytest
 
 from tests.pages.conftest import start
 from ui import cache
+from ui.shelf import Shelf
 
 pytestmark = pytest.mark.slow  # the real app through AppTest, twice
 
@@ -19,7 +20,13 @@ def _link(at) -> str:
     return at.code[0].value
 
 
-def test_one_sessions_tau_and_query_never_reach_another_sessions_state_link_or_project(tmp_path):
+@pytest.fixture
+def shelf(monkeypatch):
+    """A fresh shelf for this server, so the explainers on it are the two sessions' only."""
+    monkeypatch.setattr(cache, "SHELF", Shelf(2**31, ttl=1800))
+
+
+def test_one_sessions_tau_and_query_never_reach_another_sessions_state_link_or_project(shelf, tmp_path):
     """Issue 34 item 2: session A moves τ and picks a query; session B, opened after on the same data and settings,
     gets the same shared explainer but its own defaults, in Session State and in the view it would share; and a
     project saved from that explainer holds neither session's view."""
