@@ -226,8 +226,11 @@ def evaluation_caption(model: fc.FittedModel) -> str:
 
 
 def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=()) -> None:
-    """A case and its counterfactuals with changed cells in yellow and the case's edited cells in blue."""
-    edited = set(edited)
+    """A case and its counterfactuals with changed cells in yellow and the case's edited cells in blue; features
+    under their labels, as in the charts, and numbers as people write them (8,200,000; 0.4512)."""
+    labels = {f.name: f.label for f in task.features}
+    table, changed = labelled(table, task), labelled(changed, task)
+    edited = {labels.get(name, name) for name in edited}
 
     def style(frame):
         marks = changed.reindex(index=frame.index, columns=frame.columns, fill_value=False)
@@ -236,8 +239,6 @@ def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=())
             out.loc[frame.index[0], name] = "background-color: #bfdbfe; font-weight: 600"
         return out
 
-    formats = {f.name: reporting.format_number for f in task.features if f.is_continuous}
-    labels = {f.name: f.label for f in task.features}
+    formats = {f.label: reporting.format_number for f in task.features if f.is_continuous}
     styled = table.style.apply(style, axis=None).format({**formats, "P(undesirable)": "{:.2f}"})
-    st.dataframe(styled, width="stretch", height="content",
-                 column_config={name: st.column_config.Column(label) for name, label in labels.items()})
+    st.dataframe(styled, width="stretch", height="content")  # sized to its rows: a fixed height hid the last ones
