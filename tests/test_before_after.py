@@ -18,6 +18,7 @@ import pytest
 from tests import before_after as ba
 from tests.conftest import paper_file
 from ui import cache
+from ui import state as S
 from ui.shelf import Shelf
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "before_after.json").read_text())
@@ -32,7 +33,8 @@ def shelf(monkeypatch, tmp_path):
 def page_numbers(name: str) -> dict:
     """The fixture's numbers as the pages compute them now: ``ui.cache``'s wrappers over the explainer's methods."""
     explainer = ba.explainer_for(name)
-    where, rule, feature = ba._criteria(name, explainer.task)
+    where_text, rule_data, feature = ba._criteria(name, explainer.task)
+    where, rule = S.criterion_of(where_text), S.rule_of(rule_data)  # as Session State keeps them
     identity, n = cache.store_id(explainer.store), ba.N_FACTUALS
     rows = explainer.sample_factuals(n)
     cache.ensure_rows(explainer, rows)
@@ -51,7 +53,7 @@ def page_numbers(name: str) -> dict:
         "global_rows": [int(r) for r in rows],
         "global_frequency": ba._numbers(result.frequency_mean),
         "per_feature_tau": {"feature": feature, "frequency": ba._numbers(per_feature.frequency_mean)},
-        "where": where,
+        "where": S.criterion_text(where),
         "query": int(query),
         "candidates": [int(r) for r in explainer.factuals_meeting(where)],
         "members": [int(r) for r in members],
@@ -60,7 +62,7 @@ def page_numbers(name: str) -> dict:
         "regional_r": ba._numbers([regional.pearson_r]),
         "plain_query": int(plain.query),
         "plain_frequency": ba._numbers(plain.importance.frequency_mean),
-        "rule": rule,
+        "rule": [c.as_dict() for c in rule],
         "rule_members": [int(r) for r in ruled.members],
         "rule_frequency": ba._numbers(ruled.importance.frequency_mean),
         "tau_sweep": {str(c): ba._numbers(sweep[c]) for c in sweep.columns if sweep[c].dtype.kind in "fi"},
