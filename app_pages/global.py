@@ -40,7 +40,7 @@ generator_check(analysis, result)
 st.subheader("Does it survive retraining?")
 retrain_check(analysis, result)
 
-coverage = analysis.store.ensure(result.query_index).coverage()
+coverage = analysis.explainer.counterfactuals(result.query_index).coverage()
 st.subheader("Generator coverage")
 cols = st.columns(4)
 cols[0].metric("Factuals explained", f"{coverage['queries']:,}")

@@ -1,11 +1,11 @@
 """Regional explorer: a query's neighbours (a map or a table, a criterion and k) or a rule-defined region;
 the regions that differ most from global; what the model asks of each group."""
 
-import numpy as np
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, reporting, selection
+from ui import query as query_choice
+from ui import reporting
 from ui import state as S
 from ui.components import (
     chart,
@@ -27,8 +27,7 @@ analysis = require_analysis()
 settings_strip(analysis)
 task = analysis.task
 global_result = run_or_stop(analysis.global_result)
-pool = analysis.pool
-fmap = cache.factual_map(analysis.store, analysis.model_id)
+fmap = analysis.factual_map()
 
 # -- regions that differ, and a rule builder: either opens a rule-defined region ---------------------
 found_regions_section(analysis)
@@ -51,8 +50,7 @@ if rule:
         st.session_state[S.RULE] = None
         st.rerun()
     chart(
-        factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
-                                                  tuple(int(r) for r in regional.members)),
+        factual_map_figure(analysis.factual_map(regional.members),
                            members=regional.members, criterion=regional.rule_text,
                            title="Factuals: the rule region's cases are ringed"),
         analysis, key="rule_map", tau=False,
@@ -65,33 +63,18 @@ else:
     if dropped:
         st.warning(plain(dropped))
     where = st.session_state[S.WHERE]
-    crit_feature, _, crit_value = (where or "").partition("=")
-    options = ["(any case)", *task.categorical_names]
-
-
-    def _set_where() -> None:
-        feature = st.session_state["w_where_feature"]
-        if feature == options[0]:
-            st.session_state[S.WHERE] = None
-        else:
-            value = st.session_state.get("w_where_value")
-            levels = task.feature(feature).categories
-            st.session_state[S.WHERE] = f"{feature}={value if value in levels else levels[0]}"
-        st.session_state[S.QUERY] = None  # a new criterion needs a query that meets it
-
+    crit_feature, crit_value = (where.feature, where.value) if where is not None else ("", "")
+    options = [query_choice.ANY_CASE, *task.categorical_names]
 
     left, mid, right = st.columns([2, 2, 3])
-    feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature", on_change=_set_where,
-                             index=options.index(crit_feature) if crit_feature in options else 0,
+    feature = left.selectbox("Region criterion: only cases with", options, key="w_where_feature",
+                             on_change=query_choice.set_where, args=(task,), index=options.index(crit_feature) if crit_feature in options else 0,
                              format_func=lambda name: name if name == options[0] else task.feature(name).label)
     if feature != options[0]:
         levels = list(task.feature(feature).categories)
-        mid.selectbox("equal to", levels, key="w_where_value", on_change=_set_where,
+        mid.selectbox("equal to", levels, key="w_where_value", on_change=query_choice.set_where, args=(task,),
                       index=levels.index(crit_value) if crit_value in levels else 0)
-    candidates = run_or_stop(fc.importance.rows_meeting, task, pool, where)
-    if len(candidates) == 0:
-        st.error(plain(f"No case predicted {' / '.join(map(str, task.undesirable))} meets {where}; choose another value."))
-        st.stop()
+    candidates = query_choice.candidates(analysis, where)
     max_k = min(50, len(candidates) - 1)
     if max_k >= 2:
         right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
@@ -102,27 +85,8 @@ else:
 
     # -- the query: a click on the map, a row of the table, or a random one --------------------------
     # One clicked dot becomes the query; a box or lasso around several narrows the table to them.
-    map_event = st.session_state.get("factual_map")
-    on_map = selection.rows_from_selection(map_event.get("selection") if map_event else None, allowed=pool)
-    if len(on_map) == 1 and S.fresh_selection("factual_map", on_map):
-        if on_map[0] in set(candidates.tolist()):
-            st.session_state[S.QUERY] = on_map[0]
-        else:
-            st.warning(plain(f"Row {on_map[0]} does not meet {where}; the query stays as it was."))
-    lassoed = candidates[np.isin(candidates, on_map)] if len(on_map) > 1 else candidates[:0]
-    listed, listable = selection.rows_to_list(candidates, lassoed=lassoed, drawn=fmap.frame["row"].to_numpy(),
-                                              query=st.session_state[S.QUERY])
-    table = task.frame.loc[listed].copy()
-    table.insert(0, "P(undesirable)", cache.pool_probabilities(analysis.store, analysis.model_id).loc[listed].to_numpy())
-    table_event = st.session_state.get("factual_table")
-    if table_event is not None:
-        picked = table_event.get("selection", {}).get("rows", [])
-        if picked and S.fresh_selection("factual_table", picked) and picked[0] < len(table):
-            st.session_state[S.QUERY] = int(table.index[picked[0]])
-    query = st.session_state[S.QUERY]
-    if query is None or query not in set(candidates.tolist()):
-        query = run_or_stop(fc.importance.random_query, analysis.store, where=where, seed=int(st.session_state[S.SEED]))
-        st.session_state[S.QUERY] = query
+    choice = query_choice.choose_query(analysis, candidates, where, fmap.frame["row"].to_numpy())
+    query, table, listable, lassoed = choice.query, choice.table, choice.listable, choice.lassoed
 
     regional = run_or_stop(analysis.regional_result, query, k, where)
     criterion_text = f"{task.feature(crit_feature).label} = {crit_value}" if where else None
@@ -130,10 +94,8 @@ else:
     map_col, table_col = st.columns([3, 2])
     with map_col:
         chart(
-            factual_map_figure(cache.factual_map_with(analysis.store, analysis.model_id,
-                                                                  tuple(int(r) for r in regional.members)),
-                                           query=query, members=regional.members,
-                                           meeting=candidates if where else None, criterion=criterion_text),
+            factual_map_figure(analysis.factual_map(regional.members), query=query, members=regional.members,
+                               meeting=candidates.tolist() if where else None, criterion=criterion_text),
             analysis, key="factual_map", tau=False, on_select="rerun", selection_mode=("points", "box", "lasso"),
         )
         st.caption(
@@ -151,8 +113,8 @@ else:
                     + "; click a row to make it the query)")
         st.dataframe(labelled(table, task), key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
                      width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
-        if listable > len(listed):
-            st.caption(f"The table lists {len(listed):,} of them (those on the map first); any other can be "
+        if listable > len(table):
+            st.caption(f"The table lists {len(table):,} of them (those on the map first); any other can be "
                        "chosen by its row number.")
             typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
                                     on_change=S.set_query_from, args=("w_query_row", candidates))
@@ -160,9 +122,8 @@ else:
                 st.error(plain(f"Row {int(typed)} is not among the cases to choose from (a factual: a case "
                                f"predicted {' / '.join(map(str, task.undesirable))} with the margin" + (f" that meets {where}" if where else "")
                                + f"); type one of those. The query stays row {query}."))
-        if st.button("Random query", key="random_query"):
-            st.session_state[S.QUERY] = fc.importance.random_query(analysis.store, where=where, seed=int(query) + 1)
-            st.rerun()
+        st.button("Random query", key="random_query", on_click=query_choice.another_random_query,
+                  args=(analysis, where, query))
 
 # -- the region -----------------------------------------------------------------------------------
 if rule:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, report, reporting, url_state
+from ui import report, reporting, url_state
 from ui import state as S
 from ui.components import safe_csv, settings_strip, settings_text
 from ui.context import require_analysis, run_or_stop
@@ -20,7 +20,7 @@ if rule:  # the Regional explorer shows a rule-defined region
 else:
     regional = run_or_stop(analysis.regional_result, query, k, where) if query is not None else None
 saved = {r["name"]: run_or_stop(analysis.saved_region, r) for r in st.session_state[S.SAVED_REGIONS]}
-sweep = cache.tau_sweep(analysis.store, analysis.store_id, analysis.n_factuals) if task.continuous_names else None
+sweep = analysis.tau_sweep() if task.continuous_names else None
 
 # -- the link ------------------------------------------------------------------------------------
 st.subheader("Link to this view")
@@ -42,7 +42,7 @@ st.subheader("Tables (CSV)")
 tables = {
     "global_importance.csv": global_result.to_frame(),
     "local_frequencies.csv": global_result.local_frame(),
-    "counterfactuals.csv": analysis.store.ensure(global_result.query_index).to_frame(task),
+    "counterfactuals.csv": analysis.explainer.counterfactuals(global_result.query_index).to_frame(task),
     "features.csv": reporting.feature_table(task),
     "class_balance.csv": reporting.class_balance(task),
 }

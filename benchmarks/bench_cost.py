@@ -68,9 +68,9 @@ def measure(n_features: int, *, n_factuals: int, n_cf: int, repeats: int, genera
 
     def flex():
         # A fresh store each time: generation is part of FLEX's cost here.
-        store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator), n_cf=n_cf, seed=0)
+        store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator), n_cf=n_cf, seed=0)
         cfset = store.ensure(rows)
-        fc.flex_importance(cfset, task, tau=0.1)
+        fc.importance.flex_importance(cfset, task, tau=0.1)
 
     background = shap.kmeans(training, 10)
 

@@ -123,14 +123,14 @@ def _inside(interval, truth) -> np.ndarray:
 
 def truth_for(task, model, region_of) -> dict:
     generator = fc.counterfactuals.make_generator(fc.counterfactuals.DEFAULT_GENERATOR)
-    pool = fc.CounterfactualStore(task, model, generator, n_cf=N_CF).factual_rows
+    pool = fc.counterfactuals.CounterfactualStore(task, model, generator, n_cf=N_CF).factual_rows
     region = region_of(pool)
     global_runs: list[np.ndarray] = []
     regional_runs: list[np.ndarray] = []
     results: list[fc.FlexResult] = []
     for seed in TRUTH_SEEDS:
-        store = fc.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=seed)
-        result = fc.run_global(store, n_factuals=len(pool), tau=TAU)
+        store = fc.counterfactuals.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=seed)
+        result = fc.importance.run_global(store, n_factuals=len(pool), tau=TAU)
         results.append(result)
         global_runs.append(result.frequency_mean)
         local = pd.DataFrame(result.local_frequencies, index=result.query_index).loc[region].to_numpy()
@@ -161,12 +161,12 @@ def run_setting(task, model, region_of, *, runs: int, sizes: list[int], log) -> 
     widths: dict[int, dict[str, list[float]]] = {n: {"F": [], "F_old": [], "F_reg": [], "F_reg_old": [], "r": [], "r_old": []} for n in sizes}
     r_hits = {n: {"r": 0, "r_old": 0, "r_nan": 0, "r_old_nan": 0} for n in sizes}
     for k in range(runs):
-        store = fc.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=k)
+        store = fc.counterfactuals.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=k)
         rng = np.random.default_rng(k)
         for n in sizes:
             h, w, rh = hits[n], widths[n], r_hits[n]
             # Global: n factuals drawn from all of them, with this run's generator seed.
-            result = fc.run_global(store, n_factuals=n, tau=TAU, sample_seed=k)
+            result = fc.importance.run_global(store, n_factuals=n, tau=TAU, sample_seed=k)
             old_ci, old_ranks = old_bootstrap(result.local_frequencies, seed=k)
             h["F"] += _inside(result.frequency_ci, truth["global"])
             h["F_old"] += _inside(old_ci, truth["global"])

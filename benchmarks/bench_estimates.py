@@ -18,7 +18,7 @@ booster and KernelSHAP on any other model. So the workloads are models, one per 
   wrapped in ``fc.FlexExplainer``: TreeSHAP on the booster itself.
 
 Factual counts: SHAP on the page's default N_F = 200 (the global factuals, ``sample_factuals(..., n,
-seed=0)``, as ``ui.cache.global_rows`` draws them) and one other count per model; LIME on the default
+seed=0)``, as ``FlexExplainer.sample_factuals`` draws them) and one other count per model; LIME on the default
 region (k = 4: 5 members) and the largest (k = 50: 51 members) at the slider's default 5,000 samples,
 and the largest at its least, 500. LIME's rows are the first of the 200 global factuals, standing in for
 a region's members (LIME's cost per row hardly depends on which rows). Run time is kept to minutes by

@@ -111,7 +111,7 @@ def floor_seconds(model, task, n_rows: int, repeats: int = 3) -> float:
 
 
 def flex_frequencies(cfset, task, model) -> np.ndarray:
-    return fc.flex_importance(cfset, task, tau=TAU, ranges=fc.counterfactuals.training_ranges(task, model)).frequency_mean
+    return fc.importance.flex_importance(cfset, task, tau=TAU, ranges=fc.counterfactuals.training_ranges(task, model)).frequency_mean
 
 
 def bench_dataset(name: str, args) -> list[dict]:

@@ -34,14 +34,14 @@ TAUS = (0.1, 0.5, 0.9)
 
 
 def measure(task, model, rows, generator: str, refine: str, *, refine_after: bool = False) -> dict:
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator), n_cf=N_CF, seed=0,
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator), n_cf=N_CF, seed=0,
                                    refine=refine)
     start = time.perf_counter()
     cfset = store.ensure(rows)
     if refine_after:
         cfset = fc.counterfactuals.refine_counterfactuals(cfset, task, model, ranges=store.ranges)
     seconds = time.perf_counter() - start
-    results = {tau: fc.flex_importance(cfset, task, tau=tau, ranges=store.ranges) for tau in TAUS}
+    results = {tau: fc.importance.flex_importance(cfset, task, tau=tau, ranges=store.ranges) for tau in TAUS}
     counts = cfset.counts
     return {
         "seconds": seconds,

@@ -39,7 +39,7 @@ def bench(task, *, n_factuals: int, n_cf: int) -> dict:
 
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=2)
     generator = fc.counterfactuals.make_generator(fc.counterfactuals.DEFAULT_GENERATOR)
-    store = fc.CounterfactualStore(task, model, generator, n_cf=n_cf, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, generator, n_cf=n_cf, seed=0)
     rows = fc.importance.sample_factuals(store.factual_rows, n_factuals, seed=0)
     start = time.perf_counter()
     cfset = store.ensure(rows)
@@ -50,7 +50,7 @@ def bench(task, *, n_factuals: int, n_cf: int) -> dict:
     times = []
     for tau in np.linspace(0.02, 0.4, 20):
         start = time.perf_counter()
-        result = fc.run_global(store, n_factuals=n_factuals, tau=float(tau))
+        result = fc.importance.run_global(store, n_factuals=n_factuals, tau=float(tau))
         times.append(time.perf_counter() - start)
     start = time.perf_counter()
     scores = fc.importance.necessity_sufficiency(store, result.query_index)

@@ -50,7 +50,7 @@ def measure(task, model, refits, name: str, *, n_factuals: int) -> dict:
         generator = fc.counterfactuals.make_generator("batch", margin=0.0, radius=0.0)
     else:
         generator = fc.counterfactuals.make_generator(name, **({"time_limit": 60.0} if dice else {}))
-    store = fc.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=0, refine="minimal" if dice else None)
+    store = fc.counterfactuals.CounterfactualStore(task, model, generator, n_cf=N_CF, seed=0, refine="minimal" if dice else None)
     rows = fc.importance.sample_factuals(store.factual_rows, n_factuals, seed=0)
     started = time.perf_counter()
     cfset = store.ensure(rows)
@@ -59,7 +59,7 @@ def measure(task, model, refits, name: str, *, n_factuals: int) -> dict:
     decoded = fc.counterfactuals.decode_rows(task, cfset.counterfactuals[query, slot])
     held = [float((refit.predict_proba(decoded)[:, 1] < 0.5).mean()) for refit in refits] if len(decoded) else []
     p = model.predict_proba(decoded)[:, 1] if len(decoded) else np.empty(0)
-    result = fc.flex_importance(cfset, task, tau=TAU, ranges=store.ranges, intervals=False)
+    result = fc.importance.flex_importance(cfset, task, tau=TAU, ranges=store.ranges, intervals=False)
     noise = [float(result.frequency_mean[task.feature_names.index(f)]) for f in NOISE_FEATURES
              if f in task.feature_names]
     selection = store.factual_selection

@@ -60,12 +60,12 @@ def main():
     ranges = task.ranges()
     taus = iter(np.tile(np.linspace(0, 1, 50), 1000))
     rows = [
-        ("FLEX global (F, std, μ, DiCE Alg. 2), one τ", lambda: fc.flex_importance(cfset, task, tau=next(taus), ranges=ranges)),
+        ("FLEX global (F, std, μ, DiCE Alg. 2), one τ", lambda: fc.importance.flex_importance(cfset, task, tau=next(taus), ranges=ranges)),
         (
             "FLEX global, per-feature τ mapping",
-            lambda: fc.flex_importance(cfset, task, tau={f"x{j}": next(taus) for j in range(10)}, ranges=ranges),
+            lambda: fc.importance.flex_importance(cfset, task, tau={f"x{j}": next(taus) for j in range(10)}, ranges=ranges),
         ),
-        ("export to a feature table (to_frame)", lambda: fc.flex_importance(cfset, task, tau=0.1, ranges=ranges).to_frame()),
+        ("export to a feature table (to_frame)", lambda: fc.importance.flex_importance(cfset, task, tau=0.1, ranges=ranges).to_frame()),
     ]
     lines = [
         f"Workload: {cfset.n_queries} factuals x {cfset.n_cf} counterfactuals x {len(task.features)} features "

@@ -6,8 +6,9 @@ Start with :class:`FlexExplainer` (any fitted classifier with ``predict_proba``)
     explainer = fc.FlexExplainer(model, X, undesired="severe", n_cf=10, seed=0)
     result = explainer.explain_global(n_factuals=200, tau=0.1)
 
-The top level holds the explainer, tasks, models, results, runs and errors; the
-pipeline's stages are subpackages: :mod:`~flex_core.data`, :mod:`~flex_core.models`,
+The top level holds the explainer, the task and model entry points, the result types
+(and :func:`read_result`, which reads any of them back) and the errors; the pipeline's
+stages are subpackages (the runs the explainer makes are in :mod:`~flex_core.importance`): :mod:`~flex_core.data`, :mod:`~flex_core.models`,
 :mod:`~flex_core.counterfactuals`, :mod:`~flex_core.importance`, :mod:`~flex_core.regions`,
 :mod:`~flex_core.compare`, :mod:`~flex_core.plotting`, :mod:`~flex_core.cli` and
 :mod:`~flex_core.reproduce`. Each exports (``__all__``) only what a library user
@@ -37,12 +38,9 @@ _LAZY = {
     "FeatureScores": "._results",
     "FlexResult": "._results",
     "RegionalResult": "._results",
-    "CounterfactualStore": ".counterfactuals",
-    "run_global": ".importance",
-    "run_regional": ".importance",
-    "flex_importance": ".importance",
-    "regional_importance": ".importance",
-    "select_region": ".importance",
+    "RegionsResult": ".regions",
+    "GroupsResult": ".regions",
+    "read_result": "._kinds",
     "FlexError": "._errors",
     "ConfigError": "._errors",
     "DataError": "._errors",

@@ -295,7 +295,7 @@ def check_header(data: Mapping, kinds: tuple[str, ...], *, reader: str = "Result
     if kind is not None and kind not in kinds:
         raise ConfigError(
             f"This is a {kind!r} result; {reader}.from_dict reads {' or '.join(repr(k) for k in kinds)} "
-            "(flex_core._kinds.read_result reads any kind)."
+            "(flex_core.read_result reads any kind)."
         )
     version = data.get("format_version")
     if version is not None and str(version).split(".")[0] not in READS_MAJORS:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._adopt import adopt_model
 from ._errors import ConfigError, DataError
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
@@ -126,7 +127,7 @@ class FlexExplainer:
         name: str = "notebook data",
     ):
         made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before anything runs
-        task, fitted = _task_and_model(
+        task, fitted = adopt_model(
             model, X, undesired=undesired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
             allowed=allowed, ordinal_orders=ordinal_orders, name=name,
         )
@@ -246,17 +247,17 @@ class FlexExplainer:
     ) -> RegionalResult:
         """Regional FLEX: a query factual (default a seeded random one meeting ``where``) and its k Hamming neighbours.
 
-        ``where`` is ``{"feature": value}`` or ``"feature=value"``. The region is compared with
+        ``where`` is ``{"feature": value}``, ``Condition.criterion(feature, value)`` or ``"feature=value"``. The region is compared with
         ``global_result``; without one, global FLEX at ``n_factuals`` and the same τ is computed
         from the stored counterfactuals (pass one to compare with a global result of your own).
 
         ``rule`` defines the region instead (no query, no k): the global result's factuals that meet
-        every condition, e.g. ``[{"feature": "age", "op": ">=", "value": 70}, "road_type=rural"]``
-        (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
+        every condition, e.g. ``[{"feature": "age", "op": ">=", "value": 70}, "road_type=rural"]`` or
+        :class:`~flex_core.importance.Condition` values (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
         when ``n_factuals`` is the same.
         """
-        from .importance import random_query, run_global, run_regional, run_rule_region
-        from .importance._runs import check_region_arguments, check_rule_region
+        from .importance import random_query, run_global, run_regional
+        from .importance._runs import check_region_arguments, check_rule_region, run_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
         check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
@@ -272,6 +273,76 @@ class FlexExplainer:
             query = random_query(self.store, where=criterion, seed=self.seed)
         return run_regional(self.store, global_result, query=int(query), k=k, where=criterion, tau=tau,
                             sufficiency=sufficiency, repeats=repeats, generators=generators, progress=progress)
+
+    # -- the rows the runs take, so a front end can generate them first with its own progress ------------
+    @property
+    def factual_rows(self) -> np.ndarray:
+        """Row ids of the factuals: the rows the model predicts undesirable (with the validity rule's margin)."""
+        return self.store.factual_rows
+
+    def sample_factuals(self, n_factuals: int = 200) -> np.ndarray:
+        """The factuals :meth:`explain_global` explains at ``n_factuals``: a seeded random sample, sorted by row id."""
+        from .importance import sample_factuals
+
+        return sample_factuals(self.store.factual_rows, n_factuals, seed=self.seed)
+
+    def not_generated(self, rows: Rows) -> list[int]:
+        """The rows among ``rows`` whose counterfactuals are not generated yet (:meth:`counterfactuals` makes them)."""
+        return self.store.missing(rows)
+
+    def region_members(self, query: int, *, k: int = 4, where: str | Mapping | None = None) -> list[int]:
+        """The members :meth:`explain_region` takes for this query, k and criterion: the query first."""
+        from .importance._region_runs import select_members
+
+        check_each(k=k)
+        return select_members(self.store, int(query), k=k, where=_criterion(where))[0]
+
+    def random_query(self, *, where: str | Mapping | None = None, seed: int | None = None) -> int:
+        """A seeded random factual meeting ``where`` (``seed`` default: the explainer's, :meth:`explain_region`'s pick)."""
+        from .importance import random_query
+
+        return random_query(self.store, where=_criterion(where), seed=self.seed if seed is None else int(seed))
+
+    def factuals_meeting(self, where: str | Mapping | None, rows: Rows | None = None) -> np.ndarray:
+        """The factuals (or ``rows``, in their order) that meet ``where``; a ConfigError naming a wrong criterion."""
+        from .importance import rows_meeting
+
+        return rows_meeting(self.task, self.store.factual_rows if rows is None else rows, _criterion(where))
+
+    def factual_probabilities(self) -> pd.Series:
+        """P(undesirable) of every factual, indexed by row id (one batched call)."""
+        rows = self.store.factual_rows
+        return pd.Series(self.model.predict_proba(self.task.frame.loc[rows, self.task.feature_names])[:, 1], index=rows)
+
+    # -- readings of the same counterfactuals --------------------------------------------------------
+    def explain_factuals(self, rows: Rows, *, tau=DEFAULT_TAU, progress=None) -> FlexResult:
+        """FLEX over exactly these factuals together (a result's ``query_index``, a region's members): what
+        :meth:`explain_global` computes, without the sampling."""
+        from .importance._runs import importance_of
+
+        rows = [int(r) for r in rows]
+        return importance_of(self.store, self.store.ensure(rows, progress=progress), tau=tau, level="global",
+                             n_factuals=len(rows))
+
+    def tau_sweep(self, *, n_factuals: int = 200, taus: Sequence[float] | None = None, progress=None) -> pd.DataFrame:
+        """F of every continuous feature against τ (0 to 1 by 0.05, or ``taus``) over :meth:`explain_global`'s factuals."""
+        from .importance import tau_sweep
+
+        cfset = self.store.ensure(self.sample_factuals(n_factuals), progress=progress)
+        return tau_sweep(cfset, self.task, ranges=self.store.ranges, taus=taus)
+
+    def necessity_sufficiency(self, rows: Rows, *, progress=None):
+        """Flip-alone and needed shares and the necessity and sufficiency ratios over these factuals (two generator
+        runs per feature; independent of τ)."""
+        from .importance import necessity_sufficiency
+
+        return necessity_sufficiency(self.store, list(rows), progress=progress)
+
+    def generator_sensitivity(self, result: FlexResult, generators: Sequence[str], *, tau=DEFAULT_TAU) -> dict:
+        """Each generator's F and its interval over ``result``'s factuals (does a finding depend on the generator?)."""
+        from .importance import generator_sensitivity
+
+        return generator_sensitivity(self.store, result, list(generators), tau=tau)
 
     # -- regions that matter ------------------------------------------------------------------------
     def find_regions(
@@ -333,6 +404,19 @@ class FlexExplainer:
         from .counterfactuals._whatif import what_if
 
         return what_if(self.store, values, row=row)
+
+    def check_case(self, values: Mapping, *, row: int | None = None) -> tuple[str, ...]:
+        """The features ``values`` edits from ``row``'s values, checked as :meth:`what_if` checks them (a ConfigError
+        naming a number outside the data's range, an unknown level or an edited immutable feature); nothing is run."""
+        from .counterfactuals._whatif import check_case
+
+        return check_case(self.task, values, row=row)[1]
+
+    def feature_range(self, name: str) -> tuple[float, float]:
+        """(min, max) of a continuous feature over the data: the range :meth:`what_if` lets a value take."""
+        from .counterfactuals._whatif import data_limits
+
+        return data_limits(self.task, self.task.feature(name).name)
 
     # -- other methods on the same rows -------------------------------------------------------------
     def shap(self, rows: Rows, **options):
@@ -495,88 +579,16 @@ def _generator(name: str | None, settings: Mapping | None, *, seed, n_cf) -> tup
     return name, settings, make_generator(name, **settings)
 
 
-def _task_and_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
-    """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
-    from .data import make_task
-    from .models._adapter import model_schema
-    from .models._fit import FittedModel, resolve_undesired
-
-    if not isinstance(X, pd.DataFrame) or X.empty:
-        raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
-    if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
-        raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
-    chosen = resolve_undesired(tuple(model.classes_), undesired)
-    schema = model_schema(model, [str(c) for c in X.columns])
-    features = [str(c) for c in X.columns] if schema is None else list(schema.columns)
-    X = X.copy()
-    X.columns = [str(c) for c in X.columns]
-    index_is_id = pd.api.types.is_integer_dtype(X.index) and X.index.is_unique and (X.index >= 0).all()
-    if not index_is_id:
-        X.index = pd.RangeIndex(len(X))
-    target = "outcome" if "outcome" not in X.columns else "__outcome__"
-    notes = []
-    frame = X[features].copy()
-    if y is not None:
-        if len(y) != len(X):
-            raise DataError(f"y has {len(y)} values for {len(X)} rows of X.")
-        frame[target] = np.asarray(y, dtype=object)
-    else:
-        incomplete = frame.isna().any(axis=1)
-        if incomplete.any():
-            raise DataError(
-                f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
-                "(or pass y, and they are dropped and counted)."
-            )
-        if schema is not None:  # the model labels the rows itself: refuse text it would misread before it reads it
-            schema.check_text_columns({c: frame[c].dropna().unique() for c in features
-                                       if not pd.api.types.is_numeric_dtype(frame[c])})
-        # Through the adapter: a frame read back from a project's CSV has lost its category columns.
-        labelled = frame if schema is None else schema.adapt(frame)
-        frame[target] = np.asarray(model.predict(labelled), dtype=object)
-        notes.append("No y was given: the outcome column holds the model's predictions.")
-    # A pandas category column is categorical whatever its values: categories 1, 2, 3 are levels, not a number
-    # a counterfactual may move along (a kind the caller gives still wins).
-    kinds = {**{c: "categorical" for c in features if isinstance(X[c].dtype, pd.CategoricalDtype)}, **(kinds or {})}
-    left_out = [c for c in X.columns if c not in set(features)]
-    if left_out:
-        notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
-    task = make_task(
-        frame,
-        target=target,
-        undesirable=chosen,
-        features=features,
-        kinds=kinds,
-        immutable=immutable or (),
-        monotone=monotone,
-        bounds=bounds,
-        allowed=allowed,
-        ordinal_orders=ordinal_orders,
-        name=name,
-        notes=notes,
-        source="python",
-    )
-    given = task.frame
-    fitted = FittedModel.from_estimator(
-        model,
-        task,
-        undesired=chosen,
-        X_test=None if y is None else task.X,
-        y_test=None if y is None else given[target].to_numpy(),
-        name=type(model).__name__,
-        evaluated_on="the rows of X (training rows give optimistic scores)",
-    )
-    if y is None:  # the outcome column holds the model's own predictions: scoring against them would read 100%
-        from .models._fit import NO_LABELS_NOTE
-
-        fitted.metrics["note"] = NO_LABELS_NOTE
-    return task, fitted
-
-
 def _criterion(where) -> str | Mapping | None:
-    """``{"zone": "rural"}`` as ``{"feature": "zone", "value": "rural"}``, the form the runs take (text and that
-    form pass as they are): a mapping never becomes ``"feature=value"`` text to be split again."""
+    """``{"zone": "rural"}`` or ``Condition.criterion("zone", "rural")`` as ``{"feature": "zone", "value": "rural"}``,
+    the form the runs take (text and that form pass as they are): a mapping never becomes ``"feature=value"`` text to
+    be split again."""
     if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
         return where
+    if isinstance(where, Mapping) and set(where) == {"feature", "op", "value"}:  # a Condition (or its dict)
+        if where["op"] != "=":
+            raise ConfigError(f"where takes one feature = value criterion, not {where['op']!r}; a rule takes the others.")
+        return {"feature": where["feature"], "value": where["value"]}
     if isinstance(where, Mapping) and len(where) == 1:
         (feature, value), = where.items()
         return {"feature": feature, "value": value}

@@ -388,7 +388,7 @@ class RegionalResult(Result):
         ``{"distance", "candidates", "drawn"}`` when candidates tied at the k-th distance and
         ``drawn`` of them were picked at random (with the seed); None when no draw was needed.
     rule, rule_text : tuple of {"feature", "op", "value"} and str, or None
-        For a rule-defined region (:func:`flex_core.regions.run_rule_region`): the conditions its
+        For a rule-defined region (``FlexExplainer.explain_region(rule=...)``): the conditions its
         members meet and the rule in words. Such a region has no query (None) and no distances (()).
     """
 

@@ -349,3 +349,52 @@ def test_a_criterion_given_as_a_mapping_reaches_the_run_as_one_not_as_text(user_
                                  y=frame["severity"], kinds={"district": "categorical"}, seed=0, n_cf=2)
     region = explainer.explain_region(where={"light=level": "dark"}, k=2, n_factuals=10)
     assert region.criterion == {"feature": "light=level", "value": "dark"}
+
+
+def test_the_rows_a_front_end_generates_first_are_the_ones_the_runs_take(user_explainer):
+    """Issue 34 item 1: the app generates these under its own progress bar, then runs; the rows must be the runs'."""
+    explainer = user_explainer
+    result = explainer.explain_global(**N)
+    np.testing.assert_array_equal(explainer.sample_factuals(N["n_factuals"]), result.query_index)
+    assert explainer.not_generated(result.query_index) == []
+    query = explainer.random_query(where={"lighting": "dark"})
+    assert explainer.task.frame.loc[query, "lighting"] == "dark"
+    region = explainer.explain_region(global_result=result, query=query, k=3, where="lighting=dark")
+    assert explainer.region_members(query, k=3, where={"lighting": "dark"}) == list(region.members)
+    assert explainer.region_members(query, k=3, where="lighting=dark")[0] == query  # the query first
+    dark = explainer.factuals_meeting("lighting=dark")
+    factuals = explainer.factual_rows
+    expected = factuals[explainer.task.frame.loc[factuals, "lighting"].to_numpy() == "dark"]
+    np.testing.assert_array_equal(dark, expected)
+    assert list(explainer.factuals_meeting(None, [5, 3])) == [5, 3]
+    with pytest.raises(fc.ConfigError, match="lighting"):
+        explainer.factuals_meeting("lighting=purple")
+
+
+def test_readings_of_the_same_counterfactuals_match_the_runs(user_explainer):
+    explainer = user_explainer
+    result = explainer.explain_global(tau=0.1, **N)
+    again = explainer.explain_factuals(result.query_index, tau=0.1)
+    np.testing.assert_array_equal(again.frequency_mean, result.frequency_mean)
+    sweep = explainer.tau_sweep(n_factuals=N["n_factuals"], taus=[0.1])
+    j = result.feature_names.index("speed")
+    assert sweep.set_index("feature").loc["speed", "frequency_mean"] == pytest.approx(result.frequency_mean[j])
+    proba = explainer.factual_probabilities()
+    assert list(proba.index) == list(explainer.factual_rows) and (proba > 0.5).all()
+    X = explainer.model.estimator_input(explainer.task.X.loc[proba.index[:3]])
+    severe = list(explainer.model.pipeline.classes_).index("severe")
+    np.testing.assert_allclose(proba.iloc[:3], explainer.model.pipeline.predict_proba(X)[:, severe])
+
+
+def test_a_what_if_case_is_checked_without_running(user_explainer):
+    explainer = user_explainer
+    low, high = explainer.feature_range("speed")
+    frame = explainer.task.frame
+    assert (low, high) == (frame["speed"].min(), frame["speed"].max())
+    row = int(explainer.factual_rows[0])
+    other = "dark" if frame.loc[row, "lighting"] != "dark" else "daylight"
+    assert explainer.check_case({"lighting": other}, row=row) == ("lighting",)
+    with pytest.raises(fc.ConfigError, match="outside the data's range"):
+        explainer.check_case({"speed": high + 1}, row=row)
+    with pytest.raises(fc.ConfigError, match="immutable"):
+        explainer.check_case({"zone": "urban" if frame.loc[row, "zone"] == "rural" else "rural"}, row=row)

@@ -83,7 +83,7 @@ def test_the_batch_estimate_by_hand(toy_task):
 
 
 def test_a_run_over_the_budget_is_refused_before_generating_and_one_under_it_runs(explainer, monkeypatch, toy_task):
-    store = fc.CounterfactualStore(toy_task, explainer.model, fc.counterfactuals.BatchGenerator(samples=1_000), n_cf=10)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, explainer.model, fc.counterfactuals.BatchGenerator(samples=1_000), n_cf=10)
     need = 20 * 1_000 * 8 * 31  # 4,960,000 bytes: about 4.7 MB
     monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", "4")
     calls = []

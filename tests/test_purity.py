@@ -28,6 +28,16 @@ def test_public_api_is_small_and_every_name_resolves():
     import flex_core
 
     assert len(flex_core.__all__) <= 30
+    # Issue 34 item 7: the explainer, the task and model entry points, the result types and read_result, the errors
+    # and the subpackages; the runs the explainer makes (run_global, flex_importance, ...) live in flex_core.importance.
+    entry_points = {"FlexExplainer", "TaskSpec", "Feature", "make_task", "load_dataset", "FittedModel", "fit_model",
+                    "read_result"}
+    results = {name for name in flex_core.__all__ if name.endswith("Result") or name == "FeatureScores"}
+    errors = {name for name in flex_core.__all__ if name.endswith("Error")}
+    assert set(flex_core.__all__) == entry_points | results | errors | set(flex_core._SUBPACKAGES)
+    from flex_core._contract import Result
+
+    assert all(issubclass(getattr(flex_core, name), Result) for name in results)
     assert len(set(flex_core.__all__)) == len(flex_core.__all__)
     for name in flex_core.__all__:
         assert getattr(flex_core, name) is not None, name

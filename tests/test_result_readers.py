@@ -9,7 +9,8 @@ import json
 import pytest
 
 import flex_core as fc
-from flex_core._kinds import read_result, result_classes
+from flex_core import read_result
+from flex_core._kinds import result_classes
 
 
 @pytest.fixture(scope="module")

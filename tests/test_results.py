@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from flex_core import read_result
 from flex_core._contract import FORMAT_VERSION, Result
-from flex_core._kinds import read_result, result_classes
+from flex_core._kinds import result_classes
 from flex_core._results import importance_rank
 from tests.contract import assert_same_result, assert_valid, strict_json
 
@@ -29,7 +30,7 @@ def every_result(user_explainer) -> dict:
     region = ex.explain_region(where="lighting=dark", k=3, n_factuals=20, generators=["batch-plausible"])
     rows = flex.query_index
     shap = ex.shap(rows[:6])
-    local = fc.flex_importance(ex.counterfactuals(rows[:1]), ex.task, level="local")
+    local = fc.importance.flex_importance(ex.counterfactuals(rows[:1]), ex.task, level="local")
     return {
         "flex (global)": flex,
         "flex (local)": local,

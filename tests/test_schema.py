@@ -91,8 +91,8 @@ def test_the_schema_ships_inside_the_package():
 def a_flex_dict(toy_task, toy_model) -> dict:
     import flex_core as fc
 
-    store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    return fc.run_global(store, n_factuals=8).to_dict()
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
+    return fc.importance.run_global(store, n_factuals=8).to_dict()
 
 
 def test_the_schema_accepts_a_result_and_refuses_what_breaks_the_format(a_flex_dict):

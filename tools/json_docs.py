@@ -215,7 +215,7 @@ def render(schema: dict) -> str:
         "checks the dict against this schema (a 1.x dict as the 2.0 dict it is; a later 2.x one, which may carry "
         "newer keys, is not checked): a missing key, a wrong type, a number outside its range (frequencies and "
         "shares lie in [0, 1]) or NaN / Infinity is one `DataError` naming the place. "
-        "`flex_core._kinds.read_result(...)` reads any kind.",
+        "`flex_core.read_result(...)` reads any kind.",
         "- **Numbers.** NaN and infinite values are written as `null`. Row ids are 0-based positions in the input file.",
         "- **Paths.** `features[].rank` is the key `rank` of each entry of `features`; `refine.{name}` is the value "
         "under each generator's name. *required* means the key is always present where its parent is.",

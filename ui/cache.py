@@ -1,7 +1,7 @@
 """All of the app's caching, in one module, on one memory-bounded shelf shared by every session.
 
 - :data:`SHELF` (a :class:`ui.shelf.Shelf`) keeps everything: tasks, fitted models, generators and the
-  :class:`flex_core.CounterfactualStore` (which also persists its counterfactuals under ``FLEX_CACHE_DIR``,
+  :class:`flex_core.counterfactuals.CounterfactualStore` (which also persists its counterfactuals under ``FLEX_CACHE_DIR``,
   default ``.flex_cache/`` in the repository, so a restart does not pay for them again), results computed
   from stored counterfactuals, SHAP and LIME runs. It is bounded by memory (``FLEX_CACHE_MEMORY_MB``,
   default 2048; the least recently used go first) and by time (``FLEX_CACHE_TTL_MINUTES``, default 30:
@@ -265,7 +265,7 @@ def explainer(
     )
 
 
-def store_id(store: fc.CounterfactualStore) -> str:
+def store_id(store: fc.counterfactuals.CounterfactualStore) -> str:
     return _digest(store.key)
 
 
@@ -290,14 +290,14 @@ def progress_bar(start: str, step: str):
         bar.empty()
 
 
-def ensure_rows(store: fc.CounterfactualStore, rows: Sequence[int] | np.ndarray, *, what: str = "factuals") -> None:
-    """Generate the counterfactuals of the rows not stored yet, with a progress bar counting queries."""
-    missing = store.missing(rows)
+def ensure_rows(explainer: fc.FlexExplainer, rows: Sequence[int] | np.ndarray, *, what: str = "factuals") -> None:
+    """Generate the counterfactuals of the rows not generated yet, with a progress bar counting queries."""
+    missing = explainer.not_generated(rows)
     if not missing:
         return
     with progress_bar(f"Generating counterfactuals for {len(missing)} {what}…",
                       "Generating counterfactuals: {done} / {total} queries") as progress:
-        store.ensure(missing, progress=progress)
+        explainer.counterfactuals(missing, progress=progress)
 
 
 # -- results from stored counterfactuals (never generate) -------------------------------------
@@ -309,27 +309,21 @@ def held_out_predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: s
 
 
 @shared(copy=True)
-def factual_map(_store: fc.CounterfactualStore, identity: str) -> FactualMap:
-    """The 2-D map of the store's factuals (``identity``: the store's model id)."""
-    return project_factuals(_store.task, _store.model, _store.factual_rows)
+def factual_map(_explainer: fc.FlexExplainer, identity: str) -> FactualMap:
+    """The 2-D map of the explainer's factuals (``identity``: its model id)."""
+    return project_factuals(_explainer.task, _explainer.model, _explainer.factual_rows)
 
 
 @shared(copy=True, spinner="Scoring the cases…")
-def pool_probabilities(_store: fc.CounterfactualStore, identity: str) -> pd.Series:
-    """P(undesirable) of every factual, indexed by row id (one batched call; ``identity``: the store's model id)."""
-    rows = _store.factual_rows
-    proba = _store.model.predict_proba(_store.task.frame.loc[rows, _store.task.feature_names])[:, 1]
-    return pd.Series(proba, index=rows)
+def factual_probabilities(_explainer: fc.FlexExplainer, identity: str) -> pd.Series:
+    """P(undesirable) of every factual, indexed by row id (``identity``: the model id)."""
+    return _explainer.factual_probabilities()
 
 
 @shared(copy=True)
-def factual_map_with(_store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]) -> FactualMap:
+def factual_map_with(_explainer: fc.FlexExplainer, identity: str, rows: tuple[int, ...]) -> FactualMap:
     """The factual map with ``rows`` (a query and its region) added where a sample left them out."""
-    return factual_map(_store, identity).including(_store.task, _store.model, rows)
-
-
-def global_rows(store: fc.CounterfactualStore, n_factuals: int) -> np.ndarray:
-    return fc.importance.sample_factuals(store.factual_rows, n_factuals, seed=store.seed)
+    return factual_map(_explainer, identity).including(_explainer.task, _explainer.model, rows)
 
 
 @shared(copy=True)
@@ -340,15 +334,17 @@ def global_result(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, 
 
 @shared(copy=True)
 def regional_result(
-    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, query: int, k: int, where: str | None
+    _explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau, query: int, k: int,
+    where: fc.importance.Condition | None,
 ) -> fc.RegionalResult:
+    """The query's Hamming region (``where``: its criterion) at this τ, from stored counterfactuals."""
     base = global_result(_explainer, identity, n_factuals, tau)
     return _explainer.explain_region(global_result=base, query=query, k=k, where=where, tau=tau)
 
 
 @shared(copy=True)
 def rule_region(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, tau: Tau,
-                rule: Sequence[Mapping]) -> fc.RegionalResult:
+                rule: tuple[fc.importance.Condition, ...]) -> fc.RegionalResult:
     """The rule-defined region (its conditions, checked) among the global result's factuals, from stored counterfactuals."""
     base = global_result(_explainer, identity, n_factuals, tau)
     return _explainer.explain_region(global_result=base, rule=list(rule), tau=tau)
@@ -373,17 +369,10 @@ def compared_groups(_explainer: fc.FlexExplainer, identity: str, n_factuals: int
     return _explainer.compare_groups(by, n_factuals=n_factuals, tau=tau, retrain=retrain)
 
 
-def region_members(store: fc.CounterfactualStore, query: int, k: int, where: str | None) -> list[int]:
-    members, *_ = fc.select_region(
-        store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges, seed=store.seed
-    )
-    return members
-
-
 @shared(copy=True)
-def tau_sweep(_store: fc.CounterfactualStore, identity: str, n_factuals: int):
-    rows = global_rows(_store, n_factuals)
-    return fc.importance.tau_sweep(_store.ensure(rows), _store.task, ranges=_store.ranges)
+def tau_sweep(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> pd.DataFrame:
+    """F of every continuous feature against τ over the global sample (generated first by the caller)."""
+    return _explainer.tau_sweep(n_factuals=n_factuals)
 
 
 @shared(copy=True)
@@ -459,9 +448,7 @@ def retrain_stability(explainer: fc.FlexExplainer, identity: str, rows: tuple[in
     the store's), kept on :data:`SHELF` with a bar counting refit steps; never mutated once made."""
 
     def compute(progress) -> dict:
-        store = explainer.store
-        result = fc.importance.flex_importance(store.ensure(list(rows)), store.task, tau=tau, ranges=store.ranges)
-        return explainer.survives_retraining(result, k, tau=tau, progress=progress)
+        return explainer.survives_retraining(explainer.explain_factuals(rows, tau=tau), k, tau=tau, progress=progress)
 
     return _explained(("retrain", identity, tuple(rows), int(k), _key_part(tau)), f"Refitting the model {k} times…",
                       "Refits: {done} of {total} steps", compute)
@@ -470,20 +457,19 @@ def retrain_stability(explainer: fc.FlexExplainer, identity: str, rows: tuple[in
 # -- necessity and sufficiency (two generator runs per feature: only when asked, then cached) -------
 @shared(copy=True, spinner="Running the generator twice per feature (necessity and sufficiency)…")
 def necessity_sufficiency(
-    _store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...]
+    _explainer: fc.FlexExplainer, identity: str, rows: tuple[int, ...]
 ) -> fc.importance.NecessitySufficiency:
     """Necessity and sufficiency over these factuals (``identity``: the store's); independent of τ."""
-    return fc.importance.necessity_sufficiency(_store, list(rows))
+    return _explainer.necessity_sufficiency(rows)
 
 
 # -- the same cases with another generator (its counterfactuals stored on disk like the main ones) ---------
 @shared(copy=True, spinner="Rerunning these cases with the other generator…")
 def generator_sensitivity(
-    _store: fc.CounterfactualStore, identity: str, rows: tuple[int, ...], others: tuple[str, ...], tau
+    _explainer: fc.FlexExplainer, identity: str, rows: tuple[int, ...], others: tuple[str, ...], tau: Tau
 ) -> dict:
     """Each generator's F_j with its interval over these factuals (``identity``: the store's)."""
-    result = fc.importance.flex_importance(_store.ensure(list(rows)), _store.task, tau=tau, ranges=_store.ranges)
-    return fc.importance.generator_sensitivity(_store, result, list(others), tau=tau)
+    return _explainer.generator_sensitivity(_explainer.explain_factuals(rows, tau=tau), others, tau=tau)
 
 
 @shared(copy=True)

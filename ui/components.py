@@ -27,9 +27,9 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
         "generator": analysis.store.generator.name,
         "refine": analysis.store.refine,
         "n_factuals": analysis.n_factuals,
-        "n_cf": analysis.store.n_cf,
-        "seed": analysis.store.seed,
-        "tau": S.tau_setting() if tau and analysis.task.continuous_names else None,
+        "n_cf": analysis.explainer.n_cf,
+        "seed": analysis.explainer.seed,
+        "tau": analysis.tau if tau and analysis.task.continuous_names else None,
     })
 
 
@@ -150,7 +150,7 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
     rows = tuple(int(r) for r in result.query_index)
     request = [analysis.store_id, list(rows)]
     if request in st.session_state[S.SUFFICIENCY_REQUESTS]:
-        scores = run_or_stop(cache.necessity_sufficiency, analysis.store, analysis.store_id, rows)
+        scores = run_or_stop(analysis.necessity_sufficiency, rows)
         result = fc.importance.with_necessity_sufficiency(result, scores)
         st.markdown(plain(reporting.describe_what_must_change(result, cases=cases)))
         st.caption(plain(f"Searched with {scores.budget['generator']}: {scores.generator_runs:,} generator runs over "
@@ -185,8 +185,7 @@ def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
         st.caption(f"FLEX measures the generator as much as the model: rerunning the {len(rows):,} cases with "
                    "another one shows which findings hold either way.")
         return
-    sensitivity = run_or_stop(cache.generator_sensitivity, analysis.store, analysis.store_id, rows, (request[2],),
-                              S.tau_setting())
+    sensitivity = run_or_stop(analysis.generator_sensitivity, rows, (request[2],), analysis.tau)
     st.markdown(plain(reporting.describe_generator_sensitivity(sensitivity)))
     show_table(reporting.generator_sensitivity_table(sensitivity))
 
@@ -205,7 +204,7 @@ def retrain_check(analysis: Analysis, result: fc.FlexResult) -> None:
         st.caption(f"One fitted model allows trade-offs another fit of the same data does not: refitting it and "
                    f"rerunning the {len(rows):,} cases shows which findings hold beyond this fit.")
         return
-    block = run_or_stop(cache.retrain_stability, analysis.explainer, analysis.store_id, rows, request[2], S.tau_setting())
+    block = run_or_stop(cache.retrain_stability, analysis.explainer, analysis.store_id, rows, request[2], analysis.tau)
     st.markdown(reporting.describe_retrain(block))
     show_table(reporting.retrain_table(block))
 
@@ -227,8 +226,11 @@ def evaluation_caption(model: fc.FittedModel) -> str:
 
 
 def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=()) -> None:
-    """A case and its counterfactuals with changed cells in yellow and the case's edited cells in blue."""
-    edited = set(edited)
+    """A case and its counterfactuals with changed cells in yellow and the case's edited cells in blue; features
+    under their labels, as in the charts, and numbers as people write them (8,200,000; 0.4512)."""
+    labels = {f.name: f.label for f in task.features}
+    table, changed = labelled(table, task), labelled(changed, task)
+    edited = {labels.get(name, name) for name in edited}
 
     def style(frame):
         marks = changed.reindex(index=frame.index, columns=frame.columns, fill_value=False)
@@ -237,8 +239,6 @@ def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=())
             out.loc[frame.index[0], name] = "background-color: #bfdbfe; font-weight: 600"
         return out
 
-    formats = {f.name: reporting.format_number for f in task.features if f.is_continuous}
-    labels = {f.name: f.label for f in task.features}
+    formats = {f.label: reporting.format_number for f in task.features if f.is_continuous}
     styled = table.style.apply(style, axis=None).format({**formats, "P(undesirable)": "{:.2f}"})
-    st.dataframe(styled, width="stretch", height="content",
-                 column_config={name: st.column_config.Column(label) for name, label in labels.items()})
+    st.dataframe(styled, width="stretch", height="content")  # sized to its rows: a fixed height hid the last ones

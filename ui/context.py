@@ -34,7 +34,7 @@ class Analysis:
         return self.explainer.model
 
     @property
-    def store(self) -> fc.CounterfactualStore:
+    def store(self) -> fc.counterfactuals.CounterfactualStore:
         return self.explainer.store
 
     @property
@@ -46,30 +46,63 @@ class Analysis:
         return cache.model_id(self.task, self.model)
 
     @property
+    def tau(self) -> cache.Tau:
+        """The session's τ as flex_core takes it: one number, or per feature with ``"*"`` as the default.
+
+        Read from Session State on each use, not kept: a fragment (the Thresholds page's) reruns with the
+        analysis of the last full run."""
+        per_feature = st.session_state[S.TAU_FEATURES]
+        tau = float(st.session_state[S.TAU])
+        return {**per_feature, "*": tau} if per_feature else tau
+
+    @property
     def pool(self):
         """Row ids the model predicts undesirable (the factuals)."""
-        return self.store.factual_rows
+        return self.explainer.factual_rows
+
+    def ensure(self, rows, *, what: str = "factuals") -> None:
+        """Generate the counterfactuals of ``rows`` not generated yet, with a progress bar."""
+        cache.ensure_rows(self.explainer, rows, what=what)
 
     def global_result(self, tau: cache.Tau | None = None) -> fc.FlexResult:
         """Global FLEX at τ (default: the session's τ), generating missing rows with a progress bar first."""
-        cache.ensure_rows(self.store, cache.global_rows(self.store, self.n_factuals))
-        tau = S.tau_setting() if tau is None else tau
+        self.ensure(self.explainer.sample_factuals(self.n_factuals))
+        tau = self.tau if tau is None else tau
         return cache.global_result(self.explainer, self.store_id, self.n_factuals, tau)
 
-    def regional_result(self, query: int, k: int, where: str | None) -> fc.RegionalResult:
+    def regional_result(self, query: int, k: int, where: fc.importance.Condition | None) -> fc.RegionalResult:
         self.global_result()
-        members = cache.region_members(self.store, query, k, where)
-        cache.ensure_rows(self.store, members, what="region members")
+        self.ensure(self.explainer.region_members(query, k=k, where=where), what="region members")
         return cache.regional_result(
-            self.explainer, self.store_id, self.n_factuals, S.tau_setting(), int(query), int(k), where
+            self.explainer, self.store_id, self.n_factuals, self.tau, int(query), int(k), where
         )
 
+    def tau_sweep(self):
+        """F of each continuous feature against τ over the global sample (generated first, with a progress bar)."""
+        self.ensure(self.explainer.sample_factuals(self.n_factuals))
+        return cache.tau_sweep(self.explainer, self.store_id, self.n_factuals)
+
+    def factual_map(self, with_rows=()):
+        """The 2-D map of the factuals, with ``with_rows`` (a query and its region) added where a sample left them out."""
+        if len(with_rows):
+            return cache.factual_map_with(self.explainer, self.model_id, tuple(int(r) for r in with_rows))
+        return cache.factual_map(self.explainer, self.model_id)
+
+    def factual_probabilities(self):
+        """P(undesirable) of every factual, by row id."""
+        return cache.factual_probabilities(self.explainer, self.model_id)
+
+    def necessity_sufficiency(self, rows):
+        return cache.necessity_sufficiency(self.explainer, self.store_id, tuple(int(r) for r in rows))
+
+    def generator_sensitivity(self, rows, others, tau):
+        return cache.generator_sensitivity(self.explainer, self.store_id, tuple(int(r) for r in rows), tuple(others), tau)
 
     def rule_region(self, rule) -> fc.RegionalResult:
         """The region of the global result's factuals that meet ``rule`` (checked first: a ConfigError says what to fix)."""
-        rule = [dict(c) for c in fc.importance.check_rule(self.task, rule)]
+        rule = tuple(fc.importance.Condition.of(c) for c in fc.importance.check_rule(self.task, rule))
         self.global_result()
-        return cache.rule_region(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), rule)
+        return cache.rule_region(self.explainer, self.store_id, self.n_factuals, self.tau, rule)
 
     def saved_region(self, region) -> fc.RegionalResult:
         """A saved region (a dict of the session's list): by its rule, or by its query, k and criterion."""
@@ -80,12 +113,12 @@ class Analysis:
     def found_regions(self, options: dict):
         """Region discovery over the global result's factuals (generated first, with a progress bar)."""
         self.global_result()
-        return cache.found_regions(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), options)
+        return cache.found_regions(self.explainer, self.store_id, self.n_factuals, self.tau, options)
 
     def compared_groups(self, by: str):
         """The group comparison by ``by``, its differences checked under the session's refits (:data:`S.GROUPS_RETRAIN`)."""
         self.global_result()
-        return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, S.tau_setting(), by,
+        return cache.compared_groups(self.explainer, self.store_id, self.n_factuals, self.tau, by,
                                      int(st.session_state[S.GROUPS_RETRAIN]))
 
 

@@ -34,17 +34,22 @@ def refits_input(column, key: str, value: int = 0) -> int:
 
 
 def _plain(value):
-    """A rule's value as plain JSON data (numpy numbers become Python ones)."""
+    """A rule's value as plain data (numpy numbers become Python ones; a list a tuple)."""
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return tuple(_plain(v) for v in value)
     return value.item() if hasattr(value, "item") else value
+
+
+def condition_of(condition) -> fc.importance.Condition:
+    """A condition (a found region's, or one checked by flex_core) as a Condition of plain values."""
+    return fc.importance.Condition(str(condition["feature"]), str(condition["op"]), _plain(condition["value"]))
 
 
 def open_rule(rule) -> None:
     """Show ``rule`` as the region of the explorer (and put it in the builder, to edit)."""
-    rule = [{"feature": str(c["feature"]), "op": str(c["op"]), "value": _plain(c["value"])} for c in rule]
+    rule = tuple(condition_of(c) for c in rule)
     st.session_state[S.RULE] = rule
-    st.session_state[S.RULE_DRAFT] = [dict(c) for c in rule]
+    st.session_state[S.RULE_DRAFT] = list(rule)
 
 
 # -- regions that differ -----------------------------------------------------------------------------
@@ -150,9 +155,9 @@ def rule_builder(task) -> None:
         value = _value_widgets(task, feature, op, c3)
         c4.write("")
         if c4.button("Add condition", key="rule_add", disabled=value is None):
-            condition = {"feature": name, "op": op, "value": value}
+            condition = fc.importance.Condition(name, op, value)
             try:
-                condition = {k: _plain(v) for k, v in fc.importance.check_rule(task, [condition])[0].items()}
+                condition = condition_of(fc.importance.check_rule(task, [condition])[0])
             except fc.FlexError as exc:
                 st.error(plain(exc))
             else:

@@ -37,7 +37,7 @@ def _with_scores_if_computed(analysis: Analysis, result: fc.FlexResult) -> fc.Fl
     rows = tuple(int(r) for r in result.query_index)
     if [analysis.store_id, list(rows)] not in st.session_state[S.SUFFICIENCY_REQUESTS]:
         return result
-    scores = cache.necessity_sufficiency(analysis.store, analysis.store_id, rows)
+    scores = analysis.necessity_sufficiency(rows)
     return fc.importance.with_necessity_sufficiency(result, scores)
 
 
@@ -54,11 +54,11 @@ def _found_and_groups(analysis: Analysis) -> dict:
 
 def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, saved: dict) -> reporting.SessionResults:
     """Every result of this session that exists: SHAP and LIME only if they ran, examples only for stored rows."""
-    task, store = analysis.task, analysis.store
+    task = analysis.task
     global_result = _with_scores_if_computed(analysis, global_result)
     sweep = panels = None
     if task.continuous_names:
-        sweep = cache.tau_sweep(store, analysis.store_id, analysis.n_factuals)
+        sweep = analysis.tau_sweep()
         panels = cache.tau_panel_results(analysis.explainer, analysis.store_id, analysis.n_factuals)
     shap = None
     rows = tuple(int(r) for r in global_result.query_index)
@@ -66,14 +66,13 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
         shap = cache.shap_with_progress(analysis.explainer, analysis.model_id, rows)
     regions = {**({reporting.region_title(regional): regional} if regional is not None else {}),
                **{f"saved region {name}": reg for name, reg in saved.items()}}
-    stored = {int(r) for r in store.stored_rows}
-    example_rows = [r for r in dict.fromkeys([st.session_state[S.CF_ROW], st.session_state[S.QUERY]])
-                    if r is not None and int(r) in stored]
-    examples = {int(r): reporting.counterfactual_table(task, analysis.model, store.ensure([int(r)]), int(r))
+    asked = [int(r) for r in dict.fromkeys([st.session_state[S.CF_ROW], st.session_state[S.QUERY]]) if r is not None]
+    example_rows = [r for r in asked if r not in set(analysis.explainer.not_generated(asked))]
+    examples = {int(r): reporting.counterfactual_table(task, analysis.model, analysis.explainer.counterfactuals([int(r)]), int(r))
                 for r in example_rows}
     return reporting.SessionResults(
         task=task, model=analysis.model, global_result=global_result,
-        coverage=store.ensure(global_result.query_index).coverage(), tau_sweep=sweep, tau_panels=panels,
+        coverage=analysis.explainer.counterfactuals(global_result.query_index).coverage(), tau_sweep=sweep, tau_panels=panels,
         regional=regional, saved=saved, examples=examples, shap=shap, lime=_lime_results(analysis, regions),
         **_found_and_groups(analysis),
     )
@@ -82,7 +81,7 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
 def report_settings(analysis: Analysis, link: str) -> dict:
     """The settings that produced the numbers, as a readable table's rows; the link only when others can open it."""
     s = st.session_state
-    tau = S.tau_setting()
+    tau = analysis.tau
     if isinstance(tau, dict):
         tau = {("every other number" if k == "*" else analysis.task.feature(k).label): v for k, v in tau.items()}
     settings = {
@@ -91,7 +90,7 @@ def report_settings(analysis: Analysis, link: str) -> dict:
         "counterfactual generator": s[S.GENERATOR],
         "generator settings": s[S.GENERATOR_SETTINGS].get(s[S.GENERATOR]) or "defaults",
         "cases explained (N_F)": analysis.n_factuals,
-        "alternatives per case (N_cf)": analysis.store.n_cf,
+        "alternatives per case (N_cf)": analysis.explainer.n_cf,
         "seed": int(s[S.SEED]),
         "τ (share of a number's range)": tau,
     }

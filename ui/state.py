@@ -10,13 +10,13 @@ widgets copy into it (:func:`bind`), both through ``on_change`` callbacks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import streamlit as st
 
 import flex_core as fc
+from flex_core.importance import Condition
 from flex_core.limits import LIMITS
 from ui import cache, paths, url_state
 from ui.text import plain
@@ -51,11 +51,11 @@ OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None, "constrai
 TAU = "tau"
 TAU_FEATURES = "tau_features"  # {feature: τ} where it differs from the global τ
 QUERY = "query"
-WHERE = "where"  # "feature=value" or None
+WHERE = "where"  # the criterion, a Condition (feature = value), or None
 K = "k"
-SAVED_REGIONS = "saved_regions"  # list of {"name", "query", "k", "where"} (a rule region: query None, and "rule")
-RULE = "rule"  # the rule-defined region the Regional explorer shows: [{"feature", "op", "value"}], or None
-RULE_DRAFT = "rule_draft"  # the conditions of the rule builder, not yet opened
+SAVED_REGIONS = "saved_regions"  # list of {"name", "query", "k", "where"} (a rule region: query None, and "rule": Conditions)
+RULE = "rule"  # the rule-defined region the Regional explorer shows: a tuple of Conditions, or None
+RULE_DRAFT = "rule_draft"  # the rule builder's Conditions, not yet opened
 REGION_SEARCH = "region_search"  # the options region discovery ran with (a dict), or None until asked
 GROUPS_BY = "groups_by"  # the feature the group comparison splits by, or None until asked
 GROUPS_RETRAIN = "groups_retrain"  # refits of the model the group comparison checks its differences under (0: none)
@@ -164,7 +164,7 @@ def apply_project_settings(folder: str) -> None:
     if isinstance(view.get("tau"), (int, float)):
         s[TAU] = float(view["tau"])
     if isinstance(view.get("query"), int):
-        s[QUERY], s[K], s[WHERE] = view["query"], int(view.get("k", s[K])), view.get("where")
+        s[QUERY], s[K], s[WHERE] = view["query"], int(view.get("k", s[K])), criterion_of(view.get("where"))
 
 
 def apply_view(view: Mapping[str, Any]) -> None:
@@ -215,11 +215,11 @@ def apply_view(view: Mapping[str, Any]) -> None:
     s[WHISKERS] = view["whiskers"]
     if kind != url_state.UPLOAD:
         s[QUERY] = view["query"]
-        s[WHERE] = view["where"]
+        s[WHERE] = criterion_of(view["where"])
         s[TAU_FEATURES] = dict(view["tau_features"])
         s[OVERRIDES] = {"kinds": dict(view["kinds"]), "immutable": view["immutable"]}
-        s[SAVED_REGIONS] = [dict(r) for r in view["regions"]]
-        s[RULE] = None if view["rule"] is None else [dict(c) for c in view["rule"]]
+        s[SAVED_REGIONS] = [_region_of(r) for r in view["regions"]]
+        s[RULE] = rule_of(view["rule"])
         s[WHATIF_ROW] = view["whatif_row"]
         s[WHATIF_EDITS] = dict(view["whatif_edits"])
 
@@ -313,7 +313,7 @@ def forget_invalid_criterion(task) -> str | None:
         fc.importance.rows_meeting(task, (), s[WHERE])  # checks the criterion against the task, meets no row
     except fc.FlexError as exc:
         where, s[WHERE] = s[WHERE], None
-        return f"The region criterion {where!r} was dropped: {exc}"
+        return f"The region criterion {criterion_text(where)!r} was dropped: {exc}"
     return None
 
 
@@ -348,13 +348,13 @@ def current_view() -> dict[str, Any]:
         "n_cf": int(s[N_CF]),
         "query": s[QUERY],
         "k": int(s[K]),
-        "where": s[WHERE],
+        "where": criterion_text(s[WHERE]),
         "tau": float(s[TAU]),
         "tau_features": dict(s[TAU_FEATURES]),
         "necessary_only": bool(s[NECESSARY_ONLY]),
         "whiskers": s[WHISKERS],
-        "regions": [dict(r) for r in s[SAVED_REGIONS]],
-        "rule": None if not s[RULE] else [dict(c) for c in s[RULE]],
+        "regions": [_region_view(r) for r in s[SAVED_REGIONS]],
+        "rule": None if not s[RULE] else [c.as_dict() for c in s[RULE]],
         "whatif_row": s[WHATIF_ROW],
         "whatif_edits": dict(s[WHATIF_EDITS]),
     }
@@ -381,18 +381,19 @@ REGION_NAME = "w_region_name"  # the Regional explorer's name box, emptied after
 
 def _region_identity(region: Mapping[str, Any]) -> tuple:
     if region.get("rule"):
-        return ("rule", json.dumps(region["rule"], sort_keys=True))
+        return ("rule", tuple(region["rule"]))
     return (int(region["query"]), int(region["k"]), region["where"])
 
 
-def save_region(default_name: str, query: int | None, k: int, where: str | None, rule: list | None = None) -> None:
+def save_region(default_name: str, query: int | None, k: int, where: Condition | None,
+                rule: tuple[Condition, ...] | None = None) -> None:
     """``on_click`` of "Save region": never overwrites a saved region (a name clash gets a suffix and a toast),
     and never saves the same region (query, k, criterion; or the same rule) twice."""
     s = st.session_state
     typed = str(s.get(REGION_NAME) or "").strip()
     region: dict[str, Any]
     if rule:
-        region = {"query": None, "k": 0, "where": None, "rule": [dict(c) for c in rule]}
+        region = {"query": None, "k": 0, "where": None, "rule": rule_of(rule)}
     elif query is None:
         raise ValueError("A region without a rule is a query's neighbourhood: save_region needs the query.")
     else:
@@ -426,11 +427,36 @@ def view_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
             if before.get(key) != after.get(key)]
 
 
-def tau_setting() -> float | dict:
-    """τ as flex_core takes it: one number, or per feature with ``"*"`` as the default."""
-    per_feature = st.session_state[TAU_FEATURES]
-    tau = float(st.session_state[TAU])
-    return {**per_feature, "*": tau} if per_feature else tau
+# -- a region's criterion and rule: Conditions in Session State, text and JSON only in a link or a project ------
+def criterion_of(text: str | None) -> Condition | None:
+    """A link's or a project's ``"feature=value"`` as the criterion Session State keeps (checked when a page uses it:
+    :func:`forget_invalid_criterion` drops one this data cannot have, saying why)."""
+    if not text:
+        return None
+    feature, _, value = str(text).partition("=")
+    return Condition.criterion(feature.strip(), value.strip())
+
+
+def criterion_text(criterion: Condition | None) -> str | None:
+    """The criterion as a link carries it, ``"feature=value"``."""
+    return None if criterion is None else f"{criterion.feature}={criterion.value}"
+
+
+def rule_of(conditions) -> tuple[Condition, ...] | None:
+    """A rule (mappings ``{"feature", "op", "value"}`` from a link, or Conditions) as Session State keeps it."""
+    return None if not conditions else tuple(Condition.of(c) for c in conditions)
+
+
+def _region_of(region: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved region from a link's view: its criterion and rule as Conditions."""
+    return {**region, "where": criterion_of(region.get("where")), **({"rule": rule_of(region["rule"])}
+                                                                      if region.get("rule") else {})}
+
+
+def _region_view(region: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved region as a link's view carries it: the criterion as text, the rule as JSON data."""
+    return {**region, "where": criterion_text(region.get("where")),
+            **({"rule": [c.as_dict() for c in region["rule"]]} if region.get("rule") else {})}
 
 
 def widget_key(state_key: str) -> str:

@@ -23,12 +23,18 @@ from ._metrics import DEFAULT_TAU
 from ._necessity import necessity_sufficiency, seed_spread, with_necessity_sufficiency
 from ._rules import check_rule, rule_mask, rule_text
 
-__all__ = ["run_regional", "run_rule_region", "store_notes", "run_config", "with_extras", "with_notes"]
+__all__ = ["select_members", "run_regional", "run_rule_region", "store_notes", "run_config", "with_extras", "with_notes"]
 
 
 def store_notes(store: CounterfactualStore) -> list[str]:
     """What every result built on ``store`` says: the model's adequacy and the store's own notes (a damaged cache)."""
     return [note for note in (adequacy_note(store.model.metrics), store.factual_note, *store.notes) if note]
+
+
+def select_members(store: CounterfactualStore, query: int, *, k: int, where: str | Mapping | None):
+    """:func:`~flex_core.importance.select_region` among the store's factuals (members, distances, criterion,
+    candidates, ties): the one place a Hamming region's members are chosen."""
+    return select_region(store.task, query, store.factual_rows, k=k, where=where, ranges=store.ranges, seed=store.seed)
 
 
 def run_regional(
@@ -47,11 +53,8 @@ def run_regional(
 
     ``sufficiency`` and ``repeats`` work as in :func:`flex_core.importance.run_global`, over the region's members.
     """
-    pool = store.factual_rows
     ranges = store.ranges
-    members, distances, criterion, n_candidates, ties = select_region(
-        store.task, query, pool, k=k, where=where, ranges=ranges, seed=store.seed
-    )
+    members, distances, criterion, n_candidates, ties = select_members(store, query, k=k, where=where)
     cfset = store.ensure(members, progress=progress)
     result = regional_importance(
         cfset,

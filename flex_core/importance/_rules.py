@@ -13,14 +13,19 @@ between    ``[low, high]``, both ends included         continuous, ordinal
 =========  ==========================================  =====================================
 
 Ordinal comparisons follow the feature's level order. :func:`check_rule` turns what a user
-gives (dicts, or texts such as ``"age>=70"``) into the canonical form every other function
-takes: a tuple of dicts, levels as text, numbers as int or float.
+gives (dicts, :class:`Condition` values, or texts such as ``"age>=70"``) into the canonical form
+every other function takes: a tuple of dicts, levels as text, numbers as int or float.
+
+A front end keeps a rule as :class:`Condition` values (frozen, hashable, comparable) and a Hamming
+region's criterion as one ``=`` condition: they cross to the explainer as they are, never as text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,11 +36,66 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 
-__all__ = ["OPS", "parse_condition", "check_rule", "rule_mask", "rule_text", "condition_text"]
+__all__ = ["OPS", "Condition", "parse_condition", "check_rule", "rule_mask", "rule_text", "condition_text"]
 
 OPS = ("=", "in", ">=", "<", "between")
 _ORDERED_OPS = (">=", "<", "between")
 _CONDITION = re.compile(r"^(.*?)(>=|<=|>|<|=)(.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True, eq=False)
+class Condition(Mapping):
+    """One condition of a region, ``feature op value``: a value, hashable and comparable, that reads as the
+    mapping ``{"feature", "op", "value"}`` wherever a condition is taken (a list value is kept as a tuple).
+
+    A rule is a tuple of them; a Hamming region's criterion is one with op ``=`` (:meth:`criterion`).
+    Unchecked until a run takes it (:func:`check_rule` says what is wrong).
+    """
+
+    feature: str
+    op: str
+    value: Any
+
+    def __post_init__(self) -> None:
+        if isinstance(self.value, list | np.ndarray):
+            object.__setattr__(self, "value", tuple(self.value))
+
+    @classmethod
+    def of(cls, condition: Mapping) -> Condition:
+        """A condition from a mapping ``{"feature", "op", "value"}`` (a Condition stays itself)."""
+        if isinstance(condition, Condition):
+            return condition
+        return cls(str(condition["feature"]), str(condition["op"]), condition["value"])
+
+    @classmethod
+    def criterion(cls, feature: str, value) -> Condition:
+        """A Hamming region's criterion: ``feature = value``."""
+        return cls(str(feature), "=", value)
+
+    def as_dict(self) -> dict:
+        """``{"feature", "op", "value"}`` as JSON holds it (a tuple value as a list)."""
+        return {"feature": self.feature, "op": self.op,
+                "value": list(self.value) if isinstance(self.value, tuple) else self.value}
+
+    def __getitem__(self, key: str):
+        if key not in ("feature", "op", "value"):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("feature", "op", "value"))
+
+    def __len__(self) -> int:
+        return 3
+
+    def __str__(self) -> str:
+        return condition_text(self)
+
+    def __eq__(self, other) -> bool:  # a value: equal fields, not Mapping's comparison with any dict
+        return isinstance(other, Condition) and (self.feature, self.op, self.value) == (other.feature, other.op, other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.feature, self.op, self.value))
 
 
 def parse_condition(text: str) -> dict:

@@ -1,7 +1,7 @@
 """Regions that matter: rule-defined regions, region discovery with FDR control, and group comparison.
 
 * A region as a rule, ``[{"feature", "op", "value"}]``, is explained by
-  :func:`flex_core.importance.run_rule_region` (``explainer.explain_region(rule=...)``), beside the Hamming regions.
+  ``explainer.explain_region(rule=...)``, beside the Hamming regions.
 * :func:`find_regions` (``explainer.find_regions()``): the rule-defined regions whose F differs from
   global, tested against a permutation null with Benjamini–Hochberg FDR control (:class:`RegionsResult`).
 * :func:`compare_groups` (``explainer.compare_groups(by=...)``): flip share, cost of the minimal change

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from flex_core._kinds import read_result
+from flex_core import read_result
 from flex_core.cli import main
 from tests.contract import assert_valid, strict_json
 

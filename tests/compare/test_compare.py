@@ -175,8 +175,8 @@ def test_rowwise_rank_correlations_match_scipy_with_ties():
 
 @pytest.mark.slow  # runs SHAP or LIME
 def test_flex_shap_agreement_interval_is_seeded_and_holds_the_estimate(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    flex = fc.run_global(store, n_factuals=30)
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
+    flex = fc.importance.run_global(store, n_factuals=30)
     shap = fc.compare.shap_importance(synthetic_model, synthetic_task, flex.query_index, seed=0)
     first = fc.compare.flex_shap_agreement(flex, shap, seed=4)
     assert first == fc.compare.flex_shap_agreement(flex, shap, seed=4)

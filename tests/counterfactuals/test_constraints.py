@@ -196,9 +196,9 @@ def test_constraints_survive_overrides_and_are_in_the_store_key():
     assert task.with_overrides(monotone={}).constraints == {"grade": {"order": GRADES}, "region": {"allowed": ["south"]}}
     free, _ = make()
     gen = fc.counterfactuals.make_generator("batch")
-    key = fc.CounterfactualStore(task, model, gen).key
+    key = fc.counterfactuals.CounterfactualStore(task, model, gen).key
     assert key["constraints"] == task.constraints
-    assert key["data"] != fc.CounterfactualStore(free, model, gen).key["data"]
+    assert key["data"] != fc.counterfactuals.CounterfactualStore(free, model, gen).key["data"]
 
 
 def test_dice_gets_ranges_and_allowed_values_and_loses_what_breaks_a_direction():
@@ -216,7 +216,7 @@ def test_the_minimal_refinement_never_leaves_a_constraint():
     # (income >= 60 while most factuals earn less), shrinking must stop at the range's edge.
     task, model = make(monotone={"income": "increase", "debt": "decrease"}, bounds={"income": (60, None)},
                        allowed={"region": ["east", "west"]})
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.BatchGenerator(), n_cf=5, seed=0, refine="minimal")
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.BatchGenerator(), n_cf=5, seed=0, refine="minimal")
     cfset = store.ensure(fc.counterfactuals.factual_rows(task, model)[:40])
     assert cfset.found.any()
     factuals = np.repeat(cfset.factuals[:, None, :], cfset.counterfactuals.shape[1], axis=1)[cfset.found]

@@ -87,15 +87,15 @@ def test_store_generates_only_missing_rows_and_persists(tmp_path, toy_task, toy_
             return super().generate(model, task, queries, **kwargs)
 
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:6]
-    store = fc.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, directory=tmp_path)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, directory=tmp_path)
     store.ensure(rows[:4])
     store.ensure(rows[2:6])
     assert calls == [list(rows[:4]), list(rows[4:6])]  # overlap not regenerated
-    reopened = fc.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, directory=tmp_path)
+    reopened = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, directory=tmp_path)
     again = reopened.ensure(rows)
     assert len(calls) == 2  # a restart reads the chunks from disk
     np.testing.assert_array_equal(again.query_index, rows)
-    other_seed = fc.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, seed=9, directory=tmp_path)
+    other_seed = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, CountingDice("random"), n_cf=2, seed=9, directory=tmp_path)
     other_seed.ensure(rows[:1])
     assert len(calls) == 3  # a different seed is a different key
 
@@ -110,7 +110,7 @@ def test_the_time_a_store_reports_counts_each_generation_once(toy_task, toy_mode
             return cfset
 
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:8]
-    store = fc.CounterfactualStore(toy_task, toy_model, TimedBatch(), n_cf=2, refine="none")
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, TimedBatch(), n_cf=2, refine="none")
     first = store.ensure(rows[:4])
     assert first.seconds == pytest.approx(runs[0])  # was twice the generation: the new rows were counted again
     second = store.ensure(rows[2:8])  # two stored rows, four new ones
@@ -120,11 +120,11 @@ def test_the_time_a_store_reports_counts_each_generation_once(toy_task, toy_mode
 
 def test_store_survives_a_damaged_chunk_and_writes_atomically(tmp_path, toy_task, toy_model):
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:3]
-    store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2, directory=tmp_path)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2, directory=tmp_path)
     store.ensure(rows)
     (chunk,) = list(store.directory.glob("chunk-*.npz"))
     chunk.write_bytes(chunk.read_bytes()[: chunk.stat().st_size // 2])  # as a killed app or a full disk leaves it
-    reopened = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2, directory=tmp_path)
+    reopened = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2, directory=tmp_path)
     again = reopened.ensure(rows)  # regenerates instead of failing
     assert again.valid.sum() > 0
     assert not list(store.directory.glob(".partial-*"))
@@ -132,15 +132,15 @@ def test_store_survives_a_damaged_chunk_and_writes_atomically(tmp_path, toy_task
     assert reopened.notes == ["1 stored counterfactual file was damaged (truncated or corrupted) and set aside; "
                               "the counterfactuals it held are generated again."]
     assert list(store.directory.glob(".damaged-chunk-*.npz"))
-    assert reopened.notes[0] in fc.run_global(reopened, n_factuals=3).notes
-    assert fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2,
+    assert reopened.notes[0] in fc.importance.run_global(reopened, n_factuals=3).notes
+    assert fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2,
                                   directory=tmp_path).notes == []  # set aside once, not reported forever
     assert store.key["flex_core"] == fc.__version__  # a new release never reads an old release's counterfactuals
 
 
 def test_time_limited_queries_are_not_stored(tmp_path, toy_task, toy_model):
     rows = fc.counterfactuals.factual_rows(toy_task, toy_model)[:2]
-    store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random", time_limit=0.0), n_cf=2)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random", time_limit=0.0), n_cf=2)
     first = store.ensure(rows)
     assert first.found.sum() == 0 and first.n_queries == 2
     assert store.missing(rows) == [int(r) for r in rows]  # to be tried again, not remembered as "none exist"
@@ -194,7 +194,7 @@ def test_two_sessions_asking_for_the_same_rows_at_once_generate_them_once(tmp_pa
             calls.append(list(queries.index))
             return super().generate(model, task, queries, **kwargs)
 
-    store = fc.CounterfactualStore(toy_task, toy_model, CountingBatch(), n_cf=2, directory=tmp_path)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, CountingBatch(), n_cf=2, directory=tmp_path)
     rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:6]]
     results = []
     sessions = [threading.Thread(target=lambda: results.append(store.ensure(rows))) for _ in range(2)]
@@ -209,18 +209,18 @@ def test_two_sessions_asking_for_the_same_rows_at_once_generate_them_once(tmp_pa
 def test_two_processes_sharing_a_cache_folder_keep_both_chunks(tmp_path, toy_task, toy_model):
     rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:6]]
     # Two stores on one folder, as two app processes would open it: each writes its own chunk.
-    first, second = (fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.BatchGenerator(), n_cf=2,
+    first, second = (fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.BatchGenerator(), n_cf=2,
                                             directory=tmp_path) for _ in range(2))
     first.ensure(rows[:3])
     second.ensure(rows[3:])
     assert len(list(first.directory.glob("chunk-*.npz"))) == 2
-    reopened = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.BatchGenerator(), n_cf=2, directory=tmp_path)
+    reopened = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.BatchGenerator(), n_cf=2, directory=tmp_path)
     assert reopened.missing(rows) == [] and reopened.notes == []
 
 
 # -- the disk cache: foreign chunks, a folder that cannot be written, leftovers --------------------------------
-def _store(task, model, folder, **kwargs) -> fc.CounterfactualStore:
-    return fc.CounterfactualStore(task, model, fc.counterfactuals.BatchGenerator(), n_cf=2, directory=folder, **kwargs)
+def _store(task, model, folder, **kwargs) -> fc.counterfactuals.CounterfactualStore:
+    return fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.BatchGenerator(), n_cf=2, directory=folder, **kwargs)
 
 
 def test_a_foreign_chunk_is_set_aside_with_a_note_and_never_mixed_in(tmp_path, toy_task, toy_model, synthetic_task,
@@ -246,7 +246,7 @@ def test_a_foreign_chunk_is_set_aside_with_a_note_and_never_mixed_in(tmp_path, t
     again = reopened.ensure(rows)
     np.testing.assert_array_equal(again.counterfactuals, before.counterfactuals)  # the other seed's were not mixed in
     assert len(list(own.directory.glob(".foreign-chunk-*.npz"))) == 2 and len(list(own.directory.glob("chunk-*"))) == 1
-    assert reopened.notes[0] in fc.run_global(reopened, n_factuals=4).notes  # every result built on it says so
+    assert reopened.notes[0] in fc.importance.run_global(reopened, n_factuals=4).notes  # every result built on it says so
     assert _store(toy_task, toy_model, tmp_path).notes == []  # set aside once, not reported forever
 
 
@@ -276,7 +276,7 @@ def test_a_cache_folder_that_cannot_be_written_falls_back_to_memory_before_gener
 
     blocked = tmp_path / "cache"
     blocked.write_text("a file where the cache folder should be")  # mkdir fails, also for root (the tests' user)
-    store = fc.CounterfactualStore(toy_task, toy_model, Watching(), n_cf=2, directory=blocked)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, Watching(), n_cf=2, directory=blocked)
     rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:3]]
     result = store.ensure(rows)  # used to generate, then fail writing the chunk: all the work lost
     note = ("The counterfactual cache folder cannot be written (NotADirectoryError), so counterfactuals are kept in "
@@ -284,7 +284,7 @@ def test_a_cache_folder_that_cannot_be_written_falls_back_to_memory_before_gener
     assert notes_when_generating == [[note]]  # said before the work, not after
     assert store.notes == [note] and store.directory is None and result.n_queries == 3
     assert store.missing(rows) == [] and len(notes_when_generating) == 1  # kept in memory
-    assert note in fc.run_global(store, n_factuals=3).notes
+    assert note in fc.importance.run_global(store, n_factuals=3).notes
 
 
 def test_a_chunk_that_fails_to_write_keeps_the_work_in_memory(tmp_path, toy_task, toy_model, monkeypatch):

@@ -90,7 +90,7 @@ def test_no_counterfactual_exists_is_recorded_not_raised():
     cfset = fc.counterfactuals.DiceGenerator("random").generate(model, task, task.frame.loc[rows], n_cf=3, seed=0)
     assert cfset.valid.sum() == 0
     assert any("no valid counterfactual" in n for n in cfset.coverage_notes)
-    result = fc.flex_importance(cfset, task)
+    result = fc.importance.flex_importance(cfset, task)
     assert result.n_factuals_used == 0
 
 

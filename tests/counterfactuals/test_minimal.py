@@ -23,7 +23,7 @@ def model_ranges(task):
 
 
 def flex(task, model, generator="batch", *, n_factuals=40, n_cf=6, refine=None, **settings):
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator, **settings), n_cf=n_cf,
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator, **settings), n_cf=n_cf,
                                    seed=0, refine=refine)
     rows = store.factual_rows[:n_factuals]
     cfset = store.ensure(rows)
@@ -123,7 +123,7 @@ def test_the_generator_finds_n_cf_points_of_a_staircase_of_minimal_counterfactua
     every changed number pulled back by one must still flip, so x1 + x2 = 101 + the number of features changed."""
     task, model = staircase
     n_cf = 8
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", radius=radius), n_cf=n_cf, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", radius=radius), n_cf=n_cf, seed=0)
     facts = task.frame.loc[store.factual_rows, ["x1", "x2"]]
     # Factuals with room for at least 2 * n_cf staircase points (102 - x1 - x2 of them), and a few more: under the
     # robust rule the points one unit from a single change are no other way out (tests/counterfactuals/test_robust.py).
@@ -141,7 +141,7 @@ def test_the_generator_finds_n_cf_points_of_a_staircase_of_minimal_counterfactua
 
 
 def test_no_returned_counterfactual_holds_a_change_that_can_be_reverted_alone(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5,
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5,
                                    seed=0)
     rows = fc.importance.sample_factuals(store.factual_rows, 40, seed=0)
     cfset = store.ensure(rows)
@@ -154,7 +154,7 @@ def test_no_returned_counterfactual_holds_a_change_that_can_be_reverted_alone(sy
 
 @pytest.mark.parametrize("generator", ["dice-random", "batch-plausible"])
 def test_minimal_refinement_leaves_no_revertible_change_for_other_generators(synthetic_task, synthetic_model, generator):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator(generator), n_cf=4,
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator(generator), n_cf=4,
                                    seed=0, refine="minimal")
     rows = fc.importance.sample_factuals(store.factual_rows, 10, seed=1)
     cfset = store.ensure(rows)

@@ -130,8 +130,8 @@ def test_permitted_range_invalid_counterfactuals_and_the_store_key(task):
     assert fc.counterfactuals.default_refine("batch") == "minimal"
     assert fc.counterfactuals.default_refine("dice-random") == "none"
     gen = fc.counterfactuals.make_generator("batch")
-    keys = {r: fc.CounterfactualStore(task, model, gen, n_cf=2, refine=r).key["refine"] for r in ("minimal", "none")}
+    keys = {r: fc.counterfactuals.CounterfactualStore(task, model, gen, n_cf=2, refine=r).key["refine"] for r in ("minimal", "none")}
     assert keys == {"minimal": "minimal", "none": "none"}
-    assert fc.CounterfactualStore(task, model, gen, n_cf=2).key["refine"] == "minimal"
+    assert fc.counterfactuals.CounterfactualStore(task, model, gen, n_cf=2).key["refine"] == "minimal"
     with pytest.raises(fc.ConfigError, match="refine"):
-        fc.CounterfactualStore(task, model, gen, n_cf=2, refine="smallest")
+        fc.counterfactuals.CounterfactualStore(task, model, gen, n_cf=2, refine="smallest")

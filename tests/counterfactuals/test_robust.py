@@ -176,13 +176,13 @@ def test_refinement_drops_them_and_the_set_counts_them():
 def learned():
     task = planted_task(seed=0)
     model = planted_forest(task, 0)
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=N_CF, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=N_CF, seed=0)
     rows = fc.importance.sample_factuals(store.factual_rows, N_FACTUALS, seed=0)
     return task, model, store, rows, store.ensure(rows)
 
 
 def _noise_frequency(task, store, cfset) -> float:
-    result = fc.flex_importance(cfset, task, tau=0.1, ranges=store.ranges, intervals=False)
+    result = fc.importance.flex_importance(cfset, task, tau=0.1, ranges=store.ranges, intervals=False)
     return max(float(result.frequency_mean[task.feature_names.index(f)]) for f in NOISE_FEATURES)
 
 
@@ -217,12 +217,12 @@ def test_magnitudes_stay_near_the_rules_boundary(learned):
 
 def test_the_paper_setting_is_one_setting_away_and_the_json_names_the_rule(learned):
     task, model, store, rows, _ = learned
-    result = fc.run_global(store, n_factuals=20)
+    result = fc.importance.run_global(store, n_factuals=20)
     block = result.to_dict()["generator"]
     assert block["validity_rule"]["margin"] == DEFAULT_MARGIN and block["validity_rule"]["radius"] == DEFAULT_RADIUS
     assert block["validity_rule"]["setting"] == "robust" and block["alternatives_tolerance"] == ALTERNATIVE_TOLERANCE
     assert block["alternatives_dropped"] >= 0
-    paper = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", margin=0.0, radius=0.0),
+    paper = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", margin=0.0, radius=0.0),
                                    n_cf=N_CF, seed=0)
     assert paper.key != store.key and paper.validity.describe()["setting"] == "paper"
     ties = paper.ensure(rows[:40])
@@ -239,7 +239,7 @@ def test_on_every_seed_noise_stays_out_over_all_factuals(seed):
     memorised are left out (measured max noise F 0, 0.012, 0.010, 0.002; before: 0.016, 0.030, 0.050, 0.031)."""
     task = planted_task(seed=seed)
     model = planted_forest(task, seed)
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=N_CF, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=N_CF, seed=0)
     rows = fc.importance.sample_factuals(store.factual_rows, N_FACTUALS, seed=0)
     cfset = store.ensure(rows)
     assert _noise_frequency(task, store, cfset) <= 0.02
@@ -288,7 +288,7 @@ def test_the_notes_and_the_reading_say_how_many_cases_were_left_out_and_never_ca
     reading = describe_global(result, undesirable=["bad"])
     assert reading.startswith(f"Across {pool:,} cases predicted bad with the margin (of {selection['candidates']:,} "
                               f"predicted so; the {left:,} others are borderline or memorised")
-    paper = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", margin=0.0, radius=0.0),
+    paper = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", margin=0.0, radius=0.0),
                                    n_cf=2, seed=0)
     assert paper.pool_note(10**6).endswith("(every case the model rejects); all of them were used instead of 1,000,000.")
 
@@ -364,7 +364,7 @@ def test_out_of_bag_by_hand():
 def test_loan_counterfactuals_stay_valid_under_refits(loan_path):
     task = fc.data.load_loan(loan_path)
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=N_CF, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=N_CF, seed=0)
     cfset = store.ensure(fc.importance.sample_factuals(store.factual_rows, N_FACTUALS, seed=0))
     refits = [fc.fit_model(task, model="rf", seed=seed, cv_folds=0) for seed in (1, 2, 3)]
     held = valid_under(refits, task, cfset).mean(axis=0)
@@ -379,7 +379,7 @@ def test_loan_counterfactuals_stay_valid_under_refits(loan_path):
 def test_dice_generators_refined_keep_noise_out(learned, generator):
     task, model, _, rows, _ = learned
     settings = {"time_limit": 60.0}
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator, **settings), n_cf=4,
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator(generator, **settings), n_cf=4,
                                    seed=0, refine="minimal")
     cfset = store.ensure(rows[:30])
     assert cfset.valid.any()

@@ -28,7 +28,7 @@ def planted(rule, *, seed=0, n=400):
 
 
 def scores(task, model, rows, *, n_cf=4):
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=n_cf, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=n_cf, seed=0)
     return fc.importance.necessity_sufficiency(store, rows)
 
 
@@ -84,8 +84,8 @@ def test_shares_are_per_factual_and_the_interval_is_wilson():
 
 
 def test_the_scores_reach_the_json_and_the_result(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    result = fc.run_global(store, n_factuals=8, sufficiency=True)
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
+    result = fc.importance.run_global(store, n_factuals=8, sufficiency=True)
     records = {r["name"]: r for r in json.loads(result.to_json())["features"]}
     keys = {"flip_alone", "flip_alone_interval", "needed", "needed_interval", "necessity_ratio", "sufficiency_ratio"}
     assert keys <= set(records["speed"])

@@ -35,38 +35,38 @@ def test_hamming_distance_by_hand(categorical_task):
 
 
 def test_neighbours_sorted_by_distance_ties_drawn_with_the_seed_and_reported(categorical_task):
-    members, distances, criterion, n, ties = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=3)
+    members, distances, criterion, n, ties = fc.importance.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=3)
     # 5 at .5, then two of the three rows at distance 1 (1, 3, 4), drawn at random
     assert members[:2] == [0, 5] and set(members[2:]) < {1, 3, 4} and len(set(members[2:])) == 2
     np.testing.assert_allclose(distances, [0, 0.5, 1, 1])
     assert criterion is None and n == 5
     assert ties == {"distance": 1.0, "candidates": 3, "drawn": 2}
     # The same seed gives the same region whatever the candidates' order; other seeds draw others.
-    again = fc.select_region(categorical_task, 0, [5, 4, 3, 2, 1, 0], k=3)
+    again = fc.importance.select_region(categorical_task, 0, [5, 4, 3, 2, 1, 0], k=3)
     assert again[0] == members
-    left_out = {({1, 3, 4} - set(fc.select_region(categorical_task, 0, range(6), k=3, seed=s)[0])).pop()
+    left_out = {({1, 3, 4} - set(fc.importance.select_region(categorical_task, 0, range(6), k=3, seed=s)[0])).pop()
                 for s in range(30)}
     assert left_out == {1, 3, 4}  # not decided by row id
     # No draw needed: the k-th distance is unique, or every tied candidate fits.
-    assert fc.select_region(categorical_task, 0, range(6), k=1)[4] is None
-    assert fc.select_region(categorical_task, 0, range(6), k=4)[4] is None
+    assert fc.importance.select_region(categorical_task, 0, range(6), k=1)[4] is None
+    assert fc.importance.select_region(categorical_task, 0, range(6), k=4)[4] is None
 
 
 def test_neighbours_meet_the_criterion(categorical_task):
-    members, _, criterion, n, ties = fc.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=10, where="a=x")
+    members, _, criterion, n, ties = fc.importance.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=10, where="a=x")
     assert criterion == {"feature": "a", "value": "x"}
     assert members[:2] == [0, 5] and set(members[2:]) == {1, 3} and n == 3  # rows 2 and 4 have a = y
     assert ties is None  # every candidate fits: nothing was drawn
     with pytest.raises(fc.ConfigError, match="not 'y'"):
-        fc.select_region(categorical_task, 0, [0, 1, 2], k=2, where="a=y")
+        fc.importance.select_region(categorical_task, 0, [0, 1, 2], k=2, where="a=y")
     with pytest.raises(fc.ConfigError, match="has no value"):
-        fc.select_region(categorical_task, 0, [0, 1], k=1, where="a=z")
+        fc.importance.select_region(categorical_task, 0, [0, 1], k=1, where="a=z")
     with pytest.raises(fc.ConfigError, match="continuous"):
-        fc.select_region(categorical_task, 0, [0, 1], k=1, where="s=0")
+        fc.importance.select_region(categorical_task, 0, [0, 1], k=1, where="s=0")
     with pytest.raises(fc.ConfigError, match="FEATURE=VALUE"):
-        fc.select_region(categorical_task, 0, [0, 1], k=1, where="a")
+        fc.importance.select_region(categorical_task, 0, [0, 1], k=1, where="a")
     with pytest.raises(fc.ConfigError, match="not a factual"):
-        fc.select_region(categorical_task, 6, [0, 1], k=1)
+        fc.importance.select_region(categorical_task, 6, [0, 1], k=1)
 
 
 def test_mode_shift_by_hand():
@@ -114,12 +114,12 @@ def test_pearson_undefined_for_constant_side():
 # -- real model, real DiCE ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synthetic_store(synthetic_task, synthetic_model):
-    return fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("dice-random"), n_cf=5, seed=0)
+    return fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("dice-random"), n_cf=5, seed=0)
 
 
 @pytest.fixture(scope="module")
 def synthetic_global(synthetic_store):
-    return fc.run_global(synthetic_store, n_factuals=40, tau=0.1)
+    return fc.importance.run_global(synthetic_store, n_factuals=40, tau=0.1)
 
 
 def test_planted_global_driver_ranks_first(synthetic_global):
@@ -138,7 +138,7 @@ def test_planted_regional_driver_ranks_first(synthetic_task, synthetic_model, sy
         r for r in frame.index[(frame.road_type == "rural") & (frame.lighting == "dark") & (frame.speed < 60)]
         if r in factuals
     )
-    region = fc.run_regional(synthetic_store, synthetic_global, query=query, k=4, where="road_type=rural")
+    region = fc.importance.run_regional(synthetic_store, synthetic_global, query=query, k=4, where="road_type=rural")
     ranked = region.to_frame()
     assert ranked.iloc[0]["feature"] == "lighting"
     assert ranked.iloc[0]["frequency_mean"] >= 0.9
@@ -156,19 +156,19 @@ def test_planted_regional_driver_ranks_first(synthetic_task, synthetic_model, sy
     assert region.importance.config["pearson_r_interval"]["over"].startswith("the region's factuals")
     # The region reuses stored counterfactuals: asking again generates nothing new.
     before = len(synthetic_store.stored_rows)
-    fc.run_regional(synthetic_store, synthetic_global, query=query, k=2, where="road_type=rural", tau=0.5)
+    fc.importance.run_regional(synthetic_store, synthetic_global, query=query, k=2, where="road_type=rural", tau=0.5)
     assert len(synthetic_store.stored_rows) == before
 
 
 def test_regional_json_has_the_documented_keys(synthetic_store, synthetic_global):
     query = fc.importance.random_query(synthetic_store, where="lighting=dark", seed=3)
-    out = fc.run_regional(synthetic_store, synthetic_global, query=query, k=3, where="lighting=dark").to_dict()
+    out = fc.importance.run_regional(synthetic_store, synthetic_global, query=query, k=3, where="lighting=dark").to_dict()
     assert {"members", "mode_shift", "pearson_r", "level", "features", "generator", "model", "config"} <= set(out)
     assert out["level"] == "regional" and out["members"][0] == query
     assert {"name", "mode", "p_orig", "p_cf", "delta"} <= set(out["mode_shift"][0])
     assert all("quadrant" in f for f in out["features"])
     assert "neighbour_ties" in out
-    region = fc.run_regional(synthetic_store, synthetic_global, query=query, k=3, where="lighting=dark")
+    region = fc.importance.run_regional(synthetic_store, synthetic_global, query=query, k=3, where="lighting=dark")
     for record, regional_f in zip(out["features"], region.importance.frequency_mean):
         if record["quadrant"] is None:
             assert record["diagonal"] is None
@@ -182,10 +182,10 @@ def test_run_regional_reports_the_draw_among_tied_neighbours():
     frame = pd.DataFrame({c: rng.choice(["p", "q", "r"], 300) for c in "abcd"})
     frame["out"] = np.where(frame["a"] == "p", "bad", "good")
     task = fc.make_task(frame, target="out", undesirable="bad")
-    store = fc.CounterfactualStore(task, fc.fit_model(task, cv_folds=2), fc.counterfactuals.make_generator("batch"),
+    store = fc.counterfactuals.CounterfactualStore(task, fc.fit_model(task, cv_folds=2), fc.counterfactuals.make_generator("batch"),
                                    n_cf=2, seed=4)
     query = int(store.factual_rows[0])
-    region = fc.run_regional(store, fc.run_global(store, n_factuals=20), query=query, k=4)
+    region = fc.importance.run_regional(store, fc.importance.run_global(store, n_factuals=20), query=query, k=4)
     ties = region.neighbour_ties  # ~100 factuals on 4 three-level features: many tie at the 4th distance
     assert ties["candidates"] > ties["drawn"] >= 1 and ties["distance"] == max(region.distances)
     assert region.to_dict()["neighbour_ties"] == ties
@@ -195,7 +195,7 @@ def test_run_regional_reports_the_draw_among_tied_neighbours():
                               f"{ties['drawn']} of them {verb} drawn at random")
     assert sum(d == ties["distance"] for d in region.distances) == ties["drawn"]
     # Drawn with the store's seed: the same members as select_region with that seed.
-    assert list(region.members) == fc.select_region(task, query, store.factual_rows, k=4, ranges=store.ranges, seed=4)[0]
+    assert list(region.members) == fc.importance.select_region(task, query, store.factual_rows, k=4, ranges=store.ranges, seed=4)[0]
 def test_interval_of_r_does_not_collapse_on_identical_factuals():
     global_ = np.array([0.1, 0.3, 0.5, 0.7, 0.0])
     include = np.array([1, 1, 1, 1, 0], bool)

@@ -36,7 +36,7 @@ def hand_set(tiny_task):
 
 
 def test_local_frequency_and_magnitude_by_hand(tiny_task, hand_set):
-    result = fc.flex_importance(hand_set, tiny_task, tau=0.1)
+    result = fc.importance.flex_importance(hand_set, tiny_task, tau=0.1)
     colour, size = 0, 1
     # Query 0: colour differs in 2 of 4; |Δsize|/10 = 0, .5, .2, .05 -> 2 of 4 above τ = 0.1.
     # Query 1: computed over the 2 counterfactuals it has: colour 1 of 2, size .5 and 0 -> 1 of 2.
@@ -51,7 +51,7 @@ def test_local_frequency_and_magnitude_by_hand(tiny_task, hand_set):
 
 
 def test_global_mean_and_std_by_hand(tiny_task, hand_set):
-    result = fc.flex_importance(hand_set, tiny_task, tau=0.3)
+    result = fc.importance.flex_importance(hand_set, tiny_task, tau=0.3)
     # size: query 0 has one change above .3 (0.5) of 4 -> .25; query 1 has .5 of 2 -> .5.
     np.testing.assert_allclose(result.local_frequencies[:, 1], [0.25, 0.5])
     np.testing.assert_allclose(result.frequency_mean[1], 0.375)
@@ -59,24 +59,24 @@ def test_global_mean_and_std_by_hand(tiny_task, hand_set):
 
 
 def test_dice_algorithm_2_by_hand(tiny_task, hand_set):
-    result = fc.flex_importance(hand_set, tiny_task, tau=0.9)
+    result = fc.importance.flex_importance(hand_set, tiny_task, tau=0.9)
     # Pooled over all 6 counterfactuals: colour changes 2 + 1 = 3; size changes (> ε) 3 + 1 = 4.
     np.testing.assert_allclose(result.dice_frequency, [3 / 6, 4 / 6])
 
 
 def test_per_feature_tau_mapping(tiny_task, hand_set):
-    result = fc.flex_importance(hand_set, tiny_task, tau={"size": 0.3})
+    result = fc.importance.flex_importance(hand_set, tiny_task, tau={"size": 0.3})
     assert result.tau[1] == 0.3 and np.isnan(result.tau[0])
     with pytest.raises(fc.ConfigError, match="unknown feature"):
-        fc.flex_importance(hand_set, tiny_task, tau={"weight": 0.3})
+        fc.importance.flex_importance(hand_set, tiny_task, tau={"weight": 0.3})
     with pytest.raises(fc.ConfigError, match="continuous features only"):
-        fc.flex_importance(hand_set, tiny_task, tau={"colour": 0.3})
+        fc.importance.flex_importance(hand_set, tiny_task, tau={"colour": 0.3})
     with pytest.raises(fc.ConfigError, match=">= 0"):
-        fc.flex_importance(hand_set, tiny_task, tau=-0.1)
+        fc.importance.flex_importance(hand_set, tiny_task, tau=-0.1)
 
 
 def test_rank_ties_share_best_rank(tiny_task, hand_set):
-    result = fc.flex_importance(hand_set, tiny_task, tau=0.1)
+    result = fc.importance.flex_importance(hand_set, tiny_task, tau=0.1)
     np.testing.assert_array_equal(result.rank, [1, 1])
 
 
@@ -154,7 +154,7 @@ def test_vectorised_equals_algorithm_1(random_problem, tau):
     continuous = np.array([f.is_continuous for f in task.features])
     tau_vec = resolve_tau(task.feature_names, continuous, tau)
     phi, mu = algorithm_1(cfset.factuals, cfset.counterfactuals, cfset.valid, continuous, task.ranges(), tau_vec)
-    result = fc.flex_importance(cfset, task, tau=tau)
+    result = fc.importance.flex_importance(cfset, task, tau=tau)
     np.testing.assert_allclose(result.frequency_mean, phi)
     np.testing.assert_allclose(result.magnitude_mean, mu)
     np.testing.assert_allclose(
@@ -166,26 +166,26 @@ def test_tau_zero_reproduces_dice_when_every_query_is_complete(random_problem):
     task, cfset = random_problem
     complete = cfset.subset(cfset.query_index[cfset.counts == cfset.n_cf])
     assert complete.n_queries >= 3
-    result = fc.flex_importance(complete, task, tau=0.0)
+    result = fc.importance.flex_importance(complete, task, tau=0.0)
     np.testing.assert_allclose(result.frequency_mean, result.dice_frequency)
 
 
 def test_tau_at_least_one_zeroes_continuous_and_leaves_categorical(random_problem):
     task, cfset = random_problem
     continuous = np.array([f.is_continuous for f in task.features])
-    low, high = fc.flex_importance(cfset, task, tau=0.0), fc.flex_importance(cfset, task, tau=1.0)
+    low, high = fc.importance.flex_importance(cfset, task, tau=0.0), fc.importance.flex_importance(cfset, task, tau=1.0)
     assert (high.frequency_mean[continuous] == 0).all()
     assert (low.frequency_mean[continuous] > 0).all()
     np.testing.assert_array_equal(high.frequency_mean[~continuous], low.frequency_mean[~continuous])
     # Raising τ can only lower a continuous frequency.
     taus = np.linspace(0, 1, 11)
-    curves = np.array([fc.flex_importance(cfset, task, tau=t).frequency_mean[continuous] for t in taus])
+    curves = np.array([fc.importance.flex_importance(cfset, task, tau=t).frequency_mean[continuous] for t in taus])
     assert (np.diff(curves, axis=0) <= 1e-12).all()
 
 
 def test_frequencies_in_unit_interval_and_order_free(random_problem):
     task, cfset = random_problem
-    base = fc.flex_importance(cfset, task, tau=0.1)
+    base = fc.importance.flex_importance(cfset, task, tau=0.1)
     assert np.all((base.frequency_mean >= 0) & (base.frequency_mean <= 1))
     assert np.all(base.local_frequencies[~np.isnan(base.local_frequencies)] >= 0)
     assert np.all(base.local_frequencies[~np.isnan(base.local_frequencies)] <= 1)
@@ -204,7 +204,7 @@ def test_frequencies_in_unit_interval_and_order_free(random_problem):
         "shuffled",
         0.0,
     )
-    other = fc.flex_importance(shuffled, task, tau=0.1)
+    other = fc.importance.flex_importance(shuffled, task, tau=0.1)
     np.testing.assert_allclose(other.frequency_mean, base.frequency_mean)
     np.testing.assert_allclose(other.frequency_std, base.frequency_std)
     np.testing.assert_allclose(other.magnitude_mean, base.magnitude_mean)
@@ -213,7 +213,7 @@ def test_frequencies_in_unit_interval_and_order_free(random_problem):
 
 def test_query_without_counterfactuals_is_left_out(random_problem):
     task, cfset = random_problem
-    result = fc.flex_importance(cfset, task, tau=0.1)
+    result = fc.importance.flex_importance(cfset, task, tau=0.1)
     assert np.isnan(result.local_frequencies[0]).all()
     assert result.n_factuals_used == cfset.n_queries - 1
     assert result.counts[0] == 0
@@ -221,7 +221,7 @@ def test_query_without_counterfactuals_is_left_out(random_problem):
 
 def test_no_counterfactual_at_all_gives_nan_not_a_crash(tiny_task):
     empty = make_set(tiny_task, [0, 2], [[], []], n_cf=3)
-    result = fc.flex_importance(empty, tiny_task, tau=0.1)
+    result = fc.importance.flex_importance(empty, tiny_task, tau=0.1)
     assert np.isnan(result.frequency_mean).all()
     np.testing.assert_array_equal(result.dice_frequency, [0.0, 0.0])
     record = result.to_dict()["features"][0]

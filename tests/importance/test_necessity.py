@@ -38,7 +38,7 @@ def only_x1():
 
 def test_only_x1_can_flip_so_it_flips_alone_and_is_needed_and_the_others_neither(only_x1):
     task, model = only_x1
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
     rows = store.factual_rows[:15]
     scores = fc.importance.necessity_sufficiency(store, rows)
     np.testing.assert_allclose(scores.flip_alone, [1.0, 0.0, 0.0])
@@ -59,7 +59,7 @@ def test_a_passenger_change_is_not_necessary(only_x1):
     cfset = make_set(task, [factual], [[(8.0, task.frame.loc[factual, "x2"] + 3, x3), (9.0, task.frame.loc[factual, "x2"], x3)]], n_cf=2)
     necessary = necessary_changes(cfset, task, model)
     np.testing.assert_array_equal(necessary[0], [[True, False, False], [True, False, False]])
-    result = fc.flex_importance(cfset, task, tau=0.0, necessary=necessary)
+    result = fc.importance.flex_importance(cfset, task, tau=0.0, necessary=necessary)
     np.testing.assert_allclose(result.frequency_mean, [1.0, 0.5, 0.0])
     np.testing.assert_allclose(result.necessary_frequency, [1.0, 0.0, 0.0])
     only = result.only_necessary()
@@ -81,10 +81,10 @@ def test_revert_scores_only_the_cells_asked_and_the_corner_of_those_that_hold(on
 
 def test_necessary_changes_are_scored_once_per_row_not_per_tau(only_x1):
     task, model = only_x1
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=1)
-    first = fc.run_global(store, n_factuals=10, tau=0.0)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=1)
+    first = fc.importance.run_global(store, n_factuals=10, tau=0.0)
     before = model.pipeline.rows_scored
-    second = fc.run_global(store, n_factuals=10, tau=0.3)
+    second = fc.importance.run_global(store, n_factuals=10, tau=0.3)
     assert model.pipeline.rows_scored == before  # a τ change reuses the stored counterfactuals and reverts
     assert first.necessary_frequency is not None and second.necessary_frequency is not None
     # Every change of the driver is necessary (at τ = 0 every change counts).
@@ -95,8 +95,8 @@ def test_necessary_changes_are_scored_once_per_row_not_per_tau(only_x1):
 
 def test_necessary_frequency_never_exceeds_frequency_and_is_in_the_json(only_x1):
     task, model = only_x1
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=2)
-    result = fc.run_global(store, n_factuals=12, tau=0.1, sufficiency=True)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=2)
+    result = fc.importance.run_global(store, n_factuals=12, tau=0.1, sufficiency=True)
     assert np.all(result.necessary_frequency <= result.frequency_mean + 1e-12)
     features = json.loads(result.to_json())["features"]
     assert {"necessary_frequency", "flip_alone", "needed", "necessity_ratio", "sufficiency_ratio", "frequency_ci",
@@ -105,8 +105,8 @@ def test_necessary_frequency_never_exceeds_frequency_and_is_in_the_json(only_x1)
 
 
 def test_immutable_features_have_null_scores(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    result = fc.run_global(store, n_factuals=8, sufficiency=True)
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
+    result = fc.importance.run_global(store, n_factuals=8, sufficiency=True)
     records = {r["name"]: r for r in result.to_dict()["features"]}
     for name in synthetic_task.immutable_names:
         assert records[name]["flip_alone"] is None and records[name]["needed"] is None
@@ -116,8 +116,8 @@ def test_immutable_features_have_null_scores(synthetic_task, synthetic_model):
 
 def test_synthetic_data_recovers_its_planted_driver(synthetic_task, synthetic_model):
     """SYNTHETIC_GROUND_TRUTH: speed > 80 drives severity everywhere; the noise features drive nothing."""
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5, seed=0)
-    result = fc.run_global(store, n_factuals=40, sufficiency=True)
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5, seed=0)
+    result = fc.importance.run_global(store, n_factuals=40, sufficiency=True)
     names = list(result.feature_names)
     speed = names.index("speed")
     noise = [names.index("noise_continuous"), names.index("noise_categorical")]
@@ -129,10 +129,10 @@ def test_synthetic_data_recovers_its_planted_driver(synthetic_task, synthetic_mo
 
 
 def test_regional_results_carry_necessary_frequency_and_necessity(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    base = fc.run_global(store, n_factuals=10)
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
+    base = fc.importance.run_global(store, n_factuals=10)
     query = int(base.query_index[0])
-    regional = fc.run_regional(store, base, query=query, k=3, sufficiency=True)
+    regional = fc.importance.run_regional(store, base, query=query, k=3, sufficiency=True)
     importance = regional.importance
     assert importance.necessary_frequency.shape == (len(importance.feature_names),)
     assert importance.config["necessity_sufficiency"]["factuals"] == 4
@@ -142,8 +142,8 @@ def test_regional_results_carry_necessary_frequency_and_necessity(synthetic_task
 
 def test_seed_spread_over_repeats(only_x1):
     task, model = only_x1
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    result = fc.run_global(store, n_factuals=10, tau=0.0, repeats=3)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
+    result = fc.importance.run_global(store, n_factuals=10, tau=0.0, repeats=3)
     assert result.config["repeats"] == {"n": 3, "seeds": [0, 1, 2]}
     assert result.frequency_seed_sd.shape == (3,) and np.all(result.frequency_seed_sd >= 0)
     assert result.frequency_seed_sd[0] == 0  # at τ = 0 every seed changes x1 in every counterfactual
@@ -154,8 +154,8 @@ def test_seed_spread_over_repeats(only_x1):
 
 def test_scores_from_other_factuals_are_refused(only_x1):
     task, model = only_x1
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=2, seed=0)
-    result = fc.run_global(store, n_factuals=5)
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=2, seed=0)
+    result = fc.importance.run_global(store, n_factuals=5)
     other = fc.importance.necessity_sufficiency(store, store.factual_rows[-3:])
     with pytest.raises(fc.ConfigError, match="other factuals"):
         fc.importance.with_necessity_sufficiency(result, other)

@@ -77,7 +77,7 @@ def test_the_learned_forest_survives_three_refits():
     """The planted forest (seed 0): every refit keeps >= 95% of the counterfactuals valid; the rule's features move
     little and the noise features stay near 0 and stable (measured validity 1.0, 1.0, 1.0; noise F <= 0.004)."""
     task = planted_task(seed=0)
-    store = fc.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"),
+    store = fc.counterfactuals.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"),
                                    n_cf=10, seed=0)
     result = fc.importance.run_global(store, n_factuals=100, retrain=3)
     block = result.retrain

@@ -19,8 +19,8 @@ def or_model():
 
 def test_a_passenger_only_one_generator_counts_is_flagged(or_model):
     task, model = or_model
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
-    result = fc.run_global(store, n_factuals=40, tau=0.0, generators=["dice-random"])
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
+    result = fc.importance.run_global(store, n_factuals=40, tau=0.0, generators=["dice-random"])
     sensitivity = result.generator_sensitivity
     assert sensitivity["generators"] == ["batch", "dice-random"]
     assert sensitivity["refine"] == {"batch": "minimal", "dice-random": "none"}
@@ -35,10 +35,10 @@ def test_a_passenger_only_one_generator_counts_is_flagged(or_model):
 
 
 def test_a_region_gets_each_generators_r_against_its_own_global_f(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3,
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3,
                                    seed=0)
-    base = fc.run_global(store, n_factuals=20)
-    regional = fc.run_regional(store, base, query=int(base.query_index[0]), k=4, generators=["batch-plausible"])
+    base = fc.importance.run_global(store, n_factuals=20)
+    regional = fc.importance.run_regional(store, base, query=int(base.query_index[0]), k=4, generators=["batch-plausible"])
     part = regional.importance.generator_sensitivity["regional"]
     assert set(part["r"]) == {"batch", "batch-plausible"}
     assert part["r"]["batch"] == pytest.approx(regional.pearson_r, nan_ok=True)
@@ -47,9 +47,9 @@ def test_a_region_gets_each_generators_r_against_its_own_global_f(synthetic_task
 
 
 def test_only_the_own_generator_is_refused(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3,
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3,
                                    seed=0)
-    base = fc.run_global(store, n_factuals=5)
+    base = fc.importance.run_global(store, n_factuals=5)
     with pytest.raises(fc.ConfigError, match="other than 'batch'"):
         fc.importance.generator_sensitivity(store, base, ["batch"])
     assert np.isnan(base.frequency_ci).sum() == 0
@@ -90,8 +90,8 @@ def test_rank_changes_by_hand(synthetic_task):
 def test_a_generator_that_counts_a_passenger_depends_and_the_ranks_say_so(or_model):
     """The rule coded as a model: dice-random (unrefined) changes x4, the batch generator never does."""
     task, model = or_model
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
-    sensitivity = fc.run_global(store, n_factuals=40, tau=0.0, generators=["dice-random"]).generator_sensitivity
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
+    sensitivity = fc.importance.run_global(store, n_factuals=40, tau=0.0, generators=["dice-random"]).generator_sensitivity
     x4 = next(f for f in sensitivity["features"] if f["name"] == "x4")
     assert x4["verdict"] == "depends"
     ranks = sensitivity["ranks"]
@@ -102,10 +102,10 @@ def test_a_generator_that_counts_a_passenger_depends_and_the_ranks_say_so(or_mod
 
 def test_five_members_cannot_tell(synthetic_task, synthetic_model):
     """A region of five: r's intervals span most of [-1, 1], so the verdict is "cannot tell", never "same"."""
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3,
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3,
                                    seed=0)
-    base = fc.run_global(store, n_factuals=20)
-    regional = fc.run_regional(store, base, query=int(base.query_index[0]), k=4, generators=["batch-plausible"])
+    base = fc.importance.run_global(store, n_factuals=20)
+    regional = fc.importance.run_regional(store, base, query=int(base.query_index[0]), k=4, generators=["batch-plausible"])
     part = regional.importance.generator_sensitivity["regional"]
     widths = [high - low for low, high in part["r_interval"].values() if low is not None]
     assert max(widths) > 1 and part["r_verdict"] in ("cannot tell", "depends")
@@ -119,9 +119,9 @@ def test_on_the_learned_forest_the_rules_features_lead_under_both_generators():
     from tests.planted_learned import NOISE_FEATURES, planted_forest, planted_task
 
     task = planted_task(seed=0)
-    store = fc.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=5,
+    store = fc.counterfactuals.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=5,
                                    seed=0)
-    sensitivity = fc.run_global(store, n_factuals=60, generators=["batch-plausible"]).generator_sensitivity
+    sensitivity = fc.importance.run_global(store, n_factuals=60, generators=["batch-plausible"]).generator_sensitivity
     ranks = sensitivity["ranks"]
     assert set(ranks["top"]["batch"][:2]) == set(ranks["top"]["batch-plausible"][:2]) == {"speed", "road"}
     for feature in sensitivity["features"]:

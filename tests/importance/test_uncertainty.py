@@ -197,9 +197,9 @@ def test_resample_means_by_hand():  # the FLEX-SHAP agreement's bootstrap
 
 
 def test_flex_result_carries_intervals_and_their_settings(toy_task, toy_model):
-    store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
-    result = fc.run_global(store, n_factuals=20)
-    again = fc.run_global(store, n_factuals=20)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
+    result = fc.importance.run_global(store, n_factuals=20)
+    again = fc.importance.run_global(store, n_factuals=20)
     np.testing.assert_array_equal(result.frequency_ci, again.frequency_ci)
     assert result.config["intervals"]["method"] == "wilson-cc" and result.config["intervals"]["level"] == 0.95
     assert "bootstrap" not in result.config
@@ -210,12 +210,12 @@ def test_flex_result_carries_intervals_and_their_settings(toy_task, toy_model):
     record = result.to_dict()["features"][0]
     assert len(record["frequency_ci"]) == 2 and all(isinstance(v, int) for v in record["rank_interval"])
     cfset = store.ensure(result.query_index)
-    assert fc.flex_importance(cfset, toy_task, intervals=False).frequency_ci is None
+    assert fc.importance.flex_importance(cfset, toy_task, intervals=False).frequency_ci is None
 
 
 def test_only_necessary_redraws_its_own_intervals(toy_task, toy_model):
-    store = fc.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
-    result = fc.run_global(store, n_factuals=20)
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
+    result = fc.importance.run_global(store, n_factuals=20)
     only = result.only_necessary()
     lo, hi = only.frequency_ci[:, 0], only.frequency_ci[:, 1]
     assert np.all(lo <= only.frequency_mean) and np.all(only.frequency_mean <= hi)

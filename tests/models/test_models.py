@@ -68,8 +68,8 @@ def test_majority_only_model_is_flagged_in_metrics_summary_and_notes():
     assert summary["balanced_accuracy"] == pytest.approx(0.5)
     note = fc.models.adequacy_note(model.metrics)
     assert note and "does not beat" in note and f"{model.metrics['majority_baseline']:.1%}" in note
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=2)
-    assert note in fc.run_global(store, n_factuals=5).to_dict()["notes"]
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=2)
+    assert note in fc.importance.run_global(store, n_factuals=5).to_dict()["notes"]
 
 
 def test_a_model_that_beats_the_baseline_gets_no_note(synthetic_model):

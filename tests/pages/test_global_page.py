@@ -27,11 +27,11 @@ def test_opens_on_a_builtin_and_draws_the_sorted_importances_with_dice_beside():
     # The chart's numbers are the core's result for the same settings.
     task = fc.data.load_builtin("toy2d")
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=3)
-    store = fc.CounterfactualStore(task, model, fc.counterfactuals.make_generator(fc.counterfactuals.DEFAULT_GENERATOR), n_cf=3, seed=0,
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator(fc.counterfactuals.DEFAULT_GENERATOR), n_cf=3, seed=0,
                                    directory=None)
     rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 12, seed=0)
     assert metric(at, "Factuals explained") == str(len(rows))
-    result = fc.flex_importance(store.ensure(rows), task, tau=0.1, ranges=fc.counterfactuals.training_ranges(task, model))
+    result = fc.importance.flex_importance(store.ensure(rows), task, tau=0.1, ranges=fc.counterfactuals.training_ranges(task, model))
     by_name = dict(zip(flex["customdata"], flex["x"]))
     np.testing.assert_allclose([by_name[n] for n in result.feature_names], result.frequency_mean)
 

@@ -92,7 +92,7 @@ def test_a_foreign_chunk_in_the_cache_folder_is_set_aside_and_said_on_the_page(t
     assert not errors(first)
     (folder,) = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
     # A chunk of another dataset (other features), copied into this store's folder.
-    other = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.BatchGenerator(), n_cf=2,
+    other = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.BatchGenerator(), n_cf=2,
                                    directory=tmp_path / "other")
     other.ensure([int(r) for r in other.factual_rows[:3]])
     (chunk,) = other.directory.glob("chunk-*.npz")

@@ -6,6 +6,7 @@ import pytest
 
 import flex_core as fc
 from tests.pages.conftest import chart, errors, metric, shown, start, start_csv
+from ui import state as S
 from ui import url_state as ui_url_state
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
@@ -45,7 +46,7 @@ def test_a_criterion_restricts_the_region_and_regions_can_be_saved_and_compared(
     at.selectbox(key="w_where_feature").set_value("road_type").run()
     at.selectbox(key="w_where_value").set_value("rural").run()
     assert not at.exception and not errors(at)
-    assert at.session_state["where"] == "road_type=rural"
+    assert at.session_state["where"] == fc.importance.Condition.criterion("road_type", "rural")  # a value, not text
     members = at.dataframe[-1].value  # the members table
     assert set(members["road type"]) == {"rural"}  # labels, as the charts, not column names
     assert "road_type" not in members.columns
@@ -113,7 +114,7 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
     at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["bad"]).run()
     at.sidebar.button(key="sb_csv_load").click().run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
-    at.session_state["where"] = "road=rare"
+    at.session_state["where"] = fc.importance.Condition.criterion("road", "rare")
     at.session_state["query"] = 0
     at.switch_page("app_pages/regional.py").run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
@@ -125,7 +126,7 @@ def test_a_criterion_met_by_one_case_needs_no_slider():
 def test_an_unknown_criterion_from_a_link_is_dropped_with_a_warning(where):
     """An unknown level or feature, a number, a criterion without "=": one warning, the criterion dropped."""
     at = start("synthetic-regional", n_factuals=15, n_cf=3)
-    at.session_state["where"] = where
+    at.session_state["where"] = S.criterion_of(where)  # as a link with this where= gives it
     at.switch_page("app_pages/regional.py").run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
     assert any("was dropped" in shown(w.value) for w in at.warning)

@@ -5,8 +5,10 @@ import json
 
 import pytest
 
+import flex_core as fc
 from flex_core.limits import LIMITS
 from tests.pages.conftest import chart, errors, metric, shown, start
+from ui import state as S
 from ui import url_state
 
 pytestmark = pytest.mark.slow
@@ -37,7 +39,7 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     _select_row(at, "found_regions_table", 0)
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
-    assert rule == [dict(c) for c in rule] and rule
+    assert rule and all(isinstance(c, fc.importance.Condition) for c in rule)  # values, not text or dicts
     assert any(shown(h.value) == f"Region: {table.loc[0, 'region']}" for h in at.header)
     assert int(metric(at, "Region size")) == int(table.loc[0, "cases"])  # the same members as the discovery pool
     # Every view works on it: F bars, scatter, mode shift, members, save and compare.
@@ -72,11 +74,11 @@ def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
     at.button(key="rule_open").click().run()
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
-    assert rule == [{"feature": "road_type", "op": "=", "value": "rural"}, {"feature": "speed", "op": ">=", "value": 60.0}]
+    assert rule == (fc.importance.Condition("road_type", "=", "rural"), fc.importance.Condition("speed", ">=", 60.0))
     assert any(shown(h.value) == "Region: road type = rural and speed ≥ 60" for h in at.header)
     params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
-    assert json.loads(params["rule"]) == rule
-    assert url_state.view_from_query_params(params)["rule"] == rule
+    assert json.loads(params["rule"]) == [c.as_dict() for c in rule]
+    assert url_state.view_from_query_params(params)["rule"] == [c.as_dict() for c in rule]
 
 
 def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
@@ -92,7 +94,7 @@ def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
     at.switch_page(PAGE).run()
     assert not at.exception and not errors(at)
     assert any(shown(h.value) == "Region: road type = urban" for h in at.header)
-    assert at.session_state["saved_regions"][0]["rule"] == json.loads(rule)
+    assert at.session_state["saved_regions"][0]["rule"] == S.rule_of(json.loads(rule))
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     bad = AppTest.from_file(APP, default_timeout=120)
     bad.query_params.update({"dataset": "builtin:synthetic-regional", "n_factuals": "30", "n_cf": "3",

@@ -49,7 +49,7 @@ def toy_result(toy_task):
         [[100.0, 0.2], [90.0, 0.5]],
         [[[70.0, 0.2], [100.0, 0.9]], [[90.0, 0.95], [85.0, 0.5]]],
     )
-    return fc.flex_importance(cfset, toy_task, tau=0.1, ranges=np.array([100.0, 1.0]))
+    return fc.importance.flex_importance(cfset, toy_task, tau=0.1, ranges=np.array([100.0, 1.0]))
 
 
 def test_importance_figure_sorts_features_and_carries_mean_std_mu_and_dice(toy_result):
@@ -114,13 +114,13 @@ def test_what_must_change_figure_shows_the_scores_it_has(toy_result):
 
 def test_importance_figure_marks_immutable_features(synthetic_task):
     cfset = _set(synthetic_task, [[90, 0, 0, 50, 0, 0]], [[[60, 0, 1, 50, 0, 0]]])
-    fig = fc.plotting.importance_figure(fc.flex_importance(cfset, synthetic_task), dice=False)
+    fig = fc.plotting.importance_figure(fc.importance.flex_importance(cfset, synthetic_task), dice=False)
     assert len(fig.data) == 2  # F bars and μ markers, no DiCE panel
     assert "road type (fixed)" in fig.data[0].y
 
 
 def _regional(task, regional_f, global_f, immutable=()):
-    imp = fc.flex_importance(_set(task, [[100.0, 0.2]], [[[100.0, 0.2]]]), task, level="regional")
+    imp = fc.importance.flex_importance(_set(task, [[100.0, 0.2]], [[[100.0, 0.2]]]), task, level="regional")
 
     imp = replace(imp, frequency_mean=np.asarray(regional_f, float), immutable=tuple(immutable or [False] * len(regional_f)))
     r, quadrants, thresholds = fc.importance.compare_with_global(imp.frequency_mean, np.asarray(global_f, float),
@@ -346,7 +346,7 @@ def test_tau_sweep_is_monotone_and_matches_flex_at_each_tau(toy_task):
     assert vis == pytest.approx([2 / 3, 2 / 3, 1 / 3, 1 / 3, 0])  # 0, 0.7, 0.05
     fig = fc.plotting.tau_sweep_figure(sweep, current=0.1)
     assert {t.customdata[0] for t in fig.data} == {"vehicle_speed", "visibility"}
-    panels = fc.plotting.tau_panels_figure({t: fc.flex_importance(cfset, toy_task, tau=t, ranges=np.array([100.0, 1.0]))
+    panels = fc.plotting.tau_panels_figure({t: fc.importance.flex_importance(cfset, toy_task, tau=t, ranges=np.array([100.0, 1.0]))
                                    for t in TAU_PANELS})
     assert [t.name for t in panels.data] == ["τ = 0.1", "τ = 0.5", "τ = 0.9"]
 

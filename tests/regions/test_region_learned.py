@@ -38,7 +38,7 @@ def test_a_forest_on_labels_without_regions_flags_no_noise_region_in_nine_of_ten
     flagged = []
     for seed in range(10):
         task = planted_task(n=4000, seed=seed)
-        store = fc.CounterfactualStore(task, planted_forest(task, seed), fc.counterfactuals.make_generator("batch"),
+        store = fc.counterfactuals.CounterfactualStore(task, planted_forest(task, seed), fc.counterfactuals.make_generator("batch"),
                                        n_cf=10, seed=0)
         found = fc.regions.find_regions(store, n_factuals=1000, top=500)
         if any(not {c["feature"] for c in r.rule} & {"speed", "road"} for r in found.significant):
@@ -50,7 +50,7 @@ def test_a_forest_on_labels_without_regions_flags_no_noise_region_in_nine_of_ten
 @pytest.fixture(scope="module")
 def zones():
     task = zone_task(seed=0)
-    store = fc.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=10,
+    store = fc.counterfactuals.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=10,
                                    seed=0)
     return fc.regions.find_regions(store, n_factuals=1000, top=50, replicate=1)
 
@@ -81,7 +81,7 @@ def test_group_differences_are_marked_per_refit():
     """The planted zones: speed's F differs between town and country for real (0.85 against 0.00), named under every
     refit; the cost difference (0.07, interval 0.03-0.12) was not named under one of two refits (measured)."""
     task = zone_task(seed=0)
-    store = fc.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=10,
+    store = fc.counterfactuals.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=10,
                                    seed=0)
     groups = fc.regions.compare_groups(store, "zone", n_factuals=600, replicate=2)
     named = {(d["measure"], d.get("feature")): d for d in groups.differences}

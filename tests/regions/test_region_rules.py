@@ -151,3 +151,29 @@ def test_on_request_scores_work_on_a_rule_region():
     sensitivity = region.importance.generator_sensitivity
     assert sensitivity["generators"] == ["batch", "batch-plausible"] and set(sensitivity["regional"]["r"]) == {"batch", "batch-plausible"}
     assert region.importance.flip_alone is not None and region.rule is not None
+
+
+def test_a_condition_is_a_value_a_front_end_keeps_and_the_runs_take(accidents_like, red):
+    """Issue 34 item 4: a region's rule and criterion cross to the explainer as values, not "f=v" text or JSON."""
+    Condition = fc.importance.Condition
+    between = Condition("speed", "between", [60, 80])
+    assert between == Condition.of({"feature": "speed", "op": "between", "value": (60, 80)})  # equal fields, equal
+    assert hash(between) == hash(Condition("speed", "between", (60, 80))) and between.value == (60, 80)
+    assert between != {"feature": "speed", "op": "between", "value": [60, 80]}  # a value, not any mapping
+    assert between.as_dict() == {"feature": "speed", "op": "between", "value": [60, 80]}  # as JSON holds it
+    assert json.loads(json.dumps(between.as_dict())) == between.as_dict()
+    assert str(Condition.criterion("zone", "rural")) == "zone = rural"
+    # check_rule takes Conditions as it takes dicts, to the same canonical form.
+    assert check_rule(accidents_like, [between, Condition("age", ">=", "31-50")]) == check_rule(
+        accidents_like, [{"feature": "speed", "op": "between", "value": [60, 80]}, "age>=31-50"])
+    # The explainer takes a criterion and a rule as Conditions: the same regions as from text.
+    level = red.task.feature(red.task.categorical_names[0])
+    name, value = level.name, level.categories[0]
+    as_text = red.explain_region(where=f"{name}={value}", k=3, n_factuals=30)
+    as_value = red.explain_region(where=Condition.criterion(name, value), k=3, n_factuals=30)
+    assert as_value.members == as_text.members and as_value.criterion == as_text.criterion
+    assert red.region_members(as_text.query, k=3, where=Condition.criterion(name, value)) == list(as_text.members)
+    ruled = red.explain_region(rule=(Condition(name, "=", value),), n_factuals=30)
+    assert ruled.members == red.explain_region(rule=[f"{name}={value}"], n_factuals=30).members
+    with pytest.raises(fc.ConfigError, match="where takes one feature = value criterion"):
+        red.explain_region(where=Condition(name, "in", (value,)), k=3, n_factuals=30)

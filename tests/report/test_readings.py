@@ -79,9 +79,9 @@ def test_the_magnitude_sentence_says_what_it_averages_and_agrees_with_tau(mu, ta
 
 
 def test_the_magnitude_sentence_follows_tau_on_real_counterfactuals(synthetic_task, synthetic_model):
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5, seed=0)
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5, seed=0)
     for tau in (0.1, 0.65):
-        result = fc.run_global(store, n_factuals=30, tau=tau)
+        result = fc.importance.run_global(store, n_factuals=30, tau=tau)
         text = reporting.describe_global(result, undesirable=synthetic_task.undesirable)
         for j in reporting.feature_lists(result).often:
             mu = result.magnitude_mean[j]

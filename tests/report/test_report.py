@@ -42,18 +42,18 @@ def _toy_result(task):
         np.array([[[70.0, 0.2], [100.0, 0.9]], [[90.0, 0.95], [85.0, 0.5]]]), np.ones((2, 2), bool),
         np.ones((2, 2), bool), "hand", 0.0,
     )
-    return fc.flex_importance(cfset, task, tau=0.1, ranges=np.array([100.0, 1.0]))
+    return fc.importance.flex_importance(cfset, task, tau=0.1, ranges=np.array([100.0, 1.0]))
 
 
 @pytest.fixture(scope="module")
 def session(synthetic_task, synthetic_model):
     """A session on the synthetic data where everything ran: region, saved regions, example, SHAP and LIME."""
-    store = fc.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"),
+    store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"),
                                    n_cf=4, seed=0)
-    global_result = fc.run_global(store, n_factuals=20, tau=0.1)
+    global_result = fc.importance.run_global(store, n_factuals=20, tau=0.1)
     query = int(global_result.query_index[0])
-    regional = fc.run_regional(store, global_result, query=query, k=3, tau=0.1)
-    other = fc.run_regional(store, global_result, query=int(global_result.query_index[1]), k=3, tau=0.1)
+    regional = fc.importance.run_regional(store, global_result, query=query, k=3, tau=0.1)
+    other = fc.importance.run_regional(store, global_result, query=int(global_result.query_index[1]), k=3, tau=0.1)
     shap = fc.compare.shap_importance(synthetic_model, synthetic_task, [int(r) for r in global_result.query_index[:8]],
                                       seed=0)
     lime = fc.compare.lime_importance(synthetic_model, synthetic_task, list(regional.members), num_samples=200, seed=0)
@@ -62,7 +62,7 @@ def session(synthetic_task, synthetic_model):
         task=synthetic_task, model=synthetic_model, global_result=global_result,
         coverage=store.ensure(global_result.query_index).coverage(),
         tau_sweep=fc.importance.tau_sweep(store.ensure(global_result.query_index), synthetic_task, ranges=store.ranges),
-        tau_panels={t: fc.run_global(store, n_factuals=20, tau=t) for t in TAU_PANELS},
+        tau_panels={t: fc.importance.run_global(store, n_factuals=20, tau=t) for t in TAU_PANELS},
         regional=regional, saved={"second": other}, examples={query: example}, shap=shap,
         lime={"the region": (regional, lime)},
     )

@@ -22,7 +22,7 @@ def five_features():
         tuple(task.feature_names), np.arange(n), np.zeros((n, 5)), np.zeros((n, 1, 5)), np.ones((n, 1), bool),
         np.ones((n, 1), bool), "hand", 0.0,
     )
-    return fc.flex_importance(cfset, task, tau=0.0, intervals=False)
+    return fc.importance.flex_importance(cfset, task, tau=0.0, intervals=False)
 
 
 def with_scores(result, frequency, ranks, necessary=None):

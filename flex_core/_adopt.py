@@ -1,0 +1,87 @@
+"""A notebook's fitted classifier and data frame as a task and a FittedModel (what FlexExplainer's constructor takes in)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._errors import ConfigError, DataError
+
+__all__ = ["adopt_model"]
+
+
+def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
+    """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
+    from .data import make_task
+    from .models._adapter import model_schema
+    from .models._fit import FittedModel, resolve_undesired
+
+    if not isinstance(X, pd.DataFrame) or X.empty:
+        raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
+    if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
+        raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
+    chosen = resolve_undesired(tuple(model.classes_), undesired)
+    schema = model_schema(model, [str(c) for c in X.columns])
+    features = [str(c) for c in X.columns] if schema is None else list(schema.columns)
+    X = X.copy()
+    X.columns = [str(c) for c in X.columns]
+    index_is_id = pd.api.types.is_integer_dtype(X.index) and X.index.is_unique and (X.index >= 0).all()
+    if not index_is_id:
+        X.index = pd.RangeIndex(len(X))
+    target = "outcome" if "outcome" not in X.columns else "__outcome__"
+    notes = []
+    frame = X[features].copy()
+    if y is not None:
+        if len(y) != len(X):
+            raise DataError(f"y has {len(y)} values for {len(X)} rows of X.")
+        frame[target] = np.asarray(y, dtype=object)
+    else:
+        incomplete = frame.isna().any(axis=1)
+        if incomplete.any():
+            raise DataError(
+                f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
+                "(or pass y, and they are dropped and counted)."
+            )
+        if schema is not None:  # the model labels the rows itself: refuse text it would misread before it reads it
+            schema.check_text_columns({c: frame[c].dropna().unique() for c in features
+                                       if not pd.api.types.is_numeric_dtype(frame[c])})
+        # Through the adapter: a frame read back from a project's CSV has lost its category columns.
+        labelled = frame if schema is None else schema.adapt(frame)
+        frame[target] = np.asarray(model.predict(labelled), dtype=object)
+        notes.append("No y was given: the outcome column holds the model's predictions.")
+    # A pandas category column is categorical whatever its values: categories 1, 2, 3 are levels, not a number
+    # a counterfactual may move along (a kind the caller gives still wins).
+    kinds = {**{c: "categorical" for c in features if isinstance(X[c].dtype, pd.CategoricalDtype)}, **(kinds or {})}
+    left_out = [c for c in X.columns if c not in set(features)]
+    if left_out:
+        notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
+    task = make_task(
+        frame,
+        target=target,
+        undesirable=chosen,
+        features=features,
+        kinds=kinds,
+        immutable=immutable or (),
+        monotone=monotone,
+        bounds=bounds,
+        allowed=allowed,
+        ordinal_orders=ordinal_orders,
+        name=name,
+        notes=notes,
+        source="python",
+    )
+    given = task.frame
+    fitted = FittedModel.from_estimator(
+        model,
+        task,
+        undesired=chosen,
+        X_test=None if y is None else task.X,
+        y_test=None if y is None else given[target].to_numpy(),
+        name=type(model).__name__,
+        evaluated_on="the rows of X (training rows give optimistic scores)",
+    )
+    if y is None:  # the outcome column holds the model's own predictions: scoring against them would read 100%
+        from .models._fit import NO_LABELS_NOTE
+
+        fitted.metrics["note"] = NO_LABELS_NOTE
+    return task, fitted

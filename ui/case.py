@@ -1,0 +1,38 @@
+"""One case's stored counterfactuals as the Counterfactuals page shows them: the table, its changed cells, and
+the numbers read from them (the page only lays them out)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ui import reporting
+from ui.context import Analysis, run_or_stop
+
+
+@dataclass(frozen=True)
+class CaseCounterfactuals:
+    """A factual and its distinct counterfactuals, read for the page."""
+
+    table: pd.DataFrame  # the case first, then each counterfactual (feature names, "P(undesirable)", "valid")
+    changed: pd.DataFrame  # True where a counterfactual's cell differs from the case
+    before: float  # P(undesirable) of the case
+    n_valid: int  # counterfactuals the model really predicts desirable
+    after_mean: float | None  # their mean P(undesirable), None without any
+    most_changed: tuple[tuple[str, int], ...]  # (feature label, how many counterfactuals change it), most first
+
+
+def case_counterfactuals(analysis: Analysis, row: int) -> CaseCounterfactuals:
+    """``row``'s counterfactuals, generated first under a progress bar when they are not yet."""
+    analysis.ensure([row], what="case")
+    table, changed = run_or_stop(reporting.counterfactual_table, analysis.task, analysis.model,
+                                 analysis.explainer.counterfactuals([row]), row)
+    valid = table["valid"].iloc[1:].astype(bool)
+    after = table["P(undesirable)"].iloc[1:][valid]
+    labels = {f.name: f.label for f in analysis.task.features}
+    counts = changed.iloc[1:].sum().sort_values(ascending=False, kind="stable")
+    most = tuple((labels.get(name, name), int(c)) for name, c in counts.items() if c > 0)
+    return CaseCounterfactuals(table=table, changed=changed, before=float(table["P(undesirable)"].iloc[0]),
+                               n_valid=int(valid.sum()), after_mean=None if after.empty else float(after.mean()),
+                               most_changed=most)
