@@ -262,73 +262,36 @@ def factual_map_figure(
     meets = np.ones(len(frame), bool) if meeting is None else frame["row"].isin([int(r) for r in meeting]).to_numpy()
     # Traces are plain dicts, put into the figure at the end without Plotly's validation: validating the
     # 1,600-dot traces took about 0.2 s on every click on the map (tests validate the figure instead).
-    traces: list[dict] = []
+    panel = {"frame": frame, "meets": meets, "faded": meeting is not None, "lookup": lookup, "region": region,
+             "query_row": query_row}
+    traces = _panel_traces(np.ones(len(frame), bool), 1 if has_query else None, **panel)
+    _map_axes(fig, fmap)
+    if query_row is not None:
+        shown = _neighbourhood(frame, [query_row, *region])
+        x_range, y_range = _zoom_box(frame, frame["row"][shown].tolist())
+        traces += _panel_traces(shown, 2, **panel)
+        fig.update_xaxes(range=x_range, title_text="axis 1 (zoomed)", row=1, col=2)
+        fig.update_yaxes(range=y_range, title_text=None, row=1, col=2)
+    if meeting is not None and criterion:
+        traces.append(_trace(dict(name=f"meets {criterion}", x=[None], y=[None], mode="markers", hoverinfo="skip",
+                                  marker=dict(size=9, color="#fca5a5", line=dict(color="#7f1d1d", width=1.2))), None))
+        traces.append(_trace(dict(name="does not (faded)", x=[None], y=[None], mode="markers", hoverinfo="skip",
+                                  marker=dict(size=9, color="#fca5a5", opacity=0.25)), None))
+    # Dragging pans: with dragmode "lasso" a click arrives as an empty lasso and selects nothing.
+    # Box and lasso stay in the modebar for selecting several.
+    # "closest": a click picks the dot whose centre is nearest the pointer (not the whole column under it).
+    fig.update_layout(clickmode="event+select", dragmode="pan", hovermode="closest")
+    apply_style(fig, title=title, height=500)
+    return go.Figure(data=traces, layout=fig.to_dict()["layout"], _validate=False)
 
-    def add_trace(trace: dict, col: int | None) -> None:
-        traces.append({"type": "scatter", **trace, **panel_axes(col)})
 
-    def add_panel(rows_mask: np.ndarray, col: int | None) -> None:
-        part = frame[rows_mask]
-        part_meets = meets[rows_mask]
-        add_trace(
-            dict(
-                name="factuals" if col in (None, 1) else "factuals (zoom)",
-                mode="markers",
-                x=as_floats(part["x"]),
-                y=as_floats(part["y"]),
-                customdata=[[int(r)] for r in part["row"]],
-                marker=dict(
-                    # Plotly picks, among the dots whose disc holds the pointer, the one drawn last (not the nearest
-                    # centre): small dots on a spread map make such ties rare, so a click picks the dot pointed at.
-                    size=6 if col in (None, 1) else 11,
-                    color=as_floats(part["probability"]),
-                    colorscale=ORANGE_RED,
-                    cmin=0.5,
-                    cmax=1.0,
-                    showscale=col in (None, 1),
-                    # The title sits beside the bar, not above it, where it ran into the "1" tick.
-                    colorbar=dict(title=dict(text="P(undesirable)", side="right"), thickness=12, x=1.0, xpad=4),
-                    opacity=[1.0 if m else 0.25 for m in part_meets],
-                    line=dict(color=["#7f1d1d" if m and meeting is not None else "white" for m in part_meets],
-                              width=[1.2 if m and meeting is not None else 0.5 for m in part_meets]),
-                ),
-                hovertemplate="row %{customdata[0]}<br>P(undesirable) = %{marker.color:.2f}<extra></extra>",
-                showlegend=False,
-            ),
-            col,
-        )
-        if region:
-            add_trace(
-                dict(
-                    name="region members",
-                    mode="markers",
-                    x=as_floats(lookup.loc[region, "x"]),
-                    y=as_floats(lookup.loc[region, "y"]),
-                    customdata=[[r] for r in region],
-                    marker=dict(size=18 if col in (None, 1) else 22, color="rgba(0,0,0,0)",
-                                line=dict(color="#1e293b", width=2.5)),
-                    hovertemplate="member row %{customdata[0]}<extra></extra>",
-                    showlegend=col in (None, 1),
-                ),
-                col,
-            )
-        if query_row is not None:
-            add_trace(
-                dict(
-                    name="query",
-                    mode="markers",
-                    x=[float(lookup.loc[query_row, "x"])],
-                    y=[float(lookup.loc[query_row, "y"])],
-                    customdata=[[query_row]],
-                    marker=dict(size=22 if col in (None, 1) else 26, symbol="star", color="#2563eb",
-                                line=dict(color="white", width=1.5)),
-                    hovertemplate="query row %{customdata[0]}<extra></extra>",
-                    showlegend=col in (None, 1),
-                ),
-                col,
-            )
+def _trace(trace: dict, col: int | None) -> dict:
+    """A scatter trace as a plain dict, on panel ``col`` of the grid (none: the only panel)."""
+    return {"type": "scatter", **trace, **panel_axes(col)}
 
-    add_panel(np.ones(len(frame), bool), 1 if has_query else None)
+
+def _map_axes(fig: go.Figure, fmap: FactualMap) -> None:
+    """The map's axis titles: PCA's share of variation per axis; Isomap's axes carry none (and no tick labels)."""
     if fmap.method == "pca":
         e1, e2 = (float(v) for v in fmap.explained)
         fig.update_xaxes(title_text=f"map axis 1 ({100 * e1:.0f}% of variation)", zeroline=False)
@@ -336,20 +299,67 @@ def factual_map_figure(
     else:  # Isomap's axes carry no share of variation
         fig.update_xaxes(title_text="map axis 1", zeroline=False, showticklabels=False)
         fig.update_yaxes(title_text="map axis 2", zeroline=False, showticklabels=False)
+
+
+def _panel_traces(rows_mask: np.ndarray, col: int | None, *, frame: pd.DataFrame, meets: np.ndarray, faded: bool,
+                  lookup: pd.DataFrame, region: list[int], query_row: int | None) -> list[dict]:
+    """One panel's traces: the factuals in ``rows_mask``, then the region's members and the query (when there are)."""
+    part = frame[rows_mask]
+    part_meets = meets[rows_mask]
+    main = col in (None, 1)
+    traces = [_trace(
+        dict(
+            name="factuals" if main else "factuals (zoom)",
+            mode="markers",
+            x=as_floats(part["x"]),
+            y=as_floats(part["y"]),
+            customdata=[[int(r)] for r in part["row"]],
+            marker=dict(
+                # Plotly picks, among the dots whose disc holds the pointer, the one drawn last (not the nearest
+                # centre): small dots on a spread map make such ties rare, so a click picks the dot pointed at.
+                size=6 if main else 11,
+                color=as_floats(part["probability"]),
+                colorscale=ORANGE_RED,
+                cmin=0.5,
+                cmax=1.0,
+                showscale=main,
+                # The title sits beside the bar, not above it, where it ran into the "1" tick.
+                colorbar=dict(title=dict(text="P(undesirable)", side="right"), thickness=12, x=1.0, xpad=4),
+                opacity=[1.0 if m else 0.25 for m in part_meets],
+                line=dict(color=["#7f1d1d" if m and faded else "white" for m in part_meets],
+                          width=[1.2 if m and faded else 0.5 for m in part_meets]),
+            ),
+            hovertemplate="row %{customdata[0]}<br>P(undesirable) = %{marker.color:.2f}<extra></extra>",
+            showlegend=False,
+        ),
+        col,
+    )]
+    if region:
+        traces.append(_trace(
+            dict(
+                name="region members",
+                mode="markers",
+                x=as_floats(lookup.loc[region, "x"]),
+                y=as_floats(lookup.loc[region, "y"]),
+                customdata=[[r] for r in region],
+                marker=dict(size=18 if main else 22, color="rgba(0,0,0,0)", line=dict(color="#1e293b", width=2.5)),
+                hovertemplate="member row %{customdata[0]}<extra></extra>",
+                showlegend=main,
+            ),
+            col,
+        ))
     if query_row is not None:
-        shown = _neighbourhood(frame, [query_row, *region])
-        x_range, y_range = _zoom_box(frame, frame["row"][shown].tolist())
-        add_panel(shown, 2)
-        fig.update_xaxes(range=x_range, title_text="axis 1 (zoomed)", row=1, col=2)
-        fig.update_yaxes(range=y_range, title_text=None, row=1, col=2)
-    if meeting is not None and criterion:
-        add_trace(dict(name=f"meets {criterion}", x=[None], y=[None], mode="markers", hoverinfo="skip",
-                       marker=dict(size=9, color="#fca5a5", line=dict(color="#7f1d1d", width=1.2))), None)
-        add_trace(dict(name="does not (faded)", x=[None], y=[None], mode="markers", hoverinfo="skip",
-                       marker=dict(size=9, color="#fca5a5", opacity=0.25)), None)
-    # Dragging pans: with dragmode "lasso" a click arrives as an empty lasso and selects nothing.
-    # Box and lasso stay in the modebar for selecting several.
-    # "closest": a click picks the dot whose centre is nearest the pointer (not the whole column under it).
-    fig.update_layout(clickmode="event+select", dragmode="pan", hovermode="closest")
-    apply_style(fig, title=title, height=500)
-    return go.Figure(data=traces, layout=fig.to_dict()["layout"], _validate=False)
+        traces.append(_trace(
+            dict(
+                name="query",
+                mode="markers",
+                x=[float(lookup.loc[query_row, "x"])],
+                y=[float(lookup.loc[query_row, "y"])],
+                customdata=[[query_row]],
+                marker=dict(size=22 if main else 26, symbol="star", color="#2563eb", line=dict(color="white", width=1.5)),
+                hovertemplate="query row %{customdata[0]}<extra></extra>",
+                showlegend=main,
+            ),
+            col,
+        ))
+    return traces

@@ -108,6 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="python -m flex_core", description="FLEX feature importance from counterfactuals.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     common = _OneLineParser(add_help=False)
+    _add_data_arguments(common)
+    _add_model_arguments(common)
+    _add_flex_arguments(common)
+    _add_explain_commands(sub, common)
+    _add_pool_commands(sub, common)
+    add_reproduce_parser(sub)
+    add_dashboard_parser(sub)
+    return parser
+
+
+def _add_data_arguments(common: argparse.ArgumentParser) -> None:
+    """Every command's data and actionability constraints."""
     data = common.add_argument_group("data")
     data.add_argument("--data", required=True, help="builtin:NAME, loan:PATH, accidents:PATH, or a CSV path")
     data.add_argument("--target", help="target column (CSV only)")
@@ -123,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     act.add_argument("--range", action="append", default=[], dest="bounds", help="FEATURE=LO:HI permitted range (either end may be empty)")
     act.add_argument("--allowed", action="append", default=[], help="FEATURE=a,b,c levels a categorical feature may change to")
     act.add_argument("--order", action="append", default=[], help='"FEATURE=a<b<c": level order (the feature becomes ordinal)')
+
+
+def _add_model_arguments(common: argparse.ArgumentParser) -> None:
+    """Every command's model and counterfactual generator."""
     model = common.add_argument_group("model and generator")
     model.add_argument("--model", choices=sorted(MODELS), help="a model to train here (default rf)")
     model.add_argument("--encoding", choices=("onehot", "label"), help="its categorical encoding (default onehot)")
@@ -145,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="robust: a counterfactual counts when P(undesirable) < 0.35, also with every changed number 1%% of its "
              "range nearer the factual; paper: P(undesirable) < 0.5 (the paper's setting)",
     )
+
+
+def _add_flex_arguments(common: argparse.ArgumentParser) -> None:
+    """Every command's FLEX settings and outputs."""
     flex = common.add_argument_group("FLEX")
     # The default depends on the command (a region search needs a larger pool): set after parsing, because
     # set_defaults on one subcommand changes the Action that every subcommand shares through ``parents``.
@@ -167,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     flex.add_argument("--cf-out", metavar="PATH.csv",
                       help="write every counterfactual here: factual, cf, valid, then the features in original values")
     flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
+
+
+def _add_explain_commands(sub, common: argparse.ArgumentParser) -> None:
+    """``global`` and ``regional``."""
     global_ = sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
     global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
     global_.add_argument("--retrain", type=int, default=0, metavar="K",
@@ -183,6 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     regional.add_argument("--lime", action="store_true", help="add LIME's importance over the region, normalised to [0, 1]")
     regional.add_argument("--lime-samples", type=int, default=5000, help="LIME perturbation samples per factual")
+
+
+def _add_pool_commands(sub, common: argparse.ArgumentParser) -> None:
+    """``regions`` and ``groups``: one pool of factuals."""
     regions = sub.add_parser("regions", parents=[common], help="the rule-defined regions whose FLEX differs from global")
     regions.add_argument("--max-conditions", type=int, default=2, choices=(1, 2), help="conditions per rule (default 2)")
     regions.add_argument("--min-support", type=int, default=20, help="factuals a region must hold (default 20)")
@@ -197,9 +225,6 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_argument("--bins", type=int, default=4, help="quantile bins when FEATURE is a number (default 4)")
     groups.add_argument("--retrain", type=int, default=0, metavar="K",
                         help="refit the model K times (at most 20) and mark whether each difference holds under each")
-    add_reproduce_parser(sub)
-    add_dashboard_parser(sub)
-    return parser
 
 
 def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> dict:

@@ -223,16 +223,8 @@ def shap_importance(
     started = time.perf_counter()
     if progress is not None:
         progress(0, len(rows))
-    booster = _bare_booster(model) if inputs.path == "original" else None
-    output = "P(undesirable)"
-    if kind == "tree" and booster is not None:
-        values, base, output = _booster_tree_values(model, task, rows, progress=progress)
-    elif kind == "tree":
-        values, base = _tree_values(inputs, background_size=background_size, rng=rng, progress=progress)
-    else:
-        values, base = _kernel_values(
-            inputs, rows, background_size=background_size, nsamples=nsamples, seed=seed, rng=rng, progress=progress
-        )
+    values, base, output = _values(kind, model, task, inputs, rows, background_size=background_size, nsamples=nsamples,
+                                   seed=seed, rng=rng, progress=progress)
     seconds = time.perf_counter() - started
     config = {
         "background_size": background_size,
@@ -246,6 +238,21 @@ def shap_importance(
 
 
 # -- the steps of shap_importance ------------------------------------------------------------
+def _values(kind, model, task, inputs, rows, *, background_size, nsamples, seed, rng, progress):
+    """(SHAP values, base value, what they explain) by the explainer ``kind`` chose, on the inputs' path."""
+    booster = _bare_booster(model) if inputs.path == "original" else None
+    output = "P(undesirable)"
+    if kind == "tree" and booster is not None:
+        values, base, output = _booster_tree_values(model, task, rows, progress=progress)
+    elif kind == "tree":
+        values, base = _tree_values(inputs, background_size=background_size, rng=rng, progress=progress)
+    else:
+        values, base = _kernel_values(
+            inputs, rows, background_size=background_size, nsamples=nsamples, seed=seed, rng=rng, progress=progress
+        )
+    return values, base, output
+
+
 @dataclass(frozen=True, eq=False)
 class _ShapInputs:
     """What SHAP explains on one path: the explained and training matrices and the function of them.

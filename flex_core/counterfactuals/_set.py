@@ -599,31 +599,12 @@ def assemble_counterfactual_set(
     ``dropped``: per query, counterfactuals the generator dropped as no other way out (:mod:`._alternatives`).
     """
     validity = Validity() if validity is None else validity
-    n_q, n_f = len(queries), len(task.features)
-    cfs = np.full((n_q, n_cf, n_f), np.nan)
-    found = np.zeros((n_q, n_cf), dtype=bool)
-    for i, frame in enumerate(per_query):
-        if frame is None or len(frame) == 0:
-            continue
-        codes = frame[:n_cf] if isinstance(frame, np.ndarray) else encode_rows(task, frame.iloc[:n_cf])
-        cfs[i, : len(codes)] = codes
-        found[i, : len(codes)] = True
-    # A coded NaN inside a found row means the generator produced a level the task does not know.
-    found &= ~np.isnan(cfs).any(axis=2)
+    n_q = len(queries)
+    cfs, found = _packed(task, per_query, n_q, n_cf)
     factual_codes = encode_rows(task, queries)
     notes = list(notes)
     if found.any():
-        # One check for every generator: one that cannot express a constraint (DiCE and a direction)
-        # loses the counterfactuals that break it here, and the shortfall is counted below.
-        breaks = np.zeros_like(found)
-        breaks[found] = constraint_violations(task, np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)], cfs[found])
-        if breaks.any():
-            notes.append(
-                f"{int(breaks.sum())} counterfactual(s) from {generator} broke an actionability constraint "
-                f"(it cannot express every direction or range) and were dropped."
-            )
-            found &= ~breaks
-            cfs[breaks] = np.nan
+        _drop_broken(task, factual_codes, cfs, found, generator, notes)
     valid = np.zeros_like(found)
     if found.any():
         if p_undesirable is None:
@@ -656,3 +637,37 @@ def assemble_counterfactual_set(
         merged.copies,
         np.zeros(n_q, dtype=int) if dropped is None else np.asarray(dropped, dtype=int),
     )
+
+
+def _packed(task: TaskSpec, per_query, n_q: int, n_cf: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's counterfactuals as codes in slots of n_cf (extra rows cut), and which slots hold one."""
+    cfs = np.full((n_q, n_cf, len(task.features)), np.nan)
+    found = np.zeros((n_q, n_cf), dtype=bool)
+    for i, frame in enumerate(per_query):
+        if frame is None or len(frame) == 0:
+            continue
+        codes = frame[:n_cf] if isinstance(frame, np.ndarray) else encode_rows(task, frame.iloc[:n_cf])
+        cfs[i, : len(codes)] = codes
+        found[i, : len(codes)] = True
+    # A coded NaN inside a found row means the generator produced a level the task does not know.
+    found &= ~np.isnan(cfs).any(axis=2)
+    return cfs, found
+
+
+def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, found: np.ndarray, generator: str,
+                 notes: list[str]) -> None:
+    """Drop (in place) the counterfactuals that break an actionability constraint, and say how many in ``notes``.
+
+    One check for every generator: one that cannot express a constraint (DiCE and a direction) loses the
+    counterfactuals that break it here, and the shortfall is counted later.
+    """
+    n_cf = found.shape[1]
+    breaks = np.zeros_like(found)
+    breaks[found] = constraint_violations(task, np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)], cfs[found])
+    if breaks.any():
+        notes.append(
+            f"{int(breaks.sum())} counterfactual(s) from {generator} broke an actionability constraint "
+            f"(it cannot express every direction or range) and were dropped."
+        )
+        found &= ~breaks
+        cfs[breaks] = np.nan

@@ -305,51 +305,78 @@ def make_task(
     _check_target(frame, target)
     undesirable = _undesirable_values(undesirable)
     feature_names = _feature_columns(frame, target, features)
-    kinds = dict(kinds or {})
-    immutable = list(immutable)
-    ordinal_orders = dict(ordinal_orders or {})
-    monotone, bounds, allowed = dict(monotone or {}), dict(bounds or {}), dict(allowed or {})
-    _check_named_features(
-        feature_names,
-        (
-            ("kind override", kinds),
-            ("immutable feature", immutable),
-            ("ordinal order", ordinal_orders),
-            ("direction for feature", monotone),
-            ("range for feature", bounds),
-            ("allowed values for feature", allowed),
-        ),
-    )
-    _check_kind_names(kinds)
-
-    df = frame[feature_names + [target]].copy()
+    rules = _Rules.checked(feature_names, kinds=kinds, immutable=immutable, ordinal_orders=ordinal_orders,
+                           monotone=monotone, bounds=bounds, allowed=allowed)
     raw_dtypes = {c: str(frame[c].dtype) for c in feature_names} if raw_dtypes is None else dict(raw_dtypes)
-    df = _blank_missing_markers(df)
-    named = {*kinds, *immutable, *ordinal_orders, *monotone, *bounds, *allowed}
-    feature_names = _drop_empty_columns(df, feature_names, named, notes)
-    df = df[feature_names + [target]]
-    df = _drop_rows_without_target(df, target, notes)
-    undesirable = _resolve_undesirable(df, target, undesirable)
-    df, resolved_kinds, seen_levels = _resolve_kinds(df, feature_names, kinds, ordinal_orders, notes)
-    df = _handle_missing(df, feature_names, target, undesirable, resolved_kinds, missing, notes)
-
-    specs = _build_features(df, feature_names, resolved_kinds, seen_levels, ordinal_orders, immutable, dict(display_names or {}))
-    specs = [_with_constraints(f, monotone.get(f.name), bounds.get(f.name), allowed.get(f.name)) for f in specs]
+    df, feature_names, undesirable, resolved_kinds, seen_levels = _clean_rows(
+        frame, feature_names, target, undesirable, rules, missing=missing, notes=notes
+    )
+    specs = _build_features(df, feature_names, resolved_kinds, seen_levels, rules.ordinal_orders, rules.immutable,
+                            dict(display_names or {}))
+    specs = [_with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
+             for f in specs]
     _check_some_mutable(specs)
 
     return TaskSpec(
-        name=name,
-        frame=df,
-        target=target,
-        undesirable=undesirable,
-        features=tuple(specs),
-        description=description,
-        notes=tuple(notes),
-        source=source,
-        rows_in_file=rows_in_file,
+        name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
+        notes=tuple(notes), source=source, rows_in_file=rows_in_file,
         raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names},
         _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes),
     )
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What :func:`make_task` is told about named features: kinds, immutability, orders and constraints."""
+
+    kinds: dict
+    immutable: list
+    ordinal_orders: dict
+    monotone: dict
+    bounds: dict
+    allowed: dict
+
+    @classmethod
+    def checked(cls, feature_names: list[str], *, kinds, immutable, ordinal_orders, monotone, bounds, allowed) -> _Rules:
+        """The rules as plain containers, after refusing one that names a feature the task lacks or an unknown kind."""
+        rules = cls(dict(kinds or {}), list(immutable), dict(ordinal_orders or {}), dict(monotone or {}),
+                    dict(bounds or {}), dict(allowed or {}))
+        _check_named_features(
+            feature_names,
+            (
+                ("kind override", rules.kinds),
+                ("immutable feature", rules.immutable),
+                ("ordinal order", rules.ordinal_orders),
+                ("direction for feature", rules.monotone),
+                ("range for feature", rules.bounds),
+                ("allowed values for feature", rules.allowed),
+            ),
+        )
+        _check_kind_names(rules.kinds)
+        return rules
+
+    @property
+    def named(self) -> set:
+        """Every feature some rule names (kept even when its column is empty)."""
+        return {*self.kinds, *self.immutable, *self.ordinal_orders, *self.monotone, *self.bounds, *self.allowed}
+
+
+def _clean_rows(frame, feature_names, target, undesirable, rules: _Rules, *, missing, notes):
+    """The task's columns and rows, each step recorded in ``notes``.
+
+    Missing-value markers blanked, empty columns no setting names dropped, rows without a target dropped, the
+    undesirable values resolved, kinds resolved and missing values handled. Returns (frame, feature names,
+    undesirable values, kinds, levels seen per feature).
+    """
+    df = frame[feature_names + [target]].copy()
+    df = _blank_missing_markers(df)
+    feature_names = _drop_empty_columns(df, feature_names, rules.named, notes)
+    df = df[feature_names + [target]]
+    df = _drop_rows_without_target(df, target, notes)
+    undesirable = _resolve_undesirable(df, target, undesirable)
+    df, resolved_kinds, seen_levels = _resolve_kinds(df, feature_names, rules.kinds, rules.ordinal_orders, notes)
+    df = _handle_missing(df, feature_names, target, undesirable, resolved_kinds, missing, notes)
+    return df, feature_names, undesirable, resolved_kinds, seen_levels
 
 
 def _check_frame(frame) -> None:

@@ -112,20 +112,7 @@ def flex_importance(
     mu_mean, _ = aggregate(local_mu)
     mu_mean[~continuous] = np.nan
     coverage = cfset.coverage()
-    extra: dict[str, Any] = {}
-    run_config: dict[str, Any] = {}
-    if necessary is not None:
-        if necessary.shape != changed.shape:
-            raise ConfigError(f"necessary has shape {necessary.shape}; the counterfactuals have {changed.shape}.")
-        # A change counts as necessary only if it also counts as a change at this τ.
-        local_necessary = local_frequencies(changed & necessary, usable)
-        necessary_mean, necessary_std = aggregate(local_necessary)
-        extra.update(necessary_frequency=necessary_mean, necessary_std=necessary_std, local_necessary=local_necessary)
-    if intervals:
-        immutable = np.array([f.immutable for f in task.features], dtype=bool)
-        ci, ranks = frequency_intervals(local_f, level=INTERVAL_LEVEL, fixed=immutable)
-        extra.update(frequency_ci=ci, rank_interval=ranks)
-        run_config["intervals"] = interval_config()
+    extra, run_config = _necessary_and_intervals(task, changed, usable, local_f, necessary=necessary, intervals=intervals)
     return FlexResult(
         level=level,
         feature_names=tuple(task.feature_names),
@@ -149,6 +136,29 @@ def flex_importance(
         features=tuple(task.features),
         **extra,
     )
+
+
+def _necessary_and_intervals(task: TaskSpec, changed: np.ndarray, usable: np.ndarray, local_f: np.ndarray, *,
+                             necessary: np.ndarray | None, intervals: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`flex_importance`'s optional parts: necessary F (given which changes are necessary) and F's intervals.
+
+    Returns the result's extra fields and what its config records of them.
+    """
+    extra: dict[str, Any] = {}
+    run_config: dict[str, Any] = {}
+    if necessary is not None:
+        if necessary.shape != changed.shape:
+            raise ConfigError(f"necessary has shape {necessary.shape}; the counterfactuals have {changed.shape}.")
+        # A change counts as necessary only if it also counts as a change at this τ.
+        local_necessary = local_frequencies(changed & necessary, usable)
+        necessary_mean, necessary_std = aggregate(local_necessary)
+        extra.update(necessary_frequency=necessary_mean, necessary_std=necessary_std, local_necessary=local_necessary)
+    if intervals:
+        immutable = np.array([f.immutable for f in task.features], dtype=bool)
+        ci, ranks = frequency_intervals(local_f, level=INTERVAL_LEVEL, fixed=immutable)
+        extra.update(frequency_ci=ci, rank_interval=ranks)
+        run_config["intervals"] = interval_config()
+    return extra, run_config
 
 
 # -- regions ---------------------------------------------------------------------------

@@ -183,36 +183,19 @@ class FittedModel:
             )
         classes = tuple(_plain(c) for c in estimator.classes_)
         chosen = resolve_undesired(classes, task.undesirable if undesired is None else undesired)
-        schema = model_schema(estimator, task.feature_names)
-        columns = task.feature_names if schema is None else list(schema.columns)
-        extra = [c for c in task.feature_names if c not in set(columns)]
-        if extra:
-            raise ConfigError(f"The model does not take the feature(s) {', '.join(extra)}; leave them out of the data.")
+        schema, columns = _input_columns(estimator, task)
         input_dtypes = _restorable_dtypes(task) if fitted_on == "raw" else {}
         if schema is not None:
             schema.check_text_columns(_text_values(task, columns, input_dtypes))
         index = task.frame.index.to_numpy()
         model = cls(
-            name=name,
-            encoding="",
-            seed=0,
-            pipeline=estimator,
+            name=name, encoding="", seed=0, pipeline=estimator,
             train_index=index if train_index is None else np.asarray(train_index),
             test_index=np.empty(0, dtype=index.dtype) if X_test is None else X_test.index.to_numpy(),
-            classes=classes,
-            undesired=chosen,
-            input_columns=tuple(columns),
-            input_dtypes=input_dtypes,
-            identity=joblib.hash(estimator) if identity is None else identity,
-            schema=schema,
+            classes=classes, undesired=chosen, input_columns=tuple(columns), input_dtypes=input_dtypes,
+            identity=joblib.hash(estimator) if identity is None else identity, schema=schema,
         )
-        sample = task.X.iloc[: min(len(task.frame), 5)]
-        try:
-            proba = np.asarray(estimator.predict_proba(model.estimator_input(sample)))
-        except Exception as exc:  # any estimator, any complaint: say it in one line
-            raise DataError(f"The model could not score the data: {_first_line(exc)}") from None
-        if proba.shape != (len(sample), len(classes)):
-            raise ConfigError(f"The model's predict_proba returned shape {proba.shape}; expected ({len(sample)}, {len(classes)}).")
+        _check_scores(model, task)
         if X_test is not None:
             if y_test is None or len(y_test) != len(X_test):
                 raise ConfigError("X_test needs y_test with one outcome per row.")
@@ -286,6 +269,28 @@ class FittedModel:
     @property
     def label(self) -> str:
         return MODELS.get(self.name, self.name)
+
+
+def _input_columns(estimator, task: TaskSpec) -> tuple[ModelSchema | None, list[str]]:
+    """The estimator's schema (None when it names no columns) and the columns it takes; refused when the task has
+    a feature the estimator does not take."""
+    schema = model_schema(estimator, task.feature_names)
+    columns = task.feature_names if schema is None else list(schema.columns)
+    extra = [c for c in task.feature_names if c not in set(columns)]
+    if extra:
+        raise ConfigError(f"The model does not take the feature(s) {', '.join(extra)}; leave them out of the data.")
+    return schema, columns
+
+
+def _check_scores(model: FittedModel, task: TaskSpec) -> None:
+    """Refuse a wrapped estimator that cannot score the task's first rows, or scores them in the wrong shape."""
+    sample = task.X.iloc[: min(len(task.frame), 5)]
+    try:
+        proba = np.asarray(model.pipeline.predict_proba(model.estimator_input(sample)))
+    except Exception as exc:  # any estimator, any complaint: say it in one line
+        raise DataError(f"The model could not score the data: {_first_line(exc)}") from None
+    if proba.shape != (len(sample), len(model.classes)):
+        raise ConfigError(f"The model's predict_proba returned shape {proba.shape}; expected ({len(sample)}, {len(model.classes)}).")
 
 
 def _cross_validate(pipeline, X: pd.DataFrame, y: np.ndarray, cv, progress, total: int) -> dict[str, np.ndarray]:
@@ -465,6 +470,35 @@ def fit_model(
     positions = np.arange(len(y))
     train_pos, test_pos = train_test_split(positions, test_size=test_size, random_state=seed, stratify=y)
     pipeline = build_pipeline(task, model=model, encoding=encoding, seed=seed)
+    metrics, steps = _cv_metrics(pipeline, X, y, train_pos, cv_folds=cv_folds, cv_rows=cv_rows, seed=seed,
+                                       progress=progress)
+    progress(steps - 1, steps, f"Training the model on {len(train_pos):,} rows")
+    pipeline.fit(X.iloc[train_pos], y[train_pos])
+    index = task.frame.index.to_numpy()
+    fitted = FittedModel.from_estimator(
+        pipeline,
+        task,
+        undesired=1,
+        X_test=X.iloc[test_pos],
+        y_test=y[test_pos],
+        name=model,
+        train_index=index[train_pos],
+        fitted_on="task",
+        identity="",
+        evaluated_on="the held-out 20% test split",
+    )
+    # The baseline always predicts the training part's most common class; a model that does not beat it
+    # on the test part has learned little, however high its accuracy looks on imbalanced data.
+    majority = np.bincount(y[train_pos], minlength=2).argmax()
+    metrics.update(fitted.metrics, train_rows=int(len(train_pos)), majority_baseline=float(np.mean(y[test_pos] == majority)))
+    return replace(fitted, encoding=encoding, seed=seed, metrics=metrics)
+
+
+def _cv_metrics(pipeline, X: pd.DataFrame, y: np.ndarray, train_pos: np.ndarray, *, cv_folds: int,
+                      cv_rows: int | None, seed: int, progress) -> tuple[dict, int]:
+    """:func:`fit_model`'s cross-validation on the training part (or a stratified sample of it): its metrics, with a
+    ``note`` saying what was sampled, cut or skipped, and the steps the whole fit reports (folds, then the final fit).
+    """
     metrics: dict = {}
     notes = []
     cv_pos = train_pos
@@ -492,26 +526,7 @@ def fit_model(
         )
     if notes:
         metrics["note"] = " ".join(notes)
-    progress(steps - 1, steps, f"Training the model on {len(train_pos):,} rows")
-    pipeline.fit(X.iloc[train_pos], y[train_pos])
-    index = task.frame.index.to_numpy()
-    fitted = FittedModel.from_estimator(
-        pipeline,
-        task,
-        undesired=1,
-        X_test=X.iloc[test_pos],
-        y_test=y[test_pos],
-        name=model,
-        train_index=index[train_pos],
-        fitted_on="task",
-        identity="",
-        evaluated_on="the held-out 20% test split",
-    )
-    # The baseline always predicts the training part's most common class; a model that does not beat it
-    # on the test part has learned little, however high its accuracy looks on imbalanced data.
-    majority = np.bincount(y[train_pos], minlength=2).argmax()
-    metrics.update(fitted.metrics, train_rows=int(len(train_pos)), majority_baseline=float(np.mean(y[test_pos] == majority)))
-    return replace(fitted, encoding=encoding, seed=seed, metrics=metrics)
+    return metrics, steps
 
 
 def adequacy_note(metrics: dict) -> str | None:

@@ -75,15 +75,32 @@ def new_figure(**subplots) -> go.Figure:
     and a τ change rebuilds its charts. ``make_subplots`` keeps its grid (for ``row=``/``col=``) beside
     the layout, so the copy gets the skeleton's grid too (tests compare both ways to the last byte).
     """
-    spec, grid_ref, grid_str = _skeleton(_skeleton_key(subplots))
-    return _with_grid(go.Figure(copy.deepcopy(spec)), grid_ref, grid_str)
+    return go.Figure(copy.deepcopy(_skeleton(_skeleton_key(subplots))))
 
 
-def _with_grid(fig: go.Figure, grid_ref, grid_str) -> go.Figure:
-    """``fig`` with a subplot grid, which ``make_subplots`` keeps beside the layout for ``row=``/``col=`` (a copy of it)."""
-    if grid_ref is not None:
-        fig.__dict__["_grid_ref"], fig.__dict__["_grid_str"] = copy.deepcopy(grid_ref), grid_str
-    return fig
+#: What a figure is made of in its ``to_dict()``; anything else in :func:`_figure_dict` is what Plotly's copy
+#: protocol carries beside it (the subplot grid).
+_FIGURE_KEYS = ("data", "layout", "frames")
+
+
+def _figure_dict(fig: go.Figure) -> dict:
+    """``fig`` as the Figure-like dict Plotly's own copy and pickle protocol makes of it.
+
+    Its ``to_dict()`` (a copy) and, beside it, what ``row=``/``col=`` need: the subplot grid that
+    ``make_subplots`` keeps beside the layout. ``go.Figure`` rebuilds the figure, grid included, from this
+    dict, as ``copy.deepcopy`` and ``pickle`` do; read through that protocol, no private attribute of
+    Plotly is named here (a test draws by ``row=``/``col=`` on every kind of figure that has a grid).
+    """
+    _, args = cast(tuple, fig.__reduce__())[:2]
+    return dict(args[0])
+
+
+def _unchecked(spec: dict) -> go.Figure:
+    """A figure from a Figure-like dict (:func:`_figure_dict`) that Plotly already checked (or that a test checks),
+    not validated again. It keeps a copy of the dict's subplot grid, if any.
+    """
+    grid = {key: copy.deepcopy(value) for key, value in spec.items() if key not in _FIGURE_KEYS}
+    return go.Figure({**spec, **grid}, _validate=False)
 
 
 def _skeleton_key(subplots: dict) -> tuple:
@@ -105,8 +122,8 @@ class _Spec:
     """
 
     def __init__(self, **subplots) -> None:
-        skeleton, self._grid_ref, self._grid_str = _skeleton(_skeleton_key(subplots))
-        self.layout: dict = copy.deepcopy(skeleton["layout"])
+        self._skeleton = _skeleton(_skeleton_key(subplots))
+        self.layout: dict = copy.deepcopy(self._skeleton["layout"])
         self.data: list[dict] = []
 
     def add_trace(self, trace: dict, *, col: int | None = None) -> None:
@@ -118,8 +135,7 @@ class _Spec:
         _merge(self.layout, layout)
 
     def figure(self) -> go.Figure:
-        return _with_grid(go.Figure({"data": self.data, "layout": self.layout}, _validate=False), self._grid_ref,
-                          self._grid_str)
+        return _unchecked({**self._skeleton, "data": self.data, "layout": self.layout})
 
 
 def _merge(into: dict, updates: Mapping) -> None:
@@ -131,12 +147,12 @@ def _merge(into: dict, updates: Mapping) -> None:
 
 
 @functools.lru_cache(maxsize=64)
-def _skeleton(subplots: tuple) -> tuple[dict, object, object]:
-    """(layout spec, grid, grid text) of :func:`new_figure` with these ``make_subplots`` arguments (as sorted pairs)."""
+def _skeleton(subplots: tuple) -> dict:
+    """:func:`_figure_dict` of :func:`new_figure` with these ``make_subplots`` arguments (as sorted pairs); never changed."""
     fig = go.Figure(layout={"template": _template()})
     if subplots:
         fig = make_subplots(**{name: list(v) if isinstance(v, tuple) else v for name, v in subplots}, figure=fig)
-    return fig.to_dict(), fig.__dict__.get("_grid_ref"), fig.__dict__.get("_grid_str")
+    return _figure_dict(fig)
 
 
 def apply_style(fig: go.Figure, *, title: str, height: int) -> go.Figure:
@@ -202,7 +218,8 @@ def with_settings(fig: go.Figure, settings: str) -> go.Figure:
     6-9 ms a chart (tests check that Plotly's validation accepts the result unchanged). Every chart the app
     and its HTML report draw passes here, so here its text loses any ``<a>`` link (:func:`inert_links`).
     """
-    spec = inert_links(fig.to_dict())
+    whole = _figure_dict(fig)
+    spec = {**whole, **inert_links({key: value for key, value in whole.items() if key in _FIGURE_KEYS})}
     if settings:
         layout = spec.setdefault("layout", {})
         margin = layout.setdefault("margin", {})
@@ -215,17 +232,7 @@ def with_settings(fig: go.Figure, settings: str) -> go.Figure:
         layout.setdefault("title", {})["subtitle"] = {"text": inert_links(settings),
                                                       "font": {"color": "#475569", "size": 11}}
         margin["t"] = top + 8 + 14 * lines
-    return _unchecked(spec, fig)
-
-
-def _unchecked(spec: dict, like: go.Figure | None = None) -> go.Figure:
-    """A figure from a spec that Plotly already checked (or that a test checks), not validated again.
-
-    ``like``: the figure the spec came from, whose subplot grid (kept beside the layout for ``row=``/``col=``)
-    the new one keeps too.
-    """
-    fig = go.Figure(spec, _validate=False)
-    return fig if like is None else _with_grid(fig, like.__dict__.get("_grid_ref"), like.__dict__.get("_grid_str"))
+    return _unchecked(spec)
 
 
 def diagonal_line(low: float, high: float, *, name: str) -> go.Scatter:
@@ -518,8 +525,7 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
     content) and every call gets a copy with its own line, written as Plotly's ``add_vline`` writes it (a test
     compares the two). A τ change in the app redraws this chart, and building it anew cost about 19 ms.
     """
-    lines = _tau_sweep_lines(_ByContent(sweep))
-    spec = lines.to_dict()
+    spec = _figure_dict(_tau_sweep_lines(_ByContent(sweep)))
     if current is not None:
         layout = spec.setdefault("layout", {})
         x = float(current)
@@ -527,7 +533,7 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
         layout["annotations"] = [*layout.get("annotations", ()), {
             "showarrow": False, "text": f"current τ = {current:g}", "x": x, "xanchor": "left", "xref": "x",
             "y": 1, "yanchor": "top", "yref": "y domain"}]
-    return _unchecked(spec, lines)
+    return _unchecked(spec)
 
 
 class _ByContent:

@@ -403,58 +403,70 @@ def _separated(a: Sequence[float], b: Sequence[float]) -> bool:
 
 def _verdict(by_label, groups, costs, rows, result, *, n_boot, seed, min_size) -> tuple[list[str], list[dict]]:
     """Sentences and data on cost, flip share and F; a difference is named only when intervals separate."""
-    sentences, differences = [], []
-
-    def name(g):
-        return condition_text(g.rule[0], by_label)
-
     if len(groups) < 2:
         return [f"There is only one group of {by_label} among the factuals: nothing to compare."], []
-    # Cost of the minimal change.
+    sentences: list[str] = []
+    differences: list[dict] = []
+    _cost_verdict(by_label, groups, costs, rows, sentences, differences, n_boot=n_boot, seed=seed, min_size=min_size)
+    _share_verdict(by_label, groups, sentences, differences)
+    _feature_verdict(by_label, groups, result, sentences, differences)
+    return sentences, differences
+
+
+def _name(group, by_label) -> str:
+    return condition_text(group.rule[0], by_label)
+
+
+def _cost_verdict(by_label, groups, costs, rows, sentences, differences, *, n_boot, seed, min_size) -> None:
+    """Cost of the minimal change: which group needs a clearly larger one (appended to ``sentences``, ``differences``)."""
     priced = [g for g in groups if not np.isnan(g.cost_interval[0])]
-    if len(priced) >= 2:
-        high = max(priced, key=lambda g: g.cost_median)
-        low = min(priced, key=lambda g: g.cost_median)
-        if _separated(high.cost_interval, low.cost_interval):
-            i, j = groups.index(high), groups.index(low)
-            draws = (_bootstrap_medians(_costs_of(high, costs, rows), n_boot, seed=(seed, i))
-                     - _bootstrap_medians(_costs_of(low, costs, rows), n_boot, seed=(seed, j)))
-            d_low, d_high = (float(v) for v in np.percentile(draws, [2.5, 97.5]))
-            difference = high.cost_median - low.cost_median
-            sentences.append(
-                f"Factuals with {name(high)} need a {difference:.2f} larger change than those with {name(low)} "
-                f"(median distance to the nearest counterfactual {high.cost_median:.2f} against {low.cost_median:.2f}; "
-                f"95% interval of the difference {d_low:.2f}–{d_high:.2f})."
-            )
-            differences.append({
-                "measure": "cost_median", "higher": high.value, "lower": low.value,
-                "higher_estimate": high.cost_median, "lower_estimate": low.cost_median,
-                "higher_interval": list(high.cost_interval), "lower_interval": list(low.cost_interval),
-                "difference": difference, "difference_interval": [d_low, d_high],
-            })
-            also = [g for g in priced if g not in (high, low) and _separated(g.cost_interval, low.cost_interval)]
-            if also:
-                sentences.append(
-                    f"Also clearly above {name(low)}: " + "; ".join(f"{name(g)} ({g.cost_median:.2f})" for g in also) + "."
-                )
-        elif high.cost_median == low.cost_median:
-            sentences.append(f"Every group of {by_label} has the same median distance to its nearest counterfactual, "
-                             f"{low.cost_median:.2f}.")
-        else:
-            sentences.append(
-                f"No group of {by_label} needs a clearly larger change: the 95% intervals of the median distance overlap "
-                f"(from {low.cost_median:.2f} for {low.value} to {high.cost_median:.2f} for {high.value})."
-            )
-    else:
+    if len(priced) < 2:
         sentences.append(f"Too few groups of {by_label} have {min_size} or more factuals with a counterfactual to compare costs.")
-    # Share with a way out.
+        return
+    high = max(priced, key=lambda g: g.cost_median)
+    low = min(priced, key=lambda g: g.cost_median)
+    if _separated(high.cost_interval, low.cost_interval):
+        i, j = groups.index(high), groups.index(low)
+        draws = (_bootstrap_medians(_costs_of(high, costs, rows), n_boot, seed=(seed, i))
+                 - _bootstrap_medians(_costs_of(low, costs, rows), n_boot, seed=(seed, j)))
+        d_low, d_high = (float(v) for v in np.percentile(draws, [2.5, 97.5]))
+        difference = high.cost_median - low.cost_median
+        sentences.append(
+            f"Factuals with {_name(high, by_label)} need a {difference:.2f} larger change than those with {_name(low, by_label)} "
+            f"(median distance to the nearest counterfactual {high.cost_median:.2f} against {low.cost_median:.2f}; "
+            f"95% interval of the difference {d_low:.2f}–{d_high:.2f})."
+        )
+        differences.append({
+            "measure": "cost_median", "higher": high.value, "lower": low.value,
+            "higher_estimate": high.cost_median, "lower_estimate": low.cost_median,
+            "higher_interval": list(high.cost_interval), "lower_interval": list(low.cost_interval),
+            "difference": difference, "difference_interval": [d_low, d_high],
+        })
+        also = [g for g in priced if g not in (high, low) and _separated(g.cost_interval, low.cost_interval)]
+        if also:
+            sentences.append(
+                f"Also clearly above {_name(low, by_label)}: "
+                + "; ".join(f"{_name(g, by_label)} ({g.cost_median:.2f})" for g in also) + "."
+            )
+    elif high.cost_median == low.cost_median:
+        sentences.append(f"Every group of {by_label} has the same median distance to its nearest counterfactual, "
+                         f"{low.cost_median:.2f}.")
+    else:
+        sentences.append(
+            f"No group of {by_label} needs a clearly larger change: the 95% intervals of the median distance overlap "
+            f"(from {low.cost_median:.2f} for {low.value} to {high.cost_median:.2f} for {high.value})."
+        )
+
+
+def _share_verdict(by_label, groups, sentences, differences) -> None:
+    """Share with a way out: whether fewer factuals of one group have a counterfactual."""
     most = max(groups, key=lambda g: g.flip_share)
     least = min(groups, key=lambda g: g.flip_share)
     if _separated(most.flip_share_interval, least.flip_share_interval):
         sentences.append(
-            f"Fewer factuals with {name(least)} have a counterfactual under the constraints: "
+            f"Fewer factuals with {_name(least, by_label)} have a counterfactual under the constraints: "
             f"{format_share(least.flip_share)} (95% interval {_shares(least.flip_share_interval)}) against "
-            f"{format_share(most.flip_share)} ({_shares(most.flip_share_interval)}) with {name(most)}."
+            f"{format_share(most.flip_share)} ({_shares(most.flip_share_interval)}) with {_name(most, by_label)}."
         )
         differences.append({
             "measure": "flip_share", "higher": most.value, "lower": least.value,
@@ -465,7 +477,10 @@ def _verdict(by_label, groups, costs, rows, result, *, n_boot, seed, min_size) -
         sentences.append("Every factual in every group has a counterfactual under the constraints.")
     else:
         sentences.append(f"The share with a counterfactual does not differ clearly between groups of {by_label} (intervals overlap).")
-    # The features each group must change.
+
+
+def _feature_verdict(by_label, groups, result, sentences, differences) -> None:
+    """The features each group must change: the largest separated gap in F between two groups."""
     best = None
     for j in range(len(result.feature_names)):
         if result.immutable[j]:
@@ -480,20 +495,19 @@ def _verdict(by_label, groups, costs, rows, result, *, n_boot, seed, min_size) -
             best = (gap, j, high, low)
     if best is None:
         sentences.append(f"The features that must change do not differ clearly between groups of {by_label} (every F interval overlaps).")
-    else:
-        gap, j, high, low = best
-        label = result.display_names[j]
-        sentences.append(
-            f"{label} must change more often with {name(high)} than with {name(low)}: F {high.frequency[j]:.2f} against "
-            f"{low.frequency[j]:.2f} (95% intervals {high.frequency_ci[j, 0]:.2f}–{high.frequency_ci[j, 1]:.2f} and "
-            f"{low.frequency_ci[j, 0]:.2f}–{low.frequency_ci[j, 1]:.2f}); the largest separated gap."
-        )
-        differences.append({
-            "measure": "frequency", "feature": result.feature_names[j], "higher": high.value, "lower": low.value,
-            "higher_estimate": float(high.frequency[j]), "lower_estimate": float(low.frequency[j]),
-            "higher_interval": [float(v) for v in high.frequency_ci[j]], "lower_interval": [float(v) for v in low.frequency_ci[j]],
-        })
-    return sentences, differences
+        return
+    gap, j, high, low = best
+    label = result.display_names[j]
+    sentences.append(
+        f"{label} must change more often with {_name(high, by_label)} than with {_name(low, by_label)}: F {high.frequency[j]:.2f} against "
+        f"{low.frequency[j]:.2f} (95% intervals {high.frequency_ci[j, 0]:.2f}–{high.frequency_ci[j, 1]:.2f} and "
+        f"{low.frequency_ci[j, 0]:.2f}–{low.frequency_ci[j, 1]:.2f}); the largest separated gap."
+    )
+    differences.append({
+        "measure": "frequency", "feature": result.feature_names[j], "higher": high.value, "lower": low.value,
+        "higher_estimate": float(high.frequency[j]), "lower_estimate": float(low.frequency[j]),
+        "higher_interval": [float(v) for v in high.frequency_ci[j]], "lower_interval": [float(v) for v in low.frequency_ci[j]],
+    })
 
 
 def _costs_of(group: Group, costs: np.ndarray, rows: np.ndarray) -> np.ndarray:

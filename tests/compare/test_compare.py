@@ -332,7 +332,7 @@ def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accide
 
 def _report_quotes_its_computed_numbers(report: str, results: dict) -> None:
     """The report's numbers and verdicts are this run's, read back from results.json (not the paper's constants)."""
-    from flex_core.reproduce._paper import PAPER, PAPER_GENERATOR
+    from flex_core.reproduce._reference import PAPER, PAPER_GENERATOR
 
     lines = report.splitlines()
     for key in ("accidents", "loan"):
@@ -452,13 +452,13 @@ def test_each_generator_is_set_against_shap_on_its_own_factuals():
     """The reproduction runs SHAP once over every generator's factuals and restricts it per generator: by hand, three
     rows and two features, restricted to rows 30 and 10 (in that order)."""
     from flex_core.compare import ShapImportance
-    from flex_core.reproduce._paper import _shap_on
+    from flex_core.reproduce._experiments import shap_on
 
     values = np.array([[0.1, -0.4], [0.3, 0.2], [-0.5, 0.0]])
     shap = ShapImportance(("a", "b"), ("a", "b"), (False, False), values, np.abs(values).mean(axis=0),
                           np.abs(values).std(axis=0), ("a", "b"), np.abs(values).mean(axis=0), 0.5,
                           np.array([10, 20, 30]), "TreeExplainer", 0.0)
-    own = _shap_on(shap, np.array([30, 10]))
+    own = shap_on(shap, np.array([30, 10]))
     np.testing.assert_array_equal(own.query_index, [30, 10])
     np.testing.assert_allclose(own.values, [[-0.5, 0.0], [0.1, -0.4]])
     np.testing.assert_allclose(own.mean_abs, [0.3, 0.2])

@@ -160,11 +160,11 @@ def test_few_queries_share_the_cores_in_threads_with_the_same_result(synthetic_t
 
 
 def test_the_space_sent_to_workers_leaves_the_rows_behind_and_the_original_intact(synthetic_task, synthetic_model):
-    from flex_core.counterfactuals._batch import _model_tables, _SearchSpace
+    from flex_core.counterfactuals._batchspace import SearchSpace, model_tables
     from flex_core.counterfactuals._validity import Validity
 
-    tables, _ = _model_tables(synthetic_model, synthetic_task, need_index=False, validity=Validity())
-    space = _SearchSpace.build(synthetic_task, synthetic_model, tables, synthetic_task.mutable_names, {}, minimal=True,
+    tables, _ = model_tables(synthetic_model, synthetic_task, need_index=False, validity=Validity())
+    space = SearchSpace.build(synthetic_task, synthetic_model, tables, synthetic_task.mutable_names, {}, minimal=True,
                                validity=Validity())
     shipped = space.for_workers()
     assert len(shipped.task.frame) == 0 and len(shipped.tables.train_codes) == 0

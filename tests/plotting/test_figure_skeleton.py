@@ -46,3 +46,33 @@ def test_figures_from_one_skeleton_do_not_share_anything():
     second = new_figure(**subplots)
     assert second.to_dict() == _reference(**subplots).to_dict()
     assert len(second.data) == 0 and second.layout.title.text is None
+
+
+@pytest.mark.parametrize("subplots", SUBPLOTS[1:])
+def test_a_titled_copy_keeps_the_grid_without_sharing_it(subplots):
+    """with_settings rebuilds the figure unchecked: drawing by row and column on the copy works as on the original."""
+    from flex_core.plotting import with_settings
+
+    titled = _draw(with_settings(new_figure(**subplots), "data: x · τ = 0.10"), subplots)
+    expected = _draw(_reference(**subplots), subplots).to_dict()
+    assert titled.to_dict()["data"] == expected["data"]
+    assert {k: v for k, v in titled.to_dict()["layout"].items() if k not in ("title", "margin")} == {
+        k: v for k, v in expected["layout"].items() if k not in ("title", "margin")
+    }
+
+
+def test_no_private_plotly_attribute_is_named_in_flex_core_or_ui():
+    """The subplot grid travels through Plotly's copy protocol, not by writing its private attributes (issue 34)."""
+    from pathlib import Path
+
+    import flex_core
+
+    root = Path(flex_core.__file__).resolve().parent.parent
+    offences = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("flex_core", "ui")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if "_grid_ref" in line or "_grid_str" in line or '__dict__["_' in line
+    ]
+    assert not offences, offences

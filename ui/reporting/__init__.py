@@ -6,34 +6,36 @@ here from flex_core.report: only the dashboard uses them, and the library export
 
 from flex_core.formatting import format_duration, format_number, format_share, plural
 
+from ._checks import (
+    describe_found_regions,
+    describe_generator_sensitivity,
+    describe_group_replication,
+    describe_region_replication,
+    describe_retrain,
+    generator_sensitivity_table,
+    multiple_testing_caveat,
+    region_title,
+    retrain_table,
+)
 from ._html import ReportSection, build_html_report
 from ._readings import (
     WHAT_MUST_CHANGE_READING,
     FeatureLists,
     describe_certainty,
     describe_coverage,
-    describe_found_regions,
-    describe_generator_sensitivity,
     describe_global,
-    describe_group_replication,
     describe_magnitudes,
     describe_model,
     describe_neighbour_ties,
     describe_passengers,
     describe_r_interval,
-    describe_region_replication,
     describe_regional,
-    describe_retrain,
     describe_tau_sweep,
     describe_what_must_change,
     feature_lists,
-    generator_sensitivity_table,
     majority_outcome,
-    multiple_testing_caveat,
     quadrant_legend,
     rank_text,
-    region_title,
-    retrain_table,
     what_must_change_frame,
     with_interval,
 )

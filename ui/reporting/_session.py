@@ -20,21 +20,23 @@ from flex_core.data import TaskSpec
 from flex_core.formatting import format_duration, format_number, format_share, plural
 from flex_core.models import NO_LABELS_NOTE, FittedModel
 
+from ._checks import (
+    describe_found_regions,
+    describe_group_replication,
+    multiple_testing_caveat,
+    region_title,
+    replicates_text,
+)
 from ._html import ReportSection
 from ._readings import (
     WHAT_MUST_CHANGE_READING,
     describe_coverage,
-    describe_found_regions,
     describe_global,
-    describe_group_replication,
     describe_model,
     describe_regional,
     describe_tau_sweep,
     describe_what_must_change,
-    multiple_testing_caveat,
     quadrant_legend,
-    region_title,
-    replicates_text,
     what_must_change_frame,
     with_interval,
 )

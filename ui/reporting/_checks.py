@@ -1,0 +1,215 @@
+"""Readings of the checks on a result: another generator, refits of the model, the regions found and their replication.
+
+Pure functions of flex_core's results (no Streamlit), as the rest of :mod:`ui.reporting`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from flex_core import RegionalResult
+from flex_core.formatting import plural
+
+from ._readings import with_interval
+
+__all__ = [
+    "describe_found_regions",
+    "describe_generator_sensitivity",
+    "describe_group_replication",
+    "describe_region_replication",
+    "describe_retrain",
+    "generator_sensitivity_table",
+    "multiple_testing_caveat",
+    "region_title",
+    "replicates_text",
+    "retrain_table",
+]
+
+
+def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
+    """One row per mutable feature: F with its 95% interval per generator, and the verdict (depends, cannot tell, same)."""
+    names = sensitivity["generators"]
+    rows = []
+    for feature in sensitivity["features"]:
+        row = {"feature": feature.get("label", feature["name"])}
+        for name in names:
+            value, interval = feature["frequency"][name], feature["frequency_ci"][name]
+            row[f"F, {name}"] = with_interval(float("nan") if value is None else value,
+                                              None if None in interval else interval)
+        row["verdict"] = _verdict_of(feature)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def describe_generator_sensitivity(sensitivity: dict) -> str:
+    """Which features' F differs between generators beyond their 95% intervals, in words (and r for a region)."""
+    names = sensitivity["generators"]
+    others = " and ".join(names[1:])
+    verdicts = {f["name"]: _verdict_of(f) for f in sensitivity["features"]}
+    differ = [f for f in sensitivity["features"] if verdicts[f["name"]] == "depends"]
+    unclear = [f.get("label", f["name"]) for f in sensitivity["features"] if verdicts[f["name"]] == "cannot tell"]
+    if differ:
+        parts = [f"{f.get('label', f['name'])} ("
+                 + " vs ".join(f"{f['frequency'][n]:.2f} with {n}" for n in names) + ")" for f in differ]
+        text = (f"Rerun with {others} instead of {names[0]}, F differs beyond the 95% intervals for "
+                + "; ".join(parts) + ": these findings depend on the generator.")
+    elif unclear:
+        text = (f"Rerun with {others} instead of {names[0]}, no feature's F separates, but for {', '.join(unclear)} "
+                "an interval spans more than half of F's range: with so few factuals this cannot tell.")
+    else:
+        text = (f"Rerun with {others} instead of {names[0]}, every feature's F stays within the other's 95% interval: "
+                "no finding here depends on the generator.")
+    ranks = sensitivity.get("ranks")
+    if ranks:
+        text += " " + " ".join(
+            f"With {n}, {ranks['top_overlap'][n]:.0%} of the top {ranks['k']} features are the same"
+            + ("" if ranks["top_feature_same"][n] else f" and the top feature is {ranks['top'][n][0]}, not "
+               f"{ranks['top'][names[0]][0]}")
+            + ("" if ranks["spearman"][n] is None else f" (Spearman {ranks['spearman'][n]:.2f})") + "."
+            for n in names[1:] if ranks["top_overlap"][n] is not None)
+    regional = sensitivity.get("regional")
+    if regional:
+        r = ", ".join(f"{'undefined' if regional['r'][n] is None else format(regional['r'][n], '.2f')} with {n}"
+                      for n in names)
+        verdict = regional.get("r_verdict") or _verdict_of({"intervals_overlap": regional["r_intervals_overlap"]})
+        text += f" The region's r against the global F: {r}" + {
+            "same": "; their intervals overlap.",
+            "depends": "; their intervals do not overlap, so the verdict on this region depends on the generator.",
+            "cannot tell": "; an interval is wider than 1 (half of r's range), so whether the verdict depends on the "
+                           "generator cannot be told with so few members.",
+        }.get(verdict, ".")
+    return text
+
+
+def retrain_table(block: dict) -> pd.DataFrame:
+    """One row per feature: F here, F under each refit, their range and the stable verdict."""
+    rows = []
+    for feature in block["features"]:
+        row = {"feature": feature["name"], "F": feature["frequency"]}
+        for seed, value in zip(block["seeds"], feature["refits"]):
+            row[f"F, refit {seed}"] = value
+        low, high = feature["range"]
+        row["range over refits"] = "n/a" if low is None else f"{low:.2f}–{high:.2f}"
+        row["stable"] = "yes" if feature["stable"] else "no"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def describe_retrain(block: dict) -> str:
+    """The refits in words: which features are not stable, and how many counterfactuals each refit keeps valid."""
+    unstable = [f["name"] for f in block["features"] if not f["stable"]]
+    valid = ", ".join("n/a" if v is None else f"{v:.0%}" for v in block["validity"])
+    text = (f"Refitted {block['refits']} times ({block['how']}). Valid under each refit: {valid} of the "
+            "counterfactuals. ")
+    text += (f"Not stable: {', '.join(unstable)}." if unstable else "Every feature's F is stable.")
+    return text + f" Rule: {block['rule']}."
+
+
+def _verdict_of(feature: dict) -> str:
+    """A comparison's verdict; files written before format 2.2 have only intervals_overlap."""
+    if feature.get("verdict"):
+        return feature["verdict"]
+    overlap = feature.get("intervals_overlap")
+    return "n/a" if overlap is None else ("same" if overlap else "depends")
+
+
+def region_title(regional: RegionalResult) -> str:
+    """How a region is named in headings: around its query, or by its rule."""
+    if regional.rule is not None:
+        return f"the region with {regional.rule_text}"
+    return f"the region around row {regional.query}"
+
+
+def multiple_testing_caveat(found) -> str:
+    """The multiple-testing caveat of region discovery, in words (``found``: a RegionsResult)."""
+    discovery = found.config.get("discovery", {})
+    fdr = float(discovery.get("fdr", 0.1))
+    tested = int(found.counts.get("tested", 0))
+    share = f"one in {round(1 / fdr):d}" if fdr > 0 and abs(1 / fdr - round(1 / fdr)) < 1e-9 else f"{fdr:.0%}"
+    return (
+        f"{tested:,} candidate regions were tried, so some differ by chance alone. A region marked significant at "
+        f"a false-discovery rate of {fdr:g} belongs to a list in which, on average, at most {share} is such a chance "
+        "finding; any single one of them may be one. On data where nothing differs at all, this control still lets "
+        f"one run in {round(1 / fdr) if fdr > 0 else 0} (at most) flag something. \"Significant\" says that a "
+        "region's counterfactuals ask for other changes than a random set of as many cases would; it does not say "
+        "why, and with other counterfactuals (another generator, τ or seed) the regions can change."
+    )
+
+
+def describe_found_regions(found) -> str:
+    """A reading of region discovery (``found``: a RegionsResult): what was compared, what stands out."""
+    n = len(found.factuals)
+    discovery = found.config.get("discovery", {})
+    significant = found.significant
+    lead = (
+        f"Every region of one or {'two conditions' if discovery.get('max_conditions', 2) == 2 else 'one condition'} "
+        f"on the features holding at least {discovery.get('min_support', 20)} of the {n:,} cases was compared with "
+        "all of them: its divergence is 1 − r, r the Pearson correlation between the region's change frequencies "
+        "and those of all the cases over the features that may change (0: the same drivers; 1: unrelated; 2: reversed). "
+    )
+    if not significant:
+        lead += "No region differs from the whole more than random sets of as many cases do."
+    else:
+        best = significant[0]
+        ups = ", ".join(f"{t['label']} ({t['global_frequency']:.2f} → {t['frequency']:.2f})" for t in best.top_up[:2])
+        downs = ", ".join(f"{t['label']} ({t['global_frequency']:.2f} → {t['frequency']:.2f})" for t in best.top_down[:2])
+        lead += (
+            f"{plural(len(significant), 'region')} of those shown differ significantly. The first, {best.text} "
+            f"({plural(best.size, 'case')}), has divergence {best.divergence:.2f} (95% interval "
+            f"{best.divergence_interval[0]:.2f}–{best.divergence_interval[1]:.2f}, q = {best.q_value:.2g})"
+            + (f"; there {ups} must change more often" if ups else "")
+            + (f", {downs} less often" if downs else "") + "."
+        )
+    replication = describe_region_replication(found)
+    return f"{lead} {replication}" if replication else lead
+
+
+def replicates_text(marks) -> str:
+    """How many refits a finding held under (``marks``: one bool per refit), e.g. "in 2 of 3 refits"."""
+    return f"in {sum(bool(m) for m in marks)} of {len(marks)} refits"
+
+
+def describe_region_replication(found) -> str:
+    """Which significant regions replicate under the refits of the model ("" when replication was not asked)."""
+    marked = [r for r in found.regions if r.replicated is not None]
+    if not marked:
+        return ""
+    k = len(marked[0].replicated)
+    significant = [r for r in marked if r.significant]
+    if not significant:
+        return (f"The model was refitted {plural(k, 'time')}; no region shown is significant, so none is checked "
+                "against the refits (the table still says where each diverges beyond chance).")
+    failing = [r for r in significant if not all(r.replicated)]
+    if not failing:
+        return f"Every significant region also diverges beyond chance under each of the {plural(k, 'refit')} of the model."
+    verb, pronoun = ("does", "it depends") if len(failing) == 1 else ("do", "they depend")
+    return (f"{len(failing)} of the {plural(len(significant), 'significant region')} {verb} not replicate under all "
+            f"{plural(k, 'refit')} of the model, so {pronoun} on this fit: "
+            + "; ".join(f"{r.text} (replicates {replicates_text(r.replicated)})" for r in failing) + ".")
+
+
+#: How each measure of a named group difference is said.
+_GROUP_MEASURES = {"cost_median": "the distance to the nearest counterfactual",
+                   "flip_share": "the share with a counterfactual"}
+
+
+def describe_group_replication(groups) -> str:
+    """Which named differences between groups hold under the refits of the model ("" when not asked)."""
+    marked = [d for d in groups.differences if d.get("replicated") is not None]
+    if not marked:
+        asked = bool(groups.config.get("groups", {}).get("replication"))
+        return "No difference is named, so none is checked under the refits of the model." if asked else ""
+    labels = dict(zip(groups.feature_names, groups.display_names))
+
+    def said(d) -> str:
+        measure = (f"how often {labels.get(d['feature'], d['feature'])} must change" if d["measure"] == "frequency"
+                   else _GROUP_MEASURES.get(d["measure"], d["measure"]))
+        return (f"{measure}, higher for {groups.by_label} {d['higher']} than {d['lower']} "
+                f"(holds {replicates_text(d['replicated'])})")
+
+    k = len(marked[0]["replicated"])
+    failing = [d for d in marked if not all(d["replicated"])]
+    if not failing:
+        return f"Every named difference is named again under each of the {plural(k, 'refit')} of the model."
+    return ("Not replicated under every refit of the model (they depend on this fit): "
+            + "; ".join(said(d) for d in failing) + ".")
