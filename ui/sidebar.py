@@ -312,22 +312,27 @@ def render_sidebar() -> Analysis | None:
 
         analysis = current_analysis()
         if analysis is not None:
-            task, metrics = analysis.task, analysis.model.metrics
-            dataset_slot.caption(
-                f"Active: **{plain(task.name)}** — "
-                + plain(f"{reporting.plural(len(task.frame), 'row')}, {reporting.plural(len(task.features), 'feature')}, "
-                        f"{_predicted(analysis)} {' / '.join(map(str, task.undesirable))}."
-                        + multiclass_note(analysis.model))
-            )
-            left, right = metrics_slot.columns(2)
-            if "cv_accuracy_mean" in metrics:
-                left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
-                right.metric("CV F1", f"{metrics['cv_f1_mean']:.1%}", help=f"support-weighted; ± {metrics['cv_f1_std']:.1%}")
-            elif "test_accuracy" in metrics:
-                left.metric("Accuracy", f"{metrics['test_accuracy']:.1%}", help=f"on {metrics.get('evaluated_on', 'the test rows')}")
-                right.metric("F1", f"{metrics['test_f1']:.1%}", help="support-weighted")
-            elif not metrics.get("note"):
-                metrics_slot.caption("No outcomes to score the model against.")
-            if metrics.get("note"):
-                metrics_slot.caption(plain(metrics["note"]))
+            _show_active(analysis, dataset_slot, metrics_slot)
         return analysis
+
+
+def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
+    """The active dataset's line and the model's scores, in the slots kept for them above."""
+    task, metrics = analysis.task, analysis.model.metrics
+    dataset_slot.caption(
+        f"Active: **{plain(task.name)}** — "
+        + plain(f"{reporting.plural(len(task.frame), 'row')}, {reporting.plural(len(task.features), 'feature')}, "
+                f"{_predicted(analysis)} {' / '.join(map(str, task.undesirable))}."
+                + multiclass_note(analysis.model))
+    )
+    left, right = metrics_slot.columns(2)
+    if "cv_accuracy_mean" in metrics:
+        left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
+        right.metric("CV F1", f"{metrics['cv_f1_mean']:.1%}", help=f"support-weighted; ± {metrics['cv_f1_std']:.1%}")
+    elif "test_accuracy" in metrics:
+        left.metric("Accuracy", f"{metrics['test_accuracy']:.1%}", help=f"on {metrics.get('evaluated_on', 'the test rows')}")
+        right.metric("F1", f"{metrics['test_f1']:.1%}", help="support-weighted")
+    elif not metrics.get("note"):
+        metrics_slot.caption("No outcomes to score the model against.")
+    if metrics.get("note"):
+        metrics_slot.caption(plain(metrics["note"]))
