@@ -423,13 +423,12 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
     for j, ok in enumerate(axes.levels_ok):
         if ok is not None:
             levels_ok[j, : len(ok)] = ok
-    undesired = np.zeros(form.value.shape[1], dtype=bool)
-    undesired[list(form.undesired) if form.link == "mean" else [0]] = True
+    weights, undesired = _pair_weights(form, g.weights)
     ranges, rec_box = _record_ranges(near, query, axes_of, n_f)
     grp, va, vb, size, unsure, cut = pair_search(  # type: ignore[call-arg]
         query, axes_of[:, 0].copy(), axes_of[:, 1].copy(), ranges, _windows(g, factuals, query, axes_of, limit), rec_box,
         g.box_lo,
-        g.box_hi, g.boxes.mask, g.weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
+        g.box_hi, g.boxes.mask, weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
         axes.step, axes.direction.astype(float), axes.ordinal, levels_ok, axes.scale, limit, level_single,
         0 if form.link == "mean" else 1, float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
         axes.validity.threshold, NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
@@ -441,6 +440,21 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
         row[a], row[b] = a_value, b_value
         per_query[q].append((2, s, (a, b), row))
     return np.flatnonzero(unsure)
+
+
+def _pair_weights(form: TreeForm, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The leaf weights the pair search sums, and which of their outputs are undesired.
+
+    A forest with one undesired class needs only that class's column of each part (whole, other, count): a
+    2-d grid of three sums per cell instead of 2K + 1, and the same P to the bit.
+    """
+    k = form.value.shape[1]
+    if form.link == "mean" and len(form.undesired) == 1:
+        u = int(form.undesired[0])
+        return np.ascontiguousarray(weights[:, [u, k + u, 2 * k]]), np.ones(1, dtype=bool)
+    undesired = np.zeros(k, dtype=bool)
+    undesired[list(form.undesired) if form.link == "mean" else [0]] = True
+    return weights, undesired
 
 
 def _record_ranges(near, query, axes_of, n_features: int):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth"]
+__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth", "leaf_box_arrays"]
 
 
 @njit(cache=True, nogil=True)
@@ -413,3 +413,63 @@ def tree_depth(left, right):
                 depth[child] = depth[node] + 1
                 deepest = max(deepest, depth[child])
     return deepest
+
+
+@njit(cache=True, nogil=True)
+def leaf_box_arrays(roots, feature, numeric, bound, mask, nan_left, left, right, n_features, depth, full_mask):
+    """Every leaf's box, leaves in node order: per feature (lo, hi] for numbers, the level bits, and whether a
+    missing value reaches it. One walk per tree; each stacked node carries its own box."""
+    n_nodes = feature.shape[0]
+    rank = np.full(n_nodes, -1, np.int64)
+    n_leaves = 0
+    for node in range(n_nodes):
+        if feature[node] < 0:
+            rank[node] = n_leaves
+            n_leaves += 1
+    leaf = np.empty(n_leaves, np.int64)
+    lo = np.empty((n_leaves, n_features))
+    hi = np.empty((n_leaves, n_features))
+    bits = np.empty((n_leaves, n_features), np.int64)
+    nan_ok = np.empty((n_leaves, n_features), np.bool_)
+    size = 2 * (depth + 2)
+    s_node = np.empty(size, np.int64)
+    s_lo = np.empty((size, n_features))
+    s_hi = np.empty((size, n_features))
+    s_bits = np.empty((size, n_features), np.int64)
+    s_nan = np.empty((size, n_features), np.bool_)
+    for t in range(roots.shape[0]):
+        s_node[0] = roots[t]
+        s_lo[0, :] = -np.inf
+        s_hi[0, :] = np.inf
+        s_bits[0, :] = full_mask
+        s_nan[0, :] = True
+        top = 1
+        while top > 0:
+            top -= 1
+            node = s_node[top]
+            j = feature[node]
+            if j < 0:
+                r = rank[node]
+                leaf[r] = node
+                lo[r, :] = s_lo[top, :]
+                hi[r, :] = s_hi[top, :]
+                bits[r, :] = s_bits[top, :]
+                nan_ok[r, :] = s_nan[top, :]
+                continue
+            # the right child takes slot top + 1 (a copy of this box), the left child this slot
+            s_lo[top + 1, :] = s_lo[top, :]
+            s_hi[top + 1, :] = s_hi[top, :]
+            s_bits[top + 1, :] = s_bits[top, :]
+            s_nan[top + 1, :] = s_nan[top, :]
+            s_node[top + 1] = right[node]
+            s_node[top] = left[node]
+            if numeric[node]:
+                s_hi[top, j] = min(s_hi[top, j], bound[node])
+                s_lo[top + 1, j] = max(s_lo[top + 1, j], bound[node])
+            else:
+                s_bits[top, j] = s_bits[top, j] & mask[node]
+                s_bits[top + 1, j] = s_bits[top + 1, j] & ~mask[node]
+            s_nan[top, j] = s_nan[top, j] and nan_left[node]
+            s_nan[top + 1, j] = s_nan[top + 1, j] and not nan_left[node]
+            top += 2
+    return leaf, lo, hi, bits, nan_ok
