@@ -497,12 +497,14 @@ def _windows(g, factuals, query, axes_of, limit) -> np.ndarray:
 
 
 def _candidate_tables(g, axes):
-    """Every number feature's candidates per side (:func:`._treegrid.number_candidates`), flat for the kernel."""
+    """Every number feature's candidates per side (:func:`._treegrid.number_candidates`), flat for the kernel, each
+    (feature, side) run sorted by the grid bound the candidate came from."""
     parts, start = [], [0]
     for j in range(len(g.n_cells)):
         for side in (-1, 1):
             part = number_candidates(g, axes, j, side) if g.is_number[j] else (np.empty(0), *(np.empty(0, dtype=np.int64),) * 3)
-            parts.append(part)
+            order = np.argsort(part[3], kind="stable")  # by the bound each came from: the kernel reads a window of them
+            parts.append(tuple(a[order] for a in part))
             start.append(start[-1] + len(part[0]))
     grid = np.concatenate([np.asarray(b, dtype=float) for b in g.grid])
     g_start = np.r_[0, np.cumsum([len(b) for b in g.grid])].astype(np.int64)
