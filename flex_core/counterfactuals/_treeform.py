@@ -35,7 +35,7 @@ from .._errors import ConfigError
 from ..models._adapter import _category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
-from ._treekernel import tree_depth
+from ._treekernel import reached_leaves, tree_depth
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -98,26 +98,10 @@ class TreeForm:
         return len(self.roots)
 
     def leaves(self, codes: np.ndarray) -> np.ndarray:
-        """The leaf each coded row (n, F) reaches in each tree, shape (n, T)."""
-        codes = np.asarray(codes, dtype=float)
-        node = np.broadcast_to(self.roots, (len(codes), self.n_trees)).copy()
-        rows = np.arange(len(codes))[:, None]
-        for _ in range(self.depth + 1):
-            feature = self.feature[node]
-            split = feature >= 0
-            if not split.any():
-                break
-            x = codes[rows, np.maximum(feature, 0)]
-            go_left = self.go_left(node, x)
-            node = np.where(split, np.where(go_left, self.left[node], self.right[node]), node)
-        return node
-
-    def go_left(self, node: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Whether value(s) ``x`` of each node's feature go left at ``node`` (same shapes)."""
-        missing = np.isnan(x)
-        level = np.where(missing | (x < 0) | (x > MAX_LEVELS), 0, np.nan_to_num(x)).astype(np.int64)
-        in_mask = (self.mask[node] >> level) & 1 == 1
-        return np.where(missing, self.nan_left[node], np.where(self.numeric[node], x <= self.bound[node], in_mask))
+        """The leaf each coded row (n, F) reaches in each tree, shape (n, T) (one compiled walk)."""
+        codes = np.ascontiguousarray(codes, dtype=float)
+        return reached_leaves(codes, self.roots, self.feature, self.numeric, self.bound, self.mask, self.nan_left,
+                              self.left, self.right)
 
     def raw(self, codes: np.ndarray) -> np.ndarray:
         """Summed leaf values, shape (n, K)."""

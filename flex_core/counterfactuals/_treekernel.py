@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth", "leaf_box_arrays"]
+__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth", "leaf_box_arrays", "reached_leaves"]
 
 
 @njit(cache=True, nogil=True)
@@ -504,3 +504,16 @@ def leaf_box_arrays(roots, feature, numeric, bound, mask, nan_left, left, right,
             s_nan[top + 1, j] = s_nan[top + 1, j] and not nan_left[node]
             top += 2
     return leaf, lo, hi, bits, nan_ok
+
+
+@njit(cache=True, nogil=True)
+def reached_leaves(codes, roots, feature, numeric, bound, mask, nan_left, left, right):
+    """The leaf each coded row reaches in each tree, shape (n, T)."""
+    out = np.empty((codes.shape[0], roots.shape[0]), np.int64)
+    for i in range(codes.shape[0]):
+        for t in range(roots.shape[0]):
+            node = roots[t]
+            while feature[node] >= 0:
+                node = left[node] if _go_left(node, codes[i, feature[node]], numeric, bound, mask, nan_left) else right[node]
+            out[i, t] = node
+    return out
