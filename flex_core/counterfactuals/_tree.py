@@ -46,8 +46,9 @@ from ._set import (
     distinct_keys,
     encode_rows,
 )
-from ._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
+from ._treeform import MAX_LEVELS, TreeForm, tree_form
 from ._treegrid import (
+    FLOAT32_WINDOW,
     NEAR_THRESHOLD,
     grids,
     near_walk,
@@ -202,7 +203,7 @@ def _settle_all(form: TreeForm, items, threshold: float, score=None) -> list[np.
     ``score`` (default the form): what scores them. An XGBoost form (float32) is settled by the model itself
     within two float32 steps of the threshold, since its sigmoid may differ from XGBoost's by one.
     """
-    window = FLOAT32_TOLERANCE if form.float32 else NEAR_THRESHOLD
+    window = FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD
     score = form if score is None else score
     near = [np.argwhere((np.abs(p - threshold) <= window) & (True if exact is None else ~exact))
             for p, _, exact in items]
@@ -402,8 +403,9 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
 
 
 def _compiled(form: TreeForm) -> bool:
-    """The compiled pair search reads forests, and binary boosting summed in float64."""
-    return form.link == "mean" or (form.link == "sigmoid" and not form.float32 and form.undesired in ((0,), (1,)))
+    """The compiled pair search reads forests and binary boosting (XGBoost's float32 sums too: its cells within
+    :data:`FLOAT32_WINDOW` of the threshold go to :func:`_slow_pairs`, which rescores them by the model)."""
+    return form.link == "mean" or (form.link == "sigmoid" and form.undesired in ((0,), (1,)))
 
 
 def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near) -> np.ndarray:
@@ -431,7 +433,7 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
         g.box_hi, g.boxes.mask, weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
         axes.step, axes.direction.astype(float), axes.ordinal, levels_ok, axes.scale, limit, level_single,
         0 if form.link == "mean" else 1, float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
-        axes.validity.threshold, NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
+        axes.validity.threshold, FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
     stats["pairs_read"] += int((~unsure).sum())
     stats["pair_candidates_cut"] += int(cut.sum())
     for k, a_value, b_value, s in zip(grp.tolist(), va.tolist(), vb.tolist(), size.tolist()):

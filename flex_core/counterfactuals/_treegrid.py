@@ -14,15 +14,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._treeform import FLOAT32_TOLERANCE, TreeForm
+from ._treeform import TreeForm
 from ._treekernel import single_sums, walk_near
 from ._treeprofile import LeafBoxes, combine, leaf_boxes, with_inexact
 
 __all__ = ["Grids", "grids", "near_walk", "single_grid_profiles", "settle_singles", "single_counterfactuals",
-           "number_candidates", "past", "cell_points", "NEAR_THRESHOLD"]
+           "number_candidates", "past", "cell_points", "NEAR_THRESHOLD", "FLOAT32_WINDOW"]
 
 #: Profile values this close to the threshold are rescored tree by tree in the model's own order.
 NEAR_THRESHOLD = 1e-9
+#: The same for XGBoost, which sums its trees in float32: a profile summed in float64 may differ from its
+#: probability by a few float32 steps of the margin per tree (100 trees of margin 5: under 1e-5), so cells
+#: this close to the threshold are rescored by the model itself.
+FLOAT32_WINDOW = 1e-4
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,7 +136,7 @@ def settle_singles(form: TreeForm, g: Grids, prof: GridProfiles, factuals: np.nd
 
     ``score`` (default the form): an XGBoost form (float32) is settled by the model itself.
     """
-    window = FLOAT32_TOLERANCE if form.float32 else NEAR_THRESHOLD
+    window = FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD
     near = (np.abs(prof.p - threshold) <= window) & ~prof.exact
     if not near.any():
         return
