@@ -350,6 +350,31 @@ def _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, th
 
 
 @njit(cache=True, nogil=True)
+def _gather(ranges, rec_box, rects):
+    """The boxes of one group's four runs of records, in ``rects`` (grown when short), and how many."""
+    total = 0
+    for k in range(4):
+        total += ranges[2 * k + 1] - ranges[2 * k]
+    if rects.shape[0] < total:
+        rects = np.empty(total, np.int64)
+    n = 0
+    for k in range(4):
+        for r in range(ranges[2 * k], ranges[2 * k + 1]):
+            rects[n] = rec_box[r]
+            n += 1
+    return rects, n
+
+
+@njit(cache=True, nogil=True)
+def _all_whole(rects, n_rects, weights, k_out):
+    """No box holds a leaf value that is not a whole number (the count of such values is in column 2 K)."""
+    for k in range(n_rects):  # noqa: SIM110 (numba compiles the loop, not a generator)
+        if weights[rects[k], 2 * k_out] > 0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_mask, weights, is_number, n_cells,
                 fx, f_cell, grid, g_start, cand_start, cand_v, cand_cell, cand_corner, cand_origin, step, direction,
                 ordinal, levels_ok, scale, limit, level_single, link, n_trees, undesired, base0, class_one, threshold,
@@ -378,16 +403,7 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
     marks_b = np.zeros(n_cells.max() + 2, np.bool_)
     for gi in range(n_groups):
         q, A, B = g_q[gi], g_a[gi], g_b[gi]
-        total = 0
-        for k in range(4):
-            total += g_ranges[gi, 2 * k + 1] - g_ranges[gi, 2 * k]
-        if rects.shape[0] < total:
-            rects = np.empty(total, np.int64)
-        n_rects = 0
-        for k in range(4):
-            for r in range(g_ranges[gi, 2 * k], g_ranges[gi, 2 * k + 1]):
-                rects[n_rects] = rec_box[r]
-                n_rects += 1
+        rects, n_rects = _gather(g_ranges[gi], rec_box, rects)
         num_a, num_b = is_number[A], is_number[B]
         if num_a:
             ea = _edges(rects, n_rects, box_lo, box_hi, A, g_window[gi, 0], g_window[gi, 1], marks_a)
@@ -398,13 +414,9 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
         else:
             eb = np.arange(n_cells[B] + 1)
         na, nb = ea.shape[0] - 1, eb.shape[0] - 1
-        whole = link == 0  # a forest's group reached by whole-number leaves only: its sums are exact, one per output
-        k_out = undesired.shape[0]
-        for k in range(n_rects):
-            if weights[rects[k], 2 * k_out] > 0:
-                whole = False
-                break
-        width = k_out if whole else weights.shape[1]
+        # a forest's group reached by whole-number leaves only: its sums are exact, one per output
+        whole = link == 0 and _all_whole(rects, n_rects, weights, undesired.shape[0])
+        width = undesired.shape[0] if whole else weights.shape[1]
         raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width)
         p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole)
         if unsure[gi]:
