@@ -574,9 +574,9 @@ def tree_form(model, task) -> TreeForm:
     classifier, encoded = _classifier(model)
     n_levels = [0 if f.is_continuous else len(f.levels) for f in task.features]
     module = type(classifier).__module__
-    classes = list(getattr(classifier, "classes_", model.classes))
-    k_classes = len(classes)
-    undesired = [classes.index(c) if c in classes else [str(x) for x in classes].index(str(c)) for c in model.undesired]
+    k_classes = len(getattr(classifier, "classes_", model.classes))
+    # the probability columns the model sums into P(undesirable), as FittedModel.predict_proba does
+    undesired = [list(model.classes).index(c) for c in model.undesired]
     read: Callable[[_Builder, Any], dict]
     if isinstance(classifier, (RandomForestClassifier, ExtraTreesClassifier)):
         read, library = _read_forest, "sklearn"

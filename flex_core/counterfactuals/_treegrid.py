@@ -215,6 +215,8 @@ def single_counterfactuals(g: Grids, axes, prof: GridProfiles, factuals: np.ndar
 
 def _nearest_number(g: Grids, axes, j: int, p: np.ndarray, f: np.ndarray, side: int, threshold: float):
     v, cell, corner, origin = number_candidates(g, axes, j, side)
+    if not len(v):  # no split on the feature (or none in its permitted range): no change of it alone can help
+        return np.empty(0, dtype=np.int64), np.empty(0), np.empty(0)
     bounds = g.grid[j]
     with np.errstate(invalid="ignore"):
         beyond = (bounds[origin][None, :] >= f[:, None]) if side > 0 else (bounds[origin][None, :] < f[:, None])
