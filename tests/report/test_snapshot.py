@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import flex_core as fc
-from flex_core.snapshot import snapshot_html, snapshot_payload
-from flex_core.snapshot._page import data_block
+from flex_core.snapshot._page import data_block, snapshot_html
+from flex_core.snapshot._payload import snapshot_payload
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -216,3 +216,14 @@ def test_report_writes_the_file_with_saved_and_discovered_regions(user_explainer
     found = user_explainer.find_regions(n_factuals=60, top=2)
     assert names[1:] == [f"discovered {i + 1}: {r.text}" for i, r in enumerate(found.regions)]
     assert [r["kind"] for r in payload["regions"][1:]] == ["discovered"] * len(found.regions)
+
+
+def test_report_writes_to_a_stream_with_the_regions_a_search_found(user_explainer):
+    import io
+
+    found = user_explainer.find_regions(n_factuals=60, top=1, min_support=5)
+    out = user_explainer.report(io.StringIO(), n_factuals=60, discover=found, settings={"link": "none"})
+    page = out.getvalue()
+    assert page.startswith("<!DOCTYPE html>")
+    assert f"discovered 1: {found.regions[0].text}".replace("<", "\\u003c").replace(">", "\\u003e") in page
+    assert '["link","none"]' in page
