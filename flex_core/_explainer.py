@@ -450,8 +450,8 @@ class FlexExplainer:
         from .snapshot._payload import snapshot_payload
 
         stream = hasattr(path, "write")
-        target = path if stream else Path(path).expanduser()
-        if not stream and (target.is_dir() or not target.parent.is_dir()):
+        target = Path(path).expanduser() if not stream else None
+        if target is not None and (target.is_dir() or not target.parent.is_dir()):
             raise ConfigError(f"Cannot write the report to {str(path)!r}: give a file name in a folder that exists.")
         found = discover if isinstance(discover, RegionsResult) else None
         check_each(n_factuals=n_factuals, **({"top": discover} if found is None and discover else {}))
@@ -465,10 +465,10 @@ class FlexExplainer:
                         for region in (found.regions if found is not None else ())]
         page = snapshot_html(snapshot_payload(self, global_result, opened, discovered=found, discovered_regions=found_opened,
                                               title=title, settings=settings))
-        if stream:
-            target.write(page)
-        else:
-            target.write_text(page, encoding="utf-8")
+        if target is None:
+            path.write(page)
+            return path
+        target.write_text(page, encoding="utf-8")
         return target
 
     # -- other methods on the same rows -------------------------------------------------------------

@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         page = getattr(args, "report_page", None)
         with _atomic(args.out) as json_path, _atomic(args.cf_out if cf_frame is not None else None) as cf_path, \
                 _atomic(args.report if page is not None else None) as report_path:
-            if report_path is not None:
+            if report_path is not None and page is not None:
                 report_path.write_text(page.getvalue(), encoding="utf-8")
             if cf_path is not None:
                 to_safe_csv(cf_frame, cf_path)
