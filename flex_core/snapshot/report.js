@@ -126,7 +126,8 @@
   function style(title, height) {
     return { title: { text: title, x: 0, xanchor: "left", font: { size: 16 } }, height: height, font: FONT,
              margin: { b: 95, l: 10, r: 30, t: 70 }, paper_bgcolor: "white", plot_bgcolor: "white",
-             legend: { orientation: "h", x: 0, y: -0.25 } };
+             // Below the axis titles, in "container" coordinates, so it clears them at any height (as the app's charts).
+             legend: { orientation: "h", x: 0, xanchor: "left", y: 0.01, yanchor: "bottom", yref: "container" } };
   }
   function importanceChart(id, result, title) {
     var o = order(result), labels = o.map(function (j) { return chartText(label(j)); });
