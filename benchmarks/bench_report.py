@@ -59,17 +59,29 @@ def build(folder: Path) -> dict:
             "size_mb": path.stat().st_size / 1e6}
 
 
+def refuse(route, path: Path, refused: list) -> None:
+    """Let the file itself load; refuse (and note) any other request."""
+    if route.request.url == path.as_uri():
+        route.continue_()
+    else:
+        refused.append(route.request.url)
+        route.abort()
+
+
 def measure(path: Path, repeats: int) -> dict:
     from playwright.sync_api import sync_playwright
 
-    paints, contentful, redraws, refused, regions = [], [], [], [], 0
+    paints: list[float] = []
+    contentful: list[float] = []
+    redraws: list[float] = []
+    refused: list[str] = []
+    regions = 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for _ in range(repeats):
                 page = browser.new_page(viewport={"width": 1300, "height": 1000})
-                page.route("**/*", lambda r: r.continue_() if r.request.url == path.as_uri()
-                           else (refused.append(r.request.url), r.abort()))
+                page.route("**/*", lambda r: refuse(r, path, refused))
                 page.goto(path.as_uri())
                 paints.append(page.evaluate("window.flexReport.ready") / 1000)
                 contentful.append(page.evaluate(
