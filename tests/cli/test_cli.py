@@ -331,7 +331,7 @@ def test_report_writes_the_interactive_file_beside_the_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["global", "--report", "{tmp}/no/such/folder/r.html"], "--report"),
+        (["global", "--report", "{tmp}/no/such/folder/r.html"], "r.html: the folder"),
         (["groups", "--by", "lighting", "--report", "{tmp}/r.html"], "--report applies to global, regional and regions"),
     ],
 )
