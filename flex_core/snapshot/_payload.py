@@ -190,6 +190,8 @@ def snapshot_payload(
     position = {r: i for i, r in enumerate(rows)}
     labels = {f.name: f.label for f in task.features}
     cfset = explainer.counterfactuals(rows)
+    if [int(r) for r in cfset.query_index] != rows:  # the positions above index the rows block in this order
+        raise ConfigError("The stored counterfactuals came back in another order than asked.")
     region_list = [_region(name, reg, position, labels, kind="rule" if reg.rule is not None else "neighbours")
                    for name, reg in regions.items()]
     region_list += [_region(f"discovered {i + 1}: {region.text}", reg, position, labels, kind="discovered", found=region)
