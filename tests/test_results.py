@@ -101,7 +101,7 @@ def test_every_result_gives_a_tidy_frame(every_result):
     assert len(flex.to_frame()) == len(flex.feature_names)
     assert list(every_result["rank_agreement"].to_frame()["statistic"]) == ["spearman", "kendall", "top_k_overlap"]
     sensitivity = every_result["generator_sensitivity (regional)"].to_frame()
-    assert set(sensitivity["scope"]) == {"global", "regional"} and set(sensitivity["generator"]) == {"batch", "batch-plausible"}
+    assert set(sensitivity["scope"]) == {"global", "regional"} and set(sensitivity["generator"]) == {fc.counterfactuals.DEFAULT_GENERATOR, "batch-plausible"}
 
 
 def test_a_dict_written_before_format_versions_is_still_read(every_result):

@@ -13,7 +13,7 @@ from ._tree import TreeGenerator
 __all__ = ["DEFAULT_GENERATOR", "GENERATORS", "register_generator", "make_generator", "generator_key", "generator_defaults"]
 
 #: The generator the CLI and the app use unless told otherwise.
-DEFAULT_GENERATOR = "batch"
+DEFAULT_GENERATOR = "tree"
 
 #: name -> (factory(**settings), one-line description)
 GENERATORS: dict[str, tuple[Callable[..., CounterfactualGenerator], str]] = {

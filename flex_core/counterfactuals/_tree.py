@@ -242,15 +242,43 @@ class TreeGenerator(GeneratorParams):
         The validity rule (:mod:`._validity`).
     pairs : bool, default True
         Read two-feature trade-offs for factuals with fewer than ``n_cf`` one-feature counterfactuals.
+    samples, max_rounds, n_jobs, backend
+        The settings of the ``batch`` search that serves the models the tree form does not read and the
+        factuals with no one- or two-feature counterfactual (:class:`~._batch.BatchGenerator`).
     """
 
     refines_in_search = True
+    # How the fallback's work is spread never changes the result, so it stays out of the store's key.
+    execution_params = ("n_jobs", "backend")
 
-    def __init__(self, *, margin: float = DEFAULT_MARGIN, radius: float = DEFAULT_RADIUS, pairs: bool = True):
+    def __init__(self, *, margin: float = DEFAULT_MARGIN, radius: float = DEFAULT_RADIUS, pairs: bool = True,
+                 samples: int | None = None, max_rounds: int = 12, n_jobs: int = 1, backend: str = "loky"):
         rule = Validity(margin, radius)
         self.margin, self.radius = rule.margin, rule.radius
         self.pairs = bool(pairs)
+        self._batch = BatchGenerator(samples=samples, max_rounds=max_rounds, n_jobs=n_jobs, backend=backend,
+                                     margin=self.margin, radius=self.radius)  # checks them, once
         self.name = "tree"
+
+    @property
+    def samples(self) -> int | None:
+        return self._batch.samples
+
+    @property
+    def max_rounds(self) -> int:
+        return self._batch.max_rounds
+
+    @property
+    def n_jobs(self) -> int:
+        return self._batch.n_jobs
+
+    @property
+    def backend(self) -> str:
+        return self._batch.backend
+
+    def peak_bytes(self, task: TaskSpec, *, n_queries: int, n_cf: int) -> int:
+        """The fallback search's peak memory (the tree profiles' chunks are smaller: see :data:`CHUNK_QUERIES`)."""
+        return self._batch.peak_bytes(task, n_queries=n_queries, n_cf=n_cf)
 
     def generate(self, model: FittedModel, task: TaskSpec, queries: pd.DataFrame, *, n_cf: int,
                  features_to_vary: Sequence[str] | None = None, permitted_range: Mapping[str, Sequence] | None = None,
@@ -264,7 +292,7 @@ class TreeGenerator(GeneratorParams):
         vary, ranges = check_request(task, queries, n_cf=n_cf, features_to_vary=features_to_vary,
                                      permitted_range=permitted_range)
         start = time.perf_counter()
-        batch = BatchGenerator(margin=self.margin, radius=self.radius)
+        batch = self._batch
         try:
             form = cached_form(model, task)
         except ConfigError as exc:

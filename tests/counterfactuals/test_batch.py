@@ -32,10 +32,9 @@ def _column(task, name):
     return task.feature_names.index(name)
 
 
-def test_registered_by_short_name_and_default():
+def test_registered_by_short_name():
     assert isinstance(fc.counterfactuals.make_generator("batch"), fc.counterfactuals.BatchGenerator)
     assert fc.counterfactuals.make_generator("batch-plausible").plausible
-    assert fc.counterfactuals.DEFAULT_GENERATOR == "batch"
     assert {"dice-random", "dice-genetic", "dice-kdtree"} <= set(fc.counterfactuals.GENERATORS)
 
 

@@ -62,7 +62,8 @@ def _spans(task, model):
                      for j, f in enumerate(task.features)])
 
 
-def test_registered_and_says_what_ran(synthetic_task, forest, queries):
+def test_registered_as_the_default_and_says_what_ran(synthetic_task, forest, queries):
+    assert fc.counterfactuals.DEFAULT_GENERATOR == "tree"
     generator = fc.counterfactuals.make_generator("tree")
     result = generator.generate(forest, synthetic_task, queries, n_cf=5)
     assert result.generator == "tree"

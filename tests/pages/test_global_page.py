@@ -109,7 +109,7 @@ def test_the_same_cases_rerun_with_another_generator_on_request():
     at.selectbox(key="w_generator_check").set_value("batch-plausible").run()
     [b for b in at.button if b.key == "global_compare_generators"][0].click().run()
     assert not at.exception and not errors(at)
-    sentence = " ".join(shown(m.value) for m in at.markdown if "Rerun with batch-plausible instead of batch" in shown(m.value))
+    sentence = " ".join(shown(m.value) for m in at.markdown if "Rerun with batch-plausible instead of tree" in shown(m.value))
     assert sentence
     assert any("F, batch-plausible" in frame.value.columns for frame in at.dataframe)
 

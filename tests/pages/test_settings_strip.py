@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
 
 PAGES = ["app_pages/data_model.py", "app_pages/global.py", "app_pages/regional.py", "app_pages/thresholds.py",
          "app_pages/counterfactuals.py", "app_pages/compare.py", "app_pages/report.py"]
-EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator batch (refine minimal) · "
+EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator tree (refine minimal) · "
             "N_F = 12 · N_cf = 3 · seed 0 · τ = 0.10")
 #: Charts that do not depend on the current τ: their subtitle names the settings less τ.
 TAU_FREE = {"confusion_matrix", "calibration", "factual_map", "rule_map", "tau_panels"}

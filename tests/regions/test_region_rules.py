@@ -149,7 +149,8 @@ def test_on_request_scores_work_on_a_rule_region():
     ex = explainer(red_region_task(n=400))
     region = ex.explain_region(rule=["colour=red"], n_factuals=100, generators=["batch-plausible"], sufficiency=True)
     sensitivity = region.importance.generator_sensitivity
-    assert sensitivity["generators"] == ["batch", "batch-plausible"] and set(sensitivity["regional"]["r"]) == {"batch", "batch-plausible"}
+    default = fc.counterfactuals.DEFAULT_GENERATOR
+    assert sensitivity["generators"] == [default, "batch-plausible"] and set(sensitivity["regional"]["r"]) == {default, "batch-plausible"}
     assert region.importance.flip_alone is not None and region.rule is not None
 
 
