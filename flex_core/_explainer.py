@@ -214,11 +214,12 @@ class FlexExplainer:
         across the refits, a ``stable`` verdict per feature and the counterfactuals' validity under each refit
         (a model given here is refitted with ``sklearn.base.clone`` only when y was given).
         """
-        from .importance import run_global
+        from .importance import run_global, with_extras
 
         check_each(n_factuals=n_factuals, repeats=repeats)  # before anything is generated
-        return run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
-                          generators=generators, retrain=retrain, labelled=self.y_given, progress=progress)
+        result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)  # F at τ
+        return with_extras(result, self.store, tau=tau, sufficiency=sufficiency, repeats=repeats, generators=generators,
+                           retrain=retrain, labelled=self.y_given)
 
     #: The most refits :meth:`survives_retraining` and ``retrain=K`` take.
     max_refits = int(LIMITS["retrain"].high)
@@ -256,8 +257,8 @@ class FlexExplainer:
         :class:`~flex_core.importance.Condition` values (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
         when ``n_factuals`` is the same.
         """
-        from .importance import random_query, run_global, run_regional
-        from .importance._runs import check_region_arguments, check_rule_region, run_rule_region
+        from .importance import run_global, run_regional
+        from .importance._runs import check_region_arguments, check_rule_region, random_query, run_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
         check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
@@ -299,7 +300,7 @@ class FlexExplainer:
 
     def random_query(self, *, where: str | Mapping | None = None, seed: int | None = None) -> int:
         """A seeded random factual meeting ``where`` (``seed`` default: the explainer's, :meth:`explain_region`'s pick)."""
-        from .importance import random_query
+        from .importance._runs import random_query
 
         return random_query(self.store, where=_criterion(where), seed=self.seed if seed is None else int(seed))
 
@@ -318,7 +319,7 @@ class FlexExplainer:
     def explain_factuals(self, rows: Rows, *, tau=DEFAULT_TAU, progress=None) -> FlexResult:
         """FLEX over exactly these factuals together (a result's ``query_index``, a region's members): what
         :meth:`explain_global` computes, without the sampling."""
-        from .importance._runs import importance_of
+        from .importance._flex import importance_of
 
         rows = [int(r) for r in rows]
         return importance_of(self.store, self.store.ensure(rows, progress=progress), tau=tau, level="global",

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 import flex_core as fc
+from flex_core.importance._region_runs import select_region
+from flex_core.importance._runs import random_query
 
 #: Small runs: N_F factuals, k neighbours, a τ mapping with one feature's own τ.
 N_FACTUALS, K, SEED = 20, 4, 0
@@ -91,11 +93,11 @@ def old_numbers(name: str) -> dict:
     store.ensure(rows)
     result = explainer.explain_global(n_factuals=N_FACTUALS, tau=0.1)
     per_feature = explainer.explain_global(n_factuals=N_FACTUALS, tau={feature: 0.3, "*": 0.1})
-    query = fc.importance.random_query(store, where=where, seed=SEED)  # app_pages/regional.py
-    members, *_ = fc.importance.select_region(task, query, store.factual_rows, k=K, where=where, ranges=store.ranges,
+    query = random_query(store, where=where, seed=SEED)  # app_pages/regional.py
+    members, *_ = select_region(task, query, store.factual_rows, k=K, where=where, ranges=store.ranges,
                                    seed=store.seed)  # cache.region_members
     regional = explainer.explain_region(global_result=result, query=query, k=K, where=where, tau=0.1)
-    plain = explainer.explain_region(global_result=result, query=fc.importance.random_query(store, seed=SEED), k=K, tau=0.1)
+    plain = explainer.explain_region(global_result=result, query=random_query(store, seed=SEED), k=K, tau=0.1)
     ruled = explainer.explain_region(global_result=result, rule=rule, tau=0.1)
     sweep = fc.importance.tau_sweep(store.ensure(rows), task, ranges=store.ranges)  # cache.tau_sweep
     pool = store.factual_rows  # cache.pool_probabilities

@@ -58,7 +58,7 @@ def _csv_form() -> None:
     except fc.FlexError as exc:
         st.error(plain(f"{exc} The previous dataset stays active."))
         return
-    for note in fc.data.read_notes(frame):
+    for note in frame.attrs.get("notes", []):  # what read_csv guessed (delimiter, encoding)
         st.caption(plain(note))
     try:  # only columns that can be an outcome are offered: picking a speed column used to fail later, obscurely
         outcomes = fc.data.outcome_columns(frame)

@@ -17,14 +17,10 @@ from .._results import FlexResult, RegionalResult
 from ..compare import LimeImportance, flex_shap_agreement, rank_agreement, ranking_table
 from ..counterfactuals import CounterfactualSet, refine_counterfactuals, training_ranges
 from ..data import TaskSpec
-from ..importance import (
-    DEFAULT_TAU,
-    flex_importance,
-    random_query,
-    rows_meeting,
-    select_region,
-)
-from ..importance._metrics import change_matrix, resolve_tau
+from ..importance import DEFAULT_TAU, flex_importance, rows_meeting
+from ..importance._flex import change_matrix, resolve_tau
+from ..importance._region_runs import select_region
+from ..importance._runs import random_query
 from ._markdown import fmt
 from ._reference import ACCIDENT_REGIONS, PAPER, PAPER_GENERATOR, PAPER_VALIDITY, RARE_CHANGE
 
