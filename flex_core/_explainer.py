@@ -281,6 +281,12 @@ class FlexExplainer:
         """Row ids of the factuals: the rows the model predicts undesirable (with the validity rule's margin)."""
         return self.store.factual_rows
 
+    @property
+    def ranges(self) -> np.ndarray:
+        """range(X_j) of each feature over the training rows (read-only): τ is a share of it, and a counterfactual's
+        relative change |Δ| / range is what τ is compared with."""
+        return self.store.ranges
+
     def sample_factuals(self, n_factuals: int = 200) -> np.ndarray:
         """The factuals :meth:`explain_global` explains at ``n_factuals``: a seeded random sample, sorted by row id."""
         from .importance import sample_factuals
@@ -324,6 +330,28 @@ class FlexExplainer:
         rows = [int(r) for r in rows]
         return importance_of(self.store, self.store.ensure(rows, progress=progress), tau=tau, level="global",
                              n_factuals=len(rows))
+
+    def explain_counterfactuals(self, cfset, *, tau=DEFAULT_TAU) -> FlexResult:
+        """FLEX over a counterfactual set of this task (say, :meth:`minimal_counterfactuals`'), with the training
+        ranges every run uses: F, μ, DiCE's importance and F's intervals; no necessary changes and no run settings
+        in ``config`` (the set alone decides the numbers)."""
+        from .importance import flex_importance
+
+        return flex_importance(cfset, self.task, tau=tau, ranges=self.ranges)
+
+    def minimal_counterfactuals(self, rows: Rows, *, progress=None):
+        """The counterfactuals of these rows (:meth:`counterfactuals`) with every change shrunk toward the factual
+        while the prediction stays desirable, copies merged (a CounterfactualSet, not stored).
+
+        What ``refine="minimal"`` does while generating, applied to what this explainer generated: the paper's
+        τ panels set the two side by side. A refined counterfactual must meet the library's default validity rule
+        (:func:`~flex_core.counterfactuals.refine_counterfactuals`), whatever rule the generator was given.
+        """
+        from .counterfactuals import refine_counterfactuals
+
+        generated = self.store.ensure(rows, progress=progress)
+        return refine_counterfactuals(generated, self.task, self.model, permitted_range=self.store.permitted_range,
+                                      ranges=self.ranges)
 
     def tau_sweep(self, *, n_factuals: int = 200, taus: Sequence[float] | None = None, progress=None) -> pd.DataFrame:
         """F of every continuous feature against τ (0 to 1 by 0.05, or ``taus``) over :meth:`explain_global`'s factuals."""

@@ -398,3 +398,27 @@ def test_a_what_if_case_is_checked_without_running(user_explainer):
         explainer.check_case({"speed": high + 1}, row=row)
     with pytest.raises(fc.ConfigError, match="immutable"):
         explainer.check_case({"zone": "urban" if frame.loc[row, "zone"] == "rural" else "rural"}, row=row)
+
+
+def test_counterfactuals_refined_to_minimal_changes_and_read_at_any_tau(user_explainer):
+    """What the reproduction's τ panels take from the explainer: the training ranges, the same counterfactuals
+    shrunk toward the factual, and F over a given set."""
+    explainer = user_explainer
+    train = explainer.task.frame.loc[explainer.model.train_index]
+    j = explainer.task.feature_names.index("speed")
+    assert explainer.ranges[j] == train["speed"].max() - train["speed"].min()
+    rows = explainer.sample_factuals(10)
+    generated, refined = explainer.counterfactuals(rows), explainer.minimal_counterfactuals(rows)
+    assert refined.config["refine"] == "minimal" and refined.valid.any()
+    # Every refined change of speed is no larger than the largest generated one of its factual (hand: |Δ| per slot).
+    for q in range(len(rows)):
+        before = np.abs(generated.counterfactuals[q, generated.valid[q], j] - generated.factuals[q, j])
+        after = np.abs(refined.counterfactuals[q, refined.valid[q], j] - refined.factuals[q, j])
+        assert after.size == 0 or after.max() <= before.max() + 1e-9
+    # F_speed by hand: the share of each factual's valid refined counterfactuals changing speed by more than τ x range.
+    tau = 0.2
+    share = [(np.abs(refined.counterfactuals[q, refined.valid[q], j] - refined.factuals[q, j]) / explainer.ranges[j] > tau).mean()
+             for q in range(len(rows)) if refined.valid[q].any()]
+    result = explainer.explain_counterfactuals(refined, tau=tau)
+    assert result.frequency_mean[j] == pytest.approx(np.mean(share))
+    assert explainer.not_generated(rows) == []  # refining stored nothing new and generated nothing twice
