@@ -12,31 +12,13 @@ import pandas as pd
 
 from ._adopt import adopt_model
 from ._errors import ConfigError, DataError
+from ._project import PROJECT_FILES, ROW, ProjectParts, read_project
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
 from .limits import LIMITS, check_each
 
 __all__ = ["FlexExplainer"]
-
-#: File names inside a folder written by :meth:`FlexExplainer.save`.
-PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settings.json"}
-_ROW = "__row__"
-
-
-def check_project_folder(directory: str | Path) -> Path:
-    """``directory`` as an absolute path, if it holds what :meth:`FlexExplainer.save` writes; else a one-line error."""
-    folder = Path(directory).expanduser()
-    if not folder.exists():
-        raise DataError(f"There is no folder {str(directory)!r} (write a project folder with explainer.save(DIR)).")
-    if not folder.is_dir():
-        raise DataError(f"{str(directory)!r} is a file, not a project folder (write one with explainer.save(DIR)).")
-    missing = [name for name in PROJECT_FILES.values() if not (folder / name).is_file()]
-    if missing:
-        raise DataError(f"{str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing "
-                        "(write one with explainer.save(DIR)).")
-    return folder.resolve()
-
 
 class FlexExplainer:
     """FLEX importances of a fitted classifier: the one place the pipeline is built and run.
@@ -179,6 +161,35 @@ class FlexExplainer:
         self.generator_name, self.generator_settings, self.generator = generator
         self.store = CounterfactualStore(task, model, self.generator, n_cf=self.n_cf, seed=self.seed, directory=cache_dir,
                                          refine=refine)
+
+    # -- what construction fixed, as the runs read it --------------------------------------------------
+    @property
+    def key(self) -> dict:
+        """What decides the counterfactuals (the data's fingerprint, the model, the generator and its settings, N_cf,
+        the seed, the refinement, the constraints and the library's version): two explainers with equal keys
+        generate the same ones (a copy)."""
+        return dict(self.store.key)
+
+    @property
+    def refine_mode(self) -> str:
+        """The refinement the counterfactuals get: ``refine`` as given, or the generator's default when it was None."""
+        return self.store.refine
+
+    @property
+    def varying_features(self) -> list[str]:
+        """The features a counterfactual may change (the task's mutable ones)."""
+        return self.store.varying_features
+
+    @property
+    def factual_selection(self) -> dict:
+        """How the factuals were chosen (the validity rule's margin, out of bag) and how many candidate cases were left
+        out as borderline or memorised (``"candidates"``: the cases predicted undesirable before that), a copy."""
+        return self.store.factual_selection
+
+    def check_memory(self, n_factuals: int) -> None:
+        """A ConfigError saying what to reduce when generating for ``n_factuals`` factuals would not fit the memory
+        budget (:func:`flex_core.limits.memory_budget`); nothing is generated."""
+        self.store.check_memory(n_factuals)
 
     # -- the three levels -----------------------------------------------------------------------
     def explain_local(self, rows: Rows, *, tau=DEFAULT_TAU, progress=None) -> list[FlexResult]:
@@ -503,7 +514,7 @@ class FlexExplainer:
         directory.mkdir(parents=True, exist_ok=True)
         frame = self.model.estimator_input(self.task.X)
         frame[self.task.target] = self.task.frame[self.task.target].to_numpy()
-        frame.index.name = _ROW
+        frame.index.name = ROW
         to_safe_csv(frame, directory / PROJECT_FILES["data"], index=True)
         save_model(self.model.pipeline, directory / PROJECT_FILES["model"])
         (directory / PROJECT_FILES["settings"]).write_text(json.dumps(settings, indent=2, default=str) + "\n")
@@ -535,47 +546,23 @@ class FlexExplainer:
 
         The view saved with it is not part of the explainer: :meth:`read_settings` gives it (``["view"]``).
         """
-        from .models import load_model
-
         directory = Path(directory)
         settings = cls.read_settings(directory)
-        text_columns = {c: str for c, dtype in settings.get("raw_dtypes", {}).items() if dtype == "object"}
-        # Through the library's reader, so a project's data.csv meets the same size, shape and row-count limits as any
-        # upload before it is parsed (a project folder can come from anyone).
-        from .data import read_csv
+        estimator, X, adopted = read_project(directory, settings)
+        return cls(estimator, X, **adopted, seed=settings.get("seed", 0), generator=settings.get("generator"),
+                   generator_settings=settings.get("generator_settings"), n_cf=settings.get("n_cf", 10),
+                   refine=settings.get("refine"), cache_dir=cache_dir)
 
-        frame = read_csv(directory / PROJECT_FILES["data"], dtype={settings["target"]: str, **text_columns})
-        if _ROW not in frame.columns:
-            raise DataError(f"data.csv has no {_ROW} column (write the project with explainer.save).")
-        frame = frame.set_index(_ROW)
-        for column in [*text_columns, settings["target"]]:
-            if column in frame.columns:  # undo to_safe_csv's quote in front of formula-like text
-                frame[column] = frame[column].str.replace(r"^'(?=[=+\-@\t\r])", "", regex=True)
-        target = settings["target"]
-        if target not in frame.columns:
-            raise DataError(f"data.csv has no outcome column {target!r}.")
-        y = frame[target] if settings.get("y_given") else None
-        if y is not None:
-            y = _as_classes(y, settings["undesired"])
-        return cls(
-            load_model(directory / PROJECT_FILES["model"]),
-            frame.drop(columns=[target]),
-            undesired=settings["undesired"],
-            immutable=settings.get("immutable"),
-            kinds=settings.get("kinds"),
-            y=y,
-            seed=settings.get("seed", 0),
-            generator=settings.get("generator"),
-            generator_settings=settings.get("generator_settings"),
-            n_cf=settings.get("n_cf", 10),
-            refine=settings.get("refine"),
-            monotone=settings.get("monotone") or None,
-            bounds=settings.get("bounds") or None,
-            allowed=settings.get("allowed") or None,
-            ordinal_orders=settings.get("ordinal_orders") or None,
-            cache_dir=cache_dir,
-            name=settings.get("name", directory.name),
-        )
+    @classmethod
+    def load_parts(cls, directory: str | Path) -> ProjectParts:
+        """The task, the model and ``y_given`` of a project folder, read as :meth:`load` reads them, without the
+        generator and the counterfactual store (for a front end that builds its own explainer on them)."""
+        from ._adopt import adopt_model
+
+        directory = Path(directory)
+        estimator, X, adopted = read_project(directory, cls.read_settings(directory))
+        task, model = adopt_model(estimator, X, **adopted)
+        return ProjectParts(task, model, adopted["y"] is not None)
 
     def dashboard(self, *, view: Mapping | None = None, directory: str | Path | None = None, port: int | None = None,
                   open_browser: bool = False) -> str:
@@ -654,10 +641,3 @@ def project_view(view: Mapping | None) -> dict:
 
 def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _as_classes(y: pd.Series, undesired: list) -> pd.Series:
-    """Outcomes read back as text get the type of the saved classes (numbers stay numbers)."""
-    if undesired and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in undesired):
-        return pd.to_numeric(y)
-    return y

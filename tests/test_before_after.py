@@ -38,7 +38,7 @@ def page_numbers(name: str) -> dict:
     explainer = ba.explainer_for(name)
     where_text, rule_data, feature = ba._criteria(name, explainer.task)
     where, rule = S.criterion_of(where_text), S.rule_of(rule_data)  # as Session State keeps them
-    identity, n = cache.store_id(explainer.store), ba.N_FACTUALS
+    identity, n = cache.store_id(explainer), ba.N_FACTUALS
     rows = explainer.sample_factuals(n)
     cache.ensure_rows(explainer, rows)
     result = cache.global_result(explainer, identity, n, 0.1)

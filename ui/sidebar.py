@@ -186,7 +186,7 @@ VALIDITY_NOTE = ("A counterfactual counts when P(undesirable) < 0.5 − margin, 
 def _predicted(analysis) -> str:
     """"1,612 predicted" or, when cases are left out as borderline or memorised, "1,505 factuals of 1,612 predicted"."""
     pool = len(analysis.pool)
-    candidates = int(analysis.store.factual_selection.get("candidates", pool))
+    candidates = int(analysis.explainer.factual_selection.get("candidates", pool))
     return f"{candidates:,} predicted" if candidates == pool else f"{pool:,} factuals of {candidates:,} predicted"
 
 

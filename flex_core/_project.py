@@ -1,0 +1,89 @@
+"""A project folder: what :meth:`FlexExplainer.save <flex_core.FlexExplainer.save>` writes and the explainer and the
+app read back (data.csv with the row ids, model.skops, settings.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import pandas as pd
+
+from ._errors import DataError
+
+if TYPE_CHECKING:
+    from .data import TaskSpec
+    from .models import FittedModel
+
+__all__ = ["PROJECT_FILES", "ROW", "ProjectParts", "check_project_folder", "read_project", "as_classes"]
+
+#: File names inside a folder written by :meth:`FlexExplainer.save`.
+PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settings.json"}
+#: The column of data.csv that holds the row ids.
+ROW = "__row__"
+
+
+def check_project_folder(directory: str | Path) -> Path:
+    """``directory`` as an absolute path, if it holds what :meth:`FlexExplainer.save` writes; else a one-line error."""
+    folder = Path(directory).expanduser()
+    if not folder.exists():
+        raise DataError(f"There is no folder {str(directory)!r} (write a project folder with explainer.save(DIR)).")
+    if not folder.is_dir():
+        raise DataError(f"{str(directory)!r} is a file, not a project folder (write one with explainer.save(DIR)).")
+    missing = [name for name in PROJECT_FILES.values() if not (folder / name).is_file()]
+    if missing:
+        raise DataError(f"{str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing "
+                        "(write one with explainer.save(DIR)).")
+    return folder.resolve()
+
+
+class ProjectParts(NamedTuple):
+    """What :meth:`FlexExplainer.load_parts` reads from a project folder."""
+
+    task: TaskSpec
+    model: FittedModel
+    #: whether the outcome column holds real labels (y was given), not the model's own predictions
+    y_given: bool
+
+
+def read_project(directory: Path, settings: dict) -> tuple[object, pd.DataFrame, dict]:
+    """(estimator, X, the keywords :func:`flex_core._adopt.adopt_model` takes) of the project folder ``directory``,
+    whose settings.json :meth:`FlexExplainer.read_settings` read: the one reading that :meth:`FlexExplainer.load` and
+    :meth:`FlexExplainer.load_parts` share."""
+    from .data import read_csv
+    from .models import load_model
+
+    text_columns = {c: str for c, dtype in settings.get("raw_dtypes", {}).items() if dtype == "object"}
+    # Through the library's reader, so a project's data.csv meets the same size, shape and row-count limits as any
+    # upload before it is parsed (a project folder can come from anyone).
+    frame = read_csv(directory / PROJECT_FILES["data"], dtype={settings["target"]: str, **text_columns})
+    if ROW not in frame.columns:
+        raise DataError(f"data.csv has no {ROW} column (write the project with explainer.save).")
+    frame = frame.set_index(ROW)
+    for column in [*text_columns, settings["target"]]:
+        if column in frame.columns:  # undo to_safe_csv's quote in front of formula-like text
+            frame[column] = frame[column].str.replace(r"^'(?=[=+\-@\t\r])", "", regex=True)
+    target = settings["target"]
+    if target not in frame.columns:
+        raise DataError(f"data.csv has no outcome column {target!r}.")
+    y = frame[target] if settings.get("y_given") else None
+    if y is not None:
+        y = as_classes(y, settings["undesired"])
+    adopted = dict(
+        undesired=settings["undesired"],
+        immutable=settings.get("immutable"),
+        kinds=settings.get("kinds"),
+        y=y,
+        monotone=settings.get("monotone") or None,
+        bounds=settings.get("bounds") or None,
+        allowed=settings.get("allowed") or None,
+        ordinal_orders=settings.get("ordinal_orders") or None,
+        name=settings.get("name", directory.name),
+    )
+    return load_model(directory / PROJECT_FILES["model"]), frame.drop(columns=[target]), adopted
+
+
+def as_classes(y: pd.Series, undesired: list) -> pd.Series:
+    """Outcomes read back as text get the type of the saved classes (numbers stay numbers)."""
+    if undesired and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in undesired):
+        return pd.to_numeric(y)
+    return y
