@@ -63,8 +63,38 @@ for i, (name, frame) in enumerate(tables.items()):
     cols[i % 3].download_button(name, csv, file_name=name,
                                 mime="text/csv", key=f"csv.{name}")
 
-# -- the HTML report -----------------------------------------------------------------------------
-st.subheader("HTML report for domain experts")
+# -- the HTML reports ---------------------------------------------------------------------------
+built_from = {"view": S.numbers_view(view, task), "data": task.fingerprint}
+
+
+def offer(html: str | None, made_from: dict | None, *, label: str, file_name: str, key: str) -> None:
+    """A download of a report built earlier, only while its numbers still match the page."""
+    if not html:
+        return
+    if (made_from or {}) == built_from:
+        st.download_button(label, html, file_name=file_name, mime="text/html", key=key)
+    else:  # never offer a file whose numbers no longer match the page
+        changes = S.view_changes((made_from or {}).get("view", {}), built_from["view"]) or ["the data"]
+        st.warning(plain("The report built earlier is out of date; settings changed since (" + "; ".join(changes)
+                         + "). Build it again to download it."))
+
+
+st.subheader("Interactive report for domain experts")
+st.caption(
+    "One HTML file that opens offline in any browser, with no server and no network: the reader moves τ (global and "
+    "per number) and the charts, regions and tables redraw with the app's numbers; picks a region (the one shown, the "
+    "saved ones and any the Regional explorer found); finds a case by row id or value and browses its "
+    "counterfactuals, changed cells marked; and reads the settings, the model's quality and every note. A snapshot: "
+    "it says when it was built and from which data."
+)
+if st.button("Build the interactive report", key="build_snapshot", type="primary"):
+    st.session_state[S.REPORT_SNAPSHOT] = {
+        "html": run_or_stop(report.interactive_report, analysis, regional, saved, link), "view": built_from}
+snapshot = st.session_state[S.REPORT_SNAPSHOT] or {}
+offer(snapshot.get("html"), snapshot.get("view"), label="Download interactive_report.html",
+      file_name="flex_interactive_report.html", key="download_snapshot")
+
+st.subheader("Print-friendly HTML report")
 results = run_or_stop(report.session_results, analysis, global_result, regional, saved)
 sections = reporting.session_sections(results, settings=settings_text(analysis))
 st.caption(
@@ -72,22 +102,14 @@ st.caption(
     "this session, each with a plain-language reading: " + "; ".join(section.title for section in sections) + ". "
     "Run SHAP or LIME on the Compare page, or save regions, to add them."
 )
-built_from = {"view": S.numbers_view(view, task), "data": task.fingerprint}
-if st.button("Build the HTML report", key="build_report", type="primary"):
+if st.button("Build the print-friendly report", key="build_report"):
     st.session_state[S.REPORT_HTML] = reporting.build_html_report(
         sections, title=f"FLEX Studio report: {task.name}", meta=report.report_settings(analysis, link),
         intro=reporting.HOW_TO_READ,
     )
     st.session_state[S.REPORT_VIEW] = built_from
-if st.session_state[S.REPORT_HTML]:
-    report_view = st.session_state[S.REPORT_VIEW] or {}
-    if report_view == built_from:
-        st.download_button("Download report.html", st.session_state[S.REPORT_HTML], file_name="flex_report.html",
-                           mime="text/html", key="download_report")
-    else:  # never offer a file whose numbers no longer match the page
-        changes = S.view_changes(report_view.get("view", {}), built_from["view"]) or ["the data"]
-        st.warning(plain("The report built earlier is out of date; settings changed since (" + "; ".join(changes)
-                         + "). Build it again to download it."))
+offer(st.session_state[S.REPORT_HTML], st.session_state[S.REPORT_VIEW], label="Download report.html",
+      file_name="flex_report.html", key="download_report")
 for section in sections:
     with st.expander(section.title):
         st.markdown(plain(section.reading))

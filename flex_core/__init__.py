@@ -10,8 +10,8 @@ The top level holds the explainer, the task and model entry points, the result t
 (and :func:`read_result`, which reads any of them back) and the errors; the pipeline's
 stages are subpackages (the runs the explainer makes are in :mod:`~flex_core.importance`): :mod:`~flex_core.data`, :mod:`~flex_core.models`,
 :mod:`~flex_core.counterfactuals`, :mod:`~flex_core.importance`, :mod:`~flex_core.regions`,
-:mod:`~flex_core.compare`, :mod:`~flex_core.plotting`, :mod:`~flex_core.cli` and
-:mod:`~flex_core.reproduce`. Each exports (``__all__``) only what a library user
+:mod:`~flex_core.compare`, :mod:`~flex_core.plotting`, :mod:`~flex_core.cli`,
+:mod:`~flex_core.reproduce` and :mod:`~flex_core.snapshot` (the interactive report file). Each exports (``__all__``) only what a library user
 calls; the dashboard's own helpers (readings, display tables, the HTML report, the
 factual map) live in the app's ``ui`` package. Everything loads on first use, so
 ``import flex_core`` stays light: plotly, shap, lime, dice_ml and Streamlit load only
@@ -47,7 +47,8 @@ _LAZY = {
     "UnseenCategoryError": "._errors",
     "GenerationError": "._errors",
 }
-_SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "regions", "compare", "plotting", "cli", "reproduce")
+_SUBPACKAGES = ("data", "models", "counterfactuals", "importance", "regions", "compare", "plotting", "cli", "reproduce",
+                "snapshot")
 
 __all__ = [*_LAZY, *_SUBPACKAGES]
 

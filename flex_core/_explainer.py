@@ -458,6 +458,59 @@ class FlexExplainer:
 
         return data_limits(self.task, self.task.feature(name).name)
 
+    # -- an interactive report --------------------------------------------------------------------
+    def report(
+        self,
+        path,
+        *,
+        n_factuals: int = 200,
+        tau=DEFAULT_TAU,
+        regions: Mapping[str, RegionalResult | Mapping] | None = None,
+        discover=0,
+        title: str | None = None,
+        settings: Mapping | None = None,
+        progress=None,
+    ):
+        """Write an interactive report: one HTML file that opens offline, with no server and no network.
+
+        In it a reader moves τ (global and per continuous feature) and sees the global chart, each region's
+        chart, scatter, r with its interval and reading redrawn; picks a region; finds a case by row id or
+        value and browses its counterfactuals with the changed cells marked; and reads the settings, the
+        model's quality and every note. The file carries the counterfactuals and recomputes FLEX from them
+        in the browser exactly as :func:`~flex_core.importance.flex_importance` does (:mod:`flex_core.snapshot`).
+
+        ``path`` is a file name (its folder must exist) or an open text stream. ``regions`` maps a name to a
+        :class:`RegionalResult` or to :meth:`explain_region`'s keywords (``{"query": 12, "k": 4}``,
+        ``{"rule": ["age>=70"]}``). ``discover=N`` adds the first N regions :meth:`find_regions` finds over
+        the same factuals at ``tau``; a :class:`~flex_core.RegionsResult` adds the regions it holds.
+        ``settings`` adds lines to the file's settings table. Returns ``path``.
+        """
+        from .regions import RegionsResult
+        from .snapshot._page import snapshot_html
+        from .snapshot._payload import snapshot_payload
+
+        stream = hasattr(path, "write")
+        target = Path(path).expanduser() if not stream else None
+        if target is not None and (target.is_dir() or not target.parent.is_dir()):
+            raise ConfigError(f"Cannot write the report to {str(path)!r}: give a file name in a folder that exists.")
+        found = discover if isinstance(discover, RegionsResult) else None
+        check_each(n_factuals=n_factuals, **({"top": discover} if found is None and discover else {}))
+        global_result = self.explain_global(n_factuals=n_factuals, tau=tau, progress=progress)
+        opened = {str(name): region if isinstance(region, RegionalResult) else
+                  self.explain_region(global_result=global_result, n_factuals=n_factuals, tau=tau, **dict(region))
+                  for name, region in (regions or {}).items()}
+        if found is None and discover:
+            found = self.find_regions(tau=tau, n_factuals=n_factuals, top=int(discover), progress=progress)
+        found_opened = [self.explain_region(global_result=global_result, rule=region.rule, n_factuals=n_factuals, tau=tau)
+                        for region in (found.regions if found is not None else ())]
+        page = snapshot_html(snapshot_payload(self, global_result, opened, discovered=found, discovered_regions=found_opened,
+                                              title=title, settings=settings))
+        if target is None:
+            path.write(page)
+            return path
+        target.write_text(page, encoding="utf-8")
+        return target
+
     # -- other methods on the same rows -------------------------------------------------------------
     def shap(self, rows: Rows, **options):
         """SHAP on these rows (e.g. ``result.query_index``); options as :func:`~flex_core.compare.shap_importance`."""

@@ -141,7 +141,7 @@ def shoot_dataset(browser, url: str, name: str, query: str, out: Path) -> None:
             page.get_by_text("Run LIME on the region", exact=False).first.click()
             _wait_idle(page)
         if stem == "report":
-            _click(page, "Build the HTML report")
+            _click(page, "Build the print-friendly report")
             with page.expect_download() as download:
                 page.get_by_role("button", name="Download report.html").first.click()
             report = out / f"{name}-report.html"

@@ -3,6 +3,7 @@ except from cached or stored counterfactuals)."""
 
 from __future__ import annotations
 
+import io
 from urllib.parse import urlparse
 
 import streamlit as st
@@ -97,3 +98,19 @@ def report_settings(analysis: Analysis, link: str) -> dict:
     if not is_local(link):
         settings["link to this view"] = link
     return settings
+
+
+def interactive_report(analysis: Analysis, regional, saved: dict, link: str) -> str:
+    """The interactive report file of this view (FlexExplainer.report): the global sample at the session's τ, the
+    region shown, the saved regions and, when the Regional explorer searched, the regions it found."""
+    regions = {**({reporting.region_title(regional): regional} if regional is not None else {}),
+               **{f"saved region {name}": reg for name, reg in saved.items()}}
+    options = st.session_state[S.REGION_SEARCH]
+    found = analysis.found_regions(options) if options is not None else 0
+    settings = {"model": f"{analysis.model.label} ({analysis.model.encoding} encoding)"}
+    if not is_local(link):
+        settings["link to this view"] = link
+    out = io.StringIO()
+    analysis.explainer.report(out, n_factuals=analysis.n_factuals, tau=analysis.tau, regions=regions, discover=found,
+                              title=f"FLEX Studio interactive report: {analysis.task.name}", settings=settings)
+    return out.getvalue()

@@ -64,6 +64,7 @@ SEEN_SELECTIONS = "seen_selections"  # {widget key: last selection applied}, so 
 LINK_ERROR = "link_error"
 REPORT_HTML = "report_html"  # the last HTML report built on the Report page
 REPORT_VIEW = "report_view"  # the view (and data) that report was built from, to tell when it is out of date
+REPORT_SNAPSHOT = "report_snapshot"  # the last interactive report built: {"html", "view"} (view as REPORT_VIEW), or None
 SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP runs only when asked
 LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
 SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/sufficiency was asked for
@@ -115,6 +116,7 @@ def _defaults() -> dict[str, Any]:
         LINK_ERROR: None,
         REPORT_HTML: None,
         REPORT_VIEW: None,
+        REPORT_SNAPSHOT: None,
         SHAP_REQUEST: None,
         LIME_REQUEST: None,
         SUFFICIENCY_REQUESTS: [],
@@ -277,7 +279,7 @@ def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
     for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, RULE, RULE_DRAFT, REGION_SEARCH, GROUPS_BY, GROUPS_RETRAIN, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                REPORT_VIEW, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, RETRAIN_CHECK, WHATIF_ROW,
+                REPORT_VIEW, REPORT_SNAPSHOT, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, RETRAIN_CHECK, WHATIF_ROW,
                 WHATIF_EDITS):
         st.session_state[key] = defaults[key]
 

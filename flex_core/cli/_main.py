@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -186,6 +187,9 @@ def _add_flex_arguments(common: argparse.ArgumentParser) -> None:
     flex.add_argument("--out", help="write the JSON here (default: standard output)")
     flex.add_argument("--cf-out", metavar="PATH.csv",
                       help="write every counterfactual here: factual, cf, valid, then the features in original values")
+    flex.add_argument("--report", metavar="PATH.html",
+                      help="also write an interactive HTML report (offline, one file): global, the region of "
+                           "regional, the regions of regions; τ can be moved in it")
     flex.add_argument("--quiet", action="store_true", help="no progress on standard error")
 
 
@@ -240,6 +244,7 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
             fdr=args.fdr, n_permutations=args.permutations, bins=args.bins, top=args.top, retrain=args.retrain,
             progress=progress,
         )
+        args.found = result  # for --report
         counts = result.counts
         log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr} "
             f"({counts['interval_reaches_zero']} more below it with a divergence interval reaching 0), "
@@ -307,7 +312,7 @@ def check_arguments(args) -> None:
             check(name, value, label="--" + option.replace("_", "-"))
     if getattr(args, "query", None) is not None and args.query < 0:
         raise ConfigError(f"--query is a 0-based row of the input file, so 0 or more; got {args.query}.")
-    for option in ("out", "cf_out"):
+    for option in ("out", "cf_out", "report"):
         if getattr(args, option, None):
             check_output_path(getattr(args, option), "--" + option.replace("_", "-"))
 
@@ -377,7 +382,11 @@ def run(args) -> dict:
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
     if args.command in ("regions", "groups"):
-        return _finish(_run_pool_analysis(args, explainer, tau, progress, log), args, task, log)
+        if args.command == "groups" and args.report:
+            raise ConfigError("--report applies to global, regional and regions, not to groups.")
+        out = _run_pool_analysis(args, explainer, tau, progress, log)
+        _report(args, explainer, tau, discover=getattr(args, "found", 0))
+        return _finish(out, args, task, log)
     if args.command == "regional" and args.rule:
         if args.query is not None or args.where or args.neighbours is not None:
             raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
@@ -416,9 +425,23 @@ def run(args) -> dict:
             lime = explainer.lime(regional.members, num_samples=args.lime_samples)
             log(f"lime: {len(regional.members)} factuals in {lime.seconds:.1f} s")
             add_lime_to_json(out, lime)
+    _report(args, explainer, tau, regional=None if args.command == "global" else regional)
     if args.cf_out:
         args.cf_frame = explained.counterfactuals_frame()  # written by main, with the JSON, only when both can be
     return _finish(out, args, task, log)
+
+
+def _report(args, explainer: FlexExplainer, tau, *, regional=None, discover=0) -> None:
+    """The interactive report of this run, kept in ``args.report_page`` for main to write with the JSON (--report)."""
+    if not args.report:
+        return
+    regions = {}
+    if regional is not None:
+        name = f"rule: {regional.rule_text}" if regional.rule_text else f"region around row {regional.query}"
+        regions[name] = regional
+    args.report_page = io.StringIO()
+    explainer.report(args.report_page, n_factuals=args.n_factuals, tau=tau, regions=regions, discover=discover,
+                     settings={"made by": f"python -m flex_core {args.command}"})
 
 
 def _finish(out: dict, args, task, log) -> dict:
@@ -470,13 +493,19 @@ def main(argv: list[str] | None = None) -> int:
         out = run(args)
         text = json.dumps(out, indent=2)
         cf_frame = getattr(args, "cf_frame", None)
-        with _atomic(args.out) as json_path, _atomic(args.cf_out if cf_frame is not None else None) as cf_path:
+        page = getattr(args, "report_page", None)
+        with _atomic(args.out) as json_path, _atomic(args.cf_out if cf_frame is not None else None) as cf_path, \
+                _atomic(args.report if page is not None else None) as report_path:
+            if report_path is not None and page is not None:
+                report_path.write_text(page.getvalue(), encoding="utf-8")
             if cf_path is not None:
                 to_safe_csv(cf_frame, cf_path)
             if json_path is not None:
                 json_path.write_text(text + "\n")
         if cf_path is not None and not args.quiet:
             print(f"counterfactuals: {args.cf_out}", file=sys.stderr)
+        if report_path is not None and not args.quiet:
+            print(f"report: {args.report}", file=sys.stderr)
         if json_path is None:
             print(text)
     except FlexError as exc:

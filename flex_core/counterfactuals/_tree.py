@@ -46,8 +46,9 @@ from ._set import (
     distinct_keys,
     encode_rows,
 )
-from ._treeform import FLOAT32_TOLERANCE, MAX_LEVELS, TreeForm, tree_form
+from ._treeform import MAX_LEVELS, TreeForm, tree_form
 from ._treegrid import (
+    FLOAT32_WINDOW,
     NEAR_THRESHOLD,
     grids,
     near_walk,
@@ -202,7 +203,7 @@ def _settle_all(form: TreeForm, items, threshold: float, score=None) -> list[np.
     ``score`` (default the form): what scores them. An XGBoost form (float32) is settled by the model itself
     within two float32 steps of the threshold, since its sigmoid may differ from XGBoost's by one.
     """
-    window = FLOAT32_TOLERANCE if form.float32 else NEAR_THRESHOLD
+    window = FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD
     score = form if score is None else score
     near = [np.argwhere((np.abs(p - threshold) <= window) & (True if exact is None else ~exact))
             for p, _, exact in items]
@@ -402,8 +403,9 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
 
 
 def _compiled(form: TreeForm) -> bool:
-    """The compiled pair search reads forests, and binary boosting summed in float64."""
-    return form.link == "mean" or (form.link == "sigmoid" and not form.float32 and form.undesired in ((0,), (1,)))
+    """The compiled pair search reads forests and binary boosting (XGBoost's float32 sums too: its cells within
+    :data:`FLOAT32_WINDOW` of the threshold go to :func:`_slow_pairs`, which rescores them by the model)."""
+    return form.link == "mean" or (form.link == "sigmoid" and form.undesired in ((0,), (1,)))
 
 
 def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near) -> np.ndarray:
@@ -423,16 +425,15 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
     for j, ok in enumerate(axes.levels_ok):
         if ok is not None:
             levels_ok[j, : len(ok)] = ok
-    undesired = np.zeros(form.value.shape[1], dtype=bool)
-    undesired[list(form.undesired) if form.link == "mean" else [0]] = True
+    weights, undesired = _pair_weights(form, g.weights)
     ranges, rec_box = _record_ranges(near, query, axes_of, n_f)
     grp, va, vb, size, unsure, cut = pair_search(  # type: ignore[call-arg]
         query, axes_of[:, 0].copy(), axes_of[:, 1].copy(), ranges, _windows(g, factuals, query, axes_of, limit), rec_box,
         g.box_lo,
-        g.box_hi, g.boxes.mask, g.weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
+        g.box_hi, g.boxes.mask, weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
         axes.step, axes.direction.astype(float), axes.ordinal, levels_ok, axes.scale, limit, level_single,
         0 if form.link == "mean" else 1, float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
-        axes.validity.threshold, NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
+        axes.validity.threshold, FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
     stats["pairs_read"] += int((~unsure).sum())
     stats["pair_candidates_cut"] += int(cut.sum())
     for k, a_value, b_value, s in zip(grp.tolist(), va.tolist(), vb.tolist(), size.tolist()):
@@ -441,6 +442,21 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
         row[a], row[b] = a_value, b_value
         per_query[q].append((2, s, (a, b), row))
     return np.flatnonzero(unsure)
+
+
+def _pair_weights(form: TreeForm, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The leaf weights the pair search sums, and which of their outputs are undesired.
+
+    A forest with one undesired class needs only that class's column of each part (whole, other, count): a
+    2-d grid of three sums per cell instead of 2K + 1, and the same P to the bit.
+    """
+    k = form.value.shape[1]
+    if form.link == "mean" and len(form.undesired) == 1:
+        u = int(form.undesired[0])
+        return np.ascontiguousarray(weights[:, [u, k + u, 2 * k]]), np.ones(1, dtype=bool)
+    undesired = np.zeros(k, dtype=bool)
+    undesired[list(form.undesired) if form.link == "mean" else [0]] = True
+    return weights, undesired
 
 
 def _record_ranges(near, query, axes_of, n_features: int):
@@ -483,12 +499,14 @@ def _windows(g, factuals, query, axes_of, limit) -> np.ndarray:
 
 
 def _candidate_tables(g, axes):
-    """Every number feature's candidates per side (:func:`._treegrid.number_candidates`), flat for the kernel."""
+    """Every number feature's candidates per side (:func:`._treegrid.number_candidates`), flat for the kernel, each
+    (feature, side) run sorted by the grid bound the candidate came from."""
     parts, start = [], [0]
     for j in range(len(g.n_cells)):
         for side in (-1, 1):
             part = number_candidates(g, axes, j, side) if g.is_number[j] else (np.empty(0), *(np.empty(0, dtype=np.int64),) * 3)
-            parts.append(part)
+            order = np.argsort(part[3], kind="stable")  # by the bound each came from: the kernel reads a window of them
+            parts.append(tuple(a[order] for a in part))
             start.append(start[-1] + len(part[0]))
     grid = np.concatenate([np.asarray(b, dtype=float) for b in g.grid])
     g_start = np.r_[0, np.cumsum([len(b) for b in g.grid])].astype(np.int64)

@@ -35,7 +35,7 @@ from .._errors import ConfigError
 from ..models._adapter import _category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
-from ._treekernel import tree_depth
+from ._treekernel import reached_leaves, tree_depth
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -98,26 +98,10 @@ class TreeForm:
         return len(self.roots)
 
     def leaves(self, codes: np.ndarray) -> np.ndarray:
-        """The leaf each coded row (n, F) reaches in each tree, shape (n, T)."""
-        codes = np.asarray(codes, dtype=float)
-        node = np.broadcast_to(self.roots, (len(codes), self.n_trees)).copy()
-        rows = np.arange(len(codes))[:, None]
-        for _ in range(self.depth + 1):
-            feature = self.feature[node]
-            split = feature >= 0
-            if not split.any():
-                break
-            x = codes[rows, np.maximum(feature, 0)]
-            go_left = self.go_left(node, x)
-            node = np.where(split, np.where(go_left, self.left[node], self.right[node]), node)
-        return node
-
-    def go_left(self, node: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Whether value(s) ``x`` of each node's feature go left at ``node`` (same shapes)."""
-        missing = np.isnan(x)
-        level = np.where(missing | (x < 0) | (x > MAX_LEVELS), 0, np.nan_to_num(x)).astype(np.int64)
-        in_mask = (self.mask[node] >> level) & 1 == 1
-        return np.where(missing, self.nan_left[node], np.where(self.numeric[node], x <= self.bound[node], in_mask))
+        """The leaf each coded row (n, F) reaches in each tree, shape (n, T) (one compiled walk)."""
+        codes = np.ascontiguousarray(codes, dtype=float)
+        return reached_leaves(codes, self.roots, self.feature, self.numeric, self.bound, self.mask, self.nan_left,
+                              self.left, self.right)
 
     def raw(self, codes: np.ndarray) -> np.ndarray:
         """Summed leaf values, shape (n, K)."""
@@ -170,45 +154,51 @@ def _float32_link(raw: np.ndarray, link: str) -> np.ndarray:
 
 
 # -- numeric split bounds ---------------------------------------------------------------------
-def _prev64(x):
-    return np.nextafter(np.float64(x), -np.inf)
+def _float32_le_bounds(t32: np.ndarray) -> np.ndarray:
+    """Per float32 t: the largest float64 x with float32(x) <= t (numpy rounds to nearest, ties to even)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = np.nextafter(t32, np.float32(np.inf))
+        middle = (t32.astype(float) + up.astype(float)) / 2.0  # exact: both are float32 values
+        out = np.where(middle.astype(np.float32) == t32, middle, np.nextafter(middle, -np.inf))
+    out = np.where(np.isinf(up), np.finfo(np.float64).max, out)  # t is the largest float32
+    return np.where(np.isinf(t32), t32.astype(float), out)
 
 
-def _float32_le_bound(t32: np.float32) -> float:
-    """The largest float64 x with float32(x) <= t32 (numpy rounds to nearest, ties to even)."""
-    if np.isinf(t32):
-        return float(t32)
-    up = np.nextafter(t32, np.float32(np.inf))
-    if np.isinf(up):
-        return float(np.finfo(np.float64).max)
-    middle = (float(t32) + float(up)) / 2.0  # exact: both are float32 values
-    return middle if np.float32(middle) == t32 else float(_prev64(middle))
-
-
-def left_bound(threshold: float, *, strict: bool, float32: bool) -> float:
-    """The largest float64 code x sent left by ``x <= threshold`` (``x < threshold`` if ``strict``).
+def left_bounds(threshold: np.ndarray, *, strict: bool, float32: bool) -> np.ndarray:
+    """Per threshold, the largest float64 code x sent left by ``x <= threshold`` (``x < threshold`` if ``strict``).
 
     ``float32``: the library compares ``float32(x)`` (scikit-learn's trees against a float64
     threshold, XGBoost against a float32 one).
     """
+    threshold = np.asarray(threshold, dtype=float)
     if not float32:
-        return float(_prev64(threshold)) if strict else float(threshold)
-    t32 = np.float32(threshold)
-    if strict:  # float32(x) < t  <=>  float32(x) <= the float32 below t
-        if float(t32) >= threshold:
-            t32 = np.nextafter(t32, np.float32(-np.inf))
-    elif float(t32) > threshold:
-        t32 = np.nextafter(t32, np.float32(-np.inf))
-    return _float32_le_bound(t32)
+        return np.nextafter(threshold, -np.inf) if strict else threshold.copy()
+    with np.errstate(over="ignore"):
+        t32 = threshold.astype(np.float32)
+    # float32(x) < t  <=>  float32(x) <= the float32 below t; float32(x) <= t  <=>  ... <= the float32 at or below t
+    below = (t32.astype(float) >= threshold) if strict else (t32.astype(float) > threshold)
+    t32 = np.where(below, np.nextafter(t32, np.float32(-np.inf)), t32)
+    return _float32_le_bounds(t32)
+
+
+def left_bound(threshold: float, *, strict: bool, float32: bool) -> float:
+    """:func:`left_bounds` of one threshold."""
+    return float(left_bounds(np.array([threshold]), strict=strict, float32=float32)[0])
+
+
+def rounded_bounds(bound: np.ndarray) -> np.ndarray:
+    """For a column FLEX rounds (half to even) before the model sees it: per bound, the largest x with round(x) <= bound."""
+    bound = np.asarray(bound, dtype=float)
+    n = np.floor(bound)
+    half = n + 0.5
+    with np.errstate(invalid="ignore"):
+        out = np.where(n % 2 == 0, half, np.nextafter(half, -np.inf))
+    return np.where(np.isfinite(bound), out, bound)
 
 
 def rounded_bound(bound: float) -> float:
-    """For a column FLEX rounds (half to even) before the model sees it: the largest x with round(x) <= bound."""
-    if not np.isfinite(bound):
-        return bound
-    n = np.floor(bound)
-    half = n + 0.5
-    return float(half) if n % 2 == 0 else float(_prev64(half))
+    """:func:`rounded_bounds` of one bound."""
+    return float(rounded_bounds(np.array([bound]))[0])
 
 
 # -- the model's input columns as task codes ---------------------------------------------------
@@ -270,10 +260,38 @@ class _Builder:
     """Collects trees node by node in task codes."""
 
     def __init__(self, columns: list[_Column], n_levels: list[int], n_outputs: int):
-        self.columns, self.n_levels, self.k = columns, n_levels, n_outputs
+        self.n_levels, self.k = n_levels, n_outputs
         self.parts: list[dict] = []
         self.offset = 0
         self.depth = 0
+        self.set_columns(columns)
+
+    def set_columns(self, columns: list[_Column]) -> None:
+        """The classifier's input columns, in its order."""
+        self.columns = columns
+        # per column: its task feature, its number of levels (-1: a number), whether it is rounded, and the value
+        # each level has there (NaN past the last level)
+        self.col_feature = np.array([c.feature for c in columns], dtype=np.int64)
+        self.col_levels = np.array([-1 if c.level_values is None else len(c.level_values) for c in columns], dtype=np.int64)
+        self.col_rounded = np.array([c.rounded for c in columns], dtype=bool)
+        self.col_values = np.full((len(columns), MAX_LEVELS), np.nan)
+        for i, c in enumerate(columns):
+            if c.level_values is not None and len(c.level_values) <= MAX_LEVELS:
+                self.col_values[i, : len(c.level_values)] = c.level_values
+
+    def _level_masks(self, at, cols, thresholds, categorical, category_left, *, strict, float32, nan_left) -> np.ndarray:
+        """Per level split node, the bits of the levels it sends left (the library's own comparison of each
+        level's value, a native category set, missing values the node's way)."""
+        values = self.col_values[cols]
+        seen = values.astype(np.float32).astype(float) if float32 else values
+        with np.errstate(invalid="ignore"):
+            goes = (seen < thresholds[at][:, None]) if strict else (seen <= thresholds[at][:, None])
+        for k in np.flatnonzero(categorical):
+            n = self.col_levels[cols[k]]
+            goes[k, :n] = category_left(at[k], values[k, :n])
+        real = np.arange(MAX_LEVELS)[None, :] < self.col_levels[cols][:, None]
+        goes = np.where(np.isnan(values) & real, nan_left[at][:, None], goes & real)
+        return (goes.astype(np.int64) << np.arange(MAX_LEVELS, dtype=np.int64)).sum(axis=1)
 
     def add(self, *, column, numeric_threshold, strict, float32, nan_left, left, right, leaf_value,
             category_left=None, depth=0):
@@ -288,32 +306,25 @@ class _Builder:
         value[:] = leaf_value
         column = np.asarray(column)
         nodes = np.flatnonzero(column >= 0)
-        categorical = np.array([category_left is not None and category_left(node, None) is not None for node in nodes], dtype=bool)
-        for c in np.unique(column[nodes]):  # the nodes splitting on one column at once
-            on = column[nodes] == c
-            at, spec = nodes[on], self.columns[int(c)]
-            if spec.feature < 0:  # a column that is always 0: decide once, as a level split over nothing
-                raise ConfigError("The model splits on a one-hot column for a level the task does not have.")
-            feature[at] = spec.feature
-            if spec.level_values is None:
-                if categorical[on].any():
-                    raise ConfigError("The model splits by category on a number column; the tree generator does not read it.")
-                for node in at:
-                    b = left_bound(float(numeric_threshold[node]), strict=strict, float32=float32)
-                    bound[node] = rounded_bound(b) if spec.rounded else b
-                continue
-            values = spec.level_values
-            if len(values) > MAX_LEVELS:
-                raise ConfigError(f"A categorical feature with more than {MAX_LEVELS} levels is not read by the tree generator.")
-            numeric[at] = False
-            thr = np.asarray(numeric_threshold, dtype=float)[at][:, None]
-            seen = (values.astype(np.float32).astype(float) if float32 else values)[None, :]
-            with np.errstate(invalid="ignore"):
-                goes = (seen < thr) if strict else (seen <= thr)
-            for k in np.flatnonzero(categorical[on]):
-                goes[k] = category_left(at[k], values)
-            goes = np.where(np.isnan(values)[None, :], np.asarray(nan_left, dtype=bool)[at][:, None], goes)
-            mask[at] = (goes.astype(np.int64) << np.arange(len(values), dtype=np.int64)).sum(axis=1)
+        categorical = (np.zeros(len(nodes), dtype=bool) if category_left is None else
+                       np.array([category_left(node, None) is not None for node in nodes], dtype=bool))
+        cols = column[nodes]
+        if (self.col_feature[cols] < 0).any():
+            raise ConfigError("The model splits on a one-hot column for a level the task does not have.")
+        feature[nodes] = self.col_feature[cols]
+        is_level = self.col_levels[cols] >= 0
+        if (categorical & ~is_level).any():
+            raise ConfigError("The model splits by category on a number column; the tree generator does not read it.")
+        if (self.col_levels[cols] > MAX_LEVELS).any():
+            raise ConfigError(f"A categorical feature with more than {MAX_LEVELS} levels is not read by the tree generator.")
+        thresholds = np.asarray(numeric_threshold, dtype=float)
+        at = nodes[~is_level]
+        b = left_bounds(thresholds[at], strict=strict, float32=float32)
+        bound[at] = np.where(self.col_rounded[cols[~is_level]], rounded_bounds(b), b)
+        at = nodes[is_level]
+        numeric[at] = False
+        mask[at] = self._level_masks(at, cols[is_level], thresholds, categorical[is_level], category_left,
+                                     strict=strict, float32=float32, nan_left=np.asarray(nan_left, dtype=bool))
         left = np.where(np.asarray(left) >= 0, np.asarray(left) + self.offset, -1)
         right = np.where(np.asarray(right) >= 0, np.asarray(right) + self.offset, -1)
         self.parts.append(dict(feature=feature, numeric=numeric, bound=bound, mask=mask,
@@ -383,7 +394,7 @@ def _read_histogram_boosting(builder, hgb) -> dict:
     if getattr(hgb, "_preprocessor", None) is not None:  # its own encoder puts the categorical columns first
         categorical = np.asarray(hgb.is_categorical_, dtype=bool)
         order = np.r_[np.flatnonzero(categorical), np.flatnonzero(~categorical)]
-        builder.columns = [builder.columns[i] for i in order]
+        builder.set_columns([builder.columns[i] for i in order])
     for stage in hgb._predictors:
         for c, predictor in enumerate(stage):
             nodes = predictor.nodes
@@ -563,9 +574,9 @@ def tree_form(model, task) -> TreeForm:
     classifier, encoded = _classifier(model)
     n_levels = [0 if f.is_continuous else len(f.levels) for f in task.features]
     module = type(classifier).__module__
-    classes = list(getattr(classifier, "classes_", model.classes))
-    k_classes = len(classes)
-    undesired = [classes.index(c) if c in classes else [str(x) for x in classes].index(str(c)) for c in model.undesired]
+    k_classes = len(getattr(classifier, "classes_", model.classes))
+    # the probability columns the model sums into P(undesirable), as FittedModel.predict_proba does
+    undesired = [list(model.classes).index(c) for c in model.undesired]
     read: Callable[[_Builder, Any], dict]
     if isinstance(classifier, (RandomForestClassifier, ExtraTreesClassifier)):
         read, library = _read_forest, "sklearn"

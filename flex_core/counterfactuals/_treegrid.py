@@ -14,15 +14,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._treeform import FLOAT32_TOLERANCE, TreeForm
+from ._treeform import TreeForm
 from ._treekernel import single_sums, walk_near
 from ._treeprofile import LeafBoxes, combine, leaf_boxes, with_inexact
 
 __all__ = ["Grids", "grids", "near_walk", "single_grid_profiles", "settle_singles", "single_counterfactuals",
-           "number_candidates", "past", "cell_points", "NEAR_THRESHOLD"]
+           "number_candidates", "past", "cell_points", "NEAR_THRESHOLD", "FLOAT32_WINDOW"]
 
 #: Profile values this close to the threshold are rescored tree by tree in the model's own order.
 NEAR_THRESHOLD = 1e-9
+#: The same for XGBoost, which sums its trees in float32: a profile summed in float64 may differ from its
+#: probability by a few float32 steps of the margin per tree (100 trees of margin 5: under 1e-5), so cells
+#: this close to the threshold are rescored by the model itself.
+FLOAT32_WINDOW = 1e-4
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,7 +136,7 @@ def settle_singles(form: TreeForm, g: Grids, prof: GridProfiles, factuals: np.nd
 
     ``score`` (default the form): an XGBoost form (float32) is settled by the model itself.
     """
-    window = FLOAT32_TOLERANCE if form.float32 else NEAR_THRESHOLD
+    window = FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD
     near = (np.abs(prof.p - threshold) <= window) & ~prof.exact
     if not near.any():
         return
@@ -211,6 +215,8 @@ def single_counterfactuals(g: Grids, axes, prof: GridProfiles, factuals: np.ndar
 
 def _nearest_number(g: Grids, axes, j: int, p: np.ndarray, f: np.ndarray, side: int, threshold: float):
     v, cell, corner, origin = number_candidates(g, axes, j, side)
+    if not len(v):  # no split on the feature (or none in its permitted range): no change of it alone can help
+        return np.empty(0, dtype=np.int64), np.empty(0), np.empty(0)
     bounds = g.grid[j]
     with np.errstate(invalid="ignore"):
         beyond = (bounds[origin][None, :] >= f[:, None]) if side > 0 else (bounds[origin][None, :] < f[:, None])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth"]
+__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth", "leaf_box_arrays", "reached_leaves"]
 
 
 @njit(cache=True, nogil=True)
@@ -140,16 +140,33 @@ def single_sums(n_q, rec_q, rec_box, rec_a, box_lo, box_hi, box_mask, box_empty,
 
 
 @njit(cache=True, nogil=True)
-def _edges(rects, n_rects, box_lo, box_hi, j, first, last):
+def _edges(rects, n_rects, box_lo, box_hi, j, first, last, marks):
     """Sorted distinct cell starts of the rectangles on number feature j within global cells first..last (the
-    window any candidate, corner or factual of the pair lies in), with ``first`` and ``last + 1``."""
-    raw = np.empty(2 * n_rects + 2, np.int64)
+    window any candidate, corner or factual of the pair lies in), with ``first`` and ``last + 1``.
+
+    ``marks``: a zeroed flag per global cell, set at the edges found (the caller's candidates read them, then
+    :func:`_unmark` clears them)."""
+    marks[first] = True
+    marks[last + 1] = True
     for k in range(n_rects):
-        raw[2 * k] = min(max(box_lo[rects[k], j], first), last + 1)
-        raw[2 * k + 1] = min(max(box_hi[rects[k], j] + 1, first), last + 1)
-    raw[2 * n_rects] = first
-    raw[2 * n_rects + 1] = last + 1
-    return np.unique(raw)
+        marks[min(max(box_lo[rects[k], j], first), last + 1)] = True
+        marks[min(max(box_hi[rects[k], j] + 1, first), last + 1)] = True
+    n = 0
+    for c in range(first, last + 2):
+        n += marks[c]
+    out = np.empty(n, np.int64)
+    n = 0
+    for c in range(first, last + 2):
+        if marks[c]:
+            out[n] = c
+            n += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _unmark(marks, edges):
+    for e in edges:
+        marks[e] = False
 
 
 @njit(cache=True, nogil=True)
@@ -159,9 +176,8 @@ def _local(edges, cell):
 
 
 @njit(cache=True, nogil=True)
-def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights):
-    """Summed weights per local cell (na, nb, W) of the rectangles, by a 2-d difference array."""
-    width = weights.shape[1]
+def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width):
+    """Summed weights (their first ``width`` columns) per local cell (na, nb, width), by a 2-d difference array."""
     diff = np.zeros((na + 1, nb + 1, width))
     for k in range(n_rects):
         box = rects[k]
@@ -197,14 +213,16 @@ def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_h
 
 
 @njit(cache=True, nogil=True)
-def _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window):
-    """P(undesirable) per local cell, and whether a cell within ``window`` of the threshold is not exact."""
+def _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole):
+    """P(undesirable) per local cell, and whether a cell within ``window`` of the threshold is not exact.
+
+    ``whole``: the sums hold a forest's whole-number leaves only (one column per output, all exact)."""
     k_out = undesired.shape[0]
     p = np.empty((na, nb))
     unsure = False
     for i in range(na):
         for k in range(nb):
-            exact = raw[i, k, 2 * k_out] < 0.5
+            exact = whole or raw[i, k, 2 * k_out] < 0.5
             if link == 0:
                 value = 0.0
                 for c in range(k_out):
@@ -222,38 +240,34 @@ def _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, 
 
 
 @njit(cache=True, nogil=True)
-def _axis_candidates(q, j, fx, is_num, edges, n_local, f_local, grid, g_start, cand_start, cand_v, cand_cell, cand_corner,
-                     cand_origin, step, direction, ordinal, levels_ok, scale, limit, level_single, max_cand):
+def _axis_candidates(q, j, fx, is_num, edges, marks, n_local, f_local, grid, g_start, cand_start, cand_v, cand_cell,
+                     cand_corner, cand_origin, step, direction, ordinal, levels_ok, scale, limit, level_single, max_cand):
     """One axis's candidates for a pair: (value, local cell, local corner cell, size, side), sorted by side then size.
 
     Numbers: the table's values whose bound is one of this pair's local edges, beyond the factual, nearer
     than the best one-feature change on that side; levels: every allowed level that is not valid alone.
     """
     f = fx[q, j]
-    n_max = 1
-    if is_num:
-        for s in range(2):
-            n_max += cand_start[2 * j + s + 1] - cand_start[2 * j + s]
-    else:
-        n_max += 64
+    n_max = 1 + (2 * edges.shape[0] * 2 if is_num else 64)  # at most two values per bound and side
     value = np.empty(n_max)
     cell = np.empty(n_max, np.int64)
     corner = np.empty(n_max, np.int64)
     side = np.empty(n_max)
     m = 0
     if is_num:
-        is_edge = np.zeros(grid.shape[0] + 2, np.bool_)
-        for e in edges:
-            is_edge[e] = True
         for s in range(2):
             sgn = 1.0 if s == 1 else -1.0
             if sgn * direction[j] < 0:
                 continue
-            for c in range(cand_start[2 * j + s], cand_start[2 * j + s + 1]):
+            # the table is sorted by origin: only bounds inside the window (edges[0] - 1 .. edges[-1] - 1) can be edges
+            c0, c1 = cand_start[2 * j + s], cand_start[2 * j + s + 1]
+            lo = c0 + np.searchsorted(cand_origin[c0:c1], edges[0] - 1, side="left")
+            hi = c0 + np.searchsorted(cand_origin[c0:c1], edges[-1] - 1, side="right")
+            for c in range(lo, hi):
                 origin = cand_origin[c]
                 bound = grid[g_start[j] + origin]
                 v = cand_v[c]
-                if not is_edge[origin + 1]:
+                if not marks[origin + 1]:
                     continue
                 if s == 1 and not (bound >= f and v > f):
                     continue
@@ -336,6 +350,31 @@ def _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, th
 
 
 @njit(cache=True, nogil=True)
+def _gather(ranges, rec_box, rects):
+    """The boxes of one group's four runs of records, in ``rects`` (grown when short), and how many."""
+    total = 0
+    for k in range(4):
+        total += ranges[2 * k + 1] - ranges[2 * k]
+    if rects.shape[0] < total:
+        rects = np.empty(total, np.int64)
+    n = 0
+    for k in range(4):
+        for r in range(ranges[2 * k], ranges[2 * k + 1]):
+            rects[n] = rec_box[r]
+            n += 1
+    return rects, n
+
+
+@njit(cache=True, nogil=True)
+def _all_whole(rects, n_rects, weights, k_out):
+    """No box holds a leaf value that is not a whole number (the count of such values is in column 2 K)."""
+    for k in range(n_rects):  # noqa: SIM110 (numba compiles the loop, not a generator)
+        if weights[rects[k], 2 * k_out] > 0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_mask, weights, is_number, n_cells,
                 fx, f_cell, grid, g_start, cand_start, cand_v, cand_cell, cand_corner, cand_origin, step, direction,
                 ordinal, levels_ok, scale, limit, level_single, link, n_trees, undesired, base0, class_one, threshold,
@@ -360,40 +399,44 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
     unsure = np.zeros(n_groups, np.bool_)
     cut = np.zeros(n_groups, np.int64)
     rects = np.empty(0, np.int64)
+    marks_a = np.zeros(n_cells.max() + 2, np.bool_)
+    marks_b = np.zeros(n_cells.max() + 2, np.bool_)
     for gi in range(n_groups):
         q, A, B = g_q[gi], g_a[gi], g_b[gi]
-        total = 0
-        for k in range(4):
-            total += g_ranges[gi, 2 * k + 1] - g_ranges[gi, 2 * k]
-        if rects.shape[0] < total:
-            rects = np.empty(total, np.int64)
-        n_rects = 0
-        for k in range(4):
-            for r in range(g_ranges[gi, 2 * k], g_ranges[gi, 2 * k + 1]):
-                rects[n_rects] = rec_box[r]
-                n_rects += 1
+        rects, n_rects = _gather(g_ranges[gi], rec_box, rects)
         num_a, num_b = is_number[A], is_number[B]
         if num_a:
-            ea = _edges(rects, n_rects, box_lo, box_hi, A, g_window[gi, 0], g_window[gi, 1])
+            ea = _edges(rects, n_rects, box_lo, box_hi, A, g_window[gi, 0], g_window[gi, 1], marks_a)
         else:
             ea = np.arange(n_cells[A] + 1)
         if num_b:
-            eb = _edges(rects, n_rects, box_lo, box_hi, B, g_window[gi, 2], g_window[gi, 3])
+            eb = _edges(rects, n_rects, box_lo, box_hi, B, g_window[gi, 2], g_window[gi, 3], marks_b)
         else:
             eb = np.arange(n_cells[B] + 1)
         na, nb = ea.shape[0] - 1, eb.shape[0] - 1
-        raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights)
-        p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window)
+        # a forest's group reached by whole-number leaves only: its sums are exact, one per output
+        whole = link == 0 and _all_whole(rects, n_rects, weights, undesired.shape[0])
+        width = undesired.shape[0] if whole else weights.shape[1]
+        raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width)
+        p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole)
         if unsure[gi]:
+            if num_a:
+                _unmark(marks_a, ea)
+            if num_b:
+                _unmark(marks_b, eb)
             continue
         fa_local = _local(ea, f_cell[q, A]) if num_a else f_cell[q, A]
         fb_local = _local(eb, f_cell[q, B]) if num_b else f_cell[q, B]
-        va, ca, ka, za, sa, cut_a = _axis_candidates(q, A, fx, num_a, ea, na, fa_local, grid, g_start, cand_start, cand_v,
+        va, ca, ka, za, sa, cut_a = _axis_candidates(q, A, fx, num_a, ea, marks_a, na, fa_local, grid, g_start, cand_start, cand_v,
                                                      cand_cell, cand_corner, cand_origin, step, direction, ordinal,
                                                      levels_ok, scale, limit, level_single, max_cand)
-        vb, cb, kb, zb, sb, cut_b = _axis_candidates(q, B, fx, num_b, eb, nb, fb_local, grid, g_start, cand_start, cand_v,
+        vb, cb, kb, zb, sb, cut_b = _axis_candidates(q, B, fx, num_b, eb, marks_b, nb, fb_local, grid, g_start, cand_start, cand_v,
                                                      cand_cell, cand_corner, cand_origin, step, direction, ordinal,
                                                      levels_ok, scale, limit, level_single, max_cand)
+        if num_a:
+            _unmark(marks_a, ea)
+        if num_b:
+            _unmark(marks_b, eb)
         cut[gi] = cut_a + cut_b
         before = len(out_a)
         _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, threshold, out_a, out_b, out_size)
@@ -413,3 +456,76 @@ def tree_depth(left, right):
                 depth[child] = depth[node] + 1
                 deepest = max(deepest, depth[child])
     return deepest
+
+
+@njit(cache=True, nogil=True)
+def leaf_box_arrays(roots, feature, numeric, bound, mask, nan_left, left, right, n_features, depth, full_mask):
+    """Every leaf's box, leaves in node order: per feature (lo, hi] for numbers, the level bits, and whether a
+    missing value reaches it. One walk per tree; each stacked node carries its own box."""
+    n_nodes = feature.shape[0]
+    rank = np.full(n_nodes, -1, np.int64)
+    n_leaves = 0
+    for node in range(n_nodes):
+        if feature[node] < 0:
+            rank[node] = n_leaves
+            n_leaves += 1
+    leaf = np.empty(n_leaves, np.int64)
+    lo = np.empty((n_leaves, n_features))
+    hi = np.empty((n_leaves, n_features))
+    bits = np.empty((n_leaves, n_features), np.int64)
+    nan_ok = np.empty((n_leaves, n_features), np.bool_)
+    size = 2 * (depth + 2)
+    s_node = np.empty(size, np.int64)
+    s_lo = np.empty((size, n_features))
+    s_hi = np.empty((size, n_features))
+    s_bits = np.empty((size, n_features), np.int64)
+    s_nan = np.empty((size, n_features), np.bool_)
+    for t in range(roots.shape[0]):
+        s_node[0] = roots[t]
+        s_lo[0, :] = -np.inf
+        s_hi[0, :] = np.inf
+        s_bits[0, :] = full_mask
+        s_nan[0, :] = True
+        top = 1
+        while top > 0:
+            top -= 1
+            node = s_node[top]
+            j = feature[node]
+            if j < 0:
+                r = rank[node]
+                leaf[r] = node
+                lo[r, :] = s_lo[top, :]
+                hi[r, :] = s_hi[top, :]
+                bits[r, :] = s_bits[top, :]
+                nan_ok[r, :] = s_nan[top, :]
+                continue
+            # the right child takes slot top + 1 (a copy of this box), the left child this slot
+            s_lo[top + 1, :] = s_lo[top, :]
+            s_hi[top + 1, :] = s_hi[top, :]
+            s_bits[top + 1, :] = s_bits[top, :]
+            s_nan[top + 1, :] = s_nan[top, :]
+            s_node[top + 1] = right[node]
+            s_node[top] = left[node]
+            if numeric[node]:
+                s_hi[top, j] = min(s_hi[top, j], bound[node])
+                s_lo[top + 1, j] = max(s_lo[top + 1, j], bound[node])
+            else:
+                s_bits[top, j] = s_bits[top, j] & mask[node]
+                s_bits[top + 1, j] = s_bits[top + 1, j] & ~mask[node]
+            s_nan[top, j] = s_nan[top, j] and nan_left[node]
+            s_nan[top + 1, j] = s_nan[top + 1, j] and not nan_left[node]
+            top += 2
+    return leaf, lo, hi, bits, nan_ok
+
+
+@njit(cache=True, nogil=True)
+def reached_leaves(codes, roots, feature, numeric, bound, mask, nan_left, left, right):
+    """The leaf each coded row reaches in each tree, shape (n, T)."""
+    out = np.empty((codes.shape[0], roots.shape[0]), np.int64)
+    for i in range(codes.shape[0]):
+        for t in range(roots.shape[0]):
+            node = roots[t]
+            while feature[node] >= 0:
+                node = left[node] if _go_left(node, codes[i, feature[node]], numeric, bound, mask, nan_left) else right[node]
+            out[i, t] = node
+    return out

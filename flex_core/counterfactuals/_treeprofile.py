@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._treeform import MAX_LEVELS, TreeForm
+from ._treekernel import leaf_box_arrays
 
 __all__ = ["propagate", "near_rows", "leaf_boxes", "LeafBoxes", "pair_profile", "Leaves", "with_inexact", "combine",
            "lowest_pair_totals"]
@@ -56,36 +57,13 @@ VIOLATION_BLOCK = 8_000_000
 
 
 def leaf_boxes(form: TreeForm, n_features: int) -> LeafBoxes:
-    """The leaf boxes of ``form`` (one walk of all trees, kept per form)."""
+    """The leaf boxes of ``form``, leaves in node order (one compiled walk of all trees, kept per form)."""
     boxes = _BOXES.get(form)
     if boxes is not None and boxes.lo.shape[1] == n_features:
         return boxes
-    node = form.roots.copy()
-    n = len(node)
-    lo, hi = np.full((n, n_features), -np.inf), np.full((n, n_features), np.inf)
-    mask = np.full((n, n_features), (1 << MAX_LEVELS) - 1, dtype=np.int64)
-    nan_ok = np.ones((n, n_features), dtype=bool)
-    done: list[tuple] = []
-    while len(node):
-        leaf = form.feature[node] < 0
-        done.append((node[leaf], lo[leaf], hi[leaf], mask[leaf], nan_ok[leaf]))
-        node, lo, hi, mask, nan_ok = node[~leaf], lo[~leaf], hi[~leaf], mask[~leaf], nan_ok[~leaf]
-        rows, j = np.arange(len(node)), form.feature[node]
-        numeric, bound, split = form.numeric[node], form.bound[node], form.mask[node]
-        parts = []
-        for side, child in ((0, form.left), (1, form.right)):
-            c_lo, c_hi, c_mask, c_nan = lo.copy(), hi.copy(), mask.copy(), nan_ok.copy()
-            if side == 0:
-                c_hi[rows, j] = np.where(numeric, np.minimum(hi[rows, j], bound), hi[rows, j])
-                c_mask[rows, j] = np.where(numeric, mask[rows, j], mask[rows, j] & split)
-                c_nan[rows, j] &= form.nan_left[node]
-            else:
-                c_lo[rows, j] = np.where(numeric, np.maximum(lo[rows, j], bound), lo[rows, j])
-                c_mask[rows, j] = np.where(numeric, mask[rows, j], mask[rows, j] & ~split)
-                c_nan[rows, j] &= ~form.nan_left[node]
-            parts.append((child[node], c_lo, c_hi, c_mask, c_nan))
-        node, lo, hi, mask, nan_ok = (np.concatenate([p[k] for p in parts]) for k in range(5))
-    leaf, lo, hi, mask, nan_ok = (np.concatenate([d[k] for d in done]) for k in range(5))
+    leaf, lo, hi, mask, nan_ok = leaf_box_arrays(form.roots, form.feature, form.numeric, form.bound, form.mask,
+                                                 form.nan_left, form.left, form.right, n_features, form.depth,
+                                                 (1 << MAX_LEVELS) - 1)
     boxes = LeafBoxes(leaf=leaf, lo=lo, hi=hi, mask=mask, nan_ok=nan_ok, empty=(lo >= hi) | (mask == 0))
     _BOXES[form] = boxes
     return boxes

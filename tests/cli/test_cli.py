@@ -309,3 +309,33 @@ def test_each_command_samples_its_own_default_number_of_factuals(command, expect
     extra = ["--by", "speed"] if command == "groups" else []
     assert parse_args([command, "--data", "builtin:synthetic-regional", *extra]).n_factuals == expected
     assert parse_args([command, "--data", "builtin:synthetic-regional", "--n-factuals", "50", *extra]).n_factuals == 50
+
+
+def _report_payload(path) -> dict:
+    page = path.read_text(encoding="utf-8")
+    start = page.index('type="application/json">') + len('type="application/json">')
+    return json.loads(page[start:page.index("</script>", start)])
+
+
+def test_report_writes_the_interactive_file_beside_the_json(tmp_path, capsys):
+    report = tmp_path / "report.html"
+    out = run_cli(tmp_path, "regional", "--data", "builtin:synthetic-regional", *FAST, "--report", str(report))
+    payload = _report_payload(report)
+    ids = payload["rows"]["id"]
+    assert len(payload["global"]) == out["config"]["n_factuals"] == 12
+    region, = payload["regions"]
+    assert [ids[p] for p in region["members"]] == out["members"]
+    assert region["name"] == f"region around row {out['query']}"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["global", "--report", "{tmp}/no/such/folder/r.html"], "r.html: the folder"),
+        (["groups", "--by", "lighting", "--report", "{tmp}/r.html"], "--report applies to global, regional and regions"),
+    ],
+)
+def test_a_report_that_cannot_be_written_is_one_error_and_nothing_is_written(args, message, tmp_path, capsys):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert message in one_line_error([args[0], "--data", "builtin:synthetic-regional", *args[1:], *FAST], capsys)
+    assert not (tmp_path / "r.html").exists()

@@ -346,3 +346,22 @@ def test_the_compiled_pair_search_equals_the_numpy_profiles(synthetic_task, fore
     np.testing.assert_array_equal(compiled.counterfactuals, numpy_read.counterfactuals)
     q, c = np.nonzero(compiled.found)
     assert ((compiled.counterfactuals[q, c] != compiled.factuals[q]).sum(axis=1) == 2).any()
+
+
+def test_a_rule_coded_as_a_model_goes_to_batch_and_an_unsplit_feature_has_no_single_change():
+    """A model that is no tree ensemble (a planted rule, string classes) is handed to ``batch`` with the reason,
+    not an error; a number feature no tree splits on gets no one-feature candidate (and no error)."""
+    from tests.regions.planted_regions import red_region_task
+
+    task, model = red_region_task(n=200)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 5, seed=0)
+    result = _tree.TreeGenerator().generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=3)
+    assert result.coverage()["tree"]["ran"] == "batch" and "does not read" in result.coverage()["tree"]["why"]
+    frame = task.frame.copy()
+    frame["constant"] = 5.0  # never split on
+    small = fc.make_task(frame.drop(columns=["district"]), target=task.target, undesirable=task.undesirable,
+                         immutable=["colour"])
+    forest = fc.fit_model(small, model="rf", cv_folds=0, seed=0)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(small, forest), 5, seed=0)
+    result = _tree.TreeGenerator().generate(forest, small, small.frame.loc[rows, small.feature_names], n_cf=3)
+    assert result.coverage()["tree"]["ran"] == "tree" and result.found.any()

@@ -257,3 +257,23 @@ def test_boosters_two_feature_tradeoffs_compiled_equal_numpy(library, monkeypatc
     numpy_read = _tree.TreeGenerator().generate(model, task, queries, n_cf=8)
     np.testing.assert_array_equal(compiled.counterfactuals, numpy_read.counterfactuals)
     assert compiled.coverage()["tree"]["pairs_read"] > 0
+
+
+def test_left_bounds_are_the_largest_values_sent_left_for_many_thresholds_at_once():
+    """The vectorised bounds: every bound goes left by the library's own comparison and the next float64 does not."""
+    from flex_core.counterfactuals._treeform import left_bounds, rounded_bounds
+
+    rng = np.random.default_rng(0)
+    thresholds = np.r_[rng.normal(0, 1e3, 500), rng.uniform(-3, 3, 500).round(1), np.float32(2.5), 0.1, -0.0]
+    for strict in (False, True):
+        b = left_bounds(thresholds, strict=strict, float32=True)
+        after = np.nextafter(b, np.inf)
+        if strict:  # XGBoost: float32(x) < threshold
+            assert (b.astype(np.float32) < thresholds).all() and not (after.astype(np.float32) < thresholds).any()
+        else:  # scikit-learn: float32(x) <= float64 threshold
+            assert (b.astype(np.float32) <= thresholds).all() and not (after.astype(np.float32) <= thresholds).any()
+        b64 = left_bounds(thresholds, strict=strict, float32=False)
+        assert ((b64 < thresholds) if strict else (b64 <= thresholds)).all()
+        assert not ((np.nextafter(b64, np.inf) < thresholds) if strict else (np.nextafter(b64, np.inf) <= thresholds)).any()
+    r = rounded_bounds(thresholds)
+    assert (np.round(r) <= thresholds).all() and not (np.round(np.nextafter(r, np.inf)) <= thresholds).any()

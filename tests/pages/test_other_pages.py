@@ -79,6 +79,19 @@ def test_report_page_offers_csvs_the_html_report_and_a_reproducing_link():
     assert "<table" in html and "plotly" in html and "What would have to change" in html
 
 
+def test_report_page_builds_the_interactive_report_of_the_view_and_marks_it_out_of_date():
+    at = start("toy2d", page="app_pages/report.py")
+    at.button(key="build_snapshot").click().run()
+    assert not at.exception
+    html = at.session_state["report_snapshot"]["html"]
+    assert 'id="flex-data"' in html and "FlexMath" in html and "Plotly" in html
+    assert "Download interactive_report.html" in {b.proto.label for b in at.get("download_button")}
+    at.session_state["tau"] = 0.4
+    at.run()
+    assert "Download interactive_report.html" not in {b.proto.label for b in at.get("download_button")}
+    assert any("out of date" in shown(w.value) for w in at.warning)
+
+
 def test_a_link_reproduces_the_view():
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"dataset": "builtin:toy2d", "n_factuals": "8", "n_cf": "2", "k": "3", "tau": "0.3",

@@ -118,6 +118,8 @@ def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has
     assert not at.exception
     html = at.session_state["report_html"]
     assert "Regions that differ" in html and "chance alone" in html and "What the model asks of each group" in html
+    at.button(key="build_snapshot").click().run()  # the interactive report holds the regions the search found
+    assert not at.exception and "discovered 1: " in at.session_state["report_snapshot"]["html"]
 
 
 def test_refits_check_whether_each_found_region_and_group_difference_replicates():

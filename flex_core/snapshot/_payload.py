@@ -1,0 +1,216 @@
+"""What an interactive report file carries: the counterfactuals themselves, so its JavaScript can recompute FLEX at any τ.
+
+The file ships each factual's codes and its counterfactuals' codes (continuous values as they are, levels as
+their index), the ranges FLEX divides by, and which counterfactuals are valid. From these the file's
+JavaScript computes |cf - x| / range and "changed" exactly as :func:`flex_core.importance.flex_importance`
+does, so it needs no grid of precomputed τ values. What does not depend on τ (the mode shift, P(undesirable)
+of each row) is computed here. Every number is written so that ``JSON.parse`` gives back the same double.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+from scipy.stats import norm
+
+from .._errors import ConfigError
+from .._format import format_number
+from .._results import FlexResult, RegionalResult
+from .._uncertainty import INTERVAL_LEVEL
+from ..counterfactuals import CounterfactualSet, decode_rows
+from ..importance._metrics import DICE_EPSILON
+from ..regions import RegionsResult
+
+__all__ = ["snapshot_payload", "FORMAT"]
+
+#: The payload's format name, written into every file.
+FORMAT = "flex-snapshot/1"
+
+
+def _number(value) -> float | int | None:
+    """A float as JSON writes it back exactly (whole numbers as integers, shorter); NaN and infinities as null."""
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _codes(row: np.ndarray) -> list:
+    return [_number(v) for v in row]
+
+
+def _features(task, ranges: np.ndarray) -> list[dict]:
+    return [
+        {
+            "name": f.name,
+            "label": f.label,
+            "kind": f.kind,
+            "continuous": f.is_continuous,
+            "immutable": bool(f.immutable),
+            "integer": bool(f.integer),
+            "range": _number(ranges[j]) if f.is_continuous else None,
+            "levels": None if f.is_continuous else [str(v) for v in f.levels],
+        }
+        for j, f in enumerate(task.features)
+    ]
+
+
+def _rows(explainer, cfset: CounterfactualSet) -> dict:
+    """Per row: its id, codes, its counterfactuals' codes (null: an empty slot), validity and P(undesirable)."""
+    task, model = explainer.task, explainer.model
+    n_q, n_cf, n_f = cfset.counterfactuals.shape
+    codes = np.concatenate([cfset.factuals[:, None, :], cfset.counterfactuals], axis=1).reshape(-1, n_f)
+    present = np.concatenate([np.ones((n_q, 1), bool), cfset.found], axis=1).reshape(-1)
+    flat = np.full(len(codes), np.nan)
+    if present.any():  # one batched model call for every factual and counterfactual
+        frame = decode_rows(task, codes[present])
+        flat[present] = model.predict_proba(frame[task.feature_names])[:, 1]
+    probability = flat.reshape(n_q, n_cf + 1)
+    return {
+        "id": [int(r) for r in cfset.query_index],
+        "x": [_codes(row) for row in cfset.factuals],
+        "cf": [[_codes(cf) if cfset.found[i, k] else None for k, cf in enumerate(cfs)]
+               for i, cfs in enumerate(cfset.counterfactuals)],
+        "valid": ["".join("1" if v else "0" for v in row) for row in cfset.valid],
+        "p": [[None if math.isnan(p) else round(float(p), 4) for p in row] for row in probability],
+    }
+
+
+def _mode_shift(regional: RegionalResult) -> list[dict]:
+    return [{**{k: row[k] for k in ("name", "mode", "cf_mode")},
+             **{k: _number(row[k]) for k in ("p_orig", "p_cf", "delta", "rank_shift")}} for row in regional.mode_shift]
+
+
+def _region(name: str, regional: RegionalResult, position: Mapping[int, int], labels: Mapping[str, str], *,
+            kind: str, found=None) -> dict:
+    """One region: its members (positions in the rows), how it was made, and its τ-free mode shift."""
+    if regional.rule_text is not None:
+        made = f"the {len(regional.members):,} cases with {regional.rule_text} (a region defined by a rule)"
+    else:
+        crit = regional.criterion
+        where = f" with {labels.get(crit['feature'], crit['feature'])} = {crit['value']}" if crit else ""
+        made = f"a group of {len(regional.members):,} similar cases around row {regional.query}{where}"
+    out: dict = {"name": name, "kind": kind, "description": made, "query": regional.query,
+           "members": [position[int(m)] for m in regional.members], "mode_shift": _mode_shift(regional)}
+    if found is not None:
+        out["discovery"] = {"q_value": _number(found.q_value), "p_value": _number(found.p_value),
+                            "significant": bool(found.significant)}
+    return out
+
+
+def _quality(metrics: Mapping) -> dict:
+    """The model's scores against the always-the-most-common-outcome baseline, as lines of a table."""
+    def share(key):
+        value = metrics.get(key)
+        return None if value is None else _number(value)
+
+    lines = []
+    if metrics.get("cv_folds"):
+        lines.append({"measured on": f"cross-validation (mean of {metrics['cv_folds']} folds)",
+                      "accuracy": share("cv_accuracy_mean"), "balanced accuracy": share("cv_balanced_accuracy_mean"),
+                      "F1 (weighted)": share("cv_f1_mean"), "always the most common outcome": None})
+    lines.append({"measured on": str(metrics.get("evaluated_on", "held-out test part")),
+                  "accuracy": share("test_accuracy"), "balanced accuracy": share("balanced_accuracy"),
+                  "F1 (weighted)": share("test_f1"), "always the most common outcome": share("majority_baseline")})
+    return {"lines": lines, "note": metrics.get("note")}
+
+
+def _settings(explainer, global_result: FlexResult, extra: Mapping | None) -> list[list[str]]:
+    task, model = explainer.task, explainer.model
+    pairs = {
+        "dataset": f"{task.name} ({len(task.frame):,} rows, {len(task.features)} features)",
+        "outcome explained": f"{task.target} = {' / '.join(map(str, task.undesirable))} (undesirable)",
+        "model": f"{model.label} ({model.encoding} encoding)" if getattr(model, "encoding", None) else model.label,
+        "counterfactual generator": explainer.generator_name,
+        "alternatives per case (N_cf)": str(explainer.n_cf),
+        "cases explained (N_F)": f"{global_result.n_factuals_used:,} with counterfactuals of {len(global_result.query_index):,}",
+        "seed": str(explainer.seed),
+        "τ when built": _tau_text(global_result, task),
+        **{str(k): str(v) for k, v in (extra or {}).items()},
+    }
+    return [[k, v] for k, v in pairs.items()]
+
+
+def _tau_text(result: FlexResult, task) -> str:
+    taus = {f.label: result.tau[j] for j, f in enumerate(task.features) if f.is_continuous}
+    if not taus:
+        return "no continuous feature (τ has no effect)"
+    values = set(taus.values())
+    if len(values) == 1:
+        return format_number(values.pop())
+    return ", ".join(f"{label} {format_number(v)}" for label, v in taus.items())
+
+
+def _initial_tau(result: FlexResult, task) -> dict:
+    """The sliders' start: one global τ and the features whose τ differs from it (as the app's Thresholds page keeps them)."""
+    tau = result.config.get("tau", 0.1)
+    base = float(tau.get("*", 0.1)) if isinstance(tau, Mapping) else float(tau)
+    features = {f.name: float(result.tau[j]) for j, f in enumerate(task.features)
+                if f.is_continuous and float(result.tau[j]) != base}
+    return {"global": base, "features": features}
+
+
+def snapshot_payload(
+    explainer,
+    global_result: FlexResult,
+    regions: Mapping[str, RegionalResult] | None = None,
+    *,
+    discovered: RegionsResult | None = None,
+    discovered_regions: Sequence[RegionalResult] = (),
+    title: str | None = None,
+    settings: Mapping | None = None,
+) -> dict:
+    """The data an interactive report file carries (plain JSON types; see the module's notes).
+
+    Parameters
+    ----------
+    explainer : FlexExplainer
+        Its task, model, settings and stored counterfactuals (every row named below must have them).
+    global_result : FlexResult
+        The global run: its factuals are the file's global sample, its τ the sliders' start.
+    regions : mapping name -> RegionalResult, optional
+        Saved or shown regions (by a query and its neighbours, or by a rule).
+    discovered, discovered_regions : RegionsResult and its regions opened with ``explain_region(rule=...)``
+        Region discovery's list, in its order; each discovered region's q-value goes with it.
+    settings : mapping, optional
+        More lines for the settings table (e.g. the app's link).
+    """
+    task = explainer.task
+    regions = dict(regions or {})
+    found = list(discovered.regions) if discovered is not None else []
+    if len(found) != len(discovered_regions):
+        raise ConfigError("discovered_regions must hold one opened region per region of discovered.")
+    rows = [int(r) for r in global_result.query_index]
+    for regional in [*regions.values(), *discovered_regions]:
+        rows += [int(m) for m in regional.members]
+    rows = list(dict.fromkeys(rows))
+    position = {r: i for i, r in enumerate(rows)}
+    labels = {f.name: f.label for f in task.features}
+    cfset = explainer.counterfactuals(rows)
+    if [int(r) for r in cfset.query_index] != rows:  # the positions above index the rows block in this order
+        raise ConfigError("The stored counterfactuals came back in another order than asked.")
+    region_list = [_region(name, reg, position, labels, kind="rule" if reg.rule is not None else "neighbours")
+                   for name, reg in regions.items()]
+    region_list += [_region(f"discovered {i + 1}: {region.text}", reg, position, labels, kind="discovered", found=region)
+                    for i, (region, reg) in enumerate(zip(found, discovered_regions))]
+    return {
+        "format": FORMAT,
+        "title": title or f"FLEX Studio report: {task.name}",
+        "built": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "fingerprint": task.fingerprint,
+        "undesirable": [str(v) for v in task.undesirable],
+        "tau": _initial_tau(global_result, task),
+        "z": float(norm.ppf((1 + INTERVAL_LEVEL) / 2)),  # the z of every 95% interval
+        "epsilon": DICE_EPSILON,
+        "features": _features(task, np.asarray(explainer.store.ranges, dtype=float)),
+        "rows": _rows(explainer, cfset),
+        "global": [position[r] for r in (int(q) for q in global_result.query_index)],
+        "regions": region_list,
+        "discovery_tau": _tau_text(global_result, task) if discovered is not None else None,
+        "settings": _settings(explainer, global_result, settings),
+        "quality": _quality(explainer.model.metrics),
+        "notes": list(dict.fromkeys([*task.notes, *global_result.notes])),
+    }
