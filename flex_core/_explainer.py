@@ -12,10 +12,11 @@ import pandas as pd
 
 from ._adopt import adopt_model
 from ._errors import ConfigError, DataError
-from ._project import PROJECT_FILES, ROW, ProjectParts, read_project
+from ._project import PROJECT_FILES, ROW, ProjectParts, plain_value, project_view, read_project
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
+from .importance._runs import where_criterion
 from .limits import LIMITS, check_each
 
 __all__ = ["FlexExplainer"]
@@ -275,7 +276,7 @@ class FlexExplainer:
         check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
-        criterion = _criterion(where)
+        criterion = where_criterion(where)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
         if rule is not None:
@@ -313,19 +314,19 @@ class FlexExplainer:
         from .importance._region_runs import select_members
 
         check_each(k=k)
-        return select_members(self.store, int(query), k=k, where=_criterion(where))[0]
+        return select_members(self.store, int(query), k=k, where=where_criterion(where))[0]
 
     def random_query(self, *, where: str | Mapping | None = None, seed: int | None = None) -> int:
         """A seeded random factual meeting ``where`` (``seed`` default: the explainer's, :meth:`explain_region`'s pick)."""
         from .importance._runs import random_query
 
-        return random_query(self.store, where=_criterion(where), seed=self.seed if seed is None else int(seed))
+        return random_query(self.store, where=where_criterion(where), seed=self.seed if seed is None else int(seed))
 
     def factuals_meeting(self, where: str | Mapping | None, rows: Rows | None = None) -> np.ndarray:
         """The factuals (or ``rows``, in their order) that meet ``where``; a ConfigError naming a wrong criterion."""
         from .importance import rows_meeting
 
-        return rows_meeting(self.task, self.store.factual_rows if rows is None else rows, _criterion(where))
+        return rows_meeting(self.task, self.store.factual_rows if rows is None else rows, where_criterion(where))
 
     def factual_probabilities(self) -> pd.Series:
         """P(undesirable) of every factual, indexed by row id (one batched call)."""
@@ -533,7 +534,7 @@ class FlexExplainer:
             "name": task.name,
             "target": task.target,
             "y_given": self.y_given,
-            "undesired": [_plain(c) for c in self.model.undesired],
+            "undesired": [plain_value(c) for c in self.model.undesired],
             "features": task.feature_names,
             "kinds": {f.name: f.kind for f in task.features},
             "ordinal_orders": {f.name: list(f.levels) for f in task.features if f.kind == "ordinal"},
@@ -646,51 +647,3 @@ def _generator(name: str | None, settings: Mapping | None, *, seed, n_cf) -> tup
     check_each(seed=seed, n_cf=n_cf)
     name, settings = name or DEFAULT_GENERATOR, dict(settings or {})
     return name, settings, make_generator(name, **settings)
-
-
-def _criterion(where) -> str | Mapping | None:
-    """``{"zone": "rural"}`` or ``Condition.criterion("zone", "rural")`` as ``{"feature": "zone", "value": "rural"}``,
-    the form the runs take (text and that form pass as they are): a mapping never becomes ``"feature=value"`` text to
-    be split again."""
-    if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
-        return where
-    if isinstance(where, Mapping) and set(where) == {"feature", "op", "value"}:  # a Condition (or its dict)
-        if where["op"] != "=":
-            raise ConfigError(f"where takes one feature = value criterion, not {where['op']!r}; a rule takes the others.")
-        return {"feature": where["feature"], "value": where["value"]}
-    if isinstance(where, Mapping) and len(where) == 1:
-        (feature, value), = where.items()
-        return {"feature": feature, "value": value}
-    raise ConfigError("where takes one criterion: {'feature': value} or 'feature=value'.")
-
-
-#: The settings a project's view may hold, and the type each is stored as.
-VIEW_KEYS = {"n_factuals": int, "tau": float, "query": int, "k": int, "where": str}
-
-
-def project_view(view: Mapping | None) -> dict:
-    """``view`` (see :meth:`FlexExplainer.save`) as settings.json stores it; a ConfigError naming a wrong key or value."""
-    if view is None:
-        return {}
-    if not isinstance(view, Mapping):
-        raise ConfigError(f"view must be a mapping of {', '.join(VIEW_KEYS)}; got {type(view).__name__}.")
-    unknown = sorted(set(map(str, view)) - set(VIEW_KEYS))
-    if unknown:
-        raise ConfigError(f"view has no setting {', '.join(map(repr, unknown))}: it takes {', '.join(VIEW_KEYS)}.")
-    out: dict = {}
-    for key, value in view.items():
-        if key == "where":
-            criterion = _criterion(value)  # settings.json keeps the app's "feature=value" text
-            out[key] = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping) else criterion)
-            continue
-        number = isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
-        if not number or (VIEW_KEYS[key] is int and float(value) != int(value)):
-            raise ConfigError(f"view's {key} must be {'a whole number' if VIEW_KEYS[key] is int else 'a number'}; got {value!r}.")
-        out[key] = VIEW_KEYS[key](value)
-    if "n_factuals" in out or "k" in out:
-        check_each(**{k: out[k] for k in ("n_factuals", "k") if k in out})
-    return out
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value

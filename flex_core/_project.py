@@ -3,18 +3,23 @@ app read back (data.csv with the row ids, model.skops, settings.json)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 import pandas as pd
 
-from ._errors import DataError
+from ._errors import ConfigError, DataError
+from .importance._runs import where_criterion
+from .limits import check_each
 
 if TYPE_CHECKING:
     from .data import TaskSpec
     from .models import FittedModel
 
-__all__ = ["PROJECT_FILES", "ROW", "ProjectParts", "check_project_folder", "read_project", "as_classes"]
+__all__ = ["PROJECT_FILES", "ROW", "VIEW_KEYS", "ProjectParts", "check_project_folder", "read_project", "as_classes",
+           "project_view", "plain_value"]
 
 #: File names inside a folder written by :meth:`FlexExplainer.save`.
 PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settings.json"}
@@ -87,3 +92,36 @@ def as_classes(y: pd.Series, undesired: list) -> pd.Series:
     if undesired and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in undesired):
         return pd.to_numeric(y)
     return y
+
+
+#: The settings a project's view may hold, and the type each is stored as.
+VIEW_KEYS = {"n_factuals": int, "tau": float, "query": int, "k": int, "where": str}
+
+
+def project_view(view: Mapping | None) -> dict:
+    """``view`` (see :meth:`FlexExplainer.save`) as settings.json stores it; a ConfigError naming a wrong key or value."""
+    if view is None:
+        return {}
+    if not isinstance(view, Mapping):
+        raise ConfigError(f"view must be a mapping of {', '.join(VIEW_KEYS)}; got {type(view).__name__}.")
+    unknown = sorted(set(map(str, view)) - set(VIEW_KEYS))
+    if unknown:
+        raise ConfigError(f"view has no setting {', '.join(map(repr, unknown))}: it takes {', '.join(VIEW_KEYS)}.")
+    out: dict = {}
+    for key, value in view.items():
+        if key == "where":
+            criterion = where_criterion(value)  # settings.json keeps the app's "feature=value" text
+            out[key] = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping) else criterion)
+            continue
+        number = isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
+        if not number or (VIEW_KEYS[key] is int and float(value) != int(value)):
+            raise ConfigError(f"view's {key} must be {'a whole number' if VIEW_KEYS[key] is int else 'a number'}; got {value!r}.")
+        out[key] = VIEW_KEYS[key](value)
+    if "n_factuals" in out or "k" in out:
+        check_each(**{k: out[k] for k in ("n_factuals", "k") if k in out})
+    return out
+
+
+def plain_value(value):
+    """A numpy scalar as the Python number JSON writes (anything else as it is)."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -27,7 +27,7 @@ from ._rules import check_rule, rule_mask, rule_text
 from ._sensitivity import generator_sensitivity
 
 __all__ = ["with_extras", "run_regional", "run_rule_region", "check_rule_region", "check_region_arguments", "random_query",
-           "rows_meeting"]
+           "rows_meeting", "where_criterion"]
 
 
 def with_extras(
@@ -152,3 +152,19 @@ def check_rule_region(store: CounterfactualStore, rule) -> tuple[dict, ...]:
             f"No factual (row the model predicts {' / '.join(map(str, store.task.undesirable))}) meets {text}; widen the rule."
         )
     return rule
+
+
+def where_criterion(where) -> str | Mapping | None:
+    """``{"zone": "rural"}`` or ``Condition.criterion("zone", "rural")`` as ``{"feature": "zone", "value": "rural"}``,
+    the form the runs take (text and that form pass as they are): a mapping never becomes ``"feature=value"`` text to
+    be split again."""
+    if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
+        return where
+    if isinstance(where, Mapping) and set(where) == {"feature", "op", "value"}:  # a Condition (or its dict)
+        if where["op"] != "=":
+            raise ConfigError(f"where takes one feature = value criterion, not {where['op']!r}; a rule takes the others.")
+        return {"feature": where["feature"], "value": where["value"]}
+    if isinstance(where, Mapping) and len(where) == 1:
+        (feature, value), = where.items()
+        return {"feature": feature, "value": value}
+    raise ConfigError("where takes one criterion: {'feature': value} or 'feature=value'.")
