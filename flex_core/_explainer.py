@@ -12,31 +12,14 @@ import pandas as pd
 
 from ._adopt import adopt_model
 from ._errors import ConfigError, DataError
+from ._project import PROJECT_FILES, ROW, ProjectParts, plain_value, project_view, read_project
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
+from .importance._runs import where_criterion
 from .limits import LIMITS, check_each
 
 __all__ = ["FlexExplainer"]
-
-#: File names inside a folder written by :meth:`FlexExplainer.save`.
-PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settings.json"}
-_ROW = "__row__"
-
-
-def check_project_folder(directory: str | Path) -> Path:
-    """``directory`` as an absolute path, if it holds what :meth:`FlexExplainer.save` writes; else a one-line error."""
-    folder = Path(directory).expanduser()
-    if not folder.exists():
-        raise DataError(f"There is no folder {str(directory)!r} (write a project folder with explainer.save(DIR)).")
-    if not folder.is_dir():
-        raise DataError(f"{str(directory)!r} is a file, not a project folder (write one with explainer.save(DIR)).")
-    missing = [name for name in PROJECT_FILES.values() if not (folder / name).is_file()]
-    if missing:
-        raise DataError(f"{str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing "
-                        "(write one with explainer.save(DIR)).")
-    return folder.resolve()
-
 
 class FlexExplainer:
     """FLEX importances of a fitted classifier: the one place the pipeline is built and run.
@@ -180,6 +163,35 @@ class FlexExplainer:
         self.store = CounterfactualStore(task, model, self.generator, n_cf=self.n_cf, seed=self.seed, directory=cache_dir,
                                          refine=refine)
 
+    # -- what construction fixed, as the runs read it --------------------------------------------------
+    @property
+    def key(self) -> dict:
+        """What decides the counterfactuals (the data's fingerprint, the model, the generator and its settings, N_cf,
+        the seed, the refinement, the constraints and the library's version): two explainers with equal keys
+        generate the same ones (a copy)."""
+        return dict(self.store.key)
+
+    @property
+    def refine_mode(self) -> str:
+        """The refinement the counterfactuals get: ``refine`` as given, or the generator's default when it was None."""
+        return self.store.refine
+
+    @property
+    def varying_features(self) -> list[str]:
+        """The features a counterfactual may change (the task's mutable ones)."""
+        return self.store.varying_features
+
+    @property
+    def factual_selection(self) -> dict:
+        """How the factuals were chosen (the validity rule's margin, out of bag) and how many candidate cases were left
+        out as borderline or memorised (``"candidates"``: the cases predicted undesirable before that), a copy."""
+        return self.store.factual_selection
+
+    def check_memory(self, n_factuals: int) -> None:
+        """A ConfigError saying what to reduce when generating for ``n_factuals`` factuals would not fit the memory
+        budget (:func:`flex_core.limits.memory_budget`); nothing is generated."""
+        self.store.check_memory(n_factuals)
+
     # -- the three levels -----------------------------------------------------------------------
     def explain_local(self, rows: Rows, *, tau=DEFAULT_TAU, progress=None) -> list[FlexResult]:
         """Local FLEX per row: one factual and its n_cf counterfactuals each, in the order given.
@@ -214,11 +226,12 @@ class FlexExplainer:
         across the refits, a ``stable`` verdict per feature and the counterfactuals' validity under each refit
         (a model given here is refitted with ``sklearn.base.clone`` only when y was given).
         """
-        from .importance import run_global
+        from .importance import run_global, with_extras
 
         check_each(n_factuals=n_factuals, repeats=repeats)  # before anything is generated
-        return run_global(self.store, n_factuals=n_factuals, tau=tau, sufficiency=sufficiency, repeats=repeats,
-                          generators=generators, retrain=retrain, labelled=self.y_given, progress=progress)
+        result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)  # F at τ
+        return with_extras(result, self.store, tau=tau, sufficiency=sufficiency, repeats=repeats, generators=generators,
+                           retrain=retrain, labelled=self.y_given)
 
     #: The most refits :meth:`survives_retraining` and ``retrain=K`` take.
     max_refits = int(LIMITS["retrain"].high)
@@ -256,14 +269,14 @@ class FlexExplainer:
         :class:`~flex_core.importance.Condition` values (see :mod:`flex_core.regions`). A region from :meth:`find_regions` opens with the same members
         when ``n_factuals`` is the same.
         """
-        from .importance import random_query, run_global, run_regional
-        from .importance._runs import check_region_arguments, check_rule_region, run_rule_region
+        from .importance import run_global, run_regional
+        from .importance._runs import check_region_arguments, check_rule_region, random_query, run_rule_region
 
         check_region_arguments(rule=rule, query=query, where=where)
         check_each(n_factuals=n_factuals, k=k, repeats=repeats)  # before anything is generated
         if rule is not None:
             rule = check_rule_region(self.store, rule)  # before anything is generated
-        criterion = _criterion(where)
+        criterion = where_criterion(where)
         if global_result is None:
             global_result = run_global(self.store, n_factuals=n_factuals, tau=tau, progress=progress)
         if rule is not None:
@@ -280,6 +293,12 @@ class FlexExplainer:
         """Row ids of the factuals: the rows the model predicts undesirable (with the validity rule's margin)."""
         return self.store.factual_rows
 
+    @property
+    def ranges(self) -> np.ndarray:
+        """range(X_j) of each feature over the training rows (read-only): τ is a share of it, and a counterfactual's
+        relative change |Δ| / range is what τ is compared with."""
+        return self.store.ranges
+
     def sample_factuals(self, n_factuals: int = 200) -> np.ndarray:
         """The factuals :meth:`explain_global` explains at ``n_factuals``: a seeded random sample, sorted by row id."""
         from .importance import sample_factuals
@@ -295,19 +314,19 @@ class FlexExplainer:
         from .importance._region_runs import select_members
 
         check_each(k=k)
-        return select_members(self.store, int(query), k=k, where=_criterion(where))[0]
+        return select_members(self.store, int(query), k=k, where=where_criterion(where))[0]
 
     def random_query(self, *, where: str | Mapping | None = None, seed: int | None = None) -> int:
         """A seeded random factual meeting ``where`` (``seed`` default: the explainer's, :meth:`explain_region`'s pick)."""
-        from .importance import random_query
+        from .importance._runs import random_query
 
-        return random_query(self.store, where=_criterion(where), seed=self.seed if seed is None else int(seed))
+        return random_query(self.store, where=where_criterion(where), seed=self.seed if seed is None else int(seed))
 
     def factuals_meeting(self, where: str | Mapping | None, rows: Rows | None = None) -> np.ndarray:
         """The factuals (or ``rows``, in their order) that meet ``where``; a ConfigError naming a wrong criterion."""
         from .importance import rows_meeting
 
-        return rows_meeting(self.task, self.store.factual_rows if rows is None else rows, _criterion(where))
+        return rows_meeting(self.task, self.store.factual_rows if rows is None else rows, where_criterion(where))
 
     def factual_probabilities(self) -> pd.Series:
         """P(undesirable) of every factual, indexed by row id (one batched call)."""
@@ -318,11 +337,33 @@ class FlexExplainer:
     def explain_factuals(self, rows: Rows, *, tau=DEFAULT_TAU, progress=None) -> FlexResult:
         """FLEX over exactly these factuals together (a result's ``query_index``, a region's members): what
         :meth:`explain_global` computes, without the sampling."""
-        from .importance._runs import importance_of
+        from .importance._flex import importance_of
 
         rows = [int(r) for r in rows]
         return importance_of(self.store, self.store.ensure(rows, progress=progress), tau=tau, level="global",
                              n_factuals=len(rows))
+
+    def explain_counterfactuals(self, cfset, *, tau=DEFAULT_TAU) -> FlexResult:
+        """FLEX over a counterfactual set of this task (say, :meth:`minimal_counterfactuals`'), with the training
+        ranges every run uses: F, μ, DiCE's importance and F's intervals; no necessary changes and no run settings
+        in ``config`` (the set alone decides the numbers)."""
+        from .importance import flex_importance
+
+        return flex_importance(cfset, self.task, tau=tau, ranges=self.ranges)
+
+    def minimal_counterfactuals(self, rows: Rows, *, progress=None):
+        """The counterfactuals of these rows (:meth:`counterfactuals`) with every change shrunk toward the factual
+        while the prediction stays desirable, copies merged (a CounterfactualSet, not stored).
+
+        What ``refine="minimal"`` does while generating, applied to what this explainer generated: the paper's
+        τ panels set the two side by side. A refined counterfactual must meet the library's default validity rule
+        (:func:`~flex_core.counterfactuals.refine_counterfactuals`), whatever rule the generator was given.
+        """
+        from .counterfactuals import refine_counterfactuals
+
+        generated = self.store.ensure(rows, progress=progress)
+        return refine_counterfactuals(generated, self.task, self.model, permitted_range=self.store.permitted_range,
+                                      ranges=self.ranges)
 
     def tau_sweep(self, *, n_factuals: int = 200, taus: Sequence[float] | None = None, progress=None) -> pd.DataFrame:
         """F of every continuous feature against τ (0 to 1 by 0.05, or ``taus``) over :meth:`explain_global`'s factuals."""
@@ -493,7 +534,7 @@ class FlexExplainer:
             "name": task.name,
             "target": task.target,
             "y_given": self.y_given,
-            "undesired": [_plain(c) for c in self.model.undesired],
+            "undesired": [plain_value(c) for c in self.model.undesired],
             "features": task.feature_names,
             "kinds": {f.name: f.kind for f in task.features},
             "ordinal_orders": {f.name: list(f.levels) for f in task.features if f.kind == "ordinal"},
@@ -527,7 +568,7 @@ class FlexExplainer:
         directory.mkdir(parents=True, exist_ok=True)
         frame = self.model.estimator_input(self.task.X)
         frame[self.task.target] = self.task.frame[self.task.target].to_numpy()
-        frame.index.name = _ROW
+        frame.index.name = ROW
         to_safe_csv(frame, directory / PROJECT_FILES["data"], index=True)
         save_model(self.model.pipeline, directory / PROJECT_FILES["model"])
         (directory / PROJECT_FILES["settings"]).write_text(json.dumps(settings, indent=2, default=str) + "\n")
@@ -559,47 +600,23 @@ class FlexExplainer:
 
         The view saved with it is not part of the explainer: :meth:`read_settings` gives it (``["view"]``).
         """
-        from .models import load_model
-
         directory = Path(directory)
         settings = cls.read_settings(directory)
-        text_columns = {c: str for c, dtype in settings.get("raw_dtypes", {}).items() if dtype == "object"}
-        # Through the library's reader, so a project's data.csv meets the same size, shape and row-count limits as any
-        # upload before it is parsed (a project folder can come from anyone).
-        from .data import read_csv
+        estimator, X, adopted = read_project(directory, settings)
+        return cls(estimator, X, **adopted, seed=settings.get("seed", 0), generator=settings.get("generator"),
+                   generator_settings=settings.get("generator_settings"), n_cf=settings.get("n_cf", 10),
+                   refine=settings.get("refine"), cache_dir=cache_dir)
 
-        frame = read_csv(directory / PROJECT_FILES["data"], dtype={settings["target"]: str, **text_columns})
-        if _ROW not in frame.columns:
-            raise DataError(f"data.csv has no {_ROW} column (write the project with explainer.save).")
-        frame = frame.set_index(_ROW)
-        for column in [*text_columns, settings["target"]]:
-            if column in frame.columns:  # undo to_safe_csv's quote in front of formula-like text
-                frame[column] = frame[column].str.replace(r"^'(?=[=+\-@\t\r])", "", regex=True)
-        target = settings["target"]
-        if target not in frame.columns:
-            raise DataError(f"data.csv has no outcome column {target!r}.")
-        y = frame[target] if settings.get("y_given") else None
-        if y is not None:
-            y = _as_classes(y, settings["undesired"])
-        return cls(
-            load_model(directory / PROJECT_FILES["model"]),
-            frame.drop(columns=[target]),
-            undesired=settings["undesired"],
-            immutable=settings.get("immutable"),
-            kinds=settings.get("kinds"),
-            y=y,
-            seed=settings.get("seed", 0),
-            generator=settings.get("generator"),
-            generator_settings=settings.get("generator_settings"),
-            n_cf=settings.get("n_cf", 10),
-            refine=settings.get("refine"),
-            monotone=settings.get("monotone") or None,
-            bounds=settings.get("bounds") or None,
-            allowed=settings.get("allowed") or None,
-            ordinal_orders=settings.get("ordinal_orders") or None,
-            cache_dir=cache_dir,
-            name=settings.get("name", directory.name),
-        )
+    @classmethod
+    def load_parts(cls, directory: str | Path) -> ProjectParts:
+        """The task, the model and ``y_given`` of a project folder, read as :meth:`load` reads them, without the
+        generator and the counterfactual store (for a front end that builds its own explainer on them)."""
+        from ._adopt import adopt_model
+
+        directory = Path(directory)
+        estimator, X, adopted = read_project(directory, cls.read_settings(directory))
+        task, model = adopt_model(estimator, X, **adopted)
+        return ProjectParts(task, model, adopted["y"] is not None)
 
     def dashboard(self, *, view: Mapping | None = None, directory: str | Path | None = None, port: int | None = None,
                   open_browser: bool = False) -> str:
@@ -630,58 +647,3 @@ def _generator(name: str | None, settings: Mapping | None, *, seed, n_cf) -> tup
     check_each(seed=seed, n_cf=n_cf)
     name, settings = name or DEFAULT_GENERATOR, dict(settings or {})
     return name, settings, make_generator(name, **settings)
-
-
-def _criterion(where) -> str | Mapping | None:
-    """``{"zone": "rural"}`` or ``Condition.criterion("zone", "rural")`` as ``{"feature": "zone", "value": "rural"}``,
-    the form the runs take (text and that form pass as they are): a mapping never becomes ``"feature=value"`` text to
-    be split again."""
-    if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
-        return where
-    if isinstance(where, Mapping) and set(where) == {"feature", "op", "value"}:  # a Condition (or its dict)
-        if where["op"] != "=":
-            raise ConfigError(f"where takes one feature = value criterion, not {where['op']!r}; a rule takes the others.")
-        return {"feature": where["feature"], "value": where["value"]}
-    if isinstance(where, Mapping) and len(where) == 1:
-        (feature, value), = where.items()
-        return {"feature": feature, "value": value}
-    raise ConfigError("where takes one criterion: {'feature': value} or 'feature=value'.")
-
-
-#: The settings a project's view may hold, and the type each is stored as.
-VIEW_KEYS = {"n_factuals": int, "tau": float, "query": int, "k": int, "where": str}
-
-
-def project_view(view: Mapping | None) -> dict:
-    """``view`` (see :meth:`FlexExplainer.save`) as settings.json stores it; a ConfigError naming a wrong key or value."""
-    if view is None:
-        return {}
-    if not isinstance(view, Mapping):
-        raise ConfigError(f"view must be a mapping of {', '.join(VIEW_KEYS)}; got {type(view).__name__}.")
-    unknown = sorted(set(map(str, view)) - set(VIEW_KEYS))
-    if unknown:
-        raise ConfigError(f"view has no setting {', '.join(map(repr, unknown))}: it takes {', '.join(VIEW_KEYS)}.")
-    out: dict = {}
-    for key, value in view.items():
-        if key == "where":
-            criterion = _criterion(value)  # settings.json keeps the app's "feature=value" text
-            out[key] = (f"{criterion['feature']}={criterion['value']}" if isinstance(criterion, Mapping) else criterion)
-            continue
-        number = isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
-        if not number or (VIEW_KEYS[key] is int and float(value) != int(value)):
-            raise ConfigError(f"view's {key} must be {'a whole number' if VIEW_KEYS[key] is int else 'a number'}; got {value!r}.")
-        out[key] = VIEW_KEYS[key](value)
-    if "n_factuals" in out or "k" in out:
-        check_each(**{k: out[k] for k in ("n_factuals", "k") if k in out})
-    return out
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _as_classes(y: pd.Series, undesired: list) -> pd.Series:
-    """Outcomes read back as text get the type of the saved classes (numbers stay numbers)."""
-    if undesired and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in undesired):
-        return pd.to_numeric(y)
-    return y

@@ -8,10 +8,17 @@
 :func:`old_numbers` computes them as that commit's pages did (``ui/cache.py``'s own sampling,
 ``select_region`` and ``predict_proba``, ``app_pages/regional.py``'s ``random_query``); the test
 (``tests/test_before_after.py``) computes them through the explainer's public methods and compares.
+
+``tests/data/reproduce_quick.json`` holds ``flex reproduce --quick``'s numbers (:func:`reproduction_numbers`), as
+commit cae8fe1 computed them before the reproduction went through the explainer's public methods only::
+
+    python -m flex_core reproduce --quick --data-dir /work/shared/data --out OUT --quiet
+    python -m tests.before_after tests/data/reproduce_quick.json OUT/results.json
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -21,6 +28,8 @@ from pathlib import Path
 import numpy as np
 
 import flex_core as fc
+from flex_core.importance._region_runs import select_region
+from flex_core.importance._runs import random_query
 
 #: Small runs: N_F factuals, k neighbours, a τ mapping with one feature's own τ.
 N_FACTUALS, K, SEED = 20, 4, 0
@@ -91,11 +100,11 @@ def old_numbers(name: str) -> dict:
     store.ensure(rows)
     result = explainer.explain_global(n_factuals=N_FACTUALS, tau=0.1)
     per_feature = explainer.explain_global(n_factuals=N_FACTUALS, tau={feature: 0.3, "*": 0.1})
-    query = fc.importance.random_query(store, where=where, seed=SEED)  # app_pages/regional.py
-    members, *_ = fc.importance.select_region(task, query, store.factual_rows, k=K, where=where, ranges=store.ranges,
+    query = random_query(store, where=where, seed=SEED)  # app_pages/regional.py
+    members, *_ = select_region(task, query, store.factual_rows, k=K, where=where, ranges=store.ranges,
                                    seed=store.seed)  # cache.region_members
     regional = explainer.explain_region(global_result=result, query=query, k=K, where=where, tau=0.1)
-    plain = explainer.explain_region(global_result=result, query=fc.importance.random_query(store, seed=SEED), k=K, tau=0.1)
+    plain = explainer.explain_region(global_result=result, query=random_query(store, seed=SEED), k=K, tau=0.1)
     ruled = explainer.explain_region(global_result=result, rule=rule, tau=0.1)
     sweep = fc.importance.tau_sweep(store.ensure(rows), task, ranges=store.ranges)  # cache.tau_sweep
     pool = store.factual_rows  # cache.pool_probabilities
@@ -126,7 +135,31 @@ def old_numbers(name: str) -> dict:
     }
 
 
+#: What a run of ``flex reproduce`` may change from one run to the next: how long it took and where it ran.
+RUN_ONLY = ("seconds", "generation_seconds", "refine_seconds", "versions", "machine")
+
+
+def reproduction_numbers(results: dict) -> dict:
+    """``results.json`` of ``flex reproduce --quick`` without its times, versions and machine, floats rounded as
+    :func:`_numbers` rounds them, and the SHA-256 of that in canonical JSON (``tests/data/reproduce_quick.json``)."""
+
+    def numbers(value):
+        if isinstance(value, dict):
+            return {k: numbers(v) for k, v in value.items() if k not in RUN_ONLY}
+        if isinstance(value, list):
+            return [numbers(v) for v in value]
+        return round(value, 10) if isinstance(value, float) else value
+
+    kept = numbers(results)
+    text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
+    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "results": kept}
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1])
-    target.write_text(json.dumps({name: old_numbers(name) for name in CASES}, separators=(",", ":")) + "\n")
+    if len(sys.argv) > 2:  # python -m tests.before_after OUT.json RESULTS.json: the reproduction's numbers
+        numbers = reproduction_numbers(json.loads(Path(sys.argv[2]).read_text()))
+        target.write_text(json.dumps(numbers, sort_keys=True, separators=(",", ":")) + "\n")
+    else:
+        target.write_text(json.dumps({name: old_numbers(name) for name in CASES}, separators=(",", ":")) + "\n")
     print(f"wrote {target} ({target.stat().st_size:,} bytes)")

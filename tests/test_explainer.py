@@ -398,3 +398,64 @@ def test_a_what_if_case_is_checked_without_running(user_explainer):
         explainer.check_case({"speed": high + 1}, row=row)
     with pytest.raises(fc.ConfigError, match="immutable"):
         explainer.check_case({"zone": "urban" if frame.loc[row, "zone"] == "rural" else "rural"}, row=row)
+
+
+def test_counterfactuals_refined_to_minimal_changes_and_read_at_any_tau(user_explainer):
+    """What the reproduction's τ panels take from the explainer: the training ranges, the same counterfactuals
+    shrunk toward the factual, and F over a given set."""
+    explainer = user_explainer
+    train = explainer.task.frame.loc[explainer.model.train_index]
+    j = explainer.task.feature_names.index("speed")
+    assert explainer.ranges[j] == train["speed"].max() - train["speed"].min()
+    rows = explainer.sample_factuals(10)
+    generated, refined = explainer.counterfactuals(rows), explainer.minimal_counterfactuals(rows)
+    assert refined.config["refine"] == "minimal" and refined.valid.any()
+    # Every refined change of speed is no larger than the largest generated one of its factual (hand: |Δ| per slot).
+    for q in range(len(rows)):
+        before = np.abs(generated.counterfactuals[q, generated.valid[q], j] - generated.factuals[q, j])
+        after = np.abs(refined.counterfactuals[q, refined.valid[q], j] - refined.factuals[q, j])
+        assert after.size == 0 or after.max() <= before.max() + 1e-9
+    # F_speed by hand: the share of each factual's valid refined counterfactuals changing speed by more than τ x range.
+    tau = 0.2
+    share = [(np.abs(refined.counterfactuals[q, refined.valid[q], j] - refined.factuals[q, j]) / explainer.ranges[j] > tau).mean()
+             for q in range(len(rows)) if refined.valid[q].any()]
+    result = explainer.explain_counterfactuals(refined, tau=tau)
+    assert result.frequency_mean[j] == pytest.approx(np.mean(share))
+    assert explainer.not_generated(rows) == []  # refining stored nothing new and generated nothing twice
+
+
+def test_a_project_gives_its_task_and_model_without_building_the_pipeline(user_explainer, tmp_path, monkeypatch):
+    """What the app opens a project with (issue 34): the task, the model and y_given, no generator and no store."""
+    folder = user_explainer.save(tmp_path / "project")
+    loaded = fc.FlexExplainer.load(folder)
+
+    def no_generator(*args, **kwargs):
+        raise AssertionError("load_parts built a generator")
+
+    monkeypatch.setattr(fc.counterfactuals, "make_generator", no_generator)
+    task, model, y_given = fc.FlexExplainer.load_parts(folder)
+    assert task.fingerprint == loaded.task.fingerprint and y_given is loaded.y_given is True
+    np.testing.assert_array_equal(model.predict_proba(task.X), loaded.model.predict_proba(loaded.task.X))
+    assert model.metrics == loaded.model.metrics
+    with pytest.raises(AssertionError, match="built a generator"):
+        fc.FlexExplainer.load(folder)  # the whole explainer does build one
+    with pytest.raises(fc.DataError, match="not a FLEX project folder"):
+        fc.FlexExplainer.load_parts(tmp_path)
+
+
+def test_what_construction_fixed_is_read_from_the_explainer(user_model, accident_data, monkeypatch):
+    """The settings strip, the sidebar and the memory check read these, never the store."""
+    X = accident_data.drop(columns=["severity"])
+    batch, again, reseeded = (fc.FlexExplainer(user_model, X, undesired="severe", kinds={"district": "categorical"},
+                                               immutable=["zone"], seed=seed, n_cf=3) for seed in (0, 0, 1))
+    assert batch.key == again.key and batch.key != reseeded.key and batch.key["seed"] == 0
+    assert batch.refine is None and batch.refine_mode == "minimal"  # the batch generators' default
+    dice = fc.FlexExplainer(user_model, X, undesired="severe", generator="dice-random", n_cf=3)
+    assert dice.refine_mode == "none"
+    assert batch.varying_features == [n for n in batch.task.feature_names if n != "zone"]
+    selection = batch.factual_selection
+    assert selection["candidates"] >= len(batch.factual_rows) and selection["margin"] == 0.15
+    monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", "0.001")
+    with pytest.raises(fc.ConfigError, match="reduce N_F"):
+        batch.check_memory(200)
+    assert batch.not_generated(batch.sample_factuals(5)) == list(batch.sample_factuals(5))  # nothing was generated

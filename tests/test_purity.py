@@ -125,3 +125,44 @@ def test_the_shared_public_modules_are_these_few_and_small():
     assert public == set(SHARED_MODULES), f"a new public module needs a reason in SHARED_MODULES: {public}"
     names = {m: importlib.import_module(f"flex_core.{m}").__all__ for m in SHARED_MODULES}
     assert sum(len(n) for n in names.values()) <= 25, names
+
+
+#: Subpackage names that only the dashboard (ui/, app_pages/) calls today but a library user calls too, and why.
+#: Any other name only the dashboard uses belongs in ui/ (issue 34 item 7): the test below says which.
+DASHBOARD_AND_LIBRARY = {
+    "data.KINDS": "the kinds make_task's kinds= takes",
+    "data.BUILTIN_DATASETS": "the names load_builtin takes",
+    "data.MAX_OUTCOME_LEVELS": "outcome_columns' rule, which load_csv applies to the target",
+    "data.identifier_columns": "the columns load_csv leaves out unless use_identifiers names them",
+    "counterfactuals.CounterfactualGenerator": "the base class of a generator of one's own",
+    "counterfactuals.register_generator": "how a generator of one's own gets a name the explainer takes",
+    "counterfactuals.generator_defaults": "a generator's settings and their defaults",
+    "importance.check_rule": "a rule checked and made canonical, beside Condition, rule_text and rule_mask",
+    "importance.with_necessity_sufficiency": "adds the scores necessity_sufficiency computed apart to a result",
+    "plotting.regions_heatmap": "a figure of a notebook's regional results",
+    "plotting.what_must_change_figure": "a figure of explain_global(sufficiency=True)",
+    "plotting.confusion_matrix_figure": "a figure of models.quality_at_cutoff",
+    "plotting.calibration_figure": "a figure of models.calibration_table",
+}
+
+
+def test_names_only_the_dashboard_uses_live_in_ui():
+    """Each subpackage name is used outside the dashboard (by another part of flex_core, the CLI, the benchmarks,
+    the tools, the examples or the docs), or DASHBOARD_AND_LIBRARY says why a library user calls it."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    root = Path(flex_core.__file__).parent.parent
+    texts = {p: p.read_text() for folder in ("flex_core", "benchmarks", "tools", "examples", "docs")
+             for p in (root / folder).rglob("*") if p.suffix in (".py", ".md")}
+    texts[root / "README.md"] = (root / "README.md").read_text()
+    dashboard_only = []
+    for package in flex_core._SUBPACKAGES:
+        own = root / "flex_core" / package
+        for name in importlib.import_module(f"flex_core.{package}").__all__:
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            if not any(word.search(text) for path, text in texts.items() if own not in path.parents):
+                dashboard_only.append(f"{package}.{name}")
+    assert sorted(set(dashboard_only) - set(DASHBOARD_AND_LIBRARY)) == [], "move these to ui/, or say why a library user calls them"
+    assert sorted(set(DASHBOARD_AND_LIBRARY) - set(dashboard_only)) == [], "used outside the dashboard now: drop from the list"

@@ -184,9 +184,10 @@ def load_base_task(source: Mapping) -> fc.TaskSpec:
 
 
 @shared(copy=False, spinner="Opening the project folder…")
-def project(path: str) -> fc.FlexExplainer:
-    """The explainer ``FlexExplainer.save`` wrote to ``path`` (data, model.skops, settings)."""
-    return fc.FlexExplainer.load(paths.confine(path, folder=True), cache_dir=cache_dir())
+def project(path: str):
+    """The task, model and ``y_given`` of the project ``FlexExplainer.save`` wrote to ``path`` (no explainer is built:
+    the session's settings build the one the pages use)."""
+    return fc.FlexExplainer.load_parts(paths.confine(path, folder=True))
 
 
 @shared(copy=False, spinner="Checking and loading the model file…")
@@ -265,8 +266,9 @@ def explainer(
     )
 
 
-def store_id(store: fc.counterfactuals.CounterfactualStore) -> str:
-    return _digest(store.key)
+def store_id(explainer: fc.FlexExplainer) -> str:
+    """The identity of the explainer's counterfactuals (:attr:`flex_core.FlexExplainer.key`): what results are shared by."""
+    return _digest(explainer.key)
 
 
 def model_id(task: fc.TaskSpec, model: fc.FittedModel) -> str:

@@ -24,8 +24,8 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
         "dataset": reporting.dataset_label(analysis.task),
         "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
         "encoding": analysis.model.encoding,
-        "generator": analysis.store.generator.name,
-        "refine": analysis.store.refine,
+        "generator": analysis.explainer.generator_name,
+        "refine": analysis.explainer.refine_mode,
         "n_factuals": analysis.n_factuals,
         "n_cf": analysis.explainer.n_cf,
         "seed": analysis.explainer.seed,
@@ -158,7 +158,7 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
                          "not depend on τ). \"Needed\" means no way out was found within that search. Intervals: 95% "
                          "Wilson, over the cases."))
     else:
-        features = len(analysis.store.varying_features)
+        features = len(analysis.explainer.varying_features)
         if st.button(f"Which features flip the outcome alone, and which are needed? ({2 * features} generator runs)",
                      key=f"{key}_sufficiency"):
             st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
@@ -172,7 +172,7 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
 
 def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:
     """The same cases rerun with another generator on request: each one's F with its interval, and what differs."""
-    own = analysis.store.generator.name
+    own = analysis.explainer.generator_name
     others = [name for name in fc.counterfactuals.GENERATORS if name != own]
     rows = tuple(int(r) for r in result.query_index)
     left, right = st.columns([3, 1], vertical_alignment="bottom")

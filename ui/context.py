@@ -34,12 +34,8 @@ class Analysis:
         return self.explainer.model
 
     @property
-    def store(self) -> fc.counterfactuals.CounterfactualStore:
-        return self.explainer.store
-
-    @property
     def store_id(self) -> str:
-        return cache.store_id(self.store)
+        return cache.store_id(self.explainer)
 
     @property
     def model_id(self) -> str:
@@ -157,7 +153,7 @@ def build_analysis() -> Analysis:
     )
     explainer = cache.explainer(task, model, identity, name, settings, int(s[S.N_CF]), int(s[S.SEED]), refine)
     # The global sample's counterfactuals must fit the memory budget: refused here, before any page generates them.
-    explainer.store.check_memory(int(s[S.N_FACTUALS]))
+    explainer.check_memory(int(s[S.N_FACTUALS]))
     return Analysis(explainer=explainer, n_factuals=int(s[S.N_FACTUALS]))
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 import flex_core as fc
 from flex_core.limits import LIMITS
-from ui import reporting
+from ui import figures, reporting
 from ui import state as S
 from ui.components import chart, show_table
 from ui.context import Analysis, run_or_stop
@@ -108,7 +108,7 @@ def found_regions_section(analysis: Analysis) -> None:
                  column_config={"rank": st.column_config.NumberColumn(width="small"),
                                 "region": st.column_config.TextColumn(width="large"),
                                 "cases": st.column_config.NumberColumn(width="small")})
-    chart(fc.plotting.regions_small_multiples(found), analysis, key="regions_small_multiples")
+    chart(figures.regions_small_multiples(found), analysis, key="regions_small_multiples")
     st.caption(plain(reporting.multiple_testing_caveat(found)))
 
 
@@ -205,6 +205,6 @@ def groups_section(analysis: Analysis) -> None:
         if sentence:
             st.markdown(f"- {plain(sentence)}")
     show_table(reporting.groups_table(groups))
-    chart(fc.plotting.groups_frequency_figure(groups), analysis, key="groups_figure")
+    chart(figures.groups_frequency_figure(groups), analysis, key="groups_figure")
     st.caption("Distance to the nearest alternative: a number counts its change as a share of its range, an ordinal "
                "feature the levels it moves as a share of its levels, a category 1 per change.")

@@ -58,7 +58,7 @@ def _csv_form() -> None:
     except fc.FlexError as exc:
         st.error(plain(f"{exc} The previous dataset stays active."))
         return
-    for note in fc.data.read_notes(frame):
+    for note in frame.attrs.get("notes", []):  # what read_csv guessed (delimiter, encoding)
         st.caption(plain(note))
     try:  # only columns that can be an outcome are offered: picking a speed column used to fail later, obscurely
         outcomes = fc.data.outcome_columns(frame)
@@ -186,7 +186,7 @@ VALIDITY_NOTE = ("A counterfactual counts when P(undesirable) < 0.5 − margin, 
 def _predicted(analysis) -> str:
     """"1,612 predicted" or, when cases are left out as borderline or memorised, "1,505 factuals of 1,612 predicted"."""
     pool = len(analysis.pool)
-    candidates = int(analysis.store.factual_selection.get("candidates", pool))
+    candidates = int(analysis.explainer.factual_selection.get("candidates", pool))
     return f"{candidates:,} predicted" if candidates == pool else f"{pool:,} factuals of {candidates:,} predicted"
 
 

@@ -25,7 +25,7 @@ def add_dashboard_parser(subparsers) -> argparse.ArgumentParser:
 def run_dashboard(args) -> int:
     """Check DIR, the port and that Streamlit is installed (each a one-line error), then run the app in the foreground."""
     from .. import dashboard as launcher
-    from .._explainer import check_project_folder
+    from .._project import check_project_folder
 
     project = check_project_folder(args.directory) if args.directory is not None else None
     launcher.dashboard_command(project, port=args.port)  # checks the port and that the app's files are installed

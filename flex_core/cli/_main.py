@@ -19,7 +19,7 @@ from ..counterfactuals._store import check_generation_memory
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
 from ..importance import DEFAULT_TAU
-from ..importance._metrics import resolve_tau
+from ..importance._flex import resolve_tau
 from ..importance._runs import check_rule_region, rows_meeting
 from ..limits import check
 from ..models import MODELS, load_model

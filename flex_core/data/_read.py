@@ -173,7 +173,7 @@ def read_csv(source, *, max_bytes: int = MAX_FILE_BYTES, **kwargs) -> pd.DataFra
 
     The delimiter (comma, semicolon, tab or ``|``) is detected, and a file that is
     not UTF-8 is read as Windows-1252 or Latin-1; both guesses are recorded as
-    sentences in ``frame.attrs["notes"]`` (see :func:`read_notes`). Refused with a
+    sentences in ``frame.attrs["notes"]`` (a list of str, empty when nothing was guessed). Refused with a
     :class:`DataError` naming what to fix: binary files, empty or header-only files,
     repeated column names and rows with more or fewer fields than the header.
 

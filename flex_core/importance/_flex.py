@@ -1,51 +1,157 @@
-"""FLEX at the three levels, from stored counterfactuals: no function here generates any."""
+"""FLEX (Algorithm 1) from counterfactuals: the formulas, F over a set, and the global and local runs over a store.
+
+Where τ is used: :meth:`FlexExplainer.explain_global` calls :func:`run_global` here, which samples the
+factuals, reads their counterfactuals from the store and computes F with :func:`flex_importance`, whose
+:func:`change_matrix` counts a continuous change only above τ. No function here generates counterfactuals
+(the store does); the on-request scores (flip-alone and needed, seeds, generators, refits) are added by
+:func:`flex_core.importance.with_extras`, regions by :mod:`._region_runs`.
+
+Paper references: Eq. (1) local change frequency, Algorithm 1 (τ and μ), Eq. (4)
+global/regional mean, Algorithm 2 (DiCE's importance).
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .._errors import ConfigError
-from .._format import format_number
-from .._results import FlexResult, RegionalResult
-from .._typing import Numbers, Rows
-from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals, pearson_interval
-from ..counterfactuals import CounterfactualSet, decode_rows, encode_rows
+from .._results import FlexResult
+from .._typing import Rows
+from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals
+from ..counterfactuals import CounterfactualSet, CounterfactualStore
+from ..counterfactuals._registry import generator_key
+from ..counterfactuals._set import Progress
 from ..data import TaskSpec
 from ..limits import check
-from ._metrics import (
-    DEFAULT_TAU,
-    DICE_EPSILON,
-    aggregate,
-    change_matrix,
-    dice_importance,
-    local_frequencies,
-    local_magnitudes,
-    resolve_tau,
-)
+from ..models._fit import adequacy_note, model_summary
 
 __all__ = [
-    "flex_importance",
-    "interval_config",
-    "hamming_distances",
-    "select_region",
-    "mode_shift",
-    "compare_with_global",
-    "regional_importance",
-    "parse_criterion",
+    "DEFAULT_TAU", "DICE_EPSILON", "resolve_tau", "change_matrix", "local_frequencies", "local_magnitudes", "aggregate",
+    "dice_importance", "flex_importance", "interval_config", "store_notes", "run_config", "with_notes", "importance_of",
+    "sample_factuals", "run_local", "run_global",
 ]
 
-
-PEARSON_INTERVAL_CONFIG = {
-    "method": "linearised, variance bounded for values in [0, 1]",
-    "level": INTERVAL_LEVEL,
-    "over": "the region's factuals; the global F held as given",
-}
+#: DiCE's machine-precision tolerance for "a continuous value changed" (Algorithm 2).
+DICE_EPSILON = 1e-6
 
 
+DEFAULT_TAU = 0.1  # the paper's main setting; also what a τ mapping gives the features it does not name
+
+
+def resolve_tau(feature_names, continuous, tau: float | Mapping[str, float]) -> np.ndarray:
+    """τ per feature, shape (n_features,): a number for continuous features, NaN for the others.
+
+    ``tau`` is one number for every continuous feature, or a mapping ``{feature: τ}``
+    whose unnamed continuous features take ``tau.get("*", DEFAULT_TAU)`` (the CLI's default too).
+    """
+    continuous = np.asarray(continuous, dtype=bool)
+    out = np.full(len(feature_names), np.nan)
+    if isinstance(tau, Mapping):
+        unknown = [k for k in tau if k != "*" and k not in feature_names]
+        if unknown:
+            raise ConfigError(f"τ given for unknown feature(s): {', '.join(unknown)}.")
+        not_cont = [k for k in tau if k != "*" and not continuous[list(feature_names).index(k)]]
+        if not_cont:
+            raise ConfigError(f"τ applies to continuous features only, not to: {', '.join(not_cont)}.")
+        default = float(tau.get("*", DEFAULT_TAU))
+        values = [float(tau.get(name, default)) for name in feature_names]
+    else:
+        values = [float(tau)] * len(feature_names)
+    for j, v in enumerate(values):
+        if continuous[j]:
+            if not np.isfinite(v) or v < 0:
+                raise ConfigError(f"τ must be a number >= 0 (got {v} for {feature_names[j]!r}).")
+            out[j] = v
+    return out
+
+
+def change_matrix(factuals, counterfactuals, continuous, ranges, tau, *, epsilon: float | None = None):
+    """Which counterfactual cells count as a change, and their relative size.
+
+    Parameters
+    ----------
+    factuals : ndarray of shape (n_queries, n_features)
+    counterfactuals : ndarray of shape (n_queries, n_cf, n_features)
+    continuous : bool ndarray of shape (n_features,)
+    ranges : ndarray of shape (n_features,)
+        range(X_j) of the training data for continuous features.
+    tau : ndarray of shape (n_features,)
+        Ignored where ``epsilon`` is given (DiCE's rule: |Δ| > ε).
+
+    Returns
+    -------
+    changed : bool ndarray of shape (n_queries, n_cf, n_features)
+    relative : ndarray of shape (n_queries, n_cf, n_features)
+        |Δ| / range for continuous features, NaN for the others.
+    """
+    delta = np.abs(counterfactuals - factuals[:, None, :])
+    # A constant feature cannot change in a meaningful way: its relative change is 0.
+    safe_range = np.where(np.asarray(ranges) > 0, ranges, np.inf)
+    relative = np.where(continuous, delta / safe_range, np.nan)
+    with np.errstate(invalid="ignore"):
+        if epsilon is None:
+            continuous_changed = relative > tau
+        else:
+            continuous_changed = delta > epsilon
+        changed = np.where(continuous, continuous_changed, delta != 0)
+    changed &= ~np.isnan(delta)  # empty slots never count
+    return changed, relative
+
+
+def local_frequencies(changed, usable) -> np.ndarray:
+    """f_j(i), Eq. (1): share of query i's usable counterfactuals that change feature j.
+
+    Computed over the counterfactuals a query has (not n_cf); NaN for a query with none.
+    Shape (n_queries, n_features).
+    """
+    counts = usable.sum(axis=1).astype(float)
+    hits = (changed & usable[:, :, None]).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts[:, None] > 0, hits / counts[:, None], np.nan)
+
+
+def local_magnitudes(relative, usable) -> np.ndarray:
+    """μ_j(i), Algorithm 1: mean relative change |Δ|/range over usable counterfactuals.
+
+    Shape (n_queries, n_features); NaN for categorical features and queries with none.
+    """
+    counts = usable.sum(axis=1).astype(float)
+    summed = np.where(usable[:, :, None], relative, 0.0).sum(axis=1)
+    categorical = np.isnan(relative).all(axis=(0, 1)) if relative.size else np.zeros(relative.shape[-1], bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(counts[:, None] > 0, summed / counts[:, None], np.nan)
+    out[:, categorical] = np.nan
+    return out
+
+
+def aggregate(local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """F_j, Eq. (4): mean over the queries that have counterfactuals, and the population std.
+
+    ``local`` has shape (n_queries, n_features); NaN rows (no counterfactual) are skipped.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (categorical μ) stay NaN
+        return np.nanmean(local, axis=0), np.nanstd(local, axis=0)
+
+
+def dice_importance(changed_eps, usable) -> np.ndarray:
+    """Φ^DiCE, Algorithm 2: changes above ε counted over all usable counterfactuals pooled.
+
+    ``changed_eps`` is :func:`change_matrix` with ``epsilon`` set. Shape (n_features,);
+    zeros when there is no counterfactual at all (as the algorithm initialises).
+    """
+    total = int(usable.sum())
+    if total == 0:
+        return np.zeros(changed_eps.shape[-1])
+    return (changed_eps & usable[:, :, None]).sum(axis=(0, 1)) / total
+
+
+# -- F over one counterfactual set ----------------------------------------------------------
 def interval_config() -> dict:
     """What ``config["intervals"]`` records about ``frequency_ci`` and ``rank_interval``."""
     return {
@@ -161,245 +267,107 @@ def _necessary_and_intervals(task: TaskSpec, changed: np.ndarray, usable: np.nda
     return extra, run_config
 
 
-# -- regions ---------------------------------------------------------------------------
-def parse_criterion(task: TaskSpec, where: str | Mapping | None) -> dict | None:
-    """``"Feature=Value"`` (or a mapping) to ``{"feature", "value"}``, checked against the task."""
-    if where is None or where == "":
-        return None
-    if isinstance(where, Mapping):
-        feature, value = where["feature"], where["value"]
-    else:
-        feature, sep, value = str(where).partition("=")
-        if not sep:
-            raise ConfigError(f"A criterion is FEATURE=VALUE, not {where!r}.")
-    feature, value = str(feature).strip(), str(value).strip()
-    spec = task.feature(feature)
-    if spec.is_continuous:
-        raise ConfigError(f"A criterion needs a categorical feature; {feature!r} is continuous.")
-    if value not in spec.levels:
-        raise ConfigError(f"{feature!r} has no value {value!r}; its values are: {', '.join(spec.levels)}.")
-    return {"feature": feature, "value": value}
+# -- runs over a store ------------------------------------------------------------------------
+def store_notes(store: CounterfactualStore) -> list[str]:
+    """What every result built on ``store`` says: the model's adequacy and the store's own notes (a damaged cache)."""
+    return [note for note in (adequacy_note(store.model.metrics), store.factual_note, *store.notes) if note]
 
 
-def hamming_distances(task: TaskSpec, query: int, rows: Rows, *, ranges: np.ndarray | None = None) -> np.ndarray:
-    """Distance from the query row to each row, shape (n_rows,).
+def run_config(store: CounterfactualStore, **extra) -> dict:
+    return {
+        "dataset": store.task.source or store.task.name,
+        "data_fingerprint": store.task.fingerprint,
+        "n_cf": store.n_cf,
+        "seed": store.seed,
+        "features_to_vary": store.features_to_vary or store.task.mutable_names,
+        "permitted_range": store.permitted_range,
+        "refine": store.refine,
+        "constraints": store.task.constraints,
+        "factuals": store.factual_selection,
+        **extra,
+    }
 
-    Categorical features add 1 when the values differ (the paper's Hamming distance,
-    Eq. 3). A continuous feature adds |Δ| / range(X_j), a number in [0, 1]: equal values
-    add 0 and the two ends of the range add 1, so a continuous feature weighs at most as
-    much as a categorical mismatch (Gower's rule). An ordinal feature uses its order the
-    same way: |Δ rank| / (levels - 1), so neighbouring levels are closer than the two ends.
-    On data without continuous or ordinal features this is exactly the paper's Hamming distance.
+
+def with_notes(result: FlexResult, notes: list[str]) -> FlexResult:
+    return replace(result, notes=tuple(result.notes) + tuple(notes)) if notes else result
+
+
+def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
+    """A seeded random sample of n factual rows (all of them when fewer exist), sorted by row id."""
+    rows = np.asarray(rows, dtype=int)
+    n = check("n_factuals", n)
+    if len(rows) == 0:
+        raise ConfigError("The model predicts no row undesirable, so there is nothing to explain.")
+    if n >= len(rows):
+        return np.sort(rows)
+    return np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
+
+
+def importance_of(store: CounterfactualStore, cfset, *, tau, level: str, necessary: bool = True, **config) -> FlexResult:
+    """FLEX of a set from ``store``, with the store's ranges, generator, model and config blocks (``config`` adds keys).
+
+    ``necessary=False`` skips the necessary-change search (region discovery needs only F).
     """
-    continuous = np.array([f.is_continuous for f in task.features])
-    ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
-    ranges = np.array([len(f.levels) - 1 if f.is_ordinal else r for f, r in zip(task.features, ranges, strict=True)], dtype=float)
-    graded = continuous | np.array([f.is_ordinal for f in task.features])
-    safe_range = np.where(ranges > 0, ranges, np.inf)
-    codes = encode_rows(task, task.frame.loc[list(rows)])
-    q = encode_rows(task, task.frame.loc[[query]])[0]
-    diff = np.abs(codes - q)
-    per_feature = np.where(graded, diff / safe_range, diff != 0)
-    return per_feature.sum(axis=1)
-
-
-def select_region(
-    task: TaskSpec,
-    query: int,
-    candidates: Rows,
-    *,
-    k: int = 4,
-    where: str | Mapping | None = None,
-    ranges: np.ndarray | None = None,
-    seed: int = 0,
-) -> tuple[list[int], list[float], dict | None, int, dict | None]:
-    """The query and its k nearest candidates that meet the criterion.
-
-    Hamming distances tie often (categorical data has few distinct distances). Candidates
-    tied at the k-th distance are drawn at random with ``seed`` (and the query), never by
-    row id or file order; the draw does not depend on the order of ``candidates``.
-
-    Returns
-    -------
-    members : list of int, length <= k + 1 (the query first)
-    distances : list of float, same length
-    criterion : dict or None
-    n_candidates : int, how many candidates met the criterion (query excluded)
-    ties : dict or None
-        ``{"distance": d, "candidates": c, "drawn": n}`` when c > n candidates lie at the k-th
-        distance d and n of them were drawn at random; None when no draw was needed.
-    """
-    k = check("k", k)
-    criterion = parse_criterion(task, where)
-    candidates = np.asarray(list(candidates), dtype=int)
-    if query not in task.frame.index:
-        raise ConfigError(f"Row {query} is not in the data (it may have been dropped for missing values).")
-    if query not in set(candidates.tolist()):
-        raise ConfigError(
-            f"Row {query} is not a factual with the undesirable outcome predicted; pick one of the factual rows."
-        )
-    if criterion is not None:
-        column = task.frame[criterion["feature"]]
-        if column.loc[query] != criterion["value"]:
-            raise ConfigError(
-                f"Row {query} has {criterion['feature']} = {column.loc[query]!r}, not {criterion['value']!r}; "
-                "pick a query that meets the criterion."
-            )
-        candidates = candidates[column.loc[candidates].to_numpy() == criterion["value"]]
-    others = np.unique(candidates[candidates != query])  # sorted: the draw below ignores the input order
-    # Rounded so that distances equal up to float noise tie.
-    distances = np.round(hamming_distances(task, query, others, ranges=ranges), 12)
-    draw = np.random.default_rng([int(seed), int(query)]).permutation(len(others))
-    order = np.lexsort((draw, distances))[:k]
-    ties = None
-    if 0 < len(order) < len(others):
-        boundary = distances[order[-1]]
-        tied, drawn = int((distances == boundary).sum()), int((distances[order] == boundary).sum())
-        if tied > drawn:
-            ties = {"distance": float(boundary), "candidates": tied, "drawn": drawn}
-    members = [int(query)] + [int(r) for r in others[order]]
-    return members, [0.0] + [float(d) for d in distances[order]], criterion, int(len(others)), ties
-
-
-def mode_shift(task: TaskSpec, cfset: CounterfactualSet, *, bins: int = 4) -> list[dict]:
-    """The mode-shift table (Eq. 5) for the factuals of a region and their valid counterfactuals.
-
-    For each feature: the factuals' mode, its share p_orig among the factuals, its share
-    p_cf among the counterfactuals, δ = (p_cf - p_orig) / p_orig, and the counterfactuals'
-    own mode. Continuous features are first cut into ``bins`` quantile bins of the data,
-    so "mode" means the most common bin. An ordinal feature also gets ``rank_shift``: the
-    counterfactuals' mean level minus the factuals' along its order (positive = up the
-    order), which a mode alone cannot show; NaN for other features.
-    """
-    valid_cfs = cfset.counterfactuals[cfset.valid]
-    factuals = decode_rows(task, cfset.factuals)
-    cf_frame = decode_rows(task, cfset.counterfactuals[cfset.valid])
-    rows = []
-    for j, f in enumerate(task.features):
-        fact_col, cf_col = factuals[f.name], cf_frame[f.name]
-        rank_shift = float("nan")
-        if f.is_ordinal and len(valid_cfs):
-            rank_shift = float(valid_cfs[:, j].mean() - cfset.factuals[:, j].mean())
-        if f.is_continuous:
-            edges = np.unique(np.quantile(task.frame[f.name].astype(float), np.linspace(0, 1, bins + 1)))
-            if len(edges) < 2:  # a constant feature is one bin
-                edges = np.array([edges[0], edges[0]])
-            labels = [f"{format_number(a)} to {format_number(b)}" for a, b in zip(edges[:-1], edges[1:])]
-
-            def to_bin(col, edges=edges, labels=labels):
-                idx = np.clip(np.searchsorted(edges, col.astype(float), side="right") - 1, 0, len(labels) - 1)
-                return pd.Series(np.asarray(labels, dtype=object)[idx], index=col.index)
-
-            fact_col, cf_col = to_bin(fact_col), to_bin(cf_col) if len(cf_col) else cf_col
-        counts = fact_col.value_counts()
-        # The most common value; ties go to the value first in the feature's level order.
-        top = counts[counts == counts.max()].index
-        mode = sorted(top, key=lambda v: (f.categories.index(v) if f.categories else 0, str(v)))[0]
-        p_orig = float((fact_col == mode).mean())
-        p_cf = float((cf_col == mode).mean()) if len(cf_col) else float("nan")
-        cf_mode = cf_col.value_counts().idxmax() if len(cf_col) else None
-        rows.append(
-            {
-                "name": f.name,
-                "mode": str(mode),
-                "p_orig": p_orig,
-                "p_cf": p_cf,
-                "delta": (p_cf - p_orig) / p_orig,
-                "cf_mode": None if cf_mode is None else str(cf_mode),
-                "rank_shift": rank_shift,
-            }
-        )
-    return rows
-
-
-def compare_with_global(regional: np.ndarray, global_: np.ndarray, include: np.ndarray) -> tuple[float, tuple, tuple]:
-    """Pearson r between regional and global F (Eq. 6) and each feature's quadrant (Fig. 4).
-
-    Only features in ``include`` (the mutable ones: an immutable feature sits at 0 in
-    both and would inflate r) take part. A feature is "high" on an axis when it is above
-    that axis' mean over the included features, the same centre as in r's formula.
-
-    Returns
-    -------
-    r : float (NaN when either side is constant or fewer than three features take part)
-    quadrants : tuple of "A" | "B" | "C" | "D" | None, length n_features
-    thresholds : (global mean, regional mean)
-    """
-    include = np.asarray(include, dtype=bool) & ~np.isnan(regional) & ~np.isnan(global_)
-    reg, glo = regional[include], global_[include]
-    # With two features r is always ±1: it says nothing, so it needs three or more.
-    if include.sum() >= 3 and np.ptp(reg) > 0 and np.ptp(glo) > 0:
-        r = float(np.corrcoef(reg, glo)[0, 1])
-    else:
-        r = float("nan")
-    g_mid = float(glo.mean()) if include.any() else float("nan")
-    r_mid = float(reg.mean()) if include.any() else float("nan")
-    quadrants: list[str | None] = []
-    for j in range(len(regional)):
-        if not include[j]:
-            quadrants.append(None)
-            continue
-        high_regional, high_global = regional[j] > r_mid, global_[j] > g_mid
-        quadrants.append({(True, False): "A", (False, False): "B", (True, True): "C", (False, True): "D"}[(high_regional, high_global)])
-    return r, tuple(quadrants), (g_mid, r_mid)
-
-
-def regional_importance(
-    cfset: CounterfactualSet,
-    task: TaskSpec,
-    global_result: FlexResult,
-    *,
-    query: int,
-    members: Rows,
-    distances: Numbers,
-    criterion: dict | None = None,
-    candidates: int = 0,
-    tau: float | Mapping[str, float] = DEFAULT_TAU,
-    ranges: np.ndarray | None = None,
-    necessary: np.ndarray | None = None,
-    generator: dict | None = None,
-    model: dict | None = None,
-    config: dict | None = None,
-    neighbour_ties: dict | None = None,
-) -> RegionalResult:
-    """Regional FLEX over the members' counterfactuals, compared with a global result.
-
-    ``necessary`` (shape (n_queries, n_cf, n_features), aligned with ``cfset``) is passed
-    on to :func:`flex_importance` for the members.
-    ``neighbour_ties`` is :func:`select_region`'s report of a random draw among tied neighbours.
-    ``pearson_r_interval`` is :func:`pearson_interval`: r's 95% interval from the region's
-    sampling error, the global F held as given; NaN where r is undefined.
-    """
-    region_set = cfset.subset(members)
-    config = {**(config or {}), "pearson_r_interval": PEARSON_INTERVAL_CONFIG}
-    if necessary is not None:
-        necessary = necessary[cfset.positions_of(members)]
-    importance = flex_importance(
-        region_set,
-        task,
+    return flex_importance(
+        cfset,
+        store.task,
         tau=tau,
-        ranges=ranges,
-        level="regional",
-        necessary=necessary,
-        generator=generator,
-        model=model,
-        config=config,
+        ranges=store.ranges,
+        level=level,
+        necessary=store.necessary_changes(cfset) if necessary else None,
+        generator=generator_key(store.generator),
+        model=model_summary(store.model),
+        config=run_config(store, **config),
     )
-    include = ~np.array(importance.immutable)
-    r, quadrants, thresholds = compare_with_global(importance.frequency_mean, global_result.frequency_mean, include)
-    interval = pearson_interval(importance.frequency_mean, importance.n_factuals_used, global_result.frequency_mean, include)
-    return RegionalResult(
-        importance=importance,
-        query=int(query),
-        members=tuple(int(m) for m in members),
-        distances=tuple(float(d) for d in distances),
-        criterion=criterion,
-        mode_shift=tuple(mode_shift(task, region_set)),
-        global_frequency=global_result.frequency_mean.copy(),
-        pearson_r=r,
-        pearson_r_interval=interval,
-        quadrants=quadrants,
-        quadrant_thresholds=thresholds,
-        candidates=candidates,
-        neighbour_ties=neighbour_ties,
-    )
+
+
+def run_local(
+    store: CounterfactualStore,
+    row: int,
+    *,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
+    progress: Progress | None = None,
+) -> FlexResult:
+    """Local FLEX: one factual and its n_cf counterfactuals (F_j is the share of them that change feature j)."""
+    row = int(row)
+    if row not in set(store.factual_rows.tolist()):
+        outcome = " / ".join(map(str, store.task.undesirable))
+        p = float(store.model.predict_proba(store.task.frame.loc[[row], store.task.feature_names])[0, 1])
+        if p <= 0.5:
+            raise ConfigError(f"Row {row} is not a factual: the model does not predict it {outcome}.")
+        selection = store.factual_selection
+        raise ConfigError(
+            f"Row {row} is not a factual: the model predicts it {outcome} (P {p:.2f}) but not by more than the "
+            f"margin {selection['margin']:g}{' or not out of bag' if selection['out_of_bag'] else ''}; "
+            "the paper's setting (margin 0, radius 0) explains it."
+        )
+    cfset = store.ensure([row], progress=progress)
+    return with_notes(importance_of(store, cfset, tau=tau, level="local", row=row), store_notes(store))
+
+
+def run_global(
+    store: CounterfactualStore,
+    *,
+    n_factuals: int = 200,
+    tau: float | Mapping[str, float] = DEFAULT_TAU,
+    sample_seed: int | None = None,
+    progress: Progress | None = None,
+) -> FlexResult:
+    """Global FLEX: a seeded random sample of ``n_factuals`` factuals (the store's seed, or ``sample_seed``).
+
+    Generates the sample's missing counterfactuals, then computes F at ``tau`` with ``necessary_frequency``,
+    ``frequency_ci`` and ``rank_interval``. The scores computed on request (flip-alone and needed, F's spread
+    over seeds, other generators, refits) are added to the result by :func:`flex_core.importance.with_extras`
+    (:meth:`~flex_core.FlexExplainer.explain_global` takes them as options).
+    """
+    seed = store.seed if sample_seed is None else sample_seed
+    pool = store.factual_rows
+    rows = sample_factuals(pool, n_factuals, seed=seed)
+    cfset = store.ensure(rows, progress=progress)
+    notes = store_notes(store)
+    short = store.pool_note(n_factuals)
+    if short is not None:
+        notes.append(short)
+    result = importance_of(store, cfset, tau=tau, level="global", n_factuals=n_factuals, sample_seed=seed,
+                           factual_pool=len(pool))
+    return with_notes(result, notes)

@@ -37,8 +37,7 @@ from .._typing import Rows
 from .._uncertainty import INTERVAL_LEVEL, INTERVAL_METHOD, wilson_interval
 from ..counterfactuals import CounterfactualStore
 from ..counterfactuals._set import Progress
-from ._flex import flex_importance
-from ._metrics import DEFAULT_TAU
+from ._flex import DEFAULT_TAU, flex_importance
 
 __all__ = ["NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "seed_spread"]
 

@@ -31,7 +31,7 @@ from ..counterfactuals import CounterfactualStore, decode_rows
 from ..data import TaskSpec
 from ..limits import LIMITS, check
 from ..models import FittedModel
-from ._metrics import DEFAULT_TAU
+from ._flex import DEFAULT_TAU, flex_importance
 
 __all__ = ["MAX_REFITS", "STABLE_FLOOR", "refit_models", "retrain_stability", "stable_verdicts", "check_refits"]
 
@@ -112,7 +112,6 @@ def retrain_stability(store: CounterfactualStore, result: FlexResult, k: int, *,
     ``refits`` (F_j per refit), ``range`` ([min, max] over the refits) and ``stable``).
     """
     from ..models import MODELS
-    from ._flex import flex_importance
 
     if result.frequency_ci is None:
         raise ConfigError("The result has no intervals for F; compute it with intervals (run_global does).")

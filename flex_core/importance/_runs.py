@@ -1,4 +1,10 @@
-"""Global and regional FLEX runs over a counterfactual store."""
+"""The on-request scores of a run, and the regional runs with other generators beside them.
+
+:func:`with_extras` adds to a global result what :meth:`~flex_core.FlexExplainer.explain_global` computes on
+request (flip-alone and needed, F's spread over seeds, other generators, refits); :func:`run_regional` and
+:func:`run_rule_region` are :mod:`._region_runs`' with the ``generators`` option, which :mod:`._sensitivity`
+answers by rerunning the region with those.
+"""
 
 from __future__ import annotations
 
@@ -11,115 +17,46 @@ from .._errors import ConfigError
 from .._results import FlexResult, RegionalResult
 from .._typing import Rows
 from ..counterfactuals import CounterfactualStore
-from ..counterfactuals._registry import generator_key
 from ..counterfactuals._set import Progress
 from ..data import TaskSpec
-from ..limits import check
-from ..models._fit import model_summary
 from . import _region_runs
-from ._flex import flex_importance, parse_criterion
-from ._metrics import DEFAULT_TAU
-from ._region_runs import run_config, store_notes, with_extras, with_notes
+from ._flex import DEFAULT_TAU
+from ._region_runs import parse_criterion, with_member_extras
 from ._retrain import retrain_stability
 from ._rules import check_rule, rule_mask, rule_text
 from ._sensitivity import generator_sensitivity
 
-__all__ = ["sample_factuals", "importance_of", "store_notes", "run_local", "run_global", "run_regional", "run_rule_region", "check_rule_region", "check_region_arguments", "random_query", "rows_meeting"]
+__all__ = ["with_extras", "run_regional", "run_rule_region", "check_rule_region", "check_region_arguments", "random_query",
+           "rows_meeting", "where_criterion"]
 
 
-def sample_factuals(rows: Rows, n: int, *, seed: int = 0) -> np.ndarray:
-    """A seeded random sample of n factual rows (all of them when fewer exist), sorted by row id."""
-    rows = np.asarray(rows, dtype=int)
-    n = check("n_factuals", n)
-    if len(rows) == 0:
-        raise ConfigError("The model predicts no row undesirable, so there is nothing to explain.")
-    if n >= len(rows):
-        return np.sort(rows)
-    return np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
-
-
-def importance_of(store: CounterfactualStore, cfset, *, tau, level: str, necessary: bool = True, **config) -> FlexResult:
-    """FLEX of a set from ``store``, with the store's ranges, generator, model and config blocks (``config`` adds keys).
-
-    ``necessary=False`` skips the necessary-change search (region discovery needs only F).
-    """
-    return flex_importance(
-        cfset,
-        store.task,
-        tau=tau,
-        ranges=store.ranges,
-        level=level,
-        necessary=store.necessary_changes(cfset) if necessary else None,
-        generator=generator_key(store.generator),
-        model=model_summary(store.model),
-        config=run_config(store, **config),
-    )
-
-
-def run_local(
-    store: CounterfactualStore,
-    row: int,
-    *,
-    tau: float | Mapping[str, float] = DEFAULT_TAU,
-    progress: Progress | None = None,
-) -> FlexResult:
-    """Local FLEX: one factual and its n_cf counterfactuals (F_j is the share of them that change feature j)."""
-    row = int(row)
-    if row not in set(store.factual_rows.tolist()):
-        outcome = " / ".join(map(str, store.task.undesirable))
-        p = float(store.model.predict_proba(store.task.frame.loc[[row], store.task.feature_names])[0, 1])
-        if p <= 0.5:
-            raise ConfigError(f"Row {row} is not a factual: the model does not predict it {outcome}.")
-        selection = store.factual_selection
-        raise ConfigError(
-            f"Row {row} is not a factual: the model predicts it {outcome} (P {p:.2f}) but not by more than the "
-            f"margin {selection['margin']:g}{' or not out of bag' if selection['out_of_bag'] else ''}; "
-            "the paper's setting (margin 0, radius 0) explains it."
-        )
-    cfset = store.ensure([row], progress=progress)
-    return with_notes(importance_of(store, cfset, tau=tau, level="local", row=row), store_notes(store))
-
-
-def run_global(
+def with_extras(
+    result: FlexResult,
     store: CounterfactualStore,
     *,
-    n_factuals: int = 200,
     tau: float | Mapping[str, float] = DEFAULT_TAU,
-    sample_seed: int | None = None,
     sufficiency: bool = False,
     repeats: int = 1,
     generators: Sequence[str] = (),
     retrain: int = 0,
     labelled: bool = True,
-    progress: Progress | None = None,
 ) -> FlexResult:
-    """Global FLEX: a seeded random sample of factuals with the undesirable prediction.
+    """A global ``result`` (from :func:`~flex_core.importance.run_global` on ``store``) with the scores asked for.
 
-    ``necessary_frequency``, ``frequency_ci`` and ``rank_interval`` are always computed.
-    ``sufficiency=True`` adds flip_alone and needed (with intervals) and the necessity and sufficiency ratios (two generator runs per feature);
-    ``repeats=N`` (N >= 2) regenerates with N seeds and adds ``frequency_seed_sd``.
+    ``sufficiency=True`` adds flip_alone and needed (with intervals) and the necessity and sufficiency ratios (two
+    generator runs per feature); ``repeats=N`` (N >= 2) regenerates with N seeds and adds ``frequency_seed_sd``;
     ``generators=["dice-random", ...]`` reruns the same factuals with those generators and adds
-    ``generator_sensitivity`` (each one's F_j, its interval, and whether they overlap).
-    ``retrain=K`` refits the model K times and adds ``retrain`` (F's range across refits, a ``stable``
-    verdict per feature, the counterfactuals' validity under each refit: :mod:`._retrain`); ``labelled``
-    says whether the outcome column holds real labels (a user's model is refitted only then).
+    ``generator_sensitivity`` (each one's F_j, its interval, and whether they overlap); ``retrain=K`` refits the
+    model K times and adds ``retrain`` (F's range across refits, a ``stable`` verdict per feature, the
+    counterfactuals' validity under each refit: :mod:`._retrain`); ``labelled`` says whether the outcome column
+    holds real labels (a user's model is refitted only then). ``tau`` is the result's.
     """
-    seed = store.seed if sample_seed is None else sample_seed
-    pool = store.factual_rows
-    rows = sample_factuals(pool, n_factuals, seed=seed)
-    cfset = store.ensure(rows, progress=progress)
-    notes = store_notes(store)
-    short = store.pool_note(n_factuals)
-    if short is not None:
-        notes.append(short)
-    result = importance_of(store, cfset, tau=tau, level="global", n_factuals=n_factuals, sample_seed=seed,
-                           factual_pool=len(pool))
-    result = with_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
+    result = with_member_extras(result, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     if generators:
         result = replace(result, generator_sensitivity=generator_sensitivity(store, result, generators, tau=tau))
     if retrain:
         result = replace(result, retrain=retrain_stability(store, result, retrain, labelled=labelled, tau=tau))
-    return with_notes(result, notes)
+    return result
 
 
 def run_regional(
@@ -137,7 +74,7 @@ def run_regional(
 ) -> RegionalResult:
     """Regional FLEX around a query factual, compared with ``global_result``.
 
-    ``sufficiency`` and ``repeats`` work as in :func:`run_global`, over the region's members;
+    ``sufficiency`` and ``repeats`` work as in :func:`with_extras`, over the region's members;
     ``generators`` reruns the members and ``global_result``'s factuals with each of them and adds
     each one's regional F_j and r to ``importance.generator_sensitivity``.
     """
@@ -215,3 +152,19 @@ def check_rule_region(store: CounterfactualStore, rule) -> tuple[dict, ...]:
             f"No factual (row the model predicts {' / '.join(map(str, store.task.undesirable))}) meets {text}; widen the rule."
         )
     return rule
+
+
+def where_criterion(where) -> str | Mapping | None:
+    """``{"zone": "rural"}`` or ``Condition.criterion("zone", "rural")`` as ``{"feature": "zone", "value": "rural"}``,
+    the form the runs take (text and that form pass as they are): a mapping never becomes ``"feature=value"`` text to
+    be split again."""
+    if where is None or isinstance(where, str) or (isinstance(where, Mapping) and set(where) == {"feature", "value"}):
+        return where
+    if isinstance(where, Mapping) and set(where) == {"feature", "op", "value"}:  # a Condition (or its dict)
+        if where["op"] != "=":
+            raise ConfigError(f"where takes one feature = value criterion, not {where['op']!r}; a rule takes the others.")
+        return {"feature": where["feature"], "value": where["value"]}
+    if isinstance(where, Mapping) and len(where) == 1:
+        (feature, value), = where.items()
+        return {"feature": feature, "value": value}
+    raise ConfigError("where takes one criterion: {'feature': value} or 'feature=value'.")

@@ -32,7 +32,8 @@ from .._contract import json_number
 from .._errors import ConfigError
 from .._results import FlexResult, GeneratorSensitivity, RegionalResult
 from ..counterfactuals import CounterfactualStore, make_generator
-from ._metrics import DEFAULT_TAU
+from ._flex import DEFAULT_TAU, flex_importance
+from ._region_runs import run_regional, run_rule_region
 
 __all__ = ["generator_sensitivity", "verdict", "rank_changes", "CANNOT_TELL_SHARE", "TOP_K"]
 
@@ -75,9 +76,6 @@ def generator_sensitivity(
     the same per feature over the members, plus ``r`` and ``r_interval`` per generator and
     ``r_intervals_overlap``.
     """
-    from ._flex import flex_importance
-    from ._region_runs import run_regional, run_rule_region
-
     own = store.generator.name
     names = list(dict.fromkeys([own, *generators]))
     if len(names) < 2:

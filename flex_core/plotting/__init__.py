@@ -26,21 +26,19 @@ if TYPE_CHECKING:
         with_settings,
     )
     from ._quality import calibration_figure, confusion_matrix_figure
-    from ._regions import groups_frequency_figure, regions_small_multiples
 
 #: the module defining each public name (imported, with plotly, on first access)
 _MODULES = {
     "._flex": ("importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
                "what_must_change_figure", "with_settings"),
     "._compare": ("rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure"),
-    "._regions": ("regions_small_multiples", "groups_frequency_figure"),
     "._quality": ("confusion_matrix_figure", "calibration_figure"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "what_must_change_figure", "with_settings",
-    "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "regions_small_multiples", "groups_frequency_figure", "confusion_matrix_figure", "calibration_figure",
+    "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "confusion_matrix_figure", "calibration_figure",
 ]
 
 

@@ -65,7 +65,7 @@ from ..counterfactuals import CounterfactualStore
 from ..counterfactuals._set import Progress
 from ..data import TaskSpec
 from ..importance import DEFAULT_TAU, compare_with_global, rule_text
-from ..importance._flex import PEARSON_INTERVAL_CONFIG
+from ..importance._region_runs import PEARSON_INTERVAL_CONFIG
 from ..limits import check_each
 from ._found import Region, RegionsResult
 from ._pool import Pool, build_pool, number_value, quantile_bins

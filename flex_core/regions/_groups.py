@@ -8,7 +8,7 @@ quantile bin of the pool for a number (edges stated, both included). Per group:
   task's constraints, with its 95% Wilson interval (continuity-corrected, as F's);
 * ``cost_median``: the median over its factuals of the distance to their nearest valid
   counterfactual, with a 95% percentile-bootstrap interval. The distance is the one regions use
-  for neighbours (:func:`flex_core.importance._flex.hamming_distances`): the sum over features of
+  for neighbours (:func:`flex_core.importance._region_runs.hamming_distances`): the sum over features of
   |Δ| / range for a number (the training rows' range), |Δ levels| / (levels - 1) for an ordinal
   feature, and 1 per changed categorical feature;
 * F_j over its factuals with the 95% Wilson interval of each.

@@ -16,7 +16,7 @@ from .._results import FlexResult
 from ..counterfactuals import CounterfactualSet, CounterfactualStore
 from ..counterfactuals._set import Progress
 from ..importance import DEFAULT_TAU, sample_factuals
-from ..importance._runs import importance_of, store_notes
+from ..importance._flex import importance_of, store_notes
 from ..limits import check
 
 __all__ = ["Pool", "build_pool", "quantile_bins"]

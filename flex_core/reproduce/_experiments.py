@@ -15,16 +15,9 @@ import pandas as pd
 from .._explainer import FlexExplainer
 from .._results import FlexResult, RegionalResult
 from ..compare import LimeImportance, flex_shap_agreement, rank_agreement, ranking_table
-from ..counterfactuals import CounterfactualSet, refine_counterfactuals, training_ranges
-from ..data import TaskSpec
-from ..importance import (
-    DEFAULT_TAU,
-    flex_importance,
-    random_query,
-    rows_meeting,
-    select_region,
-)
-from ..importance._metrics import change_matrix, resolve_tau
+from ..counterfactuals import CounterfactualSet
+from ..importance import DEFAULT_TAU
+from ..importance._flex import change_matrix, resolve_tau
 from ._markdown import fmt
 from ._reference import ACCIDENT_REGIONS, PAPER, PAPER_GENERATOR, PAPER_VALIDITY, RARE_CHANGE
 
@@ -64,12 +57,13 @@ class ReproductionSettings:
 QUICK = ReproductionSettings(n_factuals=8, n_cf=3, cv_folds=2, k=2, lime_samples=300, figure_format="html")
 
 
-def share_changing_at_most(task: TaskSpec, model, result_set, n: int = 2) -> float:
-    """Share of valid counterfactuals that change at most n features (the paper's sparsity figure)."""
+def share_changing_at_most(explainer: FlexExplainer, rows, n: int = 2) -> float:
+    """Share of the valid counterfactuals of ``rows`` that change at most n features (the paper's sparsity figure)."""
+    task, result_set = explainer.task, explainer.counterfactuals(rows)
     continuous = np.array([f.is_continuous for f in task.features])
     tau = resolve_tau(task.feature_names, continuous, 0.0)
     changed, _ = change_matrix(
-        result_set.factuals, result_set.counterfactuals, continuous, training_ranges(task, model), tau, epsilon=1e-6
+        result_set.factuals, result_set.counterfactuals, continuous, explainer.ranges, tau, epsilon=1e-6
     )
     per_cf = changed.sum(axis=2)[result_set.valid]
     return float((per_cf <= n).mean()) if per_cf.size else float("nan")
@@ -101,7 +95,7 @@ def global_runs(task, model, settings, generators, log):
         result = explainer.explain_global(n_factuals=settings.n_factuals, tau=settings.tau)
         seconds = time.perf_counter() - started
         log(f"  global FLEX via {name}: {result.n_factuals_used} factuals, {seconds:.1f} s")
-        runs[name] = {"explainer": explainer, "store": explainer.store, "result": result, "seconds": seconds}
+        runs[name] = {"explainer": explainer, "result": result, "seconds": seconds}
     paper = runs[PAPER_GENERATOR]
     # Each generator's factuals are those its validity rule admits (the default's: rejected with the margin and out
     # of bag), so SHAP runs once over all of them and each FLEX is set against SHAP on its own factuals.
@@ -151,7 +145,7 @@ def rank_comparison(key, task, runs, shap) -> tuple[pd.DataFrame, dict]:
         flex = runs[name]["result"].frequency_mean
         # With a bootstrap interval over the factuals: no Spearman is called larger than another inside it.
         agreements[f"FLEX ({name}) vs SHAP (ours)"] = flex_shap_agreement(runs[name]["result"], runs[name]["shap"],
-                                                                          seed=int(runs[name]["store"].seed))
+                                                                          seed=runs[name]["explainer"].seed)
         agreements[f"FLEX ({name}) vs paper FLEX"] = rank_agreement(flex, paper_flex, names=names, include=mutable)
         if name != PAPER_GENERATOR:
             agreements[f"FLEX ({name}) vs FLEX ({PAPER_GENERATOR})"] = rank_agreement(
@@ -224,25 +218,25 @@ class RegionRun:
     other_interval: dict
 
 
-def region_runs(task, runs, settings, log) -> list[RegionRun]:
+def region_runs(runs, settings, log) -> list[RegionRun]:
     """The paper's four regions (Fig. 3) with its generator, LIME on their members, and each other generator's r."""
-    paper = runs[PAPER_GENERATOR]
+    paper = runs[PAPER_GENERATOR]["explainer"]
     out = []
     for number, (feature, value) in enumerate(ACCIDENT_REGIONS, start=1):
         where = f"{feature}={value}"
-        query = random_query(paper["store"], where=where, seed=settings.seed)
+        query = paper.random_query(where=where, seed=settings.seed)
         choice, table_2 = "seeded random factual meeting the criterion", None
         if number == 1:  # the paper publishes region 1's modes (Table 2): take the query whose region matches them best
-            table_2 = _table_2_choice(task, paper["store"], where, settings.k, random_row=query, seed=settings.seed)
+            table_2 = _table_2_choice(paper, where, settings.k, random_row=query, seed=settings.seed)
             query = table_2["query"]
             choice = (
                 f"chosen as the factual whose region's factual modes best match the paper's Table 2: "
                 f"{table_2['modes_matched']} of {len(PAPER['mode_shift_region_1'])} modes (the seeded random query, "
                 f"row {table_2['random_query']}, matched {table_2['random_modes_matched']})"
             )
-        regional = paper["explainer"].explain_region(global_result=paper["result"], query=query, k=settings.k, where=where,
-                                                     tau=settings.tau)
-        lime = paper["explainer"].lime(regional.members, num_samples=settings.lime_samples)
+        regional = paper.explain_region(global_result=runs[PAPER_GENERATOR]["result"], query=query, k=settings.k,
+                                        where=where, tau=settings.tau)
+        lime = paper.lime(regional.members, num_samples=settings.lime_samples)
         other_r, other_interval = _other_generators_r(runs, query, where, number, settings, log)
         log(f"  region {number} ({where}): query row {query}, r = {fmt(regional.pearson_r)}, LIME {lime.seconds:.1f} s")
         out.append(RegionRun(number, feature, value, where, query, choice, table_2, regional, lime, other_r, other_interval))
@@ -253,7 +247,7 @@ def _other_generators_r(runs, query, where, number, settings, log) -> tuple[dict
     """Each other generator's r and its interval in the same region (NaN where the query is not its factual)."""
     other_r, other_interval = {}, {}
     for name, run in runs.items():
-        if name != PAPER_GENERATOR and query not in set(run["store"].factual_rows.tolist()):
+        if name != PAPER_GENERATOR and query not in set(run["explainer"].factual_rows.tolist()):
             # The robust rule's factuals are rejected with a margin and out of bag: the paper's query may not be one.
             other_r[name], other_interval[name] = float("nan"), [float("nan"), float("nan")]
             log(f"  region {number}: row {query} is not a factual under {name}'s rule (borderline or memorised); "
@@ -265,20 +259,20 @@ def _other_generators_r(runs, query, where, number, settings, log) -> tuple[dict
     return other_r, other_interval
 
 
-def _table_2_choice(task, store, where, k, *, random_row, seed) -> dict:
+def _table_2_choice(explainer: FlexExplainer, where, k, *, random_row, seed) -> dict:
     """The factual meeting ``where`` whose region's factual modes match the paper's Table 2 best.
 
     Score: the number of the nine features whose mode (ties: first level) is the paper's, then
     the summed gap between each paper mode's share in the region and the paper's share. Only the
     factuals matter, so no counterfactual is generated; ties among equal scores go to a seeded draw.
     """
-    paper = PAPER["mode_shift_region_1"]
+    task, paper = explainer.task, PAPER["mode_shift_region_1"]
     names = list(paper)
     wanted = [paper[n][0].replace("--", "-") for n in names]  # LaTeX's "--" is the data's "-"
     wanted_share = np.array([paper[n][1] for n in names])
 
     def score(query: int) -> tuple[int, float]:
-        members = select_region(task, query, store.factual_rows, k=k, where=where, ranges=store.ranges, seed=store.seed)[0]
+        members = explainer.region_members(query, k=k, where=where)
         frame = task.frame.loc[members, names]
         matched, gap = 0, 0.0
         for j, name in enumerate(names):
@@ -289,7 +283,7 @@ def _table_2_choice(task, store, where, k, *, random_row, seed) -> dict:
             gap += abs((frame[name] == wanted[j]).mean() - wanted_share[j])
         return int(matched), float(gap)
 
-    candidates = rows_meeting(task, store.factual_rows, where)
+    candidates = explainer.factuals_meeting(where)
     candidates = candidates[np.random.default_rng(seed).permutation(len(candidates))]
     scores = [score(int(q)) for q in candidates]
     best = min(range(len(candidates)), key=lambda i: (-scores[i][0], scores[i][1]))
@@ -309,17 +303,15 @@ class TauRun:
     refined: dict[float, FlexResult]
 
 
-def tau_runs(task, model, runs, settings) -> TauRun:
-    """The τ panels: the same store and factuals at every τ (a new τ only recomputes), as generated and refined."""
-    store = runs[PAPER_GENERATOR]["store"]
+def tau_runs(runs, settings) -> TauRun:
+    """The τ panels: the same explainer and factuals at every τ (a new τ only recomputes), as generated and refined."""
     # Same store, same factuals: a new τ only recomputes, it never regenerates.
     explainer = runs[PAPER_GENERATOR]["explainer"]
     panels: dict[float, FlexResult] = {t: explainer.explain_global(n_factuals=settings.n_factuals, tau=t) for t in settings.taus}
     first = panels[settings.taus[0]]
     # Beside the paper's setting: the same counterfactuals with every change shrunk to what the model needs.
-    generated = store.ensure(first.query_index)
-    refined_set = refine_counterfactuals(generated, task, model, permitted_range=store.permitted_range, ranges=store.ranges)
-    refined = {t: flex_importance(refined_set, task, tau=t, ranges=store.ranges) for t in settings.taus}
+    refined_set = explainer.minimal_counterfactuals(first.query_index)
+    refined = {t: explainer.explain_counterfactuals(refined_set, tau=t) for t in settings.taus}
     return TauRun(panels, refined_set, refined)
 
 

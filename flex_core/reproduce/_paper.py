@@ -111,8 +111,7 @@ def _dataset(key, task, model, settings, generators, figures, sections, headline
     the report's sections go into ``sections``, the headline numbers into ``headline``.
     """
     runs, shap = global_runs(task, model, settings, generators, log)
-    sparsity = {name: share_changing_at_most(task, model, run["store"].ensure(run["result"].query_index))
-                for name, run in runs.items()}
+    sparsity = {name: share_changing_at_most(run["explainer"], run["result"].query_index) for name, run in runs.items()}
     table, agreements = rank_comparison(key, task, runs, shap)
     sections[f"{key}_global"] = ranking_lines(key, task, runs, shap, table, agreements, figures)
     data = {
@@ -127,12 +126,12 @@ def _dataset(key, task, model, settings, generators, figures, sections, headline
              "generation_seconds": {name: run["seconds"] for name, run in runs.items()},
              "share_of_cfs_changing_at_most_two_features": sparsity}
     if key == "accidents":
-        regions = region_runs(task, runs, settings, log)
+        regions = region_runs(runs, settings, log)
         sections["regions"] = regions_lines(task, runs, regions, figures)
         entry["regions"] = _regions_data(regions)
         headline["r"] = [region.regional.pearson_r for region in regions]
     else:
-        tau = tau_runs(task, model, runs, settings)
+        tau = tau_runs(runs, settings)
         sections["tau"] = tau_lines(tau, settings, figures)
         entry["tau_panels"] = {"facts": tau_facts(tau, settings), **{str(t): res.to_dict() for t, res in tau.panels.items()},
                                "refined": {str(t): res.to_dict() for t, res in tau.refined.items()}}

@@ -101,7 +101,7 @@ def regions_lines(task, runs, regions, figures) -> list[str]:
     unexplained = sorted({name for row in r_rows for name in runs if name != PAPER_GENERATOR
                           and isinstance(row.get(f"r ({name})"), float) and math.isnan(row[f"r ({name})"])})
     for name in unexplained:  # say why in the report, not only in the log
-        factuals = len(runs[name]["store"].factual_rows)
+        factuals = len(runs[name]["explainer"].factual_rows)
         summary += [f"{name}: r is undefined where the paper's query row is not a factual under {name}'s validity rule "
                     f"(the model rejects it only narrowly, or only because it memorised the row's label: its out-of-bag "
                     f"vote does not reject it). {factuals:,} cases are factuals under that rule.", ""]

@@ -21,7 +21,7 @@ from .._format import format_number
 from .._results import FlexResult, RegionalResult
 from .._uncertainty import INTERVAL_LEVEL
 from ..counterfactuals import CounterfactualSet, decode_rows
-from ..importance._metrics import DICE_EPSILON
+from ..importance._flex import DICE_EPSILON
 from ..regions import RegionsResult
 
 __all__ = ["snapshot_payload", "FORMAT"]

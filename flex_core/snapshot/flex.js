@@ -7,7 +7,7 @@ var FlexMath = (function () {
   function num(v) { return v === null || v === undefined ? NaN : v; }
 
   /* Per row, what does not depend on τ: valid counterfactuals, |cf - x| / range of each continuous feature,
-     changed flags of the others, μ sums and DiCE's ε-changes (flex_core.importance._metrics.change_matrix). */
+     changed flags of the others, μ sums and DiCE's ε-changes (flex_core.importance._flex.change_matrix). */
   function prepare(data) {
     var F = data.features, R = data.rows, nf = F.length, eps = data.epsilon;
     var safe = F.map(function (f) { return f.continuous && f.range > 0 ? f.range : Infinity; });

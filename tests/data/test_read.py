@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import flex_core as fc
-from flex_core.data import read_csv, read_notes
+from flex_core.data import read_csv
+from flex_core.data._read import read_notes
 
 GOOD = "speed,road,y\n50,urban,no\n90,rural,yes\n70,urban,no\n110,rural,yes\n"
 

@@ -85,7 +85,7 @@ def test_shares_are_per_factual_and_the_interval_is_wilson():
 
 def test_the_scores_reach_the_json_and_the_result(synthetic_task, synthetic_model):
     store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    result = fc.importance.run_global(store, n_factuals=8, sufficiency=True)
+    result = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=8), store, sufficiency=True)
     records = {r["name"]: r for r in json.loads(result.to_json())["features"]}
     keys = {"flip_alone", "flip_alone_interval", "needed", "needed_interval", "necessity_ratio", "sufficiency_ratio"}
     assert keys <= set(records["speed"])

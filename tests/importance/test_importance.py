@@ -9,7 +9,8 @@ from scipy.stats import pearsonr
 
 import flex_core as fc
 from flex_core._uncertainty import pearson_interval
-from flex_core.importance._flex import hamming_distances
+from flex_core.importance._region_runs import hamming_distances, select_region
+from flex_core.importance._runs import random_query
 from tests.factories import make_set
 from ui import reporting
 
@@ -35,38 +36,38 @@ def test_hamming_distance_by_hand(categorical_task):
 
 
 def test_neighbours_sorted_by_distance_ties_drawn_with_the_seed_and_reported(categorical_task):
-    members, distances, criterion, n, ties = fc.importance.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=3)
+    members, distances, criterion, n, ties = select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=3)
     # 5 at .5, then two of the three rows at distance 1 (1, 3, 4), drawn at random
     assert members[:2] == [0, 5] and set(members[2:]) < {1, 3, 4} and len(set(members[2:])) == 2
     np.testing.assert_allclose(distances, [0, 0.5, 1, 1])
     assert criterion is None and n == 5
     assert ties == {"distance": 1.0, "candidates": 3, "drawn": 2}
     # The same seed gives the same region whatever the candidates' order; other seeds draw others.
-    again = fc.importance.select_region(categorical_task, 0, [5, 4, 3, 2, 1, 0], k=3)
+    again = select_region(categorical_task, 0, [5, 4, 3, 2, 1, 0], k=3)
     assert again[0] == members
-    left_out = {({1, 3, 4} - set(fc.importance.select_region(categorical_task, 0, range(6), k=3, seed=s)[0])).pop()
+    left_out = {({1, 3, 4} - set(select_region(categorical_task, 0, range(6), k=3, seed=s)[0])).pop()
                 for s in range(30)}
     assert left_out == {1, 3, 4}  # not decided by row id
     # No draw needed: the k-th distance is unique, or every tied candidate fits.
-    assert fc.importance.select_region(categorical_task, 0, range(6), k=1)[4] is None
-    assert fc.importance.select_region(categorical_task, 0, range(6), k=4)[4] is None
+    assert select_region(categorical_task, 0, range(6), k=1)[4] is None
+    assert select_region(categorical_task, 0, range(6), k=4)[4] is None
 
 
 def test_neighbours_meet_the_criterion(categorical_task):
-    members, _, criterion, n, ties = fc.importance.select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=10, where="a=x")
+    members, _, criterion, n, ties = select_region(categorical_task, 0, [0, 1, 2, 3, 4, 5], k=10, where="a=x")
     assert criterion == {"feature": "a", "value": "x"}
     assert members[:2] == [0, 5] and set(members[2:]) == {1, 3} and n == 3  # rows 2 and 4 have a = y
     assert ties is None  # every candidate fits: nothing was drawn
     with pytest.raises(fc.ConfigError, match="not 'y'"):
-        fc.importance.select_region(categorical_task, 0, [0, 1, 2], k=2, where="a=y")
+        select_region(categorical_task, 0, [0, 1, 2], k=2, where="a=y")
     with pytest.raises(fc.ConfigError, match="has no value"):
-        fc.importance.select_region(categorical_task, 0, [0, 1], k=1, where="a=z")
+        select_region(categorical_task, 0, [0, 1], k=1, where="a=z")
     with pytest.raises(fc.ConfigError, match="continuous"):
-        fc.importance.select_region(categorical_task, 0, [0, 1], k=1, where="s=0")
+        select_region(categorical_task, 0, [0, 1], k=1, where="s=0")
     with pytest.raises(fc.ConfigError, match="FEATURE=VALUE"):
-        fc.importance.select_region(categorical_task, 0, [0, 1], k=1, where="a")
+        select_region(categorical_task, 0, [0, 1], k=1, where="a")
     with pytest.raises(fc.ConfigError, match="not a factual"):
-        fc.importance.select_region(categorical_task, 6, [0, 1], k=1)
+        select_region(categorical_task, 6, [0, 1], k=1)
 
 
 def test_mode_shift_by_hand():
@@ -161,7 +162,7 @@ def test_planted_regional_driver_ranks_first(synthetic_task, synthetic_model, sy
 
 
 def test_regional_json_has_the_documented_keys(synthetic_store, synthetic_global):
-    query = fc.importance.random_query(synthetic_store, where="lighting=dark", seed=3)
+    query = random_query(synthetic_store, where="lighting=dark", seed=3)
     out = fc.importance.run_regional(synthetic_store, synthetic_global, query=query, k=3, where="lighting=dark").to_dict()
     assert {"members", "mode_shift", "pearson_r", "level", "features", "generator", "model", "config"} <= set(out)
     assert out["level"] == "regional" and out["members"][0] == query
@@ -195,7 +196,7 @@ def test_run_regional_reports_the_draw_among_tied_neighbours():
                               f"{ties['drawn']} of them {verb} drawn at random")
     assert sum(d == ties["distance"] for d in region.distances) == ties["drawn"]
     # Drawn with the store's seed: the same members as select_region with that seed.
-    assert list(region.members) == fc.importance.select_region(task, query, store.factual_rows, k=4, ranges=store.ranges, seed=4)[0]
+    assert list(region.members) == select_region(task, query, store.factual_rows, k=4, ranges=store.ranges, seed=4)[0]
 def test_interval_of_r_does_not_collapse_on_identical_factuals():
     global_ = np.array([0.1, 0.3, 0.5, 0.7, 0.0])
     include = np.array([1, 1, 1, 1, 0], bool)
@@ -236,7 +237,7 @@ def test_random_query_without_any_factual_is_one_error(toy_task):
 
     store = SimpleNamespace(task=toy_task, factual_rows=np.array([], dtype=int))
     with pytest.raises(fc.ConfigError, match="No row is a factual"):
-        fc.importance.random_query(store)
+        random_query(store)
 
 
 def test_a_subsets_coverage_note_counts_its_own_cases_not_the_generation_calls(toy_task, toy_model):

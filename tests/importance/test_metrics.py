@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from flex_core.importance._metrics import resolve_tau
+from flex_core.importance._flex import resolve_tau
 from tests.factories import make_set
 
 

@@ -96,7 +96,7 @@ def test_necessary_changes_are_scored_once_per_row_not_per_tau(only_x1):
 def test_necessary_frequency_never_exceeds_frequency_and_is_in_the_json(only_x1):
     task, model = only_x1
     store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=2)
-    result = fc.importance.run_global(store, n_factuals=12, tau=0.1, sufficiency=True)
+    result = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=12, tau=0.1), store, tau=0.1, sufficiency=True)
     assert np.all(result.necessary_frequency <= result.frequency_mean + 1e-12)
     features = json.loads(result.to_json())["features"]
     assert {"necessary_frequency", "flip_alone", "needed", "necessity_ratio", "sufficiency_ratio", "frequency_ci",
@@ -106,7 +106,7 @@ def test_necessary_frequency_never_exceeds_frequency_and_is_in_the_json(only_x1)
 
 def test_immutable_features_have_null_scores(synthetic_task, synthetic_model):
     store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    result = fc.importance.run_global(store, n_factuals=8, sufficiency=True)
+    result = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=8), store, sufficiency=True)
     records = {r["name"]: r for r in result.to_dict()["features"]}
     for name in synthetic_task.immutable_names:
         assert records[name]["flip_alone"] is None and records[name]["needed"] is None
@@ -117,7 +117,7 @@ def test_immutable_features_have_null_scores(synthetic_task, synthetic_model):
 def test_synthetic_data_recovers_its_planted_driver(synthetic_task, synthetic_model):
     """SYNTHETIC_GROUND_TRUTH: speed > 80 drives severity everywhere; the noise features drive nothing."""
     store = fc.counterfactuals.CounterfactualStore(synthetic_task, synthetic_model, fc.counterfactuals.make_generator("batch"), n_cf=5, seed=0)
-    result = fc.importance.run_global(store, n_factuals=40, sufficiency=True)
+    result = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=40), store, sufficiency=True)
     names = list(result.feature_names)
     speed = names.index("speed")
     noise = [names.index("noise_continuous"), names.index("noise_categorical")]
@@ -143,7 +143,7 @@ def test_regional_results_carry_necessary_frequency_and_necessity(synthetic_task
 def test_seed_spread_over_repeats(only_x1):
     task, model = only_x1
     store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=3, seed=0)
-    result = fc.importance.run_global(store, n_factuals=10, tau=0.0, repeats=3)
+    result = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=10, tau=0.0), store, tau=0.0, repeats=3)
     assert result.config["repeats"] == {"n": 3, "seeds": [0, 1, 2]}
     assert result.frequency_seed_sd.shape == (3,) and np.all(result.frequency_seed_sd >= 0)
     assert result.frequency_seed_sd[0] == 0  # at τ = 0 every seed changes x1 in every counterfactual

@@ -79,7 +79,7 @@ def test_the_learned_forest_survives_three_refits():
     task = planted_task(seed=0)
     store = fc.counterfactuals.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"),
                                    n_cf=10, seed=0)
-    result = fc.importance.run_global(store, n_factuals=100, retrain=3)
+    result = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=100), store, retrain=3)
     block = result.retrain
     assert block["seeds"] == [1, 2, 3] and min(block["validity"]) >= 0.95
     assert all(n >= 90 for n in block["factuals"])

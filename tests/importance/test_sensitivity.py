@@ -20,7 +20,7 @@ def or_model():
 def test_a_passenger_only_one_generator_counts_is_flagged(or_model):
     task, model = or_model
     store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
-    result = fc.importance.run_global(store, n_factuals=40, tau=0.0, generators=["dice-random"])
+    result = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=40, tau=0.0), store, tau=0.0, generators=["dice-random"])
     sensitivity = result.generator_sensitivity
     assert sensitivity["generators"] == ["batch", "dice-random"]
     assert sensitivity["refine"] == {"batch": "minimal", "dice-random": "none"}
@@ -91,7 +91,7 @@ def test_a_generator_that_counts_a_passenger_depends_and_the_ranks_say_so(or_mod
     """The rule coded as a model: dice-random (unrefined) changes x4, the batch generator never does."""
     task, model = or_model
     store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch"), n_cf=4, seed=0)
-    sensitivity = fc.importance.run_global(store, n_factuals=40, tau=0.0, generators=["dice-random"]).generator_sensitivity
+    sensitivity = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=40, tau=0.0), store, tau=0.0, generators=["dice-random"]).generator_sensitivity
     x4 = next(f for f in sensitivity["features"] if f["name"] == "x4")
     assert x4["verdict"] == "depends"
     ranks = sensitivity["ranks"]
@@ -121,7 +121,7 @@ def test_on_the_learned_forest_the_rules_features_lead_under_both_generators():
     task = planted_task(seed=0)
     store = fc.counterfactuals.CounterfactualStore(task, planted_forest(task, 0), fc.counterfactuals.make_generator("batch"), n_cf=5,
                                    seed=0)
-    sensitivity = fc.importance.run_global(store, n_factuals=60, generators=["batch-plausible"]).generator_sensitivity
+    sensitivity = fc.importance.with_extras(fc.importance.run_global(store, n_factuals=60), store, generators=["batch-plausible"]).generator_sensitivity
     ranks = sensitivity["ranks"]
     assert set(ranks["top"]["batch"][:2]) == set(ranks["top"]["batch-plausible"][:2]) == {"speed", "road"}
     for feature in sensitivity["features"]:

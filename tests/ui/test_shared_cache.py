@@ -154,7 +154,7 @@ def test_two_sessions_on_one_shared_explainer_never_see_each_others_view(shelf, 
     untouched = json.dumps(shared.settings(), sort_keys=True, default=str)
 
     # Session A: global FLEX at τ = 0.2 on 10 factuals. Session B: τ = 0.7, N_F = 12 and a region.
-    store_id = cache.store_id(shared.store)
+    store_id = cache.store_id(shared)
     a_view = {"n_factuals": 10, "tau": 0.2}
     cache.global_result(shared, store_id, 10, 0.2)
     query = int(shared.store.factual_rows[-1])
@@ -184,7 +184,7 @@ def test_tau_reaches_the_explainer_as_a_number_or_a_mapping_and_keys_the_result(
     import numpy as np
 
     shared = _shared_explainer()
-    store_id = cache.store_id(shared.store)
+    store_id = cache.store_id(shared)
     for tau in (0.3, {"speed": 0.6, "*": 0.3}):
         got = cache.global_result(shared, store_id, 10, tau)
         np.testing.assert_array_equal(got.frequency_mean, shared.explain_global(n_factuals=10, tau=tau).frequency_mean)

@@ -227,7 +227,7 @@ def groups_table(groups) -> pd.DataFrame:
 
 
 def _found_regions_section(found) -> ReportSection:
-    from flex_core.plotting import regions_small_multiples
+    from ui.figures import regions_small_multiples
 
     reading = describe_found_regions(found) + "\n\n" + multiple_testing_caveat(found)
     return ReportSection("Regions that differ", reading, figures=(regions_small_multiples(found),),
@@ -235,7 +235,7 @@ def _found_regions_section(found) -> ReportSection:
 
 
 def _groups_section(groups) -> ReportSection:
-    from flex_core.plotting import groups_frequency_figure
+    from ui.figures import groups_frequency_figure
 
     reading = (
         f"The cases split by {groups.by_label}. For each group: the share with an alternative under the constraints, "

@@ -1,4 +1,8 @@
-"""Figures of region discovery and group comparison: small multiples of F per region, F per group."""
+"""The dashboard's figures of region discovery and group comparison: small multiples of F per region, F per group.
+
+Drawn here, not in :mod:`flex_core.plotting`, since only the app's Regions sections and its HTML report show them;
+with :mod:`flex_core.plotting.style` they look like the library's figures.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,11 @@ import math
 
 import plotly.graph_objects as go
 
-from ._flex import FLEX_COLOUR, apply_style, as_floats, new_figure
+from flex_core.plotting.style import FLEX_COLOUR, apply_style, as_floats, new_figure
 
+__all__ = ["regions_small_multiples", "groups_frequency_figure"]
+
+#: The colour of the pool's (all factuals') F beside a region's.
 GLOBAL_COLOUR = "#888888"
 
 
