@@ -1,7 +1,7 @@
 """What-if answer time: an edited case's prediction and minimal counterfactuals, as the What-if page asks for them.
 
 Workload per dataset: the project's random forest (``fit_model(task, model="rf", seed=0, cv_folds=2)``),
-the default generator (``batch``, distinct minimal counterfactuals, n_cf = 10, seed 0), and ``--cases``
+the default generator (``tree``, exact minimal counterfactuals, n_cf = 10, seed 0), and ``--cases``
 factuals (``sample_factuals(..., seed=0)``), each with one value edited: the first mutable feature whose
 edit leaves the case predicted undesirable (a number moved a tenth of its data range toward the middle
 of the range, whole for an integer feature; a category moved to its next level). The case is then not

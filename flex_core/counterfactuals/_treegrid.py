@@ -168,7 +168,20 @@ def past(ends: np.ndarray, step: float, side: int) -> np.ndarray:
     return x
 
 
+_CANDIDATES: weakref.WeakKeyDictionary[Grids, dict] = weakref.WeakKeyDictionary()
+
+
 def number_candidates(g: Grids, axes, j: int, side: int):
+    """(values, cell, corner cell, origin) of feature j's candidates on one side (+1 up, -1 down), kept per grid
+    and per the axis settings they depend on (step, permitted range, whole numbers): see :func:`_number_candidates`."""
+    key = (j, side, float(axes.step[j]), float(axes.low[j]), float(axes.high[j]), bool(axes.integer[j]))
+    per_grid = _CANDIDATES.setdefault(g, {})
+    if key not in per_grid:
+        per_grid[key] = _number_candidates(g, axes, j, side)
+    return per_grid[key]
+
+
+def _number_candidates(g: Grids, axes, j: int, side: int):
     """(values, cell, corner cell, origin) of feature j's candidates on one side (+1 up, -1 down).
 
     Up: where each cell starts (just above a bound) and that plus the step; down: where a cell ends (the
