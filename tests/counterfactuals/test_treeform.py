@@ -277,3 +277,29 @@ def test_left_bounds_are_the_largest_values_sent_left_for_many_thresholds_at_onc
         assert not ((np.nextafter(b64, np.inf) < thresholds) if strict else (np.nextafter(b64, np.inf) <= thresholds)).any()
     r = rounded_bounds(thresholds)
     assert (np.round(r) <= thresholds).all() and not (np.round(np.nextafter(r, np.inf)) <= thresholds).any()
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist", "rf"])
+def test_multiclass_counterfactuals_are_valid_by_predict_proba(library):
+    """Three classes, the undesired one of them: every counterfactual the tree generator returns is valid by the
+    model's own predict_proba under the robust rule (softmax boosting goes through the numpy pair profiles)."""
+    from flex_core.counterfactuals._validity import Validity
+
+    frame = _frame(8, missing=False)
+    task = _task(frame)
+    if library == "rf":
+        model = fc.fit_model(task, model="rf", encoding="label", cv_folds=0, seed=0)
+    else:
+        y = frame["label"].map({"high": 0, "low": 1, "mid": 2})
+        model = fc.FittedModel.from_estimator(_booster(library, _native(frame), y), task, undesired=1)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 12, seed=0)
+    result = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=6)
+    assert result.coverage()["tree"]["ran"] == "tree"
+    q, c = np.nonzero(result.found)
+    assert len(q) >= 12
+    codes = fc.counterfactuals.encode_rows(task, task.frame[task.feature_names])
+    spans = np.array([np.nanmax(codes[:, j]) - np.nanmin(codes[:, j]) if f.is_continuous else np.nan
+                      for j, f in enumerate(task.features)])
+    rule = Validity().on(task, spans)
+    assert rule.check(lambda r: model.predict_proba(decode_rows(task, r))[:, 1], result.counterfactuals[q, c],
+                      result.factuals[q]).all()
