@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 #: public name -> the module that defines it (imported on first access)
 _LAZY = {
