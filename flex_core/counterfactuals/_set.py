@@ -23,6 +23,7 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ..models import FittedModel
+from ._rulecheck import constraint_breaks, rules_report
 from ._validity import Validity
 
 __all__ = [
@@ -246,12 +247,18 @@ def constraint_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals:
     A changed feature breaks it when the feature is immutable, moves against its
     direction (codes of an ordinal feature follow its order), leaves its range or
     takes a level that is not allowed. A feature left at the factual's value never does.
+    A counterfactual also breaks a constraint between features (``task.rules``) that it does not hold.
 
     Parameters
     ----------
     factuals, counterfactuals : ndarray of shape (n, n_features)
         Codes; row i of ``factuals`` is the factual of counterfactual i.
     """
+    return feature_violations(task, factuals, counterfactuals) | constraint_breaks(task, counterfactuals, factuals).any(axis=1)
+
+
+def feature_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals: np.ndarray) -> np.ndarray:
+    """Which counterfactuals break a per-feature constraint (:func:`constraint_violations` without the rules)."""
     broken = np.zeros(len(counterfactuals), dtype=bool)
     for j, f in enumerate(task.features):
         before, after = factuals[:, j], counterfactuals[:, j]
@@ -586,6 +593,7 @@ def assemble_counterfactual_set(
     p_undesirable: Callable[[np.ndarray], np.ndarray] | None = None,
     validity: Validity | None = None,
     dropped: np.ndarray | None = None,
+    rule_rejections: np.ndarray | None = None,
 ) -> CounterfactualSet:
     """Pack per-query counterfactuals into a set, checking validity with one batched model call.
 
@@ -596,15 +604,25 @@ def assemble_counterfactual_set(
     (shape (n, n_features) -> (n,)) for a generator that has a faster way than the
     model's ``predict_proba`` on decoded rows; the outcome is the same. ``validity``: the rule a valid
     counterfactual meets (default :class:`~._validity.Validity`'s), recorded in ``config["validity"]``;
-    ``dropped``: per query, counterfactuals the generator dropped as no other way out (:mod:`._alternatives`).
+    ``dropped``: per query, counterfactuals the generator dropped as no other way out (:mod:`._alternatives`);
+    ``rule_rejections``: candidates each of the task's constraints between features rejected while the generator
+    searched (None: it did not search with them). With such constraints ``config["constraints_between"]`` reports,
+    per constraint, what it rejected and dropped and its share (:func:`~._rulecheck.rules_report`).
     """
     validity = Validity() if validity is None else validity
     n_q = len(queries)
     cfs, found = _packed(task, per_query, n_q, n_cf)
     factual_codes = encode_rows(task, queries)
     notes = list(notes)
+    config = dict(config or {})
+    rule_drops = np.zeros(len(task.rules), dtype=np.int64)
     if found.any():
-        _drop_broken(task, factual_codes, cfs, found, generator, notes)
+        rule_drops = _drop_broken(task, factual_codes, cfs, found, generator, notes, queries.index.to_numpy(), config)
+    if task.rules:
+        at_factual = constraint_breaks(task, factual_codes, factual_codes).sum(axis=0)
+        notes.extend(_factual_rule_notes(task, at_factual, n_q))
+        config["constraints_between"] = {**rules_report(task.rule_texts, rule_rejections, rule_drops, at_factual),
+                                         **config.get("constraints_between", {})}
     valid = np.zeros_like(found)
     if found.any():
         if p_undesirable is None:
@@ -633,7 +651,7 @@ def assemble_counterfactual_set(
         float(seconds),
         int(model_rows),
         tuple(notes),
-        {**(config or {}), "validity": validity.describe()},
+        {**config, "validity": validity.describe()},
         merged.copies,
         np.zeros(n_q, dtype=int) if dropped is None else np.asarray(dropped, dtype=int),
     )
@@ -655,19 +673,43 @@ def _packed(task: TaskSpec, per_query, n_q: int, n_cf: int) -> tuple[np.ndarray,
 
 
 def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, found: np.ndarray, generator: str,
-                 notes: list[str]) -> None:
-    """Drop (in place) the counterfactuals that break an actionability constraint, and say how many in ``notes``.
+                 notes: list[str], row_ids: np.ndarray, config: dict) -> np.ndarray:
+    """Drop (in place) the counterfactuals that break a constraint, say how many in ``notes``; per-rule drops.
 
-    One check for every generator: one that cannot express a constraint (DiCE and a direction) loses the
-    counterfactuals that break it here, and the shortfall is counted later.
+    One check for every generator: one that cannot express a constraint (DiCE and a direction, or a constraint
+    between features) loses the counterfactuals that break it here, and the shortfall is counted later. Each
+    one dropped for a constraint between features is listed in ``config["constraints_between"]["dropped"]``
+    (its query's row and the constraints it broke).
     """
     n_cf = found.shape[1]
-    breaks = np.zeros_like(found)
-    breaks[found] = constraint_violations(task, np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)], cfs[found])
-    if breaks.any():
+    their_factuals = np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)]
+    per_feature = np.zeros_like(found)
+    per_feature[found] = feature_violations(task, their_factuals, cfs[found])
+    rule_breaks = np.zeros((*found.shape, len(task.rules)), dtype=bool)
+    rule_breaks[found] = constraint_breaks(task, cfs[found], their_factuals)
+    if per_feature.any():
         notes.append(
-            f"{int(breaks.sum())} counterfactual(s) from {generator} broke an actionability constraint "
+            f"{int(per_feature.sum())} counterfactual(s) from {generator} broke an actionability constraint "
             f"(it cannot express every direction or range) and were dropped."
         )
-        found &= ~breaks
-        cfs[breaks] = np.nan
+    by_rule = rule_breaks.any(axis=2) & ~per_feature
+    if by_rule.any():
+        counts = rule_breaks[by_rule].sum(axis=0)
+        worst = ", ".join(f"{t!r} {int(c)}" for t, c in zip(task.rule_texts, counts) if c)
+        notes.append(f"{int(by_rule.sum())} counterfactual(s) from {generator} broke a constraint between features "
+                     f"and were dropped ({worst}).")
+        query, slot = np.nonzero(by_rule)
+        config["constraints_between"] = {"dropped": [
+            {"row": int(row_ids[q]), "slot": int(c),
+             "broken": [t for t, b in zip(task.rule_texts, rule_breaks[q, c]) if b]}
+            for q, c in zip(query, slot)]}
+    breaks = per_feature | by_rule
+    found &= ~breaks
+    cfs[breaks] = np.nan
+    return rule_breaks[by_rule].sum(axis=0) if by_rule.any() else np.zeros(len(task.rules), dtype=np.int64)
+
+
+def _factual_rule_notes(task: TaskSpec, at_factual: np.ndarray, n_queries: int) -> list[str]:
+    """A note per constraint between features that some queries break as they are (a counterfactual must fix it)."""
+    return [f"{int(n)} of the {n_queries} cases break {text!r} at their own values: only a counterfactual that "
+            "changes them so it holds is kept." for text, n in zip(task.rule_texts, at_factual) if n]

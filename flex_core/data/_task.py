@@ -15,7 +15,7 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
 8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
 9. :func:`_build_features` (with :func:`_ordered_levels`), :func:`_with_constraints`, :func:`_check_some_mutable`:
-   the :class:`Feature` list.
+   the :class:`Feature` list; then the constraints between features, parsed against it (:mod:`._rules`).
 10. :func:`_fingerprint`: a content hash for cache keys.
 """
 
@@ -32,6 +32,7 @@ import pandas as pd
 from .._errors import ConfigError, DataError
 from ._columns import KINDS, Kind, as_category_text, as_numbers, category_text, infer_kind, mostly_numeric
 from ._read import MISSING_MARKERS
+from ._rules import Constraint, parse_constraints
 
 __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
 
@@ -110,6 +111,8 @@ class TaskSpec:
     source: str = ""
     rows_in_file: int = 0
     raw_dtypes: Mapping[str, str] = field(default_factory=dict)
+    #: Constraints between features (:mod:`._rules`), each checked against ``features``.
+    rules: tuple[Constraint, ...] = ()
     _fingerprint: str = field(default="", repr=False)
 
     # -- views -------------------------------------------------------------------------
@@ -148,6 +151,11 @@ class TaskSpec:
         """Every feature's direction, range, allowed levels and order, by name (the JSON ``config`` records this)."""
         return {f.name: f.constraint for f in self.features if f.constraint}
 
+    @property
+    def rule_texts(self) -> list[str]:
+        """The constraints between features as written (``make_task(constraints=...)``)."""
+        return [r.text for r in self.rules]
+
     def feature(self, name: str) -> Feature:
         for f in self.features:
             if f.name == name:
@@ -178,13 +186,15 @@ class TaskSpec:
         bounds: Mapping[str, Sequence] | None = None,
         allowed: Mapping[str, Iterable] | None = None,
         ordinal_orders: Mapping[str, Sequence] | None = None,
+        constraints: Sequence[str] | None = None,
     ) -> TaskSpec:
         """A new task with some feature kinds, the immutable set, the features or the constraints changed.
 
         ``features`` keeps only those features (in that order), e.g. the ones a user's model
         takes; the features left out are named in ``notes``. Each constraint mapping given
         replaces that kind of constraint for every feature; one left as None keeps the task's
-        own (dropped for a feature whose kind no longer fits it).
+        own (dropped for a feature whose kind no longer fits it). ``constraints`` (texts) replaces the
+        constraints between features; None keeps the task's own, each checked again on the new features.
         """
         kinds = dict(kinds or {})
         names = self.feature_names if features is None else list(features)
@@ -218,6 +228,7 @@ class TaskSpec:
             monotone=monotone,
             bounds=bounds,
             allowed=allowed,
+            constraints=self.rule_texts if constraints is None else constraints,
             # Names the task does not know go through, so make_task refuses them instead of dropping them silently.
             immutable=[n for n in immutable if n in set(names) or n not in self.feature_names],
             display_names={f.name: f.display_name for f in kept if f.display_name},
@@ -256,6 +267,7 @@ def make_task(
     bounds: Mapping[str, Sequence] | None = None,
     allowed: Mapping[str, Iterable] | None = None,
     display_names: Mapping[str, str] | None = None,
+    constraints: Sequence[str] = (),
     missing: Literal["drop", "impute"] = "drop",
     name: str = "custom",
     description: str = "",
@@ -290,6 +302,9 @@ def make_task(
         A counterfactual keeps the factual's own value or moves inside the range.
     allowed : mapping feature -> levels, optional
         Levels a categorical or ordinal feature may change to.
+    constraints : sequence of str, optional
+        Constraints between features, one expression each (``cf.loan_amount <= 5 * cf.income_annum``;
+        the language is :mod:`flex_core.data._rules`'s), checked against the features built here.
     missing : {"drop", "impute"}
         Rows with a missing feature value are dropped, or imputed (mode for
         categorical, median for continuous). Either way the count is recorded in
@@ -316,12 +331,13 @@ def make_task(
     specs = [_with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
              for f in specs]
     _check_some_mutable(specs)
+    between = parse_constraints(constraints, specs)
 
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
         notes=tuple(notes), source=source, rows_in_file=rows_in_file,
-        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names},
-        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes),
+        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names}, rules=between,
+        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes, [r.text for r in between]),
     )
 
 
@@ -665,9 +681,13 @@ def _check_some_mutable(specs: list[Feature]) -> None:
         raise ConfigError("Every feature is immutable, so no counterfactual can exist; leave at least one mutable.")
 
 
-def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str]) -> str:
-    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome and the features."""
+def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str],
+                 rules: list[str]) -> str:
+    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome, the features and the
+    constraints between them (none adds nothing, so a task without them keeps its fingerprint)."""
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
     digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()))).encode())
+    if rules:
+        digest.update(repr(("constraints", rules)).encode())
     return digest.hexdigest()[:16]
