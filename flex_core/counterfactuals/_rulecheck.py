@@ -39,7 +39,7 @@ def constraints_hold(task: TaskSpec, rows: np.ndarray, factuals: np.ndarray) -> 
     All True for a task without such constraints. A generator that proposes candidates calls this to
     keep only those that hold, before it makes them minimal (see :class:`RuleCheck`).
     """
-    return ~constraint_breaks(task, rows, factuals).any(axis=1)
+    return np.asarray(~constraint_breaks(task, rows, factuals).any(axis=1), dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,14 +52,12 @@ class RuleCheck:
 
     texts: tuple[str, ...]
     task: TaskSpec = field(repr=False)
-    rejected: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    checked: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    rejected: np.ndarray = field(init=False, repr=False)
+    checked: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        if self.rejected is None:
-            object.__setattr__(self, "rejected", np.zeros(len(self.texts), dtype=np.int64))
-        if self.checked is None:
-            object.__setattr__(self, "checked", np.zeros(1, dtype=np.int64))
+        object.__setattr__(self, "rejected", np.zeros(len(self.texts), dtype=np.int64))
+        object.__setattr__(self, "checked", np.zeros(1, dtype=np.int64))
 
     @classmethod
     def of(cls, task: TaskSpec) -> RuleCheck | None:
@@ -70,15 +68,15 @@ class RuleCheck:
         return RuleCheck(self.texts, self.task)
 
     def for_task(self, task: TaskSpec) -> RuleCheck:
-        """The same check over ``task`` (e.g. one without its rows, for a worker process)."""
-        return RuleCheck(self.texts, task, self.rejected, self.checked)
+        """The same check over ``task`` (e.g. one without its rows, for a worker process), with a zero tally."""
+        return RuleCheck(self.texts, task)
 
     def __call__(self, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
         """Which rows hold every constraint; the rows that do not are added to the tally."""
         breaks = constraint_breaks(self.task, rows, factuals)
         self.rejected[:] += breaks.sum(axis=0)
         self.checked[0] += len(breaks)
-        return ~breaks.any(axis=1)
+        return np.asarray(~breaks.any(axis=1), dtype=bool)
 
 
 def rules_report(texts, rejected, dropped, at_factual) -> dict:
@@ -102,3 +100,24 @@ def rules_report(texts, rejected, dropped, at_factual) -> dict:
             for text, r, d, a in zip(texts, rejected, dropped, at_factual)
         ],
     }
+
+
+def merged_rules_report(configs) -> dict | None:
+    """The ``constraints_between`` blocks of several sets' configs as one (counts summed, drops listed once each).
+
+    None when no config has one; the shares are recomputed from the summed counts.
+    """
+    blocks = [c["constraints_between"] for c in configs if "constraints_between" in c]
+    if not blocks:
+        return None
+    texts = [r["constraint"] for r in blocks[0]["constraints"]]
+    total = {key: np.zeros(len(texts), dtype=np.int64)
+             for key in ("rejected_while_searching", "dropped_from_output", "queries_breaking_it_as_they_are")}
+    for block in blocks:
+        for k, rule in enumerate(block["constraints"]):
+            for key in total:
+                total[key][k] += int(rule[key])
+    merged = rules_report(texts, total["rejected_while_searching"], total["dropped_from_output"],
+                          total["queries_breaking_it_as_they_are"])
+    dropped = [d for block in blocks for d in block.get("dropped", [])]
+    return {**merged, **({"dropped": dropped} if dropped else {})}

@@ -23,7 +23,7 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ..models import FittedModel
-from ._rulecheck import constraint_breaks, rules_report
+from ._rulecheck import constraint_breaks, merged_rules_report, rules_report
 from ._validity import Validity
 
 __all__ = [
@@ -389,6 +389,9 @@ class CounterfactualSet:
             "validity_rule": self.config.get("validity"),
             # The tree generator says which generator ran and why (the batch search for a model it does not read).
             **({"tree": self.config["tree"]} if "tree" in self.config else {}),
+            # Per constraint between features: candidates it rejected, output it dropped, its share (_rulecheck).
+            **({"constraints_between": self.config["constraints_between"]}
+               if "constraints_between" in self.config else {}),
             "queries": int(self.n_queries),
             "counterfactuals_requested": int(self.n_queries * self.n_cf),
             "counterfactuals_found": found,
@@ -456,7 +459,7 @@ class CounterfactualSet:
             float(sum(s.seconds for s in sets)),
             int(sum(s.model_rows for s in sets)) if all(s.model_rows >= 0 for s in sets) else -1,
             tuple(dict.fromkeys(n for s in sets for n in s.notes)),
-            dict(first.config),
+            _concat_config(sets),
             np.concatenate([s.copies for s in sets])[keep],
             np.concatenate([s.dropped for s in sets])[keep],
         )
@@ -523,6 +526,15 @@ class CounterfactualSet:
                 data["copies"].copy() if "copies" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
                 data["dropped"].copy() if "dropped" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
             )
+
+
+def _concat_config(sets: Sequence[CounterfactualSet]) -> dict:
+    """The first set's config, with the constraints-between-features tallies of all of them summed."""
+    config = dict(sets[0].config)
+    merged = merged_rules_report([s.config for s in sets])
+    if merged is not None:
+        config["constraints_between"] = merged
+    return config
 
 
 def encoded_width(task: TaskSpec) -> int:

@@ -269,6 +269,7 @@ class _Parser:
         feature = self.features.get(name)
         if feature is None:
             self.fail(name_token.pos, f"unknown feature {name!r}; the features are: {', '.join(self.features)}")
+        assert feature is not None
         if side.text == "cf" and feature.immutable:
             self.fail(side.pos, f"{name!r} is immutable, so cf.{name} always equals x.{name}; "
                                 f"a constraint may read x.{name} but not constrain it")
