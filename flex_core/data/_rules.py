@@ -32,7 +32,7 @@ import numpy as np
 
 from .._errors import ConfigError
 
-__all__ = ["Constraint", "parse_constraint", "parse_constraints", "constraints_from_lines"]
+__all__ = ["Constraint", "parse_constraint", "parse_constraints", "constraints_from_lines", "constraint_examples"]
 
 KEYWORDS = {"and", "or", "not", "if", "then", "in"}
 COMPARISONS = {"==": "==", "=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -112,6 +112,47 @@ def constraints_from_lines(text: str) -> list[str]:
         if stripped:
             out.append(stripped)
     return out
+
+
+def constraint_examples(features: Sequence) -> list[tuple[str, str]]:
+    """One example constraint per kind the features allow, as (kind, text); each parses on these features.
+
+    Kinds: a linear bound between two numbers (or on one), a condition (``if ... then``), levels (``in {...}``)
+    and an order (an ordinal feature compared by its declared order).
+    """
+    mutable = [f for f in features if not f.immutable]
+    numbers = [f for f in mutable if f.is_continuous]
+    categories = [f for f in mutable if not f.is_continuous and len(f.levels) >= 2]
+    ordinals = [f for f in mutable if f.is_ordinal and len(f.levels) >= 2]
+    out = []
+    if len(numbers) >= 2:
+        a, b = _ref_name(numbers[0]), _ref_name(numbers[1])
+        out.append(("linear", f"cf.{a} <= x.{a} + 0.5 * (cf.{b} - x.{b})"))
+    elif numbers:
+        a = _ref_name(numbers[0])
+        out.append(("linear", f"cf.{a} <= 1.2 * x.{a}"))
+    if numbers and (categories or len(numbers) >= 2):
+        a = _ref_name(numbers[0])
+        condition = (f"cf.{_ref_name(categories[0])} != x.{_ref_name(categories[0])}" if categories
+                     else f"cf.{_ref_name(numbers[1])} > x.{_ref_name(numbers[1])}")
+        out.append(("conditional", f"if {condition} then cf.{a} >= x.{a}"))
+    if categories:
+        f = categories[0]
+        out.append(("levels", f"cf.{_ref_name(f)} in {{{', '.join(_quoted(v) for v in f.levels[:2])}}}"))
+    if ordinals:
+        f = ordinals[0]
+        out.append(("order", f"cf.{_ref_name(f)} >= x.{_ref_name(f)}"))
+    return out
+
+
+def _ref_name(feature) -> str:
+    """A feature's name as a constraint writes it: bare when it is a plain name, else quoted."""
+    plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", feature.name) and feature.name not in KEYWORDS
+    return feature.name if plain else _quoted(feature.name)
+
+
+def _quoted(text: str) -> str:
+    return f"'{text}'" if '"' in text else f'"{text}"'
 
 
 class _Parser:
