@@ -5,6 +5,7 @@ import json
 import streamlit as st
 
 import flex_core as fc
+from flex_core.data.rules import constraint_examples
 from ui import cache, reporting, rules
 from ui import state as S
 from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
@@ -136,12 +137,12 @@ st.caption(plain(
     + rules.LANGUAGE_HELP
 ))
 with st.expander("Examples on this data"):
-    for kind, example in fc.data.constraint_examples(task.features):
+    for kind, example in constraint_examples(task.features):
         st.markdown(f"**{kind}**: `{example}`")
     st.caption("Shipped examples for the paper's data: examples/constraints/loan.txt and accidents.txt.")
 written = st.text_area(
     "Constraints, one per line", value="\n".join(task.rule_texts), key=f"w_constraints_{task.fingerprint}",
-    height=120, placeholder=next((e for _, e in fc.data.constraint_examples(task.features)), ""),
+    height=120, placeholder=next((e for _, e in constraint_examples(task.features)), ""),
 )
 texts, checks, errors = rules.checked_lines(written, task)
 if texts:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 import flex_core as fc
+from flex_core.data.rules import constraints_from_lines, parse_constraint
 
 __all__ = ["LANGUAGE_HELP", "checked_lines", "rules_effect_table"]
 
@@ -27,11 +28,11 @@ def checked_lines(text: str, task: fc.TaskSpec) -> tuple[list[str], pd.DataFrame
     The table has columns ``constraint`` and ``check`` ("ok", or what to fix); the errors are the messages of
     the lines that do not parse on ``task``'s features, in order.
     """
-    texts = fc.data.constraints_from_lines(text or "")
+    texts = constraints_from_lines(text or "")
     checks, errors = [], []
     for line in texts:
         try:
-            fc.data.parse_constraint(line, task.features)
+            parse_constraint(line, task.features)
         except fc.FlexError as exc:
             checks.append(str(exc))
             errors.append(str(exc))
@@ -44,7 +45,7 @@ def rules_effect_table(task: fc.TaskSpec, generator: Mapping) -> pd.DataFrame:
     """Per applied constraint: the cases of the data that break it as they are, and what it rejected and dropped
     in the global run (``generator``: a result's generator block; its ``constraints_between`` report)."""
     codes = fc.counterfactuals.encode_rows(task, task.X)
-    breaking = fc.counterfactuals.constraint_breaks(task, codes, codes).sum(axis=0)
+    breaking = task.rule_breaks(codes, codes).sum(axis=0)
     report = {r["constraint"]: r for r in (generator.get("constraints_between") or {}).get("constraints", [])}
     rows = []
     for text, n in zip(task.rule_texts, breaking):

@@ -16,8 +16,9 @@ from .._explainer import FlexExplainer
 from ..compare._json import add_lime_to_json, add_shap_to_json
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_generator
 from ..counterfactuals._store import check_generation_memory
-from ..data import constraints_from_lines, load_dataset, to_safe_csv
+from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
+from ..data.rules import constraints_from_lines
 from ..importance import DEFAULT_TAU
 from ..importance._metrics import resolve_tau
 from ..importance._runs import check_rule_region, rows_meeting

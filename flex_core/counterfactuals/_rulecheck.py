@@ -1,6 +1,6 @@
-"""Constraints between features (:mod:`flex_core.data._rules`) held over coded counterfactuals.
+"""Constraints between features (:mod:`flex_core.data.rules`) held over coded counterfactuals.
 
-:func:`constraints_hold` is the one check every generator uses: ``batch`` and ``batch-plausible`` through
+:meth:`~flex_core.TaskSpec.rules_hold` is the one check every generator uses: ``batch`` and ``batch-plausible`` through
 their validity rule (a candidate that breaks a constraint is never valid, so neither the search, nor a
 revert or a shrink while making it minimal, keeps one), the others when their output is packed (what
 breaks a constraint is dropped, counted per constraint). :class:`RuleCheck` also tallies which
@@ -15,31 +15,7 @@ import numpy as np
 
 from ..data import TaskSpec
 
-__all__ = ["RuleCheck", "constraints_hold", "constraint_breaks", "rules_report"]
-
-
-def constraint_breaks(task: TaskSpec, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
-    """Which row breaks which of the task's constraints between features, shape (n, n_constraints) bool.
-
-    ``rows`` and ``factuals`` are coded (n, F) (as :func:`~._set.encode_rows` makes them); row i's factual is
-    ``factuals[i]`` (one factual row (F,) is used for every row).
-    """
-    rows = np.atleast_2d(np.asarray(rows, dtype=float))
-    factuals = np.broadcast_to(np.asarray(factuals, dtype=float), rows.shape)
-    index = {name: j for j, name in enumerate(task.feature_names)}
-    out = np.zeros((len(rows), len(task.rules)), dtype=bool)
-    for k, rule in enumerate(task.rules):
-        out[:, k] = ~rule.holds(rows, factuals, index)
-    return out
-
-
-def constraints_hold(task: TaskSpec, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
-    """Which coded rows (n, F) hold every constraint between features of ``task``, given their factuals; (n,) bool.
-
-    All True for a task without such constraints. A generator that proposes candidates calls this to
-    keep only those that hold, before it makes them minimal (see :class:`RuleCheck`).
-    """
-    return np.asarray(~constraint_breaks(task, rows, factuals).any(axis=1), dtype=bool)
+__all__ = ["RuleCheck", "rules_report", "merged_rules_report"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +49,7 @@ class RuleCheck:
 
     def __call__(self, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
         """Which rows hold every constraint; the rows that do not are added to the tally."""
-        breaks = constraint_breaks(self.task, rows, factuals)
+        breaks = self.task.rule_breaks(rows, factuals)
         self.rejected[:] += breaks.sum(axis=0)
         self.checked[0] += len(breaks)
         return np.asarray(~breaks.any(axis=1), dtype=bool)

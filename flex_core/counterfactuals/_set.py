@@ -23,7 +23,7 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ..models import FittedModel
-from ._rulecheck import constraint_breaks, merged_rules_report, rules_report
+from ._rulecheck import merged_rules_report, rules_report
 from ._validity import Validity
 
 __all__ = [
@@ -254,7 +254,7 @@ def constraint_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals:
     factuals, counterfactuals : ndarray of shape (n, n_features)
         Codes; row i of ``factuals`` is the factual of counterfactual i.
     """
-    return feature_violations(task, factuals, counterfactuals) | constraint_breaks(task, counterfactuals, factuals).any(axis=1)
+    return feature_violations(task, factuals, counterfactuals) | ~task.rules_hold(counterfactuals, factuals)
 
 
 def feature_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals: np.ndarray) -> np.ndarray:
@@ -631,7 +631,7 @@ def assemble_counterfactual_set(
     if found.any():
         rule_drops = _drop_broken(task, factual_codes, cfs, found, generator, notes, queries.index.to_numpy(), config)
     if task.rules:
-        at_factual = constraint_breaks(task, factual_codes, factual_codes).sum(axis=0)
+        at_factual = task.rule_breaks(factual_codes, factual_codes).sum(axis=0)
         notes.extend(_factual_rule_notes(task, at_factual, n_q))
         config["constraints_between"] = {**rules_report(task.rule_texts, rule_rejections, rule_drops, at_factual),
                                          **config.get("constraints_between", {})}
@@ -698,7 +698,7 @@ def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, fou
     per_feature = np.zeros_like(found)
     per_feature[found] = feature_violations(task, their_factuals, cfs[found])
     rule_breaks = np.zeros((*found.shape, len(task.rules)), dtype=bool)
-    rule_breaks[found] = constraint_breaks(task, cfs[found], their_factuals)
+    rule_breaks[found] = task.rule_breaks(cfs[found], their_factuals)
     if per_feature.any():
         notes.append(
             f"{int(per_feature.sum())} counterfactual(s) from {generator} broke an actionability constraint "

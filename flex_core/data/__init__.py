@@ -1,4 +1,7 @@
-"""Datasets and tasks: loading, validating and describing the data FLEX explains."""
+"""Datasets and tasks: loading, validating and describing the data FLEX explains.
+
+The language of constraints between features is the public module :mod:`flex_core.data.rules`.
+"""
 
 from ._catalogue import (
     BUILTIN_DATASETS,
@@ -14,11 +17,9 @@ from ._catalogue import (
 from ._columns import KINDS
 from ._export import to_safe_csv
 from ._read import read_csv, read_notes
-from ._rules import Constraint, constraint_examples, constraints_from_lines, parse_constraint
 from ._task import Feature, TaskSpec, make_task
 
 __all__ = [
     "KINDS", "BUILTIN_DATASETS", "MAX_OUTCOME_LEVELS", "Feature", "TaskSpec", "make_task", "read_csv", "read_notes", "identifier_columns", "outcome_columns", "load_csv",
-    "load_loan", "load_accidents", "load_builtin", "load_dataset", "to_safe_csv", "Constraint", "constraints_from_lines", "constraint_examples",
-    "parse_constraint",
+    "load_loan", "load_accidents", "load_builtin", "load_dataset", "to_safe_csv",
 ]

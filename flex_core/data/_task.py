@@ -15,7 +15,7 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
 8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
 9. :func:`_build_features` (with :func:`_ordered_levels`), :func:`_with_constraints`, :func:`_check_some_mutable`:
-   the :class:`Feature` list; then the constraints between features, parsed against it (:mod:`._rules`).
+   the :class:`Feature` list; then the constraints between features, parsed against it (:mod:`.rules`).
 10. :func:`_fingerprint`: a content hash for cache keys.
 """
 
@@ -32,7 +32,7 @@ import pandas as pd
 from .._errors import ConfigError, DataError
 from ._columns import KINDS, Kind, as_category_text, as_numbers, category_text, infer_kind, mostly_numeric
 from ._read import MISSING_MARKERS
-from ._rules import Constraint, parse_constraints
+from .rules import Constraint, parse_constraints
 
 __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
 
@@ -111,7 +111,7 @@ class TaskSpec:
     source: str = ""
     rows_in_file: int = 0
     raw_dtypes: Mapping[str, str] = field(default_factory=dict)
-    #: Constraints between features (:mod:`._rules`), each checked against ``features``.
+    #: Constraints between features (:mod:`.rules`), each checked against ``features``.
     rules: tuple[Constraint, ...] = ()
     _fingerprint: str = field(default="", repr=False)
 
@@ -155,6 +155,28 @@ class TaskSpec:
     def rule_texts(self) -> list[str]:
         """The constraints between features as written (``make_task(constraints=...)``)."""
         return [r.text for r in self.rules]
+
+    def rule_breaks(self, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+        """Which coded row breaks which constraint between features, shape (n, len(rules)) bool.
+
+        ``rows`` and ``factuals`` are coded (n, F) as :func:`flex_core.counterfactuals.encode_rows` makes them
+        (levels are codes); row i's factual is ``factuals[i]``, or one factual row (F,) serves every row.
+        """
+        rows = np.atleast_2d(np.asarray(rows, dtype=float))
+        factuals = np.broadcast_to(np.asarray(factuals, dtype=float), rows.shape)
+        index = {name: j for j, name in enumerate(self.feature_names)}
+        out = np.zeros((len(rows), len(self.rules)), dtype=bool)
+        for k, rule in enumerate(self.rules):
+            out[:, k] = ~rule.holds(rows, factuals, index)
+        return out
+
+    def rules_hold(self, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+        """Which coded rows (n, F) hold every constraint between features, given their factuals; (n,) bool.
+
+        All True for a task without such constraints. A generator calls this on its candidates to keep only
+        those that hold before making them minimal (``batch`` does through its validity rule).
+        """
+        return np.asarray(~self.rule_breaks(rows, factuals).any(axis=1), dtype=bool)
 
     def feature(self, name: str) -> Feature:
         for f in self.features:
@@ -304,7 +326,7 @@ def make_task(
         Levels a categorical or ordinal feature may change to.
     constraints : sequence of str, optional
         Constraints between features, one expression each (``cf.loan_amount <= 5 * cf.income_annum``;
-        the language is :mod:`flex_core.data._rules`'s), checked against the features built here.
+        the language is :mod:`flex_core.data.rules`'s), checked against the features built here.
     missing : {"drop", "impute"}
         Rows with a missing feature value are dropped, or imputed (mode for
         categorical, median for continuous). Either way the count is recorded in

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import flex_core as fc
 from flex_core.counterfactuals._set import assemble_counterfactual_set
+from flex_core.data.rules import constraints_from_lines
 from tests.counterfactuals.test_constraints import make
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,12 +132,12 @@ def test_the_tree_generators_hook_is_the_same_check(synthetic_pair):
     x = fc.counterfactuals.encode_rows(task, task.frame.loc[rows[:3], task.feature_names])
     cf = x.copy()
     cf[:, task.feature_names.index("speed")] -= [0, 5, 6]
-    np.testing.assert_array_equal(fc.counterfactuals.constraints_hold(task, cf, x), [False, True, True])
-    np.testing.assert_array_equal(fc.counterfactuals.constraints_hold(base, cf, x), [True, True, True])
+    np.testing.assert_array_equal(task.rules_hold(cf, x), [False, True, True])
+    np.testing.assert_array_equal(base.rules_hold(cf, x), [True, True, True])
 
 
 def test_loan_with_the_shipped_constraints_breaks_none(loan_path):
-    texts = fc.data.constraints_from_lines((REPO / "examples" / "constraints" / "loan.txt").read_text())
+    texts = constraints_from_lines((REPO / "examples" / "constraints" / "loan.txt").read_text())
     task = fc.load_dataset(f"loan:{loan_path}", constraints=texts)
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)
     rows = fc.counterfactuals.factual_rows(task, model)[:40]
