@@ -398,3 +398,22 @@ def test_a_what_if_case_is_checked_without_running(user_explainer):
         explainer.check_case({"speed": high + 1}, row=row)
     with pytest.raises(fc.ConfigError, match="immutable"):
         explainer.check_case({"zone": "urban" if frame.loc[row, "zone"] == "rural" else "rural"}, row=row)
+
+
+def test_constraints_between_features_on_the_explainer_hold_and_survive_save_and_load(user_model, accident_data, tmp_path):
+    rules = ["cf.speed >= x.speed - 30", 'if cf.lighting != x.lighting then cf.speed <= x.speed']
+    explainer = fc.FlexExplainer(user_model, accident_data.drop(columns=["severity"]), undesired="severe",
+                                 y=accident_data["severity"], kinds={"district": "categorical"}, immutable=["zone"],
+                                 seed=0, n_cf=3, constraints=rules)
+    assert explainer.task.rule_texts == rules
+    result = explainer.explain_global(n_factuals=8)
+    cfset = result.counterfactual_set
+    factuals = np.repeat(cfset.factuals, cfset.n_cf, axis=0)[cfset.found.reshape(-1)]
+    assert explainer.task.rules_hold(cfset.counterfactuals[cfset.found], factuals).all()
+    assert result.config["constraints_between"] == rules
+    folder = explainer.save(tmp_path / "project")
+    assert fc.FlexExplainer.read_settings(folder)["constraints"] == rules
+    assert fc.FlexExplainer.load(folder).task.rule_texts == rules
+    with pytest.raises(fc.ConfigError, match="unknown feature 'sped'"):
+        fc.FlexExplainer(user_model, accident_data.drop(columns=["severity"]), undesired="severe",
+                         constraints=["cf.sped > 1"])
