@@ -137,8 +137,7 @@ st.caption(plain(
     + rules.LANGUAGE_HELP
 ))
 with st.expander("Examples on this data"):
-    for kind, example in constraint_examples(task.features):
-        st.markdown(f"**{kind}**: `{example}`")
+    show_table(rules.examples_table(constraint_examples(task.features)))  # a table: column names stay plain text
     st.caption("Shipped examples for the paper's data: examples/constraints/loan.txt and accidents.txt.")
 written = st.text_area(
     "Constraints, one per line", value="\n".join(task.rule_texts), key=f"w_constraints_{task.fingerprint}",

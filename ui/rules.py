@@ -12,7 +12,7 @@ import pandas as pd
 import flex_core as fc
 from flex_core.data.rules import constraints_from_lines, parse_constraint
 
-__all__ = ["LANGUAGE_HELP", "checked_lines", "rules_effect_table"]
+__all__ = ["LANGUAGE_HELP", "checked_lines", "examples_table", "rules_effect_table"]
 
 LANGUAGE_HELP = (
     "One constraint per line (# starts a comment). cf.NAME is a counterfactual's value, x.NAME the case's own; "
@@ -39,6 +39,11 @@ def checked_lines(text: str, task: fc.TaskSpec) -> tuple[list[str], pd.DataFrame
         else:
             checks.append("ok")
     return texts, pd.DataFrame({"constraint": texts, "check": checks}, columns=["constraint", "check"]), errors
+
+
+def examples_table(examples) -> pd.DataFrame:
+    """(kind, example) pairs as a two-column table."""
+    return pd.DataFrame(list(examples), columns=["kind", "example"])
 
 
 def rules_effect_table(task: fc.TaskSpec, generator: Mapping) -> pd.DataFrame:
