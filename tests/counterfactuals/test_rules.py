@@ -150,3 +150,33 @@ def test_loan_with_the_shipped_constraints_breaks_none(loan_path):
     free = fc.counterfactuals.make_generator("batch").generate(
         model, fc.load_dataset(f"loan:{loan_path}"), task.frame.loc[rows, task.feature_names], n_cf=10, seed=0)
     assert broken(task, free) > 0
+
+
+@pytest.fixture(scope="module")
+def loan_with_rules(loan_path):
+    texts = constraints_from_lines((REPO / "examples" / "constraints" / "loan.txt").read_text())
+    task = fc.load_dataset(f"loan:{loan_path}", constraints=texts)
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)
+    return task, model, fc.counterfactuals.factual_rows(task, model)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("generator, n", [("batch", 200), ("batch-plausible", 200), ("tree", 200),
+                                          ("dice-random", 200), ("dice-genetic", 20), ("dice-kdtree", 50)])
+def test_every_generator_on_loan_with_the_shipped_constraints_breaks_none(loan_with_rules, generator, n):
+    task, model, rows = loan_with_rules
+    queries = task.frame.loc[rows[:n], task.feature_names]
+    cfset = fc.counterfactuals.make_generator(generator).generate(model, task, queries, n_cf=10, seed=0)
+    assert broken(task, cfset) == 0 and cfset.valid.sum() > 0
+    assert [r["constraint"] for r in cfset.config["constraints_between"]["constraints"]] == task.rule_texts
+
+
+@pytest.mark.slow
+def test_accidents_with_the_shipped_constraints_breaks_none(accidents_path):
+    texts = constraints_from_lines((REPO / "examples" / "constraints" / "accidents.txt").read_text())
+    task = fc.load_dataset(f"accidents:{accidents_path}", constraints=texts)
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)
+    rows = fc.counterfactuals.factual_rows(task, model)[:40]
+    cfset = fc.counterfactuals.make_generator("batch").generate(model, task, task.frame.loc[rows, task.feature_names],
+                                                                n_cf=10, seed=0)
+    assert broken(task, cfset) == 0 and cfset.valid.sum() > 0
