@@ -411,6 +411,9 @@ def test_constraints_between_features_on_the_explainer_hold_and_survive_save_and
     factuals = np.repeat(cfset.factuals, cfset.n_cf, axis=0)[cfset.found.reshape(-1)]
     assert explainer.task.rules_hold(cfset.counterfactuals[cfset.found], factuals).all()
     assert result.config["constraints_between"] == rules
+    from flex_core.snapshot._payload import snapshot_payload
+
+    assert ["constraints between features", "; ".join(rules)] in snapshot_payload(explainer, result)["settings"]
     folder = explainer.save(tmp_path / "project")
     assert fc.FlexExplainer.read_settings(folder)["constraints"] == rules
     assert fc.FlexExplainer.load(folder).task.rule_texts == rules
