@@ -36,6 +36,9 @@ from .rules import Constraint, parse_constraints
 
 __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
 
+#: Said in a task's notes when a constraint between features was given twice (make_task keeps it once).
+REPEATED_CONSTRAINT_NOTE = "A constraint between features given more than once is kept once."
+
 #: Ways a feature may be constrained to move in a counterfactual ("either" = no constraint).
 DIRECTIONS = ("increase", "decrease", "either")
 
@@ -237,7 +240,7 @@ class TaskSpec:
             allowed = {f.name: f.allowed for f in kept if f.allowed is not None and final_kind[f.name] != "continuous"}
         immutable = [f.name for f in kept if f.immutable] if immutable is None else list(immutable)
         left_out = [n for n in self.feature_names if n not in set(names)]
-        notes = list(self.notes)
+        notes = [n for n in self.notes if n != REPEATED_CONSTRAINT_NOTE]  # make_task says it again if it still holds
         if left_out:
             notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
         return make_task(
@@ -354,6 +357,8 @@ def make_task(
              for f in specs]
     _check_some_mutable(specs)
     between = parse_constraints(constraints, specs)
+    if not isinstance(constraints, str) and len(between) < len(list(constraints or ())):
+        notes.append(REPEATED_CONSTRAINT_NOTE)
 
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,

@@ -128,7 +128,8 @@ def test_make_task_takes_constraints_and_refuses_a_bad_one(task):
     frame = task.frame
     ok = fc.make_task(frame, target="y", undesirable=1, immutable=["age"], ordinal_orders={"grade": GRADES},
                       constraints=["cf.income <= x.income + 20", "cf.income <= x.income + 20"])
-    assert ok.rule_texts == ["cf.income <= x.income + 20"]  # a repeat counts once
+    assert ok.rule_texts == ["cf.income <= x.income + 20"]  # a repeat counts once, and the task says so
+    assert "A constraint between features given more than once is kept once." in ok.notes
     assert ok.fingerprint != task.fingerprint
     assert ok.with_overrides(immutable=["age", "region"]).rule_texts == ok.rule_texts
     assert ok.with_overrides(constraints=[]).fingerprint == task.fingerprint
