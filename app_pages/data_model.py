@@ -5,10 +5,11 @@ import json
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, reporting
+from flex_core.data.rules import constraint_examples
+from ui import cache, reporting, rules
 from ui import state as S
 from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
-from ui.context import require_analysis
+from ui.context import require_analysis, run_or_stop
 from ui.text import plain
 
 st.title("Data & model")
@@ -117,6 +118,9 @@ if st.button("Apply feature settings", key="apply_features", type="primary"):
             "kinds": {r.feature: r.kind for r in edited.itertuples() if base_kinds[r.feature] != r.kind},
             "immutable": sorted(r.feature for r in edited.itertuples() if r.immutable),
             "constraints": reporting.table_constraints(edited),
+            # The constraints between features stay as they are (their own editor below applies them).
+            **({"between": st.session_state[S.OVERRIDES]["between"]}
+               if st.session_state[S.OVERRIDES].get("between") is not None else {}),
         }
         cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
     except fc.FlexError as exc:
@@ -125,3 +129,43 @@ if st.button("Apply feature settings", key="apply_features", type="primary"):
         S.reset_analysis()
         st.session_state[S.OVERRIDES] = overrides
         st.rerun()
+
+st.subheader("Constraints between features")
+st.caption(plain(
+    "Rules of the domain that tie features together, which every counterfactual must meet: the generators keep "
+    "only candidates that do (DiCE's output is checked and what breaks a rule is dropped and counted). "
+    + rules.LANGUAGE_HELP
+))
+with st.expander("Examples on this data"):
+    show_table(rules.examples_table(constraint_examples(task.features)))  # a table: column names stay plain text
+    st.caption("Shipped examples for the paper's data: examples/constraints/loan.txt and accidents.txt.")
+written = st.text_area(
+    "Constraints, one per line", value="\n".join(task.rule_texts), key=f"w_constraints_{task.fingerprint}",
+    height=120, placeholder=next((e for _, e in constraint_examples(task.features)), ""),
+)
+texts, checks, errors = rules.checked_lines(written, task)
+if texts:
+    show_table(checks)
+if errors:
+    st.error(plain(f"{len(errors)} constraint(s) cannot be applied; fix them first. {errors[0]}"))
+if st.button("Apply constraints", key="apply_constraints", type="primary", disabled=bool(errors)):
+    overrides = {**st.session_state[S.OVERRIDES], "between": texts}
+    try:
+        base = cache.load_base_task(st.session_state[S.DATASET])
+        cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
+    except fc.FlexError as exc:
+        st.error(plain(f"Those constraints were not applied: {exc}"))
+    else:
+        S.reset_analysis()
+        st.session_state[S.OVERRIDES] = overrides
+        st.rerun()
+if task.rules:
+    result = run_or_stop(analysis.global_result)
+    st.markdown(plain(
+        f"Applied: {len(task.rules)} constraint(s). In the global run over {len(result.query_index):,} cases, "
+        f"{int(result.generator.get('counterfactuals_valid', 0)):,} valid counterfactuals were kept."
+    ))
+    show_table(rules.rules_effect_table(task, result.generator))
+    for note in result.notes:
+        if "constraint" in note:
+            st.info(plain(note))

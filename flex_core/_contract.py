@@ -13,6 +13,9 @@ dicts written before the format had a version (they have no ``format_version``).
 2.0 (issue 22): a rule-defined region writes ``query: null`` (it has no query), a retyping of the
 regional ``query``; it added the ``regions`` and ``groups`` kinds and the optional ``rule`` and
 ``rule_text``. Every 1.x dict is a valid 2.0 dict, so 1.x is still read.
+
+2.3 (issue 36): the optional ``config.constraints_between`` and ``generator.constraints_between`` (constraints
+between features, and which of them rejected or dropped what).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ __all__ = [
 ]
 
 #: The version of the result format every ``to_dict`` writes (and the schema's ``format_version``).
-FORMAT_VERSION = "2.2"
+FORMAT_VERSION = "2.3"
 #: Major versions ``from_dict`` reads: this one, and 1 (whose dicts 2.0 only widened).
 READS_MAJORS = ("1", "2")
 #: The JSON Schema of every result kind, shipped inside the package.

@@ -69,6 +69,9 @@ class FlexExplainer:
         Actionability constraints, as :func:`flex_core.make_task` takes them: a direction
         per feature ("increase" / "decrease"), a permitted (low, high) range, the levels
         a categorical feature may change to, and an order of levels (making it ordinal).
+    constraints : sequence of str, optional
+        Constraints between features, one expression each (``"cf.loan_amount <= 4 * cf.income_annum"``;
+        the language is in docs/constraints.md), held by every counterfactual.
 
     Attributes
     ----------
@@ -107,12 +110,13 @@ class FlexExplainer:
         bounds: Mapping[str, Sequence] | None = None,
         allowed: Mapping[str, Iterable] | None = None,
         ordinal_orders: Mapping[str, Sequence] | None = None,
+        constraints: Sequence[str] | None = None,
         name: str = "notebook data",
     ):
         made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before anything runs
         task, fitted = adopt_model(
             model, X, undesired=undesired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
-            allowed=allowed, ordinal_orders=ordinal_orders, name=name,
+            allowed=allowed, ordinal_orders=ordinal_orders, name=name, constraints=constraints or (),
         )
         self._assemble(task, fitted, seed=seed, generator=made, n_cf=n_cf, refine=refine, cache_dir=cache_dir,
                        y_given=y is not None)
@@ -549,6 +553,7 @@ class FlexExplainer:
             "monotone": {f.name: f.direction for f in task.features if f.direction},
             "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
             "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
+            "constraints": task.rule_texts,
         }
 
     def save(self, directory: str | Path, *, view: Mapping | None = None) -> Path:

@@ -459,3 +459,25 @@ def test_what_construction_fixed_is_read_from_the_explainer(user_model, accident
     with pytest.raises(fc.ConfigError, match="reduce N_F"):
         batch.check_memory(200)
     assert batch.not_generated(batch.sample_factuals(5)) == list(batch.sample_factuals(5))  # nothing was generated
+
+
+def test_constraints_between_features_on_the_explainer_hold_and_survive_save_and_load(user_model, accident_data, tmp_path):
+    rules = ["cf.speed >= x.speed - 30", 'if cf.lighting != x.lighting then cf.speed <= x.speed']
+    explainer = fc.FlexExplainer(user_model, accident_data.drop(columns=["severity"]), undesired="severe",
+                                 y=accident_data["severity"], kinds={"district": "categorical"}, immutable=["zone"],
+                                 seed=0, n_cf=3, constraints=rules)
+    assert explainer.task.rule_texts == rules
+    result = explainer.explain_global(n_factuals=8)
+    cfset = result.counterfactual_set
+    factuals = np.repeat(cfset.factuals, cfset.n_cf, axis=0)[cfset.found.reshape(-1)]
+    assert explainer.task.rules_hold(cfset.counterfactuals[cfset.found], factuals).all()
+    assert result.config["constraints_between"] == rules
+    from flex_core.snapshot._payload import snapshot_payload
+
+    assert ["constraints between features", "; ".join(rules)] in snapshot_payload(explainer, result)["settings"]
+    folder = explainer.save(tmp_path / "project")
+    assert fc.FlexExplainer.read_settings(folder)["constraints"] == rules
+    assert fc.FlexExplainer.load(folder).task.rule_texts == rules
+    with pytest.raises(fc.ConfigError, match="unknown feature 'sped'"):
+        fc.FlexExplainer(user_model, accident_data.drop(columns=["severity"]), undesired="severe",
+                         constraints=["cf.sped > 1"])

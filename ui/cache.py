@@ -209,12 +209,17 @@ def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str
 
 @shared(copy=False)
 def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: str) -> fc.TaskSpec:
-    """The base task with edited kinds / immutable features / constraints (``overrides`` is JSON)."""
+    """The base task with edited kinds / immutable features / constraints (``overrides`` is JSON).
+
+    ``overrides["between"]``: the constraints between features (texts), or absent/None for the data's own.
+    """
     spec = json.loads(overrides)
     constraints = spec.get("constraints")
-    if not spec.get("kinds") and spec.get("immutable") is None and constraints is None:
+    between = spec.get("between")
+    if not spec.get("kinds") and spec.get("immutable") is None and constraints is None and between is None:
         return _base
-    return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"), **(constraints or {}))
+    return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"), constraints=between,
+                                **(constraints or {}))
 
 
 def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str, seed: int, cv_folds: int,

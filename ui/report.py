@@ -95,6 +95,8 @@ def report_settings(analysis: Analysis, link: str) -> dict:
         "seed": int(s[S.SEED]),
         "τ (share of a number's range)": tau,
     }
+    if analysis.task.rules:
+        settings["constraints between features"] = "; ".join(analysis.task.rule_texts)
     if not is_local(link):
         settings["link to this view"] = link
     return settings

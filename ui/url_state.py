@@ -28,6 +28,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "missing": "drop",  # rows with missing or unreadable values: drop or impute
     "immutable": None,  # None: the dataset's own immutable features; a list: exactly these
     "kinds": {},  # feature -> kind, where changed from the inferred one
+    "constraints": None,  # constraints between features: None, the data's own; a list of texts, exactly these (JSON)
     "model": "rf",
     "encoding": "onehot",
     "cv_folds": 5,  # 0 skips cross-validation
@@ -94,6 +95,9 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
         elif key == "rule":
             if value:
                 params[key] = json.dumps([dict(c) for c in value], separators=(",", ":"), ensure_ascii=False)
+        elif key == "constraints":
+            if value is not None:
+                params[key] = json.dumps(list(value), separators=(",", ":"), ensure_ascii=False)
         elif key == "whatif_edits":
             if value:
                 params[key] = json.dumps(dict(sorted(value.items())), separators=(",", ":"), ensure_ascii=False)
@@ -144,6 +148,15 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = _regions(value)
     elif key == "rule":
         view[key] = _rule(json.loads(value)) if value else None
+    elif key == "constraints":
+        view[key] = _texts(json.loads(value)) if value else []
+
+
+def _texts(items) -> list[str]:
+    """Constraints between features from their JSON: a list of texts (parsed against the data when applied)."""
+    if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
+        raise ValueError
+    return list(items)
 
 
 def _rule(items) -> list[dict]:

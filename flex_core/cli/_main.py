@@ -18,6 +18,7 @@ from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_
 from ..counterfactuals._store import check_generation_memory
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
+from ..data.rules import constraints_from_lines
 from ..importance import DEFAULT_TAU
 from ..importance._flex import resolve_tau
 from ..importance._runs import check_rule_region, rows_meeting
@@ -87,8 +88,20 @@ def _assignments(values: list[str], what: str) -> dict[str, str]:
 
 
 def parse_constraints(args) -> dict:
-    """The constraint options as :func:`flex_core.data.make_task` keywords."""
+    """The constraint options as :func:`flex_core.data.make_task` keywords.
+
+    ``--constraint`` (repeatable) and ``--constraints FILE`` (one per line, ``#`` comments) give the constraints
+    between features, in that order; the file is read as UTF-8 text.
+    """
+    between = list(args.constraint or [])
+    if args.constraints_file:
+        try:
+            text = Path(args.constraints_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"Cannot read the constraints file {args.constraints_file!r}: {exc}.") from None
+        between += constraints_from_lines(text)
     return {
+        "constraints": between,
         "monotone": _assignments(args.monotone, "--monotone"),
         "bounds": {n: parse_range(n, t) for n, t in _assignments(args.bounds, "--range").items()},
         "allowed": {n: [v.strip() for v in t.split(",")] for n, t in _assignments(args.allowed, "--allowed").items()},
@@ -136,6 +149,10 @@ def _add_data_arguments(common: argparse.ArgumentParser) -> None:
     act.add_argument("--range", action="append", default=[], dest="bounds", help="FEATURE=LO:HI permitted range (either end may be empty)")
     act.add_argument("--allowed", action="append", default=[], help="FEATURE=a,b,c levels a categorical feature may change to")
     act.add_argument("--order", action="append", default=[], help='"FEATURE=a<b<c": level order (the feature becomes ordinal)')
+    act.add_argument("--constraint", action="append", default=[],
+                     help='a constraint between features, e.g. "cf.loan_amount <= 4 * cf.income_annum" (docs/constraints.md)')
+    act.add_argument("--constraints", dest="constraints_file", metavar="FILE",
+                     help="a file of constraints between features, one per line (# starts a comment)")
 
 
 def _add_model_arguments(common: argparse.ArgumentParser) -> None:

@@ -57,6 +57,7 @@ from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE
+from ._assemble import assemble_counterfactual_set
 from ._batchsearch import COLLAPSE_MARGIN, PATIENCE, SETTLE_ROUNDS, SearchSettings, search_chunk
 from ._batchspace import SINGLE_GRID, SearchSpace, model_tables
 from ._refine import check_refine
@@ -65,7 +66,6 @@ from ._set import (
     CounterfactualSet,
     GeneratorParams,
     Progress,
-    assemble_counterfactual_set,
     check_request,
     encode_rows,
     encoded_width,
@@ -206,7 +206,7 @@ class BatchGenerator(GeneratorParams):
         if not in_processes:
             space = space.with_threads(cores)
         model_calls = int(model_rows > 0)
-        found, dropped, rows, calls = self._search(space, settings, factuals, row_ids, workers, progress)
+        found, dropped, rows, calls, rejected = self._search(space, settings, factuals, row_ids, workers, progress)
         # Handed over as codes: a frame per query would cost more than the search itself.
         return assemble_counterfactual_set(
             task,
@@ -241,6 +241,7 @@ class BatchGenerator(GeneratorParams):
             },
             validity=space.validity,
             dropped=dropped,
+            rule_rejections=rejected,
             # The workers are done by now: the final check may use every core the call was given.
             p_undesirable=space.tables.scorer.with_threads(cores),
         )
@@ -259,7 +260,8 @@ class BatchGenerator(GeneratorParams):
         )
 
     def _search(self, space, settings, factuals, row_ids, workers, progress):
-        """Each query's counterfactual codes and dropped count, and the model rows and calls of the search.
+        """Each query's counterfactual codes and dropped count, the model rows and calls of the search, and the
+        candidates each constraint between features rejected (None without constraints).
 
         At least one chunk per worker, and none above :data:`CHUNK_QUERIES` queries: memory stays flat
         however many factuals come, and progress is reported after each chunk.
@@ -269,8 +271,11 @@ class BatchGenerator(GeneratorParams):
         found: list[np.ndarray] = [np.empty((0, factuals.shape[1]))] * len(row_ids)
         dropped = np.zeros(len(row_ids), dtype=int)
         done = model_rows = model_calls = 0
-        for chunk, (per_query, rows, calls, not_ways) in zip(chunks, self._run(space, settings, factuals, row_ids, chunks, workers),
-                                                             strict=True):
+        rejected = None
+        for chunk, (per_query, rows, calls, not_ways, rule_rejected) in zip(
+                chunks, self._run(space, settings, factuals, row_ids, chunks, workers), strict=True):
+            if rule_rejected is not None:
+                rejected = rule_rejected if rejected is None else rejected + rule_rejected
             model_rows += rows
             model_calls += calls
             dropped[chunk] = not_ways
@@ -279,7 +284,7 @@ class BatchGenerator(GeneratorParams):
             done += len(chunk)
             if progress is not None:
                 progress(done, len(row_ids))
-        return found, dropped, model_rows, model_calls
+        return found, dropped, model_rows, model_calls, rejected
 
     # -- spreading chunks of queries over cores or a cluster --------------------------------
     def _cores(self) -> int:

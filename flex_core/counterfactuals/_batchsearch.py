@@ -8,7 +8,7 @@ queue and are made final together (:meth:`ChunkSearch.settle`).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -52,7 +52,8 @@ class SearchSettings:
 
 
 def search_chunk(space: SearchSpace, settings: SearchSettings, factuals: np.ndarray, row_ids: np.ndarray):
-    """Counterfactual codes per query (a list of (n_i, F) arrays, n_i <= n_cf) and the model rows used.
+    """Counterfactual codes per query (a list of (n_i, F) arrays, n_i <= n_cf), the model rows and calls used,
+    each query's finals that were no other way out, and the candidates each constraint between features rejected.
 
     1. (``batch``) Every single-feature change on a grid: each level of a categorical feature,
        :data:`SINGLE_GRID` quantiles of a number's training values (in its permitted range and
@@ -75,6 +76,9 @@ def search_chunk(space: SearchSpace, settings: SearchSettings, factuals: np.ndar
     :data:`PATIENCE` rounds in a row add none, or until ``max_rounds``: where fewer distinct
     counterfactuals exist, fewer are returned, never copies.
     """
+    rules = space.validity.rules
+    if rules is not None:  # this chunk's own tally of what each constraint between features rejected
+        space = replace(space, validity=space.validity.with_rules(rules.fresh()))
     search = ChunkSearch(space, settings, factuals, row_ids)
     active = np.arange(len(factuals))
     if search.neighbours is None:
@@ -290,13 +294,16 @@ class ChunkSearch:
         )
 
     def result(self):
-        """Counterfactual codes per query, the model rows and calls spent, and each query's finals that were no way out."""
+        """Counterfactual codes per query, the model rows and calls spent, each query's finals that were no way out,
+        and the rows each constraint between features rejected (None without constraints)."""
         n_f = self.factuals.shape[1]
         per_query = [
             _select(np.array(list(pool.values())).reshape(-1, n_f), self.factuals[q], self.settings.n_cf, self.rngs[q])
             for q, pool in enumerate(self.pools)
         ]
-        return per_query, self.counter.rows, self.counter.calls, np.array([len(d) for d in self.not_ways], dtype=int)
+        rules = self.space.validity.rules
+        return (per_query, self.counter.rows, self.counter.calls, np.array([len(d) for d in self.not_ways], dtype=int),
+                None if rules is None else rules.rejected.copy())
 
 
 def _settles_after(round_number: int, settings: SearchSettings) -> bool:

@@ -157,7 +157,9 @@ class SearchSpace:
         scorer = copy.copy(self.tables.scorer.with_threads(1))  # each worker process is one of the cores already
         scorer.task = task
         tables = replace(self.tables, train_codes=self.tables.train_codes[:0], scorer=scorer)
-        return replace(self, task=task, tables=tables)
+        rules = self.validity.rules  # the constraints between features read no rows either
+        validity = self.validity if rules is None else self.validity.with_rules(rules.for_task(task))
+        return replace(self, task=task, tables=tables, validity=validity)
 
     def with_threads(self, threads: int) -> SearchSpace:
         """This space scoring with a forest's trees spread over ``threads`` threads."""

@@ -30,11 +30,11 @@ from .._extras import require
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
+from ._assemble import assemble_counterfactual_set
 from ._set import (
     CounterfactualSet,
     GeneratorParams,
     Progress,
-    assemble_counterfactual_set,
     check_request,
     query_seed,
 )

@@ -23,7 +23,7 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ..models import FittedModel
-from ._validity import Validity
+from ._rulecheck import merged_rules_report
 
 __all__ = [
     "CounterfactualSet",
@@ -31,7 +31,6 @@ __all__ = [
     "Progress",
     "encode_rows",
     "decode_rows",
-    "assemble_counterfactual_set",
     "query_seed",
     "resolve_permitted_range",
     "check_request",
@@ -246,12 +245,18 @@ def constraint_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals:
     A changed feature breaks it when the feature is immutable, moves against its
     direction (codes of an ordinal feature follow its order), leaves its range or
     takes a level that is not allowed. A feature left at the factual's value never does.
+    A counterfactual also breaks a constraint between features (``task.rules``) that it does not hold.
 
     Parameters
     ----------
     factuals, counterfactuals : ndarray of shape (n, n_features)
         Codes; row i of ``factuals`` is the factual of counterfactual i.
     """
+    return feature_violations(task, factuals, counterfactuals) | ~task.rules_hold(counterfactuals, factuals)
+
+
+def feature_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals: np.ndarray) -> np.ndarray:
+    """Which counterfactuals break a per-feature constraint (:func:`constraint_violations` without the rules)."""
     broken = np.zeros(len(counterfactuals), dtype=bool)
     for j, f in enumerate(task.features):
         before, after = factuals[:, j], counterfactuals[:, j]
@@ -382,6 +387,9 @@ class CounterfactualSet:
             "validity_rule": self.config.get("validity"),
             # The tree generator says which generator ran and why (the batch search for a model it does not read).
             **({"tree": self.config["tree"]} if "tree" in self.config else {}),
+            # Per constraint between features: candidates it rejected, output it dropped, its share (_rulecheck).
+            **({"constraints_between": self.config["constraints_between"]}
+               if "constraints_between" in self.config else {}),
             "queries": int(self.n_queries),
             "counterfactuals_requested": int(self.n_queries * self.n_cf),
             "counterfactuals_found": found,
@@ -449,7 +457,7 @@ class CounterfactualSet:
             float(sum(s.seconds for s in sets)),
             int(sum(s.model_rows for s in sets)) if all(s.model_rows >= 0 for s in sets) else -1,
             tuple(dict.fromkeys(n for s in sets for n in s.notes)),
-            dict(first.config),
+            _concat_config(sets),
             np.concatenate([s.copies for s in sets])[keep],
             np.concatenate([s.dropped for s in sets])[keep],
         )
@@ -518,6 +526,15 @@ class CounterfactualSet:
             )
 
 
+def _concat_config(sets: Sequence[CounterfactualSet]) -> dict:
+    """The first set's config, with the constraints-between-features tallies of all of them summed."""
+    config = dict(sets[0].config)
+    merged = merged_rules_report([s.config for s in sets])
+    if merged is not None:
+        config["constraints_between"] = merged
+    return config
+
+
 def encoded_width(task: TaskSpec) -> int:
     """Columns of a row encoded for a model: one per number, one per level of a categorical or ordinal feature."""
     return sum(1 if f.is_continuous else len(f.levels) for f in task.features)
@@ -569,105 +586,3 @@ class CounterfactualGenerator(Protocol):
     ) -> CounterfactualSet:
         """Counterfactuals for each row of ``queries`` (index = row ids), toward the desirable outcome."""
         ...
-
-
-def assemble_counterfactual_set(
-    task: TaskSpec,
-    model: FittedModel,
-    queries: pd.DataFrame,
-    per_query: Sequence[pd.DataFrame | np.ndarray | None],
-    *,
-    n_cf: int,
-    generator: str,
-    seconds: float,
-    model_rows: int = -1,
-    notes: Sequence[str] = (),
-    config: Mapping | None = None,
-    p_undesirable: Callable[[np.ndarray], np.ndarray] | None = None,
-    validity: Validity | None = None,
-    dropped: np.ndarray | None = None,
-) -> CounterfactualSet:
-    """Pack per-query counterfactuals into a set, checking validity with one batched model call.
-
-    Each entry of ``per_query`` is a frame in the original feature space, an array of
-    codes of shape (n_found, n_features) (a generator that searches in code space
-    skips a decode and re-encode), or None. Extra rows beyond n_cf are cut;
-    copies among a query's valid counterfactuals are merged (:func:`merge_copies`). ``p_undesirable`` scores coded rows
-    (shape (n, n_features) -> (n,)) for a generator that has a faster way than the
-    model's ``predict_proba`` on decoded rows; the outcome is the same. ``validity``: the rule a valid
-    counterfactual meets (default :class:`~._validity.Validity`'s), recorded in ``config["validity"]``;
-    ``dropped``: per query, counterfactuals the generator dropped as no other way out (:mod:`._alternatives`).
-    """
-    validity = Validity() if validity is None else validity
-    n_q = len(queries)
-    cfs, found = _packed(task, per_query, n_q, n_cf)
-    factual_codes = encode_rows(task, queries)
-    notes = list(notes)
-    if found.any():
-        _drop_broken(task, factual_codes, cfs, found, generator, notes)
-    valid = np.zeros_like(found)
-    if found.any():
-        if p_undesirable is None:
-            def p_undesirable(codes):
-                return model.predict_proba(decode_rows(task, codes))[:, 1]
-        their_factuals = np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)]
-        valid[found] = validity.check(p_undesirable, cfs[found], their_factuals)
-        model_rows = model_rows + int(found.sum()) if model_rows >= 0 else model_rows
-    # FLEX averages over distinct counterfactuals: a generator that returns the same one twice
-    # (DiCE may) has it counted once, and the set says how often that happened.
-    merged = merge_copies(factual_codes, cfs, found, valid, copy_tolerance(task))
-    cfs, found, valid = merged.counterfactuals, merged.found, merged.valid
-    if merged.copies.any():
-        notes.append(
-            f"{int(merged.copies.sum())} copies among the counterfactuals of {int((merged.copies > 0).sum())} "
-            f"queries were merged: FLEX counts each distinct counterfactual once."
-        )
-    return CounterfactualSet(
-        tuple(task.feature_names),
-        queries.index.to_numpy().astype(int),
-        factual_codes,
-        cfs,
-        found,
-        valid,
-        generator,
-        float(seconds),
-        int(model_rows),
-        tuple(notes),
-        {**(config or {}), "validity": validity.describe()},
-        merged.copies,
-        np.zeros(n_q, dtype=int) if dropped is None else np.asarray(dropped, dtype=int),
-    )
-
-
-def _packed(task: TaskSpec, per_query, n_q: int, n_cf: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's counterfactuals as codes in slots of n_cf (extra rows cut), and which slots hold one."""
-    cfs = np.full((n_q, n_cf, len(task.features)), np.nan)
-    found = np.zeros((n_q, n_cf), dtype=bool)
-    for i, frame in enumerate(per_query):
-        if frame is None or len(frame) == 0:
-            continue
-        codes = frame[:n_cf] if isinstance(frame, np.ndarray) else encode_rows(task, frame.iloc[:n_cf])
-        cfs[i, : len(codes)] = codes
-        found[i, : len(codes)] = True
-    # A coded NaN inside a found row means the generator produced a level the task does not know.
-    found &= ~np.isnan(cfs).any(axis=2)
-    return cfs, found
-
-
-def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, found: np.ndarray, generator: str,
-                 notes: list[str]) -> None:
-    """Drop (in place) the counterfactuals that break an actionability constraint, and say how many in ``notes``.
-
-    One check for every generator: one that cannot express a constraint (DiCE and a direction) loses the
-    counterfactuals that break it here, and the shortfall is counted later.
-    """
-    n_cf = found.shape[1]
-    breaks = np.zeros_like(found)
-    breaks[found] = constraint_violations(task, np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)], cfs[found])
-    if breaks.any():
-        notes.append(
-            f"{int(breaks.sum())} counterfactual(s) from {generator} broke an actionability constraint "
-            f"(it cannot express every direction or range) and were dropped."
-        )
-        found &= ~breaks
-        cfs[breaks] = np.nan

@@ -103,6 +103,8 @@ class CounterfactualStore:
             "refine": self.refine,
             # Also inside the data fingerprint; named here so a reader of the key sees them.
             "constraints": task.constraints,
+            # Constraints between features (named only when there are some: other keys stay as they were).
+            **({"constraints_between": task.rule_texts} if task.rules else {}),
         }
         self.digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
         self.directory = None if directory is None else Path(directory) / self.digest

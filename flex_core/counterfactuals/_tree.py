@@ -33,6 +33,7 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
+from ._assemble import assemble_counterfactual_set
 from ._batch import BatchGenerator
 from ._refine import check_refine
 from ._scoring import scorer_for
@@ -40,7 +41,6 @@ from ._set import (
     CounterfactualSet,
     GeneratorParams,
     Progress,
-    assemble_counterfactual_set,
     check_request,
     copy_tolerance,
     distinct_keys,
@@ -50,6 +50,7 @@ from ._treeform import MAX_LEVELS, TreeForm, tree_form
 from ._treegrid import (
     FLOAT32_WINDOW,
     NEAR_THRESHOLD,
+    RuleCheck,
     grids,
     near_walk,
     number_candidates,
@@ -129,6 +130,8 @@ class _Axes:
         self.scale = np.where(self.numeric | self.ordinal, np.where(np.nan_to_num(self.spans) > 0, np.nan_to_num(self.spans), 1.0), 1.0)
         self.ordered = self.numeric | self.ordinal
         self.copy_tolerance = copy_tolerance(task)
+        #: the task's constraints between features, applied to one-feature candidates (pairs: dropped at assembly)
+        self.rules = RuleCheck(task)
         #: what rescores profile cells next to the threshold (None: the tree form; the model for XGBoost)
         self.settle_with: Callable[[np.ndarray], np.ndarray] | None = None
 
@@ -323,7 +326,7 @@ class TreeGenerator(GeneratorParams):
                          f"the {n_cf} returned (fewest changed features and smallest changes kept).")
         return assemble_counterfactual_set(
             task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
-            seconds=time.perf_counter() - start, model_rows=0, notes=notes,
+            seconds=time.perf_counter() - start, model_rows=0, notes=notes, rule_rejections=axes.rules.rejected,
             config={
                 "features_to_vary": vary, "permitted_range": ranges or None, "seed": int(seed), "refine": refine,
                 "alternatives_tolerance": ALTERNATIVE_TOLERANCE,
@@ -369,7 +372,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     # the leaves each factual reaches changing at most one feature, walked once; its exact profiles from them
     prof = single_grid_profiles(form, g, factuals, axes.vary, near_walk(form, g, factuals, axes.vary, 1))
     settle_singles(form, g, prof, factuals, axes.vary, threshold, axes.settle_with)
-    singles = single_counterfactuals(g, axes, prof, factuals, threshold)
+    singles = single_counterfactuals(g, axes, prof, factuals, threshold, axes.rules)
     per_query: list[list[tuple]] = [[] for _ in range(n_q)]
     for q, j, v, size in zip(singles[0].tolist(), singles[1].tolist(), singles[2].tolist(), singles[4].tolist()):
         row = factuals[q].copy()

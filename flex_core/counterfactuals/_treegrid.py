@@ -19,7 +19,7 @@ from ._treekernel import single_sums, walk_near
 from ._treeprofile import LeafBoxes, combine, leaf_boxes, with_inexact
 
 __all__ = ["Grids", "grids", "near_walk", "single_grid_profiles", "settle_singles", "single_counterfactuals",
-           "number_candidates", "past", "cell_points", "NEAR_THRESHOLD", "FLOAT32_WINDOW"]
+           "number_candidates", "past", "cell_points", "NEAR_THRESHOLD", "FLOAT32_WINDOW", "RuleCheck"]
 
 #: Profile values this close to the threshold are rescored tree by tree in the model's own order.
 NEAR_THRESHOLD = 1e-9
@@ -203,21 +203,45 @@ def _number_candidates(g: Grids, axes, j: int, side: int):
     return v, cell, corner, origin
 
 
-def single_counterfactuals(g: Grids, axes, prof: GridProfiles, factuals: np.ndarray, threshold: float):
+class RuleCheck:
+    """The task's constraints between features applied to candidates (none: every candidate holds), and how many
+    candidates each constraint rejected."""
+
+    def __init__(self, task):
+        self.task = task
+        self.rejected = np.zeros(len(task.rules), dtype=np.int64)
+
+    def keep(self, valid: np.ndarray, factuals: np.ndarray, j: int, values: np.ndarray) -> np.ndarray:
+        """``valid`` (factuals x candidates) without the candidates (feature j moved to ``values``) that break one."""
+        if not len(self.task.rules) or not valid.any():
+            return valid
+        qs, cs = np.nonzero(valid)
+        rows = factuals[qs].copy()
+        rows[:, j] = values[cs]
+        breaks = self.task.rule_breaks(rows, factuals[qs])
+        self.rejected += breaks.sum(axis=0)
+        out = valid.copy()
+        out[qs[breaks.any(axis=1)], cs[breaks.any(axis=1)]] = False
+        return out
+
+
+def single_counterfactuals(g: Grids, axes, prof: GridProfiles, factuals: np.ndarray, threshold: float,
+                           rules: RuleCheck):
     """Every factual's minimal one-feature counterfactuals: arrays (factual, feature, value, side, size).
 
     Numbers and ordinal features: the nearest valid value on each side; categorical: every valid allowed
-    level (side 2 + level). Valid: P < threshold at the value and at its pulled-back corner.
+    level (side 2 + level). Valid: P < threshold at the value and at its pulled-back corner, and every
+    constraint between features holds (``rules``), so a value that breaks one gives way to the next.
     """
     out = []
     for j in np.flatnonzero(axes.vary):
         p = prof.p[:, g.offset[j]: g.offset[j] + g.n_cells[j]]
         f = factuals[:, j]
         if g.is_number[j]:
-            parts = [_nearest_number(g, axes, int(j), p, f, side, threshold) for side in (-1, 1)
+            parts = [_nearest_number(g, axes, int(j), p, factuals, side, threshold, rules) for side in (-1, 1)
                      if side * axes.direction[j] >= 0]
         else:
-            parts = [_levels(axes, int(j), p, f, threshold)]
+            parts = [_levels(axes, int(j), p, factuals, threshold, rules)]
         for qs, values, side in parts:
             size = np.abs(values - f[qs]) / axes.scale[j] if axes.ordered[j] else np.ones(len(qs))
             out.append((qs, np.full(len(qs), j), values, side, size))
@@ -226,7 +250,9 @@ def single_counterfactuals(g: Grids, axes, prof: GridProfiles, factuals: np.ndar
     return tuple(np.concatenate([o[k] for o in out]) for k in range(5))
 
 
-def _nearest_number(g: Grids, axes, j: int, p: np.ndarray, f: np.ndarray, side: int, threshold: float):
+def _nearest_number(g: Grids, axes, j: int, p: np.ndarray, factuals: np.ndarray, side: int, threshold: float,
+                    rules: RuleCheck):
+    f = factuals[:, j]
     v, cell, corner, origin = number_candidates(g, axes, j, side)
     if not len(v):  # no split on the feature (or none in its permitted range): no change of it alone can help
         return np.empty(0, dtype=np.int64), np.empty(0), np.empty(0)
@@ -238,17 +264,19 @@ def _nearest_number(g: Grids, axes, j: int, p: np.ndarray, f: np.ndarray, side: 
     f_cell = np.searchsorted(bounds, f, side="left")
     rows = np.arange(len(f))[:, None]
     corner_cell = np.where(close, f_cell[:, None], corner[None, :])
-    valid = beyond & (p[rows, cell[None, :]] < threshold) & (p[rows, corner_cell] < threshold)
+    valid = rules.keep(beyond & (p[rows, cell[None, :]] < threshold) & (p[rows, corner_cell] < threshold), factuals, j, v)
     distance = np.where(valid, np.abs(v[None, :] - f[:, None]), np.inf)
     best = np.argmin(distance, axis=1)
     qs = np.flatnonzero(np.isfinite(distance[np.arange(len(f)), best]))
     return qs, v[best[qs]], np.full(len(qs), float(side))
 
 
-def _levels(axes, j: int, p: np.ndarray, f: np.ndarray, threshold: float):
+def _levels(axes, j: int, p: np.ndarray, factuals: np.ndarray, threshold: float, rules: RuleCheck):
+    f = factuals[:, j]
     levels = np.arange(int(axes.n_levels[j]), dtype=float)
     allowed = np.ones(len(levels), dtype=bool) if axes.levels_ok[j] is None else np.asarray(axes.levels_ok[j], dtype=bool)
     valid = (p[:, : len(levels)] < threshold) & allowed[None, :] & (levels[None, :] != f[:, None])
+    valid = rules.keep(valid, factuals, j, levels)
     if not axes.ordinal[j]:
         qs, lev = np.nonzero(valid)
         return qs, lev.astype(float), 2.0 + lev

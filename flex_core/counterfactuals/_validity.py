@@ -20,6 +20,10 @@ Why not RobX's Gaussian samples: they cost K model rows for every row a search o
 scores (tens of thousands), are random, and are undefined for categorical features; the pulled-back
 corner is the sample that fails first where the model is monotone near the counterfactual. A tie is
 never valid (the inequality is strict). ``margin=0, radius=0`` is the paper's setting: P(undesirable) < 0.5.
+
+3. **Constraints between features** (a task's ``rules``, attached by :meth:`Validity.on`): a row that breaks
+   one is never valid, and is not even scored. Every step that asks this rule (a search's candidates, a
+   revert, a shrink, the necessity check) therefore keeps them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .._errors import ConfigError
+from ._rulecheck import RuleCheck
 
 __all__ = ["Validity", "DEFAULT_MARGIN", "DEFAULT_RADIUS", "validity_of", "training_ranges"]
 
@@ -50,11 +55,14 @@ class Validity:
         a tie at 0.5 is still not valid).
     steps : ndarray of shape (F,), optional
         ``radius`` x each feature's range, 0 for levels: set by :meth:`on`; without it only the margin applies.
+    rules : RuleCheck, optional
+        The task's constraints between features (set by :meth:`on`): a row that breaks one is not valid.
     """
 
     margin: float = DEFAULT_MARGIN
     radius: float = DEFAULT_RADIUS
     steps: np.ndarray | None = field(default=None, repr=False)
+    rules: RuleCheck | None = field(default=None, repr=False)
 
     def __post_init__(self):
         margin, radius = float(self.margin), float(self.radius)
@@ -69,7 +77,18 @@ class Validity:
         """This rule with its neighbourhood sized for ``task`` (``ranges``: training ranges, default the data's)."""
         ranges = task.ranges() if ranges is None else np.asarray(ranges, dtype=float)
         continuous = np.array([f.is_continuous for f in task.features])
-        return replace(self, steps=np.where(continuous, self.radius * np.nan_to_num(ranges), 0.0))
+        return replace(self, steps=np.where(continuous, self.radius * np.nan_to_num(ranges), 0.0),
+                       rules=RuleCheck.of(task))
+
+    def with_rules(self, rules: RuleCheck | None) -> Validity:
+        """This rule checking ``rules`` (e.g. a fresh tally for one chunk of a search)."""
+        return replace(self, rules=rules)
+
+    def _holding(self, rows: np.ndarray, factuals) -> np.ndarray | None:
+        """Which rows hold the constraints between features (None: there are none, every row does)."""
+        if self.rules is None or len(rows) == 0:
+            return None
+        return self.rules(rows, np.broadcast_to(np.asarray(factuals, dtype=float), rows.shape))
 
     @property
     def threshold(self) -> float:
@@ -96,6 +115,13 @@ class Validity:
         only (the others keep their own P). The rule is ``desirable(score)``.
         """
         rows = np.asarray(rows, dtype=float)
+        hold = self._holding(rows, factuals)
+        if hold is not None and not hold.all():  # a row that breaks a constraint scores 1 (never valid), unscored
+            p = np.ones(len(rows))
+            if hold.any():
+                p[hold] = replace(self, rules=None).score(p_undesirable, rows[hold], _rows_of(factuals, hold, rows.shape),
+                                     only=None if only is None else only[hold])
+            return p
         p = np.asarray(p_undesirable(rows), dtype=float).copy()
         corner = self.pulled(rows, factuals)
         moved = (corner != rows).any(axis=1) if only is None else only & (corner != rows).any(axis=1)
@@ -111,6 +137,12 @@ class Validity:
         rows = np.asarray(rows, dtype=float)
         if len(rows) == 0:
             return np.zeros(0, dtype=bool)
+        hold = self._holding(rows, factuals)
+        if hold is not None and not hold.all():  # a row that breaks a constraint is not valid, and not scored
+            ok = np.zeros(len(rows), dtype=bool)
+            if hold.any():
+                ok[hold] = replace(self, rules=None).check(p_undesirable, rows[hold], _rows_of(factuals, hold, rows.shape))
+            return ok
         p = np.asarray(p_undesirable(rows), dtype=float)
         ok = self.desirable(p)
         corner = self.pulled(rows, factuals)
@@ -129,6 +161,11 @@ class Validity:
             "threshold": self.threshold,
             "setting": "paper" if self.margin == 0 and self.radius == 0 else "robust",
         }
+
+
+def _rows_of(factuals, keep: np.ndarray, shape) -> np.ndarray:
+    """The factuals of the kept rows (``factuals`` may be one row for all)."""
+    return np.broadcast_to(np.asarray(factuals, dtype=float), shape)[keep]
 
 
 def training_ranges(task, model) -> np.ndarray:

@@ -1,4 +1,7 @@
-"""Datasets and tasks: loading, validating and describing the data FLEX explains."""
+"""Datasets and tasks: loading, validating and describing the data FLEX explains.
+
+The language of constraints between features is the public module :mod:`flex_core.data.rules`.
+"""
 
 from ._catalogue import (
     BUILTIN_DATASETS,

@@ -156,7 +156,8 @@ def load_csv(
     columns (see :func:`identifier_columns`), which are left out with a note unless
     named in ``use_identifiers``. What reading the file guessed (delimiter,
     encoding) is in the task's ``notes``.
-    ``constraints`` are :func:`make_task`'s ``monotone``, ``bounds``, ``allowed`` and ``ordinal_orders``.
+    ``constraints`` are :func:`make_task`'s ``monotone``, ``bounds``, ``allowed``, ``ordinal_orders`` and
+    ``constraints`` (between features).
     """
     frame = read_csv(source, max_bytes=max_bytes)
     target = str(target).strip()
@@ -351,14 +352,18 @@ def load_dataset(
     bounds: Mapping[str, Sequence] | None = None,
     allowed: Mapping[str, Iterable] | None = None,
     ordinal_orders: Mapping[str, Sequence] | None = None,
+    constraints: Sequence[str] = (),
 ) -> TaskSpec:
     """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path.
 
-    Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``) apply to any
-    data; an order given here replaces an adapter's order of that feature.
+    Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``, and ``constraints`` between
+    features, as :func:`make_task` takes them) apply to any data; an order given here replaces an
+    adapter's order of that feature.
     """
     given: dict[str, Mapping | None] = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
-    constraints: dict[str, Any] = {k: dict(v) for k, v in given.items() if v}
+    options: dict[str, Any] = {k: dict(v) for k, v in given.items() if v}
+    if constraints:
+        options["constraints"] = list(constraints)
     kind, _, rest = spec.partition(":")
     if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
         raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
@@ -372,7 +377,7 @@ def load_dataset(
     if kind in adapters and rest:
         task = adapters[kind]()
         immutable, kinds = list(immutable), dict(kinds or {})
-        if not immutable and not kinds and not constraints and not ordinal_orders:
+        if not immutable and not kinds and not options and not ordinal_orders:
             return task
         orders: dict[str, Sequence] | None = None
         if ordinal_orders:
@@ -385,7 +390,7 @@ def load_dataset(
             kinds=kinds,
             immutable=list(dict.fromkeys([*task.immutable_names, *immutable])),
             ordinal_orders=orders,
-            **constraints,
+            **options,
         )
     if target is None or undesirable is None:
         raise ConfigError(
@@ -400,6 +405,6 @@ def load_dataset(
         missing=missing,
         use_identifiers=use_identifiers,
         ordinal_orders=ordinal_orders,
-        **constraints,
+        **options,
     )
 

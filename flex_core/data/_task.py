@@ -15,7 +15,7 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
 8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
 9. :func:`_build_features` (with :func:`_ordered_levels`), :func:`_with_constraints`, :func:`_check_some_mutable`:
-   the :class:`Feature` list.
+   the :class:`Feature` list; then the constraints between features, parsed against it (:mod:`.rules`).
 10. :func:`_fingerprint`: a content hash for cache keys.
 """
 
@@ -23,20 +23,23 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from ._actions import DIRECTIONS, with_actions
 from ._columns import KINDS, Kind, as_category_text, as_numbers, category_text, infer_kind, mostly_numeric
 from ._read import MISSING_MARKERS
+from .rules import Constraint, parse_constraints
 
 __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
 
-#: Ways a feature may be constrained to move in a counterfactual ("either" = no constraint).
-DIRECTIONS = ("increase", "decrease", "either")
+#: Said in a task's notes when a constraint between features was given twice (make_task keeps it once).
+REPEATED_CONSTRAINT_NOTE = "A constraint between features given more than once is kept once."
+
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,8 @@ class TaskSpec:
     source: str = ""
     rows_in_file: int = 0
     raw_dtypes: Mapping[str, str] = field(default_factory=dict)
+    #: Constraints between features (:mod:`.rules`), each checked against ``features``.
+    rules: tuple[Constraint, ...] = ()
     _fingerprint: str = field(default="", repr=False)
 
     # -- views -------------------------------------------------------------------------
@@ -148,6 +153,33 @@ class TaskSpec:
         """Every feature's direction, range, allowed levels and order, by name (the JSON ``config`` records this)."""
         return {f.name: f.constraint for f in self.features if f.constraint}
 
+    @property
+    def rule_texts(self) -> list[str]:
+        """The constraints between features as written (``make_task(constraints=...)``)."""
+        return [r.text for r in self.rules]
+
+    def rule_breaks(self, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+        """Which coded row breaks which constraint between features, shape (n, len(rules)) bool.
+
+        ``rows`` and ``factuals`` are coded (n, F) as :func:`flex_core.counterfactuals.encode_rows` makes them
+        (levels are codes); row i's factual is ``factuals[i]``, or one factual row (F,) serves every row.
+        """
+        rows = np.atleast_2d(np.asarray(rows, dtype=float))
+        factuals = np.broadcast_to(np.asarray(factuals, dtype=float), rows.shape)
+        index = {name: j for j, name in enumerate(self.feature_names)}
+        out = np.zeros((len(rows), len(self.rules)), dtype=bool)
+        for k, rule in enumerate(self.rules):
+            out[:, k] = ~rule.holds(rows, factuals, index)
+        return out
+
+    def rules_hold(self, rows: np.ndarray, factuals: np.ndarray) -> np.ndarray:
+        """Which coded rows (n, F) hold every constraint between features, given their factuals; (n,) bool.
+
+        All True for a task without such constraints. A generator calls this on its candidates to keep only
+        those that hold before making them minimal (``batch`` does through its validity rule).
+        """
+        return np.asarray(~self.rule_breaks(rows, factuals).any(axis=1), dtype=bool)
+
     def feature(self, name: str) -> Feature:
         for f in self.features:
             if f.name == name:
@@ -178,13 +210,15 @@ class TaskSpec:
         bounds: Mapping[str, Sequence] | None = None,
         allowed: Mapping[str, Iterable] | None = None,
         ordinal_orders: Mapping[str, Sequence] | None = None,
+        constraints: Sequence[str] | None = None,
     ) -> TaskSpec:
         """A new task with some feature kinds, the immutable set, the features or the constraints changed.
 
         ``features`` keeps only those features (in that order), e.g. the ones a user's model
         takes; the features left out are named in ``notes``. Each constraint mapping given
         replaces that kind of constraint for every feature; one left as None keeps the task's
-        own (dropped for a feature whose kind no longer fits it).
+        own (dropped for a feature whose kind no longer fits it). ``constraints`` (texts) replaces the
+        constraints between features; None keeps the task's own, each checked again on the new features.
         """
         kinds = dict(kinds or {})
         names = self.feature_names if features is None else list(features)
@@ -205,7 +239,7 @@ class TaskSpec:
             allowed = {f.name: f.allowed for f in kept if f.allowed is not None and final_kind[f.name] != "continuous"}
         immutable = [f.name for f in kept if f.immutable] if immutable is None else list(immutable)
         left_out = [n for n in self.feature_names if n not in set(names)]
-        notes = list(self.notes)
+        notes = [n for n in self.notes if n != REPEATED_CONSTRAINT_NOTE]  # make_task says it again if it still holds
         if left_out:
             notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
         return make_task(
@@ -218,6 +252,7 @@ class TaskSpec:
             monotone=monotone,
             bounds=bounds,
             allowed=allowed,
+            constraints=self.rule_texts if constraints is None else constraints,
             # Names the task does not know go through, so make_task refuses them instead of dropping them silently.
             immutable=[n for n in immutable if n in set(names) or n not in self.feature_names],
             display_names={f.name: f.display_name for f in kept if f.display_name},
@@ -256,6 +291,7 @@ def make_task(
     bounds: Mapping[str, Sequence] | None = None,
     allowed: Mapping[str, Iterable] | None = None,
     display_names: Mapping[str, str] | None = None,
+    constraints: Sequence[str] = (),
     missing: Literal["drop", "impute"] = "drop",
     name: str = "custom",
     description: str = "",
@@ -290,18 +326,18 @@ def make_task(
         A counterfactual keeps the factual's own value or moves inside the range.
     allowed : mapping feature -> levels, optional
         Levels a categorical or ordinal feature may change to.
+    constraints : sequence of str, optional
+        Constraints between features, one expression each (``cf.loan_amount <= 5 * cf.income_annum``;
+        the language is :mod:`flex_core.data.rules`'s), checked against the features built here.
     missing : {"drop", "impute"}
-        Rows with a missing feature value are dropped, or imputed (mode for
-        categorical, median for continuous). Either way the count is recorded in
-        ``notes``. A missing target always drops the row, also recorded.
+        Rows with a missing feature value are dropped, or imputed (mode for categorical, median for continuous),
+        counted in ``notes``. A missing target always drops the row, also counted.
     raw_dtypes : mapping feature -> dtype name, optional
-        The column types a model fitted elsewhere saw (default: ``frame``'s own). The
-        task holds categorical values as text; a user's model gets them back in these
-        types (see :meth:`flex_core.models.FittedModel.estimator_input`).
+        The column types a model fitted elsewhere saw (default: ``frame``'s own); a user's model gets the task's
+        text values back in these types (see :meth:`flex_core.models.FittedModel.estimator_input`).
     """
     _check_frame(frame)
-    rows_in_file = len(frame) if rows_in_file is None else rows_in_file
-    notes = list(notes)
+    rows_in_file, notes = len(frame) if rows_in_file is None else rows_in_file, list(notes)
     _check_target(frame, target)
     undesirable = _undesirable_values(undesirable)
     feature_names = _feature_columns(frame, target, features)
@@ -313,15 +349,14 @@ def make_task(
     )
     specs = _build_features(df, feature_names, resolved_kinds, seen_levels, rules.ordinal_orders, rules.immutable,
                             dict(display_names or {}))
-    specs = [_with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
-             for f in specs]
+    specs = [with_actions(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name)) for f in specs]
     _check_some_mutable(specs)
-
+    between = _between(constraints, specs, notes)
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
         notes=tuple(notes), source=source, rows_in_file=rows_in_file,
-        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names},
-        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes),
+        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names}, rules=between,
+        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes, [r.text for r in between]),
     )
 
 
@@ -616,47 +651,12 @@ def _ordered_levels(name: str, levels: list[str], order: Sequence, seen: set) ->
     return [v for v in order if v in set(levels)]
 
 
-def _with_constraints(feature: Feature, direction, bounds, allowed) -> Feature:
-    """The feature with its actionability constraints, each checked against its kind and levels."""
-    name = feature.name
-    if direction in (None, "", "either"):
-        direction = None
-    elif direction not in DIRECTIONS:
-        raise ConfigError(f"The direction of {name!r} must be one of {', '.join(DIRECTIONS)}, not {direction!r}.")
-    elif feature.kind == "categorical":
-        raise ConfigError(
-            f"{name!r} is categorical without an order, so it has no direction; give its order first "
-            f"(e.g. --order \"{name}=low<mid<high\")."
-        )
-    if bounds is not None:
-        if not feature.is_continuous:
-            raise ConfigError(f"{name!r} is not continuous: give its allowed values instead of a range.")
-        bounds = tuple(bounds)
-        if len(bounds) != 2:
-            raise ConfigError(f"The range of {name!r} must be (low, high).")
-        try:
-            low, high = (None if b is None or b == "" else float(b) for b in bounds)
-        except (TypeError, ValueError):
-            raise ConfigError(f"The range of {name!r} must be two numbers, not {bounds!r}.") from None
-        if (low is not None and np.isnan(low)) or (high is not None and np.isnan(high)):
-            raise ConfigError(f"The range of {name!r} must be two numbers, not {bounds!r}.")
-        if low is not None and high is not None and low > high:
-            raise ConfigError(f"The range of {name!r} is empty: {low:g} > {high:g}.")
-        bounds = None if low is None and high is None else (low, high)
-    if allowed is not None:
-        if feature.is_continuous:
-            raise ConfigError(f"{name!r} is continuous: give it a range (LO:HI) instead of allowed values.")
-        allowed = [category_text(v) if not isinstance(v, str) else v.strip() for v in allowed]
-        unknown = [v for v in allowed if v not in feature.levels]
-        if unknown or not allowed:
-            raise ConfigError(
-                f"{name!r} has no value {', '.join(map(repr, unknown)) or '(none given)'}; "
-                f"its values are: {', '.join(feature.levels)}."
-            )
-        allowed = tuple(v for v in feature.levels if v in set(allowed))
-    if feature.immutable and (direction or bounds is not None or allowed is not None):
-        raise ConfigError(f"{name!r} is immutable: it never changes, so a direction, range or allowed values do not apply.")
-    return replace(feature, direction=direction, bounds=bounds, allowed=allowed)
+def _between(constraints, specs: list[Feature], notes: list[str]) -> tuple[Constraint, ...]:
+    """The constraints between features, parsed against the built features (a repeated one noted once)."""
+    between = parse_constraints(constraints, specs)
+    if not isinstance(constraints, str) and len(between) < len(list(constraints or ())):
+        notes.append(REPEATED_CONSTRAINT_NOTE)
+    return between
 
 
 def _check_some_mutable(specs: list[Feature]) -> None:
@@ -665,9 +665,13 @@ def _check_some_mutable(specs: list[Feature]) -> None:
         raise ConfigError("Every feature is immutable, so no counterfactual can exist; leave at least one mutable.")
 
 
-def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str]) -> str:
-    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome and the features."""
+def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str],
+                 rules: list[str]) -> str:
+    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome, the features and the
+    constraints between them (none adds nothing, so a task without them keeps its fingerprint)."""
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
     digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()))).encode())
+    if rules:
+        digest.update(repr(("constraints", rules)).encode())
     return digest.hexdigest()[:16]

@@ -283,6 +283,7 @@ def run_config(store: CounterfactualStore, **extra) -> dict:
         "permitted_range": store.permitted_range,
         "refine": store.refine,
         "constraints": store.task.constraints,
+        **({"constraints_between": store.task.rule_texts} if store.task.rules else {}),
         "factuals": store.factual_selection,
         **extra,
     }

@@ -129,6 +129,7 @@ def _settings(explainer, global_result: FlexResult, extra: Mapping | None) -> li
         "cases explained (N_F)": f"{global_result.n_factuals_used:,} with counterfactuals of {len(global_result.query_index):,}",
         "seed": str(explainer.seed),
         "τ when built": _tau_text(global_result, task),
+        **({"constraints between features": "; ".join(task.rule_texts)} if task.rules else {}),
         **{str(k): str(v) for k, v in (extra or {}).items()},
     }
     return [[k, v] for k, v in pairs.items()]

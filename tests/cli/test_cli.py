@@ -156,6 +156,20 @@ def test_constraints_shape_the_counterfactuals_and_the_json_records_them(tmp_pat
     assert kinds["lighting"] == "ordinal"
 
 
+def test_constraints_between_features_from_options_and_a_file(tmp_path):
+    rules = tmp_path / "rules.txt"
+    rules.write_text("# no faster than 10 above the case's own speed\ncf.speed <= x.speed + 10\n\n"
+                     "if cf.lighting != x.lighting then cf.speed <= x.speed  # comment\n")
+    result = run_cli(tmp_path, "global", "--data", "builtin:synthetic-regional", "--constraint",
+                     "cf.noise_continuous >= x.noise_continuous", "--constraints", str(rules), "--generator", "batch", *FAST)
+    texts = ["cf.noise_continuous >= x.noise_continuous", "cf.speed <= x.speed + 10",
+             "if cf.lighting != x.lighting then cf.speed <= x.speed"]
+    assert result["config"]["constraints_between"] == texts
+    report = result["generator"]["constraints_between"]["constraints"]
+    assert [r["constraint"] for r in report] == texts
+    assert sum(r["share_of_rejections"] for r in report) == pytest.approx(1.0)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -174,6 +188,10 @@ def test_constraints_shape_the_counterfactuals_and_the_json_records_them(tmp_pat
         (["global", "--data", "builtin:toy2d", "--range", "visibility=low"], "must be LO:HI"),
         (["global", "--data", "builtin:synthetic-regional", "--allowed", "lighting=dusk"], "has no value 'dusk'"),
         (["global", "--data", "builtin:synthetic-regional", "--monotone", "lighting=increase"], "without an order"),
+        (["global", "--data", "builtin:toy2d", "--constraint", "cf.speed > 1"],
+         "Constraint 'cf.speed > 1', at character 4: unknown feature 'speed'"),
+        (["global", "--data", "builtin:toy2d", "--constraints", "no-such-rules.txt"],
+         "Cannot read the constraints file 'no-such-rules.txt'"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args, message, capsys):

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flex_core as fc
-from flex_core.counterfactuals._set import assemble_counterfactual_set
+from flex_core.counterfactuals._assemble import assemble_counterfactual_set
 from flex_core.models import FittedModel
 
 GRADES = ["D", "C", "B", "A"]

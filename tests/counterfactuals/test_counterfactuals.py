@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
+from flex_core.counterfactuals._assemble import assemble_counterfactual_set
 from flex_core.counterfactuals._registry import generator_key
-from flex_core.counterfactuals._set import assemble_counterfactual_set, check_request, query_seed
+from flex_core.counterfactuals._set import check_request, query_seed
 
 
 @pytest.fixture(scope="module")

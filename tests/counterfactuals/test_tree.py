@@ -366,3 +366,21 @@ def test_a_rule_coded_as_a_model_goes_to_batch_and_an_unsplit_feature_has_no_sin
     rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(small, forest), 5, seed=0)
     result = _tree.TreeGenerator().generate(forest, small, small.frame.loc[rows, small.feature_names], n_cf=3)
     assert result.coverage()["tree"]["ran"] == "tree" and result.found.any()
+
+
+def test_constraints_between_features_are_held_while_reading_single_changes(synthetic_task, forest, queries):
+    """A rule capping how far x1 may rise: the tree generator passes over the x1 values that break it (the next
+    valid value that holds, if any, is taken), counts what the rule rejected, and returns no breaker."""
+    task = synthetic_task.with_overrides(constraints=["cf.x1 <= x.x1 + 0.1"])
+    free = _tree.TreeGenerator().generate(forest, synthetic_task, queries, n_cf=10)
+    held = _tree.TreeGenerator().generate(forest, task, queries, n_cf=10)
+    x1 = task.feature_names.index("x1")
+
+    def x1_rises(result):
+        q, c = np.nonzero(result.found)
+        return result.counterfactuals[q, c][:, x1] - result.factuals[q][:, x1]
+
+    assert (x1_rises(free) > 0.1).any()  # without the rule some ways out raise x1 by more
+    assert (x1_rises(held) <= 0.1 + 1e-12).all()
+    report = held.coverage()["constraints_between"]["constraints"]
+    assert report[0]["rejected_while_searching"] > 0 and held.found.any()

@@ -188,3 +188,21 @@ def test_size_of_changes_control_rebuilds_the_store_and_travels_in_the_link():
     at.switch_page("app_pages/report.py").run()
     params = {k: v[0] for k, v in parse_qs(urlparse(at.code[0].value).query).items()}
     assert params["refine"] == "none"
+
+
+def test_constraints_between_features_are_checked_live_applied_and_kept_in_the_link():
+    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/data_model.py")
+    box = next(t for t in at.text_area if t.label == "Constraints, one per line")
+    box.set_value("cf.speed <= x.speed - 5\ncf.speeed > 1").run()
+    assert not at.exception
+    checks = next(df.value for df in at.dataframe if "check" in df.value.columns)
+    assert checks["check"].iloc[0] == "ok" and "unknown feature 'speeed'" in checks["check"].iloc[1]
+    assert any("1 constraint(s) cannot be applied" in e for e in errors(at))
+    assert at.button(key="apply_constraints").disabled
+    box = next(t for t in at.text_area if t.label == "Constraints, one per line")
+    box.set_value("cf.speed <= x.speed - 5  # slower only").run()
+    at.button(key="apply_constraints").click().run()
+    assert not at.exception and at.session_state["overrides"]["between"] == ["cf.speed <= x.speed - 5"]
+    effect = next(df.value for df in at.dataframe if "candidates it rejected" in df.value.columns)
+    assert effect["constraint"].tolist() == ["cf.speed <= x.speed - 5"]
+    assert effect["candidates it rejected"].iloc[0] > 0

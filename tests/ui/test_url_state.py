@@ -134,3 +134,17 @@ def test_the_what_if_case_round_trips_and_bad_edits_are_refused():
     for key, bad in (("whatif_edits", '["speed"]'), ("whatif_edits", '{"speed": true}'), ("whatif_row", "-1")):
         with pytest.raises(fc.ConfigError, match=key):
             url_state.view_from_query_params({key: bad})
+
+
+def test_constraints_between_features_travel_in_the_link():
+    rules = ['cf.speed <= x.speed + 10', 'if cf.lighting != x.lighting then cf."speed" >= x.speed']
+    view = {**url_state.VIEW_DEFAULTS, "constraints": rules}
+    params = url_state.view_to_query_params(view)
+    assert json.loads(params["constraints"]) == rules
+    assert url_state.view_from_query_params(params) == view
+    # None (the data's own) stays out of the link; an empty list (none at all) travels.
+    assert "constraints" not in url_state.view_to_query_params(url_state.VIEW_DEFAULTS)
+    cleared = url_state.view_to_query_params({**url_state.VIEW_DEFAULTS, "constraints": []})
+    assert url_state.view_from_query_params(cleared)["constraints"] == []
+    with pytest.raises(fc.ConfigError, match="Link parameter constraints"):
+        url_state.view_from_query_params({"constraints": '{"a": 1}'})

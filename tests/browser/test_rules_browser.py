@@ -1,0 +1,62 @@
+"""Real Chromium: a constraint between features typed on the Data & model page is checked, applied, shows how
+it bites, goes into the address bar, and a reload comes back with it."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.browser.test_state_browser import WAIT, new_page, query_params, wait_idle
+from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} not installed"),
+]
+RULE = "cf.speed <= x.speed - 5"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    playwright = pytest.importorskip("playwright.sync_api")
+    env = {"FLEX_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
+    with running_app(env=env) as url, playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield url, browser
+        finally:
+            browser.close()
+
+
+def test_a_constraint_added_on_the_data_page_updates_the_counts_and_is_kept_in_the_link(app):
+    url, browser = app
+    page = new_page(browser)
+    page.goto(f"{url}/data-and-model?dataset=builtin:synthetic-regional&n_factuals=10&n_cf=2&cv_folds=2",
+              wait_until="domcontentloaded")
+    page.get_by_text("Constraints between features", exact=True).first.wait_for(timeout=WAIT)
+    wait_idle(page)
+    box = page.get_by_label("Constraints, one per line")
+    box.fill("cf.speeed > 1")
+    box.press("Control+Enter")
+    page.get_by_text("1 constraint(s) cannot be applied", exact=False).first.wait_for(timeout=WAIT)
+    assert page.get_by_role("button", name="Apply constraints").is_disabled()
+    box.fill(RULE)
+    box.press("Control+Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Apply constraints").click()
+    page.get_by_text("Applied: 1 constraint(s)", exact=False).first.wait_for(timeout=WAIT)
+    wait_idle(page)
+    effect = page.locator("[data-testid='stDataFrame']").filter(has_text="candidates it rejected")
+    assert effect.count() == 1
+    # The address bar holds the constraint, so a reload (and a shared link) keeps it.
+    page.wait_for_function("() => location.search.includes('constraints=')", timeout=WAIT)
+    assert json.loads(query_params(page)["constraints"]) == [RULE]
+    page.reload(wait_until="domcontentloaded")
+    page.get_by_text("Applied: 1 constraint(s)", exact=False).first.wait_for(timeout=WAIT)
+    wait_idle(page)
+    page.wait_for_function(f"() => [...document.querySelectorAll('textarea')].some(t => t.value === {RULE!r})",
+                           timeout=WAIT)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
