@@ -10,7 +10,7 @@ from ._errors import ConfigError, DataError
 __all__ = ["adopt_model"]
 
 
-def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name):
+def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name, dictionary=None):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
     from .models._adapter import model_schema
@@ -66,6 +66,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
         bounds=bounds,
         allowed=allowed,
         ordinal_orders=ordinal_orders,
+        dictionary=dictionary,
         name=name,
         notes=notes,
         source="python",

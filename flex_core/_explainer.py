@@ -86,6 +86,12 @@ class FlexExplainer:
         Actionability constraints, as :func:`flex_core.make_task` takes them: a direction
         per feature ("increase" / "decrease"), a permitted (low, high) range, the levels
         a categorical feature may change to, and an order of levels (making it ordinal).
+    name : str
+        The data's name in reports.
+    dictionary : DataDictionary, path, TOML text or mapping, optional
+        The expert's words for the features and the outcome (display names, units, number
+        formats, currencies, level words; :func:`flex_core.data.load_dictionary`): every label
+        and reading uses them.
 
     Attributes
     ----------
@@ -125,11 +131,12 @@ class FlexExplainer:
         allowed: Mapping[str, Iterable] | None = None,
         ordinal_orders: Mapping[str, Sequence] | None = None,
         name: str = "notebook data",
+        dictionary=None,
     ):
         made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before anything runs
         task, fitted = adopt_model(
             model, X, undesired=undesired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
-            allowed=allowed, ordinal_orders=ordinal_orders, name=name,
+            allowed=allowed, ordinal_orders=ordinal_orders, name=name, dictionary=dictionary,
         )
         self._assemble(task, fitted, seed=seed, generator=made, n_cf=n_cf, refine=refine, cache_dir=cache_dir,
                        y_given=y is not None)
@@ -148,17 +155,21 @@ class FlexExplainer:
         cache_dir: str | Path | None = None,
         fit_options: Mapping | None = None,
         model_name: str | None = None,
+        dictionary=None,
     ) -> FlexExplainer:
         """The pipeline on a :class:`~flex_core.TaskSpec` (what the CLI, the app and the reproduction build).
 
         ``model`` is a :class:`~flex_core.FittedModel`; a name from ``flex_core.models.MODELS``,
         trained here with ``seed`` and ``fit_options`` (``encoding``, ``cv_folds``, ``cv_rows``,
         ``progress``); or a classifier fitted elsewhere (named ``model_name``), explained on the
-        task's columns it takes.
+        task's columns it takes. ``dictionary`` (a :class:`~flex_core.data.DataDictionary`, a TOML path or
+        text) replaces the task's words.
         """
         from .models import FittedModel, fit_model, from_file_estimator
 
         made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before training
+        if dictionary is not None:
+            task = task.with_dictionary(dictionary)
         if isinstance(model, str):
             model = fit_model(task, model=model, seed=seed, **dict(fit_options or {}))
         elif not isinstance(model, FittedModel):
@@ -455,6 +466,7 @@ class FlexExplainer:
             "monotone": {f.name: f.direction for f in task.features if f.direction},
             "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
             "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
+            "dictionary": task.dictionary.to_dict() if task.dictionary is not None else None,
         }
 
     def save(self, directory: str | Path, *, view: Mapping | None = None) -> Path:
@@ -546,6 +558,7 @@ class FlexExplainer:
             ordinal_orders=settings.get("ordinal_orders") or None,
             cache_dir=cache_dir,
             name=settings.get("name", directory.name),
+            dictionary=settings.get("dictionary") or None,
         )
 
     def dashboard(self, *, view: Mapping | None = None, directory: str | Path | None = None, port: int | None = None,

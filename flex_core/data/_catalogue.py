@@ -16,6 +16,7 @@ import pandas as pd
 
 from .._errors import ConfigError, DataError
 from ._columns import mostly_numeric
+from ._dictionary import shipped_dictionary
 from ._read import MAX_FILE_BYTES, read_csv, read_notes
 from ._task import TaskSpec, make_task
 
@@ -86,6 +87,30 @@ def _outcome_problem(column: pd.Series) -> str | None:
     return None
 
 
+def single_value_columns(frame: pd.DataFrame) -> dict[str, str]:
+    """Columns holding one value only (blanks aside), each with that value: none of them can be the outcome.
+
+    An app names them when it offers the outcome columns, so a file whose outcome column lost a class
+    is told so instead of the choice falling silently on another column.
+    """
+    found = {}
+    for name in frame.columns:
+        values = frame[name].dropna().astype(str).str.strip().replace("", np.nan).dropna().unique()
+        if len(values) == 1:
+            found[str(name)] = str(values[0])
+    return found
+
+
+def single_value_message(columns: Mapping[str, str]) -> str:
+    """One sentence naming the columns of :func:`single_value_columns` and what to fix."""
+    named = ", ".join(f"{name!r} ({value!r})" for name, value in list(columns.items())[:_SHOWN_COLUMNS])
+    more = f" and {len(columns) - _SHOWN_COLUMNS} more" if len(columns) > _SHOWN_COLUMNS else ""
+    subject = (f"Column {named} holds one value only, so it cannot" if len(columns) == 1 else
+               f"Columns {named}{more} hold one value only, so none of them can")
+    return (f"{subject} be the outcome: a classifier needs rows of two outcomes. If the outcome is there, add the "
+            "rows with the other outcome and upload the file again; otherwise choose the outcome column below.")
+
+
 def outcome_columns(frame: pd.DataFrame) -> list[str]:
     """The columns that could hold the outcome: 2 to :data:`MAX_OUTCOME_LEVELS` values, each in at least two rows.
 
@@ -148,6 +173,7 @@ def load_csv(
     missing: Literal["drop", "impute"] = "drop",
     name: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    dictionary=None,
     **constraints,
 ) -> TaskSpec:
     """A task from any CSV: kinds are inferred from the column types and can be overridden.
@@ -155,7 +181,8 @@ def load_csv(
     Without ``features``, every column but the target is a feature except identifier
     columns (see :func:`identifier_columns`), which are left out with a note unless
     named in ``use_identifiers``. What reading the file guessed (delimiter,
-    encoding) is in the task's ``notes``.
+    encoding) is in the task's ``notes``. ``dictionary`` (a :class:`DataDictionary`, a TOML path or
+    text) gives the features and the outcome the expert's words.
     ``constraints`` are :func:`make_task`'s ``monotone``, ``bounds``, ``allowed`` and ``ordinal_orders``.
     """
     frame = read_csv(source, max_bytes=max_bytes)
@@ -183,14 +210,28 @@ def load_csv(
         immutable=immutable,
         **constraints,
         missing=missing,
+        dictionary=dictionary,
         name=label,
         notes=notes,
         source=_source_label("csv", source),
     )
 
 
-def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
-    """The Kaggle loan-approval file: strip padded names and values, drop ``loan_id``, undesirable = Rejected."""
+#: The ``dictionary`` default of the paper's and the built-in loaders: the dictionary shipped for that dataset.
+SHIPPED = "shipped"
+
+
+def _dictionary(given, kind: str):
+    """``given``, or the dictionary shipped for ``kind`` when ``given`` is :data:`SHIPPED` (None: no dictionary)."""
+    return shipped_dictionary(kind) if isinstance(given, str) and given == SHIPPED else given
+
+
+def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES, dictionary=SHIPPED) -> TaskSpec:
+    """The Kaggle loan-approval file: strip padded names and values, drop ``loan_id``, undesirable = Rejected.
+
+    ``dictionary``: the shipped words (display names, rupees, years, "Rejected" / "Approved") by default,
+    another :class:`DataDictionary` or TOML file, or None for the tidied column names.
+    """
     frame = read_csv(source, max_bytes=max_bytes, skipinitialspace=True)
     frame = frame.apply(lambda c: c.str.strip() if c.dtype == object else c)
     if "loan_status" not in frame.columns:
@@ -202,6 +243,7 @@ def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
         target="loan_status",
         undesirable=("Rejected",),
         kinds={c: "categorical" for c in ("education", "self_employed") if c in frame.columns},
+        dictionary=_dictionary(dictionary, "loan"),
         name="loan approval",
         description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; undesirable = Rejected.",
         notes=[*read_notes(frame), "Stripped padded column names and values; dropped the identifier loan_id."],
@@ -209,12 +251,14 @@ def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
     )
 
 
-def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
+def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_bytes: int = MAX_FILE_BYTES,
+                   dictionary=SHIPPED) -> TaskSpec:
     """The Addis Ababa road-traffic-accident file with the paper's 11 categorical features.
 
     Undesirable = Serious or Fatal injury; driver age band and sex are immutable.
     Rows with a missing value (empty cell or ``na``) are dropped by default,
-    or imputed with ``missing="impute"``; the count is recorded in ``notes``.
+    or imputed with ``missing="impute"``; the count is recorded in ``notes``. ``dictionary`` as for
+    :func:`load_loan` (the shipped one says "Serious or fatal injury", "Driving experience", ...).
     """
     frame = read_csv(source, max_bytes=max_bytes)
     needed = [c for c in (*ACCIDENT_FEATURES, "Accident_severity") if c not in frame.columns]
@@ -229,6 +273,7 @@ def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_b
         ordinal_orders={c: order for c, order in ACCIDENT_ORDERS.items() if c in ACCIDENT_FEATURES},
         immutable=ACCIDENT_IMMUTABLE,
         missing=missing,
+        dictionary=_dictionary(dictionary, "accidents"),
         name="road traffic accidents",
         notes=read_notes(frame),
         description="Addis Ababa road traffic accidents 2017-2020; undesirable = Serious or Fatal injury.",
@@ -256,7 +301,7 @@ def _toy2d(seed: int) -> TaskSpec:
         frame,
         target="Accident_severity",
         undesirable="Severe",
-        display_names={"vehicle_speed": "Vehicle speed (km/h)", "visibility": "Visibility (0-1)"},
+        dictionary=shipped_dictionary("toy2d"),
         name="toy2d",
         description="The paper's Fig. 2 toy: 600 accidents, severity from vehicle speed and visibility.",
         source="builtin:toy2d",
@@ -292,6 +337,7 @@ def _synthetic_regional(seed: int) -> TaskSpec:
         target="severity",
         undesirable="Severe",
         immutable=("road_type", "driver_age_band"),
+        dictionary=shipped_dictionary("synthetic-regional"),
         name="synthetic-regional",
         description=SYNTHETIC_GROUND_TRUTH,
         source="builtin:synthetic-regional",
@@ -329,13 +375,17 @@ BUILTIN_DATASETS = {
 }
 
 
-def load_builtin(name: str, *, seed: int = 0) -> TaskSpec:
-    """One of the built-in datasets (``toy2d``, ``synthetic-regional``, ``breast-cancer``)."""
+def load_builtin(name: str, *, seed: int = 0, dictionary=SHIPPED) -> TaskSpec:
+    """One of the built-in datasets (``toy2d``, ``synthetic-regional``, ``breast-cancer``).
+
+    ``dictionary`` as for :func:`load_loan`: toy2d and synthetic-regional ship one (km/h, "Severe" / "Slight").
+    """
     try:
         build = BUILTIN_DATASETS[name]
     except KeyError:
         raise ConfigError(f"Unknown built-in dataset {name!r}; choose one of {', '.join(BUILTIN_DATASETS)}.") from None
-    return build(seed)
+    task = build(seed)
+    return task if isinstance(dictionary, str) and dictionary == SHIPPED else task.with_dictionary(dictionary)
 
 
 def load_dataset(
@@ -351,12 +401,24 @@ def load_dataset(
     bounds: Mapping[str, Sequence] | None = None,
     allowed: Mapping[str, Iterable] | None = None,
     ordinal_orders: Mapping[str, Sequence] | None = None,
+    dictionary=None,
 ) -> TaskSpec:
     """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path.
 
     Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``) apply to any
-    data; an order given here replaces an adapter's order of that feature.
+    data; an order given here replaces an adapter's order of that feature. ``dictionary`` (a
+    :class:`DataDictionary`, a TOML path or text) replaces the words shipped for a built-in or paper
+    dataset, and gives a CSV its words.
     """
+    task = _load_spec(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing,
+                      use_identifiers=use_identifiers, monotone=monotone, bounds=bounds, allowed=allowed,
+                      ordinal_orders=ordinal_orders)
+    return task if dictionary is None else task.with_dictionary(dictionary)
+
+
+def _load_spec(spec, *, target, undesirable, immutable, kinds, missing, use_identifiers, monotone, bounds, allowed,
+               ordinal_orders) -> TaskSpec:
+    """:func:`load_dataset` before a dictionary is applied."""
     given: dict[str, Mapping | None] = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
     constraints: dict[str, Any] = {k: dict(v) for k, v in given.items() if v}
     kind, _, rest = spec.partition(":")

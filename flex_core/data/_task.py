@@ -31,6 +31,7 @@ import pandas as pd
 
 from .._errors import ConfigError, DataError
 from ._columns import KINDS, Kind, as_category_text, as_numbers, category_text, infer_kind, mostly_numeric
+from ._dictionary import DataDictionary, FeatureWords, check_dictionary, load_dictionary, tidy_name
 from ._read import MISSING_MARKERS
 
 __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
@@ -44,7 +45,10 @@ class Feature:
     """One input feature of a task.
 
     ``categories`` lists the levels of a categorical or ordinal feature (for an
-    ordinal one, in their order) and is ``None`` for a continuous one.
+    ordinal one, in their order) and is ``None`` for a continuous one. ``words`` are the data
+    dictionary's display name, unit, number format, currency and level words (see
+    :mod:`flex_core.data._dictionary`); :attr:`label`, :meth:`format_value` and :meth:`level_label`
+    use them.
     """
 
     name: str
@@ -59,10 +63,30 @@ class Feature:
     bounds: tuple | None = None
     #: Levels a categorical or ordinal feature may change to (None: all of them).
     allowed: tuple | None = None
+    words: FeatureWords = field(default_factory=FeatureWords)
 
     @property
     def label(self) -> str:
-        return self.display_name or self.name.replace("_", " ")
+        """The display name: the dictionary's or one given, else the column name tidied ("cibil_score" -> "Cibil score")."""
+        return self.display_name or self.words.name or tidy_name(self.name)
+
+    @property
+    def unit(self) -> str:
+        """The dictionary's unit of a number ("months"), its currency ("₹") when it has none, else ""."""
+        return self.words.unit or self.words.currency
+
+    def format_value(self, value, *, bare: bool = False) -> str:
+        """A value as the reader knows it: a number with its currency, format and unit, a level in its words.
+
+        ``bare``: a number without its currency and unit (a table's header names them).
+        """
+        if self.is_continuous:
+            return self.words.number(value, integer=self.integer, bare=bare)
+        return self.level_label(value)
+
+    def level_label(self, level) -> str:
+        """The dictionary's words for a level (the level itself without them)."""
+        return self.words.level(level)
 
     @property
     def levels(self) -> tuple:
@@ -110,12 +134,26 @@ class TaskSpec:
     source: str = ""
     rows_in_file: int = 0
     raw_dtypes: Mapping[str, str] = field(default_factory=dict)
+    dictionary: DataDictionary | None = None
     _fingerprint: str = field(default="", repr=False)
 
     # -- views -------------------------------------------------------------------------
     @property
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
+
+    @property
+    def undesirable_words(self) -> str:
+        """The undesirable outcome as the dictionary says it ("Rejected"), else its values joined by "or"."""
+        given = self.dictionary.undesirable if self.dictionary else ""
+        return given or " or ".join(map(str, self.undesirable))
+
+    @property
+    def desirable_words(self) -> str:
+        """The other outcome as the dictionary says it ("Approved"), else the target's other values joined by "or"."""
+        given = self.dictionary.desirable if self.dictionary else ""
+        others = sorted({str(v) for v in pd.unique(self.frame[self.target])} - {str(v) for v in self.undesirable})
+        return given or " or ".join(others) or f"not {self.undesirable_words}"
 
     @property
     def X(self) -> pd.DataFrame:
@@ -221,6 +259,7 @@ class TaskSpec:
             # Names the task does not know go through, so make_task refuses them instead of dropping them silently.
             immutable=[n for n in immutable if n in set(names) or n not in self.feature_names],
             display_names={f.name: f.display_name for f in kept if f.display_name},
+            dictionary=self._kept_dictionary(names),
             name=self.name,
             description=self.description,
             notes=notes,
@@ -228,6 +267,25 @@ class TaskSpec:
             rows_in_file=self.rows_in_file,
             raw_dtypes=self.raw_dtypes,
         )
+
+    def _kept_dictionary(self, names: list[str]) -> DataDictionary | None:
+        """The task's dictionary without the features left out of ``names`` (so it still fits the new task)."""
+        if self.dictionary is None:
+            return None
+        return replace(self.dictionary, features=tuple((n, w) for n, w in self.dictionary.features if n in set(names)))
+
+    def with_dictionary(self, dictionary) -> TaskSpec:
+        """The same task in a dictionary's words (a :class:`DataDictionary`, a TOML path or TOML text), checked
+        against the features; None takes the words away. Its fingerprint changes, so cached results carry the labels."""
+        dictionary = None if dictionary is None else load_dictionary(dictionary)
+        if dictionary is not None:
+            check_dictionary(dictionary, {f.name: f.levels for f in self.features})
+        # A display name the old dictionary gave goes with it; one given otherwise (a built-in's) stays.
+        features = tuple(_worded(replace(f, display_name="" if f.display_name == f.words.name else f.display_name),
+                                 dictionary) for f in self.features)
+        return replace(self, features=features, dictionary=dictionary,
+                       _fingerprint=_fingerprint(self.frame, self.target, self.undesirable, list(features),
+                                                 self.raw_dtypes, dictionary))
 
     def summary(self) -> dict:
         y = self.y
@@ -256,6 +314,7 @@ def make_task(
     bounds: Mapping[str, Sequence] | None = None,
     allowed: Mapping[str, Iterable] | None = None,
     display_names: Mapping[str, str] | None = None,
+    dictionary=None,
     missing: Literal["drop", "impute"] = "drop",
     name: str = "custom",
     description: str = "",
@@ -290,6 +349,11 @@ def make_task(
         A counterfactual keeps the factual's own value or moves inside the range.
     allowed : mapping feature -> levels, optional
         Levels a categorical or ordinal feature may change to.
+    display_names : mapping feature -> str, optional
+        Labels of some features (a dictionary's names win).
+    dictionary : DataDictionary, path or TOML text, optional
+        The expert's words: display names, units, number formats, currencies, level words and the
+        outcome's words (:func:`flex_core.data.load_dictionary`), checked against the features.
     missing : {"drop", "impute"}
         Rows with a missing feature value are dropped, or imputed (mode for
         categorical, median for continuous). Either way the count is recorded in
@@ -300,6 +364,7 @@ def make_task(
         types (see :meth:`flex_core.models.FittedModel.estimator_input`).
     """
     _check_frame(frame)
+    dictionary = None if dictionary is None else load_dictionary(dictionary)
     rows_in_file = len(frame) if rows_in_file is None else rows_in_file
     notes = list(notes)
     _check_target(frame, target)
@@ -316,13 +381,22 @@ def make_task(
     specs = [_with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
              for f in specs]
     _check_some_mutable(specs)
+    if dictionary is not None:
+        check_dictionary(dictionary, {f.name: f.levels for f in specs})
+        specs = [_worded(f, dictionary) for f in specs]
 
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
         notes=tuple(notes), source=source, rows_in_file=rows_in_file,
-        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names},
-        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes),
+        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names}, dictionary=dictionary,
+        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes, dictionary),
     )
+
+
+def _worded(feature: Feature, dictionary: DataDictionary | None) -> Feature:
+    """The feature with the dictionary's words (its display name replaced when the dictionary names it)."""
+    words = dictionary.words(feature.name) if dictionary is not None else FeatureWords()
+    return replace(feature, words=words, display_name=words.name or feature.display_name)
 
 
 @dataclass(frozen=True)
@@ -665,9 +739,11 @@ def _check_some_mutable(specs: list[Feature]) -> None:
         raise ConfigError("Every feature is immutable, so no counterfactual can exist; leave at least one mutable.")
 
 
-def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str]) -> str:
-    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome and the features."""
+def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str],
+                 dictionary: DataDictionary | None = None) -> str:
+    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome, the features and their words."""
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
-    digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()))).encode())
+    words = (dictionary.undesirable, dictionary.desirable) if dictionary is not None else ()
+    digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()), *words)).encode())
     return digest.hexdigest()[:16]
