@@ -10,11 +10,8 @@ from ._catalogue import (
     load_dataset,
     load_loan,
     outcome_columns,
-    single_value_columns,
-    single_value_message,
 )
 from ._columns import KINDS
-from ._dictionary import DataDictionary, FeatureWords, load_dictionary, tidy_name
 from ._export import to_safe_csv
 from ._read import read_csv, read_notes
 from ._task import Feature, TaskSpec, make_task
@@ -22,6 +19,4 @@ from ._task import Feature, TaskSpec, make_task
 __all__ = [
     "KINDS", "BUILTIN_DATASETS", "MAX_OUTCOME_LEVELS", "Feature", "TaskSpec", "make_task", "read_csv", "read_notes", "identifier_columns", "outcome_columns", "load_csv",
     "load_loan", "load_accidents", "load_builtin", "load_dataset", "to_safe_csv",
-    "DataDictionary", "FeatureWords", "load_dictionary", "tidy_name", "single_value_columns",
-    "single_value_message",
 ]

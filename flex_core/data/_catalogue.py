@@ -87,30 +87,6 @@ def _outcome_problem(column: pd.Series) -> str | None:
     return None
 
 
-def single_value_columns(frame: pd.DataFrame) -> dict[str, str]:
-    """Columns holding one value only (blanks aside), each with that value: none of them can be the outcome.
-
-    An app names them when it offers the outcome columns, so a file whose outcome column lost a class
-    is told so instead of the choice falling silently on another column.
-    """
-    found = {}
-    for name in frame.columns:
-        values = frame[name].dropna().astype(str).str.strip().replace("", np.nan).dropna().unique()
-        if len(values) == 1:
-            found[str(name)] = str(values[0])
-    return found
-
-
-def single_value_message(columns: Mapping[str, str]) -> str:
-    """One sentence naming the columns of :func:`single_value_columns` and what to fix."""
-    named = ", ".join(f"{name!r} ({value!r})" for name, value in list(columns.items())[:_SHOWN_COLUMNS])
-    more = f" and {len(columns) - _SHOWN_COLUMNS} more" if len(columns) > _SHOWN_COLUMNS else ""
-    subject = (f"Column {named} holds one value only, so it cannot" if len(columns) == 1 else
-               f"Columns {named}{more} hold one value only, so none of them can")
-    return (f"{subject} be the outcome: a classifier needs rows of two outcomes. If the outcome is there, add the "
-            "rows with the other outcome and upload the file again; otherwise choose the outcome column below.")
-
-
 def outcome_columns(frame: pd.DataFrame) -> list[str]:
     """The columns that could hold the outcome: 2 to :data:`MAX_OUTCOME_LEVELS` values, each in at least two rows.
 
@@ -181,8 +157,8 @@ def load_csv(
     Without ``features``, every column but the target is a feature except identifier
     columns (see :func:`identifier_columns`), which are left out with a note unless
     named in ``use_identifiers``. What reading the file guessed (delimiter,
-    encoding) is in the task's ``notes``. ``dictionary`` (a :class:`DataDictionary`, a TOML path or
-    text) gives the features and the outcome the expert's words.
+    encoding) is in the task's ``notes``. ``dictionary`` (a TOML path, TOML text or a mapping) gives
+    the features and the outcome the expert's words.
     ``constraints`` are :func:`make_task`'s ``monotone``, ``bounds``, ``allowed`` and ``ordinal_orders``.
     """
     frame = read_csv(source, max_bytes=max_bytes)
@@ -230,7 +206,7 @@ def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES, dictionary=SHIPPED) ->
     """The Kaggle loan-approval file: strip padded names and values, drop ``loan_id``, undesirable = Rejected.
 
     ``dictionary``: the shipped words (display names, rupees, years, "Rejected" / "Approved") by default,
-    another :class:`DataDictionary` or TOML file, or None for the tidied column names.
+    another dictionary (a TOML path, TOML text or a mapping), or None for the tidied column names.
     """
     frame = read_csv(source, max_bytes=max_bytes, skipinitialspace=True)
     frame = frame.apply(lambda c: c.str.strip() if c.dtype == object else c)
@@ -406,9 +382,9 @@ def load_dataset(
     """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path.
 
     Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``) apply to any
-    data; an order given here replaces an adapter's order of that feature. ``dictionary`` (a
-    :class:`DataDictionary`, a TOML path or text) replaces the words shipped for a built-in or paper
-    dataset, and gives a CSV its words.
+    data; an order given here replaces an adapter's order of that feature. ``dictionary`` (a TOML
+    path, TOML text or a mapping) replaces the words shipped for a built-in or paper dataset, and gives
+    a CSV its words.
     """
     task = _load_spec(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing,
                       use_identifiers=use_identifiers, monotone=monotone, bounds=bounds, allowed=allowed,

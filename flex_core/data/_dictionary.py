@@ -16,7 +16,10 @@ One small TOML file per dataset (read with the standard library's :mod:`tomllib`
     name = "Self-employed"
     levels = { Yes = "self-employed", No = "salaried" }   # words for a categorical feature's levels
 
-Every key is optional. :func:`load_dictionary` reads and checks the file's shape;
+Every key is optional. A library user passes the file's path (or TOML text, or a mapping of the same
+shape) as ``dictionary=`` to :func:`flex_core.make_task`, the loaders, :func:`flex_core.load_dataset` or
+:class:`flex_core.FlexExplainer`; the CLI takes ``--dictionary FILE``. :func:`load_dictionary` reads and
+checks the file's shape;
 :func:`flex_core.data.make_task` checks it against the task's features (a feature or level the
 data lacks, a unit on a categorical feature) and each refusal is one :class:`ConfigError`.
 Without a dictionary a feature's name is tidied (:func:`tidy_name`) and its numbers formatted by
@@ -28,7 +31,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .._errors import ConfigError
@@ -215,6 +218,22 @@ def shipped_dictionary(kind: str) -> DataDictionary | None:
     """The dictionary shipped for a dataset kind (``"loan"``, ``"accidents"``, a built-in's name), or None."""
     file = SHIPPED_DICTIONARIES.get(kind)
     return load_dictionary(SHIPPED_FOLDER / file) if file else None
+
+
+def apply_dictionary(features: list, dictionary) -> tuple[DataDictionary | None, list]:
+    """(the dictionary read, the :class:`~flex_core.data.Feature` list in its words), after checking it fits them.
+
+    ``dictionary`` is a :class:`DataDictionary`, a TOML path, TOML text, a mapping, or None (no words: every
+    feature's words are emptied). A feature the dictionary names takes its display name from it.
+    """
+    dictionary = None if dictionary is None else load_dictionary(dictionary)
+    if dictionary is not None:
+        check_dictionary(dictionary, {f.name: f.levels for f in features})
+    out = []
+    for feature in features:
+        words = dictionary.words(feature.name) if dictionary is not None else FeatureWords()
+        out.append(replace(feature, words=words, display_name=words.name or feature.display_name))
+    return dictionary, out
 
 
 def check_dictionary(dictionary: DataDictionary, features: Mapping[str, tuple]) -> None:

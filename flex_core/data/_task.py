@@ -14,9 +14,10 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 6. :func:`_drop_rows_without_target`, :func:`_resolve_undesirable`: two outcomes remain, the undesirable one among them.
 7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
 8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
-9. :func:`_build_features` (with :func:`_ordered_levels`), :func:`_with_constraints`, :func:`_check_some_mutable`:
-   the :class:`Feature` list.
-10. :func:`_fingerprint`: a content hash for cache keys.
+9. :func:`_features`: :func:`_build_features` (with ``_constraints.ordered_levels``), ``_constraints.with_constraints``,
+   :func:`_check_some_mutable`, then ``_dictionary.apply_dictionary`` (the data dictionary's words, checked against
+   the features): the :class:`Feature` list.
+10. :func:`_fingerprint`: a content hash for cache keys (the outcome's words included).
 """
 
 from __future__ import annotations
@@ -30,15 +31,12 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from ._columns import KINDS, Kind, as_category_text, as_numbers, category_text, infer_kind, mostly_numeric
-from ._dictionary import DataDictionary, FeatureWords, check_dictionary, load_dictionary, tidy_name
+from ._columns import KINDS, Kind, as_category_text, as_numbers, infer_kind, mostly_numeric
+from ._constraints import DIRECTIONS, ordered_levels, with_constraints
+from ._dictionary import DataDictionary, FeatureWords, apply_dictionary, tidy_name
 from ._read import MISSING_MARKERS
 
 __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
-
-#: Ways a feature may be constrained to move in a counterfactual ("either" = no constraint).
-DIRECTIONS = ("increase", "decrease", "either")
-
 
 @dataclass(frozen=True)
 class Feature:
@@ -275,17 +273,15 @@ class TaskSpec:
         return replace(self.dictionary, features=tuple((n, w) for n, w in self.dictionary.features if n in set(names)))
 
     def with_dictionary(self, dictionary) -> TaskSpec:
-        """The same task in a dictionary's words (a :class:`DataDictionary`, a TOML path or TOML text), checked
+        """The same task in a dictionary's words (a DataDictionary, a TOML path, TOML text or a mapping), checked
         against the features; None takes the words away. Its fingerprint changes, so cached results carry the labels."""
-        dictionary = None if dictionary is None else load_dictionary(dictionary)
-        if dictionary is not None:
-            check_dictionary(dictionary, {f.name: f.levels for f in self.features})
         # A display name the old dictionary gave goes with it; one given otherwise (a built-in's) stays.
-        features = tuple(_worded(replace(f, display_name="" if f.display_name == f.words.name else f.display_name),
-                                 dictionary) for f in self.features)
-        return replace(self, features=features, dictionary=dictionary,
-                       _fingerprint=_fingerprint(self.frame, self.target, self.undesirable, list(features),
-                                                 self.raw_dtypes, dictionary))
+        dictionary, features = apply_dictionary(
+            [replace(f, display_name="" if f.display_name == f.words.name else f.display_name) for f in self.features],
+            dictionary)
+        return replace(self, features=tuple(features), dictionary=dictionary,
+                       _fingerprint=_fingerprint(self.frame, self.target, self.undesirable, features, self.raw_dtypes,
+                                                 dictionary))
 
     def summary(self) -> dict:
         y = self.y
@@ -351,9 +347,8 @@ def make_task(
         Levels a categorical or ordinal feature may change to.
     display_names : mapping feature -> str, optional
         Labels of some features (a dictionary's names win).
-    dictionary : DataDictionary, path or TOML text, optional
-        The expert's words: display names, units, number formats, currencies, level words and the
-        outcome's words (:func:`flex_core.data.load_dictionary`), checked against the features.
+    dictionary : path, TOML text or mapping, optional
+        The expert's words (names, units, formats, currencies, level and outcome words), checked against the features.
     missing : {"drop", "impute"}
         Rows with a missing feature value are dropped, or imputed (mode for
         categorical, median for continuous). Either way the count is recorded in
@@ -364,7 +359,6 @@ def make_task(
         types (see :meth:`flex_core.models.FittedModel.estimator_input`).
     """
     _check_frame(frame)
-    dictionary = None if dictionary is None else load_dictionary(dictionary)
     rows_in_file = len(frame) if rows_in_file is None else rows_in_file
     notes = list(notes)
     _check_target(frame, target)
@@ -376,15 +370,7 @@ def make_task(
     df, feature_names, undesirable, resolved_kinds, seen_levels = _clean_rows(
         frame, feature_names, target, undesirable, rules, missing=missing, notes=notes
     )
-    specs = _build_features(df, feature_names, resolved_kinds, seen_levels, rules.ordinal_orders, rules.immutable,
-                            dict(display_names or {}))
-    specs = [_with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
-             for f in specs]
-    _check_some_mutable(specs)
-    if dictionary is not None:
-        check_dictionary(dictionary, {f.name: f.levels for f in specs})
-        specs = [_worded(f, dictionary) for f in specs]
-
+    dictionary, specs = _features(df, feature_names, resolved_kinds, seen_levels, rules, display_names, dictionary)
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
         notes=tuple(notes), source=source, rows_in_file=rows_in_file,
@@ -393,10 +379,14 @@ def make_task(
     )
 
 
-def _worded(feature: Feature, dictionary: DataDictionary | None) -> Feature:
-    """The feature with the dictionary's words (its display name replaced when the dictionary names it)."""
-    words = dictionary.words(feature.name) if dictionary is not None else FeatureWords()
-    return replace(feature, words=words, display_name=words.name or feature.display_name)
+def _features(df, feature_names, kinds, seen_levels, rules: _Rules, display_names, dictionary):
+    """(the dictionary read, the :class:`Feature` list): built, constrained, checked that one may change, and worded."""
+    specs = _build_features(df, feature_names, kinds, seen_levels, rules.ordinal_orders, rules.immutable,
+                            dict(display_names or {}))
+    specs = [with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
+             for f in specs]
+    _check_some_mutable(specs)
+    return apply_dictionary(specs, dictionary)
 
 
 @dataclass(frozen=True)
@@ -672,65 +662,9 @@ def _build_features(
             continue
         levels = sorted(df[c].unique(), key=str)
         if kind == "ordinal" and c in ordinal_orders:
-            levels = _ordered_levels(c, levels, ordinal_orders[c], seen_levels[c])
+            levels = ordered_levels(c, levels, ordinal_orders[c], seen_levels[c])
         specs.append(Feature(c, kind, c in immutable, display_names.get(c, ""), tuple(levels)))
     return specs
-
-
-def _ordered_levels(name: str, levels: list[str], order: Sequence, seen: set) -> list[str]:
-    """An ordinal feature's levels in the given order; the order must hold every level, once, and only known ones."""
-    order = [category_text(v).strip() if not isinstance(v, str) else v.strip() for v in order]
-    extra = [v for v in levels if v not in order]
-    if extra:
-        raise ConfigError(f"Ordinal feature {name!r} has values missing from its order: {', '.join(extra)}.")
-    unknown = [v for v in order if v not in seen]
-    if unknown or len(set(order)) != len(order):
-        problem = f"no value {', '.join(map(repr, unknown))}" if unknown else "a value twice in its order"
-        raise ConfigError(f"{name!r} has {problem}; its values are: {', '.join(sorted(seen))}.")
-    return [v for v in order if v in set(levels)]
-
-
-def _with_constraints(feature: Feature, direction, bounds, allowed) -> Feature:
-    """The feature with its actionability constraints, each checked against its kind and levels."""
-    name = feature.name
-    if direction in (None, "", "either"):
-        direction = None
-    elif direction not in DIRECTIONS:
-        raise ConfigError(f"The direction of {name!r} must be one of {', '.join(DIRECTIONS)}, not {direction!r}.")
-    elif feature.kind == "categorical":
-        raise ConfigError(
-            f"{name!r} is categorical without an order, so it has no direction; give its order first "
-            f"(e.g. --order \"{name}=low<mid<high\")."
-        )
-    if bounds is not None:
-        if not feature.is_continuous:
-            raise ConfigError(f"{name!r} is not continuous: give its allowed values instead of a range.")
-        bounds = tuple(bounds)
-        if len(bounds) != 2:
-            raise ConfigError(f"The range of {name!r} must be (low, high).")
-        try:
-            low, high = (None if b is None or b == "" else float(b) for b in bounds)
-        except (TypeError, ValueError):
-            raise ConfigError(f"The range of {name!r} must be two numbers, not {bounds!r}.") from None
-        if (low is not None and np.isnan(low)) or (high is not None and np.isnan(high)):
-            raise ConfigError(f"The range of {name!r} must be two numbers, not {bounds!r}.")
-        if low is not None and high is not None and low > high:
-            raise ConfigError(f"The range of {name!r} is empty: {low:g} > {high:g}.")
-        bounds = None if low is None and high is None else (low, high)
-    if allowed is not None:
-        if feature.is_continuous:
-            raise ConfigError(f"{name!r} is continuous: give it a range (LO:HI) instead of allowed values.")
-        allowed = [category_text(v) if not isinstance(v, str) else v.strip() for v in allowed]
-        unknown = [v for v in allowed if v not in feature.levels]
-        if unknown or not allowed:
-            raise ConfigError(
-                f"{name!r} has no value {', '.join(map(repr, unknown)) or '(none given)'}; "
-                f"its values are: {', '.join(feature.levels)}."
-            )
-        allowed = tuple(v for v in feature.levels if v in set(allowed))
-    if feature.immutable and (direction or bounds is not None or allowed is not None):
-        raise ConfigError(f"{name!r} is immutable: it never changes, so a direction, range or allowed values do not apply.")
-    return replace(feature, direction=direction, bounds=bounds, allowed=allowed)
 
 
 def _check_some_mutable(specs: list[Feature]) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 import flex_core as fc
 from flex_core.cli import main
-from flex_core.data import DataDictionary, load_dictionary, tidy_name
+from flex_core.data._dictionary import DataDictionary, load_dictionary, tidy_name
 
 LOAN_DICTIONARY = """
 [outcome]
