@@ -88,10 +88,10 @@ class FlexExplainer:
         a categorical feature may change to, and an order of levels (making it ordinal).
     name : str
         The data's name in reports.
-    dictionary : DataDictionary, path, TOML text or mapping, optional
+    dictionary : path, TOML text or mapping, optional
         The expert's words for the features and the outcome (display names, units, number
-        formats, currencies, level words; :func:`flex_core.data.load_dictionary`): every label
-        and reading uses them.
+        formats, currencies, level words; the file format is in docs/data-dictionary.md): every
+        label and reading uses them.
 
     Attributes
     ----------
@@ -162,8 +162,7 @@ class FlexExplainer:
         ``model`` is a :class:`~flex_core.FittedModel`; a name from ``flex_core.models.MODELS``,
         trained here with ``seed`` and ``fit_options`` (``encoding``, ``cv_folds``, ``cv_rows``,
         ``progress``); or a classifier fitted elsewhere (named ``model_name``), explained on the
-        task's columns it takes. ``dictionary`` (a :class:`~flex_core.data.DataDictionary`, a TOML path or
-        text) replaces the task's words.
+        task's columns it takes. ``dictionary`` (a TOML path, TOML text or a mapping) replaces the task's words.
         """
         from .models import FittedModel, fit_model, from_file_estimator
 
