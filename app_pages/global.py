@@ -21,7 +21,7 @@ settings_strip(analysis)
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 
-st.markdown(plain(reporting.describe_global(result, undesirable=task.undesirable)))
+st.markdown(plain(reporting.describe_global(result, undesirable=(task.undesirable_words,))))
 importance_chart(analysis, result, key="global")
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "

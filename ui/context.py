@@ -183,7 +183,7 @@ def require_analysis() -> Analysis:
         st.warning(plain(
             f"{'Saved region' if len(dropped) == 1 else 'Saved regions'} {', '.join(dropped)} "
             f"{'was' if len(dropped) == 1 else 'were'} removed: their query is no longer predicted "
-            f"{' / '.join(map(str, analysis.task.undesirable))} under the current model and settings."
+            f"{analysis.task.undesirable_words} under the current model and settings."
         ))
     return analysis
 

@@ -210,7 +210,8 @@ def _parse_optional_number(setting: str, text: str):
 
 
 #: How the validity settings read (see flex_core/counterfactuals/_validity.py).
-VALIDITY_NOTE = ("A counterfactual counts when P(undesirable) < 0.5 − margin, and still does with every changed number "
+VALIDITY_NOTE = ("A counterfactual counts when the model's probability of the undesirable outcome is below 0.5 − margin, "
+                 "and still is with every changed number "
                  "moved radius × its range back toward the case's value. Margin 0 and radius 0 is the paper's setting "
                  "(P < 0.5); a tie at 0.5 never counts.")
 

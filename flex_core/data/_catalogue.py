@@ -320,10 +320,10 @@ def _synthetic_regional(seed: int) -> TaskSpec:
     )
 
 
-SYNTHETIC_GROUND_TRUTH = (
-    "Generated: severe when speed > 80 (the global driver) or when the road is rural and it is dark "
-    "(lighting: a driver only inside the region road_type = rural). road_type and driver_age_band are "
-    "immutable; noise_continuous and noise_categorical are pure noise; 3% label noise."
+SYNTHETIC_GROUND_TRUTH = (  # in the words its shipped dictionary gives the features
+    "Generated: severe when the speed is over 80 km/h (the global driver) or when the road is rural and it is dark "
+    "(lighting: a driver only inside the region Road type = rural). Road type and Driver's age cannot change; "
+    "Noise (number) and Noise (category) are pure noise; 3% label noise."
 )
 
 

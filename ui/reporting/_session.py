@@ -106,11 +106,11 @@ def _data_section(results: SessionResults) -> ReportSection:
     scored = "test_accuracy" in model.metrics or "cv_accuracy_mean" in model.metrics
     reading = (
         f"{task.name}: {len(task.frame):,} cases and {plural(len(task.features), 'feature')}; the outcome "
-        f"{' or '.join(map(str, task.undesirable))} counts as undesirable. The model is a {model.label}. "
+        f"{task.undesirable_words} counts as undesirable. The model is a {model.label}. "
         + (describe_model(model.metrics, task) if scored else str(model.metrics.get("note") or NO_LABELS_NOTE))
         + (" " + " ".join(task.notes) if task.notes else "")
     )
-    quality = (model_quality_table(model.metrics),) if scored else ()  # no labels: no accuracy or F1 to show
+    quality = (model_quality_table(model.metrics, held_out=model.trained_here),) if scored else ()  # no labels: no accuracy or F1 to show
     return ReportSection("The data and the model", reading, tables=(human_table(balance), *quality))
 
 
@@ -118,7 +118,7 @@ def _global_section(results: SessionResults) -> ReportSection:
     from flex_core.plotting import importance_figure
 
     result = results.global_result
-    reading = describe_global(result, undesirable=results.task.undesirable)
+    reading = describe_global(result, undesirable=(results.task.undesirable_words,))
     if results.coverage is not None:
         reading += "\n\n" + describe_coverage(results.coverage)
     return ReportSection("What would have to change, across all cases", reading,
@@ -153,7 +153,7 @@ def _region_sections(name: str, regional: RegionalResult, results: SessionResult
     from flex_core.plotting import importance_figure, regional_scatter
 
     settings = f"{settings} · region of {plural(len(regional.members), 'case')}"
-    reading = describe_regional(regional, undesirable=results.task.undesirable)
+    reading = describe_regional(regional, undesirable=(results.task.undesirable_words,))
     reading += "\n\nQuadrants of the scatter: " + quadrant_legend().replace("\n", "; ") + "."
     return [
         ReportSection(name, reading,
