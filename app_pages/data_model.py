@@ -36,6 +36,7 @@ with left:
     st.subheader("Class balance")
     balance = reporting.class_balance(task)
     balance["share"] = balance["share"].map(lambda v: reporting.format_share(v, decimals=1))
+    balance = balance.rename(columns={"undesirable": "explained by FLEX"})  # the outcome the pages explain, ticked
     show_table(balance, column_config={"rows": st.column_config.NumberColumn(format="localized")})
 with right:
     st.subheader(f"Model: {plain(model.label)}")

@@ -221,7 +221,8 @@ def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES, dictionary=SHIPPED) ->
         kinds={c: "categorical" for c in ("education", "self_employed") if c in frame.columns},
         dictionary=_dictionary(dictionary, "loan"),
         name="loan approval",
-        description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; undesirable = Rejected.",
+        description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; the outcome explained: "
+                    "Rejected.",
         notes=[*read_notes(frame), "Stripped padded column names and values; dropped the identifier loan_id."],
         source=_source_label("loan", source),
     )
@@ -252,7 +253,7 @@ def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_b
         dictionary=_dictionary(dictionary, "accidents"),
         name="road traffic accidents",
         notes=read_notes(frame),
-        description="Addis Ababa road traffic accidents 2017-2020; undesirable = Serious or Fatal injury.",
+        description="Addis Ababa road traffic accidents 2017-2020; the outcome explained: Serious or Fatal injury.",
         source=_source_label("accidents", source),
     )
 

@@ -18,7 +18,7 @@ def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
     at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/data_model.py")
     assert metric(at, "Rows used") == "2,000" and metric(at, "Rows lost to missing values") == "0"
     balance = next(df.value for df in at.dataframe if "outcome" in df.value.columns)
-    assert balance["rows"].sum() == 2000 and balance["undesirable"].sum() == 1
+    assert balance["rows"].sum() == 2000 and balance["explained by FLEX"].sum() == 1
     # Make "speed" immutable through the same path the editor's Apply uses.
     at.session_state["overrides"] = {"kinds": {}, "immutable": ["driver_age_band", "road_type", "speed"]}
     at.switch_page("app_pages/global.py").run()
