@@ -112,6 +112,9 @@ def _csv_form() -> None:
     ) if identifiers else []
     missing = st.radio("Rows with missing or unreadable values", ("drop", "impute"), key="sb_csv_missing",
                        horizontal=True, help="Text in a number column and infinite values count as missing.")
+    words = st.file_uploader("Data dictionary (optional)", type=["toml"], key="sb_csv_dictionary",
+                             help="A TOML file with the features' display names, units, formats, currencies and level "
+                                  "words and the outcome's words (see docs/data-dictionary.md).")
     if st.button("Load CSV", key="sb_csv_load", type="primary"):
         if not undesirable:
             st.error("Pick at least one undesirable outcome value before loading.")
@@ -119,6 +122,12 @@ def _csv_form() -> None:
         source = {"kind": "csv", "data": data, "filename": upload.name, "target": target,
                   "undesirable": undesirable, "immutable": immutable, "use_identifiers": use_identifiers,
                   "missing": missing}
+        if words is not None:
+            try:
+                source["dictionary"] = words.getvalue().decode("utf-8")
+            except UnicodeDecodeError:
+                st.error("The data dictionary is not UTF-8 text: save the TOML file as UTF-8. The previous dataset stays active.")
+                return
         activate(source, **_model_settings())
 
 

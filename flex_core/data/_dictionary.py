@@ -43,6 +43,8 @@ __all__ = ["FeatureWords", "DataDictionary", "load_dictionary", "tidy_name", "sh
 FEATURE_KEYS = ("name", "unit", "format", "currency", "levels")
 TOP_KEYS = ("outcome", "features")
 OUTCOME_KEYS = ("undesirable", "desirable")
+#: A dictionary is a small file: more than this is refused before it is parsed.
+MAX_DICTIONARY_BYTES = 1_000_000
 #: The folder of the dictionaries shipped for the paper's datasets and the built-ins, by dataset kind.
 SHIPPED_FOLDER = Path(__file__).with_name("dictionaries")
 SHIPPED_DICTIONARIES = {
@@ -187,7 +189,8 @@ def _feature_words(name, entry, source: str) -> FeatureWords:
 
 
 def load_dictionary(source) -> DataDictionary:
-    """A :class:`DataDictionary` from a TOML file (a path), TOML text (a string holding a newline) or a mapping.
+    """A :class:`DataDictionary` from a TOML file (a path), TOML text (a string holding a newline), a file's bytes
+    (an upload: never read as a path) or a mapping.
 
     Raises
     ------
@@ -198,7 +201,16 @@ def load_dictionary(source) -> DataDictionary:
         return source
     if isinstance(source, Mapping):
         return DataDictionary.from_mapping(source)
-    if isinstance(source, str) and "\n" in source:
+    if isinstance(source, bytes):
+        label = "the data dictionary"
+        if len(source) > MAX_DICTIONARY_BYTES:
+            raise ConfigError(f"{label} is {len(source):,} bytes; a dictionary is a small TOML file (at most "
+                              f"{MAX_DICTIONARY_BYTES:,} bytes).")
+        try:
+            text = source.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"{label} is not UTF-8 text: save the TOML file as UTF-8.") from None
+    elif isinstance(source, str) and "\n" in source:
         text, label = source, "the data dictionary"
     else:
         path = Path(source)

@@ -197,3 +197,14 @@ def test_the_cli_takes_a_dictionary_and_refuses_a_bad_one_in_one_line(tmp_path, 
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: data dictionary 'bad.toml' names feature 'sped', which the data lacks; the features are: "
                    "speed, road_type, lighting, noise_continuous, noise_categorical, driver_age_band."]
+
+
+def test_an_uploaded_dictionary_is_read_as_content_never_as_a_path(tmp_path):
+    (tmp_path / "x.toml").write_text('[outcome]\nundesirable = "from a path"\n', encoding="utf-8")
+    with pytest.raises(fc.ConfigError, match="the data dictionary is not valid TOML"):  # the path's own text, not its file
+        load_dictionary(str(tmp_path / "x.toml").encode())
+    assert load_dictionary(b'[outcome]\nundesirable = "Bad"').undesirable == "Bad"  # no newline at the end: still text
+    with pytest.raises(fc.ConfigError, match="not UTF-8 text"):
+        load_dictionary("[outcome]\nundesirable = 'é'".encode("latin-1"))
+    with pytest.raises(fc.ConfigError, match="a dictionary is a small TOML file"):
+        load_dictionary(b"#" * 1_000_001)

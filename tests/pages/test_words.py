@@ -94,3 +94,35 @@ def test_the_glossary_names_the_terms_in_the_outcomes_words():
     text = " ".join(shown(m.value) for m in at.markdown)
     for term in ("F_j", "τ (tau)", "Pearson r", "q-value", "FDR", "Hamming distance", "P(Severe)"):
         assert term in text, term
+
+
+def _upload_csv_with(at, words: bytes | None):
+    from tests.factories import accident_frame
+
+    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
+    at.sidebar.get("file_uploader")[0].set_value(("crashes.csv", accident_frame(200).to_csv(index=False).encode(),
+                                                   "text/csv")).run()
+    at.sidebar.selectbox(key="sb_csv_target").set_value("severity").run()
+    at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["severe"]).run()
+    if words is not None:
+        uploader = next(u for u in at.sidebar.get("file_uploader") if u.proto.id.endswith("sb_csv_dictionary"))
+        uploader.set_value(("words.toml", words, "application/toml")).run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_csv_upload_takes_a_data_dictionary_and_a_bad_one_is_one_error():
+    from tests.pages.conftest import chart
+
+    words = '[outcome]\nundesirable = "Serious crash"\n[features.speed]\nname = "Impact speed"\nunit = "km/h"\n'
+    at = _upload_csv_with(start("toy2d"), words.encode())
+    assert not errors(at) and at.session_state["dataset"]["kind"] == "csv"
+    assert {"Impact speed", "Zone", "Lighting"} <= set(chart(at, "global_chart")["data"][0]["y"])
+    at.switch_page("app_pages/counterfactuals.py").run()
+    assert "Impact speed (km/h)" in at.dataframe[0].value.columns and metric(at, "P(Serious crash) now")
+    bad = _upload_csv_with(start("toy2d"), b'[features.sped]\nname = "x"\n')
+    (message,) = errors(bad)
+    assert message.startswith("That dataset was not loaded: the data dictionary names feature 'sped', which the "
+                              "data lacks") and message.endswith("The previous dataset stays active.")
+    assert bad.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
