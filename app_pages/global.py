@@ -13,6 +13,7 @@ from ui.components import (
     what_must_change,
 )
 from ui.context import require_analysis, run_or_stop, show_notes
+from ui.lead import lead_reading
 from ui.text import plain
 
 st.title("Global feature importance")
@@ -21,6 +22,9 @@ settings_strip(analysis)
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 
+lead = lead_reading(result, task)  # the plain reading first, in the data's words and units
+if lead:
+    st.markdown(f"**{plain(lead)}**")
 st.markdown(plain(reporting.describe_global(result, undesirable=(task.undesirable_words,))))
 importance_chart(analysis, result, key="global")
 st.caption(

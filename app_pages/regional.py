@@ -19,6 +19,7 @@ from ui.components import (
 )
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
+from ui.lead import lead_reading
 from ui.regions import found_regions_section, groups_section, rule_builder
 from ui.text import plain
 
@@ -147,9 +148,15 @@ cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
                help=("No interval: r is undefined or rests on a single case." if low != low
                      else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 if regional.distances:
-    cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
+    cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f} features apart",
+                   help="Hamming distance: the features in which the two cases differ, a number counting the share "
+                        "of its range between them (see the Glossary).")
 else:  # a rule region has no query, so no distances
-    cols[3].metric("Share of the cases", f"{len(regional.members) / max(len(global_result.query_index), 1):.0%}")
+    share = len(regional.members) / max(len(global_result.query_index), 1)
+    cols[3].metric("Share of the cases", reporting.format_share(share, decimals=1 if share < 0.1 else 0))
+lead = lead_reading(regional.importance, task)
+if lead:
+    st.markdown(f"**{plain(lead.replace('the ways out', 'the ways out of this region', 1))}**")
 st.markdown(plain(reporting.describe_regional(regional, undesirable=(task.undesirable_words,))))
 if regional.neighbour_ties:
     st.caption(plain(reporting.describe_neighbour_ties(regional)))

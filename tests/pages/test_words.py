@@ -126,3 +126,10 @@ def test_a_csv_upload_takes_a_data_dictionary_and_a_bad_one_is_one_error():
     assert message.startswith("That dataset was not loaded: the data dictionary names feature 'sped', which the "
                               "data lacks") and message.endswith("The previous dataset stays active.")
     assert bad.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
+
+
+def test_the_global_page_opens_with_the_plain_reading_in_units():
+    at = start("synthetic-regional", n_factuals=20, n_cf=3, page="app_pages/global.py")
+    lead = next(shown(m.value) for m in at.markdown if "To become" in shown(m.value))
+    assert lead.startswith("**To become Slight, the ways out most often change ") and " in 100 on average" in lead
+    assert "km/h" in lead or "Speed" not in lead, lead  # a number's size carries its unit
