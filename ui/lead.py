@@ -60,6 +60,8 @@ def lead_reading(result: fc.FlexResult, task: fc.TaskSpec) -> str:
         return lead + "."
     if not feature.is_continuous:
         common = moves.astype(str).value_counts()
+        if common.iloc[0] < 0.25 * len(moves):  # no level stands out: naming the commonest would overstate it
+            return lead + f", to {len(common)} different levels."
         return lead + f", most often to {feature.level_label(common.index[0])} ({common.iloc[0]} of {len(moves)})."
     up = float((moves > 0).mean())
     raise_word, lower_word = _verbs(feature.label)

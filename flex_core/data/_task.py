@@ -615,7 +615,7 @@ def _handle_missing(
     if not rows_with_missing.any():
         return df
     per_col = feature_missing.sum()
-    detail = ", ".join(f"{c} {int(n):,}" for c, n in per_col.items() if n)
+    detail = ", ".join(f"{tidy_name(c)} {int(n):,}" for c, n in per_col.items() if n)  # as labels read, not raw
     if missing == "drop":
         notes.append(f"Dropped {int(rows_with_missing.sum()):,} row(s) with a missing feature value ({detail}).")
         df = df[~rows_with_missing]
