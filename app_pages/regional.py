@@ -19,7 +19,7 @@ from ui.components import (
 )
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
-from ui.lead import lead_reading
+from ui.lead import lead_reading, small_region_note
 from ui.regions import found_regions_section, groups_section, rule_builder
 from ui.text import plain
 
@@ -144,7 +144,8 @@ else:
     cols[1].metric("Cases meeting the criterion" if where else "Cases to choose from", f"{regional.candidates + 1:,}")
 r = regional.pearson_r
 low, high = regional.pearson_r_interval
-cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
+small = small_region_note(regional.importance.n_factuals_used)
+cols[2].metric("Pearson r with global", "n/a" if r != r else (f"({r:.2f})" if small else f"{r:.2f}"),
                help=("No interval: r is undefined or rests on a single case." if low != low
                      else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 if regional.distances:
@@ -154,7 +155,9 @@ if regional.distances:
 else:  # a rule region has no query, so no distances
     share = len(regional.members) / max(len(global_result.query_index), 1)
     cols[3].metric("Share of the cases", reporting.format_share(share, decimals=1 if share < 0.1 else 0))
-lead = lead_reading(regional.importance, task)
+if small:
+    st.warning(plain(small))
+lead = "" if small else lead_reading(regional.importance, task)
 if lead:
     st.markdown(f"**{plain(lead.replace('the ways out', 'the ways out of this region', 1))}**")
 st.markdown(plain(reporting.describe_regional(regional, undesirable=(task.undesirable_words,))))

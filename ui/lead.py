@@ -9,10 +9,21 @@ import pandas as pd
 
 import flex_core as fc
 
-__all__ = ["lead_reading", "feature_moves"]
+__all__ = ["lead_reading", "feature_moves", "small_region_note", "MIN_REGION_CASES"]
 
 #: Fewer changed ways out than this and the sentence gives no direction or size (too few to say).
 MIN_CHANGES = 5
+#: A region with fewer cases (with ways out) than this shows its r and shares for reference, not as findings.
+MIN_REGION_CASES = 5
+
+
+def small_region_note(cases: int) -> str | None:
+    """Why a region's numbers are no finding when it has fewer than :data:`MIN_REGION_CASES` cases; None otherwise."""
+    if cases >= MIN_REGION_CASES:
+        return None
+    what = "no case" if cases == 0 else ("1 case" if cases == 1 else f"{cases} cases")
+    return (f"This region rests on {what} with ways out, fewer than {MIN_REGION_CASES}: its Pearson r, shares and "
+            "intervals are shown for reference only, not as findings. Widen it (a larger k, or a broader rule).")
 
 
 def feature_moves(result: fc.FlexResult, task: fc.TaskSpec, name: str) -> pd.Series:

@@ -50,3 +50,11 @@ def test_mean_versus_pooled_says_when_the_two_counts_agree_and_why_they_differ()
                          "changed mostly in cases with many ways out score higher in DiCE Alg. 2.")
     assert mean_versus_pooled([2, 2, 0]).endswith("Here every case with a way out has 2, so the two agree.")
     assert mean_versus_pooled([0, 0]) == "No case has a way out yet, so FLEX at τ = 0 and DiCE Alg. 2 are both empty."
+
+
+def test_a_region_under_the_minimum_size_is_said_to_be_no_finding():
+    from ui.lead import MIN_REGION_CASES, small_region_note
+
+    assert small_region_note(MIN_REGION_CASES) is None
+    assert small_region_note(1).startswith("This region rests on 1 case with ways out, fewer than 5: its Pearson r")
+    assert "no case with ways out" in small_region_note(0) and "4 cases" in small_region_note(4)
