@@ -27,12 +27,16 @@ if lead:
     st.markdown(f"**{plain(lead)}**")
 st.markdown(plain(reporting.describe_global(result, undesirable=(task.undesirable_words,))))
 importance_chart(analysis, result, key="global")
+numbers = bool(task.continuous_names)  # μ and τ concern numbers only: data without any is not told about them
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
-    "cases (bar), with its 95% interval (Wilson score, over the cases and their counterfactuals) or ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
-    "typically is as a share of its range. A change to a number only counts above τ (set it on the Thresholds "
-    "page; now " + (f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else ""))
-    + "). Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."
+    "cases (bar), with its 95% interval (Wilson score, over the cases and their counterfactuals) or ± its spread "
+    "across cases (whisker)"
+    + ("; red diamonds show μ_j, how large the change to a number typically is as a share of its range. A change "
+       "to a number only counts above τ (set it on the Thresholds page; now "
+       + f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else "")
+       + ")" if numbers else "")
+    + ". Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."
 )
 
 st.subheader("What must change")

@@ -133,3 +133,14 @@ def test_the_global_page_opens_with_the_plain_reading_in_units():
     lead = next(shown(m.value) for m in at.markdown if "To become" in shown(m.value))
     assert lead.startswith("**To become Slight, the ways out most often change ") and " in 100 on average" in lead
     assert "km/h" in lead or "Speed" not in lead, lead  # a number's size carries its unit
+
+
+def test_data_without_numbers_is_not_told_about_mu_and_tau():
+    from tests.factories import accident_frame
+    from tests.pages.conftest import start_csv
+
+    frame = accident_frame(300)[["zone", "lighting", "severity"]]
+    at = start_csv(frame, target="severity", undesirable=["severe"], page="app_pages/global.py")
+    assert not errors(at)
+    caption = next(shown(c.value) for c in at.caption if shown(c.value).startswith("Left: FLEX's F_j"))
+    assert "μ" not in caption and "τ" not in caption and "Right: DiCE's own count" in caption
