@@ -24,8 +24,8 @@ cols[2].metric("Rows lost to missing values", f"{summary['rows_in_file'] - summa
 cols[3].metric("Features", summary["features"])
 if task.description:
     st.caption(plain(task.description))
-for note in task.notes:
-    st.info(plain(note))
+if task.notes:  # one box, one paragraph per note
+    st.info(plain("\n\n".join(task.notes)))
 
 st.subheader("Preview")
 st.dataframe(labelled(task.frame.head(200), task), width="stretch", column_config=number_columns(task))

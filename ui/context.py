@@ -189,11 +189,12 @@ def require_analysis() -> Analysis:
 
 
 def show_notes(analysis: Analysis, *notes: str) -> None:
-    """Notes as info boxes, less the model-adequacy note that :func:`require_analysis` already shows as a warning."""
+    """Notes in one info box, a paragraph each (a box per note stacked three or four on a page), less the
+    model-adequacy note that :func:`require_analysis` already shows as a warning."""
     adequacy = fc.models.adequacy_note(analysis.model.metrics)
-    for note in dict.fromkeys(notes):
-        if note != adequacy:
-            st.info(plain(note))
+    kept = [note for note in dict.fromkeys(notes) if note != adequacy]
+    if kept:
+        st.info(plain("\n\n".join(kept)))
 
 
 def run_or_stop(fn, *args, **kwargs):

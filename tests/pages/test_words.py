@@ -144,3 +144,8 @@ def test_data_without_numbers_is_not_told_about_mu_and_tau():
     assert not errors(at)
     caption = next(shown(c.value) for c in at.caption if shown(c.value).startswith("Left: FLEX's F_j"))
     assert "μ" not in caption and "τ" not in caption and "Right: DiCE's own count" in caption
+
+
+def test_the_notes_of_a_page_share_one_info_box():
+    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/global.py")
+    assert len(at.info) == 1 and "distinct valid counterfactuals" in shown(at.info[0].value)
