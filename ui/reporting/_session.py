@@ -17,7 +17,7 @@ import pandas as pd
 from flex_core import FlexResult, RegionalResult
 from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
 from flex_core.data import TaskSpec
-from flex_core.formatting import format_duration, format_number, format_share, plural
+from flex_core.formatting import format_duration, format_share, plural
 from flex_core.models import NO_LABELS_NOTE, FittedModel
 
 from ._checks import (
@@ -92,10 +92,10 @@ def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: 
     """A case and its alternatives for reading: unchanged cells show "·", changed ones their new value."""
     out = pd.DataFrame(index=table.index)
     for f in task.features:
-        values = [format_number(v) if f.is_continuous else str(v) for v in table[f.name]]
+        values = [f.format_value(v) for v in table[f.name]]  # in the dictionary's units and words
         out[f.label] = [v if line == "factual" or changed.loc[line, f.name] else "·"
                         for line, v in zip(table.index, values)]
-    out["P(undesirable)"] = [f"{p:.2f}" for p in table["P(undesirable)"]]
+    out[f"P({task.undesirable_words})"] = [f"{p:.2f}" for p in table["P(undesirable)"]]
     out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
     return out.reset_index(names="")
 
