@@ -149,7 +149,7 @@ cols[2].metric("Pearson r with global", "n/a" if r != r else (f"({r:.2f})" if sm
                help=("No interval: r is undefined or rests on a single case." if low != low
                      else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 if regional.distances:
-    cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f} features apart",
+    cols[3].metric("Furthest neighbour (features apart)", f"{max(regional.distances):.2f}",
                    help="Hamming distance: the features in which the two cases differ, a number counting the share "
                         "of its range between them (see the Glossary).")
 else:  # a rule region has no query, so no distances
