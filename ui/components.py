@@ -87,8 +87,13 @@ def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
 
 
 def labelled(frame, task: fc.TaskSpec):
-    """``frame`` with feature columns named by their labels (``no of dependents``, not ``no_of_dependents``)."""
-    return frame.rename(columns={f.name: f.label for f in task.features})
+    """``frame`` with feature columns named by their labels ("Dependants", not ``no_of_dependents``) and the levels
+    of a feature in the data dictionary's words ("under 1 year", not "Below 1yr"); numbers stay numbers."""
+    worded = frame.copy()
+    for f in task.features:
+        if not f.is_continuous and f.name in worded.columns and f.words.levels:
+            worded[f.name] = worded[f.name].map(f.level_label)
+    return worded.rename(columns={f.name: f.label for f in task.features})
 
 
 def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:

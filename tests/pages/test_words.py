@@ -115,12 +115,16 @@ def _upload_csv_with(at, words: bytes | None):
 def test_a_csv_upload_takes_a_data_dictionary_and_a_bad_one_is_one_error():
     from tests.pages.conftest import chart
 
-    words = '[outcome]\nundesirable = "Serious crash"\n[features.speed]\nname = "Impact speed"\nunit = "km/h"\n'
+    words = ('[outcome]\nundesirable = "Serious crash"\n[features.speed]\nname = "Impact speed"\nunit = "km/h"\n'
+             '[features.zone]\nlevels = { rural = "countryside" }\n')
     at = _upload_csv_with(start("toy2d"), words.encode())
     assert not errors(at) and at.session_state["dataset"]["kind"] == "csv"
     assert {"Impact speed", "Zone", "Lighting"} <= set(chart(at, "global_chart")["data"][0]["y"])
     at.switch_page("app_pages/counterfactuals.py").run()
     assert "Impact speed (km/h)" in at.dataframe[0].value.columns and metric(at, "P(Serious crash) now")
+    at.switch_page("app_pages/data_model.py").run()
+    preview = at.dataframe[0].value
+    assert {"countryside", "urban"} == set(preview["Zone"]) and "rural" not in set(preview["Zone"])
     bad = _upload_csv_with(start("toy2d"), b'[features.sped]\nname = "x"\n')
     (message,) = errors(bad)
     assert message.startswith("That dataset was not loaded: the data dictionary names feature 'sped', which the "
