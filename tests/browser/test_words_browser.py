@@ -12,6 +12,7 @@ import pytest
 
 import flex_core as fc
 from tests.browser.test_browser import ARTIFACTS
+from tests.browser.test_state_browser import wait_idle
 from tests.browser.test_whatif_browser import LOAN, VIEW, app_page
 from tools.serve import CHROMIUM
 
@@ -23,8 +24,9 @@ pytestmark = [
 
 #: (address, a text the page shows once it has drawn)
 PAGES = [("data-and-model", "Model quality at a decision cutoff"), ("", "Generator coverage"),
+         ("regional-explorer", "What the model asks of each group"), ("tau-thresholds", "Thresholds (τ)"),
          ("counterfactual-tables", "Changed most often for this case"), ("what-if-editor", "Explore this case's region"),
-         ("compare-methods", "Region: FLEX next to LIME"), ("glossary", "Hamming distance")]
+         ("compare-methods", "Region: FLEX next to LIME"), ("session-report", "Report"), ("glossary", "Hamming distance")]
 
 
 def raw_names(task: fc.TaskSpec) -> list[str]:
@@ -57,7 +59,8 @@ def test_loan_pages_speak_the_dictionarys_words(tmp_path):
                 page.get_by_text("Page not found", exact=True).wait_for(timeout=3_000)
                 page.keyboard.press("Escape")
             page.get_by_text(ready, exact=False).first.wait_for(timeout=180_000)
-            page.wait_for_timeout(1_500)
+            wait_idle(page)  # the whole page drawn, not only its first part
+            page.wait_for_timeout(1_000)
             text = main_text(page)
             page.screenshot(path=str(ARTIFACTS / f"words_{path or 'global'}.png"), full_page=True)
             assert page.locator("[data-testid='stException']").count() == 0, path
