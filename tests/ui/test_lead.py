@@ -58,3 +58,16 @@ def test_a_region_under_the_minimum_size_is_said_to_be_no_finding():
     assert small_region_note(MIN_REGION_CASES) is None
     assert small_region_note(1).startswith("This region rests on 1 case with ways out, fewer than 5: its Pearson r")
     assert "no case with ways out" in small_region_note(0) and "4 cases" in small_region_note(4)
+
+
+def test_the_mode_shift_table_names_levels_in_the_dictionarys_words(tmp_path):
+    from tests.factories import accident_frame
+    from ui import reporting
+
+    words = '[features.zone]\nname = "Area"\nlevels = { rural = "countryside", urban = "town" }\n'
+    task = fc.make_task(accident_frame(300), target="severity", undesirable="severe", dictionary=words)
+    explainer = fc.FlexExplainer.from_task(task, "rf", n_cf=2, cache_dir=tmp_path)
+    region = explainer.explain_region(query=int(explainer.sample_factuals(20)[0]), k=4, n_factuals=20)
+    line = reporting.mode_shift_table(region).set_index("feature").loc["Area"]
+    assert line["region's most common"] in {"countryside", "town"}
+    assert line["alternatives' most common"] in {"countryside", "town", "–"}

@@ -76,16 +76,19 @@ def regional_table(regional: RegionalResult) -> pd.DataFrame:
 def mode_shift_table(regional: RegionalResult) -> pd.DataFrame:
     """The mode shift (Eq. 5) with labels: the region's most common value and how its share moves."""
     labels = dict(zip(regional.feature_names, regional.importance.display_names))
+    # A level in the data dictionary's words ("under 1 year"); a number's bin stays as written.
+    words = {f.name: f.level_label for f in regional.importance.features if not f.is_continuous}
     lines = []
     for row in regional.mode_shift:
         delta = row["delta"]
+        worded = words.get(row["name"], str)
         lines.append({
             "feature": labels.get(row["name"], row["name"]),
-            "region's most common": row["mode"],
+            "region's most common": worded(row["mode"]),
             "share of cases": _share(row["p_orig"]),
             "share of alternatives": _share(row["p_cf"]),
             "δ": "–" if delta is None or math.isnan(delta) else f"{delta:+.2f}",
-            "alternatives' most common": row["cf_mode"] or "–",
+            "alternatives' most common": worded(row["cf_mode"]) if row["cf_mode"] else "–",
         })
     return pd.DataFrame(lines)
 
