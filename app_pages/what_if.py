@@ -70,7 +70,7 @@ with st.container(border=True):
                                  key=editor.widget(f.name), disabled=f.immutable, on_change=editor.edit(task, f.name), help=help_text)
         else:
             col.selectbox(title, list(f.categories), key=editor.widget(f.name), disabled=f.immutable,
-                          on_change=editor.edit(task, f.name), help=help_text)
+                          on_change=editor.edit(task, f.name), help=help_text, format_func=f.level_label)
 if edits:
     changes = ", ".join(
         f"{task.feature(n).label} ({task.feature(n).format_value(task.frame.loc[row, n])} → {task.feature(n).format_value(v)})"

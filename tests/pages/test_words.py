@@ -53,6 +53,19 @@ def test_the_case_tables_carry_units_and_the_outcome_words():
     assert any(shown(w.label).startswith("Speed (km/h)") for w in at.number_input)
 
 
+def test_the_what_if_editor_offers_levels_in_the_dictionarys_words():
+    from tests.factories import accident_frame
+    from tests.pages.conftest import start_csv
+
+    at = start_csv(accident_frame(200), target="severity", undesirable=["severe"])
+    at.session_state["dataset"] = {**at.session_state["dataset"],
+                                   "dictionary": '[features.zone]\nlevels = { rural = "countryside" }\n'}
+    at.switch_page("app_pages/what_if.py").run()
+    assert not at.exception and not errors(at)
+    zone = at.selectbox(key="w_wi.zone")
+    assert "countryside" in zone.options and "rural" not in zone.options and zone.value in {"rural", "urban"}
+
+
 def test_the_case_shown_is_never_labelled_not_generated_yet():
     at = start("toy2d", page="app_pages/counterfactuals.py")
     box = at.selectbox(key="w_cf_row")
