@@ -75,7 +75,8 @@ else:
     if feature != options[0]:
         levels = list(task.feature(feature).categories)
         mid.selectbox("equal to", levels, key="w_where_value", on_change=query_choice.set_where, args=(task,),
-                      index=levels.index(crit_value) if crit_value in levels else 0)
+                      index=levels.index(crit_value) if crit_value in levels else 0,
+                      format_func=task.feature(feature).level_label)
     candidates = query_choice.candidates(analysis, where)
     max_k = min(50, len(candidates) - 1)
     if max_k >= 2:

@@ -166,3 +166,16 @@ def test_data_without_numbers_is_not_told_about_mu_and_tau():
 def test_the_notes_of_a_page_share_one_info_box():
     at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/global.py")
     assert len(at.info) == 1 and "distinct valid counterfactuals" in shown(at.info[0].value)
+
+
+def test_the_region_criterion_offers_levels_in_the_dictionarys_words():
+    from tests.factories import accident_frame
+    from tests.pages.conftest import start_csv
+
+    at = start_csv(accident_frame(200), target="severity", undesirable=["severe"])
+    at.session_state["dataset"] = {**at.session_state["dataset"],
+                                   "dictionary": '[features.zone]\nlevels = { rural = "countryside" }\n'}
+    at.switch_page("app_pages/regional.py").run()
+    at.selectbox(key="w_where_feature").set_value("zone").run()
+    assert not at.exception and not errors(at)
+    assert "countryside" in at.selectbox(key="w_where_value").options
