@@ -27,6 +27,7 @@ pages = [
     st.Page("app_pages/what_if.py", title="What-if", icon=":material/edit_note:", url_path="what-if-editor"),
     st.Page("app_pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare-methods"),
     st.Page("app_pages/report.py", title="Report", icon=":material/description:", url_path="session-report"),
+    st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
 ]
 
 

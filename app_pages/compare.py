@@ -8,6 +8,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, lime_beside_flex, settings_strip
 from ui.context import require_analysis, run_or_stop
+from ui.glossary import mean_versus_pooled
 from ui.text import plain
 
 st.title("FLEX next to SHAP, LIME and DiCE")
@@ -53,14 +54,16 @@ if st.session_state[S.SHAP_REQUEST] == shap_request:
 
 table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable,
                                  rank_intervals={flex_name: result.rank_interval})
-left, right = st.columns([3, 2])
-chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), analysis, key="compare_bars", container=left)
+# Stacked, each full width: beside the chart the ranking's four or five columns were cut off at the right.
+chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), analysis, key="compare_bars")
 all_zero = reporting.describe_all_zero(result)
 if all_zero:
-    left.warning(plain(all_zero))
-right.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
+    st.warning(plain(all_zero))
+st.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
                "the 95% intervals of F over the cases leave several ranks possible)")
-right.dataframe(table, width="stretch", height="content")
+st.dataframe(table, width="stretch", height="content")
+# Side by side they look like the same number: say why they differ (a mean over cases against a pooled count).
+st.caption(plain(mean_versus_pooled(result.counts, flex="FLEX at τ = 0" if at_zero is not None else flex_name)))
 if shap is not None:
     agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)
     cols = st.columns(3)
@@ -71,7 +74,7 @@ if shap is not None:
                                           include=mutable, methods=(flex_name, "SHAP")),
           analysis, key="compare_rank_scatter")
     st.caption(
-        f"SHAP: {shap.explainer}, explaining P(undesirable); it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
+        f"SHAP: {shap.explainer}, explaining {plain(reporting.probability_label(task))}; it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."
     )
 

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
+from ui import reporting
 from ui import state as S
-from ui.case import case_counterfactuals
+from ui.case import case_counterfactuals, shown_row
 from ui.components import highlighted_counterfactuals, settings_strip
 from ui.context import require_analysis
 from ui.text import plain
@@ -19,24 +20,26 @@ if not pool:
 
 default = st.session_state[S.CF_ROW] or st.session_state[S.QUERY] or pool[0]
 default = default if default in pool else pool[0]
+# The case shown is generated before the list is labelled, so its own label never says "not generated yet".
+case = case_counterfactuals(analysis, shown_row(st.session_state.get("w_cf_row"), pool, default))
 stored = set(pool) - set(analysis.explainer.not_generated(pool))
 row = st.selectbox(
-    "Case (row of the data predicted undesirable)", pool, index=pool.index(default), key="w_cf_row",
+    f"Case (row of the data predicted {task.undesirable_words})", pool, index=pool.index(default), key="w_cf_row",
     on_change=S.bind("w_cf_row", S.CF_ROW),
     format_func=lambda r: f"row {r}" + ("" if r in stored else " (counterfactuals not generated yet)"),
 )
-case = case_counterfactuals(analysis, row)
 cols = st.columns(3)
-cols[0].metric("P(undesirable) now", f"{case.before:.0%}")
+probability = reporting.probability_label(task)
+cols[0].metric(f"{probability} now", f"{case.before:.0%}")
 cols[1].metric("Distinct counterfactuals", f"{case.n_valid} of {analysis.explainer.n_cf} requested",
                help="Each one is valid and different from the others. With minimal changes, fewer than "
                     "requested means no more were found: the model offers only so many smallest ways out.")
-cols[2].metric("P(undesirable) after (mean)", "n/a" if case.after_mean is None else f"{case.after_mean:.0%}")
+cols[2].metric(f"{probability} after (mean)", "n/a" if case.after_mean is None else f"{case.after_mean:.0%}")
 highlighted_counterfactuals(task, case.table, case.changed)
 st.caption(
-    "The first line is the case as it is; each further line is an alternative the generator found that the model "
-    "predicts differently. Highlighted cells are the changes. 'valid' means the model really predicts the "
-    "desirable outcome for that alternative. Each alternative is listed once: copies are merged, so every "
+    f"The first line is the case as it is; each further line is an alternative the generator found that the model "
+    f"predicts {task.desirable_words}. Highlighted cells are the changes. 'valid' means the model really predicts "
+    f"{task.desirable_words} for that alternative. Each alternative is listed once: copies are merged, so every "
     "count on these pages is over distinct alternatives."
 )
 if case.most_changed:

@@ -25,8 +25,8 @@ cols[2].metric("Rows lost to missing values", f"{summary['rows_in_file'] - summa
 cols[3].metric("Features", summary["features"])
 if task.description:
     st.caption(plain(task.description))
-for note in task.notes:
-    st.info(plain(note))
+if task.notes:  # one box, one paragraph per note
+    st.info(plain("\n\n".join(task.notes)))
 
 st.subheader("Preview")
 st.dataframe(labelled(task.frame.head(200), task), width="stretch", column_config=number_columns(task))
@@ -37,13 +37,14 @@ with left:
     st.subheader("Class balance")
     balance = reporting.class_balance(task)
     balance["share"] = balance["share"].map(lambda v: reporting.format_share(v, decimals=1))
+    balance = balance.rename(columns={"undesirable": "explained by FLEX"})  # the outcome the pages explain, ticked
     show_table(balance, column_config={"rows": st.column_config.NumberColumn(format="localized")})
 with right:
     st.subheader(f"Model: {plain(model.label)}")
     metrics = model.metrics
     if "test_accuracy" in metrics or "cv_accuracy_mean" in metrics:
         st.markdown(plain(reporting.describe_model(metrics, task)))
-        show_table(reporting.model_quality_table(metrics))
+        show_table(reporting.model_quality_table(metrics, held_out=model.trained_here))
         st.caption(plain(evaluation_caption(model)))
     else:  # no outcomes to score against (e.g. a notebook's explainer without y): no accuracy, no F1
         st.info(plain(metrics.get("note") or fc.models.NO_LABELS_NOTE))
@@ -54,35 +55,36 @@ try:
 except fc.FlexError as exc:
     st.info(plain(f"No model-quality view: {exc}"))
 else:
+    undesirable, probability = task.undesirable_words, reporting.probability_label(task)
     cutoff = st.slider(
-        "Decision cutoff: a case is predicted undesirable when P(undesirable) is above it", 0.0, 1.0, 0.5, 0.01,
-        key="w_cutoff",
-        help="Only this view uses it: FLEX explains the cases the model predicts undesirable at 0.5.",
+        plain(f"Decision cutoff: a case is predicted {undesirable} when {probability} is above it"), 0.0, 1.0, 0.5,
+        0.01, key="w_cutoff",
+        help=plain(f"Only this view uses it: FLEX explains the cases the model predicts {undesirable} at 0.5."),
     )
     quality = fc.models.quality_at_cutoff(held_out.y_true, held_out.p, cutoff)
-    undesirable = " / ".join(map(str, task.undesirable))
     left, right = st.columns(2)
     with left:
-        chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable), analysis, key="confusion_matrix",
-              tau=False)
+        chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable, desirable=task.desirable_words),
+              analysis, key="confusion_matrix", tau=False)
         scores = quality.table()
+        scores["measure"] = scores["measure"].str.replace("(undesirable)", f"({undesirable})", regex=False)
         for column in ("model", "always the most common outcome"):
             scores[column] = scores[column].map(lambda v: "n/a" if v != v else reporting.format_share(v, decimals=1))
         show_table(scores)
-        base = undesirable if quality.baseline_predicts_undesirable else f"not {undesirable}"
+        base = undesirable if quality.baseline_predicts_undesirable else task.desirable_words
         st.caption(plain(
             f"Precision: of the cases predicted {undesirable}, the share that are; recall: of the cases that are "
             f"{undesirable}, the share predicted so; F1 combines the two. The baseline always predicts the most "
             f"common outcome of these rows ({base}); n/a where a share has no cases to be taken over."
         ))
     with right:
-        chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id)), analysis,
-              key="calibration", tau=False)
-        st.caption(
-            "Each point is a bin of predicted P(undesirable) (0–0.1, 0.1–0.2, …): its mean prediction against the "
-            "share of its cases that really are undesirable. On the dashed line the probabilities can be read as "
+        chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id), undesirable=undesirable),
+              analysis, key="calibration", tau=False)
+        st.caption(plain(
+            f"Each point is a bin of predicted {probability} (0–0.1, 0.1–0.2, …): its mean prediction against the "
+            f"share of its cases that really are {undesirable}. On the dashed line the probabilities can be read as "
             "chances; the bars count the cases per bin (a point over few cases says little)."
-        )
+        ))
     rows_note = (f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows." if model.trained_here else
                  f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows. The model was trained elsewhere, "
                  "so these rows may include rows it was trained on, and the numbers may be optimistic.")
@@ -96,7 +98,7 @@ st.caption(
     "model is retrained and new counterfactuals are generated that respect every constraint."
 )
 edited = st.data_editor(
-    reporting.feature_table(task),
+    reporting.feature_table(task, labelled=True),
     key="feature_editor",
     hide_index=True,
     width="stretch",
@@ -110,6 +112,7 @@ edited = st.data_editor(
         "order": st.column_config.TextColumn(help="Ordinal features: levels from low to high, a < b < c."),
     },
 )
+edited = edited.assign(feature=task.feature_names)  # the lines are the features in order: back to column names
 if st.button("Apply feature settings", key="apply_features", type="primary"):
     base = cache.load_base_task(st.session_state[S.DATASET])
     base_kinds = {f.name: f.kind for f in base.features}

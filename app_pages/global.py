@@ -13,6 +13,7 @@ from ui.components import (
     what_must_change,
 )
 from ui.context import require_analysis, run_or_stop, show_notes
+from ui.lead import lead_reading
 from ui.text import plain
 
 st.title("Global feature importance")
@@ -21,14 +22,21 @@ settings_strip(analysis)
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 
-st.markdown(plain(reporting.describe_global(result, undesirable=task.undesirable)))
+lead = lead_reading(result, task)  # the plain reading first, in the data's words and units
+if lead:
+    st.markdown(f"**{plain(lead)}**")
+st.markdown(plain(reporting.describe_global(result, undesirable=(task.undesirable_words,))))
 importance_chart(analysis, result, key="global")
+numbers = bool(task.continuous_names)  # μ and τ concern numbers only: data without any is not told about them
 st.caption(
     "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
-    "cases (bar), with its 95% interval (Wilson score, over the cases and their counterfactuals) or ± its spread across cases (whisker); red diamonds show μ_j, how large the change to a number "
-    "typically is as a share of its range. A change to a number only counts above τ (set it on the Thresholds "
-    "page; now " + (f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else ""))
-    + "). Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."
+    "cases (bar), with its 95% interval (Wilson score, over the cases and their counterfactuals) or ± its spread "
+    "across cases (whisker)"
+    + ("; red diamonds show μ_j, how large the change to a number typically is as a share of its range. A change "
+       "to a number only counts above τ (set it on the Thresholds page; now "
+       + f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else "")
+       + ")" if numbers else "")
+    + ". Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."
 )
 
 st.subheader("What must change")

@@ -19,6 +19,7 @@ from ui.components import (
 )
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
+from ui.lead import lead_reading, small_region_note
 from ui.regions import found_regions_section, groups_section, rule_builder
 from ui.text import plain
 
@@ -26,6 +27,7 @@ st.title("Regional explorer")
 analysis = require_analysis()
 settings_strip(analysis)
 task = analysis.task
+probability = reporting.probability_label(task)
 global_result = run_or_stop(analysis.global_result)
 fmap = analysis.factual_map()
 
@@ -52,11 +54,11 @@ if rule:
     chart(
         factual_map_figure(analysis.factual_map(regional.members),
                            members=regional.members, criterion=regional.rule_text,
-                           title="Factuals: the rule region's cases are ringed"),
+                           title="Factuals: the rule region's cases are ringed", probability=probability),
         analysis, key="rule_map", tau=False,
     )
-    st.caption("Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
-               f"({plain(fmap.description)}); ringed dots are the region's cases." + (f" {plain(fmap.note)}" if fmap.note else ""))
+    st.caption(f"Each dot is a case the model predicts {plain(task.undesirable_words)}, placed so that similar cases sit "
+               f"close together ({plain(fmap.description)}); ringed dots are the region's cases." + (f" {plain(fmap.note)}" if fmap.note else ""))
 else:
     # -- criterion and k ---------------------------------------------------------------------------
     dropped = S.forget_invalid_criterion(task)
@@ -73,7 +75,8 @@ else:
     if feature != options[0]:
         levels = list(task.feature(feature).categories)
         mid.selectbox("equal to", levels, key="w_where_value", on_change=query_choice.set_where, args=(task,),
-                      index=levels.index(crit_value) if crit_value in levels else 0)
+                      index=levels.index(crit_value) if crit_value in levels else 0,
+                      format_func=task.feature(feature).level_label)
     candidates = query_choice.candidates(analysis, where)
     max_k = min(50, len(candidates) - 1)
     if max_k >= 2:
@@ -95,11 +98,13 @@ else:
     with map_col:
         chart(
             factual_map_figure(analysis.factual_map(regional.members), query=query, members=regional.members,
-                               meeting=candidates.tolist() if where else None, criterion=criterion_text),
+                               meeting=candidates.tolist() if where else None, criterion=criterion_text,
+                               probability=probability),
             analysis, key="factual_map", tau=False, on_select="rerun", selection_mode=("points", "box", "lasso"),
         )
         st.caption(
-            "Each dot is a case the model predicts as undesirable, placed so that similar cases sit close together "
+            f"Each dot is a case the model predicts {plain(task.undesirable_words)}, placed so that similar cases sit "
+            "close together "
             f"({plain(fmap.description)}); darker means a more certain prediction; hover a dot for its row. "
             "The star is the query, ringed dots are its region; the right panel shows only them and the cases nearest "
             "to them. "
@@ -111,8 +116,9 @@ else:
     with table_col:
         st.markdown(f"**Cases to choose from** ({listable:,}" + (" selected on the map" if len(lassoed) else "")
                     + "; click a row to make it the query)")
-        st.dataframe(labelled(table, task), key="factual_table", on_select="rerun", selection_mode="single-row", height=380,
-                     width="stretch", column_config=number_columns(task, {"P(undesirable)": st.column_config.NumberColumn(format="%.2f")}))
+        st.dataframe(labelled(table, task).rename(columns={"P(undesirable)": probability}), key="factual_table",
+                     on_select="rerun", selection_mode="single-row", height=380, width="stretch",
+                     column_config=number_columns(task, {probability: st.column_config.NumberColumn(format="%.2f")}))
         if listable > len(table):
             st.caption(f"The table lists {len(table):,} of them (those on the map first); any other can be "
                        "chosen by its row number.")
@@ -120,7 +126,7 @@ else:
                                     on_change=S.set_query_from, args=("w_query_row", candidates))
             if typed is not None and int(typed) != query:
                 st.error(plain(f"Row {int(typed)} is not among the cases to choose from (a factual: a case "
-                               f"predicted {' / '.join(map(str, task.undesirable))} with the margin" + (f" that meets {where}" if where else "")
+                               f"predicted {task.undesirable_words} with the margin" + (f" that meets {where}" if where else "")
                                + f"); type one of those. The query stays row {query}."))
         st.button("Random query", key="random_query", on_click=query_choice.another_random_query,
                   args=(analysis, where, query))
@@ -139,14 +145,23 @@ else:
     cols[1].metric("Cases meeting the criterion" if where else "Cases to choose from", f"{regional.candidates + 1:,}")
 r = regional.pearson_r
 low, high = regional.pearson_r_interval
-cols[2].metric("Pearson r with global", "n/a" if r != r else f"{r:.2f}",
+small = small_region_note(regional.importance.n_factuals_used)
+cols[2].metric("Pearson r with global", "n/a" if r != r else (f"({r:.2f})" if small else f"{r:.2f}"),
                help=("No interval: r is undefined or rests on a single case." if low != low
                      else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 if regional.distances:
-    cols[3].metric("Furthest neighbour", f"{max(regional.distances):.2f}", help="Hamming distance (numbers count their share of the range).")
+    cols[3].metric("Furthest neighbour (features apart)", f"{max(regional.distances):.2f}",
+                   help="Hamming distance: the features in which the two cases differ, a number counting the share "
+                        "of its range between them (see the Glossary).")
 else:  # a rule region has no query, so no distances
-    cols[3].metric("Share of the cases", f"{len(regional.members) / max(len(global_result.query_index), 1):.0%}")
-st.markdown(plain(reporting.describe_regional(regional, undesirable=task.undesirable)))
+    share = len(regional.members) / max(len(global_result.query_index), 1)
+    cols[3].metric("Share of the cases", reporting.format_share(share, decimals=1 if share < 0.1 else 0))
+if small:
+    st.warning(plain(small))
+lead = "" if small else lead_reading(regional.importance, task)
+if lead:
+    st.markdown(f"**{plain(lead.replace('the ways out', 'the ways out of this region', 1))}**")
+st.markdown(plain(reporting.describe_regional(regional, undesirable=(task.undesirable_words,))))
 if regional.neighbour_ties:
     st.caption(plain(reporting.describe_neighbour_ties(regional)))
 show_notes(analysis, *regional.importance.notes)

@@ -72,7 +72,7 @@ def tau_section(analysis: Analysis) -> None:
     all_zero = reporting.describe_all_zero(result)
     if all_zero:
         st.warning(plain(all_zero))
-    st.caption(plain(reporting.describe_global(result, undesirable=task.undesirable)))
+    st.caption(plain(reporting.describe_global(result, undesirable=(task.undesirable_words,))))
 
     if task.continuous_names:
         st.subheader("τ sweep")

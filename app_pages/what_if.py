@@ -26,7 +26,7 @@ st.title("What-if editor")
 analysis = require_analysis()
 settings_strip(analysis)
 task, model = analysis.task, analysis.model
-undesirable = " / ".join(map(str, task.undesirable))
+undesirable = task.undesirable_words
 rows = task.frame.index.to_numpy()
 factuals = set(int(r) for r in analysis.pool)
 s = st.session_state
@@ -58,7 +58,7 @@ with st.container(border=True):
     for j, f in enumerate(task.features):
         col = columns[j % 4]
         help_text = "Immutable: a counterfactual never changes it, so it cannot be edited here." if f.immutable else None
-        title = plain(f.label) + (" 🔒" if f.immutable else "") + (" ✎" if f.name in edits else "")
+        title = plain(reporting.header(f)) + (" 🔒" if f.immutable else "") + (" ✎" if f.name in edits else "")
         if f.is_continuous:
             low, high = analysis.explainer.feature_range(f.name)
             if f.integer:
@@ -70,11 +70,10 @@ with st.container(border=True):
                                  key=editor.widget(f.name), disabled=f.immutable, on_change=editor.edit(task, f.name), help=help_text)
         else:
             col.selectbox(title, list(f.categories), key=editor.widget(f.name), disabled=f.immutable,
-                          on_change=editor.edit(task, f.name), help=help_text)
+                          on_change=editor.edit(task, f.name), help=help_text, format_func=f.level_label)
 if edits:
     changes = ", ".join(
-        f"{task.feature(n).label} ({reporting.format_number(task.frame.loc[row, n]) if task.feature(n).is_continuous else task.frame.loc[row, n]}"
-        f" → {reporting.format_number(v) if task.feature(n).is_continuous else v})"
+        f"{task.feature(n).label} ({task.feature(n).format_value(task.frame.loc[row, n])} → {task.feature(n).format_value(v)})"
         for n, v in edits.items()
     )
     st.markdown(f"**Edited from row {row}:** {plain(changes)}")
@@ -91,21 +90,20 @@ original = cache.what_if(analysis.explainer, analysis.store_id, row, "{}") if ed
 cols = st.columns(3)
 points = round(100 * (result.probability - original.probability))
 cols[0].metric(
-    "P(undesirable)", f"{result.probability:.0%}",
+    reporting.probability_label(task), f"{result.probability:.0%}",
     delta=None if not edits else (f"{points:+d} points from row {row}" if points else f"as row {row}"),
     delta_color="inverse" if points else "off", delta_arrow="auto" if points else "off",
 )
-cols[1].metric("Prediction", undesirable if result.predicted_undesirable else f"not {undesirable}")
+cols[1].metric("Prediction", undesirable if result.predicted_undesirable else task.desirable_words)
 if result.counterfactuals is None:
     cols[2].metric("Minimal counterfactuals", "none needed")
-    st.success(plain(f"The model predicts this case not {undesirable}: there is nothing to change, so no "
+    st.success(plain(f"The model predicts this case {task.desirable_words}, not {undesirable}: there is nothing to change, so no "
                      "counterfactual is searched."))
 else:
     cols[2].metric("Minimal counterfactuals", f"{result.n_valid} of {analysis.explainer.n_cf} requested",
                    help="Distinct and valid; fewer than requested means the model offers only so many smallest ways out.")
     table, changed = reporting.counterfactual_table(task, model, result.counterfactuals, result.query_id)
-    labels = {"factual": "this case"}
-    highlighted_counterfactuals(task, table.rename(index=labels), changed.rename(index=labels), edited=result.edited)
+    highlighted_counterfactuals(task, table, changed, edited=result.edited)
     st.caption(
         "The first line is this case" + (" (edited cells in blue)" if result.edited else "") + "; each further line "
         "is a smallest change the generator found that the model predicts differently, changed cells in yellow. "

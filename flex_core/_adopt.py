@@ -11,7 +11,7 @@ __all__ = ["adopt_model"]
 
 
 def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name,
-                constraints=()):
+                constraints=(), dictionary=None):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
     from .models._adapter import model_schema
@@ -68,6 +68,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
         allowed=allowed,
         ordinal_orders=ordinal_orders,
         constraints=constraints or (),
+        dictionary=dictionary,
         name=name,
         notes=notes,
         source="python",

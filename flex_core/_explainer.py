@@ -72,6 +72,12 @@ class FlexExplainer:
     constraints : sequence of str, optional
         Constraints between features, one expression each (``"cf.loan_amount <= 4 * cf.income_annum"``;
         the language is in docs/constraints.md), held by every counterfactual.
+    name : str
+        The data's name in reports.
+    dictionary : path, TOML text or mapping, optional
+        The expert's words for the features and the outcome (display names, units, number
+        formats, currencies, level words; the file format is in docs/data-dictionary.md): every
+        label and reading uses them.
 
     Attributes
     ----------
@@ -112,11 +118,13 @@ class FlexExplainer:
         ordinal_orders: Mapping[str, Sequence] | None = None,
         constraints: Sequence[str] | None = None,
         name: str = "notebook data",
+        dictionary=None,
     ):
         made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before anything runs
         task, fitted = adopt_model(
             model, X, undesired=undesired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
             allowed=allowed, ordinal_orders=ordinal_orders, name=name, constraints=constraints or (),
+            dictionary=dictionary,
         )
         self._assemble(task, fitted, seed=seed, generator=made, n_cf=n_cf, refine=refine, cache_dir=cache_dir,
                        y_given=y is not None)
@@ -135,17 +143,20 @@ class FlexExplainer:
         cache_dir: str | Path | None = None,
         fit_options: Mapping | None = None,
         model_name: str | None = None,
+        dictionary=None,
     ) -> FlexExplainer:
         """The pipeline on a :class:`~flex_core.TaskSpec` (what the CLI, the app and the reproduction build).
 
         ``model`` is a :class:`~flex_core.FittedModel`; a name from ``flex_core.models.MODELS``,
         trained here with ``seed`` and ``fit_options`` (``encoding``, ``cv_folds``, ``cv_rows``,
         ``progress``); or a classifier fitted elsewhere (named ``model_name``), explained on the
-        task's columns it takes.
+        task's columns it takes. ``dictionary`` (a TOML path, TOML text or a mapping) replaces the task's words.
         """
         from .models import FittedModel, fit_model, from_file_estimator
 
         made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before training
+        if dictionary is not None:
+            task = task.with_dictionary(dictionary)
         if isinstance(model, str):
             model = fit_model(task, model=model, seed=seed, **dict(fit_options or {}))
         elif not isinstance(model, FittedModel):
@@ -554,6 +565,7 @@ class FlexExplainer:
             "bounds": {f.name: list(f.bounds) for f in task.features if f.bounds is not None},
             "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
             "constraints": task.rule_texts,
+            "dictionary": task.dictionary.to_dict() if task.dictionary is not None else None,
         }
 
     def save(self, directory: str | Path, *, view: Mapping | None = None) -> Path:

@@ -83,6 +83,7 @@ def read_project(directory: Path, settings: dict) -> tuple[object, pd.DataFrame,
         allowed=settings.get("allowed") or None,
         ordinal_orders=settings.get("ordinal_orders") or None,
         constraints=settings.get("constraints") or None,
+        dictionary=settings.get("dictionary") or None,
         name=settings.get("name", directory.name),
     )
     return load_model(directory / PROJECT_FILES["model"]), frame.drop(columns=[target]), adopted

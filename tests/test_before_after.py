@@ -74,6 +74,24 @@ def page_numbers(name: str) -> dict:
     }
 
 
+#: What the data dictionary (issue 35) changed on purpose and no number depends on: labels, sentences, and the
+#: data's fingerprint (a cache key that now covers the words, so results cached with other labels are not reused).
+WORD_KEYS = {"label", "notes", "rule_text", "data_fingerprint"}
+
+
+def _numbers_only(out):
+    """The CLI's JSON less :data:`WORD_KEYS`, at every depth."""
+    if isinstance(out, dict):
+        return {k: _numbers_only(v) for k, v in out.items() if k not in WORD_KEYS}
+    if isinstance(out, list):
+        return [_numbers_only(v) for v in out]
+    return out
+
+
+def _same_json(name: str, level: str, *extra: str) -> None:
+    assert _numbers_only(ba.cli_json(name, level, *extra)) == _numbers_only(BEFORE[name][f"cli_{level}"])
+
+
 def _same(name: str, now: dict) -> None:
     before = {k: v for k, v in BEFORE[name].items() if not k.startswith("cli_")}
     assert set(now) == set(before)
@@ -87,16 +105,16 @@ def test_the_pages_numbers_on_builtin_data_are_unchanged(shelf):
 
 @pytest.mark.slow
 def test_the_clis_json_on_builtin_data_is_unchanged():
-    assert ba.cli_json("builtin", "global") == BEFORE["builtin"]["cli_global"]
-    assert ba.cli_json("builtin", "regional", "--neighbours", str(ba.K)) == BEFORE["builtin"]["cli_regional"]
+    _same_json("builtin", "global")
+    _same_json("builtin", "regional", "--neighbours", str(ba.K))
 
 
 @pytest.mark.slow
 def test_the_pages_numbers_and_the_clis_json_on_loan_are_unchanged(shelf):
     paper_file("loan_approval_dataset.csv")  # skips without the paper's data
     _same("loan", page_numbers("loan"))
-    assert ba.cli_json("loan", "global") == BEFORE["loan"]["cli_global"]
-    assert ba.cli_json("loan", "regional", "--neighbours", str(ba.K)) == BEFORE["loan"]["cli_regional"]
+    _same_json("loan", "global")
+    _same_json("loan", "regional", "--neighbours", str(ba.K))
 
 
 @pytest.mark.slow  # both paper datasets, two generators, SHAP and LIME: about 20 s

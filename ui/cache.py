@@ -174,6 +174,7 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
             missing=source.get("missing", "drop"),
             name=source.get("filename") or None,
             max_bytes=limit,
+            dictionary=source["dictionary"].encode() if source.get("dictionary") else None,  # an upload: text, not a path
         )
     raise fc.ConfigError(f"Unknown dataset source {kind!r}.")
 

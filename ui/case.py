@@ -36,3 +36,11 @@ def case_counterfactuals(analysis: Analysis, row: int) -> CaseCounterfactuals:
     return CaseCounterfactuals(table=table, changed=changed, before=float(table["P(undesirable)"].iloc[0]),
                                n_valid=int(valid.sum()), after_mean=None if after.empty else float(after.mean()),
                                most_changed=most)
+
+
+def shown_row(chosen, pool: list[int], default: int) -> int:
+    """The case the Counterfactuals page shows: the one chosen in its list when that is still a factual, else ``default``.
+
+    Read before the list is drawn, so the case's counterfactuals exist when the list labels each row.
+    """
+    return chosen if chosen in set(pool) else default

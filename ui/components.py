@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -85,8 +87,13 @@ def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
 
 
 def labelled(frame, task: fc.TaskSpec):
-    """``frame`` with feature columns named by their labels (``no of dependents``, not ``no_of_dependents``)."""
-    return frame.rename(columns={f.name: f.label for f in task.features})
+    """``frame`` with feature columns named by their labels ("Dependants", not ``no_of_dependents``) and the levels
+    of a feature in the data dictionary's words ("under 1 year", not "Below 1yr"); numbers stay numbers."""
+    worded = frame.copy()
+    for f in task.features:
+        if not f.is_continuous and f.name in worded.columns and f.words.levels:
+            worded[f.name] = worded[f.name].map(f.level_label)
+    return worded.rename(columns={f.name: f.label for f in task.features})
 
 
 def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:
@@ -217,20 +224,24 @@ def evaluation_caption(model: fc.FittedModel) -> str:
                 "accuracy has to beat.")
     note = " " + m["note"] if m.get("note") else ""
     if model.trained_here:
-        return (f"Row 1: mean over {reporting.plural(m.get('cv_folds', 0), 'cross-validation fold')} of the training part "
-                f"({m.get('train_rows', 0):,} rows); row 2: the held-out test part ({m.get('test_rows', 0):,} rows). "
-                f"Encoding: {model.encoding}. " + baseline + note)
+        test = f"the held-out test part ({m.get('test_rows', 0):,} rows)"
+        lines = (f"Row 1: mean over {reporting.plural(m['cv_folds'], 'cross-validation fold')} of the training part "
+                 f"({m.get('train_rows', 0):,} rows); row 2: {test}. ") if m.get("cv_folds") else f"Measured on {test}. "
+        return lines + f"Encoding: {model.encoding}. " + baseline + note
     if "test_accuracy" not in m:
         return "A model trained elsewhere, without outcomes to score it against."
-    return f"A model trained elsewhere; row 2 is measured on {m['evaluated_on']}. " + baseline + note
+    # One line only (no cross-validation of a model fitted elsewhere): name what it was measured on, not a "row 2".
+    return f"A model trained elsewhere, measured on {m['evaluated_on']}. " + baseline + note
 
 
 def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=()) -> None:
     """A case and its counterfactuals with changed cells in yellow and the case's edited cells in blue; features
-    under their labels, as in the charts, and numbers as people write them (8,200,000; 0.4512)."""
-    labels = {f.name: f.label for f in task.features}
-    table, changed = labelled(table, task), labelled(changed, task)
-    edited = {labels.get(name, name) for name in edited}
+    under their labels with their units, as in the charts, numbers as the dictionary writes them (8,200,000;
+    453, not 453.00) and levels in its words; the probability as "P(Rejected)"."""
+    headers = {f.name: reporting.header(f) for f in task.features}
+    table = reporting.display_case_table(task, table)
+    changed = changed.rename(columns=headers, index={"factual": "this case"})
+    edited = {headers.get(name, name) for name in edited}
 
     def style(frame):
         marks = changed.reindex(index=frame.index, columns=frame.columns, fill_value=False)
@@ -239,6 +250,6 @@ def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=())
             out.loc[frame.index[0], name] = "background-color: #bfdbfe; font-weight: 600"
         return out
 
-    formats = {f.label: reporting.format_number for f in task.features if f.is_continuous}
-    styled = table.style.apply(style, axis=None).format({**formats, "P(undesirable)": "{:.2f}"})
+    formats = {reporting.header(f): partial(f.format_value, bare=True) for f in task.features}
+    styled = table.style.apply(style, axis=None).format({**formats, reporting.probability_label(task): "{:.2f}"})
     st.dataframe(styled, width="stretch", height="content")  # sized to its rows: a fixed height hid the last ones

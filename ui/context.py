@@ -179,17 +179,18 @@ def require_analysis() -> Analysis:
         st.warning(plain(
             f"{'Saved region' if len(dropped) == 1 else 'Saved regions'} {', '.join(dropped)} "
             f"{'was' if len(dropped) == 1 else 'were'} removed: their query is no longer predicted "
-            f"{' / '.join(map(str, analysis.task.undesirable))} under the current model and settings."
+            f"{analysis.task.undesirable_words} under the current model and settings."
         ))
     return analysis
 
 
 def show_notes(analysis: Analysis, *notes: str) -> None:
-    """Notes as info boxes, less the model-adequacy note that :func:`require_analysis` already shows as a warning."""
+    """Notes in one info box, a paragraph each (a box per note stacked three or four on a page), less the
+    model-adequacy note that :func:`require_analysis` already shows as a warning."""
     adequacy = fc.models.adequacy_note(analysis.model.metrics)
-    for note in dict.fromkeys(notes):
-        if note != adequacy:
-            st.info(plain(note))
+    kept = [note for note in dict.fromkeys(notes) if note != adequacy]
+    if kept:
+        st.info(plain("\n\n".join(kept)))
 
 
 def run_or_stop(fn, *args, **kwargs):

@@ -241,8 +241,10 @@ def factual_map_figure(
     meeting: Sequence[int] | None = None,
     criterion: str | None = None,
     title: str = "Factuals: click a dot to explore its region",
+    probability: str = "P(undesirable)",
 ) -> go.Figure:
-    """The factuals in 2-D, coloured by P(undesirable); the query and region members highlighted.
+    """The factuals in 2-D, coloured by P(undesirable) (named ``probability``, e.g. "P(Rejected)"); the query and
+    region members highlighted.
 
     With a query, a second panel zooms on the region, so the members and the query stay
     apart however close they sit on the whole map; it draws only them and the
@@ -263,7 +265,7 @@ def factual_map_figure(
     # Traces are plain dicts, put into the figure at the end without Plotly's validation: validating the
     # 1,600-dot traces took about 0.2 s on every click on the map (tests validate the figure instead).
     panel = {"frame": frame, "meets": meets, "faded": meeting is not None, "lookup": lookup, "region": region,
-             "query_row": query_row}
+             "query_row": query_row, "probability": probability}
     traces = _panel_traces(np.ones(len(frame), bool), 1 if has_query else None, **panel)
     _map_axes(fig, fmap)
     if query_row is not None:
@@ -302,7 +304,8 @@ def _map_axes(fig: go.Figure, fmap: FactualMap) -> None:
 
 
 def _panel_traces(rows_mask: np.ndarray, col: int | None, *, frame: pd.DataFrame, meets: np.ndarray, faded: bool,
-                  lookup: pd.DataFrame, region: list[int], query_row: int | None) -> list[dict]:
+                  lookup: pd.DataFrame, region: list[int], query_row: int | None,
+                  probability: str = "P(undesirable)") -> list[dict]:
     """One panel's traces: the factuals in ``rows_mask``, then the region's members and the query (when there are)."""
     part = frame[rows_mask]
     part_meets = meets[rows_mask]
@@ -324,12 +327,12 @@ def _panel_traces(rows_mask: np.ndarray, col: int | None, *, frame: pd.DataFrame
                 cmax=1.0,
                 showscale=main,
                 # The title sits beside the bar, not above it, where it ran into the "1" tick.
-                colorbar=dict(title=dict(text="P(undesirable)", side="right"), thickness=12, x=1.0, xpad=4),
+                colorbar=dict(title=dict(text=probability, side="right"), thickness=12, x=1.0, xpad=4),
                 opacity=[1.0 if m else 0.25 for m in part_meets],
                 line=dict(color=["#7f1d1d" if m and faded else "white" for m in part_meets],
                           width=[1.2 if m and faded else 0.5 for m in part_meets]),
             ),
-            hovertemplate="row %{customdata[0]}<br>P(undesirable) = %{marker.color:.2f}<extra></extra>",
+            hovertemplate="row %{customdata[0]}<br>" + probability + " = %{marker.color:.2f}<extra></extra>",
             showlegend=False,
         ),
         col,

@@ -50,8 +50,7 @@ def candidates(analysis: Analysis, where: fc.importance.Condition | None) -> np.
     """The factuals meeting ``where``; with none, one error saying to choose another value, and the page stops."""
     found = run_or_stop(analysis.explainer.factuals_meeting, where)
     if len(found) == 0:
-        undesirable = " / ".join(map(str, analysis.task.undesirable))
-        st.error(plain(f"No case predicted {undesirable} meets {where}; choose another value."))
+        st.error(plain(f"No case predicted {analysis.task.undesirable_words} meets {where}; choose another value."))
         st.stop()
     return found
 

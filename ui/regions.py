@@ -126,13 +126,14 @@ def _value_widgets(task, feature, op, column) -> object:
     key = f"w_rule_value_{feature.name}_{op}"
     if feature.kind == "categorical" or feature.is_ordinal:
         levels = list(feature.categories)
+        words = feature.level_label  # shown in the dictionary's words; the rule keeps the data's levels
         if op == "in":
-            return column.multiselect("Values", levels, key=key) or None
+            return column.multiselect("Values", levels, key=key, format_func=words) or None
         if op == "between":
             low, high = column.columns(2)
-            return [low.selectbox("From", levels, key=key + "_low"),
-                    high.selectbox("to", levels, index=len(levels) - 1, key=key + "_high")]
-        return column.selectbox("Value", levels, key=key)
+            return [low.selectbox("From", levels, key=key + "_low", format_func=words),
+                    high.selectbox("to", levels, index=len(levels) - 1, key=key + "_high", format_func=words)]
+        return column.selectbox("Value", levels, key=key, format_func=words)
     values = task.frame[feature.name].to_numpy(dtype=float)
     q1, median, q3 = (float(v) for v in np.nanquantile(values, [0.25, 0.5, 0.75]))
     if op == "between":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import streamlit as st
 
 import flex_core as fc
@@ -45,6 +46,30 @@ def _model_settings() -> dict:
                 cv_rows=int(s[S.CV_ROWS]))
 
 
+def single_value_columns(frame) -> dict[str, str]:
+    """Columns holding one value only (blanks aside), each with that value: none of them can be the outcome.
+
+    The CSV form names them, so a file whose outcome column lost a class is told so instead of the choice
+    falling silently on another column (which then trained a model on, say, ``zone``).
+    """
+    found = {}
+    for name in frame.columns:
+        values = frame[name].dropna().astype(str).str.strip().replace("", pd.NA).dropna().unique()
+        if len(values) == 1:
+            found[str(name)] = str(values[0])
+    return found
+
+
+def single_value_message(columns: dict[str, str], shown: int = 4) -> str:
+    """One message naming the columns of :func:`single_value_columns` (the first ``shown``) and what to fix."""
+    named = ", ".join(f"{name!r} ({value!r})" for name, value in list(columns.items())[:shown])
+    more = f" and {len(columns) - shown} more" if len(columns) > shown else ""
+    subject = (f"Column {named} holds one value only, so it cannot" if len(columns) == 1 else
+               f"Columns {named}{more} hold one value only, so none of them can")
+    return (f"{subject} be the outcome: a classifier needs rows of two outcomes. If the outcome is there, add the "
+            "rows with the other outcome and upload the file again; otherwise choose the outcome column below.")
+
+
 def _csv_form() -> None:
     limit = cache.max_file_bytes()
     upload = st.file_uploader("CSV file", type=["csv", "tsv", "txt"], key="sb_csv_file",
@@ -65,8 +90,15 @@ def _csv_form() -> None:
     except fc.FlexError as exc:
         st.error(plain(exc))
         return
-    target = st.selectbox("Target column (the outcome)", outcomes, key="sb_csv_target",
+    # A column of one value may be the outcome that lost a class: name it, and pick nothing in its place.
+    single = single_value_columns(frame)
+    if single:
+        st.error(plain(single_value_message(single)))
+    target = st.selectbox("Target column (the outcome)", outcomes, key="sb_csv_target", index=None if single else 0,
+                          placeholder="Choose the outcome column",
                           help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows.")
+    if target is None:
+        return
     values = sorted(frame[target].dropna().astype(str).unique().tolist())
     undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
     immutable = st.multiselect(
@@ -80,6 +112,9 @@ def _csv_form() -> None:
     ) if identifiers else []
     missing = st.radio("Rows with missing or unreadable values", ("drop", "impute"), key="sb_csv_missing",
                        horizontal=True, help="Text in a number column and infinite values count as missing.")
+    words = st.file_uploader("Data dictionary (optional)", type=["toml"], key="sb_csv_dictionary",
+                             help="A TOML file with the features' display names, units, formats, currencies and level "
+                                  "words and the outcome's words (see docs/data-dictionary.md).")
     if st.button("Load CSV", key="sb_csv_load", type="primary"):
         if not undesirable:
             st.error("Pick at least one undesirable outcome value before loading.")
@@ -87,6 +122,12 @@ def _csv_form() -> None:
         source = {"kind": "csv", "data": data, "filename": upload.name, "target": target,
                   "undesirable": undesirable, "immutable": immutable, "use_identifiers": use_identifiers,
                   "missing": missing}
+        if words is not None:
+            try:
+                source["dictionary"] = words.getvalue().decode("utf-8")
+            except UnicodeDecodeError:
+                st.error("The data dictionary is not UTF-8 text: save the TOML file as UTF-8. The previous dataset stays active.")
+                return
         activate(source, **_model_settings())
 
 
@@ -178,7 +219,8 @@ def _parse_optional_number(setting: str, text: str):
 
 
 #: How the validity settings read (see flex_core/counterfactuals/_validity.py).
-VALIDITY_NOTE = ("A counterfactual counts when P(undesirable) < 0.5 − margin, and still does with every changed number "
+VALIDITY_NOTE = ("A counterfactual counts when the model's probability of the undesirable outcome is below 0.5 − margin, "
+                 "and still is with every changed number "
                  "moved radius × its range back toward the case's value. Margin 0 and radius 0 is the paper's setting "
                  "(P < 0.5); a tie at 0.5 never counts.")
 
@@ -322,7 +364,7 @@ def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
     dataset_slot.caption(
         f"Active: **{plain(task.name)}** — "
         + plain(f"{reporting.plural(len(task.frame), 'row')}, {reporting.plural(len(task.features), 'feature')}, "
-                f"{_predicted(analysis)} {' / '.join(map(str, task.undesirable))}."
+                f"{_predicted(analysis)} {task.undesirable_words}."
                 + multiclass_note(analysis.model))
     )
     left, right = metrics_slot.columns(2)

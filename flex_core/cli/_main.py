@@ -144,6 +144,9 @@ def _add_data_arguments(common: argparse.ArgumentParser) -> None:
                       help="rows with missing values (also text cells in a number column and infinite values)")
     data.add_argument("--use-identifier", action="append",
                       help="use these identifier-like columns (all values unique) as features (CSV only)")
+    data.add_argument("--dictionary", metavar="FILE",
+                      help="data dictionary (TOML): display names, units, number formats, currencies, level and outcome "
+                           "words; loan: and accidents: data use the shipped one without it")
     act = common.add_argument_group("actionability constraints (repeatable; any data)")
     act.add_argument("--monotone", action="append", default=[], help="FEATURE=increase|decrease (continuous or ordinal)")
     act.add_argument("--range", action="append", default=[], dest="bounds", help="FEATURE=LO:HI permitted range (either end may be empty)")
@@ -380,6 +383,7 @@ def run(args) -> dict:
         kinds=_pairs(args.kind, "--kind"),
         missing=args.missing,
         use_identifiers=_split(args.use_identifier),
+        dictionary=args.dictionary,
         **parse_constraints(args),
     )
     tau = check_against_data(args, task)

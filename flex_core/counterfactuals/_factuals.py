@@ -93,17 +93,18 @@ def select_factuals(task: TaskSpec, model: FittedModel, rule: Validity) -> tuple
     return index[kept], selection
 
 
-def selection_note(selection: dict) -> str | None:
-    """One sentence on the candidate cases left out (None when none were)."""
+def selection_note(selection: dict, undesirable: str = "undesirable") -> str | None:
+    """One sentence on the candidate cases left out (None when none were); ``undesirable`` names the outcome
+    in the data's words ("P(Rejected)")."""
     borderline, memorised = selection["borderline"], selection["memorised"]
     if not borderline and not memorised:
         return None
     parts = []
     if borderline:
-        parts.append(f"{borderline:,} as borderline (P(undesirable) at most 0.5 + {selection['margin']:g})")
+        parts.append(f"{borderline:,} as borderline (P({undesirable}) at most 0.5 + {selection['margin']:g})")
     if memorised:
         parts.append(f"{memorised:,} as memorised (the trees that did not train on the row do not reject it "
                      "with that margin)")
-    return (f"Of the {selection['candidates']:,} cases the model rejects, {' and '.join(parts)} were left out as "
+    return (f"Of the {selection['candidates']:,} cases the model predicts {undesirable}, {' and '.join(parts)} were left out as "
             "factuals: a way out of them would be the model's noise (the paper's setting, margin 0 and radius 0, "
             "keeps them).")

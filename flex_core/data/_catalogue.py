@@ -16,6 +16,7 @@ import pandas as pd
 
 from .._errors import ConfigError, DataError
 from ._columns import mostly_numeric
+from ._dictionary import shipped_dictionary
 from ._read import MAX_FILE_BYTES, read_csv, read_notes
 from ._task import TaskSpec, make_task
 
@@ -148,6 +149,7 @@ def load_csv(
     missing: Literal["drop", "impute"] = "drop",
     name: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    dictionary=None,
     **constraints,
 ) -> TaskSpec:
     """A task from any CSV: kinds are inferred from the column types and can be overridden.
@@ -155,7 +157,8 @@ def load_csv(
     Without ``features``, every column but the target is a feature except identifier
     columns (see :func:`identifier_columns`), which are left out with a note unless
     named in ``use_identifiers``. What reading the file guessed (delimiter,
-    encoding) is in the task's ``notes``.
+    encoding) is in the task's ``notes``. ``dictionary`` (a TOML path, TOML text or a mapping) gives
+    the features and the outcome the expert's words.
     ``constraints`` are :func:`make_task`'s ``monotone``, ``bounds``, ``allowed``, ``ordinal_orders`` and
     ``constraints`` (between features).
     """
@@ -184,14 +187,28 @@ def load_csv(
         immutable=immutable,
         **constraints,
         missing=missing,
+        dictionary=dictionary,
         name=label,
         notes=notes,
         source=_source_label("csv", source),
     )
 
 
-def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
-    """The Kaggle loan-approval file: strip padded names and values, drop ``loan_id``, undesirable = Rejected."""
+#: The ``dictionary`` default of the paper's and the built-in loaders: the dictionary shipped for that dataset.
+SHIPPED = "shipped"
+
+
+def _dictionary(given, kind: str):
+    """``given``, or the dictionary shipped for ``kind`` when ``given`` is :data:`SHIPPED` (None: no dictionary)."""
+    return shipped_dictionary(kind) if isinstance(given, str) and given == SHIPPED else given
+
+
+def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES, dictionary=SHIPPED) -> TaskSpec:
+    """The Kaggle loan-approval file: strip padded names and values, drop ``loan_id``, undesirable = Rejected.
+
+    ``dictionary``: the shipped words (display names, rupees, years, "Rejected" / "Approved") by default,
+    another dictionary (a TOML path, TOML text or a mapping), or None for the tidied column names.
+    """
     frame = read_csv(source, max_bytes=max_bytes, skipinitialspace=True)
     frame = frame.apply(lambda c: c.str.strip() if c.dtype == object else c)
     if "loan_status" not in frame.columns:
@@ -203,19 +220,23 @@ def load_loan(source, *, max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
         target="loan_status",
         undesirable=("Rejected",),
         kinds={c: "categorical" for c in ("education", "self_employed") if c in frame.columns},
+        dictionary=_dictionary(dictionary, "loan"),
         name="loan approval",
-        description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; undesirable = Rejected.",
+        description="Kaggle loan-approval data: 2 categorical and 9 numeric applicant features; the outcome explained: "
+                    "Rejected.",
         notes=[*read_notes(frame), "Stripped padded column names and values; dropped the identifier loan_id."],
         source=_source_label("loan", source),
     )
 
 
-def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_bytes: int = MAX_FILE_BYTES) -> TaskSpec:
+def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_bytes: int = MAX_FILE_BYTES,
+                   dictionary=SHIPPED) -> TaskSpec:
     """The Addis Ababa road-traffic-accident file with the paper's 11 categorical features.
 
     Undesirable = Serious or Fatal injury; driver age band and sex are immutable.
     Rows with a missing value (empty cell or ``na``) are dropped by default,
-    or imputed with ``missing="impute"``; the count is recorded in ``notes``.
+    or imputed with ``missing="impute"``; the count is recorded in ``notes``. ``dictionary`` as for
+    :func:`load_loan` (the shipped one says "Serious or fatal injury", "Driving experience", ...).
     """
     frame = read_csv(source, max_bytes=max_bytes)
     needed = [c for c in (*ACCIDENT_FEATURES, "Accident_severity") if c not in frame.columns]
@@ -230,9 +251,10 @@ def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_b
         ordinal_orders={c: order for c, order in ACCIDENT_ORDERS.items() if c in ACCIDENT_FEATURES},
         immutable=ACCIDENT_IMMUTABLE,
         missing=missing,
+        dictionary=_dictionary(dictionary, "accidents"),
         name="road traffic accidents",
         notes=read_notes(frame),
-        description="Addis Ababa road traffic accidents 2017-2020; undesirable = Serious or Fatal injury.",
+        description="Addis Ababa road traffic accidents 2017-2020; the outcome explained: Serious or Fatal injury.",
         source=_source_label("accidents", source),
     )
 
@@ -257,7 +279,7 @@ def _toy2d(seed: int) -> TaskSpec:
         frame,
         target="Accident_severity",
         undesirable="Severe",
-        display_names={"vehicle_speed": "Vehicle speed (km/h)", "visibility": "Visibility (0-1)"},
+        dictionary=shipped_dictionary("toy2d"),
         name="toy2d",
         description="The paper's Fig. 2 toy: 600 accidents, severity from vehicle speed and visibility.",
         source="builtin:toy2d",
@@ -293,16 +315,17 @@ def _synthetic_regional(seed: int) -> TaskSpec:
         target="severity",
         undesirable="Severe",
         immutable=("road_type", "driver_age_band"),
+        dictionary=shipped_dictionary("synthetic-regional"),
         name="synthetic-regional",
         description=SYNTHETIC_GROUND_TRUTH,
         source="builtin:synthetic-regional",
     )
 
 
-SYNTHETIC_GROUND_TRUTH = (
-    "Generated: severe when speed > 80 (the global driver) or when the road is rural and it is dark "
-    "(lighting: a driver only inside the region road_type = rural). road_type and driver_age_band are "
-    "immutable; noise_continuous and noise_categorical are pure noise; 3% label noise."
+SYNTHETIC_GROUND_TRUTH = (  # in the words its shipped dictionary gives the features
+    "Generated: severe when the speed is over 80 km/h (the global driver) or when the road is rural and it is dark "
+    "(lighting: a driver only inside the region Road type = rural). Road type and Driver's age cannot change; "
+    "Noise (number) and Noise (category) are pure noise; 3% label noise."
 )
 
 
@@ -330,13 +353,17 @@ BUILTIN_DATASETS = {
 }
 
 
-def load_builtin(name: str, *, seed: int = 0) -> TaskSpec:
-    """One of the built-in datasets (``toy2d``, ``synthetic-regional``, ``breast-cancer``)."""
+def load_builtin(name: str, *, seed: int = 0, dictionary=SHIPPED) -> TaskSpec:
+    """One of the built-in datasets (``toy2d``, ``synthetic-regional``, ``breast-cancer``).
+
+    ``dictionary`` as for :func:`load_loan`: toy2d and synthetic-regional ship one (km/h, "Severe" / "Slight").
+    """
     try:
         build = BUILTIN_DATASETS[name]
     except KeyError:
         raise ConfigError(f"Unknown built-in dataset {name!r}; choose one of {', '.join(BUILTIN_DATASETS)}.") from None
-    return build(seed)
+    task = build(seed)
+    return task if isinstance(dictionary, str) and dictionary == SHIPPED else task.with_dictionary(dictionary)
 
 
 def load_dataset(
@@ -353,13 +380,24 @@ def load_dataset(
     allowed: Mapping[str, Iterable] | None = None,
     ordinal_orders: Mapping[str, Sequence] | None = None,
     constraints: Sequence[str] = (),
+    dictionary=None,
 ) -> TaskSpec:
     """Resolve a ``--data`` string: ``builtin:NAME``, ``loan:PATH``, ``accidents:PATH`` or a CSV path.
 
     Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``, and ``constraints`` between
     features, as :func:`make_task` takes them) apply to any data; an order given here replaces an
-    adapter's order of that feature.
+    adapter's order of that feature. ``dictionary`` (a TOML path, TOML text or a mapping) replaces the words
+    shipped for a built-in or paper dataset, and gives a CSV its words.
     """
+    task = _load_spec(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing,
+                      use_identifiers=use_identifiers, monotone=monotone, bounds=bounds, allowed=allowed,
+                      ordinal_orders=ordinal_orders, constraints=constraints)
+    return task if dictionary is None else task.with_dictionary(dictionary)
+
+
+def _load_spec(spec, *, target, undesirable, immutable, kinds, missing, use_identifiers, monotone, bounds, allowed,
+               ordinal_orders, constraints) -> TaskSpec:
+    """:func:`load_dataset` before a dictionary is applied."""
     given: dict[str, Mapping | None] = {"monotone": monotone, "bounds": bounds, "allowed": allowed}
     options: dict[str, Any] = {k: dict(v) for k, v in given.items() if v}
     if constraints:

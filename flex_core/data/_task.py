@@ -8,31 +8,32 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 1. :func:`_check_frame`: the frame has rows and columns.
 2. :func:`_check_target`, :func:`_undesirable_values`: the target column exists, at least one undesirable value is named.
 3. :func:`_feature_columns`: the features exist and do not include the target.
-4. :func:`_check_named_features`, :func:`_check_kind_names`: every feature a kind, order, constraint or
-   immutability names is one of them, and every kind is one of :data:`KINDS`.
-5. :func:`_blank_missing_markers`, :func:`_drop_empty_columns`: "na"-like text is missing; empty features are dropped.
-6. :func:`_drop_rows_without_target`, :func:`_resolve_undesirable`: two outcomes remain, the undesirable one among them.
-7. :func:`_resolve_kinds`: each feature's kind, its cells read as numbers or as text.
-8. :func:`_handle_missing`: rows with a missing feature value dropped or imputed, and counted.
-9. :func:`_build_features` (with :func:`_ordered_levels`), :func:`_with_constraints`, :func:`_check_some_mutable`:
-   the :class:`Feature` list; then the constraints between features, parsed against it (:mod:`.rules`).
-10. :func:`_fingerprint`: a content hash for cache keys.
+4.-8. in ``_rows.py`` (``Rules.checked``, then ``clean_rows``): every feature a kind, order, constraint or
+   immutability names is one of them and every kind is one of ``KINDS``; "na"-like text is missing and empty
+   features are dropped; two outcomes remain, the undesirable one among them; each feature's kind, its cells read
+   as numbers or as text; rows with a missing feature value dropped or imputed, and counted.
+9. :func:`_features`: :func:`_build_features` (with ``_constraints.ordered_levels``), ``_constraints.with_constraints``,
+   :func:`_check_some_mutable`, then ``_dictionary.apply_dictionary`` (the data dictionary's words, checked against
+   the features): the :class:`Feature` list; then the constraints between features,
+   parsed against it (:mod:`.rules`).
+10. :func:`_fingerprint`: a content hash for cache keys (the outcome's words included).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, cast
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from ._actions import DIRECTIONS, with_actions
-from ._columns import KINDS, Kind, as_category_text, as_numbers, category_text, infer_kind, mostly_numeric
-from ._read import MISSING_MARKERS
+from ._columns import Kind
+from ._constraints import DIRECTIONS, ordered_levels, with_constraints
+from ._dictionary import DataDictionary, FeatureWords, apply_dictionary, tidy_name
+from ._rows import Rules, clean_rows
 from .rules import Constraint, parse_constraints
 
 __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
@@ -41,13 +42,15 @@ __all__ = ["Feature", "TaskSpec", "make_task", "DIRECTIONS"]
 REPEATED_CONSTRAINT_NOTE = "A constraint between features given more than once is kept once."
 
 
-
 @dataclass(frozen=True)
 class Feature:
     """One input feature of a task.
 
     ``categories`` lists the levels of a categorical or ordinal feature (for an
-    ordinal one, in their order) and is ``None`` for a continuous one.
+    ordinal one, in their order) and is ``None`` for a continuous one. ``words`` are the data
+    dictionary's display name, unit, number format, currency and level words (see
+    :mod:`flex_core.data._dictionary`); :attr:`label`, :meth:`format_value` and :meth:`level_label`
+    use them.
     """
 
     name: str
@@ -62,10 +65,30 @@ class Feature:
     bounds: tuple | None = None
     #: Levels a categorical or ordinal feature may change to (None: all of them).
     allowed: tuple | None = None
+    words: FeatureWords = field(default_factory=FeatureWords)
 
     @property
     def label(self) -> str:
-        return self.display_name or self.name.replace("_", " ")
+        """The display name: the dictionary's or one given, else the column name tidied ("cibil_score" -> "Cibil score")."""
+        return self.display_name or self.words.name or tidy_name(self.name)
+
+    @property
+    def unit(self) -> str:
+        """The dictionary's unit of a number ("months"), its currency ("₹") when it has none, else ""."""
+        return self.words.unit or self.words.currency
+
+    def format_value(self, value, *, bare: bool = False) -> str:
+        """A value as the reader knows it: a number with its currency, format and unit, a level in its words.
+
+        ``bare``: a number without its currency and unit (a table's header names them).
+        """
+        if self.is_continuous:
+            return self.words.number(value, integer=self.integer, bare=bare)
+        return self.level_label(value)
+
+    def level_label(self, level) -> str:
+        """The dictionary's words for a level (the level itself without them)."""
+        return self.words.level(level)
 
     @property
     def levels(self) -> tuple:
@@ -115,12 +138,26 @@ class TaskSpec:
     raw_dtypes: Mapping[str, str] = field(default_factory=dict)
     #: Constraints between features (:mod:`.rules`), each checked against ``features``.
     rules: tuple[Constraint, ...] = ()
+    dictionary: DataDictionary | None = None
     _fingerprint: str = field(default="", repr=False)
 
     # -- views -------------------------------------------------------------------------
     @property
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
+
+    @property
+    def undesirable_words(self) -> str:
+        """The undesirable outcome as the dictionary says it ("Rejected"), else its values joined by "or"."""
+        given = self.dictionary.undesirable if self.dictionary else ""
+        return given or " or ".join(map(str, self.undesirable))
+
+    @property
+    def desirable_words(self) -> str:
+        """The other outcome as the dictionary says it ("Approved"), else the target's other values joined by "or"."""
+        given = self.dictionary.desirable if self.dictionary else ""
+        others = sorted({str(v) for v in pd.unique(self.frame[self.target])} - {str(v) for v in self.undesirable})
+        return given or " or ".join(others) or f"not {self.undesirable_words}"
 
     @property
     def X(self) -> pd.DataFrame:
@@ -256,6 +293,7 @@ class TaskSpec:
             # Names the task does not know go through, so make_task refuses them instead of dropping them silently.
             immutable=[n for n in immutable if n in set(names) or n not in self.feature_names],
             display_names={f.name: f.display_name for f in kept if f.display_name},
+            dictionary=self._kept_dictionary(names),
             name=self.name,
             description=self.description,
             notes=notes,
@@ -263,6 +301,23 @@ class TaskSpec:
             rows_in_file=self.rows_in_file,
             raw_dtypes=self.raw_dtypes,
         )
+
+    def _kept_dictionary(self, names: list[str]) -> DataDictionary | None:
+        """The task's dictionary without the features left out of ``names`` (so it still fits the new task)."""
+        if self.dictionary is None:
+            return None
+        return replace(self.dictionary, features=tuple((n, w) for n, w in self.dictionary.features if n in set(names)))
+
+    def with_dictionary(self, dictionary) -> TaskSpec:
+        """The same task in a dictionary's words (a DataDictionary, a TOML path, TOML text or a mapping), checked
+        against the features; None takes the words away. Its fingerprint changes, so cached results carry the labels."""
+        # A display name the old dictionary gave goes with it; one given otherwise (a built-in's) stays.
+        dictionary, features = apply_dictionary(
+            [replace(f, display_name="" if f.display_name == f.words.name else f.display_name) for f in self.features],
+            dictionary)
+        return replace(self, features=tuple(features), dictionary=dictionary,
+                       _fingerprint=_fingerprint(self.frame, self.target, self.undesirable, features, self.raw_dtypes,
+                                                 dictionary, self.rule_texts))
 
     def summary(self) -> dict:
         y = self.y
@@ -292,6 +347,7 @@ def make_task(
     allowed: Mapping[str, Iterable] | None = None,
     display_names: Mapping[str, str] | None = None,
     constraints: Sequence[str] = (),
+    dictionary=None,
     missing: Literal["drop", "impute"] = "drop",
     name: str = "custom",
     description: str = "",
@@ -300,14 +356,14 @@ def make_task(
     rows_in_file: int | None = None,
     raw_dtypes: Mapping[str, str] | None = None,
 ) -> TaskSpec:
-    """Validate a frame and build a :class:`TaskSpec`.
+    """Validate a frame and build a :class:`TaskSpec` (the steps are listed in this module's docstring).
 
     Parameters
     ----------
     frame : DataFrame of shape (n_rows, n_columns)
         Index is kept as each row's identity (its position in the input file).
     target : str
-        Column holding the outcome.
+        The outcome column.
     undesirable : value or sequence of values
         Target values that count as the undesirable outcome (e.g. ``"Rejected"``).
     features : sequence of str, optional
@@ -315,20 +371,23 @@ def make_task(
     kinds : mapping feature -> "categorical" | "continuous" | "ordinal", optional
         Overrides of the inferred kinds.
     ordinal_orders : mapping feature -> list, optional
-        Level order of ordinal features (default: sorted levels). A feature given an
-        order becomes ordinal.
+        Level order of ordinal features (default: sorted levels); a feature given an order becomes ordinal.
     immutable : sequence of str
         Features a counterfactual may not change.
     monotone : mapping feature -> "increase" | "decrease" | "either", optional
         The only way a counterfactual may move a continuous or ordinal feature.
     bounds : mapping feature -> (low, high), optional
-        Permitted range of a continuous feature's changed values (None for an open end).
-        A counterfactual keeps the factual's own value or moves inside the range.
+        Permitted range of a continuous feature's changed values (None for an open end): a counterfactual keeps the
+        factual's own value or moves inside it.
     allowed : mapping feature -> levels, optional
         Levels a categorical or ordinal feature may change to.
     constraints : sequence of str, optional
         Constraints between features, one expression each (``cf.loan_amount <= 5 * cf.income_annum``;
         the language is :mod:`flex_core.data.rules`'s), checked against the features built here.
+    display_names : mapping feature -> str, optional
+        Labels of some features (a dictionary's names win).
+    dictionary : path, TOML text or mapping, optional
+        The expert's words (names, units, formats, currencies, level and outcome words), checked against the features.
     missing : {"drop", "impute"}
         Rows with a missing feature value are dropped, or imputed (mode for categorical, median for continuous),
         counted in ``notes``. A missing target always drops the row, also counted.
@@ -337,81 +396,35 @@ def make_task(
         text values back in these types (see :meth:`flex_core.models.FittedModel.estimator_input`).
     """
     _check_frame(frame)
-    rows_in_file, notes = len(frame) if rows_in_file is None else rows_in_file, list(notes)
     _check_target(frame, target)
-    undesirable = _undesirable_values(undesirable)
-    feature_names = _feature_columns(frame, target, features)
-    rules = _Rules.checked(feature_names, kinds=kinds, immutable=immutable, ordinal_orders=ordinal_orders,
+    rows_in_file, notes = len(frame) if rows_in_file is None else rows_in_file, list(notes)
+    undesirable, feature_names = _undesirable_values(undesirable), _feature_columns(frame, target, features)
+    rules = Rules.checked(feature_names, kinds=kinds, immutable=immutable, ordinal_orders=ordinal_orders,
                            monotone=monotone, bounds=bounds, allowed=allowed)
     raw_dtypes = {c: str(frame[c].dtype) for c in feature_names} if raw_dtypes is None else dict(raw_dtypes)
-    df, feature_names, undesirable, resolved_kinds, seen_levels = _clean_rows(
+    df, feature_names, undesirable, resolved_kinds, seen_levels = clean_rows(
         frame, feature_names, target, undesirable, rules, missing=missing, notes=notes
     )
-    specs = _build_features(df, feature_names, resolved_kinds, seen_levels, rules.ordinal_orders, rules.immutable,
-                            dict(display_names or {}))
-    specs = [with_actions(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name)) for f in specs]
-    _check_some_mutable(specs)
-    between = _between(constraints, specs, notes)
+    dictionary, specs, between = _features(df, feature_names, resolved_kinds, seen_levels, rules, display_names,
+                                           dictionary, constraints, notes)
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
         notes=tuple(notes), source=source, rows_in_file=rows_in_file,
-        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names}, rules=between,
-        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes, [r.text for r in between]),
+        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names}, dictionary=dictionary, rules=between,
+        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes, dictionary, [r.text for r in between]),
     )
 
 
-@dataclass(frozen=True)
-class _Rules:
-    """What :func:`make_task` is told about named features: kinds, immutability, orders and constraints."""
-
-    kinds: dict
-    immutable: list
-    ordinal_orders: dict
-    monotone: dict
-    bounds: dict
-    allowed: dict
-
-    @classmethod
-    def checked(cls, feature_names: list[str], *, kinds, immutable, ordinal_orders, monotone, bounds, allowed) -> _Rules:
-        """The rules as plain containers, after refusing one that names a feature the task lacks or an unknown kind."""
-        rules = cls(dict(kinds or {}), list(immutable), dict(ordinal_orders or {}), dict(monotone or {}),
-                    dict(bounds or {}), dict(allowed or {}))
-        _check_named_features(
-            feature_names,
-            (
-                ("kind override", rules.kinds),
-                ("immutable feature", rules.immutable),
-                ("ordinal order", rules.ordinal_orders),
-                ("direction for feature", rules.monotone),
-                ("range for feature", rules.bounds),
-                ("allowed values for feature", rules.allowed),
-            ),
-        )
-        _check_kind_names(rules.kinds)
-        return rules
-
-    @property
-    def named(self) -> set:
-        """Every feature some rule names (kept even when its column is empty)."""
-        return {*self.kinds, *self.immutable, *self.ordinal_orders, *self.monotone, *self.bounds, *self.allowed}
-
-
-def _clean_rows(frame, feature_names, target, undesirable, rules: _Rules, *, missing, notes):
-    """The task's columns and rows, each step recorded in ``notes``.
-
-    Missing-value markers blanked, empty columns no setting names dropped, rows without a target dropped, the
-    undesirable values resolved, kinds resolved and missing values handled. Returns (frame, feature names,
-    undesirable values, kinds, levels seen per feature).
-    """
-    df = frame[feature_names + [target]].copy()
-    df = _blank_missing_markers(df)
-    feature_names = _drop_empty_columns(df, feature_names, rules.named, notes)
-    df = df[feature_names + [target]]
-    df = _drop_rows_without_target(df, target, notes)
-    undesirable = _resolve_undesirable(df, target, undesirable)
-    df, resolved_kinds, seen_levels = _resolve_kinds(df, feature_names, rules.kinds, rules.ordinal_orders, notes)
-    df = _handle_missing(df, feature_names, target, undesirable, resolved_kinds, missing, notes)
-    return df, feature_names, undesirable, resolved_kinds, seen_levels
+def _features(df, feature_names, kinds, seen_levels, rules: Rules, display_names, dictionary, constraints, notes):
+    """(the dictionary read, the :class:`Feature` list, the constraints between them): built, constrained, checked
+    that one may change, worded, and the constraints between features parsed against them."""
+    specs = _build_features(df, feature_names, kinds, seen_levels, rules.ordinal_orders, rules.immutable,
+                            dict(display_names or {}))
+    specs = [with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
+             for f in specs]
+    _check_some_mutable(specs)
+    dictionary, specs = apply_dictionary(specs, dictionary)
+    return dictionary, specs, _between(constraints, specs, notes)
 
 
 def _check_frame(frame) -> None:
@@ -453,161 +466,6 @@ def _feature_columns(frame: pd.DataFrame, target: str, features: Iterable[str] |
     return feature_names
 
 
-def _check_named_features(feature_names: list[str], named: Iterable[tuple[str, Iterable]]) -> None:
-    """Refuse the first setting (kind, immutability, order or constraint) that names a feature the task lacks."""
-    for label, names in named:
-        bad = [n for n in names if n not in feature_names]
-        if bad:
-            raise ConfigError(
-                f"Unknown {label}: {', '.join(map(str, bad))}; the features are: {', '.join(map(str, feature_names))}."
-            )
-
-
-def _check_kind_names(kinds: Mapping[str, str]) -> None:
-    """Refuse a kind override that is not one of :data:`KINDS`."""
-    bad_kinds = {n: k for n, k in kinds.items() if k not in KINDS}
-    if bad_kinds:
-        raise ConfigError(f"Unknown kind(s) {bad_kinds}; use one of {', '.join(KINDS)}.")
-
-
-def _blank_missing_markers(df: pd.DataFrame) -> pd.DataFrame:
-    """Text cells that only mean "missing" (see :data:`MISSING_MARKERS`, after stripping spaces) become NaN."""
-    for c in df.columns:
-        if df[c].dtype == object:
-            stripped = df[c].map(lambda v: v.strip() if isinstance(v, str) else v)
-            df[c] = stripped.mask(stripped.isin(MISSING_MARKERS))
-    return df
-
-
-def _drop_empty_columns(df: pd.DataFrame, feature_names: list[str], named: set, notes: list[str]) -> list[str]:
-    """The features left once those with no value in any row are dropped (said in ``notes``).
-
-    An empty column tells nothing about any case, so dropping it loses nothing; refusing the file
-    made the user edit it first. Refused only when it is all there was, or a setting names it
-    (immutable, a kind, a range...): dropping it would silently ignore that setting.
-    """
-    empty = [c for c in feature_names if df[c].isna().all()]
-    if not empty:
-        return feature_names
-    kept = [c for c in feature_names if c not in empty]
-    if named & set(empty):
-        raise DataError(f"Column(s) {', '.join(map(str, sorted(named & set(empty), key=str)))} have no values at all "
-                        "but a setting names them: fill them in or drop the setting.")
-    if not kept:
-        raise DataError(f"Every feature column is empty ({', '.join(map(str, empty))}): the file has nothing to explain.")
-    notes.append(f"Dropped {'an empty column' if len(empty) == 1 else 'empty columns'} (no value in any row): "
-                 f"{', '.join(map(str, empty))}.")
-    return kept
-
-
-def _drop_rows_without_target(df: pd.DataFrame, target: str, notes: list[str]) -> pd.DataFrame:
-    """Rows with no target value are dropped, and counted in ``notes``."""
-    target_missing = df[target].isna()
-    if target_missing.any():
-        notes.append(f"Dropped {int(target_missing.sum()):,} row(s) with no target value.")
-        df = df[~target_missing]
-    return df
-
-
-def _resolve_undesirable(df: pd.DataFrame, target: str, undesirable: tuple) -> tuple:
-    """The undesirable values as the target column holds them; both outcomes must be present.
-
-    Values are also matched as text, so ``--undesired 1`` finds a numeric target's 1.
-    """
-    target_values = df[target].unique()
-    if len(target_values) < 2:
-        raise DataError(
-            f"The target {target!r} has a single value ({target_values[0]!r}); a classifier needs two outcomes."
-        )
-    values_text = {str(v): v for v in target_values}
-    resolved = tuple(values_text.get(str(u), u) for u in undesirable)
-    missing_values = [u for u, r in zip(undesirable, resolved) if r not in set(target_values)]
-    if missing_values:
-        raise DataError(
-            f"No row has the undesirable outcome {', '.join(map(repr, missing_values))}; "
-            f"the target values are: {', '.join(sorted(map(str, target_values)))}."
-        )
-    if df[target].isin(resolved).all():
-        raise DataError("Every row has the undesirable outcome; the data needs rows with the desirable one too.")
-    return resolved
-
-
-def _resolve_kinds(
-    df: pd.DataFrame,
-    feature_names: list[str],
-    kinds: Mapping[str, str],
-    ordinal_orders: Mapping[str, Sequence],
-    notes: list[str],
-) -> tuple[pd.DataFrame, dict[str, Kind], dict[str, set]]:
-    """Each feature's kind, and its column read as that kind.
-
-    A declared kind wins; a feature given an order is ordinal; otherwise the kind is
-    inferred, and a text column of numbers with a few stray words is continuous.
-    Continuous columns become floats (stray text and infinities missing, with notes),
-    the others text. Also returns each non-continuous feature's levels before any row
-    is dropped (an order may name a level only dropped rows had).
-    """
-    resolved_kinds: dict[str, Kind] = {}
-    seen_levels: dict[str, set] = {}
-    for c in feature_names:
-        kind = kinds.get(c) or ("ordinal" if c in ordinal_orders else infer_kind(df[c]))
-        if c in ordinal_orders:
-            if kind == "continuous":
-                raise ConfigError(f"{c!r} is declared continuous, so it cannot take an order of levels.")
-            kind = "ordinal"  # an ordered feature is ordinal
-        if kind == "categorical" and c not in kinds and c not in ordinal_orders and mostly_numeric(df[c]):
-            kind = "continuous"
-        if kind == "continuous":
-            df[c], column_notes = as_numbers(df[c], c, declared=c in kinds)
-            notes.extend(column_notes)
-        else:
-            df[c] = as_category_text(df[c])
-            seen_levels[c] = set(df[c].dropna())
-        resolved_kinds[c] = cast(Kind, kind)  # make_task checked the declared kinds (_check_kind_names)
-    return df, resolved_kinds, seen_levels
-
-
-def _handle_missing(
-    df: pd.DataFrame,
-    feature_names: list[str],
-    target: str,
-    undesirable: tuple,
-    kinds: Mapping[str, Kind],
-    missing: str,
-    notes: list[str],
-) -> pd.DataFrame:
-    """Rows with a missing feature value are dropped or imputed (``missing``), counted per column in ``notes``.
-
-    Imputation fills the median of a continuous feature and the mode of any other.
-    Refused when nothing, or only one outcome, is left.
-    """
-    feature_missing = df[feature_names].isna()
-    rows_with_missing = feature_missing.any(axis=1)
-    if not rows_with_missing.any():
-        return df
-    per_col = feature_missing.sum()
-    detail = ", ".join(f"{c} {int(n):,}" for c, n in per_col.items() if n)
-    if missing == "drop":
-        notes.append(f"Dropped {int(rows_with_missing.sum()):,} row(s) with a missing feature value ({detail}).")
-        df = df[~rows_with_missing]
-    elif missing == "impute":
-        for c in feature_names:
-            if per_col[c]:
-                fill = df[c].median() if kinds[c] == "continuous" else df[c].mode().iloc[0]
-                df[c] = df[c].fillna(fill)
-        notes.append(
-            f"Imputed missing values in {int(rows_with_missing.sum()):,} row(s) "
-            f"(mode for categorical, median for continuous; {detail})."
-        )
-    else:
-        raise ConfigError(f"missing must be 'drop' or 'impute', not {missing!r}.")
-    if len(df) == 0:
-        raise DataError("Every row has a missing feature value; choose missing='impute' or fewer features.")
-    if df[target].nunique() < 2 or not df[target].isin(undesirable).any():
-        raise DataError("After dropping rows with missing values only one outcome is left; use missing='impute'.")
-    return df
-
-
 def _build_features(
     df: pd.DataFrame,
     feature_names: list[str],
@@ -633,22 +491,9 @@ def _build_features(
             continue
         levels = sorted(df[c].unique(), key=str)
         if kind == "ordinal" and c in ordinal_orders:
-            levels = _ordered_levels(c, levels, ordinal_orders[c], seen_levels[c])
+            levels = ordered_levels(c, levels, ordinal_orders[c], seen_levels[c])
         specs.append(Feature(c, kind, c in immutable, display_names.get(c, ""), tuple(levels)))
     return specs
-
-
-def _ordered_levels(name: str, levels: list[str], order: Sequence, seen: set) -> list[str]:
-    """An ordinal feature's levels in the given order; the order must hold every level, once, and only known ones."""
-    order = [category_text(v).strip() if not isinstance(v, str) else v.strip() for v in order]
-    extra = [v for v in levels if v not in order]
-    if extra:
-        raise ConfigError(f"Ordinal feature {name!r} has values missing from its order: {', '.join(extra)}.")
-    unknown = [v for v in order if v not in seen]
-    if unknown or len(set(order)) != len(order):
-        problem = f"no value {', '.join(map(repr, unknown))}" if unknown else "a value twice in its order"
-        raise ConfigError(f"{name!r} has {problem}; its values are: {', '.join(sorted(seen))}.")
-    return [v for v in order if v in set(levels)]
 
 
 def _between(constraints, specs: list[Feature], notes: list[str]) -> tuple[Constraint, ...]:
@@ -666,12 +511,13 @@ def _check_some_mutable(specs: list[Feature]) -> None:
 
 
 def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str],
-                 rules: list[str]) -> str:
-    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome, the features and the
-    constraints between them (none adds nothing, so a task without them keeps its fingerprint)."""
+                 dictionary: DataDictionary | None = None, rules: Sequence[str] = ()) -> str:
+    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome, the features, their words
+    and the constraints between them (none adds nothing, so a task without them keeps its fingerprint)."""
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
-    digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()))).encode())
+    words = (dictionary.undesirable, dictionary.desirable) if dictionary is not None else ()
+    digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()), *words)).encode())
     if rules:
-        digest.update(repr(("constraints", rules)).encode())
+        digest.update(repr(("constraints", list(rules))).encode())
     return digest.hexdigest()[:16]

@@ -636,6 +636,6 @@ def what_must_change_figure(result: FlexResult, *, title: str | None = None) -> 
                                   "arrayminus": np.nan_to_num(shown - interval[order, 0])})
         fig.add_trace(trace)
     fig.update_layout(barmode="group")
-    fig.update_xaxes(range=[0, 1.05], title_text="share (0 to 1); whiskers: 95% interval")
+    fig.update_xaxes(range=[0, 1.05], tickformat=".0%", title_text="share of the ways out; whiskers: 95% interval")
     fig.update_yaxes(autorange="reversed")
     return apply_style(fig, title=title or "What must change", height=max(320, 170 + 22 * len(fig.data) * max(1, len(order)) // 2))

@@ -12,10 +12,15 @@ from ._flex import FLEX_COLOUR, apply_style, as_floats, diagonal_line, new_figur
 __all__ = ["confusion_matrix_figure", "calibration_figure"]
 
 
-def confusion_matrix_figure(quality: CutoffQuality, *, undesirable: str = "undesirable") -> go.Figure:
-    """A 2×2 heat map: rows the true outcome, columns the predicted one, each cell its count and share."""
+def confusion_matrix_figure(quality: CutoffQuality, *, undesirable: str = "undesirable",
+                            desirable: str | None = None) -> go.Figure:
+    """A 2×2 heat map: rows the true outcome, columns the predicted one, each cell its count and share.
+
+    ``undesirable`` and ``desirable`` name the two outcomes (a data dictionary's "Rejected" and "Approved");
+    without ``desirable`` the other one is "not" the undesirable one.
+    """
     matrix = quality.matrix()
-    labels = [f"not {undesirable}", undesirable]
+    labels = [desirable or f"not {undesirable}", undesirable]
     share = matrix / max(quality.n, 1)
     text = [[f"{matrix[i, j]:,}<br>({share[i, j]:.0%})" for j in range(2)] for i in range(2)]
     names = [["true negative", "false positive"], ["false negative", "true positive"]]
@@ -34,9 +39,10 @@ def confusion_matrix_figure(quality: CutoffQuality, *, undesirable: str = "undes
     return fig
 
 
-def calibration_figure(table: pd.DataFrame) -> go.Figure:
+def calibration_figure(table: pd.DataFrame, *, undesirable: str = "undesirable") -> go.Figure:
     """Observed share undesirable against mean P(undesirable) per bin (points sized by count), the y = x line
-    of a perfectly calibrated model, and the rows per bin as bars beneath on a second axis."""
+    of a perfectly calibrated model, and the rows per bin as bars beneath on a second axis. ``undesirable``
+    names the outcome in the axis titles ("predicted P(Rejected)")."""
     fig = new_figure(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.06)
     fig.add_trace(diagonal_line(0.0, 1.0, name="perfectly calibrated"), row=1, col=1)
     rows = table["rows"].to_numpy()
@@ -61,8 +67,8 @@ def calibration_figure(table: pd.DataFrame) -> go.Figure:
         row=2, col=1,
     )
     fig.update_xaxes(range=[0, 1], row=1, col=1)
-    fig.update_xaxes(range=[0, 1], title_text="predicted P(undesirable)", row=2, col=1)
-    fig.update_yaxes(range=[0, 1], title_text="observed share undesirable", row=1, col=1)
+    fig.update_xaxes(range=[0, 1], title_text=f"predicted P({undesirable})", row=2, col=1)
+    fig.update_yaxes(range=[0, 1], title_text=f"observed share {undesirable}", row=1, col=1)
     fig.update_yaxes(title_text="rows", row=2, col=1, rangemode="tozero")
     apply_style(fig, title="Calibration (reliability diagram)", height=470)
     return fig

@@ -432,8 +432,9 @@ def _cost_verdict(by_label, groups, costs, rows, sentences, differences, *, n_bo
         d_low, d_high = (float(v) for v in np.percentile(draws, [2.5, 97.5]))
         difference = high.cost_median - low.cost_median
         sentences.append(
-            f"Factuals with {_name(high, by_label)} need a {difference:.2f} larger change than those with {_name(low, by_label)} "
-            f"(median distance to the nearest counterfactual {high.cost_median:.2f} against {low.cost_median:.2f}; "
+            f"Factuals with {_name(high, by_label)} need a larger change than those with {_name(low, by_label)}: "
+            f"{difference:.2f} more features changed, a number counting the share of its range it moves (median "
+            f"distance to the nearest counterfactual {high.cost_median:.2f} against {low.cost_median:.2f}; "
             f"95% interval of the difference {d_low:.2f}–{d_high:.2f})."
         )
         differences.append({

@@ -81,27 +81,27 @@ def test_the_what_if_editor_follows_an_edit_and_sends_the_case_to_regional(tmp_p
         page.get_by_text("What-if editor", exact=True).first.wait_for(timeout=120_000)
         table = page.locator("[data-testid='stDataFrame']").first
         table.wait_for(timeout=120_000)
-        p_before = _metric(page, "P(undesirable)")
+        p_before = _metric(page, "P(Rejected)")
         assert _metric(page, "Prediction") == "Rejected"
         page.screenshot(path=str(ARTIFACTS / "what_if_row.png"), full_page=True)
         # An edit that keeps the case rejected: the case's line and its counterfactuals follow.
-        box = page.get_by_label("cibil score", exact=False).first
+        box = page.get_by_label("CIBIL score", exact=False).first
         box.fill("500")
         started = time.monotonic()
         box.press("Enter")
         page.get_by_text("Edited from row", exact=False).first.wait_for(timeout=30_000)
         print(f"edit to updated page: {time.monotonic() - started:.2f} s")
         edited = page.locator("[data-testid='stMarkdownContainer']").filter(has_text="Edited from row").first
-        assert "cibil score (417 → 500)" in edited.inner_text()
+        assert "CIBIL score (417 points → 500 points)" in edited.inner_text()
         page.get_by_text("edited cells in blue", exact=False).first.wait_for(timeout=30_000)
         page.screenshot(path=str(ARTIFACTS / "what_if_edited.png"), full_page=True)
         # The shorter loan term the counterfactuals proposed: the case is now approved, nothing to change.
-        term = page.get_by_label("loan term", exact=False).first
+        term = page.get_by_label("Loan term", exact=False).first
         term.fill("5")
         term.press("Enter")
         page.get_by_text("none needed", exact=True).first.wait_for(timeout=30_000)
-        assert _metric(page, "P(undesirable)") != p_before
-        assert _metric(page, "Prediction") == "not Rejected"
+        assert _metric(page, "P(Rejected)") != p_before
+        assert _metric(page, "Prediction") == "Approved"
         page.locator("[data-testid='stMetricDelta']").first.wait_for(timeout=30_000)
         page.screenshot(path=str(ARTIFACTS / "what_if_flipped.png"), full_page=True)
         region = page.get_by_role("button", name="Explore this case's region")

@@ -61,7 +61,7 @@ def test_repairs_are_noted_and_the_run_goes_on(tmp_path, capsys):
     assert any(n.startswith("data: Left out id:") for n in notes)
     assert any("'speed' holds numbers but 1 cell(s) hold text ('fast'; row(s) 3)" in n for n in notes)
     assert any("'speed' holds 1 infinite value(s) (row(s) 9)" in n for n in notes)
-    assert any("Dropped 2 row(s) with a missing feature value (speed 2)" in n for n in notes)
+    assert any("Dropped 2 row(s) with a missing feature value (Speed 2)" in n for n in notes)
     assert {f["name"] for f in out["features"]} == {"speed", "road", "city"}
     assert out["data"]["rows_used"] == 38 and out["data"]["rows_in_file"] == 40
 

@@ -356,7 +356,12 @@ def test_out_of_bag_by_hand():
     rows, selection = select_factuals(task, model, Validity(0.15, 0.0))
     assert len(rows) == 0 and selection["candidates"] == 0  # P 0.5 everywhere: a tie is no rejection
     assert selection_note({"candidates": 10, "borderline": 2, "memorised": 1, "margin": 0.15}).startswith(
-        "Of the 10 cases the model rejects, 2 as borderline (P(undesirable) at most 0.5 + 0.15) and 1 as memorised")
+        "Of the 10 cases the model predicts undesirable, 2 as borderline (P(undesirable) at most 0.5 + 0.15) and 1 as "
+        "memorised")
+    assert selection_note({"candidates": 10, "borderline": 2, "memorised": 0, "margin": 0.15}, "Rejected") == (
+        "Of the 10 cases the model predicts Rejected, 2 as borderline (P(Rejected) at most 0.5 + 0.15) were left out "
+        "as factuals: a way out of them would be the model's noise (the paper's setting, margin 0 and radius 0, "
+        "keeps them).")
     assert selection_note({"candidates": 3, "borderline": 0, "memorised": 0, "margin": 0.15}) is None
 
 

@@ -77,7 +77,7 @@ def test_a_project_folder_opens_with_its_model(tmp_path, monkeypatch):
     assert not at.exception, at.exception
     assert not errors(at)
     bars = chart(at, "global_chart")["data"][0]
-    assert set(bars["y"]) >= {"speed", "lighting", "district"}  # the project's features, drawn
+    assert set(bars["y"]) >= {"Speed", "Lighting", "District"}  # the project's features, drawn
     assert metric(at, "Accuracy").endswith("%")
 
 
@@ -226,4 +226,4 @@ def test_a_project_opened_from_the_sidebar_applies_the_notebooks_settings(tmp_pa
     assert at.sidebar.number_input(key="w_sb_n_factuals").value == 14 and at.sidebar.number_input(key="w_sb_n_cf").value == 4
     assert at.sidebar.radio(key="w_sb_model_source").options[0] == "The project's model"
     bars = chart(at, "global_chart")["data"][0]
-    assert set(bars["y"]) >= {"speed", "lighting", "district"}
+    assert set(bars["y"]) >= {"Speed", "Lighting", "District"}

@@ -18,18 +18,22 @@ def test_data_page_shows_balance_metrics_and_applies_feature_overrides():
     at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/data_model.py")
     assert metric(at, "Rows used") == "2,000" and metric(at, "Rows lost to missing values") == "0"
     balance = next(df.value for df in at.dataframe if "outcome" in df.value.columns)
-    assert balance["rows"].sum() == 2000 and balance["undesirable"].sum() == 1
+    assert balance["rows"].sum() == 2000 and balance["explained by FLEX"].sum() == 1
     # Make "speed" immutable through the same path the editor's Apply uses.
     at.session_state["overrides"] = {"kinds": {}, "immutable": ["driver_age_band", "road_type", "speed"]}
     at.switch_page("app_pages/global.py").run()
     assert not at.exception
     labels = chart(at, "global_chart")["data"][0]["y"]
-    assert "speed (fixed)" in labels
+    assert "Speed (fixed)" in labels
 
 
 def test_constraints_from_the_features_table_reach_the_counterfactuals():
     at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/data_model.py")
     edited = next(df.value for df in at.dataframe if "direction" in df.value.columns)
+    assert list(edited["feature"]) == ["Speed", "Road type", "Lighting", "Noise (number)", "Noise (category)",
+                                       "Driver's age"]  # the dictionary's names; the page maps them back by position
+    edited = edited.assign(feature=["speed", "road_type", "lighting", "noise_continuous", "noise_categorical",
+                                    "driver_age_band"])
     edited.loc[edited["feature"] == "speed", "direction"] = "decrease"
     edited.loc[edited["feature"] == "noise_categorical", "limits"] = "A, B"
     constraints = table_constraints(edited)
@@ -39,17 +43,17 @@ def test_constraints_from_the_features_table_reach_the_counterfactuals():
     at.run()
     assert not at.exception
     shown = next(df.value for df in at.dataframe if "direction" in df.value.columns).set_index("feature")
-    assert shown.loc["speed", "direction"] == "decrease" and shown.loc["noise_categorical", "limits"] == "A, B"
+    assert shown.loc["Speed", "direction"] == "decrease" and shown.loc["Noise (category)", "limits"] == "A, B"
 
 
 def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
     at = start("toy2d", page="app_pages/counterfactuals.py")
     assert not errors(at)
     table = at.dataframe[0].value
-    assert table.index[0] == "factual" and table.index[1].startswith("counterfactual")
-    assert table["P(undesirable)"].iloc[0] > 0.5
+    assert table.index[0] == "this case" and table.index[1].startswith("counterfactual")
+    assert table["P(Severe)"].iloc[0] > 0.5
     valid = table["valid"].iloc[1:]
-    assert (table["P(undesirable)"].iloc[1:][valid] <= 0.5).all()
+    assert (table["P(Severe)"].iloc[1:][valid] <= 0.5).all()
     # Exactly the cells that differ from the factual's line are highlighted.
     styles = at.dataframe[0].proto.arrow_data.styler.styles
     highlighted = {(int(r), int(c)) for r, c in re.findall(r"row(\d+)_col(\d+)", styles)}
@@ -63,7 +67,7 @@ def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
     last = int(at.selectbox(key="w_cf_row").options[-1].split()[1])
     at.selectbox(key="w_cf_row").set_value(last).run()
     assert not at.exception and at.session_state["cf_row"] == last
-    assert at.dataframe[0].value.index[0] == "factual"
+    assert at.dataframe[0].value.index[0] == "this case"
 
 
 def test_report_page_offers_csvs_the_html_report_and_a_reproducing_link():

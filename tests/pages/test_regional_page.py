@@ -48,7 +48,7 @@ def test_a_criterion_restricts_the_region_and_regions_can_be_saved_and_compared(
     assert not at.exception and not errors(at)
     assert at.session_state["where"] == fc.importance.Condition.criterion("road_type", "rural")  # a value, not text
     members = at.dataframe[-1].value  # the members table
-    assert set(members["road type"]) == {"rural"}  # labels, as the charts, not column names
+    assert set(members["Road type"]) == {"rural"}  # labels, as the charts, not column names
     assert "road_type" not in members.columns
     at.button(key="save_region").click().run()
     at.selectbox(key="w_where_value").set_value("urban").run()
@@ -63,7 +63,7 @@ def test_mode_shift_table_has_delta_for_every_feature():
     at = start("synthetic-regional", n_factuals=15, n_cf=3, page="app_pages/regional.py")
     mode_shift = next(df.value for df in at.dataframe if "δ" in df.value.columns)
     assert len(mode_shift) == 6
-    assert "road type" in set(mode_shift["feature"])  # labels, not column names
+    assert "Road type" in set(mode_shift["feature"])  # labels, not column names
     for delta, before, after in zip(mode_shift["δ"], mode_shift["share of cases"], mode_shift["share of alternatives"]):
         if delta != "–":
             # Shares are shown rounded to whole percent: δ = (after - before) / before up to that rounding.

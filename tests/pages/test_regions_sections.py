@@ -75,7 +75,7 @@ def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule == (fc.importance.Condition("road_type", "=", "rural"), fc.importance.Condition("speed", ">=", 60.0))
-    assert any(shown(h.value) == "Region: road type = rural and speed ≥ 60" for h in at.header)
+    assert any(shown(h.value) == "Region: Road type = rural and Speed ≥ 60" for h in at.header)
     params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
     assert json.loads(params["rule"]) == [c.as_dict() for c in rule]
     assert url_state.view_from_query_params(params)["rule"] == [c.as_dict() for c in rule]
@@ -93,7 +93,7 @@ def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception and not errors(at)
-    assert any(shown(h.value) == "Region: road type = urban" for h in at.header)
+    assert any(shown(h.value) == "Region: Road type = urban" for h in at.header)
     assert at.session_state["saved_regions"][0]["rule"] == S.rule_of(json.loads(rule))
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     bad = AppTest.from_file(APP, default_timeout=120)
@@ -109,7 +109,7 @@ def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has
     at.selectbox(key="w_groups_by").set_value("road_type").run()
     assert not at.exception and not errors(at)
     table = next(d.value for d in at.dataframe if "with a counterfactual (95% interval)" in d.value.columns)
-    assert len(table) >= 2 and table.columns[0] == "road type"
+    assert len(table) >= 2 and table.columns[0] == "Road type"
     assert chart(at, "groups_figure")["data"]
     assert any("interval" in shown(m.value) or "overlap" in shown(m.value) for m in at.markdown)
     at.switch_page("app_pages/report.py").run()

@@ -11,7 +11,7 @@ def test_editing_a_value_updates_the_prediction_and_counterfactuals_and_a_reset_
     at = _page()
     row = at.session_state["whatif_row"]
     assert at.selectbox(key="w_wi_row").value == row
-    before = metric(at, "P(undesirable)")
+    before = metric(at, "P(Severe)")
     assert metric(at, "Prediction") != "none"
     # Immutable features are shown, disabled.
     assert at.selectbox(key="w_wi.road_type").disabled and at.selectbox(key="w_wi.driver_age_band").disabled
@@ -23,14 +23,14 @@ def test_editing_a_value_updates_the_prediction_and_counterfactuals_and_a_reset_
     speed.set_value(low).run()
     assert not at.exception and not errors(at)
     assert at.session_state["whatif_edits"] == {"speed": low}
-    after = metric(at, "P(undesirable)")
+    after = metric(at, "P(Severe)")
     assert after != before or metric(at, "Minimal counterfactuals") == "none needed"
     # An edited case is not a row of the data: the button is off and says why.
     assert at.button(key="w_wi_region").disabled
     assert any("not a row of the data" in shown(c.value) for c in at.caption)
     at.button(key="w_wi_reset").click().run()
     assert at.session_state["whatif_edits"] == {}
-    assert metric(at, "P(undesirable)") == before
+    assert metric(at, "P(Severe)") == before
 
 
 def test_explore_this_cases_region_makes_the_row_the_regional_query():
@@ -65,7 +65,7 @@ def test_a_link_opens_the_same_edited_case():
     speed = at.number_input(key="w_wi.speed")
     speed.set_value(speed.min).run()
     row, edits = at.session_state["whatif_row"], at.session_state["whatif_edits"]
-    shown = metric(at, "P(undesirable)")
+    shown = metric(at, "P(Severe)")
     assert edits == {"speed": speed.min} and json.loads(at.query_params["whatif_edits"]) == edits
     fresh = AppTest.from_file(APP, default_timeout=120)  # a new session, given only the link
     fresh.query_params.update({k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()})
@@ -74,4 +74,4 @@ def test_a_link_opens_the_same_edited_case():
     assert not fresh.exception and not errors(fresh)
     assert (fresh.session_state["whatif_row"], fresh.session_state["whatif_edits"]) == (row, edits)
     assert fresh.number_input(key="w_wi.speed").value == speed.min
-    assert metric(fresh, "P(undesirable)") == shown
+    assert metric(fresh, "P(Severe)") == shown

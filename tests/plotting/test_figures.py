@@ -116,7 +116,7 @@ def test_importance_figure_marks_immutable_features(synthetic_task):
     cfset = _set(synthetic_task, [[90, 0, 0, 50, 0, 0]], [[[60, 0, 1, 50, 0, 0]]])
     fig = fc.plotting.importance_figure(fc.importance.flex_importance(cfset, synthetic_task), dice=False)
     assert len(fig.data) == 2  # F bars and μ markers, no DiCE panel
-    assert "road type (fixed)" in fig.data[0].y
+    assert "Road type (fixed)" in fig.data[0].y
 
 
 def _regional(task, regional_f, global_f, immutable=()):
@@ -139,8 +139,8 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     assert first == "Regional vs global importance" and "Pearson r = undefined" in second
     assert fig.layout.margin.t > fc.plotting.importance_figure(reg.importance).layout.margin.t  # room for the line
     # speed: high regional, low global -> A; visibility: low regional, high global -> D
-    assert points.hovertext == ("Vehicle speed (km/h) (quadrant A)", "Visibility (0-1) (quadrant D)")
-    assert points.text == ("Vehicle speed (km/h)", "Visibility (0-1)")  # both far from y = x: both labelled
+    assert points.hovertext == ("Vehicle speed (quadrant A)", "Visibility (0-1) (quadrant D)")
+    assert points.text == ("Vehicle speed", "Visibility (0-1)")  # both far from y = x: both labelled
     legend = [t.name for t in fig.data if t.showlegend is not False and t.name]
     assert "A: important here only" in legend and "D: important overall, less so here" in legend
 

@@ -56,7 +56,7 @@ def test_permutation_null_draws_every_size_from_running_means():
 # -- planted -----------------------------------------------------------------------------------
 def test_the_planted_region_is_found_first(found):
     first = found.regions[0]
-    assert first.rule == ({"feature": "colour", "op": "=", "value": "red"},) and first.text == "colour = red"
+    assert first.rule == ({"feature": "colour", "op": "=", "value": "red"},) and first.text == "Colour = red"
     assert first.significant and first.q_value <= 0.1
     assert [t["name"] for t in first.top_up] == ["c"] and {t["name"] for t in first.top_down} == {"a", "b"}
     f = dict(zip(found.feature_names, first.frequency))
@@ -79,8 +79,8 @@ def test_a_region_with_the_same_drivers_as_global_is_not_flagged(found):
 def test_a_sub_rule_that_adds_nothing_is_pruned(found):
     texts = [r.text for r in found.regions]
     # "colour = red and district = north" is a random part of the red region: dropped, the red region kept.
-    assert "colour = red" in texts
-    assert not any(text.startswith("colour = red and district") for text in texts)
+    assert "Colour = red" in texts
+    assert not any(text.startswith("Colour = red and District") for text in texts)
     assert found.counts["pruned"] > 0 and found.counts["shown"] == len(found.regions)
     ranked = [r.significant for r in found.regions]
     assert ranked == sorted(ranked, reverse=True)  # significant first
@@ -105,7 +105,7 @@ def test_a_tau_change_reranks_without_generating(red, monkeypatch):
     monkeypatch.setattr(red.store, "_generate", lambda *a, **k: calls.append(1) or original(*a, **k))
     coarse = red.find_regions(n_factuals=400, n_permutations=200, tau=0.5)
     assert calls == [] and coarse.config["tau"] == 0.5
-    assert coarse.regions[0].text == "colour = red"
+    assert coarse.regions[0].text == "Colour = red"
 
 
 def test_progress_is_reported_while_the_pool_is_generated():
@@ -132,10 +132,10 @@ def test_json_round_trip_and_the_blocks_every_result_has(found):
 
 def test_frames_for_the_app(found):
     table = found.to_frame()
-    assert table["rank"].tolist()[:3] == [1, 2, 3] and table.loc[0, "region"] == "colour = red"
+    assert table["rank"].tolist()[:3] == [1, 2, 3] and table.loc[0, "region"] == "Colour = red"
     long = found.frequency_frame()
     assert len(long) == len(found.regions) * len(found.feature_names)
-    red_c = long[(long["region"] == "colour = red") & (long["feature"] == "c")].iloc[0]
+    red_c = long[(long["region"] == "Colour = red") & (long["feature"] == "c")].iloc[0]
     assert red_c["frequency"] == 1.0 and red_c["shift"] == pytest.approx(1.0 - red_c["global_frequency"])
 
 
@@ -159,4 +159,4 @@ def test_bad_options_are_refused(red, options, message):
 
 def test_one_condition_only(red):
     result = red.find_regions(n_factuals=300, n_permutations=100, max_conditions=1, top=100)
-    assert all(len(r.rule) == 1 for r in result.regions) and result.regions[0].text == "colour = red"
+    assert all(len(r.rule) == 1 for r in result.regions) and result.regions[0].text == "Colour = red"

@@ -36,7 +36,8 @@ def test_the_group_planted_to_need_larger_changes_is_named_with_separated_interv
     low, high = cost["difference_interval"]
     assert 0 < low <= cost["difference"] <= high
     sentence = by_zone.verdict[0]
-    assert sentence.startswith(f"Factuals with zone = country need a {cost['difference']:.2f} larger change than those with zone = town")
+    assert sentence.startswith(f"Factuals with Zone = country need a larger change than those with Zone = town: "
+                               f"{cost['difference']:.2f} more features changed, a number counting the share of its range")
     assert f"95% interval of the difference {low:.2f}–{high:.2f}" in sentence
     # Both zones always have a way out (x may go down to 0): no difference is named there.
     assert by_zone.group("country").flip_share == 1.0 == by_zone.group("town").flip_share
@@ -116,4 +117,4 @@ def test_fewer_ways_out_in_a_group_is_named():
     assert result.group("red").flip_share == 0.0 and np.isnan(result.group("red").cost_median)
     share = next(d for d in result.differences if d["measure"] == "flip_share")
     assert share["lower"] == "red" and share["higher"] in ("green", "blue")
-    assert any(s.startswith("Fewer factuals with colour = red have a counterfactual") for s in result.verdict)
+    assert any(s.startswith("Fewer factuals with Colour = red have a counterfactual") for s in result.verdict)

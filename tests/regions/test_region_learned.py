@@ -58,10 +58,10 @@ def zones():
 def test_the_planted_region_ranks_in_the_top_three_and_no_significant_interval_reaches_zero(zones):
     """zone = country needs load, zone = town speed (measured: first on seeds 0 and 1, second on seed 2)."""
     texts = [r.text for r in zones.regions]
-    assert "zone = country" in texts[:3], texts[:5]
+    assert "Zone = country" in texts[:3], texts[:5]
     for region in zones.significant:
         assert region.divergence_interval[0] > 0, region.text
-    country = zones.regions[texts.index("zone = country")]
+    country = zones.regions[texts.index("Zone = country")]
     assert country.significant and country.replicated == (True,)
 
 

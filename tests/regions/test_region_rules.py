@@ -102,7 +102,7 @@ def test_explain_region_by_rule_takes_the_global_factuals_that_meet_it(red):
     frame = red.task.frame
     expected = [r for r in global_result.query_index if frame.loc[r, "colour"] == "red"]
     assert list(region.members) == expected and region.query is None and region.distances == ()
-    assert region.rule == ({"feature": "colour", "op": "=", "value": "red"},) and region.rule_text == "colour = red"
+    assert region.rule == ({"feature": "colour", "op": "=", "value": "red"},) and region.rule_text == "Colour = red"
     f = dict(zip(region.feature_names, region.importance.frequency_mean))
     assert f["c"] == 1.0 and f["a"] == 0.0 and f["b"] == 0.0  # a red factual can only flip c
     assert region.pearson_r < 0.5 and region.importance.config["rule"] == [dict(c) for c in region.rule]
@@ -115,7 +115,7 @@ def test_rule_region_json_round_trip_carries_the_rule(red):
     region = red.explain_region(rule=["colour=red", "x=0..50"], n_factuals=200)
     out = region.to_dict()
     assert out["rule"] == [{"feature": "colour", "op": "=", "value": "red"}, {"feature": "x", "op": "between", "value": [0, 50]}]
-    assert out["rule_text"] == "colour = red and x 0–50" and out["query"] is None and out["distances"] == []
+    assert out["rule_text"] == "Colour = red and X 0–50" and out["query"] is None and out["distances"] == []
     back = fc.RegionalResult.from_dict(json.loads(json.dumps(out)))
     assert back.rule == region.rule and back.query is None
     assert back.to_dict() == json.loads(json.dumps(out))
@@ -130,7 +130,7 @@ def test_rule_with_a_query_or_no_factual_is_refused_before_generation(red, monke
     monkeypatch.setattr(red.store, "_generate", lambda *a, **k: pytest.fail("generated before the rule was checked"))
     with pytest.raises(fc.ConfigError, match="either rule, or query"):
         red.explain_region(rule=["colour=red"], where="colour=red")
-    with pytest.raises(fc.ConfigError, match="No factual.*meets x ≥ 1,000; widen the rule"):
+    with pytest.raises(fc.ConfigError, match="No factual.*meets X ≥ 1,000; widen the rule"):
         red.explain_region(rule=["x>=1000"])
     with pytest.raises(fc.ConfigError, match="Unknown feature 'zone'"):
         red.explain_region(rule=["zone=rural"])
@@ -141,7 +141,7 @@ def test_a_rule_no_sampled_factual_meets_says_how_many_exist(red):
     rare = check_rule(red.task, ["x<1"])
     meeting = int(rule_mask(red.task, rare, red.store.factual_rows).sum())
     assert meeting > 0 and not rule_mask(red.task, rare, global_result.query_index).any()
-    with pytest.raises(fc.ConfigError, match=f"None of the 20 sampled factuals meets x < 1 \\({meeting} of all"):
+    with pytest.raises(fc.ConfigError, match=f"None of the 20 sampled factuals meets X < 1 \\({meeting} of all"):
         red.explain_region(rule=rare, global_result=global_result)
 
 

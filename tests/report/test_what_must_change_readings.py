@@ -47,8 +47,8 @@ def test_rank_text_shows_a_range_only_when_uncertain():
 def test_certainty_names_a_clear_leader_and_indistinguishable_ranks(five_features):
     result = with_scores(five_features, [0.6, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]])
     text = reporting.describe_certainty(result)
-    assert "a is first (its interval lies above every other feature's)" in text
-    assert "ranks 3–5 (b, c and d) are indistinguishable" in text
+    assert "A is first (its interval lies above every other feature's)" in text
+    assert "ranks 3–5 (B, C and D) are indistinguishable" in text
     clear = with_scores(five_features, [0.5, 0.4, 0.3, 0.2, 0.1], [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]])
     assert "every rank is clear" in reporting.describe_certainty(clear)
 
@@ -59,7 +59,7 @@ def test_passengers_are_named_with_how_often_they_were_needed(five_features):
     )
     text = reporting.describe_passengers(result)
     # c: 0.06 of its 0.07 is needed, a driver; d: too rare to mention.
-    assert text.endswith(": b (changed in 8%, needed in 0.5%).")
+    assert text.endswith(": B (changed in 8%, needed in 0.5%).")
     assert reporting.describe_passengers(replace(result, necessary_frequency=None)) == ""
     assert "Changed but not needed" in reporting.describe_global(result)
     assert "assenger" not in reporting.describe_global(result)  # a domain word (people in a car)
@@ -69,7 +69,7 @@ def test_what_must_change_frame_orders_by_rank_and_leaves_missing_scores_empty(f
     result = with_scores(five_features, [0.6, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]],
                          necessary=[0.5, 0.0, 0.0, 0.0, 0.3])
     frame = reporting.what_must_change_frame(result)
-    assert list(frame["feature"]) == ["a", "e", "b", "c", "d"]
+    assert list(frame["feature"]) == ["A", "E", "B", "C", "D"]
     assert list(frame["rank"]) == ["1", "2", "3–5", "3–5", "3–5"]
     assert "flips it alone (95% interval)" not in frame and frame.loc[0, "necessary F"] == "50%"
     assert "None" not in frame.to_string()
@@ -101,3 +101,11 @@ def test_what_must_change_reads_the_top_shares_of_each_kind_word_for_word(five_f
         "Every feature has a way around it: for each of these cases, some way out keeps it as it is."
     )
     assert reporting.describe_what_must_change(replace(result, needed=None)) == ""
+
+
+def test_what_must_change_frame_writes_f_and_necessary_f_the_same_way(five_features):
+    # The case: F read "0.48" beside a necessary F of "48%" for the same feature.
+    result = with_scores(five_features, [0.48, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]],
+                         necessary=[0.48, 0.0, 0.0, 0.0, 0.3])
+    first = reporting.what_must_change_frame(result).iloc[0]
+    assert first["F (95% interval)"] == "48% (47–49%)" and first["necessary F"] == "48%"

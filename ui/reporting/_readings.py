@@ -171,13 +171,13 @@ def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
     for j in np.argsort(result.rank, kind="stable"):
         if result.immutable[j]:
             continue
-        interval = None if result.frequency_ci is None else result.frequency_ci[j]
         ranks = None if result.rank_interval is None else result.rank_interval[j]
         rows.append(
             {
                 "feature": result.display_names[j],
                 "rank": rank_text(result.rank[j], ranks),
-                "F (95% interval)": with_interval(result.frequency_mean[j], interval),
+                # A share like every other column here ("48% (41–55%)"), not 0.48 beside a necessary F of 48%.
+                "F (95% interval)": _share(result.frequency_mean, result.frequency_ci, j) or "–",
                 "necessary F": _percent(result.necessary_frequency, j),
                 "flips it alone (95% interval)": _share(result.flip_alone, result.flip_alone_interval, j) or "–",
                 "needed (95% interval)": _share(result.needed, result.needed_interval, j) or "–",
@@ -472,13 +472,13 @@ def describe_coverage(coverage: Mapping) -> str:
 
 
 def majority_outcome(task: TaskSpec) -> tuple[str, float]:
-    """The more common side of the task's binary outcome, named by its target values, and its share of the rows."""
+    """The more common side of the task's binary outcome, in the data dictionary's words (else by its target
+    values), and its share of the rows."""
     y = task.y
     undesirable_share = float(y.mean()) if len(y) else 0.0
     if undesirable_share > 0.5:
-        return _outcome(task.undesirable), undesirable_share
-    values = [str(v) for v in pd.unique(task.frame[task.target]) if v not in set(task.undesirable)]
-    return (" or ".join(sorted(values)) or f"not {_outcome(task.undesirable)}"), 1.0 - undesirable_share
+        return task.undesirable_words, undesirable_share
+    return task.desirable_words, 1.0 - undesirable_share
 
 
 def describe_model(metrics: Mapping, task: TaskSpec) -> str:

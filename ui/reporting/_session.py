@@ -17,7 +17,7 @@ import pandas as pd
 from flex_core import FlexResult, RegionalResult
 from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
 from flex_core.data import TaskSpec
-from flex_core.formatting import format_duration, format_number, format_share, plural
+from flex_core.formatting import format_duration, format_share, plural
 from flex_core.models import NO_LABELS_NOTE, FittedModel
 
 from ._checks import (
@@ -92,10 +92,10 @@ def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: 
     """A case and its alternatives for reading: unchanged cells show "·", changed ones their new value."""
     out = pd.DataFrame(index=table.index)
     for f in task.features:
-        values = [format_number(v) if f.is_continuous else str(v) for v in table[f.name]]
+        values = [f.format_value(v) for v in table[f.name]]  # in the dictionary's units and words
         out[f.label] = [v if line == "factual" or changed.loc[line, f.name] else "·"
                         for line, v in zip(table.index, values)]
-    out["P(undesirable)"] = [f"{p:.2f}" for p in table["P(undesirable)"]]
+    out[f"P({task.undesirable_words})"] = [f"{p:.2f}" for p in table["P(undesirable)"]]
     out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
     return out.reset_index(names="")
 
@@ -106,11 +106,11 @@ def _data_section(results: SessionResults) -> ReportSection:
     scored = "test_accuracy" in model.metrics or "cv_accuracy_mean" in model.metrics
     reading = (
         f"{task.name}: {len(task.frame):,} cases and {plural(len(task.features), 'feature')}; the outcome "
-        f"{' or '.join(map(str, task.undesirable))} counts as undesirable. The model is a {model.label}. "
+        f"{task.undesirable_words} counts as undesirable. The model is a {model.label}. "
         + (describe_model(model.metrics, task) if scored else str(model.metrics.get("note") or NO_LABELS_NOTE))
         + (" " + " ".join(task.notes) if task.notes else "")
     )
-    quality = (model_quality_table(model.metrics),) if scored else ()  # no labels: no accuracy or F1 to show
+    quality = (model_quality_table(model.metrics, held_out=model.trained_here),) if scored else ()  # no labels: no accuracy or F1 to show
     return ReportSection("The data and the model", reading, tables=(human_table(balance), *quality))
 
 
@@ -118,7 +118,7 @@ def _global_section(results: SessionResults) -> ReportSection:
     from flex_core.plotting import importance_figure
 
     result = results.global_result
-    reading = describe_global(result, undesirable=results.task.undesirable)
+    reading = describe_global(result, undesirable=(results.task.undesirable_words,))
     if results.coverage is not None:
         reading += "\n\n" + describe_coverage(results.coverage)
     return ReportSection("What would have to change, across all cases", reading,
@@ -153,7 +153,7 @@ def _region_sections(name: str, regional: RegionalResult, results: SessionResult
     from flex_core.plotting import importance_figure, regional_scatter
 
     settings = f"{settings} · region of {plural(len(regional.members), 'case')}"
-    reading = describe_regional(regional, undesirable=results.task.undesirable)
+    reading = describe_regional(regional, undesirable=(results.task.undesirable_words,))
     reading += "\n\nQuadrants of the scatter: " + quadrant_legend().replace("\n", "; ") + "."
     return [
         ReportSection(name, reading,

@@ -21,7 +21,8 @@ from flex_core.formatting import format_number, format_share, parse_order, parse
 
 __all__ = [
     "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table",
-    "feature_table", "table_constraints", "class_balance", "counterfactual_table",
+    "feature_table", "table_constraints", "class_balance", "counterfactual_table", "probability_label", "header",
+    "display_case_table",
 ]
 
 
@@ -75,16 +76,19 @@ def regional_table(regional: RegionalResult) -> pd.DataFrame:
 def mode_shift_table(regional: RegionalResult) -> pd.DataFrame:
     """The mode shift (Eq. 5) with labels: the region's most common value and how its share moves."""
     labels = dict(zip(regional.feature_names, regional.importance.display_names))
+    # A level in the data dictionary's words ("under 1 year"); a number's bin stays as written.
+    words = {f.name: f.level_label for f in regional.importance.features if not f.is_continuous}
     lines = []
     for row in regional.mode_shift:
         delta = row["delta"]
+        worded = words.get(row["name"], str)
         lines.append({
             "feature": labels.get(row["name"], row["name"]),
-            "region's most common": row["mode"],
+            "region's most common": worded(row["mode"]),
             "share of cases": _share(row["p_orig"]),
             "share of alternatives": _share(row["p_cf"]),
             "δ": "–" if delta is None or math.isnan(delta) else f"{delta:+.2f}",
-            "alternatives' most common": row["cf_mode"] or "–",
+            "alternatives' most common": worded(row["cf_mode"]) if row["cf_mode"] else "–",
         })
     return pd.DataFrame(lines)
 
@@ -131,8 +135,24 @@ def human_table(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def model_quality_table(metrics: Mapping) -> pd.DataFrame:
-    """The model's scores, one labelled line per way of measuring them (``metrics`` = FittedModel.metrics)."""
+def scored_rows_label(metrics: Mapping, *, held_out: bool) -> str:
+    """What the test line of :func:`model_quality_table` was measured on, in a few words that say it truly.
+
+    ``held_out``: the model was trained here, so its test rows are rows it never saw. A model trained
+    elsewhere is scored on every row given, which may include its own training rows.
+    """
+    if held_out:
+        return "held-out test part"
+    rows = metrics.get("test_rows")
+    return f"all {rows:,} rows (may include its training rows)" if rows else "all rows (may include its training rows)"
+
+
+def model_quality_table(metrics: Mapping, *, held_out: bool = True) -> pd.DataFrame:
+    """The model's scores, one labelled line per way of measuring them (``metrics`` = FittedModel.metrics).
+
+    ``held_out`` is False for a model trained elsewhere: its test line then says it covers every row
+    (:func:`scored_rows_label`), not a held-out part.
+    """
     folds = metrics.get("cv_folds")
     lines = []
     if folds:
@@ -140,7 +160,7 @@ def model_quality_table(metrics: Mapping) -> pd.DataFrame:
                       "accuracy": _share(metrics.get("cv_accuracy_mean")),
                       "balanced accuracy": _share(metrics.get("cv_balanced_accuracy_mean")),
                       "F1 (weighted)": _share(metrics.get("cv_f1_mean"))})
-    lines.append({"measured on": "held-out test part", "accuracy": _share(metrics.get("test_accuracy")),
+    lines.append({"measured on": scored_rows_label(metrics, held_out=held_out), "accuracy": _share(metrics.get("test_accuracy")),
                   "balanced accuracy": _share(metrics.get("balanced_accuracy")),
                   "F1 (weighted)": _share(metrics.get("test_f1")),
                   # The accuracy a model must beat to have learned anything (measured on the test part only).
@@ -155,8 +175,12 @@ def model_quality_table(metrics: Mapping) -> pd.DataFrame:
 FEATURE_COLUMNS = ["feature", "kind", "immutable", "direction", "limits", "order", "values"]
 
 
-def feature_table(task: TaskSpec) -> pd.DataFrame:
+def feature_table(task: TaskSpec, *, labelled: bool = False) -> pd.DataFrame:
     """One line per feature: name, kind, immutable, its constraints, and its levels or value range.
+
+    ``values`` reads as the data dictionary writes them ("₹200,000 to ₹9,900,000"); ``labelled`` puts
+    each feature's label in ``feature`` instead of its column name (for reading; the lines stay in the
+    task's feature order, so an edited copy maps back by position).
 
     ``direction`` is increase / decrease / either; ``limits`` is a continuous feature's
     permitted range as ``LO:HI`` (either end may be empty) or a categorical feature's
@@ -167,17 +191,17 @@ def feature_table(task: TaskSpec) -> pd.DataFrame:
     for f in task.features:
         if f.is_continuous:
             col = task.frame[f.name].astype(float)
-            values = f"{col.min():.4g} to {col.max():.4g}"
+            values = f"{f.format_value(col.min())} to {f.format_value(col.max())}"
         else:
-            shown = list(f.categories[:6])
-            values = ", ".join(map(str, shown)) + (f", … ({len(f.categories)} levels)" if len(f.categories) > 6 else "")
+            shown = [f.level_label(level) for level in f.categories[:6]]
+            values = ", ".join(shown) + (f", … ({len(f.categories)} levels)" if len(f.categories) > 6 else "")
         if f.bounds is not None:
             limits = ":".join("" if b is None else f"{b:g}" for b in f.bounds)
         else:
             limits = ", ".join(f.allowed) if f.allowed is not None else ""
         lines.append(
             {
-                "feature": f.name,
+                "feature": f.label if labelled else f.name,
                 "kind": f.kind,
                 "immutable": bool(f.immutable),
                 "direction": f.direction or "either",
@@ -225,6 +249,23 @@ def class_balance(task: TaskSpec) -> pd.DataFrame:
     )
 
 
+def probability_label(task: TaskSpec) -> str:
+    """The model's probability of the undesirable outcome in the outcome's own words: "P(Rejected)"."""
+    return f"P({task.undesirable_words})"
+
+
+def header(feature) -> str:
+    """A feature's column header: its label with its unit or currency ("Loan amount (₹)", "Loan term (years)")."""
+    return f"{feature.label} ({feature.unit})" if feature.unit else feature.label
+
+
+def display_case_table(task: TaskSpec, table: pd.DataFrame, *, case: str = "this case") -> pd.DataFrame:
+    """:func:`counterfactual_table`'s table under the reader's words: features by :func:`header`, the first line
+    ``case``, the probability as :func:`probability_label`. Values stay numbers (a styler formats them)."""
+    out = table.rename(columns={**{f.name: header(f) for f in task.features}, "P(undesirable)": probability_label(task)})
+    return out.rename(index={"factual": case})
+
+
 #: Below this a continuous difference is float noise, not a change (DiCE's ε).
 _CHANGE_EPSILON = 1e-6
 
@@ -255,8 +296,7 @@ def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: Counterfactu
     for f in task.features:
         if f.is_continuous and f.integer:
             table[f.name] = table[f.name].round().astype("Int64")
-    undesirable = ", ".join(str(v) for v in task.undesirable)
     table["P(undesirable)"] = probability
-    table["prediction"] = np.where(probability > 0.5, undesirable, "not " + undesirable)
+    table["prediction"] = np.where(probability > 0.5, task.undesirable_words, task.desirable_words)
     table["valid"] = [False] + [bool(v) for v in sub.valid[0][found]]
     return table, changed

@@ -1,23 +1,35 @@
-"""A feature's actionability constraints (direction, range, allowed levels), checked against its kind and levels."""
+"""A feature's level order and actionability constraints (direction, range, allowed levels), each checked
+against its kind and levels: steps of :func:`flex_core.data.make_task`, which builds the features first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from .._errors import ConfigError
 from ._columns import category_text
 
-__all__ = ["with_actions", "DIRECTIONS"]
-
-#: The ways a counterfactual may move a continuous or ordinal feature.
+#: Ways a feature may be constrained to move in a counterfactual ("either" = no constraint).
 DIRECTIONS = ("increase", "decrease", "either")
 
 
-def with_actions(feature: Any, direction, bounds, allowed) -> Any:
-    """The :class:`~._task.Feature` with its actionability constraints, each checked against its kind and levels."""
+def ordered_levels(name: str, levels: list[str], order: Sequence, seen: set) -> list[str]:
+    """An ordinal feature's levels in the given order; the order must hold every level, once, and only known ones."""
+    order = [category_text(v).strip() if not isinstance(v, str) else v.strip() for v in order]
+    extra = [v for v in levels if v not in order]
+    if extra:
+        raise ConfigError(f"Ordinal feature {name!r} has values missing from its order: {', '.join(extra)}.")
+    unknown = [v for v in order if v not in seen]
+    if unknown or len(set(order)) != len(order):
+        problem = f"no value {', '.join(map(repr, unknown))}" if unknown else "a value twice in its order"
+        raise ConfigError(f"{name!r} has {problem}; its values are: {', '.join(sorted(seen))}.")
+    return [v for v in order if v in set(levels)]
+
+
+def with_constraints(feature, direction, bounds, allowed):
+    """The :class:`~flex_core.data.Feature` with its actionability constraints, each checked against its kind and levels."""
     name = feature.name
     if direction in (None, "", "either"):
         direction = None
