@@ -17,7 +17,8 @@ the neighbourhood step, so those are the only candidates (levels have no neighbo
 Numbers move to the first value the model's own split sends the other way (float32 and ``<`` /
 ``<=`` as the library compares), plus the step; integer features to the first whole number.
 Order: fewest changed features, then the smallest change (numbers: share of the training range;
-ordinal: levels over the number of levels - 1; categorical: 1), then feature order.
+ordinal: levels over the number of levels - 1; categorical: 1), then round by round across the sets of
+features changed, then the lowest P(undesirable) (:func:`_in_order`): never the file's column order.
 """
 
 from __future__ import annotations
@@ -331,7 +332,8 @@ class TreeGenerator(GeneratorParams):
                 "features_to_vary": vary, "permitted_range": ranges or None, "seed": int(seed), "refine": refine,
                 "alternatives_tolerance": ALTERNATIVE_TOLERANCE,
                 "tree": {"ran": "tree", "why": f"{form.library} tree ensemble read exactly ({form.n_trees} trees)",
-                         "order": "fewest changed features, then smallest normalised change",
+                         "order": ("fewest changed features, then smallest normalised change, then round by round across the sets "
+                                   "of features changed, then lowest P(undesirable)"),
                          "more_than_n_cf": [int(v) for v in np.flatnonzero(more)], "batch_fallback_queries": len(empty),
                          "batch_fallback_found": fallback, **stats},
             },
@@ -386,11 +388,11 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
             q, box, a, b = near_walk(form, g, factuals[short], axes.vary, 2)
             near = (np.asarray(short)[q], box, a, b)
         _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near)
+    ordered = _in_order(form, per_query, factuals.shape[1])
     found, more = [], np.zeros(n_q, dtype=bool)
     dropped = np.zeros(n_q, dtype=int)
     for q in range(n_q):
-        items = sorted(per_query[q], key=lambda t: (t[0], t[1], t[2]))
-        rows = np.array([t[3] for t in items]).reshape(-1, factuals.shape[1])
+        rows = ordered[q]
         if len(rows) > 1:  # two candidates less than a copy tolerance apart are one counterfactual: keep the first
             keys = distinct_keys(rows, np.repeat(factuals[q][None], len(rows), axis=0), axes.copy_tolerance)
             first = np.array([keys.index(k) == i for i, k in enumerate(keys)])
@@ -403,6 +405,31 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
         found.append(rows[:n_cf])
     stats["dropped"] = dropped
     return found, more, stats
+
+
+def _in_order(form: TreeForm, per_query: list[list[tuple]], n_features: int) -> list[np.ndarray]:
+    """Each query's candidate rows in the generator's order: fewest changed features, then the smallest change, then
+    round by round across the sets of features changed (the k-th smallest change of every set before the (k+1)-th of
+    any), then the lowest P(undesirable), then the values.
+
+    Ties are common (every valid level of a categorical feature is a change of size 1): settling them by feature
+    order would hand the first n_cf slots to the first feature in the file with many valid levels, and F would
+    measure the file's column order. P is scored once for every query's candidates together.
+    """
+    rows = [np.array([t[3] for t in items]).reshape(-1, n_features) for items in per_query]
+    every = np.concatenate(rows) if rows else np.empty((0, n_features))
+    p = form(every) if len(every) else np.empty(0)
+    out, start = [], 0
+    for items, r in zip(per_query, rows):
+        pq = p[start: start + len(r)]
+        start += len(r)
+        by_set: dict[tuple, list[int]] = {}
+        for i in sorted(range(len(items)), key=lambda i: (items[i][1], pq[i], tuple(r[i]))):
+            by_set.setdefault(items[i][2], []).append(i)
+        rank = {i: k for members in by_set.values() for k, i in enumerate(members)}
+        order = sorted(range(len(items)), key=lambda i: (items[i][0], round(items[i][1], 12), rank[i], pq[i], tuple(r[i])))
+        out.append(r[order])
+    return out
 
 
 def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near) -> None:

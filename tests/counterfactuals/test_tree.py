@@ -384,3 +384,26 @@ def test_constraints_between_features_are_held_while_reading_single_changes(synt
     assert (x1_rises(held) <= 0.1 + 1e-12).all()
     report = held.coverage()["constraints_between"]["constraints"]
     assert report[0]["rejected_while_searching"] > 0 and held.found.any()
+
+
+def test_ties_never_fall_to_the_files_column_order():
+    """Undesirable only at a = a0 and b = b0: every other level of either flips the forest, 11 ways each, all changes
+    of size 1. With n_cf = 10 the ways out must come from both features alike, whichever column comes first."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    a = rng.choice([f"a{i}" for i in range(12)], n, p=[0.45] + [0.05] * 11)
+    b = rng.choice([f"b{i}" for i in range(12)], n, p=[0.45] + [0.05] * 11)
+    frame = pd.DataFrame({"a": a, "b": b, "z": rng.uniform(0, 1, n).round(2)})
+    frame["y"] = np.where((frame.a == "a0") & (frame.b == "b0"), "bad", "good")
+    shares = {}
+    for columns in (["a", "b", "z", "y"], ["b", "a", "z", "y"]):
+        task = fc.make_task(frame[columns], target="y", undesirable="bad", immutable=["z"])
+        model = fc.fit_model(task, model="rf", cv_folds=0, seed=0)
+        rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 10, seed=0)
+        result = _tree.TreeGenerator().generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=10)
+        q, c = np.nonzero(result.found)
+        changed = result.counterfactuals[q, c] != result.factuals[q]
+        counts = {name: int(changed[:, task.feature_names.index(name)].sum()) for name in ("a", "b")}
+        assert abs(counts["a"] - counts["b"]) <= len(rows), counts  # at most one apart per case
+        shares[tuple(columns)] = counts
+    assert shares[("a", "b", "z", "y")] == shares[("b", "a", "z", "y")]
