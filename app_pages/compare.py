@@ -1,6 +1,5 @@
 """Compare: FLEX next to SHAP (global) and LIME (the current region), and DiCE's own count."""
 
-import numpy as np
 import streamlit as st
 
 import flex_core as fc
@@ -17,7 +16,7 @@ settings_strip(analysis)
 task = analysis.task
 result = run_or_stop(analysis.global_result)
 names, labels = list(task.feature_names), [f.label for f in task.features]
-mutable = ~np.array(result.immutable)
+mutable = [not fixed for fixed in result.immutable]
 seed = int(st.session_state[S.SEED])
 tau = analysis.tau
 flex_name = f"FLEX at {reporting.tau_text(tau)}" if task.continuous_names else "FLEX"

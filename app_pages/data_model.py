@@ -1,6 +1,5 @@
 """Data & model: a preview, editable feature kinds and immutable features, class balance and test metrics."""
 
-import json
 
 import streamlit as st
 
@@ -125,7 +124,7 @@ if st.button("Apply feature settings", key="apply_features", type="primary"):
             **({"between": st.session_state[S.OVERRIDES]["between"]}
                if st.session_state[S.OVERRIDES].get("between") is not None else {}),
         }
-        cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
+        cache.task_with_overrides(base, base.fingerprint, overrides)
     except fc.FlexError as exc:
         st.error(plain(f"Those feature settings were not applied: {exc}"))
     else:
@@ -155,7 +154,7 @@ if st.button("Apply constraints", key="apply_constraints", type="primary", disab
     overrides = {**st.session_state[S.OVERRIDES], "between": texts}
     try:
         base = cache.load_base_task(st.session_state[S.DATASET])
-        cache.task_with_overrides(base, base.fingerprint, json.dumps(overrides, sort_keys=True))
+        cache.task_with_overrides(base, base.fingerprint, overrides)
     except fc.FlexError as exc:
         st.error(plain(f"Those constraints were not applied: {exc}"))
     else:

@@ -6,9 +6,7 @@ data's factuals, while this one holds an edited case that is not a row of the da
 own link).
 """
 
-import json
 
-import numpy as np
 import streamlit as st
 
 import flex_core as fc
@@ -38,7 +36,7 @@ editor.restore_edits(analysis.explainer, row)
 left, right = st.columns([2, 3])
 label = "Start from row"
 if len(rows) <= LISTED_ROWS:
-    left.selectbox(label, [int(r) for r in rows], index=int(np.flatnonzero(rows == row)[0]), key=editor.ROW_WIDGET,
+    left.selectbox(label, [int(r) for r in rows], index=[int(r) for r in rows].index(int(row)), key=editor.ROW_WIDGET,
                    on_change=editor.pick_row, args=(task,),
                    format_func=lambda r: f"row {r}" + (f" (predicted {undesirable})" if r in factuals else ""))
 else:
@@ -81,11 +79,11 @@ if edits:
 
 # -- the prediction and counterfactuals -----------------------------------------------------------------
 try:
-    result = cache.what_if(analysis.explainer, analysis.store_id, row, json.dumps(edits, sort_keys=True))
+    result = cache.what_if(analysis.explainer, analysis.store_id, row, edits)
 except fc.FlexError as exc:
     st.error(plain(exc))
     st.stop()
-original = cache.what_if(analysis.explainer, analysis.store_id, row, "{}") if edits else result
+original = cache.what_if(analysis.explainer, analysis.store_id, row, {}) if edits else result
 
 cols = st.columns(3)
 points = round(100 * (result.probability - original.probability))

@@ -179,3 +179,32 @@ def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import():
 def test_no_import_cycle_among_the_modules_of_flex_core_and_ui():
     cycle = _cycle(module_graph())
     assert cycle is None, f"import cycle: {' -> '.join(cycle)}"
+
+
+#: What a page script may import: Streamlit, the app's own ui package, and flex_core's public names.
+REPO = PACKAGE.parent
+PAGE_IMPORTS = ("streamlit", "ui", "flex_core", "__future__")
+
+
+def test_page_scripts_hold_widgets_and_layout_only():
+    """A page imports Streamlit, ui and flex_core's public modules only (no numpy, pandas or json: what it computes
+    lives in ui or flex_core), and defines no function longer than a widget callback (15 lines) but a fragment (a
+    part of the page Streamlit reruns alone: layout too)."""
+    import ast
+
+    problems = []
+    for path in sorted((REPO / "app_pages").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for name in names:
+                    if name.split(".")[0] not in PAGE_IMPORTS or any(part.startswith("_") and part != "__future__"
+                                                                      for part in name.split(".")):
+                        problems.append(f"{path.name}:{node.lineno} imports {name}")
+            fragment = isinstance(node, ast.FunctionDef) and any(
+                ast.unparse(d).endswith("fragment") for d in node.decorator_list)
+            if isinstance(node, ast.FunctionDef) and not fragment and node.end_lineno - node.lineno + 1 > 15:
+                problems.append(f"{path.name}:{node.lineno} defines {node.name} "
+                                f"({node.end_lineno - node.lineno + 1} lines): move it to ui/")
+    assert not problems, "page scripts hold widgets and layout only:\n" + "\n".join(problems)

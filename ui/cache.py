@@ -209,12 +209,13 @@ def external_model(_task: fc.TaskSpec, fingerprint: str, _estimator, digest: str
 
 
 @shared(copy=False)
-def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: str) -> fc.TaskSpec:
-    """The base task with edited kinds / immutable features / constraints (``overrides`` is JSON).
+def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: Mapping) -> fc.TaskSpec:
+    """The base task with edited kinds / immutable features / constraints (``overrides``: the session's mapping; the
+    shelf keys it by value).
 
     ``overrides["between"]``: the constraints between features (texts), or absent/None for the data's own.
     """
-    spec = json.loads(overrides)
+    spec = dict(overrides)
     constraints = spec.get("constraints")
     between = spec.get("between")
     if not spec.get("kinds") and spec.get("immutable") is None and constraints is None and between is None:
@@ -489,7 +490,7 @@ def calibration(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd
 
 # -- the what-if editor (one case, cheap: about 25 ms on loan; cached by the edited values) -----------
 @shared(copy=True, spinner="Searching this case's counterfactuals…")
-def what_if(_explainer: fc.FlexExplainer, identity: str, row: int | None, values: str) -> fc.counterfactuals.WhatIf:
-    """The case ``row`` with ``values`` (JSON {feature: value}, the edits) scored and its counterfactuals
-    searched (``identity``: the store's). Raises ConfigError for a value the data does not allow."""
-    return _explainer.what_if(json.loads(values), row=row)
+def what_if(_explainer: fc.FlexExplainer, identity: str, row: int | None, values: Mapping) -> fc.counterfactuals.WhatIf:
+    """The case ``row`` with ``values`` ({feature: value}, the edits) scored and its counterfactuals searched
+    (``identity``: the store's). Raises ConfigError for a value the data does not allow."""
+    return _explainer.what_if(dict(values), row=row)

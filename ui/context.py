@@ -138,7 +138,7 @@ def build_analysis() -> Analysis:
     s = st.session_state
     base = cache.load_base_task(s[S.DATASET])
     try:
-        task = cache.task_with_overrides(base, base.fingerprint, json.dumps(s[S.OVERRIDES], sort_keys=True))
+        task = cache.task_with_overrides(base, base.fingerprint, s[S.OVERRIDES])
     except fc.FlexError as exc:  # e.g. a link made for other data: drop them rather than lock every page
         st.warning(plain(f"The feature settings (kinds, immutable features) were dropped: {exc}"))
         s[S.OVERRIDES] = {"kinds": {}, "immutable": None}

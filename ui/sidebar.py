@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
@@ -190,7 +188,7 @@ def _use_model_file(candidate: dict) -> None:
         return
     try:
         base = cache.load_base_task(st.session_state[S.DATASET])
-        task = cache.task_with_overrides(base, base.fingerprint, json.dumps(st.session_state[S.OVERRIDES], sort_keys=True))
+        task = cache.task_with_overrides(base, base.fingerprint, st.session_state[S.OVERRIDES])
         active_model(task, st.session_state[S.DATASET], candidate)
     except fc.FlexError as exc:
         st.error(plain(f"That model was not used: {exc} The previous model stays active."))

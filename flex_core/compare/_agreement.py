@@ -90,7 +90,7 @@ def rank_agreement(
     *,
     k: int = 3,
     names: Sequence[str] | None = None,
-    include: np.ndarray | None = None,
+    include: np.ndarray | Sequence[bool] | None = None,
 ) -> RankAgreement:
     """Spearman, Kendall and top-k overlap between two importance vectors of shape (n,).
 

@@ -32,7 +32,7 @@ def ranking_table(
     *,
     stds: Mapping[str, np.ndarray] | None = None,
     decimals: Mapping[str, int] | None = None,
-    include: np.ndarray | None = None,
+    include: np.ndarray | Sequence[bool] | None = None,
     rank_intervals: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Side-by-side rankings in the paper's format (Tables 1 and 3).

@@ -376,10 +376,10 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     settle_singles(form, g, prof, factuals, axes.vary, threshold, axes.settle_with)
     singles = single_counterfactuals(g, axes, prof, factuals, threshold, axes.rules)
     per_query: list[list[tuple]] = [[] for _ in range(n_q)]
-    for q, j, v, size in zip(singles[0].tolist(), singles[1].tolist(), singles[2].tolist(), singles[4].tolist()):
+    for q, j, v, size, pv in zip(*(a.tolist() for a in (singles[0], singles[1], singles[2], singles[4], singles[5]))):
         row = factuals[q].copy()
         row[j] = v
-        per_query[q].append((1, size, (j,), row))
+        per_query[q].append((1, size, (j,), row, pv))
     stats: dict = {"pairs_read": 0, "pair_candidates_cut": 0}
     if pairs:
         short = [q for q in range(n_q) if len(per_query[q]) < n_cf]
@@ -388,7 +388,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
             q, box, a, b = near_walk(form, g, factuals[short], axes.vary, 2)
             near = (np.asarray(short)[q], box, a, b)
         _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near)
-    ordered = _in_order(form, per_query, factuals.shape[1])
+    ordered = _in_order(per_query, factuals.shape[1])
     found, more = [], np.zeros(n_q, dtype=bool)
     dropped = np.zeros(n_q, dtype=int)
     for q in range(n_q):
@@ -407,22 +407,19 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
     return found, more, stats
 
 
-def _in_order(form: TreeForm, per_query: list[list[tuple]], n_features: int) -> list[np.ndarray]:
+def _in_order(per_query: list[list[tuple]], n_features: int) -> list[np.ndarray]:
     """Each query's candidate rows in the generator's order: fewest changed features, then the smallest change, then
     round by round across the sets of features changed (the k-th smallest change of every set before the (k+1)-th of
     any), then the lowest P(undesirable), then the values.
 
     Ties are common (every valid level of a categorical feature is a change of size 1): settling them by feature
     order would hand the first n_cf slots to the first feature in the file with many valid levels, and F would
-    measure the file's column order. P is scored once for every query's candidates together.
+    measure the file's column order. Each candidate carries its P from the profile it was read from.
     """
-    rows = [np.array([t[3] for t in items]).reshape(-1, n_features) for items in per_query]
-    every = np.concatenate(rows) if rows else np.empty((0, n_features))
-    p = form(every) if len(every) else np.empty(0)
-    out, start = [], 0
-    for items, r in zip(per_query, rows):
-        pq = p[start: start + len(r)]
-        start += len(r)
+    out = []
+    for items in per_query:
+        r = np.array([t[3] for t in items]).reshape(-1, n_features)
+        pq = [t[4] for t in items]
         by_set: dict[tuple, list[int]] = {}
         for i in sorted(range(len(items)), key=lambda i: (items[i][1], pq[i], tuple(r[i]))):
             by_set.setdefault(items[i][2], []).append(i)
@@ -473,7 +470,7 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
     tables = _candidate_tables(g, axes)
     limit = np.full((n_q, n_f, 2), np.inf)
     level_single = np.zeros((n_q, n_f, 64), dtype=bool)
-    qs, js, values, sides, _ = singles
+    qs, js, values, sides = singles[:4]
     ordered = axes.ordered[js]
     limit[qs[ordered], js[ordered], (sides[ordered] > 0).astype(int)] = np.abs(values - factuals[qs, js])[ordered]
     level_single[qs[~ordered], js[~ordered], values[~ordered].astype(int)] = True
@@ -485,7 +482,7 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
             levels_ok[j, : len(ok)] = ok
     weights, undesired = _pair_weights(form, g.weights)
     ranges, rec_box = _record_ranges(near, query, axes_of, n_f)
-    grp, va, vb, size, unsure, cut = pair_search(  # type: ignore[call-arg]
+    grp, va, vb, size, pv, unsure, cut = pair_search(  # type: ignore[call-arg]
         query, axes_of[:, 0].copy(), axes_of[:, 1].copy(), ranges, _windows(g, factuals, query, axes_of, limit), rec_box,
         g.box_lo,
         g.box_hi, g.boxes.mask, weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
@@ -494,11 +491,11 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
         axes.validity.threshold, FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
     stats["pairs_read"] += int((~unsure).sum())
     stats["pair_candidates_cut"] += int(cut.sum())
-    for k, a_value, b_value, s in zip(grp.tolist(), va.tolist(), vb.tolist(), size.tolist()):
+    for k, a_value, b_value, s, p_value in zip(grp.tolist(), va.tolist(), vb.tolist(), size.tolist(), pv.tolist()):
         q, a, b = int(query[k]), int(axes_of[k, 0]), int(axes_of[k, 1])
         row = factuals[q].copy()
         row[a], row[b] = a_value, b_value
-        per_query[q].append((2, s, (a, b), row))
+        per_query[q].append((2, s, (a, b), row, p_value))
     return np.flatnonzero(unsure)
 
 
@@ -670,4 +667,4 @@ def _pareto(axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> N
                 row = f_row.copy()
                 row[a], row[b] = va[r], vb[k]
                 size = float(axes.size(a, va[[r]], fa)[0] + axes.size(b, vb[[k]], fb)[0])
-                out.append((2, size, (a, b), row))
+                out.append((2, size, (a, b), row, float(prof.p[ia[r], ib[k]])))

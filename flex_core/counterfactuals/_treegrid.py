@@ -227,7 +227,7 @@ class RuleCheck:
 
 def single_counterfactuals(g: Grids, axes, prof: GridProfiles, factuals: np.ndarray, threshold: float,
                            rules: RuleCheck):
-    """Every factual's minimal one-feature counterfactuals: arrays (factual, feature, value, side, size).
+    """Every factual's minimal one-feature counterfactuals: arrays (factual, feature, value, side, size, P there).
 
     Numbers and ordinal features: the nearest valid value on each side; categorical: every valid allowed
     level (side 2 + level). Valid: P < threshold at the value and at its pulled-back corner, and every
@@ -244,10 +244,11 @@ def single_counterfactuals(g: Grids, axes, prof: GridProfiles, factuals: np.ndar
             parts = [_levels(axes, int(j), p, factuals, threshold, rules)]
         for qs, values, side in parts:
             size = np.abs(values - f[qs]) / axes.scale[j] if axes.ordered[j] else np.ones(len(qs))
-            out.append((qs, np.full(len(qs), j), values, side, size))
+            cells = np.searchsorted(g.grid[j], values, side="left") if g.is_number[j] else values.astype(np.int64)
+            out.append((qs, np.full(len(qs), j), values, side, size, p[qs, cells]))
     if not out:
-        return tuple(np.empty(0, dtype=int if k < 2 else float) for k in range(5))
-    return tuple(np.concatenate([o[k] for o in out]) for k in range(5))
+        return tuple(np.empty(0, dtype=int if k < 2 else float) for k in range(6))
+    return tuple(np.concatenate([o[k] for o in out]) for k in range(6))
 
 
 def _nearest_number(g: Grids, axes, j: int, p: np.ndarray, factuals: np.ndarray, side: int, threshold: float,

@@ -312,7 +312,7 @@ def _axis_candidates(q, j, fx, is_num, edges, marks, n_local, f_local, grid, g_s
 
 
 @njit(cache=True, nogil=True)
-def _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, threshold, out_a, out_b, out_size):
+def _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, threshold, out_a, out_b, out_size, out_p):
     """The Pareto-minimal valid (a, b) changes, per pair of sides, appended to the out lists.
 
     Valid: P < threshold at the pair and at its corner, and neither change valid alone. A row (a change of
@@ -343,6 +343,7 @@ def _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, th
                         out_a.append(va[r])
                         out_b.append(vb[c])
                         out_size.append(za[r] + zb[c])
+                        out_p.append(p[ca[r], cb[c]])
                         best = c
                         break
             k = k_end
@@ -383,14 +384,16 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
 
     A group's profile is read from the leaves its factual reaches changing nothing, one of the two features
     or both: ``rec_box[g_ranges[g, 2k]: g_ranges[g, 2k + 1]]`` for k = 0..3; ``g_window[g]``: the first and
-    last global cell of a and of b that a candidate can reach (nearer than the best one-feature change). Returns (group, value a, value b, size) of
-    each counterfactual, per group whether a cell near the threshold was not exact (to be rescored by the
-    caller, nothing emitted for it), and the candidates cut per group.
+    last global cell of a and of b that a candidate can reach (nearer than the best one-feature change). Returns
+    (group, value a, value b, size, P) of each counterfactual, per group whether a cell near the threshold was
+    not exact (to be rescored by the caller, nothing emitted for it), and the candidates cut per group.
     """
     out_g = [0]
     out_a = [0.0]
     out_b = [0.0]
     out_size = [0.0]
+    out_p = [0.0]
+    out_p.pop()
     out_g.pop()
     out_a.pop()
     out_b.pop()
@@ -439,10 +442,12 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
             _unmark(marks_b, eb)
         cut[gi] = cut_a + cut_b
         before = len(out_a)
-        _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, threshold, out_a, out_b, out_size)
+        _staircase(va, ca, ka, za, sa, vb, cb, kb, zb, sb, p, fa_local, fb_local, threshold, out_a, out_b, out_size,
+                   out_p)
         for _ in range(len(out_a) - before):
             out_g.append(gi)
-    return (np.array(out_g, dtype=np.int64), np.array(out_a), np.array(out_b), np.array(out_size), unsure, cut)
+    return (np.array(out_g, dtype=np.int64), np.array(out_a), np.array(out_b), np.array(out_size), np.array(out_p),
+            unsure, cut)
 
 
 @njit(cache=True, nogil=True)

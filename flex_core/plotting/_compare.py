@@ -24,7 +24,7 @@ __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure",
 METHOD_COLOURS = (FLEX_COLOUR, "#d97706", "#059669", "#7c3aed", "#64748b")
 
 
-def _checked_include(n: int, include: np.ndarray | None) -> np.ndarray:
+def _checked_include(n: int, include: np.ndarray | Sequence[bool] | None) -> np.ndarray:
     return np.ones(n, bool) if include is None else np.asarray(include, dtype=bool)
 
 
@@ -33,7 +33,7 @@ def ranking_bars_figure(
     labels: Sequence[str],
     scores: Mapping[str, np.ndarray],
     *,
-    include: np.ndarray | None = None,
+    include: np.ndarray | Sequence[bool] | None = None,
     title: str = "Importance by method, each divided by its largest value",
 ) -> go.Figure:
     """Grouped horizontal bars: each method's importances normalised to its maximum.
@@ -77,7 +77,7 @@ def rank_scatter_figure(
     *,
     methods: tuple[str, str] = ("FLEX", "SHAP"),
     agreement: RankAgreement | None = None,
-    include: np.ndarray | None = None,
+    include: np.ndarray | Sequence[bool] | None = None,
 ) -> go.Figure:
     """Rank under method a (x) against rank under method b (y); points on the diagonal agree.
 
