@@ -324,7 +324,8 @@ class TreeGenerator(GeneratorParams):
         notes = []
         if more.any():
             notes.append(f"{int(more.sum())} of {len(queries)} cases have more distinct minimal counterfactuals than "
-                         f"the {n_cf} returned (fewest changed features and smallest changes kept).")
+                         f"the {n_cf} returned (fewest changed features and smallest changes kept; equal ones taken in turn across "
+                         "features, never in the file's order).")
         return assemble_counterfactual_set(
             task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
             seconds=time.perf_counter() - start, model_rows=0, notes=notes, rule_rejections=axes.rules.rejected,
