@@ -101,7 +101,7 @@ def test_rerunning_the_cases_with_another_generator_is_a_click(tmp_path):
         box.click()
         page.get_by_role("option", name="batch-plausible").click()
         page.get_by_role("button", name="Compare", exact=True).click()
-        reading = page.get_by_text("Rerun with batch-plausible instead of batch", exact=False).first
+        reading = page.get_by_text("Rerun with batch-plausible instead of tree", exact=False).first
         reading.wait_for(timeout=90_000)
         reading.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "generator_check.png"), full_page=False)

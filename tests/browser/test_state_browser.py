@@ -227,7 +227,7 @@ def test_a_fresh_servers_first_request_for_the_old_global_address_opens_the_app(
             assert query_params(page)["n_factuals"] == "10" and query_params(page)["dataset"] == "builtin:toy2d"
             links = [link.inner_text().split("\n")[-1] for link in page.locator("[data-testid='stSidebarNav'] a").all()]
             assert links == ["Data & model", "Global", "Regional explorer", "Thresholds", "Counterfactuals", "What-if",
-                             "Compare", "Report"]
+                             "Compare", "Report", "Glossary"]
             assert page.locator("[data-testid='stException']").count() == 0
         finally:
             page.close()
@@ -290,7 +290,7 @@ def test_a_users_csv_and_lightgbm_file_uploaded_in_the_sidebar_are_explained(app
     page.wait_for_selector(".js-plotly-plot .barlayer .point path", timeout=WAIT)
     chart = page.locator(".js-plotly-plot:visible").first
     drawn = set(chart.evaluate("gd => gd.data.flatMap(t => t.y || [])"))
-    assert {"bill length", "species", "island"} <= drawn  # the user's features, explained
+    assert {"Bill length", "Species", "Island"} <= drawn  # the user's features, explained (names tidied, issue 35)
     assert page.get_by_text("penguins.csv · penguins_lightgbm.skops · generator").count() >= 1  # the strip names it too
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0

@@ -13,7 +13,7 @@ from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 QUERY = "dataset=builtin:toy2d&n_factuals=10&n_cf=3"
-STRIP = "toy2d · random forest (one-hot encoding) · generator batch (refine minimal) · N_F = 10 · N_cf = 3 · seed 0"
+STRIP = "toy2d · random forest (one-hot encoding) · generator tree (refine minimal) · N_F = 10 · N_cf = 3 · seed 0"
 PAGES = [("Data & model", "Data & model"), ("Global", "Global feature importance"), ("Regional explorer", "Regional explorer"),
          ("Thresholds", "Thresholds (τ)"), ("Counterfactuals", "Counterfactuals of one case"),
          ("Compare", "FLEX next to SHAP, LIME and DiCE"), ("Report", "Report")]

@@ -96,12 +96,12 @@ TEMPLATES = (
 )
 
 
-@settings(max_examples=6, deadline=None)
+@pytest.mark.parametrize("generator", ["tree", "batch", "batch-plausible", "dice-random"])
+@settings(max_examples=4, deadline=None)
 @given(
     picks=st.lists(st.sampled_from(range(len(TEMPLATES))), min_size=1, max_size=3, unique=True),
     a=st.sampled_from([0.5, 1, 2]),
     b=st.integers(0, 40),
-    generator=st.sampled_from(["batch", "batch-plausible", "dice-random"]),
     start=st.integers(0, 40),
 )
 def test_property_no_returned_counterfactual_breaks_a_random_rule(synthetic_pair, picks, a, b, generator, start):
@@ -112,7 +112,7 @@ def test_property_no_returned_counterfactual_breaks_a_random_rule(synthetic_pair
     cfset = fc.counterfactuals.make_generator(generator).generate(model, task, queries, n_cf=3, seed=start)
     assert broken(task, cfset) == 0
     assert len(cfset.config["constraints_between"]["constraints"]) == len(picks)
-    if not generator.startswith("dice"):  # the batch search never returns what it then has to drop
+    if generator.startswith("batch"):  # the batch search never returns what it then has to drop (tree's pairs may)
         assert "dropped" not in cfset.config["constraints_between"]
 
 

@@ -26,7 +26,9 @@ def _page_text(at) -> str:
     for frame in at.dataframe:
         value = frame.value
         parts += [str(c) for c in value.columns] + [str(i) for i in value.index]
-        parts += [str(v) for v in value.astype(str).to_numpy().ravel()]
+        # a constraint between features is written with the data's column names (cf.noise_continuous): the
+        # language's syntax, shown as typed, not a label
+        parts += [str(v) for v in value.astype(str).to_numpy().ravel() if "cf." not in str(v)]
     for element in at.get("plotly_chart"):
         parts += re.findall(r'"(?:text|y|x|name|title)":\s*"([^"]*)"', element.proto.spec)
     return "\n".join(parts)
