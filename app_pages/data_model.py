@@ -8,7 +8,7 @@ from flex_core.data.rules import constraint_examples
 from ui import cache, reporting, rules
 from ui import state as S
 from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
-from ui.context import require_analysis, run_or_stop
+from ui.context import apply_overrides, require_analysis, run_or_stop
 from ui.text import plain
 
 st.title("Data & model")
@@ -113,10 +113,9 @@ edited = st.data_editor(
 )
 edited = edited.assign(feature=task.feature_names)  # the lines are the features in order: back to column names
 if st.button("Apply feature settings", key="apply_features", type="primary"):
-    base = cache.load_base_task(st.session_state[S.DATASET])
-    base_kinds = {f.name: f.kind for f in base.features}
-    try:
-        overrides = {
+    def feature_overrides(base: fc.TaskSpec) -> dict:
+        base_kinds = {f.name: f.kind for f in base.features}
+        return {
             "kinds": {r.feature: r.kind for r in edited.itertuples() if base_kinds[r.feature] != r.kind},
             "immutable": sorted(r.feature for r in edited.itertuples() if r.immutable),
             "constraints": reporting.table_constraints(edited),
@@ -124,13 +123,8 @@ if st.button("Apply feature settings", key="apply_features", type="primary"):
             **({"between": st.session_state[S.OVERRIDES]["between"]}
                if st.session_state[S.OVERRIDES].get("between") is not None else {}),
         }
-        cache.task_with_overrides(base, base.fingerprint, overrides)
-    except fc.FlexError as exc:
-        st.error(plain(f"Those feature settings were not applied: {exc}"))
-    else:
-        S.reset_analysis()
-        st.session_state[S.OVERRIDES] = overrides
-        st.rerun()
+
+    apply_overrides(feature_overrides, "feature settings")
 
 st.subheader("Constraints between features")
 st.caption(plain(
@@ -151,16 +145,7 @@ if texts:
 if errors:
     st.error(plain(f"{len(errors)} constraint(s) cannot be applied; fix them first. {errors[0]}"))
 if st.button("Apply constraints", key="apply_constraints", type="primary", disabled=bool(errors)):
-    overrides = {**st.session_state[S.OVERRIDES], "between": texts}
-    try:
-        base = cache.load_base_task(st.session_state[S.DATASET])
-        cache.task_with_overrides(base, base.fingerprint, overrides)
-    except fc.FlexError as exc:
-        st.error(plain(f"Those constraints were not applied: {exc}"))
-    else:
-        S.reset_analysis()
-        st.session_state[S.OVERRIDES] = overrides
-        st.rerun()
+    apply_overrides(lambda base: {**st.session_state[S.OVERRIDES], "between": texts}, "constraints")
 if task.rules:
     result = run_or_stop(analysis.global_result)
     st.markdown(plain(

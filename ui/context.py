@@ -8,6 +8,7 @@ setting changed. Nothing here is kept in Session State.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
@@ -200,3 +201,19 @@ def run_or_stop(fn, *args, **kwargs):
     except fc.FlexError as exc:
         st.error(plain(exc))
         st.stop()
+
+
+def apply_overrides(make: Callable[[fc.TaskSpec], dict], what: str) -> None:
+    """Apply the task settings ``make(base task)`` builds (kinds, immutable features, constraints): checked by
+    building the task once; a refusal is one ``st.error`` naming ``what`` and the session keeps its settings, else
+    the analysis restarts on them."""
+    try:
+        base = cache.load_base_task(st.session_state[S.DATASET])
+        overrides = make(base)
+        cache.task_with_overrides(base, base.fingerprint, overrides)
+    except fc.FlexError as exc:
+        st.error(plain(f"Those {what} were not applied: {exc}"))
+    else:
+        S.reset_analysis()
+        st.session_state[S.OVERRIDES] = overrides
+        st.rerun()
