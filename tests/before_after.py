@@ -139,6 +139,7 @@ def old_numbers(name: str) -> dict:
 
 #: What a run of ``flex reproduce`` may change from one run to the next: how long it took and where it ran.
 RUN_ONLY = ("seconds", "generation_seconds", "refine_seconds", "versions", "machine")
+PATHS = ("source", "dataset")  # "name:folder/file": a reproduction read from another folder gives the same numbers
 
 
 def reproduction_numbers(results: dict) -> dict:
@@ -147,10 +148,14 @@ def reproduction_numbers(results: dict) -> dict:
 
     def numbers(value):
         if isinstance(value, dict):
-            return {k: numbers(v) for k, v in value.items() if k not in RUN_ONLY}
+            return {k: where(v) if k in PATHS else numbers(v) for k, v in value.items() if k not in RUN_ONLY}
         if isinstance(value, list):
             return [numbers(v) for v in value]
         return round(value, 10) if isinstance(value, float) else value
+
+    def where(source):  # "accidents:/any/folder/RTA_Dataset.csv": the file, not the folder it was read from
+        name, _, path = source.partition(":")
+        return f"{name}:{Path(path).name}" if path else Path(name).name
 
     kept = numbers(results)
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
