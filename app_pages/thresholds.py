@@ -77,7 +77,7 @@ def tau_section(analysis: Analysis) -> None:
     if task.continuous_names:
         st.subheader("τ sweep")
         sweep = analysis.tau_sweep()
-        chart(fc.plotting.tau_sweep_figure(sweep, current=float(st.session_state[S.TAU])), analysis, key="tau_sweep")
+        chart(analysis.tau_sweep_chart(float(st.session_state[S.TAU])), analysis, key="tau_sweep")
         st.caption(plain(reporting.describe_tau_sweep(sweep)))
     # A fragment's rerun skips app.py, which writes the view into the address bar after a full run.
     S.sync_query_params()

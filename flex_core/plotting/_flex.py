@@ -521,11 +521,19 @@ def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexRe
 def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go.Figure:
     """F_j against τ, one line per continuous feature (from :func:`tau_sweep`); a marker line at ``current``.
 
-    The lines do not depend on ``current``: they are drawn once per sweep (kept for the last few sweeps, by
-    content) and every call gets a copy with its own line, written as Plotly's ``add_vline`` writes it (a test
-    compares the two). A τ change in the app redraws this chart, and building it anew cost about 19 ms.
+    The same as ``with_current_tau(tau_sweep_lines(sweep), current)``: a caller that redraws the chart at every τ
+    change keeps the lines (the app keeps them in ``ui/``) and adds the current τ to them.
     """
-    spec = _figure_dict(_tau_sweep_lines(_ByContent(sweep)))
+    return with_current_tau(tau_sweep_lines(sweep), current)
+
+
+def with_current_tau(lines: go.Figure, current: float | None) -> go.Figure:
+    """A copy of :func:`tau_sweep_lines`'s figure with a marker line at τ = ``current`` (``lines`` is not changed).
+
+    The line is written as Plotly's ``add_vline`` writes it (a test compares the two) without Plotly's validation:
+    a τ change in the app redraws this chart, and building it anew cost about 19 ms.
+    """
+    spec = _figure_dict(lines)
     if current is not None:
         layout = spec.setdefault("layout", {})
         x = float(current)
@@ -536,30 +544,8 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go
     return _unchecked(spec)
 
 
-class _ByContent:
-    """A frame that hashes and compares by its content (a frame itself cannot be a cache key)."""
-
-    __slots__ = ("frame", "_key")
-
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self.frame = frame
-        self._key = (tuple(frame.columns), pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
-
-    def __hash__(self) -> int:
-        return hash(self._key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ByContent) and self._key == other._key
-
-
-#: Sweeps whose lines are kept, the most recently used (shared by every thread; never drawn into).
-SWEEP_LINES_KEPT = 8
-
-
-@functools.lru_cache(maxsize=SWEEP_LINES_KEPT)
-def _tau_sweep_lines(content: _ByContent) -> go.Figure:
-    """The sweep's lines without a current τ."""
-    sweep = content.frame
+def tau_sweep_lines(sweep: pd.DataFrame) -> go.Figure:
+    """The τ sweep's lines without a current τ (see :func:`with_current_tau`)."""
     fig = new_figure()
     for (feature, label), group in sweep.groupby(["feature", "label"], sort=False):
         group = group.sort_values("tau")

@@ -58,3 +58,19 @@ def test_sweep_and_panels_carry_one_curve_per_continuous_feature():
     # The τ = 0.1 panel equals the sweep at 0.1.
     at_01 = {t["customdata"][0]: t["y"][t["x"].index(0.1)] for t in sweep["data"]}
     assert dict(zip(panels["data"][0]["customdata"], panels["data"][0]["x"])) == at_01
+
+
+def test_a_tau_change_moves_the_sweeps_marker_and_keeps_its_lines(monkeypatch):
+    """The sweep's lines are drawn once and kept in ui/ (the library keeps no figures); a τ change adds its marker."""
+    import flex_core as fc
+
+    drawn = []
+    draw = fc.plotting.tau_sweep_lines
+    monkeypatch.setattr(fc.plotting, "tau_sweep_lines", lambda sweep: drawn.append(1) or draw(sweep))
+    at = start("toy2d", page="app_pages/thresholds.py")
+    lines = [t["y"] for t in chart(at, "tau_sweep")["data"]]
+    at.slider(key="w_tau").set_value(0.6).run()
+    sweep = chart(at, "tau_sweep")
+    assert [t["y"] for t in sweep["data"]] == lines
+    assert [a["text"] for a in sweep["layout"]["annotations"] if "current" in a["text"]] == ["current τ = 0.6"]
+    assert len(drawn) <= 1, "the lines were drawn again on a τ change"

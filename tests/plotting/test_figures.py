@@ -355,17 +355,20 @@ def test_the_current_tau_line_and_the_settings_subtitle_are_what_plotly_would_wr
     """Both skip Plotly's validation (6-9 ms a chart on every τ change): they must equal Plotly's own way, unchanged."""
     cfset = _set(toy_task, [[100.0, 0.2]], [[[70.0, 0.2], [95.0, 0.9], [100.0, 0.25]]])
     sweep = fc.importance.tau_sweep(cfset, toy_task, ranges=np.array([100.0, 1.0]))
+    lines = fc.plotting.tau_sweep_lines(sweep)
+    before = lines.to_dict()
     base = fc.plotting.tau_sweep_figure(sweep)
-    before = base.to_dict()
-    marked = fc.plotting.tau_sweep_figure(sweep, current=0.35)  # the lines kept from the first call
+    assert base.to_dict() == before  # no current τ: the lines alone
+    marked = fc.plotting.with_current_tau(lines, 0.35)
     marked.update_layout(title_text="drawn into")  # a caller's copy: the kept lines stay as they were
-    assert fc.plotting.tau_sweep_figure(sweep).to_dict() == before
+    assert lines.to_dict() == before
     by_plotly = go.Figure(base).add_vline(x=0.35, line=dict(color="#64748b", dash="dot"),
                                          annotation_text="current τ = 0.35", annotation_position="top right")
-    marked = fc.plotting.tau_sweep_figure(sweep.copy(), current=0.35)  # an equal frame finds the same lines
+    marked = fc.plotting.with_current_tau(lines, 0.35)
     assert marked.to_dict() == by_plotly.to_dict()
+    assert fc.plotting.tau_sweep_figure(sweep, current=0.35).to_dict() == by_plotly.to_dict()
     assert go.Figure(marked.to_dict()).to_dict() == marked.to_dict()
-    other = sweep.assign(frequency_mean=sweep["frequency_mean"] / 2)  # another sweep gets its own lines
+    other = sweep.assign(frequency_mean=sweep["frequency_mean"] / 2)  # another sweep: other lines
     assert fc.plotting.tau_sweep_figure(other).data[0].y != base.data[0].y
 
     for settings in ("loan · random forest", "a long settings line · " * 5 + "τ = 0.10"):
