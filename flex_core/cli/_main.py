@@ -15,6 +15,7 @@ from .._errors import ConfigError, FlexError
 from .._explainer import FlexExplainer
 from ..compare._json import add_lime_to_json, add_shap_to_json
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_generator
+from ..counterfactuals._spread import dask_cluster
 from ..counterfactuals._store import check_generation_memory
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
@@ -172,6 +173,9 @@ def _add_model_arguments(common: argparse.ArgumentParser) -> None:
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
     model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
     model.add_argument("--n-jobs", type=int, default=1, help="batch generators: cores to use (-1 = all); the result does not depend on it")
+    model.add_argument("--dask", nargs="?", const="", metavar="ADDRESS",
+                       help="tree and batch generators: generate on the Dask cluster at ADDRESS (default: "
+                            "DASK_SCHEDULER_ADDRESS); the result does not depend on it")
     model.add_argument(
         "--refine", choices=REFINE_MODES,
         help="minimal: shrink each change to about the smallest the model needs; none: keep the generator's values "
@@ -281,12 +285,22 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
     return result.to_dict()
 
 
+def _dask_address(args) -> str | None:
+    """``--dask``'s address ("": Dask's own variable), checked before connecting; None without ``--dask``."""
+    address = getattr(args, "dask", None)
+    if address is not None and str(getattr(args, "generator", "")).startswith("dice-"):
+        raise ConfigError("--dask applies to the tree and batch generators only.")
+    return address
+
+
 def _generator_settings(args, name: str) -> dict:
     n_jobs = args.n_jobs
     rule = {"margin": 0.0, "radius": 0.0} if getattr(args, "validity", "robust") == "paper" else {}
     if not name.startswith("dice-"):
         if args.posthoc_sparsity or args.time_limit is not None:
             raise ConfigError("--posthoc-sparsity and --time-limit apply to the DiCE generators only.")
+        if getattr(args, "dask", None) is not None:
+            return {"n_jobs": -1, "backend": "dask", **rule}
         return {"n_jobs": n_jobs, **rule} if name.startswith("batch") else rule
     if n_jobs != 1:
         raise ConfigError("--n-jobs applies to the batch generators only.")
@@ -511,7 +525,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "dashboard":
             return run_dashboard(args)
-        out = run(args)
+        with dask_cluster(_dask_address(args)):
+            out = run(args)
         text = json.dumps(out, indent=2)
         cf_frame = getattr(args, "cf_frame", None)
         page = getattr(args, "report_page", None)

@@ -70,6 +70,7 @@ from ._set import (
     encode_rows,
     encoded_width,
 )
+from ._spread import dask_client
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["BatchGenerator", "BACKENDS"]
@@ -289,7 +290,7 @@ class BatchGenerator(GeneratorParams):
     # -- spreading chunks of queries over cores or a cluster --------------------------------
     def _cores(self) -> int:
         if self._n_jobs < 0 and self._backend == "dask":
-            return max(1, sum(_dask_client().nthreads().values()))
+            return max(1, sum(dask_client().nthreads().values()))
         return resolve_cores(self._n_jobs)
 
     def _run(self, space, settings, factuals, row_ids, chunks, workers):
@@ -301,7 +302,7 @@ class BatchGenerator(GeneratorParams):
         space = space.for_workers()
         jobs = (joblib.delayed(search_chunk)(space, settings, factuals[c], row_ids[c]) for c in chunks)
         if self._backend == "dask":
-            _dask_client()  # a clear error instead of joblib's when no cluster is connected
+            dask_client()  # a clear error instead of joblib's when no cluster is connected
             with joblib.parallel_config(backend="dask"):
                 return joblib.Parallel(n_jobs=-1)(jobs)
         return joblib.Parallel(n_jobs=workers, backend="loky", return_as="generator")(jobs)
@@ -314,19 +315,3 @@ def _encode_queries(task: TaskSpec, queries: pd.DataFrame) -> np.ndarray:
         bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
         raise ConfigError(f"Query row(s) {bad} have missing values or levels the task does not know.")
     return factuals
-
-
-def _dask_client():
-    try:
-        from dask.distributed import get_client
-    except ImportError:  # pragma: no cover - distributed is in requirements.txt
-        raise ConfigError("backend='dask' needs the 'distributed' package (pip install distributed).") from None
-    try:
-        return get_client()
-    except ValueError:
-        raise ConfigError(
-            "backend='dask' needs a running dask.distributed Client: create one first, "
-            "e.g. Client(LocalCluster()) or Client('scheduler-address:8786')."
-        ) from None
-
-

@@ -47,6 +47,7 @@ from ._set import (
     distinct_keys,
     encode_rows,
 )
+from ._spread import chunk_bounds, cluster_threads, dask_client, on_cluster
 from ._treeform import MAX_LEVELS, TreeForm, tree_form
 from ._treegrid import (
     FLOAT32_WINDOW,
@@ -310,7 +311,9 @@ class TreeGenerator(GeneratorParams):
             raise ConfigError(f"Query row(s) {bad} have levels the task does not know.")
         axes = _Axes(task, model, vary, ranges, Validity(self.margin, self.radius))
         axes.settle_with = scorer_for(model, task) if form.float32 else None
-        found, more, stats = _read_in_chunks(form, axes, factuals, int(n_cf), pairs=self.pairs, progress=progress)
+        cluster = (model, task, vary, ranges, Validity(self.margin, self.radius)) if self.backend == "dask" else None
+        found, more, stats = _read_in_chunks(form, axes, factuals, int(n_cf), pairs=self.pairs, progress=progress,
+                                             cluster=cluster)
         dropped = stats.pop("dropped")
         empty = [i for i, rows in enumerate(found) if not len(rows)]
         fallback = 0
@@ -342,22 +345,45 @@ class TreeGenerator(GeneratorParams):
         )
 
 
-def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress):
-    """:func:`_read_counterfactuals` over chunks of :data:`CHUNK_QUERIES` factuals: memory stays flat however many come."""
+def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress, cluster=None):
+    """:func:`_read_counterfactuals` over chunks of :data:`CHUNK_QUERIES` factuals: memory stays flat however many come.
+
+    ``cluster``: ``(model, task, vary, ranges, validity)`` to read the chunks on the connected Dask cluster instead
+    (:func:`._spread.on_cluster`); each query's counterfactuals do not depend on the chunk it is read in.
+    """
+    if cluster is None:
+        bounds = [(s, min(s + CHUNK_QUERIES, len(factuals))) for s in range(0, len(factuals), CHUNK_QUERIES)]
+        parts = (_read_counterfactuals(form, axes, factuals[a:b], n_cf, pairs=pairs) for a, b in bounds)
+    else:
+        model, task, vary, ranges, validity = cluster
+        bounds = chunk_bounds(len(factuals), cluster_threads(dask_client()), CHUNK_QUERIES)
+        shared = {"model": model, "task": task, "request": (vary, ranges, validity, n_cf, pairs)}
+        parts = on_cluster(_read_part, [factuals[a:b] for a, b in bounds], shared, sizes=[b - a for a, b in bounds],
+                           progress=progress)
     found: list[np.ndarray] = []
     more, dropped = [], []
     stats: dict = {}
-    for start in range(0, len(factuals), CHUNK_QUERIES):
-        part_found, part_more, part = _read_counterfactuals(form, axes, factuals[start: start + CHUNK_QUERIES], n_cf, pairs=pairs)
+    for part_found, part_more, part in parts:
         found += part_found
         more.append(part_more)
         dropped.append(part.pop("dropped"))
+        axes.rules.rejected += part.pop("rule_rejections", 0)
         for key, value in part.items():
             stats[key] = stats.get(key, 0) + value
-        if progress is not None:
+        if progress is not None and cluster is None:
             progress(len(found), len(factuals))
     stats["dropped"] = np.concatenate(dropped)
     return found, np.concatenate(more), stats
+
+
+def _read_part(factuals: np.ndarray, *, model: FittedModel, task: TaskSpec, request: tuple):
+    """One chunk read on a Dask worker: the form and the axes made there (once per worker) from what was sent."""
+    vary, ranges, validity, n_cf, pairs = request
+    form = cached_form(model, task)
+    axes = _Axes(task, model, vary, ranges, validity)
+    axes.settle_with = scorer_for(model, task) if form.float32 else None
+    found, more, stats = _read_counterfactuals(form, axes, factuals, n_cf, pairs=pairs)
+    return found, more, {**stats, "rule_rejections": axes.rules.rejected}
 
 
 def _with_config(result: CounterfactualSet, config: dict) -> CounterfactualSet:

@@ -1,0 +1,161 @@
+"""Generating on a Dask cluster (issue 39): a real scheduler and two worker processes started apart from the client.
+
+The CLI's ``--dask ADDRESS`` gives the JSON of one process, timings aside, and so does a run during which a worker
+is killed: its chunks are run again on the other one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flex_core as fc
+from flex_core.counterfactuals._spread import chunk_bounds
+
+pytest.importorskip("distributed")
+REPO = Path(__file__).resolve().parents[2]
+DASK = Path(sys.executable).with_name("dask")
+#: Keys of the CLI's JSON that say how long a run took: the only ones a cluster may change.
+TIMES = {"seconds", "generation_seconds", "refine_seconds"}
+
+
+def _timeless(value):
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if k not in TIMES}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def _start(*args: str, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([str(DASK), *args], cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """(address, worker processes): a scheduler and two single-threaded workers on localhost."""
+    from distributed import Client
+
+    if not DASK.exists():
+        pytest.skip("the dask command is not installed beside this Python")
+    folder = tmp_path_factory.mktemp("dask")
+    file = folder / "scheduler.json"
+    processes = [_start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+                        str(file), log=folder / "scheduler.log")]
+    for name in ("w1", "w2"):
+        processes.append(_start("worker", "--scheduler-file", str(file), "--nthreads", "1", "--nworkers", "1",
+                                "--no-dashboard", "--name", name, "--host", "127.0.0.1", log=folder / f"{name}.log"))
+    try:
+        deadline = time.monotonic() + 60
+        while not file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with Client(scheduler_file=str(file), timeout="30s") as client:
+            client.wait_for_workers(2, timeout=90)
+            address = client.scheduler.address
+        yield address, processes[1:]
+    finally:
+        for process in processes:
+            with _suppressed():
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+class _suppressed:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *_):
+        return kind is not None and issubclass(kind, ProcessLookupError)
+
+
+def _cli(loan_path: Path, out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "flex_core", "global", "--data", f"loan:{loan_path}", "--n-factuals", "200",
+         "--cv-folds", "0", "--seed", "0", "--quiet", "--out", str(out), *extra],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _json(process: subprocess.Popen, out: Path) -> dict:
+    _, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err
+    return _timeless(json.loads(out.read_text()))
+
+
+@pytest.fixture(scope="module")
+def one_process(loan_path, tmp_path_factory):
+    out = tmp_path_factory.mktemp("one") / "global.json"
+    return _json(_cli(loan_path, out), out)
+
+
+@pytest.mark.slow
+def test_the_clis_json_on_a_cluster_is_the_one_process_json(cluster, one_process, tmp_path, loan_path):
+    address, _ = cluster
+    out = tmp_path / "global.json"
+    assert _json(_cli(loan_path, out, "--dask", address), out) == one_process
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_changes_nothing(cluster, one_process, tmp_path, loan_path):
+    from distributed import Client
+
+    address, workers = cluster
+    out = tmp_path / "global.json"
+    run = _cli(loan_path, out, "--dask", address)
+    with Client(address, timeout="30s") as client:
+        deadline = time.monotonic() + 300
+        while not any(client.processing().values()) and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+        assert run.poll() is None, "the run ended before a chunk reached a worker"
+        os.killpg(workers[0].pid, signal.SIGKILL)  # the worker and its nanny, mid-run
+        killed_while_running = run.poll() is None
+        assert _json(run, out) == one_process
+        assert killed_while_running
+        assert len(client.scheduler_info()["workers"]) == 1
+
+
+def test_chunks_cover_every_query_once_and_none_is_too_small():
+    for n, threads, largest in ((0, 2, 5000), (1, 2, 5000), (200, 2, 5000), (200, 64, 5000), (10_001, 8, 1000)):
+        bounds = chunk_bounds(n, threads, largest)
+        covered = np.concatenate([np.arange(a, b) for a, b in bounds]) if bounds else np.array([], int)
+        assert covered.tolist() == list(range(n))
+        sizes = [b - a for a, b in bounds]
+        assert all(s <= largest for s in sizes)
+        assert all(s >= min(16, n) for s in sizes[:-1])
+    assert chunk_bounds(200, 2, 5000) == [(a, min(a + 25, 200)) for a in range(0, 200, 25)]  # 4 chunks a thread
+
+
+def test_without_a_cluster_the_dask_backend_says_how_to_start_one():
+    task = fc.data.load_builtin("toy2d")
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)
+    rows = fc.counterfactuals.factual_rows(task, model)[:3]
+    with pytest.raises(fc.ConfigError, match="running dask.distributed Client"):
+        fc.counterfactuals.make_generator("tree", backend="dask").generate(
+            model, task, task.frame.loc[rows, task.feature_names], n_cf=2)
+
+
+@pytest.mark.slow  # the client tries for its 10 s
+def test_the_cli_names_a_scheduler_that_does_not_answer(capsys):
+    from flex_core.cli import main
+
+    assert main(["global", "--data", "toy2d", "--n-factuals", "5", "--cv-folds", "0", "--quiet",
+                 "--dask", "tcp://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: No Dask scheduler answered at tcp://127.0.0.1:9")
+
+
+def test_the_cli_refuses_dask_for_dice(capsys):
+    from flex_core.cli import main
+
+    assert main(["global", "--data", "toy2d", "--generator", "dice-random", "--dask", "tcp://127.0.0.1:9"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --dask applies to the tree and batch generators only."
