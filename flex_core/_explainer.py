@@ -12,7 +12,7 @@ import pandas as pd
 
 from ._adopt import adopt_model
 from ._errors import ConfigError, DataError
-from ._project import PROJECT_FILES, ROW, ProjectParts, plain_value, project_view, read_project
+from ._project import PROJECT_FILES, ROW, ProjectParts, fit_record, plain_value, project_view, read_project, restore_fit
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
 from .importance import DEFAULT_TAU
@@ -566,6 +566,7 @@ class FlexExplainer:
             "allowed": {f.name: list(f.allowed) for f in task.features if f.allowed is not None},
             "constraints": task.rule_texts,
             "dictionary": task.dictionary.to_dict() if task.dictionary is not None else None,
+            "model": fit_record(self.model),
         }
 
     def save(self, directory: str | Path, *, view: Mapping | None = None) -> Path:
@@ -584,7 +585,10 @@ class FlexExplainer:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         frame = self.model.estimator_input(self.task.X)
-        frame[self.task.target] = self.task.frame[self.task.target].to_numpy()
+        # The outcome as the model's classes: a model trained here learned 1 = undesirable (the task's y), which
+        # "undesired" names; one fitted elsewhere was given its own classes (the task's outcome column).
+        trained_here = not self.model.identity
+        frame[self.task.target] = self.task.y if trained_here else self.task.frame[self.task.target].to_numpy()
         frame.index.name = ROW
         to_safe_csv(frame, directory / PROJECT_FILES["data"], index=True)
         save_model(self.model.pipeline, directory / PROJECT_FILES["model"])
@@ -619,10 +623,13 @@ class FlexExplainer:
         """
         directory = Path(directory)
         settings = cls.read_settings(directory)
-        estimator, X, adopted = read_project(directory, settings)
-        return cls(estimator, X, **adopted, seed=settings.get("seed", 0), generator=settings.get("generator"),
-                   generator_settings=settings.get("generator_settings"), n_cf=settings.get("n_cf", 10),
-                   refine=settings.get("refine"), cache_dir=cache_dir)
+        task, model, y_given = cls.load_parts(directory)
+        made = _generator(settings.get("generator"), settings.get("generator_settings"), seed=settings.get("seed", 0),
+                          n_cf=settings.get("n_cf", 10))
+        explainer = cls.__new__(cls)
+        explainer._assemble(task, model, seed=settings.get("seed", 0), generator=made, n_cf=settings.get("n_cf", 10),
+                            refine=settings.get("refine"), cache_dir=cache_dir, y_given=y_given)
+        return explainer
 
     @classmethod
     def load_parts(cls, directory: str | Path) -> ProjectParts:
@@ -631,9 +638,10 @@ class FlexExplainer:
         from ._adopt import adopt_model
 
         directory = Path(directory)
-        estimator, X, adopted = read_project(directory, cls.read_settings(directory))
+        settings = cls.read_settings(directory)
+        estimator, X, adopted = read_project(directory, settings)
         task, model = adopt_model(estimator, X, **adopted)
-        return ProjectParts(task, model, adopted["y"] is not None)
+        return ProjectParts(task, restore_fit(model, settings.get("model"), task.frame.index), adopted["y"] is not None)
 
     def dashboard(self, *, view: Mapping | None = None, directory: str | Path | None = None, port: int | None = None,
                   open_browser: bool = False) -> str:

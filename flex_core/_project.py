@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .models import FittedModel
 
 __all__ = ["PROJECT_FILES", "ROW", "VIEW_KEYS", "ProjectParts", "check_project_folder", "read_project", "as_classes",
-           "project_view", "plain_value"]
+           "project_view", "plain_value", "fit_record", "restore_fit"]
 
 #: File names inside a folder written by :meth:`FlexExplainer.save`.
 PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settings.json"}
@@ -58,6 +58,9 @@ def read_project(directory: Path, settings: dict) -> tuple[object, pd.DataFrame,
     from .models import load_model
 
     text_columns = {c: str for c, dtype in settings.get("raw_dtypes", {}).items() if dtype == "object"}
+    if settings.get("model") is not None:  # FLEX trained it on the task's categories, which it holds as text
+        kinds = settings.get("kinds", {})
+        text_columns.update({c: str for c, kind in kinds.items() if kind in ("categorical", "ordinal")} if isinstance(kinds, dict) else {})
     # Through the library's reader, so a project's data.csv meets the same size, shape and row-count limits as any
     # upload before it is parsed (a project folder can come from anyone).
     frame = read_csv(directory / PROJECT_FILES["data"], dtype={settings["target"]: str, **text_columns})
@@ -87,6 +90,36 @@ def read_project(directory: Path, settings: dict) -> tuple[object, pd.DataFrame,
         name=settings.get("name", directory.name),
     )
     return load_model(directory / PROJECT_FILES["model"]), frame.drop(columns=[target]), adopted
+
+
+def fit_record(model: FittedModel) -> dict | None:
+    """How a model trained here was trained, for settings.json: its name, encoding, seed, metrics and the rows it
+    was trained and tested on (None for a model fitted elsewhere, whose project keeps none of these)."""
+    if not model.trained_here:
+        return None
+    return {"name": model.name, "encoding": model.encoding, "seed": int(model.seed), "metrics": dict(model.metrics),
+            "train_rows": [int(r) for r in model.train_index], "test_rows": [int(r) for r in model.test_index]}
+
+
+def restore_fit(model: FittedModel, record, rows: pd.Index) -> FittedModel:
+    """``model`` (read back from a project) with the training :func:`fit_record` wrote: the same split, so the
+    validity rule's ranges over the training rows, the held-out scores and the refits are the saved explainer's."""
+    import dataclasses
+
+    if record is None:
+        return model
+    keys = {"name": str, "encoding": str, "seed": int, "metrics": dict, "train_rows": list, "test_rows": list}
+    if not isinstance(record, dict) or any(not isinstance(record.get(k), t) for k, t in keys.items()):
+        raise DataError("settings.json's model record is damaged (write the project again with explainer.save).")
+    split = {}
+    for key in ("train_rows", "test_rows"):
+        ids = record[key]
+        if not all(isinstance(r, int) and not isinstance(r, bool) for r in ids) or not pd.Index(ids).isin(rows).all():
+            raise DataError(f"settings.json's {key} name rows data.csv does not have (write the project again).")
+        split[key] = np.asarray(ids, dtype=np.int64)
+    return dataclasses.replace(model, name=record["name"], encoding=record["encoding"], seed=record["seed"],
+                               metrics=record["metrics"], train_index=split["train_rows"], test_index=split["test_rows"],
+                               restored=True)
 
 
 def as_classes(y: pd.Series, undesired: list) -> pd.Series:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -148,6 +150,32 @@ def test_save_and_load_give_the_same_results(user_explainer, tmp_path):
     first, second = user_explainer.explain_global(**N), loaded.explain_global(**N)
     np.testing.assert_array_equal(first.query_index, second.query_index)
     np.testing.assert_array_equal(first.frequency_mean, second.frequency_mean)
+
+
+def test_a_model_trained_here_on_a_text_outcome_is_saved_and_loaded_as_it_was(accident_data, tmp_path):
+    """The outcome column is written as the classes the model learned, and how FLEX trained it (split, seed, scores)
+    goes with it: the loaded explainer takes the same factuals (the out-of-bag check needs the training rows) and
+    gives the same numbers. Before, loading failed on the text outcome ('Unable to parse string')."""
+    task = fc.data.make_task(accident_data, target="severity", undesirable=["severe"], kinds={"district": "categorical"})
+    first = fc.FlexExplainer.from_task(task, "rf", seed=0, fit_options={"cv_folds": 0})
+    loaded = fc.FlexExplainer.load(first.save(tmp_path / "project"))
+    assert loaded.model.label == first.model.label and loaded.model.metrics == first.model.metrics
+    np.testing.assert_array_equal(loaded.model.train_index, first.model.train_index)
+    assert loaded.model.trained_here and loaded.model.identity  # cache keys still tell it by its content
+    np.testing.assert_array_equal(loaded.store.factual_rows, first.store.factual_rows)
+    a, b = first.explain_global(**N), loaded.explain_global(**N)
+    np.testing.assert_array_equal(a.query_index, b.query_index)
+    np.testing.assert_array_equal(a.frequency_mean, b.frequency_mean)
+
+
+def test_a_damaged_training_record_is_refused(accident_data, tmp_path):
+    task = fc.data.make_task(accident_data, target="severity", undesirable=["severe"], kinds={"district": "categorical"})
+    folder = fc.FlexExplainer.from_task(task, "rf", seed=0, fit_options={"cv_folds": 0}).save(tmp_path / "project")
+    settings = json.loads((folder / "settings.json").read_text())
+    settings["model"]["train_rows"] = [10**9]
+    (folder / "settings.json").write_text(json.dumps(settings))
+    with pytest.raises(fc.DataError, match="train_rows name rows data.csv does not have"):
+        fc.FlexExplainer.load(folder)
 
 
 def test_a_saved_project_keeps_formula_like_text_exactly(user_model, accident_data, tmp_path):

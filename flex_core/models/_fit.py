@@ -121,6 +121,8 @@ class FittedModel:
     input_dtypes: Mapping[str, str] = field(default_factory=dict)
     identity: str = ""
     schema: ModelSchema | None = None
+    #: read back from a project folder with the record of how FLEX trained it (``flex_core._project.restore_fit``)
+    restored: bool = False
 
     @classmethod
     def from_estimator(
@@ -259,7 +261,10 @@ class FittedModel:
 
     @property
     def trained_here(self) -> bool:
-        return not self.identity
+        """Whether FLEX trained it, so its training rows, seed and bootstrap are known: a model it fitted in this
+        process, or one read back from a project that recorded how it was fitted (``restored``). Cache keys still
+        tell a read-back model by its content (``identity``)."""
+        return not self.identity or self.restored
 
     @property
     def key(self) -> dict:
