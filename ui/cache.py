@@ -39,7 +39,7 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
-from ui import paths
+from ui import cluster, paths
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
 from ui.shelf import Shelf
@@ -267,9 +267,10 @@ def explainer(
     Built by :meth:`flex_core.FlexExplainer.from_task`, as the CLI and the reproduction build theirs.
     Its store persists counterfactuals under :func:`cache_dir`.
     """
+    on_cluster = cluster.execution(generator)  # the operator's cluster, if set: how the work is spread, no part of the key
     return fc.FlexExplainer.from_task(
-        _task, _model, generator=generator, generator_settings=json.loads(settings), n_cf=n_cf, seed=seed, refine=refine,
-        cache_dir=cache_dir(),
+        _task, _model, generator=generator, generator_settings={**json.loads(settings), **on_cluster}, n_cf=n_cf,
+        seed=seed, refine=refine, cache_dir=cache_dir(),
     )
 
 

@@ -172,6 +172,15 @@ def current_analysis() -> Analysis | None:
         return None
 
 
+def quiet_analysis() -> Analysis | None:
+    """The analysis, or None without a word: for the sidebar, where the page's own :func:`current_analysis` says
+    what to fix (both saying it showed the same error twice)."""
+    try:
+        return build_analysis()
+    except fc.FlexError:
+        return None
+
+
 def require_analysis() -> Analysis:
     analysis = current_analysis()
     if analysis is None:

@@ -9,7 +9,7 @@ import flex_core as fc
 from flex_core.limits import LIMITS, check
 from ui import cache, paths, reporting
 from ui import state as S
-from ui.context import Analysis, active_model, current_analysis
+from ui.context import Analysis, active_model, quiet_analysis
 from ui.text import plain
 
 
@@ -350,7 +350,7 @@ def render_sidebar() -> Analysis | None:
         st.number_input("N_F: factuals for the global analysis", step=10, **_range("n_factuals"), **S.bound(S.N_FACTUALS))
         st.number_input("N_cf: counterfactuals per factual", step=1, **_range("n_cf"), **S.bound(S.N_CF))
 
-        analysis = current_analysis()
+        analysis = quiet_analysis()
         if analysis is not None:
             _show_active(analysis, dataset_slot, metrics_slot)
         return analysis

@@ -30,23 +30,29 @@ CHUNKS_PER_THREAD = 4
 CONNECT_TIMEOUT = 10
 
 
-@contextlib.contextmanager
-def dask_cluster(address: str | None) -> Iterator[object | None]:
-    """Connected to the Dask scheduler at ``address`` for the block (``""``: ``DASK_SCHEDULER_ADDRESS``; None: no
-    cluster, nothing done). A scheduler that does not answer is a :class:`ConfigError` naming the address."""
-    if address is None:
-        yield None
-        return
+def connect_cluster(address: str, *, timeout: float | None = None, what: str = "--dask"):
+    """A ``dask.distributed`` client of the scheduler at ``address`` (``""``: ``DASK_SCHEDULER_ADDRESS``), made the
+    default one, so the tree and batch generators with ``backend="dask"`` send their chunks there. A scheduler that
+    does not answer within ``timeout`` seconds (default :data:`CONNECT_TIMEOUT`) is a :class:`ConfigError` naming
+    ``what`` set the address."""
     address = address or os.environ.get("DASK_SCHEDULER_ADDRESS", "")
     if not address:
-        raise ConfigError("--dask needs the scheduler's address, e.g. --dask tcp://10.0.0.5:8786 "
-                          "(or DASK_SCHEDULER_ADDRESS).")
+        raise ConfigError(f"{what} needs the scheduler's address, e.g. tcp://10.0.0.5:8786 (or DASK_SCHEDULER_ADDRESS).")
     from distributed import Client
 
     try:
-        client = Client(address, timeout=f"{CONNECT_TIMEOUT}s")
+        return Client(address, timeout=f"{CONNECT_TIMEOUT if timeout is None else timeout}s", set_as_default=True)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise ConfigError(f"No Dask scheduler answered at {address}: {exc}") from None
+        raise ConfigError(f"No Dask scheduler answered at {address} ({what}): {exc}") from None
+
+
+@contextlib.contextmanager
+def dask_cluster(address: str | None) -> Iterator[object | None]:
+    """Connected to the Dask scheduler at ``address`` for the block (:func:`connect_cluster`; None: no cluster)."""
+    if address is None:
+        yield None
+        return
+    client = connect_cluster(address)
     try:
         yield client
     finally:

@@ -151,7 +151,7 @@ def test_the_cli_names_a_scheduler_that_does_not_answer(capsys):
     assert main(["global", "--data", "toy2d", "--n-factuals", "5", "--cv-folds", "0", "--quiet",
                  "--dask", "tcp://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: No Dask scheduler answered at tcp://127.0.0.1:9")
+    assert len(err) == 1 and err[0].startswith("error: No Dask scheduler answered at tcp://127.0.0.1:9 (--dask)")
 
 
 def test_the_cli_refuses_dask_for_dice(capsys):
