@@ -7,8 +7,6 @@ is killed: its chunks are run again on the other one.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,11 +16,10 @@ import numpy as np
 import pytest
 
 import flex_core as fc
+from benchmarks.dask_processes import DASK, REPO, kill, start_cluster, stop
 from flex_core.counterfactuals._spread import chunk_bounds
 
 pytest.importorskip("distributed")
-REPO = Path(__file__).resolve().parents[2]
-DASK = Path(sys.executable).with_name("dask")
 #: Keys of the CLI's JSON that say how long a run took: the only ones a cluster may change.
 TIMES = {"seconds", "generation_seconds", "refine_seconds"}
 
@@ -35,47 +32,16 @@ def _timeless(value):
     return value
 
 
-def _start(*args: str, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([str(DASK), *args], cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """(address, worker processes): a scheduler and two single-threaded workers on localhost."""
-    from distributed import Client
-
     if not DASK.exists():
         pytest.skip("the dask command is not installed beside this Python")
-    folder = tmp_path_factory.mktemp("dask")
-    file = folder / "scheduler.json"
-    processes = [_start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
-                        str(file), log=folder / "scheduler.log")]
-    for name in ("w1", "w2"):
-        processes.append(_start("worker", "--scheduler-file", str(file), "--nthreads", "1", "--nworkers", "1",
-                                "--no-dashboard", "--name", name, "--host", "127.0.0.1", log=folder / f"{name}.log"))
+    address, processes = start_cluster(tmp_path_factory.mktemp("dask"), n_workers=2)
     try:
-        deadline = time.monotonic() + 60
-        while not file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        with Client(scheduler_file=str(file), timeout="30s") as client:
-            client.wait_for_workers(2, timeout=90)
-            address = client.scheduler.address
         yield address, processes[1:]
     finally:
-        for process in processes:
-            with _suppressed():
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
-
-
-class _suppressed:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, *_):
-        return kind is not None and issubclass(kind, ProcessLookupError)
+        stop(processes)
 
 
 def _cli(loan_path: Path, out: Path, *extra: str) -> subprocess.Popen:
@@ -117,7 +83,7 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, one_process, tmp_path,
         while not any(client.processing().values()) and time.monotonic() < deadline and run.poll() is None:
             time.sleep(0.05)
         assert run.poll() is None, "the run ended before a chunk reached a worker"
-        os.killpg(workers[0].pid, signal.SIGKILL)  # the worker and its nanny, mid-run
+        kill(workers[0])  # the worker and its nanny, mid-run
         killed_while_running = run.poll() is None
         assert _json(run, out) == one_process
         assert killed_while_running
