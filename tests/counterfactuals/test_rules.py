@@ -96,7 +96,7 @@ TEMPLATES = (
 )
 
 
-@pytest.mark.parametrize("generator", ["tree", "batch", "batch-plausible", "dice-random"])
+@pytest.mark.parametrize("generator", ["tree", "batch", "batch-plausible", "dice-random", "dice-genetic", "dice-kdtree"])
 @settings(max_examples=4, deadline=None)
 @given(
     picks=st.lists(st.sampled_from(range(len(TEMPLATES))), min_size=1, max_size=3, unique=True),
