@@ -127,7 +127,8 @@ def violations_report(out: Path) -> None:
         f"--violations`), the only job of its session on a machine shared with other work (load average "
         f"{os.getloadavg()[0]:.1f} at the start), so the seconds are indicative; the counts do not depend on load.", "",
         f"Loan, the random forest (seed 0), 200 factuals (seed 0), n_cf = 10, seed 0, with the {len(LOAN_RULES)} rules of "
-        "`examples/constraints/loan.txt` (columns k = 1..3 in its order). Every returned counterfactual (every found "
+        "`examples/constraints/loan.txt` (columns 1-3 in its order). With a counterfactual: factuals with at least one returned. Every returned "
+        "counterfactual (every found "
         "slot, valid or not) is re-checked against each rule twice: parsed rule / the rule restated by hand in pandas on "
         "the decoded rows (`LOAN_RULES`). Library: refused by `fc.counterfactuals.constraint_violations`, the one "
         "check of per-feature constraints and rules. Any: refused by any of the three; must be 0. Rejected / dropped: what the generator's own check rejected while "
