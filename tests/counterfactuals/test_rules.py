@@ -101,12 +101,17 @@ def test_what_another_generator_returns_against_a_rule_is_dropped_counted_and_li
     assert report["dropped"][0] == {"row": int(rows[0]), "slot": 1, "broken": ["cf.income <= x.income + 30"]}
 
 
-def test_cases_that_break_a_rule_as_they_are_are_reported():
+def breaking_as_they_are():
+    """The rule-coded task with ``cf.income >= 20`` and a set packed for 5 cases, the first 2 below 20 as they are."""
     task, model = make(constraints=["cf.income >= 20"])
     frame = task.frame
     rows = list(frame.index[frame["income"] < 20][:2]) + list(frame.index[frame["income"] >= 60][:3])
-    cfset = assemble_counterfactual_set(task, model, frame.loc[rows, task.feature_names], [None] * 5, n_cf=2,
-                                        generator="batch", seconds=0.0)
+    return task, assemble_counterfactual_set(task, model, frame.loc[rows, task.feature_names], [None] * 5, n_cf=2,
+                                             generator="batch", seconds=0.0)
+
+
+def test_cases_that_break_a_rule_as_they_are_are_reported():
+    task, cfset = breaking_as_they_are()
     assert "2 of the 5 cases break 'cf.income >= 20' at their own values" in " ".join(cfset.notes)
     assert cfset.config["constraints_between"]["constraints"][0]["queries_breaking_it_as_they_are"] == 2
 
