@@ -153,6 +153,5 @@ if task.rules:
         f"{int(result.generator.get('counterfactuals_valid', 0)):,} valid counterfactuals were kept."
     ))
     show_table(rules.rules_effect_table(task, result.generator))
-    for note in result.notes:
-        if "constraint" in note:
-            st.info(plain(note))
+    for note in rules.rule_notes(result.notes, task):
+        st.info(plain(note))

@@ -12,7 +12,7 @@ import pandas as pd
 import flex_core as fc
 from flex_core.data.rules import constraints_from_lines, parse_constraint
 
-__all__ = ["LANGUAGE_HELP", "checked_lines", "examples_table", "rules_effect_table"]
+__all__ = ["LANGUAGE_HELP", "checked_lines", "examples_table", "rule_notes", "rules_effect_table"]
 
 LANGUAGE_HELP = (
     "One constraint per line (# starts a comment). cf.NAME is a counterfactual's value, x.NAME the case's own; "
@@ -63,3 +63,10 @@ def rules_effect_table(task: fc.TaskSpec, generator: Mapping) -> pd.DataFrame:
             "share of rejections": rule.get("share_of_rejections"),
         })
     return pd.DataFrame(rows)
+
+
+def rule_notes(notes, task: fc.TaskSpec) -> list[str]:
+    """The notes of a result that are about constraints: those that say "constraint" or quote one of ``task``'s
+    constraints between features (e.g. how many cases break one at their own values), in their order."""
+    quoted = [repr(text) for text in task.rule_texts]
+    return [note for note in notes if "constraint" in note or any(q in note for q in quoted)]

@@ -1,10 +1,11 @@
 """Real Chromium: a constraint between features typed on the Data & model page is checked, applied, shows how
-it bites, goes into the address bar, and a reload comes back with it."""
+it bites (the global run's counts and its note), goes into the address bar, and a reload comes back with it."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -16,6 +17,10 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} not installed"),
 ]
 RULE = "cf.speed <= x.speed - 5"
+#: What the page says once the rule is applied: the global run's counts, and its note (every case breaks the rule at
+#: its own speed, so only counterfactuals that lower speed by 5 are kept).
+COUNTS = re.compile(r"Applied: 1 constraint\(s\)\. In the global run over 10 cases, [1-9]\d* valid counterfactuals")
+NOTE = "10 of the 10 cases break"
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +42,7 @@ def test_a_constraint_added_on_the_data_page_updates_the_counts_and_is_kept_in_t
               wait_until="domcontentloaded")
     page.get_by_text("Constraints between features", exact=True).first.wait_for(timeout=WAIT)
     wait_idle(page)
+    assert page.get_by_text("Applied:", exact=False).count() == 0 and page.get_by_text(NOTE).count() == 0
     box = page.get_by_label("Constraints, one per line")
     box.fill("cf.speeed > 1")
     box.press("Control+Enter")
@@ -46,7 +52,8 @@ def test_a_constraint_added_on_the_data_page_updates_the_counts_and_is_kept_in_t
     box.press("Control+Enter")
     wait_idle(page)
     page.get_by_role("button", name="Apply constraints").click()
-    page.get_by_text("Applied: 1 constraint(s)", exact=False).first.wait_for(timeout=WAIT)
+    page.get_by_text(COUNTS).first.wait_for(timeout=WAIT)
+    page.get_by_text(NOTE, exact=False).first.wait_for(timeout=WAIT)
     wait_idle(page)
     effect = page.locator("[data-testid='stDataFrame']").filter(has_text="candidates it rejected")
     assert effect.count() == 1
@@ -54,7 +61,8 @@ def test_a_constraint_added_on_the_data_page_updates_the_counts_and_is_kept_in_t
     page.wait_for_function("() => location.search.includes('constraints=')", timeout=WAIT)
     assert json.loads(query_params(page)["constraints"]) == [RULE]
     page.reload(wait_until="domcontentloaded")
-    page.get_by_text("Applied: 1 constraint(s)", exact=False).first.wait_for(timeout=WAIT)
+    page.get_by_text(COUNTS).first.wait_for(timeout=WAIT)
+    page.get_by_text(NOTE, exact=False).first.wait_for(timeout=WAIT)
     wait_idle(page)
     page.wait_for_function(f"() => [...document.querySelectorAll('textarea')].some(t => t.value === {RULE!r})",
                            timeout=WAIT)

@@ -14,6 +14,7 @@ import flex_core as fc
 from flex_core.counterfactuals._assemble import assemble_counterfactual_set
 from flex_core.data.rules import constraints_from_lines
 from tests.counterfactuals.test_constraints import make
+from tests.planted_learned import planted_forest, planted_task
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,6 +47,39 @@ def test_a_relational_rule_that_forbids_the_only_way_out_leaves_the_case_without
     assert (fc.counterfactuals.make_generator("batch").generate(model, free_task, queries, n_cf=3).counts > 0).all()
 
 
+@pytest.fixture(scope="module")
+def planted_learned_pair():
+    """The learned forest of ``tests/planted_learned.py`` (speed > 60 on a rural road, 3% label noise); only speed
+    and age may change, so the planted way out is speed down to 60."""
+    task = planted_task().with_overrides(immutable=["road", "temp", "colour", "weekday"])
+    return task, planted_forest(task)
+
+
+@pytest.mark.parametrize("generator", ["tree", "batch", "batch-plausible", "dice-random"])
+def test_on_a_learned_model_a_rule_that_forbids_the_only_way_out_leaves_the_case_without_one(planted_learned_pair,
+                                                                                             generator):
+    # Speed may fall by at most 2 per year of age gained. A rural case at speed >= 90 and age >= 72 needs to fall
+    # 30 or more but can age 8 at most (ages end at 80), so it is stuck; at speed 65-75 and age <= 40 it is not.
+    base, model = planted_learned_pair
+    rule = "x.speed - cf.speed <= 2 * (cf.age - x.age)"
+    task = base.with_overrides(constraints=[rule])
+    factual = base.frame.loc[fc.counterfactuals.factual_rows(base, model)]
+    rural = factual["road"] == "rural"
+    stuck = factual.index[rural & (factual["speed"] >= 90) & (factual["age"] >= 72)][:3]
+    free = factual.index[rural & factual["speed"].between(65, 75) & (factual["age"] <= 40)][:3]
+    queries = task.frame.loc[[*stuck, *free], task.feature_names]
+    assert len(stuck) == len(free) == 3
+    cfset = fc.counterfactuals.make_generator(generator).generate(model, task, queries, n_cf=3, seed=0)
+    np.testing.assert_array_equal(cfset.counts[:3], 0)
+    assert (cfset.counts[3:] > 0).all() and broken(task, cfset) == 0
+    assert "3 of these 6 cases got no valid counterfactual; they are left out of the averages." in cfset.coverage_notes
+    report = cfset.config["constraints_between"]["constraints"][0]
+    assert report["constraint"] == rule and report["share_of_rejections"] == 1.0
+    assert report["rejected_while_searching"] + report["dropped_from_output"] > 0
+    without = fc.counterfactuals.make_generator(generator).generate(model, base, queries, n_cf=3, seed=0)
+    assert (without.counts > 0).all()  # the rule, not the model, is what leaves the stuck cases without one
+
+
 def test_what_another_generator_returns_against_a_rule_is_dropped_counted_and_listed():
     task, model = make(constraints=["cf.income <= x.income + 30", "if cf.region != x.region then cf.debt <= x.debt"])
     rows = fc.counterfactuals.factual_rows(task, model)[:4]
@@ -67,12 +101,17 @@ def test_what_another_generator_returns_against_a_rule_is_dropped_counted_and_li
     assert report["dropped"][0] == {"row": int(rows[0]), "slot": 1, "broken": ["cf.income <= x.income + 30"]}
 
 
-def test_cases_that_break_a_rule_as_they_are_are_reported():
+def breaking_as_they_are():
+    """The rule-coded task with ``cf.income >= 20`` and a set packed for 5 cases, the first 2 below 20 as they are."""
     task, model = make(constraints=["cf.income >= 20"])
     frame = task.frame
     rows = list(frame.index[frame["income"] < 20][:2]) + list(frame.index[frame["income"] >= 60][:3])
-    cfset = assemble_counterfactual_set(task, model, frame.loc[rows, task.feature_names], [None] * 5, n_cf=2,
-                                        generator="batch", seconds=0.0)
+    return task, assemble_counterfactual_set(task, model, frame.loc[rows, task.feature_names], [None] * 5, n_cf=2,
+                                             generator="batch", seconds=0.0)
+
+
+def test_cases_that_break_a_rule_as_they_are_are_reported():
+    task, cfset = breaking_as_they_are()
     assert "2 of the 5 cases break 'cf.income >= 20' at their own values" in " ".join(cfset.notes)
     assert cfset.config["constraints_between"]["constraints"][0]["queries_breaking_it_as_they_are"] == 2
 
@@ -96,7 +135,8 @@ TEMPLATES = (
 )
 
 
-@pytest.mark.parametrize("generator", ["tree", "batch", "batch-plausible", "dice-random"])
+@pytest.mark.parametrize("generator", ["tree", "batch", "batch-plausible", "dice-random",
+                                       pytest.param("dice-genetic", marks=pytest.mark.slow), "dice-kdtree"])
 @settings(max_examples=4, deadline=None)
 @given(
     picks=st.lists(st.sampled_from(range(len(TEMPLATES))), min_size=1, max_size=3, unique=True),
