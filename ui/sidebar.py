@@ -356,6 +356,16 @@ def render_sidebar() -> Analysis | None:
         return analysis
 
 
+def _f1_metric(slot, metrics, own: str, weighted: str, undesirable: str, prefix: str = "") -> None:
+    """The undesirable outcome's own F1 (a majority guess cannot inflate it), the weighted one in its help;
+    a model scored before it was measured shows the weighted F1, labelled so."""
+    if metrics.get(own) is not None:
+        slot.metric(f"{prefix}F1 ({plain(undesirable)})", f"{metrics[own]:.1%}",
+                    help=f"F1 of the outcome explained; over both outcomes, weighted by rows: {metrics[weighted]:.1%}")
+    else:
+        slot.metric(f"{prefix}F1 (weighted)", f"{metrics[weighted]:.1%}", help="both outcomes' F1, weighted by their rows")
+
+
 def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
     """The active dataset's line and the model's scores, in the slots kept for them above."""
     task, metrics = analysis.task, analysis.model.metrics
@@ -368,10 +378,10 @@ def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
     left, right = metrics_slot.columns(2)
     if "cv_accuracy_mean" in metrics:
         left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
-        right.metric("CV F1", f"{metrics['cv_f1_mean']:.1%}", help=f"support-weighted; ± {metrics['cv_f1_std']:.1%}")
+        _f1_metric(right, metrics, "cv_f1_undesirable_mean", "cv_f1_mean", task.undesirable_words, "CV ")
     elif "test_accuracy" in metrics:
         left.metric("Accuracy", f"{metrics['test_accuracy']:.1%}", help=f"on {metrics.get('evaluated_on', 'the test rows')}")
-        right.metric("F1", f"{metrics['test_f1']:.1%}", help="support-weighted")
+        _f1_metric(right, metrics, "test_f1_undesirable", "test_f1", task.undesirable_words)
     elif not metrics.get("note"):
         metrics_slot.caption("No outcomes to score the model against.")
     if metrics.get("note"):
