@@ -14,6 +14,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
                 constraints=(), dictionary=None):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
+    from .data._columns import check_class_target
     from .models._adapter import model_schema
     from .models._fit import FittedModel, resolve_undesired
 
@@ -36,6 +37,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
         if len(y) != len(X):
             raise DataError(f"y has {len(y)} values for {len(X)} rows of X.")
         frame[target] = np.asarray(y, dtype=object)
+        check_class_target(frame[target], "y", chosen)  # named as the caller knows it, before make_task's own check
     else:
         incomplete = frame.isna().any(axis=1)
         if incomplete.any():

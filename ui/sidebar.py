@@ -92,10 +92,15 @@ def _csv_form() -> None:
     single = single_value_columns(frame)
     if single:
         st.error(plain(single_value_message(single)))
-    target = st.selectbox("Target column (the outcome)", outcomes, key="sb_csv_target", index=None if single else 0,
-                          placeholder="Choose the outcome column",
+    numbers = fc.data.number_columns(frame)  # offered so that picking one says why it cannot be the outcome
+    target = st.selectbox("Target column (the outcome)", [*outcomes, *numbers], key="sb_csv_target",
+                          index=None if single else 0, placeholder="Choose the outcome column",
+                          format_func=lambda c: f"{c} (a number)" if c in numbers else c,
                           help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows.")
     if target is None:
+        return
+    if target in numbers:
+        st.error(plain(number_target_message(target, frame[target])))
         return
     values = sorted(frame[target].dropna().astype(str).unique().tolist())
     undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
@@ -127,6 +132,14 @@ def _csv_form() -> None:
                 st.error("The data dictionary is not UTF-8 text: save the TOML file as UTF-8. The previous dataset stays active.")
                 return
         activate(source, **_model_settings())
+
+
+def number_target_message(name: str, column) -> str:
+    """Why a column of measured numbers cannot be the outcome, and what to do instead (one message)."""
+    return (f"{name} holds numbers ({column.nunique():,} different values), not classes: FLEX explains an outcome of "
+            f"2 to {fc.data.MAX_OUTCOME_LEVELS} classes, and one of these numbers against all the others would mean "
+            f"nothing. Pick a column of classes as the outcome, or add one made from {name} to the file (e.g. high "
+            "when it is above a threshold you choose); a band of the number itself (regression) is not supported yet.")
 
 
 def _paper_form(kind: str) -> None:

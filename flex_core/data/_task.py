@@ -6,7 +6,8 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 :class:`ConfigError` naming what to fix):
 
 1. :func:`_check_frame`: the frame has rows and columns.
-2. :func:`_check_target`, :func:`_undesirable_values`: the target column exists, at least one undesirable value is named.
+2. :func:`_check_target`, :func:`_undesirable_values`, ``_columns.check_class_target``: the target column exists, at
+   least one undesirable value is named, and the target holds classes, not a measured number.
 3. :func:`_feature_columns`: the features exist and do not include the target.
 4.-8. in ``_rows.py`` (``Rules.checked``, then ``clean_rows``): every feature a kind, order, constraint or
    immutability names is one of them and every kind is one of ``KINDS``; "na"-like text is missing and empty
@@ -30,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from ._columns import Kind
+from ._columns import Kind, check_class_target
 from ._constraints import DIRECTIONS, ordered_levels, with_constraints
 from ._dictionary import DataDictionary, FeatureWords, apply_dictionary, tidy_name
 from ._rows import Rules, clean_rows
@@ -398,7 +399,7 @@ def make_task(
     _check_frame(frame)
     _check_target(frame, target)
     rows_in_file, notes = len(frame) if rows_in_file is None else rows_in_file, list(notes)
-    undesirable, feature_names = _undesirable_values(undesirable), _feature_columns(frame, target, features)
+    undesirable, feature_names = _undesirable_values(undesirable, frame, target), _feature_columns(frame, target, features)
     rules = Rules.checked(feature_names, kinds=kinds, immutable=immutable, ordinal_orders=ordinal_orders,
                            monotone=monotone, bounds=bounds, allowed=allowed)
     raw_dtypes = {c: str(frame[c].dtype) for c in feature_names} if raw_dtypes is None else dict(raw_dtypes)
@@ -443,13 +444,15 @@ def _check_target(frame: pd.DataFrame, target: str) -> None:
         )
 
 
-def _undesirable_values(undesirable) -> tuple:
-    """The undesirable outcome(s) as a non-empty tuple (one value or a sequence of them)."""
+def _undesirable_values(undesirable, frame: pd.DataFrame, target: str) -> tuple:
+    """The undesirable outcome(s) as a non-empty tuple (one value or a sequence of them), of a target that holds
+    classes (``_columns.check_class_target``: a measured number is refused, not read as one value against the rest)."""
     if isinstance(undesirable, (str, int, float, bool, np.generic)):
         undesirable = (undesirable,)
     undesirable = tuple(undesirable)
     if not undesirable:
         raise ConfigError("Name at least one undesirable target value (e.g. --undesired Rejected).")
+    check_class_target(frame[target], target, undesirable)
     return undesirable
 
 

@@ -131,14 +131,14 @@ def test_the_quality_table_shows_the_undesirable_outcomes_scores_and_names_the_w
                "test_accuracy": 0.98, "balanced_accuracy": 0.5, "test_precision_undesirable": None,
                "test_recall_undesirable": 0.0, "test_f1_undesirable": 0.0, "test_f1": 0.97, "majority_baseline": 0.98}
     table = reporting.model_quality_table(metrics)
-    assert list(table.columns) == list(fc.models.QUALITY_COLUMNS)
+    assert list(table.columns) == list(fc.models._quality.QUALITY_COLUMNS)
     assert "F1 (both outcomes, weighted by rows)" in table.columns
     test_line = table.iloc[1]
     assert test_line["F1 (undesirable)"] == "0%" and test_line["precision (undesirable)"] == "–"
     assert test_line["balanced accuracy"] == "50%" and table.iloc[0]["F1 (undesirable)"] == "40%"
     # The interactive report gets the same columns and numbers.
     payload = _quality(metrics)
-    assert payload["columns"] == list(fc.models.QUALITY_COLUMNS)
+    assert payload["columns"] == list(fc.models._quality.QUALITY_COLUMNS)
     assert payload["lines"][1]["F1 (undesirable)"] == 0 and payload["lines"][1]["precision (undesirable)"] is None
     # A model scored before these were measured keeps its table without empty columns.
     old = reporting.model_quality_table({"test_accuracy": 0.9, "test_f1": 0.8, "majority_baseline": 0.7})
