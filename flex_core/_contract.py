@@ -19,7 +19,8 @@ between features, and which of them rejected or dropped what).
 
 2.4 (issue 38): the optional ``model.test_precision_undesirable``, ``model.test_recall_undesirable``,
 ``model.test_f1_undesirable``, ``model.cv_f1_undesirable_mean`` / ``_std`` (the undesirable outcome's own scores) and
-``model.f1_average`` (what ``test_f1`` averages over).
+``model.f1_average`` (what ``test_f1`` averages over), and ``model.desired`` (with ``config.desired``: the classes a
+counterfactual must reach).
 """
 
 from __future__ import annotations

@@ -289,6 +289,9 @@ def multiclass_note(model: fc.FittedModel) -> str:
     """For a model with more than two classes: which count as undesired, and that the rest count as desired."""
     if len(model.classes) <= 2:
         return ""
+    if model.desired and not model.trained_here:  # a counterfactual must reach these, not just leave the undesired
+        return (f" The model has {len(model.classes)} classes: {' / '.join(map(str, model.undesired))} counts as "
+                f"undesired, and a counterfactual must reach {' or '.join(map(str, model.desired))}.")
     desired = [str(c) for c in model.classes if c not in model.undesired]
     return (f" The model has {len(model.classes)} classes: {' / '.join(map(str, model.undesired))} counts as undesired, "
             f"the others ({', '.join(desired)}) as desired (one against the rest).")

@@ -375,6 +375,7 @@ def load_dataset(
     *,
     target: str | None = None,
     undesirable=None,
+    desired=(),
     immutable: Iterable[str] = (),
     kinds: Mapping[str, str] | None = None,
     missing: Literal["drop", "impute"] = "drop",
@@ -391,11 +392,13 @@ def load_dataset(
     Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``, and ``constraints`` between
     features, as :func:`make_task` takes them) apply to any data; an order given here replaces an
     adapter's order of that feature. ``dictionary`` (a TOML path, TOML text or a mapping) replaces the words
-    shipped for a built-in or paper dataset, and gives a CSV its words.
+    shipped for a built-in or paper dataset, and gives a CSV its words. ``desired``: target values a counterfactual
+    must reach (:meth:`TaskSpec.with_desired`), for any data.
     """
     task = _load_spec(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing,
                       use_identifiers=use_identifiers, monotone=monotone, bounds=bounds, allowed=allowed,
                       ordinal_orders=ordinal_orders, constraints=constraints)
+    task = task.with_desired(desired) if desired else task
     return task if dictionary is None else task.with_dictionary(dictionary)
 
 
