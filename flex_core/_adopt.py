@@ -11,17 +11,19 @@ __all__ = ["adopt_model"]
 
 
 def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name,
-                constraints=(), dictionary=None):
+                constraints=(), dictionary=None, desired=()):
     """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
     from .data import make_task
+    from .data._columns import check_class_target
     from .models._adapter import model_schema
-    from .models._fit import FittedModel, resolve_undesired
+    from .models._fit import FittedModel, resolve_desired, resolve_undesired
 
     if not isinstance(X, pd.DataFrame) or X.empty:
         raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
     if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
         raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
     chosen = resolve_undesired(tuple(model.classes_), undesired)
+    goal = resolve_desired(tuple(model.classes_), desired, chosen)
     schema = model_schema(model, [str(c) for c in X.columns])
     features = [str(c) for c in X.columns] if schema is None else list(schema.columns)
     X = X.copy()
@@ -36,6 +38,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
         if len(y) != len(X):
             raise DataError(f"y has {len(y)} values for {len(X)} rows of X.")
         frame[target] = np.asarray(y, dtype=object)
+        check_class_target(frame[target], "y", chosen)  # named as the caller knows it, before make_task's own check
     else:
         incomplete = frame.isna().any(axis=1)
         if incomplete.any():
@@ -60,6 +63,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
         frame,
         target=target,
         undesirable=chosen,
+        desired=goal,
         features=features,
         kinds=kinds,
         immutable=immutable or (),

@@ -16,6 +16,11 @@ regional ``query``; it added the ``regions`` and ``groups`` kinds and the option
 
 2.3 (issue 36): the optional ``config.constraints_between`` and ``generator.constraints_between`` (constraints
 between features, and which of them rejected or dropped what).
+
+2.4 (issue 38): the optional ``model.test_precision_undesirable``, ``model.test_recall_undesirable``,
+``model.test_f1_undesirable``, ``model.cv_f1_undesirable_mean`` / ``_std`` (the undesirable outcome's own scores) and
+``model.f1_average`` (what ``test_f1`` averages over), and ``model.desired`` (with ``config.desired``: the classes a
+counterfactual must reach).
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ __all__ = [
 ]
 
 #: The version of the result format every ``to_dict`` writes (and the schema's ``format_version``).
-FORMAT_VERSION = "2.3"
+FORMAT_VERSION = "2.4"
 #: Major versions ``from_dict`` reads: this one, and 1 (whose dicts 2.0 only widened).
 READS_MAJORS = ("1", "2")
 #: The JSON Schema of every result kind, shipped inside the package.

@@ -44,6 +44,9 @@ class FlexExplainer:
         records ``feature_names_in_``) are left out, and said so in ``task.notes``.
     undesired : value or sequence of values
         The class(es) of ``model.classes_`` that are the undesirable outcome.
+    desired : value or sequence of values, optional
+        The class(es) a counterfactual must reach (DiCE's ``desired_class``): it counts only when the model predicts
+        one of them with the validity margin (P(desired) > 0.5 + margin). Default: any class not undesired.
     immutable : sequence of str, optional
         Features a counterfactual may not change.
     kinds : mapping feature -> "categorical" | "continuous" | "ordinal", optional
@@ -103,6 +106,7 @@ class FlexExplainer:
         X: pd.DataFrame,
         *,
         undesired,
+        desired=(),
         immutable: Iterable[str] | None = None,
         kinds: Mapping[str, str] | None = None,
         y=None,
@@ -122,7 +126,7 @@ class FlexExplainer:
     ):
         made = _generator(generator, generator_settings, seed=seed, n_cf=n_cf)  # settings checked before anything runs
         task, fitted = adopt_model(
-            model, X, undesired=undesired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
+            model, X, undesired=undesired, desired=desired, immutable=immutable, kinds=kinds, y=y, monotone=monotone, bounds=bounds,
             allowed=allowed, ordinal_orders=ordinal_orders, name=name, constraints=constraints or (),
             dictionary=dictionary,
         )
@@ -550,6 +554,7 @@ class FlexExplainer:
             "target": task.target,
             "y_given": self.y_given,
             "undesired": [plain_value(c) for c in self.model.undesired],
+            **({"desired": [plain_value(c) for c in self.model.desired]} if self.model.desired else {}),
             "features": task.feature_names,
             "kinds": {f.name: f.kind for f in task.features},
             "ordinal_orders": {f.name: list(f.levels) for f in task.features if f.kind == "ordinal"},

@@ -78,6 +78,7 @@ def read_project(directory: Path, settings: dict) -> tuple[object, pd.DataFrame,
         y = as_classes(y, settings["undesired"])
     adopted = dict(
         undesired=settings["undesired"],
+        desired=settings.get("desired") or (),
         immutable=settings.get("immutable"),
         kinds=settings.get("kinds"),
         y=y,

@@ -70,6 +70,17 @@ def test_not_a_classifier_is_refused(accident_data):
         fc.FlexExplainer(object(), accident_data, undesired="severe")
 
 
+def test_a_number_as_y_is_refused_naming_y(accident_data):
+    """A classifier fitted on a measured number (each value a class) with one value undesired: refused, not explained."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = accident_data[["speed", "noise"]]
+    amount = (accident_data["speed"] * 1000).round()
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, amount)
+    with pytest.raises(fc.ConfigError, match=r"^The target 'y' holds numbers \(\d+ different values"):
+        fc.FlexExplainer(model, X, y=amount, undesired=amount.iloc[0])
+
+
 def test_own_models_go_through_from_estimator_too(synthetic_model):
     assert synthetic_model.trained_here and synthetic_model.classes == (0, 1) and synthetic_model.undesired == (1,)
     assert synthetic_model.metrics["evaluated_on"] == "the held-out 20% test split"

@@ -92,10 +92,15 @@ def _csv_form() -> None:
     single = single_value_columns(frame)
     if single:
         st.error(plain(single_value_message(single)))
-    target = st.selectbox("Target column (the outcome)", outcomes, key="sb_csv_target", index=None if single else 0,
-                          placeholder="Choose the outcome column",
+    numbers = fc.data.number_columns(frame)  # offered so that picking one says why it cannot be the outcome
+    target = st.selectbox("Target column (the outcome)", [*outcomes, *numbers], key="sb_csv_target",
+                          index=None if single else 0, placeholder="Choose the outcome column",
+                          format_func=lambda c: f"{c} (a number)" if c in numbers else c,
                           help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows.")
     if target is None:
+        return
+    if target in numbers:
+        st.error(plain(number_target_message(target, frame[target])))
         return
     values = sorted(frame[target].dropna().astype(str).unique().tolist())
     undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
@@ -127,6 +132,14 @@ def _csv_form() -> None:
                 st.error("The data dictionary is not UTF-8 text: save the TOML file as UTF-8. The previous dataset stays active.")
                 return
         activate(source, **_model_settings())
+
+
+def number_target_message(name: str, column) -> str:
+    """Why a column of measured numbers cannot be the outcome, and what to do instead (one message)."""
+    return (f"{name} holds numbers ({column.nunique():,} different values), not classes: FLEX explains an outcome of "
+            f"2 to {fc.data.MAX_OUTCOME_LEVELS} classes, and one of these numbers against all the others would mean "
+            f"nothing. Pick a column of classes as the outcome, or add one made from {name} to the file (e.g. high "
+            "when it is above a threshold you choose); a band of the number itself (regression) is not supported yet.")
 
 
 def _paper_form(kind: str) -> None:
@@ -276,6 +289,9 @@ def multiclass_note(model: fc.FittedModel) -> str:
     """For a model with more than two classes: which count as undesired, and that the rest count as desired."""
     if len(model.classes) <= 2:
         return ""
+    if model.desired and not model.trained_here:  # a counterfactual must reach these, not just leave the undesired
+        return (f" The model has {len(model.classes)} classes: {' / '.join(map(str, model.undesired))} counts as "
+                f"undesired, and a counterfactual must reach {' or '.join(map(str, model.desired))}.")
     desired = [str(c) for c in model.classes if c not in model.undesired]
     return (f" The model has {len(model.classes)} classes: {' / '.join(map(str, model.undesired))} counts as undesired, "
             f"the others ({', '.join(desired)}) as desired (one against the rest).")
@@ -356,6 +372,16 @@ def render_sidebar() -> Analysis | None:
         return analysis
 
 
+def _f1_metric(slot, metrics, own: str, weighted: str, undesirable: str, prefix: str = "") -> None:
+    """The undesirable outcome's own F1 (a majority guess cannot inflate it), the weighted one in its help;
+    a model scored before it was measured shows the weighted F1, labelled so."""
+    if metrics.get(own) is not None:
+        slot.metric(f"{prefix}F1 ({plain(undesirable)})", f"{metrics[own]:.1%}",
+                    help=f"F1 of the outcome explained; over both outcomes, weighted by rows: {metrics[weighted]:.1%}")
+    else:
+        slot.metric(f"{prefix}F1 (weighted)", f"{metrics[weighted]:.1%}", help="both outcomes' F1, weighted by their rows")
+
+
 def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
     """The active dataset's line and the model's scores, in the slots kept for them above."""
     task, metrics = analysis.task, analysis.model.metrics
@@ -368,10 +394,10 @@ def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
     left, right = metrics_slot.columns(2)
     if "cv_accuracy_mean" in metrics:
         left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
-        right.metric("CV F1", f"{metrics['cv_f1_mean']:.1%}", help=f"support-weighted; ± {metrics['cv_f1_std']:.1%}")
+        _f1_metric(right, metrics, "cv_f1_undesirable_mean", "cv_f1_mean", task.undesirable_words, "CV ")
     elif "test_accuracy" in metrics:
         left.metric("Accuracy", f"{metrics['test_accuracy']:.1%}", help=f"on {metrics.get('evaluated_on', 'the test rows')}")
-        right.metric("F1", f"{metrics['test_f1']:.1%}", help="support-weighted")
+        _f1_metric(right, metrics, "test_f1_undesirable", "test_f1", task.undesirable_words)
     elif not metrics.get("note"):
         metrics_slot.caption("No outcomes to score the model against.")
     if metrics.get("note"):

@@ -139,6 +139,9 @@ def _add_data_arguments(common: argparse.ArgumentParser) -> None:
     data.add_argument("--data", required=True, help="builtin:NAME, loan:PATH, accidents:PATH, or a CSV path")
     data.add_argument("--target", help="target column (CSV only)")
     data.add_argument("--undesired", action="append", help="undesirable target value(s), comma-separated (CSV only)")
+    data.add_argument("--desired", action="append",
+                      help="target value(s) a counterfactual must reach (DiCE's desired_class; default: any value not "
+                           "undesired), comma-separated: for a model of more than two classes"),
     data.add_argument("--immutable", action="append", help="immutable features, comma-separated (CSV only)")
     data.add_argument("--kind", action="append", default=[], help="FEATURE=categorical|continuous|ordinal (CSV only)")
     data.add_argument("--missing", choices=("drop", "impute"), default="drop",
@@ -393,6 +396,7 @@ def run(args) -> dict:
         args.data,
         target=args.target,
         undesirable=_split(args.undesired) or None,
+        desired=_split(args.desired),
         immutable=_split(args.immutable),
         kinds=_pairs(args.kind, "--kind"),
         missing=args.missing,

@@ -65,7 +65,7 @@ def assemble_counterfactual_set(
     if found.any():
         if p_undesirable is None:
             def p_undesirable(codes):
-                return model.predict_proba(decode_rows(task, codes))[:, 1]
+                return model.p_off_goal(decode_rows(task, codes))
         their_factuals = np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)]
         valid[found] = validity.check(p_undesirable, cfs[found], their_factuals)
         model_rows = model_rows + int(found.sum()) if model_rows >= 0 else model_rows

@@ -111,7 +111,7 @@ def counterfactual_quality(cfset: CounterfactualSet, task: TaskSpec, model: Fitt
     """Validity, coverage and the four measures above, with MAD and the desired-class rows from the model's training data."""
     train = encode_rows(task, task.frame.loc[model.train_index, task.feature_names])
     mad = feature_mad(task, train)
-    desired = train[model.predict_undesirable(decode_rows(task, train)) == 0]
+    desired = train[model.p_off_goal(decode_rows(task, train)) <= 0.5]  # predicted the goal (not undesirable)
     found = int(cfset.found.sum())
     return {
         "validity": float(cfset.valid.sum() / found) if found else float("nan"),

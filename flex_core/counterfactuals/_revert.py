@@ -50,7 +50,7 @@ def revert_single_features(
     validity = Validity().on(task) if validity is None else validity
 
     def p_undesirable(codes):
-        return model.predict_proba(decode_rows(task, codes))[:, 1]
+        return model.p_off_goal(decode_rows(task, codes))
 
     out[query, slot, feature] = validity.check(p_undesirable, rows, factuals[query])
     return out

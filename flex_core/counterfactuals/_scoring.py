@@ -75,8 +75,9 @@ class CodeScorer:
         self.threads = 1 if threads is None else max(1, int(threads))
         self._plan = _encoding_plan(model, task)
         # The classifier's columns that are undesirable (a user's model may order or name its classes
-        # any way, and may have several undesired ones): summed, as FittedModel.predict_proba does.
-        self._undesired = [list(model.classes).index(c) for c in model.undesired]
+        # any way, and may have several undesired ones; with desired classes, every other class): summed, as
+        # FittedModel.p_off_goal does.
+        self._undesired = [list(model.classes).index(c) for c in model.off_goal]
         if self._plan is not None and check_codes is not None and len(check_codes):
             sample = check_codes[:: max(1, len(check_codes) // CHECK_ROWS)]
             try:
@@ -124,7 +125,7 @@ class CodeScorer:
         if len(codes) > BLOCK_ROWS:  # the encoded matrix of a million rows would cost gigabytes at once
             return np.concatenate([self(codes[i : i + BLOCK_ROWS]) for i in range(0, len(codes), BLOCK_ROWS)])
         if self._plan is None:
-            return self.model.predict_proba(decode_rows(self.task, codes))[:, 1]
+            return self.model.p_off_goal(decode_rows(self.task, codes))
         classifier = self.model.pipeline.steps[-1][1]
         encoded = self._encode(codes)
         if _plain_forest(classifier):

@@ -575,8 +575,9 @@ def tree_form(model, task) -> TreeForm:
     n_levels = [0 if f.is_continuous else len(f.levels) for f in task.features]
     module = type(classifier).__module__
     k_classes = len(getattr(classifier, "classes_", model.classes))
-    # the probability columns the model sums into P(undesirable), as FittedModel.predict_proba does
-    undesired = [list(model.classes).index(c) for c in model.undesired]
+    # the probability columns the model sums into P(undesirable) (P off the goal, with desired classes): as
+    # FittedModel.p_off_goal does
+    undesired = [list(model.classes).index(c) for c in model.off_goal]
     read: Callable[[_Builder, Any], dict]
     if isinstance(classifier, (RandomForestClassifier, ExtraTreesClassifier)):
         read, library = _read_forest, "sklearn"
@@ -605,7 +606,7 @@ def _check(form: TreeForm, model, task) -> None:
     codes = codes[~np.isnan(codes[:, [not f.is_continuous for f in task.features]]).any(axis=1)]
     if not len(codes):
         return
-    expected = model.predict_proba(decode_rows(task, codes))[:, 1]
+    expected = model.p_off_goal(decode_rows(task, codes))
     got = form(codes)
     worst = float(np.max(np.abs(got - expected)))
     if not worst <= (FLOAT32_TOLERANCE if form.float32 else CHECK_TOLERANCE):

@@ -12,6 +12,7 @@ from ._catalogue import (
     load_csv,
     load_dataset,
     load_loan,
+    number_columns,
     outcome_columns,
 )
 from ._columns import KINDS
@@ -20,6 +21,6 @@ from ._read import read_csv
 from ._task import Feature, TaskSpec, make_task
 
 __all__ = [
-    "KINDS", "BUILTIN_DATASETS", "MAX_OUTCOME_LEVELS", "Feature", "TaskSpec", "make_task", "read_csv", "identifier_columns", "outcome_columns", "load_csv",
+    "KINDS", "BUILTIN_DATASETS", "MAX_OUTCOME_LEVELS", "Feature", "TaskSpec", "make_task", "read_csv", "identifier_columns", "outcome_columns", "number_columns", "load_csv",
     "load_loan", "load_accidents", "load_builtin", "load_dataset", "to_safe_csv",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from ._columns import mostly_numeric
+from ._columns import MAX_OUTCOME_LEVELS, is_number_target, mostly_numeric
 from ._dictionary import shipped_dictionary
 from ._read import MAX_FILE_BYTES, read_csv, read_notes
 from ._task import TaskSpec, make_task
@@ -67,8 +67,6 @@ def _source_label(kind: str, source) -> str:
     return f"{kind}:{source}" if isinstance(source, (str, os.PathLike)) else f"{kind}:upload"
 
 
-#: An outcome column holds 2 to this many distinct values (more looks like a measurement, e.g. a speed).
-MAX_OUTCOME_LEVELS = 20
 _SHOWN_COLUMNS = 4  # columns a message names
 
 
@@ -111,6 +109,12 @@ def outcome_columns(frame: pd.DataFrame) -> list[str]:
             "upload the file again."
         )
     return found
+
+
+def number_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns that hold a measured number (every value a number, more than :data:`MAX_OUTCOME_LEVELS` distinct
+    ones): :func:`make_task` refuses each as the target, since one of its values against the rest means nothing."""
+    return [str(name) for name in frame.columns if is_number_target(frame[name])]
 
 
 def identifier_columns(frame: pd.DataFrame, *, target: str | None = None) -> list[str]:
@@ -371,6 +375,7 @@ def load_dataset(
     *,
     target: str | None = None,
     undesirable=None,
+    desired=(),
     immutable: Iterable[str] = (),
     kinds: Mapping[str, str] | None = None,
     missing: Literal["drop", "impute"] = "drop",
@@ -387,11 +392,13 @@ def load_dataset(
     Constraints (``monotone``, ``bounds``, ``allowed``, ``ordinal_orders``, and ``constraints`` between
     features, as :func:`make_task` takes them) apply to any data; an order given here replaces an
     adapter's order of that feature. ``dictionary`` (a TOML path, TOML text or a mapping) replaces the words
-    shipped for a built-in or paper dataset, and gives a CSV its words.
+    shipped for a built-in or paper dataset, and gives a CSV its words. ``desired``: target values a counterfactual
+    must reach (:meth:`TaskSpec.with_desired`), for any data.
     """
     task = _load_spec(spec, target=target, undesirable=undesirable, immutable=immutable, kinds=kinds, missing=missing,
                       use_identifiers=use_identifiers, monotone=monotone, bounds=bounds, allowed=allowed,
                       ordinal_orders=ordinal_orders, constraints=constraints)
+    task = task.with_desired(desired) if desired else task
     return task if dictionary is None else task.with_dictionary(dictionary)
 
 

@@ -11,12 +11,15 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._errors import DataError
+from .._errors import ConfigError, DataError
+from .._format import format_number
 
 Kind = Literal["categorical", "continuous", "ordinal"]
 KINDS = ("categorical", "continuous", "ordinal")
 #: A column counts as numeric with a few stray text cells when at least this share of its filled cells are numbers.
 NUMERIC_SHARE = 0.8
+#: An outcome column holds 2 to this many distinct values (more looks like a measurement, e.g. a speed).
+MAX_OUTCOME_LEVELS = 20
 
 
 def infer_kind(col: pd.Series) -> Kind:
@@ -85,3 +88,33 @@ def category_text(value) -> str:
 def as_category_text(col: pd.Series) -> pd.Series:
     """Every filled cell of a categorical column as text (see :func:`category_text`); missing cells stay missing."""
     return col.map(category_text, na_action="ignore")
+
+
+def is_number_target(col: pd.Series) -> bool:
+    """Whether a target column holds a measured number rather than classes.
+
+    The rule: every present value reads as a number (booleans do not count) and there are more than
+    :data:`MAX_OUTCOME_LEVELS` distinct values. A 0/1 label, or small integer codes of a few classes, stays classes.
+    """
+    filled = col.dropna()
+    if pd.api.types.is_bool_dtype(filled) or filled.empty:
+        return False
+    numbers = pd.to_numeric(filled, errors="coerce") if not pd.api.types.is_numeric_dtype(filled) else filled
+    return bool(numbers.notna().all() and numbers.nunique() > MAX_OUTCOME_LEVELS)
+
+
+def check_class_target(col: pd.Series, name: str, undesirable: tuple) -> None:
+    """Refuse a target that holds a measured number (:func:`is_number_target`): naming one of its values as the
+    undesirable outcome would explain that value against all the others, which is never what a number means."""
+    if not is_number_target(col):
+        return
+    numbers = pd.to_numeric(col.dropna(), errors="coerce")
+    given = ", ".join(map(str, undesirable))
+    raise ConfigError(
+        f"The target {name!r} holds numbers ({numbers.nunique():,} different values, from "
+        f"{format_number(numbers.min())} to {format_number(numbers.max())}), not classes: the undesirable value "
+        f"{given} would be read as that one number against all the others. FLEX explains classes, so either give a "
+        f"column of classes as the target (2 to {MAX_OUTCOME_LEVELS} different values, e.g. approved: yes/no), or add "
+        f"one made from {name} (e.g. high when {name} is above a threshold you choose) and name that; a band of the "
+        "number itself (regression) is not supported yet."
+    )

@@ -5,8 +5,9 @@ ends in :func:`make_task`, which validates once and never drops a row without sa
 It runs as named steps, in this order (each refusal is one :class:`DataError` or
 :class:`ConfigError` naming what to fix):
 
-1. :func:`_check_frame`: the frame has rows and columns.
-2. :func:`_check_target`, :func:`_undesirable_values`: the target column exists, at least one undesirable value is named.
+1. :func:`_check_frame`: the frame has rows and columns (and, with :func:`_check_target`, the target).
+2. :func:`_check_target`, :func:`_undesirable_values`, ``_columns.check_class_target``: the target column exists, at
+   least one undesirable value is named, and the target holds classes, not a measured number.
 3. :func:`_feature_columns`: the features exist and do not include the target.
 4.-8. in ``_rows.py`` (``Rules.checked``, then ``clean_rows``): every feature a kind, order, constraint or
    immutability names is one of them and every kind is one of ``KINDS``; "na"-like text is missing and empty
@@ -30,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from ._columns import Kind
+from ._columns import Kind, check_class_target
 from ._constraints import DIRECTIONS, ordered_levels, with_constraints
 from ._dictionary import DataDictionary, FeatureWords, apply_dictionary, tidy_name
 from ._rows import Rules, clean_rows
@@ -139,6 +140,8 @@ class TaskSpec:
     #: Constraints between features (:mod:`.rules`), each checked against ``features``.
     rules: tuple[Constraint, ...] = ()
     dictionary: DataDictionary | None = None
+    #: Target values a counterfactual must reach (DiCE's ``desired_class``); () : any value not undesirable.
+    desired: tuple = ()
     _fingerprint: str = field(default="", repr=False)
 
     # -- views -------------------------------------------------------------------------
@@ -154,10 +157,21 @@ class TaskSpec:
 
     @property
     def desirable_words(self) -> str:
-        """The other outcome as the dictionary says it ("Approved"), else the target's other values joined by "or"."""
+        """The other outcome as the dictionary says it ("Approved"), else the target's other values joined by "or";
+        with desired values, those (a counterfactual must reach one of them)."""
         given = self.dictionary.desirable if self.dictionary else ""
+        if self.desired:
+            return " or ".join(map(str, self.desired))
         others = sorted({str(v) for v in pd.unique(self.frame[self.target])} - {str(v) for v in self.undesirable})
         return given or " or ".join(others) or f"not {self.undesirable_words}"
+
+    @property
+    def model_labels(self) -> np.ndarray:
+        """The labels a model trained here learns, shape (n_rows,): :attr:`y` (1 undesirable, else 0), and with
+        desired values 2 for those (so the model can tell the goal from the other desirable outcomes)."""
+        if not self.desired:
+            return self.y
+        return np.where(self.frame[self.target].isin(self.desired).to_numpy(), 2, self.y)
 
     @property
     def X(self) -> pd.DataFrame:
@@ -300,7 +314,16 @@ class TaskSpec:
             source=self.source,
             rows_in_file=self.rows_in_file,
             raw_dtypes=self.raw_dtypes,
+            desired=self.desired,
         )
+
+    def with_desired(self, desired) -> TaskSpec:
+        """The same task whose counterfactuals must reach one of the target values ``desired`` (DiCE's
+        ``desired_class``; () : any value not undesirable), checked as :func:`make_task` checks them."""
+        desired = _desired_values(self.frame, self.target, desired, self.undesirable)
+        return replace(self, desired=desired, _fingerprint=_fingerprint(
+            self.frame, self.target, self.undesirable, list(self.features), self.raw_dtypes, self.dictionary,
+            self.rule_texts, desired))
 
     def _kept_dictionary(self, names: list[str]) -> DataDictionary | None:
         """The task's dictionary without the features left out of ``names`` (so it still fits the new task)."""
@@ -317,7 +340,7 @@ class TaskSpec:
             dictionary)
         return replace(self, features=tuple(features), dictionary=dictionary,
                        _fingerprint=_fingerprint(self.frame, self.target, self.undesirable, features, self.raw_dtypes,
-                                                 dictionary, self.rule_texts))
+                                                 dictionary, self.rule_texts, self.desired))
 
     def summary(self) -> dict:
         y = self.y
@@ -338,6 +361,7 @@ def make_task(
     *,
     target: str,
     undesirable,
+    desired=(),
     features: Iterable[str] | None = None,
     kinds: Mapping[str, str] | None = None,
     ordinal_orders: Mapping[str, Sequence] | None = None,
@@ -366,6 +390,8 @@ def make_task(
         The outcome column.
     undesirable : value or sequence of values
         Target values that count as the undesirable outcome (e.g. ``"Rejected"``).
+    desired : value or sequence of values, optional
+        Target values a counterfactual must reach (DiCE's ``desired_class``; default: any value not undesirable).
     features : sequence of str, optional
         Columns to use as features; default all but the target.
     kinds : mapping feature -> "categorical" | "continuous" | "ordinal", optional
@@ -377,41 +403,38 @@ def make_task(
     monotone : mapping feature -> "increase" | "decrease" | "either", optional
         The only way a counterfactual may move a continuous or ordinal feature.
     bounds : mapping feature -> (low, high), optional
-        Permitted range of a continuous feature's changed values (None for an open end): a counterfactual keeps the
-        factual's own value or moves inside it.
+        Permitted range of a continuous feature's changed values (None for an open end).
     allowed : mapping feature -> levels, optional
         Levels a categorical or ordinal feature may change to.
     constraints : sequence of str, optional
-        Constraints between features, one expression each (``cf.loan_amount <= 5 * cf.income_annum``;
-        the language is :mod:`flex_core.data.rules`'s), checked against the features built here.
+        Constraints between features, e.g. ``cf.loan_amount <= 5 * cf.income_annum`` (:mod:`flex_core.data.rules`).
     display_names : mapping feature -> str, optional
         Labels of some features (a dictionary's names win).
     dictionary : path, TOML text or mapping, optional
         The expert's words (names, units, formats, currencies, level and outcome words), checked against the features.
     missing : {"drop", "impute"}
-        Rows with a missing feature value are dropped, or imputed (mode for categorical, median for continuous),
-        counted in ``notes``. A missing target always drops the row, also counted.
+        Rows with a missing feature value are dropped, or imputed (mode / median), counted in ``notes`` (as rows
+        without a target, always dropped).
     raw_dtypes : mapping feature -> dtype name, optional
-        The column types a model fitted elsewhere saw (default: ``frame``'s own); a user's model gets the task's
-        text values back in these types (see :meth:`flex_core.models.FittedModel.estimator_input`).
+        The column types a model fitted elsewhere saw (default: ``frame``'s own), given back to a user's model
+        (:meth:`flex_core.models.FittedModel.estimator_input`).
     """
-    _check_frame(frame)
-    _check_target(frame, target)
+    _check_frame(frame, target)
     rows_in_file, notes = len(frame) if rows_in_file is None else rows_in_file, list(notes)
-    undesirable, feature_names = _undesirable_values(undesirable), _feature_columns(frame, target, features)
+    undesirable, feature_names = _undesirable_values(undesirable, frame, target), _feature_columns(frame, target, features)
     rules = Rules.checked(feature_names, kinds=kinds, immutable=immutable, ordinal_orders=ordinal_orders,
                            monotone=monotone, bounds=bounds, allowed=allowed)
     raw_dtypes = {c: str(frame[c].dtype) for c in feature_names} if raw_dtypes is None else dict(raw_dtypes)
-    df, feature_names, undesirable, resolved_kinds, seen_levels = clean_rows(
-        frame, feature_names, target, undesirable, rules, missing=missing, notes=notes
-    )
+    df, feature_names, undesirable, resolved_kinds, seen_levels = clean_rows(frame, feature_names, target, undesirable,
+                                                                             rules, missing=missing, notes=notes)
+    desired = _desired_values(df, target, desired, undesirable)
     dictionary, specs, between = _features(df, feature_names, resolved_kinds, seen_levels, rules, display_names,
                                            dictionary, constraints, notes)
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
-        notes=tuple(notes), source=source, rows_in_file=rows_in_file,
-        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names}, dictionary=dictionary, rules=between,
-        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes, dictionary, [r.text for r in between]),
+        notes=tuple(notes), source=source, rows_in_file=rows_in_file, desired=desired, rules=between,
+        raw_dtypes={c: raw_dtypes.get(c, "object") for c in feature_names}, dictionary=dictionary,
+        _fingerprint=_fingerprint(df, target, undesirable, specs, raw_dtypes, dictionary, [r.text for r in between], desired),
     )
 
 
@@ -427,12 +450,13 @@ def _features(df, feature_names, kinds, seen_levels, rules: Rules, display_names
     return dictionary, specs, _between(constraints, specs, notes)
 
 
-def _check_frame(frame) -> None:
-    """Refuse anything but a data frame with at least one row and one column."""
+def _check_frame(frame, target: str) -> None:
+    """Refuse anything but a data frame with at least one row and one column, and a target not among its columns."""
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
         raise DataError("The data has no rows: upload a CSV with a header line and at least one data row.")
     if frame.shape[1] == 0:
         raise DataError("The data has no columns: check the file is a comma-separated CSV with a header line.")
+    _check_target(frame, target)
 
 
 def _check_target(frame: pd.DataFrame, target: str) -> None:
@@ -443,14 +467,32 @@ def _check_target(frame: pd.DataFrame, target: str) -> None:
         )
 
 
-def _undesirable_values(undesirable) -> tuple:
-    """The undesirable outcome(s) as a non-empty tuple (one value or a sequence of them)."""
+def _undesirable_values(undesirable, frame: pd.DataFrame, target: str) -> tuple:
+    """The undesirable outcome(s) as a non-empty tuple (one value or a sequence of them), of a target that holds
+    classes (``_columns.check_class_target``: a measured number is refused, not read as one value against the rest)."""
     if isinstance(undesirable, (str, int, float, bool, np.generic)):
         undesirable = (undesirable,)
     undesirable = tuple(undesirable)
     if not undesirable:
         raise ConfigError("Name at least one undesirable target value (e.g. --undesired Rejected).")
+    check_class_target(frame[target], target, undesirable)
     return undesirable
+
+
+def _desired_values(df: pd.DataFrame, target: str, desired, undesirable: tuple) -> tuple:
+    """The desired values as the target column holds them (matched as text too, as the undesirable ones): each a
+    value some row has, none undesirable; () when none is named."""
+    wanted = (desired,) if isinstance(desired, (str, int, float, bool, np.generic)) else tuple(desired or ())
+    values_text = {str(v): v for v in df[target].unique()}
+    unknown = [d for d in wanted if str(d) not in values_text]
+    if unknown:
+        raise DataError(f"No row has the desired outcome {', '.join(map(repr, unknown))}; "
+                        f"the target values are: {', '.join(sorted(values_text))}.")
+    resolved = tuple(dict.fromkeys(values_text[str(d)] for d in wanted))
+    both = [d for d in resolved if d in set(undesirable)]
+    if both:
+        raise ConfigError(f"{', '.join(map(repr, both))} cannot be both undesirable and desired.")
+    return resolved
 
 
 def _feature_columns(frame: pd.DataFrame, target: str, features: Iterable[str] | None) -> list[str]:
@@ -511,13 +553,16 @@ def _check_some_mutable(specs: list[Feature]) -> None:
 
 
 def _fingerprint(df: pd.DataFrame, target: str, undesirable: tuple, specs: list[Feature], raw_dtypes: Mapping[str, str],
-                 dictionary: DataDictionary | None = None, rules: Sequence[str] = ()) -> str:
-    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome, the features, their words
-    and the constraints between them (none adds nothing, so a task without them keeps its fingerprint)."""
+                 dictionary: DataDictionary | None = None, rules: Sequence[str] = (), desired: tuple = ()) -> str:
+    """16 hex digits of a SHA-256 over the rows (with their index), the target, the outcome, the features, their words,
+    the constraints between them and the desired values (none adds nothing, so a task without them keeps its
+    fingerprint)."""
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
     words = (dictionary.undesirable, dictionary.desirable) if dictionary is not None else ()
     digest.update(repr((target, undesirable, specs, sorted(raw_dtypes.items()), *words)).encode())
     if rules:
         digest.update(repr(("constraints", list(rules))).encode())
+    if desired:
+        digest.update(repr(("desired", list(desired))).encode())
     return digest.hexdigest()[:16]

@@ -284,6 +284,10 @@ def run_config(store: CounterfactualStore, **extra) -> dict:
         "refine": store.refine,
         "constraints": store.task.constraints,
         **({"constraints_between": store.task.rule_texts} if store.task.rules else {}),
+        # The classes a counterfactual must reach, and the rule that says it did (only when some are named).
+        **({"desired": {"classes": [str(c) for c in store.task.desired or store.model.desired],
+                        "criterion": f"P(one of them) > 0.5 + margin ({store.rule.margin:g}), also at the pulled-back "
+                                     "corner"}} if store.model.desired else {}),
         "factuals": store.factual_selection,
         **extra,
     }

@@ -72,7 +72,7 @@ def refit_models(task: TaskSpec, model: FittedModel, k: int, *, labelled: bool =
         X = task.frame.loc[rows, task.feature_names]
         if ours:
             estimator = build_pipeline(task, model=model.name, encoding=model.encoding, seed=model.seed + i)  # type: ignore[arg-type]
-            estimator.fit(X, task.y[task.frame.index.get_indexer(rows)])
+            estimator.fit(X, task.model_labels[task.frame.index.get_indexer(rows)])  # as fit_model trained it
         else:
             try:
                 estimator = clone(model.pipeline)
@@ -123,7 +123,7 @@ def retrain_stability(store: CounterfactualStore, result: FlexResult, k: int, *,
     rows = decode_rows(task, cfset.counterfactuals[query, slot])
     frequencies, validity, factuals = [], [], []
     for i, refit in enumerate(models, start=1):
-        validity.append(float((refit.predict_proba(rows)[:, 1] < 0.5).mean()) if len(rows) else float("nan"))
+        validity.append(float((refit.p_off_goal(rows) < 0.5).mean()) if len(rows) else float("nan"))
         other = CounterfactualStore(task, refit, store.generator, n_cf=store.n_cf, seed=store.seed,
                                     features_to_vary=store.features_to_vary, permitted_range=store.permitted_range,
                                     refine=store.refine)

@@ -117,6 +117,8 @@ class FittedModel:
     metrics: dict = field(default_factory=dict)
     classes: tuple = (0, 1)
     undesired: tuple = (1,)
+    #: Classes a counterfactual must reach (DiCE's ``desired_class``); () : any class not undesired.
+    desired: tuple = ()
     input_columns: tuple[str, ...] = ()
     input_dtypes: Mapping[str, str] = field(default_factory=dict)
     identity: str = ""
@@ -131,6 +133,7 @@ class FittedModel:
         task: TaskSpec,
         *,
         undesired=None,
+        desired=None,
         X_test: pd.DataFrame | None = None,
         y_test=None,
         name: str = "own model",
@@ -152,6 +155,8 @@ class FittedModel:
         undesired : value or sequence of values, optional
             Classes of ``estimator.classes_`` that are the undesirable outcome;
             default the task's undesirable target values.
+        desired : value or sequence of values, optional
+            Classes a counterfactual must reach; default the task's desired values (none: any class not undesired).
         X_test : DataFrame of shape (n_rows, n_features), optional
             Rows in the task's format to measure accuracy and F1 on, with ``y_test``.
         y_test : array-like of shape (n_rows,), optional
@@ -185,6 +190,7 @@ class FittedModel:
             )
         classes = tuple(_plain(c) for c in estimator.classes_)
         chosen = resolve_undesired(classes, task.undesirable if undesired is None else undesired)
+        goal = resolve_desired(classes, task.desired if desired is None else desired, chosen)
         schema, columns = _input_columns(estimator, task)
         input_dtypes = _restorable_dtypes(task) if fitted_on == "raw" else {}
         if schema is not None:
@@ -194,7 +200,7 @@ class FittedModel:
             name=name, encoding="", seed=0, pipeline=estimator,
             train_index=index if train_index is None else np.asarray(train_index),
             test_index=np.empty(0, dtype=index.dtype) if X_test is None else X_test.index.to_numpy(),
-            classes=classes, undesired=chosen, input_columns=tuple(columns), input_dtypes=input_dtypes,
+            classes=classes, undesired=chosen, desired=goal, input_columns=tuple(columns), input_dtypes=input_dtypes,
             identity=joblib.hash(estimator) if identity is None else identity, schema=schema,
         )
         _check_scores(model, task)
@@ -221,18 +227,42 @@ class FittedModel:
         undesirable = proba[:, [self.classes.index(c) for c in self.undesired]].sum(axis=1)
         return np.column_stack([1.0 - undesirable, undesirable])
 
+    @property
+    def off_goal(self) -> tuple:
+        """The classes a counterfactual must leave: the undesired ones, or with desired classes every other class.
+
+        Their summed probability is what every generator brings below 0.5 - margin (:meth:`p_off_goal`), so a
+        counterfactual of a model with a desired class is predicted that class with the margin (P(desired) > 0.5 +
+        margin), not merely out of the undesired ones.
+        """
+        if not self.desired:
+            return self.undesired
+        return tuple(c for c in self.classes if c not in set(self.desired))
+
+    def p_off_goal(self, X: pd.DataFrame) -> np.ndarray:
+        """P(off the goal) of rows X (task format), shape (n_rows,): the summed probability of :attr:`off_goal`;
+        P(undesirable) when no desired class is named."""
+        if not self.desired:
+            return self.predict_proba(X)[:, 1]
+        proba = np.asarray(self.pipeline.predict_proba(self.estimator_input(X)), dtype=float)
+        return proba[:, [self.classes.index(c) for c in self.off_goal]].sum(axis=1)
+
     def predict_undesirable(self, X: pd.DataFrame) -> np.ndarray:
         """1 where the predicted outcome is undesirable, shape (n_rows,)."""
         return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
 
     def evaluate(self, X: pd.DataFrame, y) -> dict:
-        """Accuracy and support-weighted F1 of undesirable-vs-not on rows X (task format) with true classes y."""
+        """Scores of undesirable-vs-not on rows X (task format) with true classes y: accuracy, balanced accuracy,
+        the undesirable outcome's precision, recall and F1 (``test_*_undesirable``, None where undefined) and the
+        support-weighted F1 over both outcomes (``test_f1``, the paper's; ``f1_average`` says so)."""
         wanted = {str(c) for c in self.undesired}
         actual = np.array([str(_plain(v)) in wanted for v in y], dtype=int)
         predicted = self.predict_undesirable(X)
         return {
             "test_accuracy": float(accuracy_score(actual, predicted)),
+            **{f"test_{k}_undesirable": v for k, v in undesirable_scores(actual, predicted).items()},
             "test_f1": float(f1_score(actual, predicted, average="weighted")),
+            "f1_average": F1_AVERAGE,
             # Always predicting these rows' most common outcome: what a model must beat to have learned anything.
             "majority_baseline": float(max(actual.mean(), 1 - actual.mean())),
             "balanced_accuracy": float(balanced_accuracy_score(actual, predicted)),
@@ -269,11 +299,33 @@ class FittedModel:
     @property
     def key(self) -> dict:
         """What identifies the model in cache keys."""
-        return {"name": self.name, "encoding": self.encoding, "seed": self.seed, "identity": self.identity}
+        key = {"name": self.name, "encoding": self.encoding, "seed": self.seed, "identity": self.identity}
+        return {**key, "desired": [str(c) for c in self.desired]} if self.desired else key
 
     @property
     def label(self) -> str:
         return MODELS.get(self.name, self.name)
+
+
+#: What ``metrics["test_f1"]`` and ``cv_f1_mean`` average over: each outcome's F1 weighted by its rows (the paper's).
+F1_AVERAGE = "weighted"
+
+
+def undesirable_scores(actual, predicted) -> dict[str, float | None]:
+    """Precision, recall and F1 of the undesirable outcome (1) from true and predicted 0/1 outcomes.
+
+    precision = tp / (tp + fp), recall = tp / (tp + fn), F1 = 2 tp / (2 tp + fp + fn); None where the
+    denominator is 0 (no row predicted undesirable has no precision), never a silent 0.
+    """
+    actual, predicted = np.asarray(actual, dtype=bool), np.asarray(predicted, dtype=bool)
+    tp = int(np.sum(actual & predicted))
+    fp = int(np.sum(~actual & predicted))
+    fn = int(np.sum(actual & ~predicted))
+
+    def ratio(num: int, den: int) -> float | None:
+        return float(num / den) if den else None
+
+    return {"precision": ratio(tp, tp + fp), "recall": ratio(tp, tp + fn), "f1": ratio(2 * tp, 2 * tp + fp + fn)}
 
 
 def _input_columns(estimator, task: TaskSpec) -> tuple[ModelSchema | None, list[str]]:
@@ -299,28 +351,34 @@ def _check_scores(model: FittedModel, task: TaskSpec) -> None:
 
 
 def _cross_validate(pipeline, X: pd.DataFrame, y: np.ndarray, cv, progress, total: int) -> dict[str, np.ndarray]:
-    """Accuracy and weighted F1 per fold, as sklearn's cross_validate, reporting each fold as it starts."""
-    accuracy, f1 = [], []
+    """Accuracy, weighted F1 and the undesirable outcome's F1 per fold (the first two as sklearn's cross_validate),
+    reporting each fold as it starts."""
+    accuracy, f1, f1_undesirable = [], [], []
     n_splits = cv.get_n_splits()
     for k, (fit_pos, score_pos) in enumerate(cv.split(X, y)):
         progress(k, total, f"Cross-validation: fold {k + 1} of {n_splits}")
         fold = clone(pipeline).fit(X.iloc[fit_pos], y[fit_pos])
-        predicted = fold.predict(X.iloc[score_pos])
-        accuracy.append(accuracy_score(y[score_pos], predicted))
-        f1.append(f1_score(y[score_pos], predicted, average="weighted"))
-    return {"test_accuracy": np.array(accuracy), "test_f1_weighted": np.array(f1)}
+        # Scored as undesirable (label 1) against the rest, as the test part is, whatever else the labels tell apart.
+        actual, predicted = y[score_pos] == 1, fold.predict(X.iloc[score_pos]) == 1
+        accuracy.append(accuracy_score(actual, predicted))
+        f1.append(f1_score(actual, predicted, average="weighted"))
+        f1_undesirable.append(undesirable_scores(actual, predicted)["f1"])
+    return {"test_accuracy": np.array(accuracy), "test_f1_weighted": np.array(f1),
+            "test_f1_undesirable": np.array([np.nan if v is None else v for v in f1_undesirable])}
 class BinaryClassifierView:
-    """``predict`` / ``predict_proba`` over (desirable, undesirable): what DiCE's sklearn backend calls."""
+    """``predict`` / ``predict_proba`` over (the goal, off it): what DiCE's sklearn backend calls. The goal is the
+    desired classes when named (DiCE's ``desired_class``), else every class not undesired."""
 
     def __init__(self, model: FittedModel):
         self.model = model
         self.classes_ = np.array([0, 1])
 
     def predict_proba(self, X):
-        return self.model.predict_proba(X)
+        off = self.model.p_off_goal(X)  # column 0: the goal (a desired class, else any class not undesired)
+        return np.column_stack([1.0 - off, off])
 
     def predict(self, X):
-        return self.model.predict_undesirable(X)
+        return (self.model.p_off_goal(X) > 0.5).astype(int)
 
 
 def resolve_undesired(classes: Sequence, undesired) -> tuple:
@@ -336,6 +394,22 @@ def resolve_undesired(classes: Sequence, undesired) -> tuple:
     chosen = tuple(dict.fromkeys(_plain(u) if _plain(u) in classes else by_text[str(u)] for u in wanted))
     if len(chosen) == len(classes):
         raise ConfigError("Every class of the model is undesired; leave at least one desirable class.")
+    return chosen
+
+
+def resolve_desired(classes: Sequence, desired, undesired: tuple) -> tuple:
+    """The model's classes named by ``desired`` (matched as values, then as text; () for none); ConfigError for one
+    that is not a class or is undesired."""
+    wanted = (desired,) if isinstance(desired, (str, int, float, bool, np.generic)) else tuple(desired or ())
+    by_text = {str(c): c for c in classes}
+    unknown = [d for d in wanted if _plain(d) not in classes and str(d) not in by_text]
+    if unknown:
+        raise ConfigError(f"The desired value(s) {', '.join(map(repr, unknown))} are not classes of the model; "
+                          f"its classes are: {', '.join(map(str, classes))}.")
+    chosen = tuple(dict.fromkeys(_plain(d) if _plain(d) in classes else by_text[str(d)] for d in wanted))
+    both = [d for d in chosen if d in set(undesired)]
+    if both:
+        raise ConfigError(f"{', '.join(map(repr, both))} cannot be both undesired and desired.")
     return chosen
 
 
@@ -450,8 +524,9 @@ def fit_model(
 ) -> FittedModel:
     """Fit on an 80/20 stratified split, with k-fold cross-validation on the training part.
 
-    F1 is the support-weighted F1, which is what the paper's numbers (accuracy 83.4%,
-    F1 78.6% on accidents) imply on such an imbalanced target.
+    ``test_f1`` / ``cv_f1_mean`` are the support-weighted F1, which is what the paper's numbers (accuracy 83.4%,
+    F1 78.6% on accidents) imply on such an imbalanced target; ``test_f1_undesirable`` (with its precision and
+    recall) and ``cv_f1_undesirable_mean`` are the undesirable outcome's own, which a majority guess cannot inflate.
 
     Parameters
     ----------
@@ -469,23 +544,25 @@ def fit_model(
     seed, cv_folds = check("seed", seed), check("cv_folds", cv_folds)
     cv_rows = None if cv_rows is None else check("cv_rows", cv_rows)
     progress = progress or (lambda step, total, text: None)
-    X, y = task.X, task.y
-    if min(np.bincount(y, minlength=2)) < 2:
+    # The model learns undesirable (1) against the rest (0), and with desired values those apart (2).
+    X, y, labels = task.X, task.y, task.model_labels
+    if min(np.bincount(y, minlength=2)) < 2 or _smallest_class(labels) < 2:
         raise ConfigError("Each outcome needs at least two rows to split into training and test data.")
     positions = np.arange(len(y))
-    train_pos, test_pos = train_test_split(positions, test_size=test_size, random_state=seed, stratify=y)
+    train_pos, test_pos = train_test_split(positions, test_size=test_size, random_state=seed, stratify=labels)
     pipeline = build_pipeline(task, model=model, encoding=encoding, seed=seed)
-    metrics, steps = _cv_metrics(pipeline, X, y, train_pos, cv_folds=cv_folds, cv_rows=cv_rows, seed=seed,
+    metrics, steps = _cv_metrics(pipeline, X, labels, train_pos, cv_folds=cv_folds, cv_rows=cv_rows, seed=seed,
                                        progress=progress)
     progress(steps - 1, steps, f"Training the model on {len(train_pos):,} rows")
-    pipeline.fit(X.iloc[train_pos], y[train_pos])
+    pipeline.fit(X.iloc[train_pos], labels[train_pos])
     index = task.frame.index.to_numpy()
     fitted = FittedModel.from_estimator(
         pipeline,
         task,
         undesired=1,
+        desired=(2,) if task.desired else (),
         X_test=X.iloc[test_pos],
-        y_test=y[test_pos],
+        y_test=labels[test_pos],
         name=model,
         train_index=index[train_pos],
         fitted_on="task",
@@ -497,6 +574,11 @@ def fit_model(
     majority = np.bincount(y[train_pos], minlength=2).argmax()
     metrics.update(fitted.metrics, train_rows=int(len(train_pos)), majority_baseline=float(np.mean(y[test_pos] == majority)))
     return replace(fitted, encoding=encoding, seed=seed, metrics=metrics)
+
+
+def _smallest_class(labels: np.ndarray) -> int:
+    """Rows of the least common label present."""
+    return int(np.unique(labels, return_counts=True)[1].min())
 
 
 def _cv_metrics(pipeline, X: pd.DataFrame, y: np.ndarray, train_pos: np.ndarray, *, cv_folds: int,
@@ -513,7 +595,7 @@ def _cv_metrics(pipeline, X: pd.DataFrame, y: np.ndarray, train_pos: np.ndarray,
         metrics["cv_rows"] = int(len(cv_pos))
         notes.append(f"Cross-validation used a random sample of {len(cv_pos):,} of the {len(train_pos):,} "
                      "training rows (stratified, seeded), to keep training quick on large data.")
-    folds = min(cv_folds, int(np.bincount(y[cv_pos], minlength=2).min()))
+    folds = min(cv_folds, int(np.bincount(y[cv_pos] == 1, minlength=2).min()), _smallest_class(y[cv_pos]))
     steps = (folds if folds >= 2 else 0) + 1
     if not cv_folds:
         notes.append("Cross-validation was skipped; the held-out test split is the only check of the model.")
@@ -528,10 +610,19 @@ def _cv_metrics(pipeline, X: pd.DataFrame, y: np.ndarray, train_pos: np.ndarray,
             cv_accuracy_std=float(np.std(scores["test_accuracy"])),
             cv_f1_mean=float(np.mean(scores["test_f1_weighted"])),
             cv_f1_std=float(np.std(scores["test_f1_weighted"])),
+            **_mean_std("cv_f1_undesirable", scores["test_f1_undesirable"]),
         )
     if notes:
         metrics["note"] = " ".join(notes)
     return metrics, steps
+
+
+def _mean_std(name: str, values: np.ndarray) -> dict:
+    """``{name}_mean`` and ``{name}_std`` over the folds where the score is defined (None when it is in none)."""
+    defined = values[np.isfinite(values)]
+    if not len(defined):
+        return {f"{name}_mean": None, f"{name}_std": None}
+    return {f"{name}_mean": float(np.mean(defined)), f"{name}_std": float(np.std(defined))}
 
 
 def adequacy_note(metrics: dict) -> str | None:
@@ -555,13 +646,20 @@ def model_summary(model: FittedModel) -> dict:
         "encoding": model.encoding,
         "seed": model.seed,
         **({} if model.trained_here else {"identity": model.identity, "classes": [str(c) for c in model.classes],
-                                          "undesired": [str(c) for c in model.undesired]}),
+                                          "undesired": [str(c) for c in model.undesired],
+                                          **({"desired": [str(c) for c in model.desired]} if model.desired else {})}),
         "cv_accuracy_mean": model.metrics.get("cv_accuracy_mean"),
         "cv_accuracy_std": model.metrics.get("cv_accuracy_std"),
         "cv_f1_mean": model.metrics.get("cv_f1_mean"),
         "cv_f1_std": model.metrics.get("cv_f1_std"),
         "test_accuracy": model.metrics.get("test_accuracy"),
         "test_f1": model.metrics.get("test_f1"),
+        "f1_average": model.metrics.get("f1_average"),
+        "cv_f1_undesirable_mean": model.metrics.get("cv_f1_undesirable_mean"),
+        "cv_f1_undesirable_std": model.metrics.get("cv_f1_undesirable_std"),
+        "test_precision_undesirable": model.metrics.get("test_precision_undesirable"),
+        "test_recall_undesirable": model.metrics.get("test_recall_undesirable"),
+        "test_f1_undesirable": model.metrics.get("test_f1_undesirable"),
         "evaluated_on": model.metrics.get("evaluated_on"),
         "majority_baseline": model.metrics.get("majority_baseline"),
         "balanced_accuracy": model.metrics.get("balanced_accuracy"),

@@ -16,7 +16,41 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ._fit import FittedModel
 
-__all__ = ["HeldOut", "CutoffQuality", "held_out_predictions", "quality_at_cutoff", "calibration_table"]
+__all__ = ["HeldOut", "CutoffQuality", "held_out_predictions", "quality_at_cutoff", "calibration_table",
+           "QUALITY_COLUMNS", "quality_lines", "quality_columns"]
+
+#: The columns of the model's quality table (the app, the print report and the interactive report), in order. The
+#: undesirable outcome's own precision, recall and F1 come first; the weighted F1 says what it averages.
+QUALITY_COLUMNS = ("measured on", "accuracy", "balanced accuracy", "precision (undesirable)", "recall (undesirable)",
+                   "F1 (undesirable)", "F1 (both outcomes, weighted by rows)", "always the most common outcome")
+_CV_KEYS = ("cv_accuracy_mean", "cv_balanced_accuracy_mean", None, None, "cv_f1_undesirable_mean", "cv_f1_mean", None)
+_TEST_KEYS = ("test_accuracy", "balanced_accuracy", "test_precision_undesirable", "test_recall_undesirable",
+              "test_f1_undesirable", "test_f1", "majority_baseline")
+
+
+def quality_lines(metrics, test_label: str) -> list[dict]:
+    """The model's scores as lines of the quality table (:data:`QUALITY_COLUMNS`; a score not measured is None).
+
+    One line for the cross-validation when it ran (``metrics["cv_folds"]``), then one for the test rows,
+    labelled ``test_label``. ``metrics`` is :attr:`FittedModel.metrics`.
+    """
+    lines = []
+    if metrics.get("cv_folds"):
+        lines.append(_line(f"cross-validation (mean of {metrics['cv_folds']} folds)", _CV_KEYS, metrics))
+    lines.append(_line(test_label, _TEST_KEYS, metrics))
+    return lines
+
+
+def quality_columns(metrics) -> list[str]:
+    """The columns of :data:`QUALITY_COLUMNS` that ``metrics`` measured (a model scored before a score existed,
+    e.g. one without balanced accuracy, leaves that column out; one measured but undefined stays, shown empty)."""
+    measured = [any(key in metrics for key in keys if key) for keys in zip(_CV_KEYS, _TEST_KEYS)]
+    return [QUALITY_COLUMNS[0], *(c for c, m in zip(QUALITY_COLUMNS[1:], measured) if m)]
+
+
+def _line(label: str, keys, metrics) -> dict:
+    return {"measured on": label,
+            **{column: None if key is None else metrics.get(key) for column, key in zip(QUALITY_COLUMNS[1:], keys)}}
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from .._results import FlexResult, RegionalResult
 from .._uncertainty import INTERVAL_LEVEL
 from ..counterfactuals import CounterfactualSet, decode_rows
 from ..importance._flex import DICE_EPSILON
+from ..models import quality_columns, quality_lines
 from ..regions import RegionsResult
 
 __all__ = ["snapshot_payload", "FORMAT"]
@@ -103,19 +104,9 @@ def _region(name: str, regional: RegionalResult, position: Mapping[int, int], la
 
 def _quality(metrics: Mapping) -> dict:
     """The model's scores against the always-the-most-common-outcome baseline, as lines of a table."""
-    def share(key):
-        value = metrics.get(key)
-        return None if value is None else _number(value)
-
-    lines = []
-    if metrics.get("cv_folds"):
-        lines.append({"measured on": f"cross-validation (mean of {metrics['cv_folds']} folds)",
-                      "accuracy": share("cv_accuracy_mean"), "balanced accuracy": share("cv_balanced_accuracy_mean"),
-                      "F1 (weighted)": share("cv_f1_mean"), "always the most common outcome": None})
-    lines.append({"measured on": str(metrics.get("evaluated_on", "held-out test part")),
-                  "accuracy": share("test_accuracy"), "balanced accuracy": share("balanced_accuracy"),
-                  "F1 (weighted)": share("test_f1"), "always the most common outcome": share("majority_baseline")})
-    return {"lines": lines, "note": metrics.get("note")}
+    lines = [{key: value if key == "measured on" or value is None else _number(value) for key, value in line.items()}
+             for line in quality_lines(metrics, str(metrics.get("evaluated_on", "held-out test part")))]
+    return {"columns": quality_columns(metrics), "lines": lines, "note": metrics.get("note")}
 
 
 def _settings(explainer, global_result: FlexResult, extra: Mapping | None) -> list[list[str]]:

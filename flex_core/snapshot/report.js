@@ -359,7 +359,7 @@
       ". Its numbers come from the counterfactuals generated then; this file recomputes FLEX from them at any τ, " +
       "needs no network and no server, and changes nothing when the data or model change.";
     fill("settings", table(["setting", "value"], DATA.settings.map(function (s) { return [el("td", s[0]), el("td", s[1])]; })));
-    var q = DATA.quality, keys = ["measured on", "accuracy", "balanced accuracy", "F1 (weighted)", "always the most common outcome"];
+    var q = DATA.quality, keys = q.columns;
     fill("quality", table(keys, q.lines.map(function (line) {
       return keys.map(function (k, n) { return n === 0 ? el("td", line[k]) : el("td", line[k] === null ? "–" : fixed(line[k], 3)); });
     })));

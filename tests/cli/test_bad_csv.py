@@ -83,3 +83,16 @@ def test_cross_validation_on_large_data_can_be_sampled_or_skipped(tmp_path, caps
     assert out["model"]["cv_rows"] == 50 and out["config"]["cv_rows"] == 50
     code, err, out = run(tmp_path, capsys, content, "--cv-folds", "0", "--quiet")
     assert code == 0 and "skipped" in out["model"]["note"] and out["model"]["cv_accuracy_mean"] is None
+
+
+def test_a_number_target_is_refused_with_one_line_naming_what_to_do(tmp_path, capsys):
+    """Issue 38: `--target loan_amount --undesired 29900000` trained on "amount == 29,900,000" without a word."""
+    lines = [f"{s},{r},{1_000_000 + 100_000 * i}" for i, (s, r) in
+             enumerate(zip(range(20, 80), ["urban", "rural"] * 30))]
+    data = tmp_path / "amounts.csv"
+    data.write_text("\n".join(["speed,road,amount", *lines]))
+    code = main(["global", "--data", str(data), "--target", "amount", "--undesired", "2900000", *FAST, "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("error: The target 'amount' holds numbers (60 different values, from 1,000,000 to 6,900,000)")
+    assert "give a column of classes as the target" in err[0] and "(regression) is not supported yet" in err[0]

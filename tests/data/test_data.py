@@ -223,3 +223,36 @@ def test_read_notes_reach_the_task():
     text = csv_bytes(_speed_frame({})).decode().replace(",", ";")
     task = fc.data.load_csv(text.encode("cp1252"), target="y", undesirable="severe")
     assert any("semicolons" in n for n in task.notes)
+
+
+def _amounts(n: int = 60) -> pd.DataFrame:
+    """A loan-like frame whose ``amount`` is a measured number (n different values) and ``grade`` a feature."""
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"income": rng.uniform(1, 10, n).round(2), "grade": rng.choice(["a", "b"], n),
+                         "amount": 1_000_000 + 100_000 * np.arange(n)})
+
+
+def test_a_number_target_is_refused_instead_of_read_as_one_value_against_the_rest():
+    """Issue 38 item 4: --undesired 29900000 on loan_amount used to explain "amount == 29,900,000" silently."""
+    frame = _amounts()
+    with pytest.raises(fc.ConfigError) as caught:
+        fc.make_task(frame, target="amount", undesirable=2_900_000)
+    message = str(caught.value)
+    assert message.startswith("The target 'amount' holds numbers (60 different values, from 1,000,000 to 6,900,000)")
+    assert "give a column of classes as the target" in message and "regression" in message
+    assert fc.data.number_columns(frame) == ["income", "amount"]  # every measured number, whichever is the target
+    # The same numbers written as text in the file (object column) are numbers all the same.
+    with pytest.raises(fc.ConfigError, match="holds numbers"):
+        fc.make_task(frame.assign(amount=frame["amount"].astype(str)), target="amount", undesirable="2900000")
+
+
+def test_labels_coded_as_few_numbers_are_still_classes():
+    frame = _amounts()
+    # A 0/1 label, integer codes of 20 classes (the limit), a 0.0/1.0 float label: classes.
+    for label, undesirable in ((np.arange(60) % 2, 1), (np.arange(60) % 20, (3, 4)), ((np.arange(60) % 2) * 1.0, 1.0)):
+        task = fc.make_task(frame.drop(columns="amount").assign(y=label), target="y", undesirable=undesirable)
+        assert task.y.sum() > 0
+    # Text classes are never "a number", however many.
+    assert fc.data.number_columns(pd.DataFrame({"c": [f"c{i}" for i in range(30)]})) == []
+    # 21 different numbers are one too many for classes.
+    assert fc.data.number_columns(pd.DataFrame({"c": np.arange(42) % 21})) == ["c"]

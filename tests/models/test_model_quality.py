@@ -78,3 +78,69 @@ def test_held_out_predictions_are_the_test_split_of_a_model_trained_here():
     q = fc.models.quality_at_cutoff(held.y_true, held.p, 0.5)
     assert q.accuracy == pytest.approx(model.metrics["test_accuracy"])
     assert "held-out" in held.evaluated_on
+
+
+class _FixedScores:
+    """A fitted 'classifier' whose P(yes) is the row's own ``p`` column: its predictions are set by hand."""
+
+    classes_ = np.array(["no", "yes"])
+
+    def predict_proba(self, X):
+        p = X["p"].to_numpy(dtype=float)
+        return np.column_stack([1 - p, p])
+
+
+def _scored(p, outcomes) -> dict:
+    import pandas as pd
+
+    frame = pd.DataFrame({"p": p, "outcome": outcomes})
+    task = fc.make_task(frame, target="outcome", undesirable="yes")
+    return fc.models.FittedModel.from_estimator(_FixedScores(), task, X_test=task.X, y_test=outcomes).metrics
+
+
+def test_the_undesirable_outcomes_precision_recall_and_f1_match_the_hand_count():
+    outcomes = ["yes" if y else "no" for y in Y]
+    metrics = _scored(P, outcomes)
+    # As counted above at 0.5: tp 2, fp 2, fn 2, tn 4.
+    assert metrics["test_precision_undesirable"] == pytest.approx(2 / 4)
+    assert metrics["test_recall_undesirable"] == pytest.approx(2 / 4)
+    assert metrics["test_f1_undesirable"] == pytest.approx(2 * 2 / (2 * 2 + 2 + 2))
+    # The weighted F1 beside it: "no" has precision 4/6, recall 4/6 (F1 2/3) on 6 rows, "yes" F1 1/2 on 4 rows.
+    assert metrics["test_f1"] == pytest.approx(0.6 * 2 / 3 + 0.4 * 0.5) and metrics["f1_average"] == "weighted"
+
+
+def test_a_model_that_never_predicts_the_rare_outcome_shows_f1_zero_not_a_weighted_099():
+    """The issue's case: a weighted F1 near 1 beside a balanced accuracy of 0.50."""
+    outcomes = ["yes"] * 2 + ["no"] * 98
+    metrics = _scored([0.1] * 100, outcomes)
+    assert metrics["balanced_accuracy"] == pytest.approx(0.5)
+    # Weighted: 0.98 x F1(no) = 0.98 x 2*98 / (2*98 + 2), + 0.02 x 0.
+    assert metrics["test_f1"] == pytest.approx(0.98 * 196 / 198)
+    assert metrics["test_recall_undesirable"] == 0.0 and metrics["test_f1_undesirable"] == 0.0
+    assert metrics["test_precision_undesirable"] is None  # nothing predicted "yes": no precision, not a silent 0
+    summary = fc.models._fit.model_summary(fc.models.FittedModel(
+        name="stub", encoding="", seed=0, pipeline=None, train_index=np.arange(3), test_index=np.arange(3), metrics=metrics))
+    assert summary["test_f1_undesirable"] == 0.0 and summary["f1_average"] == "weighted"
+
+
+def test_the_quality_table_shows_the_undesirable_outcomes_scores_and_names_the_weighted_average():
+    from flex_core.snapshot._payload import _quality
+    from ui import reporting
+
+    metrics = {"cv_folds": 5, "cv_accuracy_mean": 0.9, "cv_f1_mean": 0.88, "cv_f1_undesirable_mean": 0.4,
+               "test_accuracy": 0.98, "balanced_accuracy": 0.5, "test_precision_undesirable": None,
+               "test_recall_undesirable": 0.0, "test_f1_undesirable": 0.0, "test_f1": 0.97, "majority_baseline": 0.98}
+    table = reporting.model_quality_table(metrics)
+    assert list(table.columns) == list(fc.models._quality.QUALITY_COLUMNS)
+    assert "F1 (both outcomes, weighted by rows)" in table.columns
+    test_line = table.iloc[1]
+    assert test_line["F1 (undesirable)"] == "0%" and test_line["precision (undesirable)"] == "–"
+    assert test_line["balanced accuracy"] == "50%" and table.iloc[0]["F1 (undesirable)"] == "40%"
+    # The interactive report gets the same columns and numbers.
+    payload = _quality(metrics)
+    assert payload["columns"] == list(fc.models._quality.QUALITY_COLUMNS)
+    assert payload["lines"][1]["F1 (undesirable)"] == 0 and payload["lines"][1]["precision (undesirable)"] is None
+    # A model scored before these were measured keeps its table without empty columns.
+    old = reporting.model_quality_table({"test_accuracy": 0.9, "test_f1": 0.8, "majority_baseline": 0.7})
+    assert list(old.columns) == ["measured on", "accuracy", "F1 (both outcomes, weighted by rows)",
+                                 "always the most common outcome"]

@@ -89,10 +89,11 @@ def test_cross_validation_reports_each_fold_and_matches_sklearn():
     # The same folds and scores as scikit-learn's own cross_validate.
     train, _ = train_test_split(np.arange(len(task.y)), test_size=0.2, random_state=3, stratify=task.y)
     pipeline = fc.models.build_pipeline(task, model="lr", seed=3)
-    expected = cross_validate(pipeline, task.X.iloc[train], task.y[train], scoring=("accuracy", "f1_weighted"),
+    expected = cross_validate(pipeline, task.X.iloc[train], task.y[train], scoring=("accuracy", "f1_weighted", "f1"),
                               cv=StratifiedKFold(n_splits=4, shuffle=True, random_state=3))
     assert model.metrics["cv_accuracy_mean"] == pytest.approx(np.mean(expected["test_accuracy"]))
     assert model.metrics["cv_f1_std"] == pytest.approx(np.std(expected["test_f1_weighted"]))
+    assert model.metrics["cv_f1_undesirable_mean"] == pytest.approx(np.mean(expected["test_f1"]))  # the outcome's own
     assert "note" not in model.metrics and "cv_rows" not in model.metrics
 
 

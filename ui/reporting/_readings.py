@@ -504,6 +504,11 @@ def describe_model(metrics: Mapping, task: TaskSpec) -> str:
             f" Its balanced accuracy (the average of its hit rates on each outcome; 50% is guessing) is "
             f"{_pct(balanced)}."
         )
+    recall, precision = metrics.get("test_recall_undesirable"), metrics.get("test_precision_undesirable")
+    if recall is not None:
+        text += f" It finds {_pct(recall)} of the cases that truly are {task.undesirable_words}"
+        text += (f"; of the cases it calls {task.undesirable_words}, {_pct(precision)} are."
+                 if precision is not None else f" and calls no case {task.undesirable_words}.")
     if baseline is not None and accuracy <= baseline + 0.01:
         text += (
             " It is hardly better than always guessing the most common outcome, so its counterfactuals say more "

@@ -153,22 +153,11 @@ def model_quality_table(metrics: Mapping, *, held_out: bool = True) -> pd.DataFr
     ``held_out`` is False for a model trained elsewhere: its test line then says it covers every row
     (:func:`scored_rows_label`), not a held-out part.
     """
-    folds = metrics.get("cv_folds")
-    lines = []
-    if folds:
-        lines.append({"measured on": f"cross-validation (mean of {folds} folds)",
-                      "accuracy": _share(metrics.get("cv_accuracy_mean")),
-                      "balanced accuracy": _share(metrics.get("cv_balanced_accuracy_mean")),
-                      "F1 (weighted)": _share(metrics.get("cv_f1_mean"))})
-    lines.append({"measured on": scored_rows_label(metrics, held_out=held_out), "accuracy": _share(metrics.get("test_accuracy")),
-                  "balanced accuracy": _share(metrics.get("balanced_accuracy")),
-                  "F1 (weighted)": _share(metrics.get("test_f1")),
-                  # The accuracy a model must beat to have learned anything (measured on the test part only).
-                  "always the most common outcome": _share(metrics.get("majority_baseline"))})
-    table = pd.DataFrame(lines).fillna("–")
-    if table["balanced accuracy"].eq("–").all():  # older models carry no balanced accuracy
-        table = table.drop(columns="balanced accuracy")
-    return table
+    from flex_core.models import quality_columns, quality_lines
+
+    table = pd.DataFrame(quality_lines(metrics, scored_rows_label(metrics, held_out=held_out)), dtype=object)
+    table = table[quality_columns(metrics)]  # older models carry no balanced accuracy or undesirable-outcome scores
+    return table.apply(lambda column: column if column.name == "measured on" else column.map(_share))
 
 
 # -- the data, its features and a case's counterfactuals (the Data & model and Counterfactuals pages) --
