@@ -590,10 +590,11 @@ class FlexExplainer:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         frame = self.model.estimator_input(self.task.X)
-        # The outcome as the model's classes: a model trained here learned 1 = undesirable (the task's y), which
-        # "undesired" names; one fitted elsewhere was given its own classes (the task's outcome column).
+        # The outcome as the model's classes: a model trained here learned the task's model_labels (1 = undesirable,
+        # 2 = desired), which "undesired" and "desired" name; one fitted elsewhere was given its own classes (the
+        # task's outcome column).
         trained_here = not self.model.identity
-        frame[self.task.target] = self.task.y if trained_here else self.task.frame[self.task.target].to_numpy()
+        frame[self.task.target] = self.task.model_labels if trained_here else self.task.frame[self.task.target].to_numpy()
         frame.index.name = ROW
         to_safe_csv(frame, directory / PROJECT_FILES["data"], index=True)
         save_model(self.model.pipeline, directory / PROJECT_FILES["model"])

@@ -160,3 +160,16 @@ def test_a_saved_project_keeps_its_desired_class(tmp_path):
     loaded = fc.FlexExplainer.load(explainer.save(tmp_path / "project"))
     assert loaded.model.desired == ("C",) and loaded.task.desired == ("C",)
     assert loaded.task.fingerprint == explainer.task.fingerprint
+
+
+def test_a_project_of_a_model_flex_trained_for_a_desired_class_loads_with_the_same_numbers(tmp_path):
+    """The saved outcome is what the model learned (0 other, 1 undesired, 2 desired), so the loaded explainer's goal
+    is the same class and its counterfactuals are the same."""
+    frame = planted(300)
+    task = fc.make_task(frame, target="y", undesirable="A", desired="C")
+    first = fc.FlexExplainer.from_task(task, "rf", seed=0, fit_options={"cv_folds": 0})
+    loaded = fc.FlexExplainer.load(first.save(tmp_path / "project"))
+    assert loaded.model.desired == first.model.desired and loaded.model.undesired == first.model.undesired
+    a, b = first.explain_global(n_factuals=20), loaded.explain_global(n_factuals=20)
+    np.testing.assert_array_equal(a.query_index, b.query_index)
+    np.testing.assert_array_equal(a.frequency_mean, b.frequency_mean)
