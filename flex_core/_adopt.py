@@ -40,18 +40,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
         frame[target] = np.asarray(y, dtype=object)
         check_class_target(frame[target], "y", chosen)  # named as the caller knows it, before make_task's own check
     else:
-        incomplete = frame.isna().any(axis=1)
-        if incomplete.any():
-            raise DataError(
-                f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
-                "(or pass y, and they are dropped and counted)."
-            )
-        if schema is not None:  # the model labels the rows itself: refuse text it would misread before it reads it
-            schema.check_text_columns({c: frame[c].dropna().unique() for c in features
-                                       if not pd.api.types.is_numeric_dtype(frame[c])})
-        # Through the adapter: a frame read back from a project's CSV has lost its category columns.
-        labelled = frame if schema is None else schema.adapt(frame)
-        frame[target] = np.asarray(model.predict(labelled), dtype=object)
+        frame[target] = _predicted_outcome(model, frame, schema, features)
         notes.append("No y was given: the outcome column holds the model's predictions.")
     # A pandas category column is categorical whatever its values: categories 1, 2, 3 are levels, not a number
     # a counterfactual may move along (a kind the caller gives still wins).
@@ -92,3 +81,19 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
 
         fitted.metrics["note"] = NO_LABELS_NOTE
     return task, fitted
+
+
+def _predicted_outcome(model, frame: pd.DataFrame, schema, features: list[str]) -> np.ndarray:
+    """The model's own predictions as the outcome column, when no y was given (complete rows only)."""
+    incomplete = frame.isna().any(axis=1)
+    if incomplete.any():
+        raise DataError(
+            f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
+            "(or pass y, and they are dropped and counted)."
+        )
+    if schema is not None:  # the model labels the rows itself: refuse text it would misread before it reads it
+        schema.check_text_columns({c: frame[c].dropna().unique() for c in features
+                                   if not pd.api.types.is_numeric_dtype(frame[c])})
+    # Through the adapter: a frame read back from a project's CSV has lost its category columns.
+    labelled = frame if schema is None else schema.adapt(frame)
+    return np.asarray(model.predict(labelled), dtype=object)

@@ -39,7 +39,7 @@ LIMITS: dict[str, Limit] = {
     "samples": Limit(1, 10_000, "batch generators: candidates per query and round"),
     "max_rounds": Limit(1, 1_000, "batch generators: rounds of candidates"),
     "n_jobs": Limit(-1, 64, "cores; -1 means all of them"),
-    "time_limit": Limit(0, 86_400, "DiCE: seconds after which no new query starts", integer=False),
+    "time_limit": Limit(0, 86_400, "seconds after which a generator starts no new query or chunk", integer=False),
     "num_samples": Limit(10, 100_000, "LIME: perturbation samples per factual"),
     "nsamples": Limit(1, 100_000, "KernelSHAP: model evaluations per row, or \"auto\""),
     "background_size": Limit(1, 1_000, "SHAP: background rows"),

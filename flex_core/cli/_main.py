@@ -174,7 +174,9 @@ def _add_model_arguments(common: argparse.ArgumentParser) -> None:
     )
     model.add_argument("--generator", choices=sorted(GENERATORS), default=DEFAULT_GENERATOR)
     model.add_argument("--posthoc-sparsity", action="store_true", help="DiCE's slow post-hoc sparsity step")
-    model.add_argument("--time-limit", type=float, help="DiCE: seconds after which no new query starts")
+    model.add_argument("--time-limit", type=float,
+                       help="seconds after which the generator starts no new query (DiCE) or chunk of queries (tree, "
+                            "batch); the cases it skips are named in the JSON and get no counterfactuals")
     model.add_argument("--n-jobs", type=int, default=1, help="batch generators: cores to use (-1 = all); the result does not depend on it")
     model.add_argument("--dask", nargs="?", const="", metavar="ADDRESS",
                        help="tree and batch generators: generate on the Dask cluster at ADDRESS (default: "
@@ -300,8 +302,10 @@ def _generator_settings(args, name: str) -> dict:
     n_jobs = args.n_jobs
     rule = {"margin": 0.0, "radius": 0.0} if getattr(args, "validity", "robust") == "paper" else {}
     if not name.startswith("dice-"):
-        if args.posthoc_sparsity or args.time_limit is not None:
-            raise ConfigError("--posthoc-sparsity and --time-limit apply to the DiCE generators only.")
+        if args.posthoc_sparsity:
+            raise ConfigError("--posthoc-sparsity applies to the DiCE generators only.")
+        if args.time_limit is not None:
+            rule = {**rule, "time_limit": args.time_limit}
         if getattr(args, "dask", None) is not None:
             return {"n_jobs": -1, "backend": "dask", **rule}
         return {"n_jobs": n_jobs, **rule} if name.startswith("batch") else rule
@@ -436,16 +440,7 @@ def run(args) -> dict:
         n_factuals=args.n_factuals, tau=tau, progress=progress,
         **(on_request if args.command == "global" else {}), **retrain,
     )
-    log(f"global: {global_result.n_factuals_used} factuals in {time.perf_counter() - started:.1f} s")
-    if explainer.store.factual_note:
-        log(f"factuals: {explainer.store.factual_note}")
-    if global_result.retrain is not None:
-        block = global_result.retrain
-        unstable = [f["name"] for f in block["features"] if not f["stable"]]
-        log(f"retrain: {block['refits']} refits, validity {', '.join(f'{v:.3f}' for v in block['validity'])}; "
-            f"not stable: {', '.join(unstable) or 'none'}")
-    if "necessity_sufficiency" in global_result.config:
-        log(f"necessity and sufficiency: {global_result.config['necessity_sufficiency']['seconds']:.1f} s")
+    _log_global(global_result, explainer, log, time.perf_counter() - started)
     explained = global_result
     if args.command == "global":
         out = global_result.to_dict()
@@ -468,6 +463,20 @@ def run(args) -> dict:
     if args.cf_out:
         args.cf_frame = explained.counterfactuals_frame()  # written by main, with the JSON, only when both can be
     return _finish(out, args, task, log)
+
+
+def _log_global(global_result, explainer: FlexExplainer, log, seconds: float) -> None:
+    """The global run's lines on standard error: its factuals and time, and what was asked on top."""
+    log(f"global: {global_result.n_factuals_used} factuals in {seconds:.1f} s")
+    if explainer.store.factual_note:
+        log(f"factuals: {explainer.store.factual_note}")
+    if global_result.retrain is not None:
+        block = global_result.retrain
+        unstable = [f["name"] for f in block["features"] if not f["stable"]]
+        log(f"retrain: {block['refits']} refits, validity {', '.join(f'{v:.3f}' for v in block['validity'])}; "
+            f"not stable: {', '.join(unstable) or 'none'}")
+    if "necessity_sufficiency" in global_result.config:
+        log(f"necessity and sufficiency: {global_result.config['necessity_sufficiency']['seconds']:.1f} s")
 
 
 def _report(args, explainer: FlexExplainer, tau, *, regional=None, discover=0) -> None:

@@ -80,6 +80,8 @@ BACKENDS = ("loky", "dask")
 PROCESS_QUERIES = 1_000
 #: Most queries searched together in one chunk (results do not depend on it: each query has its own stream).
 CHUNK_QUERIES = 5_000
+#: Most queries in one chunk under a time limit, which is checked between chunks.
+TIME_CHUNK_QUERIES = 100
 #: Memory per candidate besides its draws and encoded row, in 8-byte words (masks, ranks, the model's scores;
 #: measured on toy2d and synthetic-regional with a forest: 210-260 bytes per candidate in all).
 CANDIDATE_WORDS = 24
@@ -111,10 +113,14 @@ class BatchGenerator(GeneratorParams):
     radius : float, default 0.01
         ... and stays so with every changed number moved this share of its range toward the factual's
         value. ``margin=0, radius=0`` is the paper's setting (P(undesirable) < 0.5).
+    time_limit : float or None
+        Seconds after which no new chunk of queries starts; the queries not served are named in the set's
+        ``config["skipped_rows"]`` and a note, get no counterfactuals and are not stored.
     """
 
     # How the work is spread never changes the result, so it stays out of the store's key.
-    execution_params = ("n_jobs", "backend")
+    # A time limit only decides which queries are served (those it skips are not stored), never what they get.
+    execution_params = ("n_jobs", "backend", "time_limit")
     #: ``generate`` takes ``refine`` and makes counterfactuals minimal while it searches (the store
     #: then does not refine them again), so n_cf counts distinct minimal counterfactuals.
     refines_in_search = True
@@ -130,6 +136,7 @@ class BatchGenerator(GeneratorParams):
         backend: str = "loky",
         margin: float = DEFAULT_MARGIN,
         radius: float = DEFAULT_RADIUS,
+        time_limit: float | None = None,
     ):
         if backend not in BACKENDS:
             raise ConfigError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
@@ -138,6 +145,7 @@ class BatchGenerator(GeneratorParams):
         self.max_rounds = check("max_rounds", max_rounds)
         self._n_jobs = check("n_jobs", n_jobs)
         self._backend = backend
+        self.time_limit = None if time_limit is None else float(check("time_limit", time_limit))
         rule = Validity(margin, radius)  # checked once, here
         self.margin, self.radius = rule.margin, rule.radius
         self.name = "batch-plausible" if self._plausible else "batch"
@@ -206,46 +214,35 @@ class BatchGenerator(GeneratorParams):
         workers = cores if in_processes else 1
         if not in_processes:
             space = space.with_threads(cores)
-        model_calls = int(model_rows > 0)
-        found, dropped, rows, calls, rejected = self._search(space, settings, factuals, row_ids, workers, progress)
+        deadline = None if self.time_limit is None else start + self.time_limit
+        found, dropped, rows, calls, rejected, skipped = self._search(space, settings, factuals, row_ids, workers,
+                                                                      progress, deadline)
+        config = {**self._config(settings, space, refine, workers), "features_to_vary": vary,
+                  "permitted_range": ranges or None, "seed": int(seed), "model_calls": int(model_rows > 0) + calls,
+                  "queries_skipped": len(skipped), "skipped_rows": [int(row_ids[i]) for i in skipped]}
+        notes = [f"{len(skipped)} of {len(row_ids)} cases skipped: the time limit of {self.time_limit:g} s was reached "
+                 "(they get no counterfactuals here and are not stored; another run may serve them)."] if skipped else []
         # Handed over as codes: a frame per query would cost more than the search itself.
         return assemble_counterfactual_set(
-            task,
-            model,
-            queries[task.feature_names],
-            found,
-            n_cf=n_cf,
-            generator=self.name,
-            seconds=time.perf_counter() - start,
-            model_rows=model_rows + rows,
-            config={
-                "plausible": self.plausible,
-                "samples": settings.samples,
-                "max_rounds": self.max_rounds,
-                "features_to_vary": vary,
-                "permitted_range": ranges or None,
-                "seed": int(seed),
-                "refine": refine,
-                "single_grid": None if self.plausible else SINGLE_GRID,
-                "patience": PATIENCE,
-                "settle_rounds": list(settings.settle_rounds),
-                "collapse_margin": settings.collapse_margin,
-                "n_jobs": self._n_jobs,
-                "backend": self._backend,
-                # How the cores were used (never changes the result): processes, or threads over a forest's trees.
-                "processes": workers,
-                "tree_threads": space.tables.scorer.threads,
-                # predict_proba calls of the search (the validity check that packs the set adds one more)
-                "model_calls": model_calls + calls,
-                "scored_from_codes": tables.scorer.fast,
-                "alternatives_tolerance": ALTERNATIVE_TOLERANCE if refine == "minimal" else None,
-            },
-            validity=space.validity,
-            dropped=dropped,
-            rule_rejections=rejected,
+            task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
+            seconds=time.perf_counter() - start, model_rows=model_rows + rows, config=config, notes=notes,
+            validity=space.validity, dropped=dropped, rule_rejections=rejected,
             # The workers are done by now: the final check may use every core the call was given.
             p_undesirable=space.tables.scorer.with_threads(cores),
         )
+
+    def _config(self, settings: SearchSettings, space, refine: str, workers: int) -> dict:
+        """The search's settings as the set's config records them (the request's own are added by the caller)."""
+        return {
+            "plausible": self.plausible, "samples": settings.samples, "max_rounds": self.max_rounds, "refine": refine,
+            "single_grid": None if self.plausible else SINGLE_GRID, "patience": PATIENCE,
+            "settle_rounds": list(settings.settle_rounds), "collapse_margin": settings.collapse_margin,
+            "n_jobs": self._n_jobs, "backend": self._backend, "time_limit": self.time_limit,
+            # How the cores were used (never changes the result): processes, or threads over a forest's trees.
+            "processes": workers, "tree_threads": space.tables.scorer.threads,
+            "scored_from_codes": space.tables.scorer.fast,
+            "alternatives_tolerance": ALTERNATIVE_TOLERANCE if refine == "minimal" else None,
+        }
 
     def _settings(self, n_cf: int, seed: int) -> SearchSettings:
         return SearchSettings(
@@ -260,21 +257,28 @@ class BatchGenerator(GeneratorParams):
             collapse_margin=0 if self.plausible else COLLAPSE_MARGIN,
         )
 
-    def _search(self, space, settings, factuals, row_ids, workers, progress):
-        """Each query's counterfactual codes and dropped count, the model rows and calls of the search, and the
-        candidates each constraint between features rejected (None without constraints).
+    def _search(self, space, settings, factuals, row_ids, workers, progress, deadline=None):
+        """Each query's counterfactual codes and dropped count, the model rows and calls of the search, the
+        candidates each constraint between features rejected (None without constraints), and the positions of
+        the queries skipped at ``deadline`` (a ``time.perf_counter()`` value; None: none are).
 
-        At least one chunk per worker, and none above :data:`CHUNK_QUERIES` queries: memory stays flat
-        however many factuals come, and progress is reported after each chunk.
+        At least one chunk per worker, and none above :data:`CHUNK_QUERIES` queries (:data:`TIME_CHUNK_QUERIES`
+        under a deadline, which is checked between chunks): memory stays flat however many factuals come, and
+        progress is reported after each chunk.
         """
-        n_chunks = max(workers, -(-len(row_ids) // CHUNK_QUERIES))
+        largest = CHUNK_QUERIES if deadline is None else TIME_CHUNK_QUERIES
+        n_chunks = max(workers, -(-len(row_ids) // largest))
         chunks = [c for c in np.array_split(np.arange(len(row_ids)), n_chunks) if len(c)]
         found: list[np.ndarray] = [np.empty((0, factuals.shape[1]))] * len(row_ids)
         dropped = np.zeros(len(row_ids), dtype=int)
         done = model_rows = model_calls = 0
         rejected = None
-        for chunk, (per_query, rows, calls, not_ways, rule_rejected) in zip(
-                chunks, self._run(space, settings, factuals, row_ids, chunks, workers), strict=True):
+        results = iter(self._run(space, settings, factuals, row_ids, chunks, workers))
+        for n, chunk in enumerate(chunks):
+            if deadline is not None and time.perf_counter() >= deadline:
+                skipped = np.concatenate(chunks[n:]).tolist()
+                return found, dropped, model_rows, model_calls, rejected, skipped
+            per_query, rows, calls, not_ways, rule_rejected = next(results)
             if rule_rejected is not None:
                 rejected = rule_rejected if rejected is None else rejected + rule_rejected
             model_rows += rows
@@ -285,7 +289,7 @@ class BatchGenerator(GeneratorParams):
             done += len(chunk)
             if progress is not None:
                 progress(done, len(row_ids))
-        return found, dropped, model_rows, model_calls, rejected
+        return found, dropped, model_rows, model_calls, rejected, []
 
     # -- spreading chunks of queries over cores or a cluster --------------------------------
     def _cores(self) -> int:

@@ -398,6 +398,9 @@ class CounterfactualSet:
             "queries_complete": int((counts == self.n_cf).sum()),
             "queries_short": int(((counts > 0) & (counts < self.n_cf)).sum()),
             "queries_without": int((counts == 0).sum()),
+            # A time limit's cases left unserved (they have no counterfactuals, and FLEX counts them as such).
+            **({"time_limit": self.config["time_limit"], "skipped_rows": list(self.config.get("skipped_rows", ()))}
+               if self.config.get("time_limit") is not None else {}),
             "seconds": float(self.seconds),
             "model_rows": int(self.model_rows),
         }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -87,10 +88,12 @@ def chunk_bounds(n_queries: int, threads: int, largest: int) -> list[tuple[int, 
 
 
 def on_cluster(fn: Callable[..., Any], parts: Sequence[Any], shared: Mapping[str, Any], *, sizes: Sequence[int],
-               progress: Progress | None = None) -> list[Any]:
+               progress: Progress | None = None, deadline: float | None = None) -> list[Any]:
     """``[fn(part, **shared) for part in parts]`` on the cluster, in order; ``shared`` is sent to every worker once.
 
     ``sizes`` counts the queries of each part, for ``progress(done, total)`` as parts come back in order.
+    ``deadline`` (a ``time.perf_counter()`` value): the parts not done by then are cancelled and left out, so the
+    list is the results of the first parts only.
     """
     from distributed import KilledWorker
 
@@ -103,6 +106,14 @@ def on_cluster(fn: Callable[..., Any], parts: Sequence[Any], shared: Mapping[str
     results, done, total = [], 0, int(sum(sizes))
     try:
         for future, size in zip(futures, sizes, strict=True):
+            if deadline is not None:
+                left = deadline - time.perf_counter()
+                if left <= 0 and not future.done():
+                    break
+                try:
+                    future.result(timeout=max(left, 0.001))
+                except TimeoutError:
+                    break
             results.append(future.result())
             done += int(size)
             if progress is not None:

@@ -18,7 +18,7 @@ Numbers move to the first value the model's own split sends the other way (float
 ``<=`` as the library compares), plus the step; integer features to the first whole number.
 Order: fewest changed features, then the smallest change (numbers: share of the training range;
 ordinal: levels over the number of levels - 1; categorical: 1), then round by round across the sets of
-features changed, then the lowest P(undesirable) (:func:`_in_order`): never the file's column order.
+features changed, then the lowest P(undesirable) (:func:`._treegrid.in_order`): never the file's column order.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import pandas as pd
 
 from .._errors import ConfigError
 from ..data import TaskSpec
+from ..limits import check
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._assemble import assemble_counterfactual_set
@@ -54,6 +55,7 @@ from ._treegrid import (
     NEAR_THRESHOLD,
     RuleCheck,
     grids,
+    in_order,
     near_walk,
     number_candidates,
     past,
@@ -69,6 +71,8 @@ __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
 
 #: Factuals read at once (the leaves reached per factual, feature and tree are held in memory together).
 CHUNK_QUERIES = 500
+#: Factuals per chunk under a time limit: the limit is checked between chunks, so it is kept to about one chunk's time.
+TIME_CHUNK_QUERIES = 50
 #: Two-feature profiles held at once (their cells next to the threshold are rescored together).
 PAIR_CHUNK = 500
 #: Candidate values per axis and side a two-feature trade-off is searched over (nearest first); more are cut and counted.
@@ -247,6 +251,9 @@ class TreeGenerator(GeneratorParams):
         The validity rule (:mod:`._validity`).
     pairs : bool, default True
         Read two-feature trade-offs for factuals with fewer than ``n_cf`` one-feature counterfactuals.
+    time_limit : float or None
+        Seconds after which no new chunk of factuals starts (nor the fallback search); the cases not served are
+        named in the set's ``config["skipped_rows"]`` and a note, get no counterfactuals and are not stored.
     samples, max_rounds, n_jobs, backend
         The settings of the ``batch`` search that serves the models the tree form does not read and the
         factuals with no one- or two-feature counterfactual (:class:`~._batch.BatchGenerator`).
@@ -254,13 +261,16 @@ class TreeGenerator(GeneratorParams):
 
     refines_in_search = True
     # How the fallback's work is spread never changes the result, so it stays out of the store's key.
-    execution_params = ("n_jobs", "backend")
+    # A time limit only decides which cases are served (those it skips are not stored), never what they get.
+    execution_params = ("n_jobs", "backend", "time_limit")
 
     def __init__(self, *, margin: float = DEFAULT_MARGIN, radius: float = DEFAULT_RADIUS, pairs: bool = True,
-                 samples: int | None = None, max_rounds: int = 12, n_jobs: int = 1, backend: str = "loky"):
+                 samples: int | None = None, max_rounds: int = 12, n_jobs: int = 1, backend: str = "loky",
+                 time_limit: float | None = None):
         rule = Validity(margin, radius)
         self.margin, self.radius = rule.margin, rule.radius
         self.pairs = bool(pairs)
+        self.time_limit = None if time_limit is None else float(check("time_limit", time_limit))
         self._batch = BatchGenerator(samples=samples, max_rounds=max_rounds, n_jobs=n_jobs, backend=backend,
                                      margin=self.margin, radius=self.radius)  # checks them, once
         self.name = "tree"
@@ -312,10 +322,13 @@ class TreeGenerator(GeneratorParams):
         axes = _Axes(task, model, vary, ranges, Validity(self.margin, self.radius))
         axes.settle_with = scorer_for(model, task) if form.float32 else None
         cluster = (model, task, vary, ranges, Validity(self.margin, self.radius)) if self.backend == "dask" else None
+        deadline = None if self.time_limit is None else start + self.time_limit
         found, more, stats = _read_in_chunks(form, axes, factuals, int(n_cf), pairs=self.pairs, progress=progress,
-                                             cluster=cluster)
-        dropped = stats.pop("dropped")
-        empty = [i for i, rows in enumerate(found) if not len(rows)]
+                                             cluster=cluster, deadline=deadline)
+        dropped, skipped = stats.pop("dropped"), stats.pop("skipped")
+        empty = [i for i in range(skipped[0] if skipped else len(found)) if not len(found[i])]
+        if empty and deadline is not None and time.perf_counter() >= deadline:  # no time left for the fallback either
+            skipped, empty = sorted(empty + skipped), []
         fallback = 0
         if empty:
             sub = batch.generate(model, task, queries.iloc[empty], n_cf=n_cf, features_to_vary=features_to_vary,
@@ -324,7 +337,8 @@ class TreeGenerator(GeneratorParams):
                 rows = sub.counterfactuals[k][sub.valid[k]]
                 found[i] = rows
                 fallback += int(len(rows) > 0)
-        notes = []
+        notes = [f"{len(skipped)} of {len(queries)} cases skipped: the time limit of {self.time_limit:g} s was reached "
+                 "(they get no counterfactuals here and are not stored; another run may serve them)."] if skipped else []
         if more.any():
             notes.append(f"{int(more.sum())} of {len(queries)} cases have more distinct minimal counterfactuals than "
                          f"the {n_cf} returned (fewest changed features and smallest changes kept; equal ones taken in turn across "
@@ -334,7 +348,8 @@ class TreeGenerator(GeneratorParams):
             seconds=time.perf_counter() - start, model_rows=0, notes=notes, rule_rejections=axes.rules.rejected,
             config={
                 "features_to_vary": vary, "permitted_range": ranges or None, "seed": int(seed), "refine": refine,
-                "alternatives_tolerance": ALTERNATIVE_TOLERANCE,
+                "alternatives_tolerance": ALTERNATIVE_TOLERANCE, "time_limit": self.time_limit,
+                "queries_skipped": len(skipped), "skipped_rows": [int(queries.index[i]) for i in skipped],
                 "tree": {"ran": "tree", "why": f"{form.library} tree ensemble read exactly ({form.n_trees} trees)",
                          "order": ("fewest changed features, then smallest normalised change, then round by round across the sets "
                                    "of features changed, then lowest P(undesirable)"),
@@ -345,21 +360,25 @@ class TreeGenerator(GeneratorParams):
         )
 
 
-def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress, cluster=None):
+def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress, cluster=None, deadline=None):
     """:func:`_read_counterfactuals` over chunks of :data:`CHUNK_QUERIES` factuals: memory stays flat however many come.
 
     ``cluster``: ``(model, task, vary, ranges, validity)`` to read the chunks on the connected Dask cluster instead
     (:func:`._spread.on_cluster`); each query's counterfactuals do not depend on the chunk it is read in.
+    ``deadline`` (a ``time.perf_counter()`` value): no chunk starts after it (chunks of :data:`TIME_CHUNK_QUERIES`);
+    the positions of the factuals never read are ``stats["skipped"]``.
     """
+    size = CHUNK_QUERIES if deadline is None else min(CHUNK_QUERIES, TIME_CHUNK_QUERIES)
     if cluster is None:
-        bounds = [(s, min(s + CHUNK_QUERIES, len(factuals))) for s in range(0, len(factuals), CHUNK_QUERIES)]
-        parts = (_read_counterfactuals(form, axes, factuals[a:b], n_cf, pairs=pairs) for a, b in bounds)
+        bounds = [(s, min(s + size, len(factuals))) for s in range(0, len(factuals), size)]
+        parts = (_read_counterfactuals(form, axes, factuals[a:b], n_cf, pairs=pairs) for a, b in bounds
+                 if deadline is None or time.perf_counter() < deadline)
     else:
         model, task, vary, ranges, validity = cluster
-        bounds = chunk_bounds(len(factuals), cluster_threads(dask_client()), CHUNK_QUERIES)
+        bounds = chunk_bounds(len(factuals), cluster_threads(dask_client()), size)
         shared = {"model": model, "task": task, "request": (vary, ranges, validity, n_cf, pairs)}
         parts = on_cluster(_read_part, [factuals[a:b] for a, b in bounds], shared, sizes=[b - a for a, b in bounds],
-                           progress=progress)
+                           progress=progress, deadline=deadline)
     found: list[np.ndarray] = []
     more, dropped = [], []
     stats: dict = {}
@@ -372,8 +391,11 @@ def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress, cluster=None
             stats[key] = stats.get(key, 0) + value
         if progress is not None and cluster is None:
             progress(len(found), len(factuals))
-    stats["dropped"] = np.concatenate(dropped)
-    return found, np.concatenate(more), stats
+    read = len(found)  # the rest were skipped at the deadline: no counterfactuals, said so
+    found += [np.empty((0, factuals.shape[1]))] * (len(factuals) - read)
+    stats["dropped"] = np.concatenate([*dropped, np.zeros(len(factuals) - read, dtype=int)])
+    stats["skipped"] = list(range(read, len(factuals)))
+    return found, np.concatenate([*more, np.zeros(len(factuals) - read, dtype=bool)]), stats
 
 
 def _read_part(factuals: np.ndarray, *, model: FittedModel, task: TaskSpec, request: tuple):
@@ -415,7 +437,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
             q, box, a, b = near_walk(form, g, factuals[short], axes.vary, 2)
             near = (np.asarray(short)[q], box, a, b)
         _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near)
-    ordered = _in_order(per_query, factuals.shape[1])
+    ordered = in_order(per_query, factuals.shape[1])
     found, more = [], np.zeros(n_q, dtype=bool)
     dropped = np.zeros(n_q, dtype=int)
     for q in range(n_q):
@@ -432,28 +454,6 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
         found.append(rows[:n_cf])
     stats["dropped"] = dropped
     return found, more, stats
-
-
-def _in_order(per_query: list[list[tuple]], n_features: int) -> list[np.ndarray]:
-    """Each query's candidate rows in the generator's order: fewest changed features, then the smallest change, then
-    round by round across the sets of features changed (the k-th smallest change of every set before the (k+1)-th of
-    any), then the lowest P(undesirable), then the values.
-
-    Ties are common (every valid level of a categorical feature is a change of size 1): settling them by feature
-    order would hand the first n_cf slots to the first feature in the file with many valid levels, and F would
-    measure the file's column order. Each candidate carries its P from the profile it was read from.
-    """
-    out = []
-    for items in per_query:
-        r = np.array([t[3] for t in items]).reshape(-1, n_features)
-        pq = [t[4] for t in items]
-        by_set: dict[tuple, list[int]] = {}
-        for i in sorted(range(len(items)), key=lambda i: (items[i][1], pq[i], tuple(r[i]))):
-            by_set.setdefault(items[i][2], []).append(i)
-        rank = {i: k for members in by_set.values() for k, i in enumerate(members)}
-        order = sorted(range(len(items)), key=lambda i: (items[i][0], round(items[i][1], 12), rank[i], pq[i], tuple(r[i])))
-        out.append(r[order])
-    return out
 
 
 def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near) -> None:

@@ -18,7 +18,7 @@ from ._treeform import TreeForm
 from ._treekernel import single_sums, walk_near
 from ._treeprofile import LeafBoxes, combine, leaf_boxes, with_inexact
 
-__all__ = ["Grids", "grids", "near_walk", "single_grid_profiles", "settle_singles", "single_counterfactuals",
+__all__ = ["Grids", "grids", "in_order", "near_walk", "single_grid_profiles", "settle_singles", "single_counterfactuals",
            "number_candidates", "past", "cell_points", "NEAR_THRESHOLD", "FLOAT32_WINDOW", "RuleCheck"]
 
 #: Profile values this close to the threshold are rescored tree by tree in the model's own order.
@@ -292,3 +292,25 @@ def _levels(axes, j: int, p: np.ndarray, factuals: np.ndarray, threshold: float,
         parts.append((qs, levels[best[qs]], np.full(len(qs), s)))
     return (np.concatenate([p_[0] for p_ in parts]), np.concatenate([p_[1] for p_ in parts]),
             np.concatenate([p_[2] for p_ in parts]))
+
+
+def in_order(per_query: list[list[tuple]], n_features: int) -> list[np.ndarray]:
+    """Each query's candidate rows in the generator's order: fewest changed features, then the smallest change, then
+    round by round across the sets of features changed (the k-th smallest change of every set before the (k+1)-th of
+    any), then the lowest P(undesirable), then the values.
+
+    Ties are common (every valid level of a categorical feature is a change of size 1): settling them by feature
+    order would hand the first n_cf slots to the first feature in the file with many valid levels, and F would
+    measure the file's column order. Each candidate carries its P from the profile it was read from.
+    """
+    out = []
+    for items in per_query:
+        r = np.array([t[3] for t in items]).reshape(-1, n_features)
+        pq = [t[4] for t in items]
+        by_set: dict[tuple, list[int]] = {}
+        for i in sorted(range(len(items)), key=lambda i: (items[i][1], pq[i], tuple(r[i]))):
+            by_set.setdefault(items[i][2], []).append(i)
+        rank = {i: k for members in by_set.values() for k, i in enumerate(members)}
+        order = sorted(range(len(items)), key=lambda i: (items[i][0], round(items[i][1], 12), rank[i], pq[i], tuple(r[i])))
+        out.append(r[order])
+    return out

@@ -157,10 +157,8 @@ class FittedModel:
             default the task's undesirable target values.
         desired : value or sequence of values, optional
             Classes a counterfactual must reach; default the task's desired values (none: any class not undesired).
-        X_test : DataFrame of shape (n_rows, n_features), optional
-            Rows in the task's format to measure accuracy and F1 on, with ``y_test``.
-        y_test : array-like of shape (n_rows,), optional
-            True outcomes of ``X_test`` as class values.
+        X_test, y_test : DataFrame of shape (n_rows, n_features) and array-like of shape (n_rows,), optional
+            Rows in the task's format and their true classes, to measure accuracy and F1 on.
         name : str
             A label for the model in results and the app.
         train_index : sequence of int, optional

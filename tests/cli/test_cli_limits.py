@@ -29,8 +29,8 @@ def _error(capsys) -> str:
     ("global", ["--seed", "-1"], "--seed (random seed) must be a whole number from 0 to 4,294,967,295; got -1."),
     ("global", ["--n-cf", "100000000"], "--n-cf (counterfactuals per factual, N_cf) must be a whole number from 1 to 50; "
                                          "got 100,000,000."),
-    ("global", ["--generator", "dice-random", "--time-limit", "-1"], "--time-limit (DiCE: seconds after which no new "
-                                                                     "query starts) must be a number from 0 to 86,400; got -1."),
+    ("global", ["--generator", "dice-random", "--time-limit", "-1"], "--time-limit (seconds after which a generator "
+                                                                     "starts no new query or chunk) must be a number from 0 to 86,400; got -1."),
     ("global", ["--n-factuals", "0"], "--n-factuals (factuals sampled, N_F) must be a whole number from 1 to 5,000; got 0."),
     ("global", ["--repeats", "0"], "--repeats"),
     ("global", ["--n-jobs", "0"], "--n-jobs (cores; -1 means all of them) must be a whole number from -1 to 64, not 0; got 0."),

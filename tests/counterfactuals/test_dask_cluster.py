@@ -114,7 +114,7 @@ def test_without_a_cluster_the_dask_backend_says_how_to_start_one():
 def test_the_cli_names_a_scheduler_that_does_not_answer(capsys):
     from flex_core.cli import main
 
-    assert main(["global", "--data", "toy2d", "--n-factuals", "5", "--cv-folds", "0", "--quiet",
+    assert main(["global", "--data", "builtin:toy2d", "--n-factuals", "5", "--cv-folds", "0", "--quiet",
                  "--dask", "tcp://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: No Dask scheduler answered at tcp://127.0.0.1:9 (--dask)")
@@ -123,5 +123,5 @@ def test_the_cli_names_a_scheduler_that_does_not_answer(capsys):
 def test_the_cli_refuses_dask_for_dice(capsys):
     from flex_core.cli import main
 
-    assert main(["global", "--data", "toy2d", "--generator", "dice-random", "--dask", "tcp://127.0.0.1:9"]) == 2
+    assert main(["global", "--data", "builtin:toy2d", "--generator", "dice-random", "--dask", "tcp://127.0.0.1:9"]) == 2
     assert capsys.readouterr().err.strip() == "error: --dask applies to the tree and batch generators only."
