@@ -16,6 +16,10 @@ regional ``query``; it added the ``regions`` and ``groups`` kinds and the option
 
 2.3 (issue 36): the optional ``config.constraints_between`` and ``generator.constraints_between`` (constraints
 between features, and which of them rejected or dropped what).
+
+2.4 (issue 40): the ``model_quality`` kind (ROC, precision-recall and gain curves on held-out rows) and the
+``permutation`` kind (permutation importance), and the optional ``model_quality``, ``permutation`` and
+``permutation_agreement`` of a global FLEX dict written by the CLI.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ __all__ = [
 ]
 
 #: The version of the result format every ``to_dict`` writes (and the schema's ``format_version``).
-FORMAT_VERSION = "2.3"
+FORMAT_VERSION = "2.4"
 #: Major versions ``from_dict`` reads: this one, and 1 (whose dicts 2.0 only widened).
 READS_MAJORS = ("1", "2")
 #: The JSON Schema of every result kind, shipped inside the package.

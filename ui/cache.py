@@ -488,6 +488,23 @@ def calibration(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd
     return fc.models.calibration_table(held_out.y_true, held_out.p)
 
 
+@shared(copy=True, spinner="Drawing the model's ROC, precision-recall and gain curves…")
+def model_curves(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str):
+    """ROC, precision-recall, gain and precision by bin on the model's held-out rows (``identity``: the model id).
+    Raises ConfigError for a model without held-out rows (one trained elsewhere)."""
+    return fc.models.model_curves(_task, _model)
+
+
+def permutation_with_progress(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, seed: int):
+    """Permutation importance on the held-out rows from the cache, or computed with a bar counting the model's
+    scorings (one per shuffle). Raises ConfigError for a model without held-out rows."""
+    return _explained(
+        ("permutation", model_identity, int(seed)), "Shuffling each feature on the held-out rows…",
+        "Permutation importance: {done} / {total} scorings of the model",
+        lambda progress: fc.compare.permutation_importance(task, model, seed=seed, progress=progress),
+    )
+
+
 # -- the what-if editor (one case, cheap: about 25 ms on loan; cached by the edited values) -----------
 @shared(copy=True, spinner="Searching this case's counterfactuals…")
 def what_if(_explainer: fc.FlexExplainer, identity: str, row: int | None, values: Mapping) -> fc.counterfactuals.WhatIf:

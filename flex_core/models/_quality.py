@@ -16,7 +16,15 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ._fit import FittedModel
 
-__all__ = ["HeldOut", "CutoffQuality", "held_out_predictions", "quality_at_cutoff", "calibration_table"]
+__all__ = ["HeldOut", "CutoffQuality", "NOT_HELD_OUT", "held_out_predictions", "held_out_only", "quality_at_cutoff",
+           "calibration_table"]
+
+#: Why the views that need rows the model never saw (ROC, PR, gain, permutation importance) are not drawn.
+NOT_HELD_OUT = (
+    "The model came without held-out rows: it was trained elsewhere, so every row with a true outcome may be one "
+    "it learned from, and scores on them would flatter it. A model trained here is judged on its held-out 20% "
+    "test split."
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,17 @@ def held_out_predictions(task: TaskSpec, model: FittedModel) -> HeldOut:
     y_true = frame[task.target].isin(task.undesirable).to_numpy().astype(int)
     p = model.predict_proba(frame[task.feature_names])[:, 1]
     return HeldOut(rows=rows, y_true=y_true, p=p, evaluated_on=str(model.metrics.get("evaluated_on") or "the test rows"))
+
+
+def held_out_only(task: TaskSpec, model: FittedModel) -> HeldOut:
+    """:func:`held_out_predictions` when the evaluation rows are rows the model was not trained on.
+
+    Raises ConfigError (:data:`NOT_HELD_OUT`) for a model whose evaluation rows overlap its training rows:
+    a model trained elsewhere is scored on every row of the data, rows it may have learned from.
+    """
+    if np.isin(np.asarray(model.test_index), np.asarray(model.train_index)).any():
+        raise ConfigError(NOT_HELD_OUT)
+    return held_out_predictions(task, model)
 
 
 @dataclass(frozen=True)
