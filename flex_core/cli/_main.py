@@ -25,8 +25,8 @@ from ..importance._flex import resolve_tau
 from ..importance._runs import check_rule_region, rows_meeting
 from ..limits import check
 from ..models import MODELS, load_model
-from ..models._quality import held_out_only
 from ..models._curves import model_curves
+from ..models._quality import held_out_only
 from ..regions._discovery import check_discovery_options
 from ..reproduce._paper import add_reproduce_parser, run_reproduce
 from ._dashboard import add_dashboard_parser, run_dashboard

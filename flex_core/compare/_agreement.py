@@ -1,5 +1,5 @@
 """How two importance rankings agree: Spearman, Kendall and top-k overlap, with bootstrap intervals for FLEX against
-SHAP and against permutation importance."""
+SHAP and against a ranking measured once (permutation importance)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ from .._contract import Result, json_floats, json_number, json_pair
 from .._errors import ConfigError
 from .._results import FlexResult, importance_rank
 from ..importance import bootstrap_counts, bootstrap_means
-from ._permutation import PermutationImportance
 from ._shap import ShapImportance
 
-__all__ = ["RankAgreement", "rank_agreement", "rank_correlations", "flex_shap_agreement", "flex_permutation_agreement"]
+__all__ = ["RankAgreement", "rank_agreement", "rank_correlations", "flex_shap_agreement", "flex_fixed_agreement"]
 
 
 @dataclass(frozen=True)
@@ -197,30 +196,32 @@ def _percentile_intervals(a: np.ndarray, b: np.ndarray, *, n_boot: int, level: f
     return intervals
 
 
-def flex_permutation_agreement(
-    flex: FlexResult, permutation: PermutationImportance, *, k: int = 3, n_boot: int = 1000, level: float = 0.95,
+def flex_fixed_agreement(
+    flex: FlexResult, scores: np.ndarray, *, between: str, k: int = 3, n_boot: int = 1000, level: float = 0.95,
     seed: int = 0,
 ) -> RankAgreement:
-    """FLEX-permutation rank agreement over the mutable features, with percentile-bootstrap intervals.
+    """FLEX against a ranking measured once (``scores``, shape (n_features,)), over the mutable features, with
+    percentile-bootstrap intervals.
 
-    Each resample draws FLEX's factuals (with replacement) and recomputes F_j; permutation importance, measured
-    once on the held-out rows, stays as it is (its own spread is its std over repeats). The interval so says how
-    much the agreement depends on which factuals FLEX sampled.
+    Each resample draws FLEX's factuals (with replacement) and recomputes F_j; ``scores`` (e.g. permutation
+    importance on held-out rows, which does not depend on FLEX's factuals) stay as they are. The interval so says
+    how much the agreement depends on which factuals FLEX sampled. ``between`` names what ``scores`` are.
     """
+    scores = np.asarray(scores, dtype=float)
     mutable = ~np.asarray(flex.immutable, dtype=bool)
-    point = rank_agreement(flex.frequency_mean, permutation.mean, k=k, names=flex.feature_names, include=mutable)
+    point = rank_agreement(flex.frequency_mean, scores, k=k, names=flex.feature_names, include=mutable)
     point = replace(point, config={
-        "between": ["flex frequency_mean", "permutation mean drop of ROC AUC"],
+        "between": ["flex frequency_mean", between],
         "over": "mutable features",
         "bootstrap": {"resamples": n_boot, "level": level, "seed": seed, "over": "FLEX's factuals"},
     })
     has_cf = np.flatnonzero(~np.isnan(flex.local_frequencies).all(axis=1))
-    keep = mutable & ~np.isnan(flex.frequency_mean) & ~np.isnan(permutation.mean)
+    keep = mutable & ~np.isnan(flex.frequency_mean) & ~np.isnan(scores)
     if len(has_cf) < 2 or keep.sum() < 2:
         nan = (float("nan"), float("nan"))
         return replace(point, spearman_interval=nan, kendall_interval=nan)
     counts = bootstrap_counts(len(has_cf), n_boot=n_boot, seed=seed)
     flex_means = bootstrap_means(flex.local_frequencies[has_cf][:, keep], counts)
-    fixed = np.broadcast_to(permutation.mean[keep], flex_means.shape).copy()
+    fixed = np.broadcast_to(scores[keep], flex_means.shape).copy()
     spearman, kendall = _percentile_intervals(flex_means, fixed, n_boot=n_boot, level=level)
     return replace(point, spearman_interval=spearman, kendall_interval=kendall)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._contract import json_number
 from .._results import FlexResult
-from ._agreement import flex_permutation_agreement, flex_shap_agreement
+from ._agreement import flex_shap_agreement
 from ._lime import LimeImportance
 from ._permutation import PermutationImportance
 from ._scores import MethodScores
@@ -44,7 +44,7 @@ def add_permutation_to_json(out: dict, flex: FlexResult, permutation: Permutatio
     """Add the ``permutation`` block (its own features, rows and repeats) and ``permutation_agreement``, over the
     mutable features as the FLEX-SHAP agreement is, its bootstrap seeded as the run's factual sample was."""
     seed = int(flex.config.get("sample_seed", flex.config.get("seed", 0)))
-    agreement = flex_permutation_agreement(flex, permutation, k=k, seed=seed)
+    agreement = permutation.agreement_with(flex, k=k, seed=seed)
     out["permutation_agreement"] = {
         **agreement.to_dict(header=False),
         "between": ["flex frequency_mean", "permutation mean drop of ROC AUC"],

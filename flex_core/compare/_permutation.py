@@ -65,11 +65,12 @@ class PermutationImportance(FeatureScores):
 
     def agreement_with(self, flex, *, k: int = 3, n_boot: int = 1000, level: float = 0.95, seed: int = 0):
         """How this ranking agrees with a FlexResult's over its mutable features: Spearman, Kendall and top-k
-        overlap, with percentile-bootstrap intervals over FLEX's factuals (a RankAgreement; see
-        :func:`flex_core.compare._agreement.flex_permutation_agreement`)."""
-        from ._agreement import flex_permutation_agreement
+        overlap (a RankAgreement), with percentile-bootstrap intervals over FLEX's factuals; this ranking, measured
+        once on the held-out rows, stays as it is (its own spread is :attr:`std`)."""
+        from ._agreement import flex_fixed_agreement
 
-        return flex_permutation_agreement(flex, self, k=k, n_boot=n_boot, level=level, seed=seed)
+        return flex_fixed_agreement(flex, self.mean, between="permutation mean drop of ROC AUC", k=k, n_boot=n_boot,
+                                    level=level, seed=seed)
 
     def to_frame(self) -> pd.DataFrame:
         frame = pd.DataFrame({"feature": self.feature_names, "label": self.display_names, "immutable": self.immutable,
