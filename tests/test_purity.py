@@ -143,7 +143,6 @@ DASHBOARD_AND_LIBRARY = {
     "plotting.what_must_change_figure": "a figure of explain_global(sufficiency=True)",
     "plotting.confusion_matrix_figure": "a figure of models.quality_at_cutoff",
     "plotting.calibration_figure": "a figure of models.calibration_table",
-    "plotting.model_curves_figure": "a figure of models.model_curves",
 }
 
 

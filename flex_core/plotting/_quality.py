@@ -123,7 +123,8 @@ def model_curves_figure(curves: ModelCurves, *, at: CutoffQuality | None = None,
             (f"predicted P({undesirable})", f"share {undesirable} (precision)")]
     for i, (x_title, y_title) in enumerate(axes):
         fig.update_xaxes(title_text=x_title, range=[0, 1], row=i // 2 + 1, col=i % 2 + 1)
-        fig.update_yaxes(title_text=y_title, range=[0, 1.05], row=i // 2 + 1, col=i % 2 + 1)
+        # Room above the bars for their counts, below the panel's title.
+        fig.update_yaxes(title_text=y_title, range=[0, 1.05 if i < 3 else 1.15], row=i // 2 + 1, col=i % 2 + 1)
     rows = int(curves.config.get("rows", 0))
     apply_style(fig, title=f"How well the model ranks {rows:,} held-out cases", height=720)
     fig.update_layout(showlegend=False)
@@ -150,6 +151,6 @@ def _mark_cutoff(fig: go.Figure, at: CutoffQuality) -> None:
         if x != x or y != y:  # no case predicted undesirable: no precision to mark
             continue
         fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers+text", text=[f"cutoff {at.cutoff:.2f}"],
-                                 textposition="bottom right", marker=dict(color=MU_COLOUR, size=10),
+                                 textposition="bottom right" if x < 0.7 else "bottom left", marker=dict(color=MU_COLOUR, size=10),
                                  name=f"cutoff {at.cutoff:.2f}", hovertemplate=f"cutoff {at.cutoff:.2f}<extra></extra>"),
                       row=row, col=col)

@@ -26,7 +26,8 @@ def describe_model_curves(curves, *, undesirable: str, desirable: str, cutoff: b
         f"{format_share(found)} of the {undesirable} ones ({found / GAIN_AT:.1f} times chance). Where P({undesirable}) "
         f"is {curves.bin_low[top]:.1f}–{curves.bin_high[top]:.1f}, {format_share(curves.bin_precision[top])} of the "
         f"{plural(int(curves.bin_rows[top]), 'case')} are {undesirable}. All on "
-        f"{plural(int(curves.config.get('rows', 0)), 'held-out case')}, never seen in training."
+        f"{plural(int(curves.config.get('rows', 0)), 'held-out case')}, never seen in training. Dashed: a model "
+        "without skill (guessing); dotted, on the gain curve: a perfect one."
         + (" The red point marks the cutoff chosen above." if cutoff else "")
     )
 
