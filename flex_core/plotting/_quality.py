@@ -126,7 +126,7 @@ def model_curves_figure(curves: ModelCurves, *, at: CutoffQuality | None = None,
         # Room above the bars for their counts, below the panel's title.
         fig.update_yaxes(title_text=y_title, range=[0, 1.05 if i < 3 else 1.15], row=i // 2 + 1, col=i % 2 + 1)
     rows = int(curves.config.get("rows", 0))
-    apply_style(fig, title=f"How well the model ranks {rows:,} held-out cases", height=720)
+    apply_style(fig, title=f"ROC, precision-recall, gain and precision by bin on {rows:,} held-out cases", height=720)
     fig.update_layout(showlegend=False)
     return fig
 

@@ -28,7 +28,7 @@ def test_the_held_out_curves_and_permutation_importance_open_on_loan(tmp_path):
         curves.scroll_into_view_if_needed()
         text = " ".join(curves.locator("text").all_text_contents())
         assert "Precision-recall: AP" in text and "Cumulative gain" in text and "cutoff 0.50" in text
-        reading = page.get_by_text("of a Rejected and a Approved case drawn at random", exact=False).first
+        reading = page.get_by_text("of one Rejected and one Approved case drawn at random", exact=False).first
         reading.wait_for(timeout=30_000)
         curves.screenshot(path=str(ARTIFACTS / "model_curves_loan.png"))
         page.screenshot(path=str(ARTIFACTS / "data_model_curves_loan.png"), full_page=True)

@@ -42,7 +42,7 @@ def test_the_held_out_curves_are_drawn_against_no_skill_with_the_cutoff_marked()
     assert titles[0].startswith("ROC: AUC 0.9") and titles[0].endswith("(no skill 0.5)")
     assert titles[1].startswith("Precision-recall: AP ")
     assert sum(1 for t in curves["data"] if t["name"].startswith("no skill")) == 4
-    assert any("of a Severe and a Slight case drawn at random" in shown(c.value) for c in at.caption)
+    assert any("of one Severe and one Slight case drawn at random" in shown(c.value) for c in at.caption)
     at.slider(key="w_cutoff").set_value(0.0).run()
     roc_point, _, gain_point = _cutoff_points(at)
     # At cutoff 0 nearly every case is predicted undesirable: the ROC point is near (1, 1), the gain point near 100%.

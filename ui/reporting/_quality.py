@@ -19,7 +19,7 @@ def describe_model_curves(curves, *, undesirable: str, desirable: str, cutoff: b
     filled = np.flatnonzero(curves.bin_rows)
     top = filled[-1]
     return (
-        f"AUC {curves.roc_auc:.3f}: of a {undesirable} and a {desirable} case drawn at random, the model gives the "
+        f"AUC {curves.roc_auc:.3f}: of one {undesirable} and one {desirable} case drawn at random, the model gives the "
         f"{undesirable} one the higher P({undesirable}) {format_share(curves.roc_auc, decimals=1)} of the time (50% by chance). "
         f"Average precision {curves.average_precision:.3f}, against {curves.prevalence:.3f} by chance (the share "
         f"{undesirable}). Checking the {format_share(GAIN_AT)} of cases most likely {undesirable} finds "
