@@ -67,13 +67,18 @@ def test_regional_json_format(tmp_path):
 
 def test_the_cli_json_reads_back_as_the_result_it_describes(tmp_path):
     import flex_core as fc
+    from flex_core.models._curves import ModelCurves
 
     for command, cls in (("global", fc.FlexResult), ("regional", fc.RegionalResult)):
         path = tmp_path / f"{command}.json"
         assert main([command, "--data", "builtin:synthetic-regional", *FAST, "--out", str(path)]) == 0
         written = json.loads(path.read_text())
-        # Beside the result's own dict the CLI writes only `data` (and its options into `config`).
-        assert cls.from_json(path).to_dict() == {k: v for k, v in written.items() if k != "data"}
+        # Beside the result's own dict the CLI writes only `data` (and its options into `config`), and for `global`
+        # the model's curves on its held-out rows, a result of their own.
+        assert cls.from_json(path).to_dict() == {k: v for k, v in written.items() if k not in ("data", "model_quality")}
+        assert ("model_quality" in written) == (command == "global")
+    curves = json.loads((tmp_path / "global.json").read_text())["model_quality"]
+    assert ModelCurves.from_dict(curves).to_dict(header=False) == curves
 
 
 def test_sufficiency_and_repeats_add_their_scores(tmp_path):
