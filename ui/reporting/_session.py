@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -87,9 +88,9 @@ class SessionResults:
     lime: Mapping[str, tuple[RegionalResult, LimeImportance]] = field(default_factory=dict)
     regions: object | None = None  # flex_core.regions.RegionsResult, when region discovery ran
     groups: object | None = None  # flex_core.regions.GroupsResult, when the group comparison ran
-    curves: object | None = None  # flex_core.models.model_curves on the held-out rows
+    curves: Any = None  # flex_core.models.model_curves on the held-out rows (None: none)
     curves_note: str | None = None  # why there are no curves (a model without held-out rows)
-    permutation: object | None = None  # flex_core.compare.permutation_importance, when it ran
+    permutation: Any = None  # flex_core.compare.permutation_importance, when it ran
 
 
 def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: pd.DataFrame) -> pd.DataFrame:
@@ -115,7 +116,7 @@ def _data_section(results: SessionResults) -> ReportSection:
         + (" " + " ".join(task.notes) if task.notes else "")
     )
     quality = (model_quality_table(model.metrics, held_out=model.trained_here),) if scored else ()  # no labels: no accuracy or F1 to show
-    figures = ()
+    figures: tuple = ()
     if results.curves is not None:
         from flex_core.plotting import model_curves_figure
 
