@@ -1,4 +1,4 @@
-"""Compare: FLEX next to SHAP (global) and LIME (the current region), and DiCE's own count."""
+"""Compare: FLEX next to SHAP and permutation importance (global) and LIME (the current region), and DiCE's own count."""
 
 import streamlit as st
 
@@ -8,6 +8,7 @@ from ui import state as S
 from ui.components import chart, lime_beside_flex, settings_strip
 from ui.context import require_analysis, run_or_stop
 from ui.glossary import mean_versus_pooled
+from ui.quality import PERMUTATION, agreement_metrics, permutation_if_asked
 from ui.text import plain
 
 st.title("FLEX next to SHAP, LIME and DiCE")
@@ -25,7 +26,7 @@ at_zero = None
 if task.continuous_names and tau != 0.0:
     at_zero = run_or_stop(analysis.global_result, 0.0)
 
-st.subheader("Global: FLEX, DiCE's count and SHAP on the same factuals")
+st.subheader("Global: FLEX, DiCE's count, SHAP and permutation importance")
 st.caption(
     (f"FLEX is shown at the current {reporting.tau_text(tau)} (set it on the Thresholds page)"
      + (", and beside it at τ = 0, where any change to a number counts. " if at_zero is not None else ". "))
@@ -50,8 +51,11 @@ shap = None
 if st.session_state[S.SHAP_REQUEST] == shap_request:
     shap = run_or_stop(cache.shap_with_progress, analysis.explainer, analysis.model_id, tuple(shap_request[1]))
     scores["SHAP"] = shap.mean_abs
+permutation = permutation_if_asked(analysis, seed)
+if permutation is not None:
+    scores[PERMUTATION], stds[PERMUTATION] = permutation.mean, permutation.std
 
-table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4}, include=mutable,
+table = fc.compare.ranking_table(labels, scores, stds=stds, decimals={"SHAP": 4, PERMUTATION: 3}, include=mutable,
                                  rank_intervals={flex_name: result.rank_interval})
 # Stacked, each full width: beside the chart the ranking's four or five columns were cut off at the right.
 chart(fc.plotting.ranking_bars_figure(names, labels, scores, include=mutable), analysis, key="compare_bars")
@@ -65,10 +69,7 @@ st.dataframe(table, width="stretch", height="content")
 st.caption(plain(mean_versus_pooled(result.counts, flex="FLEX at τ = 0" if at_zero is not None else flex_name)))
 if shap is not None:
     agreement = fc.compare.flex_shap_agreement(result, shap, seed=seed)
-    cols = st.columns(3)
-    cols[0].metric(f"Spearman ({flex_name} vs SHAP)", reporting.with_interval(agreement.spearman, agreement.spearman_interval))
-    cols[1].metric(f"Kendall ({flex_name} vs SHAP)", reporting.with_interval(agreement.kendall, agreement.kendall_interval))
-    cols[2].metric(f"Top-{agreement.k} overlap", f"{agreement.top_k_overlap:.0%}")
+    agreement_metrics(agreement, flex_name, "SHAP")
     chart(fc.plotting.rank_scatter_figure(names, labels, result.frequency_mean, shap.mean_abs, agreement=agreement,
                                           include=mutable, methods=(flex_name, "SHAP")),
           analysis, key="compare_rank_scatter")
@@ -76,6 +77,13 @@ if shap is not None:
         f"SHAP: {shap.explainer}, explaining {plain(reporting.probability_label(task))}; it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."
     )
+
+if permutation is not None:
+    agreement = permutation.agreement_with(result, seed=seed)
+    agreement_metrics(agreement, flex_name, "permutation")
+    st.caption(plain(reporting.describe_permutation(permutation, agreement, flex_name=flex_name)
+                     + " In brackets: 95% bootstrap intervals over FLEX's factuals; the table's ± is the spread over "
+                     "the shuffles."))
 
 st.subheader("Region: FLEX next to LIME")
 query = st.session_state[S.QUERY]

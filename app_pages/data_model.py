@@ -1,4 +1,5 @@
-"""Data & model: a preview, editable feature kinds and immutable features, class balance and test metrics."""
+"""Data & model: a preview, editable feature kinds and immutable features, class balance, test metrics and the model's
+curves on held-out rows."""
 
 
 import streamlit as st
@@ -9,6 +10,7 @@ from ui import cache, reporting, rules
 from ui import state as S
 from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
 from ui.context import apply_overrides, require_analysis, run_or_stop
+from ui.quality import model_curves_view
 from ui.text import plain
 
 st.title("Data & model")
@@ -88,6 +90,7 @@ else:
                  f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows. The model was trained elsewhere, "
                  "so these rows may include rows it was trained on, and the numbers may be optimistic.")
     st.caption(plain(rows_note))
+    model_curves_view(analysis, quality)
 
 st.subheader("Features")
 st.caption(

@@ -15,7 +15,7 @@ The two sets must be the same arrays (a digest is compared).
 From the cluster's warm call: ``c`` = compute seconds per factual (the chunks' summed compute time / factuals),
 ``o`` = the scheduling and transfer seconds per chunk (wall x workers - summed compute, / chunks), ``m`` = the
 client's merge seconds per factual (wall minus the last chunk's end), ``s`` = the cold call's extra seconds. The
-projection for F factuals on W workers is ``s + (F c + K o) / W + F m``, K = the chunks ``chunk_bounds`` makes. It
+projection for F factuals on W workers is ``s + (F c + K o) / W + F m``, K = the chunks the tree generator makes (:func:`chunk_count`). It
 assumes workers as fast as this machine's cores, chunks of equal cost, a network no slower than loopback for
 results of this size, and a client that keeps every set in memory (issue 39's store in chunks is not built yet).
 
@@ -45,13 +45,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
 from benchmarks.bench_parallel import model_for, synthetic_task
 from benchmarks.dask_processes import start_cluster, stop
-from flex_core.counterfactuals._batch import CHUNK_QUERIES
-from flex_core.counterfactuals._spread import chunk_bounds
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_CF = 10
 PROJECTED_FACTUALS = 1_000_000
 PROJECTED_WORKERS = (8, 32, 128)
+#: How the tree generator cuts factuals into chunks on a cluster (docs/generators.md): about four per worker
+#: thread, none under 16 factuals nor over 500 (its chunk of factuals read at once).
+CHUNKS_PER_THREAD, MIN_CHUNK, MAX_CHUNK = 4, 16, 500
+
+
+def chunk_count(n_factuals: int, threads: int) -> int:
+    size = min(MAX_CHUNK, max(MIN_CHUNK, math.ceil(n_factuals / (CHUNKS_PER_THREAD * threads))))
+    return math.ceil(n_factuals / size)
 
 
 def _digest(cfset) -> str:
@@ -117,7 +123,7 @@ def projection(cluster: dict, n_workers: int) -> dict:
     s = max(0.0, cluster["seconds"] - cluster["warm_seconds"])
     projected = {}
     for w in PROJECTED_WORKERS:
-        k = len(chunk_bounds(PROJECTED_FACTUALS, w, CHUNK_QUERIES))
+        k = chunk_count(PROJECTED_FACTUALS, w)
         projected[w] = s + (PROJECTED_FACTUALS * c + k * o) / w + PROJECTED_FACTUALS * m
     return {"c": c, "o": o, "m": m, "s": s, "projected": projected}
 

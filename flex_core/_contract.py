@@ -20,7 +20,10 @@ between features, and which of them rejected or dropped what).
 2.4 (issue 38): the optional ``model.test_precision_undesirable``, ``model.test_recall_undesirable``,
 ``model.test_f1_undesirable``, ``model.cv_f1_undesirable_mean`` / ``_std`` (the undesirable outcome's own scores) and
 ``model.f1_average`` (what ``test_f1`` averages over), and ``model.desired`` (with ``config.desired``: the classes a
-counterfactual must reach).
+counterfactual must reach); and (issue 40) the ``model_quality`` kind
+(ROC, precision-recall and gain curves on held-out rows), the ``permutation`` kind (permutation importance), the
+optional ``model_quality``, ``permutation`` and ``permutation_agreement`` of a global FLEX dict written by the CLI,
+and the generator's optional ``time_limit`` and ``skipped_rows`` (issue 38: every generator's time limit).
 """
 
 from __future__ import annotations

@@ -19,11 +19,13 @@ def result_classes() -> dict[str, type[Result]]:
     """kind -> the result class that writes and reads it."""
     from ._results import FlexResult, GeneratorSensitivity, RegionalResult
     from .compare import LimeImportance, RankAgreement, ShapImportance
+    from .compare._permutation import PermutationImportance
     from .importance import NecessitySufficiency
+    from .models._curves import ModelCurves
     from .regions import GroupsResult, RegionsResult
 
     classes = (FlexResult, RegionalResult, ShapImportance, LimeImportance, RankAgreement, NecessitySufficiency,
-               GeneratorSensitivity, RegionsResult, GroupsResult)
+               GeneratorSensitivity, RegionsResult, GroupsResult, ModelCurves, PermutationImportance)
     return {cls.kind: cls for cls in classes}
 
 

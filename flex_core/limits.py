@@ -48,6 +48,7 @@ LIMITS: dict[str, Limit] = {
     "n_permutations": Limit(100, 100_000, "region search: permutations of the null"),
     "min_support": Limit(2, 5_000, "region search: factuals a region must hold"),
     "bins": Limit(2, 20, "quantile bins of a number"),
+    "permutation_repeats": Limit(2, 100, "permutation importance: shuffles per feature"),
     "top": Limit(1, 10_000, "region search: regions written"),
     "rows": Limit(1, 200_000, "data rows of a CSV file"),
     "columns": Limit(1, 500, "columns of a CSV file"),

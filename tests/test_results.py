@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def every_result(user_explainer) -> dict:
+def every_result(user_explainer, toy_task, toy_model) -> dict:
     """One result of every kind (and FLEX at every level), with every optional score present."""
     ex = user_explainer
     flex = ex.explain_global(n_factuals=20, sufficiency=True, repeats=2, generators=["batch-plausible"])
@@ -46,6 +46,9 @@ def every_result(user_explainer) -> dict:
         "regional (rule)": ex.explain_region(rule=["lighting=dark"], n_factuals=20),
         "regions": ex.find_regions(n_factuals=60, n_permutations=100, min_support=5, top=3),
         "groups": ex.compare_groups(ex.task.feature_names[0], n_factuals=40),
+        # Both need held-out rows, which the user's model from a file has not: a model trained here has them.
+        "model_quality": fc.models.model_curves(toy_task, toy_model),
+        "permutation": fc.compare.permutation_importance(toy_task, toy_model, n_repeats=2),
     }
 
 

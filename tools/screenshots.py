@@ -4,8 +4,8 @@
     .venv/bin/python -m tools.screenshots --datasets loan --out /tmp/shots
 
 One browser session per dataset walks the pages through the sidebar, as a user would
-(so SHAP, LIME and a saved region are in the session when the report is built), runs
-SHAP and LIME on the Compare page, builds and downloads the HTML report, and opens it.
+(so SHAP, LIME, permutation importance and a saved region are in the session when the report is built), runs
+SHAP, permutation importance and LIME on the Compare page, builds and downloads the HTML report, and opens it.
 The paper's datasets are read from ``FLEX_DATA_DIR`` (default ``../shared/data``); a
 dataset whose file is missing is skipped with a message.
 """
@@ -138,6 +138,7 @@ def shoot_dataset(browser, url: str, name: str, query: str, out: Path) -> None:
             _click(page, "Save region")
         if stem == "compare":
             _click(page, "Run SHAP on these factuals")
+            _click(page, "Run permutation importance on the held-out cases")
             page.get_by_text("Run LIME on the region", exact=False).first.click()
             _wait_idle(page)
         if stem == "report":

@@ -392,7 +392,7 @@ def tau_sweep_lines(_explainer: fc.FlexExplainer, identity: str, n_factuals: int
     Kept as one shared figure (``copy=False``): drawing the lines anew cost about 19 ms a τ change, and nothing
     draws into them (``with_current_tau`` works on a copy).
     """
-    return fc.plotting.tau_sweep_lines(tau_sweep(_explainer, identity, n_factuals))
+    return fc.plotting.tau_sweep_figure(tau_sweep(_explainer, identity, n_factuals))  # no current τ: the lines alone
 
 
 def tau_sweep_chart(explainer: fc.FlexExplainer, identity: str, n_factuals: int, current: float):
@@ -502,6 +502,23 @@ def calibration(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd
     """The reliability diagram's bins on the model's evaluation rows (``identity``: the model id)."""
     held_out = held_out_predictions(_task, _model, identity)
     return fc.models.calibration_table(held_out.y_true, held_out.p)
+
+
+@shared(copy=True, spinner="Drawing the model's ROC, precision-recall and gain curves…")
+def model_curves(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str):
+    """ROC, precision-recall, gain and precision by bin on the model's held-out rows (``identity``: the model id).
+    Raises ConfigError for a model without held-out rows (one trained elsewhere)."""
+    return fc.models.model_curves(_task, _model)
+
+
+def permutation_with_progress(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str, seed: int):
+    """Permutation importance on the held-out rows from the cache, or computed with a bar counting the model's
+    scorings (one per shuffle). Raises ConfigError for a model without held-out rows."""
+    return _explained(
+        ("permutation", model_identity, int(seed)), "Shuffling each feature on the held-out rows…",
+        "Permutation importance: {done} / {total} scorings of the model",
+        lambda progress: fc.compare.permutation_importance(task, model, seed=seed, progress=progress),
+    )
 
 
 # -- the what-if editor (one case, cheap: about 25 ms on loan; cached by the edited values) -----------

@@ -53,6 +53,19 @@ def _found_and_groups(analysis: Analysis) -> dict:
     return out
 
 
+def _quality_results(analysis: Analysis) -> dict:
+    """The model's curves on its held-out rows (or why there are none), and permutation importance if it ran."""
+    try:
+        curves = cache.model_curves(analysis.task, analysis.model, analysis.model_id)
+    except fc.FlexError as exc:
+        return {"curves_note": f"No ROC, precision-recall or gain curves: {exc}"}
+    request = st.session_state[S.PERMUTATION_REQUEST]
+    permutation = None
+    if request is not None and request[0] == analysis.model_id:
+        permutation = cache.permutation_with_progress(analysis.task, analysis.model, analysis.model_id, int(request[1]))
+    return {"curves": curves, "permutation": permutation}
+
+
 def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, saved: dict) -> reporting.SessionResults:
     """Every result of this session that exists: SHAP and LIME only if they ran, examples only for stored rows."""
     task = analysis.task
@@ -72,7 +85,7 @@ def session_results(analysis: Analysis, global_result: fc.FlexResult, regional, 
     examples = {int(r): reporting.counterfactual_table(task, analysis.model, analysis.explainer.counterfactuals([int(r)]), int(r))
                 for r in example_rows}
     return reporting.SessionResults(
-        task=task, model=analysis.model, global_result=global_result,
+        task=task, model=analysis.model, global_result=global_result, **_quality_results(analysis),
         coverage=analysis.explainer.counterfactuals(global_result.query_index).coverage(), tau_sweep=sweep, tau_panels=panels,
         regional=regional, saved=saved, examples=examples, shap=shap, lime=_lime_results(analysis, regions),
         **_found_and_groups(analysis),

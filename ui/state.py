@@ -67,6 +67,7 @@ REPORT_VIEW = "report_view"  # the view (and data) that report was built from, t
 REPORT_SNAPSHOT = "report_snapshot"  # the last interactive report built: {"html", "view"} (view as REPORT_VIEW), or None
 SHAP_REQUEST = "shap_request"  # the (model, factuals) SHAP was asked for; SHAP runs only when asked
 LIME_REQUEST = "lime_request"  # the (model, members, samples) LIME was asked for
+PERMUTATION_REQUEST = "permutation_request"  # the (model, seed) permutation importance was asked for
 SUFFICIENCY_REQUESTS = "sufficiency_requests"  # [(store, factuals)] necessity/sufficiency was asked for
 GENERATOR_CHECK = "generator_check"  # [store, factuals, other generator] the comparison asked for, or None
 RETRAIN_CHECK = "retrain_check"  # [store, factuals, K] the refits asked for, or None
@@ -119,6 +120,7 @@ def _defaults() -> dict[str, Any]:
         REPORT_SNAPSHOT: None,
         SHAP_REQUEST: None,
         LIME_REQUEST: None,
+        PERMUTATION_REQUEST: None,
         SUFFICIENCY_REQUESTS: [],
         GENERATOR_CHECK: None,
         RETRAIN_CHECK: None,
@@ -280,7 +282,7 @@ def reset_analysis() -> None:
     """Forget what belonged to the previous dataset (query, regions, overrides, per-feature τ)."""
     defaults = _defaults()
     for key in (OVERRIDES, QUERY, WHERE, SAVED_REGIONS, RULE, RULE_DRAFT, REGION_SEARCH, GROUPS_BY, GROUPS_RETRAIN, CF_ROW, TAU_FEATURES, SEEN_SELECTIONS, REPORT_HTML,
-                REPORT_VIEW, REPORT_SNAPSHOT, SHAP_REQUEST, LIME_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, RETRAIN_CHECK, WHATIF_ROW,
+                REPORT_VIEW, REPORT_SNAPSHOT, SHAP_REQUEST, LIME_REQUEST, PERMUTATION_REQUEST, SUFFICIENCY_REQUESTS, GENERATOR_CHECK, RETRAIN_CHECK, WHATIF_ROW,
                 WHATIF_EDITS):
         st.session_state[key] = defaults[key]
 

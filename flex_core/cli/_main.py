@@ -13,7 +13,8 @@ from pathlib import Path
 
 from .._errors import ConfigError, FlexError
 from .._explainer import FlexExplainer
-from ..compare._json import add_lime_to_json, add_shap_to_json
+from ..compare._json import add_lime_to_json, add_permutation_to_json, add_shap_to_json
+from ..compare._permutation import permutation_importance
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_generator
 from ..counterfactuals._spread import dask_cluster
 from ..counterfactuals._store import check_generation_memory
@@ -25,6 +26,8 @@ from ..importance._flex import resolve_tau
 from ..importance._runs import check_rule_region, rows_meeting
 from ..limits import check
 from ..models import MODELS, load_model
+from ..models._curves import model_curves
+from ..models._quality import held_out_only
 from ..regions._discovery import check_discovery_options
 from ..reproduce._paper import add_reproduce_parser, run_reproduce
 from ._dashboard import add_dashboard_parser, run_dashboard
@@ -226,6 +229,8 @@ def _add_explain_commands(sub, common: argparse.ArgumentParser) -> None:
     """``global`` and ``regional``."""
     global_ = sub.add_parser("global", parents=[common], help="global FLEX over a random sample of factuals")
     global_.add_argument("--shap", action="store_true", help="add mean |SHAP| per feature and FLEX-SHAP rank agreement")
+    global_.add_argument("--permutation", action="store_true",
+                         help="add permutation importance on the model's held-out rows and FLEX-permutation rank agreement")
     global_.add_argument("--retrain", type=int, default=0, metavar="K",
                          help="refit the model K times (bootstrap rows, other seeds; at most 20) and add retrain: F's "
                               "range across refits, a stable verdict per feature, the counterfactuals' validity per refit")
@@ -412,6 +417,8 @@ def run(args) -> dict:
     started = time.perf_counter()
     explainer = _explainer(args, task, log)
     task, model = explainer.task, explainer.model
+    if getattr(args, "permutation", False):
+        held_out_only(task, model)  # a model without held-out rows is refused before any generation
     for note in task.notes:
         log(f"data: {note}")
     log(f"model: {model.label} accuracy {model.metrics['test_accuracy']:.3f} on {model.metrics['evaluated_on']} "
@@ -443,11 +450,7 @@ def run(args) -> dict:
     _log_global(global_result, explainer, log, time.perf_counter() - started)
     explained = global_result
     if args.command == "global":
-        out = global_result.to_dict()
-        if args.shap:
-            shap = explainer.shap(global_result.query_index)
-            log(f"shap: {shap.explainer} on {len(shap.query_index)} factuals in {shap.seconds:.1f} s")
-            add_shap_to_json(out, global_result, shap)
+        out = _global_json(args, explainer, global_result, log)
     else:
         regional = explainer.explain_region(
             global_result=global_result, query=args.query, k=4 if args.neighbours is None else args.neighbours,
@@ -477,6 +480,25 @@ def _log_global(global_result, explainer: FlexExplainer, log, seconds: float) ->
             f"not stable: {', '.join(unstable) or 'none'}")
     if "necessity_sufficiency" in global_result.config:
         log(f"necessity and sufficiency: {global_result.config['necessity_sufficiency']['seconds']:.1f} s")
+
+
+def _global_json(args, explainer: FlexExplainer, global_result, log) -> dict:
+    """The global JSON with the model's curves on its held-out rows (or a note saying it has none), and SHAP and
+    permutation importance when asked."""
+    out = global_result.to_dict()
+    try:
+        out["model_quality"] = model_curves(explainer.task, explainer.model).to_dict(header=False)
+    except ConfigError as exc:  # a model without held-out rows, or held-out rows of one outcome
+        out["notes"].append(f"No model_quality: {exc}")
+    if args.shap:
+        shap = explainer.shap(global_result.query_index)
+        log(f"shap: {shap.explainer} on {len(shap.query_index)} factuals in {shap.seconds:.1f} s")
+        add_shap_to_json(out, global_result, shap)
+    if args.permutation:
+        permutation = permutation_importance(explainer.task, explainer.model, seed=args.seed)
+        log(f"permutation: {len(permutation.query_index)} held-out rows in {permutation.seconds:.1f} s")
+        add_permutation_to_json(out, global_result, permutation)
+    return out
 
 
 def _report(args, explainer: FlexExplainer, tau, *, regional=None, discover=0) -> None:

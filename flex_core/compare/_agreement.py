@@ -1,4 +1,5 @@
-"""How two importance rankings agree: Spearman, Kendall and top-k overlap, with bootstrap intervals for FLEX-SHAP."""
+"""How two importance rankings agree: Spearman, Kendall and top-k overlap, with bootstrap intervals for FLEX against
+SHAP and against a ranking measured once (permutation importance)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from .._results import FlexResult, importance_rank
 from ..importance import bootstrap_counts, bootstrap_means
 from ._shap import ShapImportance
 
-__all__ = ["RankAgreement", "rank_agreement", "rank_correlations", "flex_shap_agreement"]
+__all__ = ["RankAgreement", "rank_agreement", "rank_correlations", "flex_shap_agreement", "flex_fixed_agreement"]
 
 
 @dataclass(frozen=True)
@@ -176,13 +177,51 @@ def flex_shap_agreement(
     counts = bootstrap_counts(len(pairs), n_boot=n_boot, seed=seed)
     flex_means = bootstrap_means(flex.local_frequencies[flex_pos][:, keep], counts)
     shap_means = bootstrap_means(np.abs(shap_result.values[shap_pos][:, keep]), counts)
+    spearman, kendall = _percentile_intervals(flex_means, shap_means, n_boot=n_boot, level=level)
+    return replace(point, spearman_interval=spearman, kendall_interval=kendall)
+
+
+def _percentile_intervals(a: np.ndarray, b: np.ndarray, *, n_boot: int, level: float) -> list[tuple[float, float]]:
+    """Percentile intervals of Spearman and Kendall over bootstrap rows of ``a`` and ``b`` (n_boot, n); NaN when
+    fewer than half the resamples have a rank correlation (either side constant)."""
     tail = (1 - level) / 2 * 100
     intervals = []
-    for values in rank_correlations(flex_means, shap_means):
+    for values in rank_correlations(a, b):
         values = values[~np.isnan(values)]
         if len(values) < n_boot / 2:
             intervals.append((float("nan"), float("nan")))
         else:
             low, high = np.percentile(values, [tail, 100 - tail])
             intervals.append((float(low), float(high)))
-    return replace(point, spearman_interval=intervals[0], kendall_interval=intervals[1])
+    return intervals
+
+
+def flex_fixed_agreement(
+    flex: FlexResult, scores: np.ndarray, *, between: str, k: int = 3, n_boot: int = 1000, level: float = 0.95,
+    seed: int = 0,
+) -> RankAgreement:
+    """FLEX against a ranking measured once (``scores``, shape (n_features,)), over the mutable features, with
+    percentile-bootstrap intervals.
+
+    Each resample draws FLEX's factuals (with replacement) and recomputes F_j; ``scores`` (e.g. permutation
+    importance on held-out rows, which does not depend on FLEX's factuals) stay as they are. The interval so says
+    how much the agreement depends on which factuals FLEX sampled. ``between`` names what ``scores`` are.
+    """
+    scores = np.asarray(scores, dtype=float)
+    mutable = ~np.asarray(flex.immutable, dtype=bool)
+    point = rank_agreement(flex.frequency_mean, scores, k=k, names=flex.feature_names, include=mutable)
+    point = replace(point, config={
+        "between": ["flex frequency_mean", between],
+        "over": "mutable features",
+        "bootstrap": {"resamples": n_boot, "level": level, "seed": seed, "over": "FLEX's factuals"},
+    })
+    has_cf = np.flatnonzero(~np.isnan(flex.local_frequencies).all(axis=1))
+    keep = mutable & ~np.isnan(flex.frequency_mean) & ~np.isnan(scores)
+    if len(has_cf) < 2 or keep.sum() < 2:
+        nan = (float("nan"), float("nan"))
+        return replace(point, spearman_interval=nan, kendall_interval=nan)
+    counts = bootstrap_counts(len(has_cf), n_boot=n_boot, seed=seed)
+    flex_means = bootstrap_means(flex.local_frequencies[has_cf][:, keep], counts)
+    fixed = np.broadcast_to(scores[keep], flex_means.shape).copy()
+    spearman, kendall = _percentile_intervals(flex_means, fixed, n_boot=n_boot, level=level)
+    return replace(point, spearman_interval=spearman, kendall_interval=kendall)

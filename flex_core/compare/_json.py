@@ -1,4 +1,5 @@
-"""What the CLI adds to a FLEX JSON: SHAP with the FLEX-SHAP agreement, or LIME over a region."""
+"""What the CLI adds to a FLEX JSON: SHAP with the FLEX-SHAP agreement, permutation importance with the
+FLEX-permutation agreement, or LIME over a region."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from .._contract import json_number
 from .._results import FlexResult
 from ._agreement import flex_shap_agreement
 from ._lime import LimeImportance
+from ._permutation import PermutationImportance
 from ._scores import MethodScores
 from ._shap import ShapImportance
 
-__all__ = ["add_shap_to_json", "add_lime_to_json"]
+__all__ = ["add_shap_to_json", "add_lime_to_json", "add_permutation_to_json"]
 
 
 def add_shap_to_json(out: dict, flex: FlexResult, shap_result: ShapImportance, *, k: int = 3) -> dict:
@@ -35,6 +37,20 @@ def add_shap_to_json(out: dict, flex: FlexResult, shap_result: ShapImportance, *
     }
     out["shap"] = {key: value for key, value in shap_result.to_dict(header=False).items() if key not in ("features", "rows")}
     _add_versions(out, shap_result)
+    return out
+
+
+def add_permutation_to_json(out: dict, flex: FlexResult, permutation: PermutationImportance, *, k: int = 3) -> dict:
+    """Add the ``permutation`` block (its own features, rows and repeats) and ``permutation_agreement``, over the
+    mutable features as the FLEX-SHAP agreement is, its bootstrap seeded as the run's factual sample was."""
+    seed = int(flex.config.get("sample_seed", flex.config.get("seed", 0)))
+    agreement = permutation.agreement_with(flex, k=k, seed=seed)
+    out["permutation_agreement"] = {
+        **agreement.to_dict(header=False),
+        "between": ["flex frequency_mean", "permutation mean drop of ROC AUC"],
+        "over": "mutable features (FLEX gives immutable features 0 by construction)",
+    }
+    out["permutation"] = permutation.to_dict(header=False)
     return out
 
 

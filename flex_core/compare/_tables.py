@@ -21,9 +21,12 @@ def format_rank_cell(rank: int | str, mean: float, std: float | None = None, *, 
     """
     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return "–"
+    shown = f"{mean:.{decimals}f}"
+    if float(shown) == 0:
+        shown = shown.lstrip("-")  # a tiny negative mean (a shuffle that helped by chance) reads 0, not -0
     if std is None or (isinstance(std, float) and math.isnan(std)):
-        return f"{rank} ({mean:.{decimals}f})"
-    return f"{rank} ({mean:.{decimals}f} ± {std:.{decimals}f})"
+        return f"{rank} ({shown})"
+    return f"{rank} ({shown} ± {std:.{decimals}f})"
 
 
 def ranking_table(

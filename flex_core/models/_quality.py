@@ -16,8 +16,8 @@ from .._errors import ConfigError
 from ..data import TaskSpec
 from ._fit import FittedModel
 
-__all__ = ["HeldOut", "CutoffQuality", "held_out_predictions", "quality_at_cutoff", "calibration_table",
-           "QUALITY_COLUMNS", "quality_lines", "quality_columns"]
+__all__ = ["HeldOut", "CutoffQuality", "NOT_HELD_OUT", "held_out_predictions", "held_out_only", "quality_at_cutoff",
+           "calibration_table", "QUALITY_COLUMNS", "quality_lines", "quality_columns"]
 
 #: The columns of the model's quality table (the app, the print report and the interactive report), in order. The
 #: undesirable outcome's own precision, recall and F1 come first; the weighted F1 says what it averages.
@@ -52,6 +52,13 @@ def _line(label: str, keys, metrics) -> dict:
     return {"measured on": label,
             **{column: None if key is None else metrics.get(key) for column, key in zip(QUALITY_COLUMNS[1:], keys)}}
 
+#: Why the views that need rows the model never saw (ROC, PR, gain, permutation importance) are not drawn.
+NOT_HELD_OUT = (
+    "The model came without held-out rows: it was trained elsewhere, so every row with a true outcome may be one "
+    "it learned from, and scores on them would flatter it. A model trained here is judged on its held-out 20% "
+    "test split."
+)
+
 
 @dataclass(frozen=True)
 class HeldOut:
@@ -79,6 +86,17 @@ def held_out_predictions(task: TaskSpec, model: FittedModel) -> HeldOut:
     y_true = frame[task.target].isin(task.undesirable).to_numpy().astype(int)
     p = model.predict_proba(frame[task.feature_names])[:, 1]
     return HeldOut(rows=rows, y_true=y_true, p=p, evaluated_on=str(model.metrics.get("evaluated_on") or "the test rows"))
+
+
+def held_out_only(task: TaskSpec, model: FittedModel) -> HeldOut:
+    """:func:`held_out_predictions` when the evaluation rows are rows the model was not trained on.
+
+    Raises ConfigError (:data:`NOT_HELD_OUT`) for a model whose evaluation rows overlap its training rows:
+    a model trained elsewhere is scored on every row of the data, rows it may have learned from.
+    """
+    if np.isin(np.asarray(model.test_index), np.asarray(model.train_index)).any():
+        raise ConfigError(NOT_HELD_OUT)
+    return held_out_predictions(task, model)
 
 
 @dataclass(frozen=True)

@@ -22,26 +22,26 @@ if TYPE_CHECKING:
         regions_heatmap,
         tau_panels_figure,
         tau_sweep_figure,
-        tau_sweep_lines,
         what_must_change_figure,
         with_current_tau,
         with_settings,
     )
-    from ._quality import calibration_figure, confusion_matrix_figure
+    from ._quality import calibration_figure, confusion_matrix_figure, model_curves_figure
 
 #: the module defining each public name (imported, with plotly, on first access)
 _MODULES = {
     "._flex": ("importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
-               "tau_sweep_lines", "what_must_change_figure", "with_current_tau", "with_settings"),
+               "what_must_change_figure", "with_current_tau", "with_settings"),
     "._compare": ("rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure"),
-    "._quality": ("confusion_matrix_figure", "calibration_figure"),
+    "._quality": ("confusion_matrix_figure", "calibration_figure", "model_curves_figure"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
-    "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure", "tau_sweep_lines",
+    "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
     "what_must_change_figure", "with_current_tau", "with_settings",
     "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "confusion_matrix_figure", "calibration_figure",
+    "model_curves_figure",
 ]
 
 

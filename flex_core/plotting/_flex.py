@@ -521,14 +521,14 @@ def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexRe
 def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go.Figure:
     """F_j against τ, one line per continuous feature (from :func:`tau_sweep`); a marker line at ``current``.
 
-    The same as ``with_current_tau(tau_sweep_lines(sweep), current)``: a caller that redraws the chart at every τ
-    change keeps the lines (the app keeps them in ``ui/``) and adds the current τ to them.
+    A caller that redraws the chart at every τ change keeps ``tau_sweep_figure(sweep)`` (the lines alone; the app
+    keeps them in ``ui/``) and adds the current τ to a copy with :func:`with_current_tau`.
     """
-    return with_current_tau(tau_sweep_lines(sweep), current)
+    return with_current_tau(_tau_sweep_lines(sweep), current)
 
 
 def with_current_tau(lines: go.Figure, current: float | None) -> go.Figure:
-    """A copy of :func:`tau_sweep_lines`'s figure with a marker line at τ = ``current`` (``lines`` is not changed).
+    """A copy of the τ sweep's lines (``tau_sweep_figure(sweep)``) with a marker at τ = ``current`` (``lines`` unchanged).
 
     The line is written as Plotly's ``add_vline`` writes it (a test compares the two) without Plotly's validation:
     a τ change in the app redraws this chart, and building it anew cost about 19 ms.
@@ -544,7 +544,7 @@ def with_current_tau(lines: go.Figure, current: float | None) -> go.Figure:
     return _unchecked(spec)
 
 
-def tau_sweep_lines(sweep: pd.DataFrame) -> go.Figure:
+def _tau_sweep_lines(sweep: pd.DataFrame) -> go.Figure:
     """The τ sweep's lines without a current τ (see :func:`with_current_tau`)."""
     fig = new_figure()
     for (feature, label), group in sweep.groupby(["feature", "label"], sort=False):

@@ -22,7 +22,7 @@ from .._results import FlexResult, RegionalResult
 from .._uncertainty import INTERVAL_LEVEL
 from ..counterfactuals import CounterfactualSet, decode_rows
 from ..importance._flex import DICE_EPSILON
-from ..models import quality_columns, quality_lines
+from ..models import model_curves, quality_columns, quality_lines
 from ..regions import RegionsResult
 
 __all__ = ["snapshot_payload", "FORMAT"]
@@ -100,6 +100,17 @@ def _region(name: str, regional: RegionalResult, position: Mapping[int, int], la
         out["discovery"] = {"q_value": _number(found.q_value), "p_value": _number(found.p_value),
                             "significant": bool(found.significant)}
     return out
+
+
+def _curves_line(task, model) -> str:
+    """The areas under the ROC and precision-recall curves on the held-out rows against no skill, or why there are none."""
+    try:
+        curves = model_curves(task, model)
+    except ConfigError as exc:
+        return f"No ROC or precision-recall curves: {exc}"
+    return (f"On the {int(curves.config['rows']):,} held-out cases: area under the ROC curve {curves.roc_auc:.3f} "
+            f"(no skill 0.5), average precision {curves.average_precision:.3f} (no skill {curves.prevalence:.3f}, "
+            "the share undesirable).")
 
 
 def _quality(metrics: Mapping) -> dict:
@@ -203,6 +214,6 @@ def snapshot_payload(
         "regions": region_list,
         "discovery_tau": _tau_text(global_result, task) if discovered is not None else None,
         "settings": _settings(explainer, global_result, settings),
-        "quality": _quality(explainer.model.metrics),
+        "quality": {**_quality(explainer.model.metrics), "curves": _curves_line(task, explainer.model)},
         "notes": list(dict.fromkeys([*task.notes, *global_result.notes])),
     }

@@ -364,6 +364,7 @@
       return keys.map(function (k, n) { return n === 0 ? el("td", line[k]) : el("td", line[k] === null ? "–" : fixed(line[k], 3)); });
     })));
     if (q.note) $("quality").appendChild(el("p", q.note));
+    if (q.curves) $("quality").appendChild(el("p", q.curves));
     var notes = $("notes");
     DATA.notes.forEach(function (n) { notes.appendChild(el("li", n)); });
     if (!DATA.notes.length) notes.appendChild(el("li", "No notes."));

@@ -67,13 +67,18 @@ def test_regional_json_format(tmp_path):
 
 def test_the_cli_json_reads_back_as_the_result_it_describes(tmp_path):
     import flex_core as fc
+    from flex_core.models._curves import ModelCurves
 
     for command, cls in (("global", fc.FlexResult), ("regional", fc.RegionalResult)):
         path = tmp_path / f"{command}.json"
         assert main([command, "--data", "builtin:synthetic-regional", *FAST, "--out", str(path)]) == 0
         written = json.loads(path.read_text())
-        # Beside the result's own dict the CLI writes only `data` (and its options into `config`).
-        assert cls.from_json(path).to_dict() == {k: v for k, v in written.items() if k != "data"}
+        # Beside the result's own dict the CLI writes only `data` (and its options into `config`), and for `global`
+        # the model's curves on its held-out rows, a result of their own.
+        assert cls.from_json(path).to_dict() == {k: v for k, v in written.items() if k not in ("data", "model_quality")}
+        assert ("model_quality" in written) == (command == "global")
+    curves = json.loads((tmp_path / "global.json").read_text())["model_quality"]
+    assert ModelCurves.from_dict(curves).to_dict(header=False) == curves
 
 
 def test_sufficiency_and_repeats_add_their_scores(tmp_path):
@@ -358,3 +363,26 @@ def test_a_report_that_cannot_be_written_is_one_error_and_nothing_is_written(arg
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     assert message in one_line_error([args[0], "--data", "builtin:synthetic-regional", *args[1:], *FAST], capsys)
     assert not (tmp_path / "r.html").exists()
+
+
+def test_global_json_carries_the_held_out_curves_and_on_request_permutation_importance(tmp_path):
+    result = run_cli(tmp_path, "global", "--data", "builtin:toy2d", "--permutation", *FAST)
+    quality = result["model_quality"]
+    assert quality["config"]["evaluated_on"] == "the held-out 20% test split" and quality["config"]["rows"] == 120
+    assert 0.9 < quality["roc_auc"] <= 1 and quality["roc"]["thresholds"][0] is None
+    assert len(quality["gain"]["share"]) == len(quality["roc"]["fpr"]) and len(quality["bins"]) == 10
+    permutation = result["permutation"]
+    assert [f["name"] for f in permutation["features"]] == ["vehicle_speed", "visibility"]
+    assert permutation["config"] == {"scoring": "roc_auc", "n_repeats": 5, "seed": 0,
+                                     "evaluated_on": "the held-out 20% test split"}
+    assert len(permutation["rows"]) == 120 and len(permutation["per_repeat"][0]) == 5
+    assert result["permutation_agreement"]["between"] == ["flex frequency_mean", "permutation mean drop of ROC AUC"]
+
+
+def test_a_model_file_gets_no_curves_and_permutation_is_refused_before_any_generation(
+        tmp_path, accident_csv, user_model_file, capsys):
+    result = run_cli(tmp_path, "global", *model_file_args(accident_csv, user_model_file))
+    assert "model_quality" not in result
+    assert any(note.startswith("No model_quality: The model came without held-out rows") for note in result["notes"])
+    line = one_line_error(["global", *model_file_args(accident_csv, user_model_file), "--permutation"], capsys)
+    assert "without held-out rows" in line

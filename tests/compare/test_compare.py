@@ -192,6 +192,9 @@ def test_format_rank_cell_matches_the_paper():
     assert format_rank_cell(1, 0.3412, 0.2361) == "1 (0.34 ± 0.24)"
     assert format_rank_cell(3, 0.02241, decimals=4) == "3 (0.0224)"
     assert format_rank_cell(2, float("nan")) == "–"
+    # A shuffle that helped by chance leaves a tiny negative mean: it reads 0, not -0; a real negative keeps its sign.
+    assert format_rank_cell(9, -0.0002, 0.0004, decimals=3) == "9 (0.000 ± 0.000)"
+    assert format_rank_cell(9, -0.002, decimals=3) == "9 (-0.002)"
 
 
 def test_ranking_table_ranks_each_method_and_shares_ties():

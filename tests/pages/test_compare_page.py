@@ -56,3 +56,19 @@ def test_compare_says_the_tau_and_why_flex_is_all_zero_at_a_high_tau():
     assert any("FLEX is shown at the current τ = 0.70" in shown(c.value) for c in at.caption)
     table = at.dataframe[0].value
     assert "FLEX at τ = 0.70" in " ".join(map(str, table.columns))
+
+
+def test_permutation_importance_joins_the_ranking_as_a_fourth_method_only_when_asked():
+    at = start("synthetic-regional", page="app_pages/compare.py")
+    table = at.dataframe[0].value
+    assert "Permutation (AUC drop)" not in table.columns
+    assert any("Permutation importance runs only when asked" in shown(i.value) for i in at.info)
+    next(b for b in at.button if b.key == "run_permutation").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(table.columns)[-1] == "Permutation (AUC drop)"
+    # The planted driver: speed is dangerous above 80 (on every road), so the model leans on it most.
+    assert table["Permutation (AUC drop)"]["Speed"].startswith("1 (")
+    assert "±" in table["Permutation (AUC drop)"]["Speed"]
+    assert any(m.label == "Spearman (FLEX at τ = 0.10 vs permutation)" for m in at.metric)
+    assert any("Permutation importance shuffles one feature at a time" in shown(c.value) for c in at.caption)

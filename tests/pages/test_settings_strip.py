@@ -14,7 +14,7 @@ PAGES = ["app_pages/data_model.py", "app_pages/global.py", "app_pages/regional.p
 EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator tree (refine minimal) · "
             "N_F = 12 · N_cf = 3 · seed 0 · τ = 0.10")
 #: Charts that do not depend on the current τ: their subtitle names the settings less τ.
-TAU_FREE = {"confusion_matrix", "calibration", "factual_map", "rule_map", "tau_panels"}
+TAU_FREE = {"confusion_matrix", "calibration", "model_curves", "factual_map", "rule_map", "tau_panels"}
 
 
 def _strip(at) -> str:

@@ -65,8 +65,8 @@ def test_a_tau_change_moves_the_sweeps_marker_and_keeps_its_lines(monkeypatch):
     import flex_core as fc
 
     drawn = []
-    draw = fc.plotting.tau_sweep_lines
-    monkeypatch.setattr(fc.plotting, "tau_sweep_lines", lambda sweep: drawn.append(1) or draw(sweep))
+    draw = fc.plotting.tau_sweep_figure
+    monkeypatch.setattr(fc.plotting, "tau_sweep_figure", lambda sweep, **k: drawn.append(1) or draw(sweep, **k))
     at = start("toy2d", page="app_pages/thresholds.py")
     lines = [t["y"] for t in chart(at, "tau_sweep")["data"]]
     at.slider(key="w_tau").set_value(0.6).run()

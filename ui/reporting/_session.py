@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,7 @@ from ._checks import (
     replicates_text,
 )
 from ._html import ReportSection
+from ._quality import describe_model_curves, describe_permutation
 from ._readings import (
     WHAT_MUST_CHANGE_READING,
     describe_coverage,
@@ -86,6 +88,9 @@ class SessionResults:
     lime: Mapping[str, tuple[RegionalResult, LimeImportance]] = field(default_factory=dict)
     regions: object | None = None  # flex_core.regions.RegionsResult, when region discovery ran
     groups: object | None = None  # flex_core.regions.GroupsResult, when the group comparison ran
+    curves: Any = None  # flex_core.models.model_curves on the held-out rows (None: none)
+    curves_note: str | None = None  # why there are no curves (a model without held-out rows)
+    permutation: Any = None  # flex_core.compare.permutation_importance, when it ran
 
 
 def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: pd.DataFrame) -> pd.DataFrame:
@@ -111,7 +116,16 @@ def _data_section(results: SessionResults) -> ReportSection:
         + (" " + " ".join(task.notes) if task.notes else "")
     )
     quality = (model_quality_table(model.metrics, held_out=model.trained_here),) if scored else ()  # no labels: no accuracy or F1 to show
-    return ReportSection("The data and the model", reading, tables=(human_table(balance), *quality))
+    figures: tuple = ()
+    if results.curves is not None:
+        from flex_core.plotting import model_curves_figure
+
+        figures = (model_curves_figure(results.curves, undesirable=task.undesirable_words),)
+        reading += "\n\n" + describe_model_curves(results.curves, undesirable=task.undesirable_words,
+                                                  desirable=task.desirable_words, cutoff=False)
+    elif results.curves_note:
+        reading += "\n\n" + results.curves_note
+    return ReportSection("The data and the model", reading, figures=figures, tables=(human_table(balance), *quality))
 
 
 def _global_section(results: SessionResults) -> ReportSection:
@@ -288,6 +302,17 @@ def _shap_section(results: SessionResults, shap: ShapImportance) -> ReportSectio
     )
 
 
+def _permutation_section(results: SessionResults, permutation) -> ReportSection:
+    result = results.global_result
+    labels, mutable = list(result.display_names), ~np.asarray(result.immutable, dtype=bool)
+    agreement = permutation.agreement_with(result)
+    table = ranking_table(labels, {"FLEX": result.frequency_mean, "Permutation (AUC drop)": permutation.mean},
+                          stds={"FLEX": result.frequency_std, "Permutation (AUC drop)": permutation.std},
+                          decimals={"Permutation (AUC drop)": 3}, include=mutable)
+    reading = describe_permutation(permutation, agreement, flex_name="FLEX")
+    return ReportSection("FLEX next to permutation importance", reading, tables=(table.reset_index(),))
+
+
 def _lime_section(name: str, regional: RegionalResult, lime: LimeImportance) -> ReportSection:
     from flex_core.plotting import regional_lime_figure
 
@@ -340,6 +365,8 @@ def _sections(results: SessionResults, settings: str) -> list[ReportSection]:
         sections.append(_examples_section(results))
     if results.shap is not None:
         sections.append(_shap_section(results, results.shap))
+    if results.permutation is not None:
+        sections.append(_permutation_section(results, results.permutation))
     for name, (regional, lime) in results.lime.items():
         sections.append(_lime_section(name, regional, lime))
     return sections
