@@ -8,6 +8,7 @@ from ui import state as S
 from ui.components import chart, lime_beside_flex, settings_strip
 from ui.context import require_analysis, run_or_stop
 from ui.glossary import mean_versus_pooled
+from ui.shap_views import case_views, shap_summary_views
 from ui.text import plain
 
 st.title("FLEX next to SHAP, LIME and DiCE")
@@ -76,6 +77,11 @@ if shap is not None:
         f"SHAP: {shap.explainer}, explaining {plain(reporting.probability_label(task))}; it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."
     )
+    st.subheader("SHAP's own views: every factual, and one feature's dependence")
+    shap_summary_views(analysis, shap)
+
+st.subheader("One case: SHAP, its ways out and partial dependence")
+case_views(analysis, result, shap)
 
 st.subheader("Region: FLEX next to LIME")
 query = st.session_state[S.QUERY]
