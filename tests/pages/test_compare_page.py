@@ -56,3 +56,30 @@ def test_compare_says_the_tau_and_why_flex_is_all_zero_at_a_high_tau():
     assert any("FLEX is shown at the current τ = 0.70" in shown(c.value) for c in at.caption)
     table = at.dataframe[0].value
     assert "FLEX at τ = 0.70" in " ".join(map(str, table.columns))
+
+
+def test_compare_shows_shaps_own_views_one_case_beside_its_ways_out_and_its_ice_curve():
+    """Issue 40 items 2 and 3 on the page: beeswarm, dependence with the suggested colour, the case's SHAP beside
+    its counterfactuals with the agreement sentence, and ICE with the case's curve; ICE without SHAP too."""
+    at = start("synthetic-regional", page="app_pages/compare.py")
+    drawn = {e.proto.id.rsplit("-", 1)[-1] for e in at.get("plotly_chart")}
+    assert "compare_ice" in drawn and "compare_shap_beeswarm" not in drawn  # partial dependence needs no SHAP
+    ice = chart(at, "compare_ice")
+    assert [t["name"] for t in ice["data"]][:2] == ["200 cases (ICE)", "average (partial dependence)"]
+    case = at.selectbox(key="w_compare_case").value
+    assert ice["data"][2]["name"].startswith(f"row {case} ")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    bees = chart(at, "compare_shap_beeswarm")
+    assert bees["data"][0]["name"] == "Speed" and len(bees["data"][0]["x"]) == 12  # planted driver on top, 12 factuals
+    assert at.selectbox(key="w_compare_dependence_feature").value == "speed"
+    colour = at.selectbox(key="w_compare_dependence_colour_speed")
+    assert colour.value == "road_type" and "(suggested)" in colour.format_func(colour.value)
+    assert any("Suggested colour: Road type" in shown(c.value) for c in at.caption)
+    chart(at, "compare_shap_dependence")
+    contributions = chart(at, "compare_case_shap")
+    assert [t["name"] for t in contributions["data"]] == ["SHAP", "FLEX"]
+    assert any(shown(m.value).startswith("SHAP and FLEX agree") for m in at.markdown)
+    at.selectbox(key="w_compare_ice_feature").set_value("lighting").run()
+    assert not at.exception, at.exception
+    assert chart(at, "compare_ice")["layout"]["xaxis"]["title"]["text"] == "Lighting"
