@@ -497,7 +497,7 @@ def what_if(_explainer: fc.FlexExplainer, identity: str, row: int | None, values
 
 
 @shared(copy=True, spinner="Computing each case's curve…")
-def dependence_curves(_explainer: fc.FlexExplainer, identity: str, feature: str, row: int) -> fc.compare.DependenceCurves:
+def dependence_curves(_explainer: fc.FlexExplainer, identity: str, feature: str, row: int):
     """Partial dependence and ICE of ``feature`` with ``row``'s curve and its stored counterfactuals' values on it."""
     cfset = _explainer.counterfactuals([row])
     ways_out = fc.counterfactuals.decode_rows(_explainer.task, cfset.counterfactuals[0][cfset.valid[0]])

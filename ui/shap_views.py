@@ -87,7 +87,7 @@ def _ice(analysis: Analysis, row: int, local: fc.FlexResult) -> None:
     feature = st.selectbox("Partial dependence and ICE of", names, index=changed[0],
                            format_func=lambda n: labels[n], key="w_compare_ice_feature")
     curves = run_or_stop(cache.dependence_curves, analysis.explainer, analysis.store_id, feature, row)
-    chart(fc.plotting.ice_figure(curves, probability=plain(reporting.probability_label(task))), analysis,
+    chart(fc.plotting.ice_figure(curves, probability=reporting.probability_label(task)), analysis,
           key="compare_ice", tau=False)
     words = (f"Each grey line is one of {len(curves.rows) - 1} cases drawn from the data, with only "
              f"{labels[feature]} moved along the axis and everything else kept; the black line is their average (the "

@@ -32,7 +32,7 @@ class _UndesirableScore(ClassifierMixin, BaseEstimator):
     """The model as scikit-learn's inspection tools take it: rows in the task's format, classes 0 and 1, and
     ``predict_proba[:, 1]`` the model's P(undesirable)."""
 
-    def __init__(self, model: FittedModel | None = None):
+    def __init__(self, model: FittedModel):
         self.model = model
 
     def fit(self, X, y=None):  # pragma: no cover - never fitted: the model is
@@ -60,6 +60,8 @@ class DependenceCurves:
     ----------
     feature, label : str
         The feature's name and display label.
+    unit : str
+        Its unit or currency ("" without one).
     continuous : bool
         Whether the grid holds numbers (else the feature's levels, in its order).
     grid : ndarray of shape (n_grid,)
@@ -74,6 +76,8 @@ class DependenceCurves:
         The row whose curve is highlighted (``rows[-1]``).
     query_value : object
         The query's own value of the feature.
+    query_text : str
+        That value as the data dictionary writes it ("₹24,200,000"; "" without a query).
     counterfactual_values : tuple
         The distinct values the query's valid counterfactuals give the feature where they change it.
     threshold : float
@@ -82,6 +86,7 @@ class DependenceCurves:
 
     feature: str
     label: str
+    unit: str
     continuous: bool
     grid: np.ndarray
     rows: np.ndarray
@@ -89,6 +94,7 @@ class DependenceCurves:
     average: np.ndarray
     query: int | None = None
     query_value: object = None
+    query_text: str = ""
     counterfactual_values: tuple = ()
     threshold: float = 0.5
     config: dict = field(default_factory=dict)
@@ -172,9 +178,10 @@ def dependence_curves(
                              custom_values={feature: grid}, response_method="predict_proba")
     individual = np.asarray(out["individual"][0], dtype=float)
     return DependenceCurves(
-        feature=feature, label=spec.label, continuous=spec.is_continuous, grid=np.asarray(out["grid_values"][0]),
+        feature=feature, label=spec.label, unit=spec.unit, continuous=spec.is_continuous, grid=np.asarray(out["grid_values"][0]),
         rows=rows, individual=individual, average=individual.mean(axis=0), query=query,
-        query_value=query_value, counterfactual_values=tuple(moved),
+        query_value=query_value, query_text=spec.format_value(query_value) if query is not None else "",
+        counterfactual_values=tuple(moved),
         config={"n_rows": int(n_rows), "grid_points": int(grid_points), "seed": int(seed), "method": "brute"},
     )
 

@@ -154,13 +154,13 @@ def ice_figure(curves: DependenceCurves, *, probability: str = "P(undesirable)")
                              line=dict(color="#111827", width=3),
                              hovertemplate=f"{c.label} = %{{x}}<br>average {probability} %{{y:.2f}}<extra></extra>"))
     if c.query is not None:
-        fig.add_trace(go.Scatter(name=f"row {c.query} (now {c.label} = {c.query_value})", x=grid,
+        fig.add_trace(go.Scatter(name=f"row {c.query} (now {c.query_text})", x=grid,
                                  y=as_floats(c.query_curve), mode=mode, line=dict(color=QUERY_COLOUR, width=3),
                                  hovertemplate=f"{c.label} = %{{x}}<br>{probability} %{{y:.2f}}<extra>row {c.query}</extra>"))
         if c.counterfactual_values:
             marks = list(c.counterfactual_values) if c.continuous else [str(v) for v in c.counterfactual_values]
             fig.add_trace(go.Scatter(
-                name="its ways out's values", x=marks, y=as_floats(c.at(c.counterfactual_values)), mode="markers",
+                name=f"values its ways out propose for {c.label} (with only that change)", x=marks, y=as_floats(c.at(c.counterfactual_values)), mode="markers",
                 marker=dict(symbol="diamond", size=12, color=WAYS_OUT_COLOUR, line=dict(color="white", width=1)),
                 hovertemplate=f"a way out sets {c.label} = %{{x}}<br>{probability} with only this change "
                               "%{y:.2f}<extra></extra>"))
@@ -168,7 +168,7 @@ def ice_figure(curves: DependenceCurves, *, probability: str = "P(undesirable)")
                   annotation_text="decision boundary", annotation_position="top left")
     if not c.continuous:
         fig.update_xaxes(categoryorder="array", categoryarray=grid)
-    fig.update_xaxes(title_text=c.label)
+    fig.update_xaxes(title_text=f"{c.label} ({c.unit})" if c.unit else c.label)
     fig.update_yaxes(range=[-0.02, 1.02], title_text=probability)
     return apply_style(fig, title=f"How {probability} moves with {c.label}: each case, the average"
                        + (f" and row {c.query}" if c.query is not None else ""), height=480)

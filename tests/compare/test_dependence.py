@@ -80,7 +80,7 @@ def test_the_ice_figure_highlights_the_query_and_marks_its_ways_out():
     fig = fc.plotting.ice_figure(curves, probability="P(bad)")
     names = [t.name for t in fig.data]
     assert names[0] == "5 cases (ICE)" and names[1] == "average (partial dependence)"
-    assert names[2].startswith(f"row {query}") and names[3] == "its ways out's values"
+    assert names[2] == f"row {query} (now {task.feature('speed').format_value(curves.query_value)})" and names[3] == "values its ways out propose for Speed (with only that change)"
     assert list(fig.data[3].x) == [SPEED_LIMIT] and list(fig.data[3].y) == [0.0]
     assert list(fig.data[2].y) == curves.query_curve.tolist()
     assert fig.data[0].x.count(None) == 5  # five grey curves, each ended by a gap

@@ -65,6 +65,7 @@ def test_compare_shows_shaps_own_views_one_case_beside_its_ways_out_and_its_ice_
     drawn = {e.proto.id.rsplit("-", 1)[-1] for e in at.get("plotly_chart")}
     assert "compare_ice" in drawn and "compare_shap_beeswarm" not in drawn  # partial dependence needs no SHAP
     ice = chart(at, "compare_ice")
+    assert ice["layout"]["title"]["text"].startswith("How P(Severe) moves with")  # the outcome's words, unescaped
     assert [t["name"] for t in ice["data"]][:2] == ["200 cases (ICE)", "average (partial dependence)"]
     case = at.selectbox(key="w_compare_case").value
     assert ice["data"][2]["name"].startswith(f"row {case} ")
