@@ -32,7 +32,7 @@ def shap_summary_views(analysis: Analysis, shap: fc.compare.ShapImportance) -> N
     chart(fc.plotting.shap_beeswarm_figure(shap, task), analysis, key="compare_shap_beeswarm", tau=False)
     st.caption(plain(
         f"Each dot is one factual: where it sits is how far that feature pushes its {reporting.probability_label(task)} "
-        f"up (right) or down (left); its colour is the case's value of the feature (blue low, red high; levels in "
+        f"up (right) or down (left); its colour is the case's value of the feature (blue low, red high among these factuals; levels in "
         "their order)."))
     names = list(shap.feature_names)
     left, right = st.columns(2)

@@ -105,7 +105,7 @@ def shap_dependence_figure(shap: ShapImportance, task: TaskSpec, feature: str, c
     fig.add_hline(y=0, line=dict(color="#94a3b8", width=1))
     if not spec.is_continuous:
         fig.update_xaxes(categoryorder="array", categoryarray=[str(v) for v in spec.levels])
-    fig.update_xaxes(title_text=label)
+    fig.update_xaxes(title_text=f"{label} ({spec.unit})" if spec.unit else label)
     fig.update_yaxes(title_text=f"SHAP value of {label}")
     title = f"SHAP dependence of {label}" + (f", coloured by {colour_label}" if colour_by else "")
     return apply_style(fig, title=title, height=460)
