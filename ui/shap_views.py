@@ -52,9 +52,9 @@ def shap_summary_views(analysis: Analysis, shap: fc.compare.ShapImportance) -> N
     strength = interaction.strengths[interaction.strongest]
     st.caption(plain(
         f"Suggested colour: {labels[interaction.strongest]}. The factuals are ordered by {labels[feature]} and cut into "
-        f"{interaction.n_bins} groups of like values; within each, the correlation between {labels[feature]}'s SHAP values "
-        "and each other feature (|r| for a number, η for levels) says how much of the spread that feature explains. "
-        f"{labels[interaction.strongest]} explains the most (mean {strength:.2f} of 1)."))
+        f"{interaction.n_bins} groups of like values; within each, how much of the spread of {labels[feature]}'s SHAP "
+        "values each other feature explains (a correlation: r for a number, η for levels, less what chance alone "
+        f"explains). {labels[interaction.strongest]} explains the most (mean {strength:.2f} of 1)."))
 
 
 def case_views(analysis: Analysis, result: fc.FlexResult, shap: fc.compare.ShapImportance | None) -> None:
@@ -65,14 +65,18 @@ def case_views(analysis: Analysis, result: fc.FlexResult, shap: fc.compare.ShapI
     row = st.selectbox(f"Case (one of the {len(rows)} factuals)", rows, index=rows.index(query) if query in rows else 0,
                        format_func=lambda r: f"row {r}", key="w_compare_case")
     case = case_counterfactuals(analysis, row)
-    local = run_or_stop(analysis.explainer.explain_local, [row], tau=analysis.tau)[0]
+    # Any change counts here (τ = 0), as in the table below: at the session's τ a small change that flips the case
+    # (a CIBIL score 10 points higher) would be highlighted in the table yet read as "not changed".
+    local = run_or_stop(analysis.explainer.explain_local, [row], tau=0.0)[0]
     if shap is not None:
         position = [int(r) for r in shap.query_index].index(row)
         agreement = fc.compare.case_agreement(
             [f.label for f in task.features], shap.values[position], local.frequency_mean,
             immutable=local.immutable, undesirable=task.undesirable_words, row=row)
-        chart(fc.plotting.case_contributions_figure(agreement), analysis, key="compare_case_shap")
+        chart(fc.plotting.case_contributions_figure(agreement), analysis, key="compare_case_shap", tau=False)
         st.markdown(plain(agreement.sentence))
+        st.caption("Here any change counts, as in the table below (FLEX's τ, which leaves out small changes to "
+                   "numbers, is not applied to one case's ways out).")
     highlighted_counterfactuals(task, case.table, case.changed)
     st.caption("The case, then its ways out; highlighted cells are the changes.")
     _ice(analysis, row, local)
@@ -87,14 +91,18 @@ def _ice(analysis: Analysis, row: int, local: fc.FlexResult) -> None:
     feature = st.selectbox("Partial dependence and ICE of", names, index=changed[0],
                            format_func=lambda n: labels[n], key="w_compare_ice_feature")
     curves = run_or_stop(cache.dependence_curves, analysis.explainer, analysis.store_id, feature, row)
-    chart(fc.plotting.ice_figure(curves, probability=reporting.probability_label(task)), analysis,
-          key="compare_ice", tau=False)
+    valid_below = curves.threshold - float(analysis.explainer.factual_selection.get("margin", 0.0))
+    chart(fc.plotting.ice_figure(curves, probability=reporting.probability_label(task), valid_below=valid_below),
+          analysis, key="compare_ice", tau=False)
     words = (f"Each grey line is one of {len(curves.rows) - 1} cases drawn from the data, with only "
              f"{labels[feature]} moved along the axis and everything else kept; the black line is their average (the "
              f"partial dependence); orange is row {row}.")
     if curves.counterfactual_values:
         words += (" Green diamonds are the values its ways out give this feature, each scored with only that change: "
-                  "a diamond above the dashed line is a way out that needs other changes too.")
+                  + (f"a way out counts only below the dotted line ({valid_below:.2f}, the validity rule's margin), "
+                     "so a diamond above it is a way out that needs other changes too."
+                     if valid_below < curves.threshold else
+                     "a diamond above the dashed line is a way out that needs other changes too."))
     elif curves.query is not None:
         words += f" None of its ways out changes {labels[feature]}."
     st.caption(plain(words))

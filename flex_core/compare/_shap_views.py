@@ -19,30 +19,37 @@ __all__ = ["Interaction", "strongest_interaction", "association", "CaseAgreement
 
 #: At most this many bins of the chosen feature's values ...
 MAX_BINS = 10
-#: ... each of at least this many rows: in a handful of rows a feature with several levels explains much of any
-#: spread by chance (η is biased upward in small groups).
+#: ... each of at least this many rows (the chance adjustment of :func:`association` needs rows to spare).
 MIN_BIN_ROWS = 20
 
 
 def association(shap_values: np.ndarray, other: np.ndarray, *, categorical: bool) -> float:
-    """How much of the spread of ``shap_values`` ``other`` explains, as a correlation in [0, 1].
+    """How much of the spread of ``shap_values`` ``other`` explains, as a correlation in [0, 1], adjusted for chance.
 
-    |Pearson r| for a number; for levels the correlation ratio η = sqrt(between-level sum of squares / total
-    sum of squares). 0 when either is constant (nothing to explain, or nothing that explains it).
+    The share of the sum of squares ``other`` explains, less what ``df`` parameters explain of pure noise:
+    ε² = (SS_explained − df · SS_residual / (n − df − 1)) / SS_total, at least 0, and its square root. A number
+    explains by a straight line (SS_explained = r² · SS_total, df = 1: the adjusted r²); levels by their means
+    (SS_between, df = levels − 1: the adjusted correlation ratio). Unadjusted, a feature with seven levels
+    "explains" about a third of pure noise in 20 rows and would win against every number. 0 when either is
+    constant, or when there are too few rows to tell (n ≤ df + 1).
     """
     y = np.asarray(shap_values, dtype=float)
     total = float(((y - y.mean()) ** 2).sum())
     if categorical:
         codes = pd.factorize(pd.Series(other, dtype=object))[0]
-        if total <= 0 or len(np.unique(codes)) < 2:
-            return 0.0
-        between = sum(float((codes == c).sum() * (y[codes == c].mean() - y.mean()) ** 2) for c in np.unique(codes))
-        return float(np.sqrt(min(between / total, 1.0)))
-    x = np.asarray(other, dtype=float)
-    spread = float(((x - x.mean()) ** 2).sum())
-    if total <= 0 or spread <= 0:
+        levels = np.unique(codes)
+        explained = sum(float((codes == c).sum() * (y[codes == c].mean() - y.mean()) ** 2) for c in levels)
+        df = len(levels) - 1
+    else:
+        x = np.asarray(other, dtype=float)
+        spread = float(((x - x.mean()) ** 2).sum())
+        df = 1 if spread > 0 else 0
+        explained = float(((x - x.mean()) * (y - y.mean())).sum()) ** 2 / spread if spread > 0 else 0.0
+    if total <= 0 or df == 0 or len(y) <= df + 1:
         return 0.0
-    return float(min(abs(((x - x.mean()) * (y - y.mean())).sum()) / np.sqrt(total * spread), 1.0))
+    residual = max(total - explained, 0.0)
+    share = (explained - df * residual / (len(y) - df - 1)) / total
+    return float(np.sqrt(min(max(share, 0.0), 1.0)))
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,9 @@ def strongest_interaction(shap: ShapImportance, task: TaskSpec, feature: str, *,
     The explained rows are ordered by ``feature``'s value (levels in their order) and cut into
     ``min(MAX_BINS, n_rows // min_rows)`` (at least 1) consecutive bins of nearly equal size; within a bin ``feature`` barely
     varies, so what is left of its SHAP values' spread is what other features add. Each other feature's strength
-    is the mean over the bins of :func:`association` with those SHAP values; the largest wins (ties: the
-    first in the data's column order). This is the idea of shap's ``approximate_interactions``, with η for levels.
+    is the mean over the bins of :func:`association` with those SHAP values (a correlation adjusted for chance, so
+    a feature with many levels does not win on noise); the largest wins (ties: the first in the data's column
+    order). This is the idea of shap's ``approximate_interactions``, with levels and the adjustment added.
     """
     if feature not in shap.feature_names:
         raise ConfigError(f"There is no feature {feature!r}; choose one of {', '.join(shap.feature_names)}.")

@@ -132,9 +132,11 @@ def case_contributions_figure(agreement: CaseAgreement) -> go.Figure:
                        height=150 + 30 * len(order))
 
 
-def ice_figure(curves: DependenceCurves, *, probability: str = "P(undesirable)") -> go.Figure:
+def ice_figure(curves: DependenceCurves, *, probability: str = "P(undesirable)",
+               valid_below: float | None = None) -> go.Figure:
     """ICE curves (thin grey), their average (the partial dependence, black), the query's own curve (orange) with
-    its counterfactuals' values of the feature marked on it (green), and the decision boundary.
+    its counterfactuals' values of the feature marked on it (green), and the decision boundary; ``valid_below``
+    (below the boundary) adds a dotted line where a counterfactual counts (the validity rule's margin).
 
     Traces: 0 the individual curves (one trace, gaps between rows), 1 the average, then the query's curve and its
     marks when there is a query.
@@ -166,6 +168,10 @@ def ice_figure(curves: DependenceCurves, *, probability: str = "P(undesirable)")
                               "%{y:.2f}<extra></extra>"))
     fig.add_hline(y=c.threshold, line=dict(color="#dc2626", width=1, dash="dash"),
                   annotation_text="decision boundary", annotation_position="top left")
+    if valid_below is not None and valid_below < c.threshold:
+        fig.add_hline(y=valid_below, line=dict(color=WAYS_OUT_COLOUR, width=1, dash="dot"),
+                      annotation_text=f"a way out needs {probability} below {valid_below:.2f}",
+                      annotation_position="bottom left")
     if not c.continuous:
         fig.update_xaxes(categoryorder="array", categoryarray=grid)
     fig.update_xaxes(title_text=f"{c.label} ({c.unit})" if c.unit else c.label)

@@ -84,3 +84,7 @@ def test_the_ice_figure_highlights_the_query_and_marks_its_ways_out():
     assert list(fig.data[3].x) == [SPEED_LIMIT] and list(fig.data[3].y) == [0.0]
     assert list(fig.data[2].y) == curves.query_curve.tolist()
     assert fig.data[0].x.count(None) == 5  # five grey curves, each ended by a gap
+    assert [shape.y0 for shape in fig.layout.shapes] == [0.5]
+    margin = fc.plotting.ice_figure(curves, probability="P(bad)", valid_below=0.35)
+    assert [shape.y0 for shape in margin.layout.shapes] == [0.5, 0.35]  # the boundary, and where a way out counts
+    assert margin.layout.annotations[1].text == "a way out needs P(bad) below 0.35"

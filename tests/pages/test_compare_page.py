@@ -81,6 +81,7 @@ def test_compare_shows_shaps_own_views_one_case_beside_its_ways_out_and_its_ice_
     contributions = chart(at, "compare_case_shap")
     assert [t["name"] for t in contributions["data"]] == ["SHAP", "FLEX"]
     assert any(shown(m.value).startswith("SHAP and FLEX agree") for m in at.markdown)
+    assert any("Here any change counts, as in the table below" in shown(c.value) for c in at.caption)
     at.selectbox(key="w_compare_ice_feature").set_value("lighting").run()
     assert not at.exception, at.exception
     assert chart(at, "compare_ice")["layout"]["xaxis"]["title"]["text"] == "Lighting"
