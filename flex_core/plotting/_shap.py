@@ -166,12 +166,14 @@ def ice_figure(curves: DependenceCurves, *, probability: str = "P(undesirable)",
                 marker=dict(symbol="diamond", size=12, color=WAYS_OUT_COLOUR, line=dict(color="white", width=1)),
                 hovertemplate=f"a way out sets {c.label} = %{{x}}<br>{probability} with only this change "
                               "%{y:.2f}<extra></extra>"))
+    # The lines' words on a light box at the right, where the grey curves would otherwise cross them.
+    label = dict(bgcolor="rgba(255,255,255,0.85)", font=dict(size=11))
     fig.add_hline(y=c.threshold, line=dict(color="#dc2626", width=1, dash="dash"),
-                  annotation_text="decision boundary", annotation_position="top left")
+                  annotation=dict(text="decision boundary", **label), annotation_position="top right")
     if valid_below is not None and valid_below < c.threshold:
         fig.add_hline(y=valid_below, line=dict(color=WAYS_OUT_COLOUR, width=1, dash="dot"),
-                      annotation_text=f"a way out needs {probability} below {valid_below:.2f}",
-                      annotation_position="bottom left")
+                      annotation=dict(text=f"a way out needs {probability} below {valid_below:.2f}", **label),
+                      annotation_position="bottom right")
     if not c.continuous:
         fig.update_xaxes(categoryorder="array", categoryarray=grid)
     fig.update_xaxes(title_text=f"{c.label} ({c.unit})" if c.unit else c.label)
