@@ -9,6 +9,7 @@ from ui.components import chart, lime_beside_flex, settings_strip
 from ui.context import require_analysis, run_or_stop
 from ui.glossary import mean_versus_pooled
 from ui.quality import PERMUTATION, agreement_metrics, permutation_if_asked
+from ui.shap_views import case_views, shap_summary_views
 from ui.text import plain
 
 st.title("FLEX next to SHAP, LIME and DiCE")
@@ -77,6 +78,8 @@ if shap is not None:
         f"SHAP: {shap.explainer}, explaining {plain(reporting.probability_label(task))}; it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."
     )
+    st.subheader("SHAP's own views: every factual, and one feature's dependence")
+    shap_summary_views(analysis, shap)
 
 if permutation is not None:
     agreement = permutation.agreement_with(result, seed=seed)
@@ -84,6 +87,9 @@ if permutation is not None:
     st.caption(plain(reporting.describe_permutation(permutation, agreement, flex_name=flex_name)
                      + " In brackets: 95% bootstrap intervals over FLEX's factuals; the table's ± is the spread over "
                      "the shuffles."))
+
+st.subheader("One case: SHAP, its ways out and partial dependence")
+case_views(analysis, result, shap)
 
 st.subheader("Region: FLEX next to LIME")
 query = st.session_state[S.QUERY]

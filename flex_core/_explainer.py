@@ -650,8 +650,11 @@ class FlexExplainer:
         return ProjectParts(task, restore_fit(model, settings.get("model"), task.frame.index), adopted["y"] is not None)
 
     def dashboard(self, *, view: Mapping | None = None, directory: str | Path | None = None, port: int | None = None,
-                  open_browser: bool = False) -> str:
+                  open_browser: bool = False, inline: bool = False, height: int = 800) -> str:
         """Start the FLEX Studio app on this explainer in a subprocess; prints and returns its URL.
+
+        ``inline``: wait until the app answers, then show it in the notebook's output (an IFrame ``height`` pixels
+        high, through IPython.display); without a notebook, one printed line says to open the URL instead.
 
         ``view`` is what the app opens on, as :meth:`save` takes it. The explainer is saved to ``directory`` (default a new temporary folder) and the
         app opens it, started as ``flex dashboard DIR`` starts it (from a checkout or an
@@ -659,7 +662,7 @@ class FlexExplainer:
         The app runs until the Python session ends or ``explainer.dashboard_process.terminate()``
         is called.
         """
-        from .dashboard import app_script, free_port, require_streamlit, start_dashboard
+        from .dashboard import app_script, free_port, require_streamlit, show_inline, start_dashboard, wait_until_ready
 
         require_streamlit()
         app_script()  # the app's files are there, before anything is written
@@ -668,6 +671,10 @@ class FlexExplainer:
         self.dashboard_process = start_dashboard(folder, port=port, open_browser=open_browser)
         url = f"http://localhost:{port}"
         print(f"FLEX Studio is starting at {url} (project folder {folder})")
+        if inline:
+            if not wait_until_ready(url, self.dashboard_process):
+                print(f"The app has not answered within two minutes; the frame below stays empty until it does (or open {url}).")
+            show_inline(url, height=height)
         return url
 
 

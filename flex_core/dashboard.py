@@ -14,7 +14,9 @@ import os
 import socket
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from ._errors import ConfigError
 from ._extras import MissingDependencyError, install_hint
 
 __all__ = ["app_script", "config_flags", "dashboard_command", "dashboard_env", "hosted_from_environment", "start_dashboard",
-           "run_dashboard", "free_port"]
+           "run_dashboard", "free_port", "wait_until_ready", "show_inline"]
 
 #: The installed copy of the app's files (the checkout's top level, mapped by pyproject.toml).
 APP_PACKAGE = "flex_studio_app"
@@ -167,3 +169,40 @@ def run_dashboard(project: str | Path | None = None, *, port: int | None = None,
     if os.name == "posix":
         os.execve(command[0], command, env)
     return subprocess.call(command, env=env)  # pragma: no cover - not POSIX
+
+
+def wait_until_ready(url: str, process: subprocess.Popen, *, timeout: float = 120.0) -> bool:
+    """Wait until the app at ``url`` answers Streamlit's health check (True), or ``timeout`` seconds pass (False).
+
+    A ConfigError when the app's process ends first (a busy port, a broken installation).
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ConfigError(f"The app stopped before it answered at {url} (exit status {process.returncode}); "
+                              "run `flex dashboard` in a terminal to see why.")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.read() == b"ok":
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def show_inline(url: str, *, height: int = 800) -> bool:
+    """Show the running app at ``url`` in a notebook's output (an IFrame through IPython.display); True if shown.
+
+    Without IPython, or outside a notebook's kernel, prints one line saying so and where to open the app instead.
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.display import IFrame, display
+    except ImportError:
+        print(f"inline=True shows the app inside a notebook, and IPython is not installed here: open {url} in a browser.")
+        return False
+    if get_ipython() is None:
+        print(f"inline=True shows the app inside a notebook's output, and this is not a notebook: open {url} in a browser.")
+        return False
+    display(IFrame(url, width="100%", height=height))
+    return True

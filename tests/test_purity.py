@@ -43,13 +43,15 @@ def test_public_api_is_small_and_every_name_resolves():
         assert getattr(flex_core, name) is not None, name
 
 
-def test_subpackages_export_at_most_100_names_a_library_user_calls():
+def test_subpackages_export_at_most_110_names_a_library_user_calls():
     """Each subpackage's __all__ is what a library user calls; the dashboard's helpers live in ui/."""
     import importlib
 
     exported = {name: importlib.import_module(f"flex_core.{name}").__all__ for name in flex_core._SUBPACKAGES}
     total = sum(len(names) for names in exported.values())
-    assert total <= 100, f"{total} names exported: {exported}"
+    # 100 until issue 40 added the views ExplainerDashboard users look for (SHAP's plots, partial dependence, model
+    # quality); their result types stay out of __all__.
+    assert total <= 110, f"{total} names exported: {exported}"
     for package, names in exported.items():
         module = importlib.import_module(f"flex_core.{package}")
         assert len(set(names)) == len(names), package

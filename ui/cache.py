@@ -527,3 +527,12 @@ def what_if(_explainer: fc.FlexExplainer, identity: str, row: int | None, values
     """The case ``row`` with ``values`` ({feature: value}, the edits) scored and its counterfactuals searched
     (``identity``: the store's). Raises ConfigError for a value the data does not allow."""
     return _explainer.what_if(dict(values), row=row)
+
+
+@shared(copy=True, spinner="Computing each case's curve…")
+def dependence_curves(_explainer: fc.FlexExplainer, identity: str, feature: str, row: int):
+    """Partial dependence and ICE of ``feature`` with ``row``'s curve and its stored counterfactuals' values on it."""
+    cfset = _explainer.counterfactuals([row])
+    ways_out = fc.counterfactuals.decode_rows(_explainer.task, cfset.counterfactuals[0][cfset.valid[0]])
+    return fc.compare.dependence_curves(_explainer.model, _explainer.task, feature, query=row, counterfactuals=ways_out,
+                                        seed=_explainer.seed)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         with_settings,
     )
     from ._quality import calibration_figure, confusion_matrix_figure, model_curves_figure
+    from ._shap import case_contributions_figure, ice_figure, shap_beeswarm_figure, shap_dependence_figure
 
 #: the module defining each public name (imported, with plotly, on first access)
 _MODULES = {
@@ -34,6 +35,7 @@ _MODULES = {
                "what_must_change_figure", "with_current_tau", "with_settings"),
     "._compare": ("rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure"),
     "._quality": ("confusion_matrix_figure", "calibration_figure", "model_curves_figure"),
+    "._shap": ("shap_beeswarm_figure", "shap_dependence_figure", "case_contributions_figure", "ice_figure"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
@@ -41,7 +43,7 @@ __all__ = [
     "importance_figure", "regional_scatter", "regions_heatmap", "tau_panels_figure", "tau_sweep_figure",
     "what_must_change_figure", "with_current_tau", "with_settings",
     "rank_scatter_figure", "ranking_bars_figure", "regional_lime_figure", "confusion_matrix_figure", "calibration_figure",
-    "model_curves_figure",
+    "model_curves_figure", "shap_beeswarm_figure", "shap_dependence_figure", "case_contributions_figure", "ice_figure",
 ]
 
 

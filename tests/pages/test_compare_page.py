@@ -72,3 +72,32 @@ def test_permutation_importance_joins_the_ranking_as_a_fourth_method_only_when_a
     assert "±" in table["Permutation (AUC drop)"]["Speed"]
     assert any(m.label == "Spearman (FLEX at τ = 0.10 vs permutation)" for m in at.metric)
     assert any("Permutation importance shuffles one feature at a time" in shown(c.value) for c in at.caption)
+
+
+def test_compare_shows_shaps_own_views_one_case_beside_its_ways_out_and_its_ice_curve():
+    """Issue 40 items 2 and 3 on the page: beeswarm, dependence with the suggested colour, the case's SHAP beside
+    its counterfactuals with the agreement sentence, and ICE with the case's curve; ICE without SHAP too."""
+    at = start("synthetic-regional", page="app_pages/compare.py")
+    drawn = {e.proto.id.rsplit("-", 1)[-1] for e in at.get("plotly_chart")}
+    assert "compare_ice" in drawn and "compare_shap_beeswarm" not in drawn  # partial dependence needs no SHAP
+    ice = chart(at, "compare_ice")
+    assert ice["layout"]["title"]["text"].startswith("How P(Severe) moves with")  # the outcome's words, unescaped
+    assert [t["name"] for t in ice["data"]][:2] == ["200 cases (ICE)", "average (partial dependence)"]
+    case = at.selectbox(key="w_compare_case").value
+    assert ice["data"][2]["name"].startswith(f"row {case} ")
+    next(b for b in at.button if b.key == "run_shap").click().run()
+    assert not at.exception, at.exception
+    bees = chart(at, "compare_shap_beeswarm")
+    assert bees["data"][0]["name"] == "Speed" and len(bees["data"][0]["x"]) == 12  # planted driver on top, 12 factuals
+    assert at.selectbox(key="w_compare_dependence_feature").value == "speed"
+    colour = at.selectbox(key="w_compare_dependence_colour_speed")
+    assert colour.value == "road_type" and "(suggested)" in colour.format_func(colour.value)
+    assert any("Suggested colour: Road type" in shown(c.value) for c in at.caption)
+    chart(at, "compare_shap_dependence")
+    contributions = chart(at, "compare_case_shap")
+    assert [t["name"] for t in contributions["data"]] == ["SHAP", "FLEX"]
+    assert any(shown(m.value).startswith("SHAP and FLEX agree") for m in at.markdown)
+    assert any("Here any change counts, as in the table below" in shown(c.value) for c in at.caption)
+    at.selectbox(key="w_compare_ice_feature").set_value("lighting").run()
+    assert not at.exception, at.exception
+    assert chart(at, "compare_ice")["layout"]["xaxis"]["title"]["text"] == "Lighting"

@@ -14,7 +14,9 @@ PAGES = ["app_pages/data_model.py", "app_pages/global.py", "app_pages/regional.p
 EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator tree (refine minimal) · "
             "N_F = 12 · N_cf = 3 · seed 0 · τ = 0.10")
 #: Charts that do not depend on the current τ: their subtitle names the settings less τ.
-TAU_FREE = {"confusion_matrix", "calibration", "model_curves", "factual_map", "rule_map", "tau_panels"}
+TAU_FREE = {"confusion_matrix", "calibration", "model_curves", "factual_map", "rule_map", "tau_panels",
+            # Compare's SHAP views and ICE (issue 40) do not depend on τ; its case view counts any change
+            "compare_ice", "compare_case_shap", "compare_shap_beeswarm", "compare_shap_dependence"}
 
 
 def _strip(at) -> str:
