@@ -17,7 +17,7 @@ from ..data import TaskSpec
 from ._fit import FittedModel
 
 __all__ = ["HeldOut", "CutoffQuality", "NOT_HELD_OUT", "held_out_predictions", "held_out_only", "quality_at_cutoff",
-           "calibration_table", "QUALITY_COLUMNS", "quality_lines", "quality_columns"]
+           "calibration_table", "QUALITY_COLUMNS", "quality_table", "quality_lines", "quality_columns"]
 
 #: The columns of the model's quality table (the app, the print report and the interactive report), in order. The
 #: undesirable outcome's own precision, recall and F1 come first; the weighted F1 says what it averages.
@@ -26,6 +26,11 @@ QUALITY_COLUMNS = ("measured on", "accuracy", "balanced accuracy", "precision (u
 _CV_KEYS = ("cv_accuracy_mean", "cv_balanced_accuracy_mean", None, None, "cv_f1_undesirable_mean", "cv_f1_mean", None)
 _TEST_KEYS = ("test_accuracy", "balanced_accuracy", "test_precision_undesirable", "test_recall_undesirable",
               "test_f1_undesirable", "test_f1", "majority_baseline")
+
+
+def quality_table(metrics, test_label: str) -> tuple[list[str], list[dict]]:
+    """(:func:`quality_columns`, :func:`quality_lines`): the model's quality table as every front end shows it."""
+    return quality_columns(metrics), quality_lines(metrics, test_label)
 
 
 def quality_lines(metrics, test_label: str) -> list[dict]:

@@ -22,7 +22,7 @@ from .._results import FlexResult, RegionalResult
 from .._uncertainty import INTERVAL_LEVEL
 from ..counterfactuals import CounterfactualSet, decode_rows
 from ..importance._flex import DICE_EPSILON
-from ..models import model_curves, quality_columns, quality_lines
+from ..models import model_curves, quality_table
 from ..regions import RegionsResult
 
 __all__ = ["snapshot_payload", "FORMAT"]
@@ -115,9 +115,10 @@ def _curves_line(task, model) -> str:
 
 def _quality(metrics: Mapping) -> dict:
     """The model's scores against the always-the-most-common-outcome baseline, as lines of a table."""
+    columns, lines = quality_table(metrics, str(metrics.get("evaluated_on", "held-out test part")))
     lines = [{key: value if key == "measured on" or value is None else _number(value) for key, value in line.items()}
-             for line in quality_lines(metrics, str(metrics.get("evaluated_on", "held-out test part")))]
-    return {"columns": quality_columns(metrics), "lines": lines, "note": metrics.get("note")}
+             for line in lines]
+    return {"columns": columns, "lines": lines, "note": metrics.get("note")}
 
 
 def _settings(explainer, global_result: FlexResult, extra: Mapping | None) -> list[list[str]]:

@@ -153,10 +153,10 @@ def model_quality_table(metrics: Mapping, *, held_out: bool = True) -> pd.DataFr
     ``held_out`` is False for a model trained elsewhere: its test line then says it covers every row
     (:func:`scored_rows_label`), not a held-out part.
     """
-    from flex_core.models import quality_columns, quality_lines
+    from flex_core.models import quality_table
 
-    table = pd.DataFrame(quality_lines(metrics, scored_rows_label(metrics, held_out=held_out)), dtype=object)
-    table = table[quality_columns(metrics)]  # older models carry no balanced accuracy or undesirable-outcome scores
+    columns, lines = quality_table(metrics, scored_rows_label(metrics, held_out=held_out))
+    table = pd.DataFrame(lines, dtype=object)[columns]  # older models carry no balanced accuracy or undesirable scores
     return table.apply(lambda column: column if column.name == "measured on" else column.map(_share))
 
 
