@@ -169,6 +169,7 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
             origin,
             target=source["target"],
             undesirable=source["undesirable"],
+            desired=source.get("desired") or (),
             immutable=source.get("immutable", ()),
             use_identifiers=source.get("use_identifiers", ()),
             missing=source.get("missing", "drop"),

@@ -104,6 +104,11 @@ def _csv_form() -> None:
         return
     values = sorted(frame[target].dropna().astype(str).unique().tolist())
     undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
+    desired = st.multiselect(
+        "Outcome a way out must reach (optional)", [v for v in values if v not in undesirable], key="sb_csv_desired",
+        help="With more than two outcomes: a counterfactual counts only when the model predicts this one (with the "
+             "validity margin), not merely another outcome that is not undesirable. Empty: any other outcome.",
+    ) if len(values) > 2 else []
     immutable = st.multiselect(
         "Features that cannot change", [c for c in frame.columns if c != target], key="sb_csv_immutable"
     )
@@ -124,7 +129,7 @@ def _csv_form() -> None:
             return
         source = {"kind": "csv", "data": data, "filename": upload.name, "target": target,
                   "undesirable": undesirable, "immutable": immutable, "use_identifiers": use_identifiers,
-                  "missing": missing}
+                  "missing": missing, **({"desired": desired} if desired else {})}
         if words is not None:
             try:
                 source["dictionary"] = words.getvalue().decode("utf-8")
@@ -285,8 +290,12 @@ def _generator_settings(name: str) -> None:
     st.session_state[S.GENERATOR_SETTINGS] = {name: changed}
 
 
-def multiclass_note(model: fc.FittedModel) -> str:
-    """For a model with more than two classes: which count as undesired, and that the rest count as desired."""
+def multiclass_note(model: fc.FittedModel, task: fc.TaskSpec | None = None) -> str:
+    """For a model with more than two classes: which count as undesired, and that the rest count as desired (or, with
+    a desired outcome, which one a way out must reach)."""
+    if task is not None and task.desired and model.trained_here:  # its classes are codes: say it in the data's values
+        return (f" A way out must reach {' or '.join(map(str, task.desired))}, not just leave "
+                f"{' / '.join(map(str, task.undesirable))}.")
     if len(model.classes) <= 2:
         return ""
     if model.desired and not model.trained_here:  # a counterfactual must reach these, not just leave the undesired
@@ -389,7 +398,7 @@ def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
         f"Active: **{plain(task.name)}** — "
         + plain(f"{reporting.plural(len(task.frame), 'row')}, {reporting.plural(len(task.features), 'feature')}, "
                 f"{_predicted(analysis)} {task.undesirable_words}."
-                + multiclass_note(analysis.model))
+                + multiclass_note(analysis.model, analysis.task))
     )
     left, right = metrics_slot.columns(2)
     if "cv_accuracy_mean" in metrics:

@@ -44,10 +44,10 @@ def start(dataset: str = "toy2d", *, n_factuals: int = 12, n_cf: int = 3, page: 
 
 
 def start_csv(frame, *, target: str, undesirable: list[str], n_factuals: int = 8, n_cf: int = 2,
-              page: str | None = None) -> AppTest:
+              page: str | None = None, desired: list[str] | None = None) -> AppTest:
     """The app on a CSV, as after "Load CSV" in the sidebar."""
     dataset = {"kind": "csv", "data": frame.to_csv(index=False).encode(), "filename": "data.csv",
-               "target": target, "undesirable": undesirable}
+               "target": target, "undesirable": undesirable, **({"desired": desired} if desired else {})}
     return _run({"sb_source": "CSV upload", "dataset": dataset, "sb_n_factuals": n_factuals, "sb_n_cf": n_cf,
                  "sb_cv_folds": 2}, page)
 
