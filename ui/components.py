@@ -81,19 +81,21 @@ def safe_csv(frame, analysis: Analysis, **kwargs) -> str:
 def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
     """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000).
 
-    Keyed by label: tables show features by their labels (:func:`labelled`), as the charts do."""
-    config = {f.label: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
+    Keyed by header: tables show features by their labels with the unit (:func:`labelled`)."""
+    config = {reporting.header(f): st.column_config.NumberColumn(format="localized") for f in task.features
+              if f.is_continuous}
     return {**config, **(extra or {})}
 
 
 def labelled(frame, task: fc.TaskSpec):
-    """``frame`` with feature columns named by their labels ("Dependants", not ``no_of_dependents``) and the levels
-    of a feature in the data dictionary's words ("under 1 year", not "Below 1yr"); numbers stay numbers."""
+    """``frame`` with feature columns named by their labels and units ("Dependants (people)", not
+    ``no_of_dependents``; :func:`ui.reporting.header`) and the levels of a feature in the data dictionary's words
+    ("under 1 year", not "Below 1yr"); numbers stay numbers."""
     worded = frame.copy()
     for f in task.features:
         if not f.is_continuous and f.name in worded.columns and f.words.levels:
             worded[f.name] = worded[f.name].map(f.level_label)
-    return worded.rename(columns={f.name: f.label for f in task.features})
+    return worded.rename(columns={f.name: reporting.header(f) for f in task.features})
 
 
 def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:

@@ -208,3 +208,13 @@ def test_an_uploaded_dictionary_is_read_as_content_never_as_a_path(tmp_path):
         load_dictionary("[outcome]\nundesirable = 'é'".encode("latin-1"))
     with pytest.raises(fc.ConfigError, match="a dictionary is a small TOML file"):
         load_dictionary(b"#" * 1_000_001)
+
+
+def test_a_mode_shift_bin_names_its_currency_and_unit(frame):
+    from ui.reporting import mode_words
+
+    task = _task(frame, LOAN_DICTIONARY)
+    assert mode_words(task.feature("loan_term"), "16 to 20") == "16 to 20 years"
+    assert mode_words(task.feature("loan_amount"), "300,000 to 2,700,000") == "₹300,000 to ₹2,700,000"
+    assert mode_words(task.feature("self_employed"), "No") == "salaried"
+    assert task.feature("loan_amount").format_span(-5, 10, sep="–") == "-₹5–₹10"
