@@ -136,10 +136,12 @@ def _value_widgets(task, feature, op, column) -> object:
         return column.selectbox("Value", levels, key=key, format_func=words)
     values = task.frame[feature.name].to_numpy(dtype=float)
     q1, median, q3 = (float(v) for v in np.nanquantile(values, [0.25, 0.5, 0.75]))
+    unit = f" ({feature.unit})" if feature.unit else ""  # "Value (points)", "From (₹)"
     if op == "between":
         low, high = column.columns(2)
-        return [low.number_input("From", value=q1, key=key + "_low"), high.number_input("to", value=q3, key=key + "_high")]
-    return column.number_input("Value", value=median, key=key)
+        return [low.number_input(f"From{unit}", value=q1, key=key + "_low"),
+                high.number_input(f"to{unit}", value=q3, key=key + "_high")]
+    return column.number_input(f"Value{unit}", value=median, key=key)
 
 
 def rule_builder(task) -> None:
@@ -164,10 +166,10 @@ def rule_builder(task) -> None:
             else:
                 draft = [c for c in draft if c["feature"] != name] + [condition]  # one condition per feature
                 st.session_state[S.RULE_DRAFT] = draft
-        labels = {f.name: f.label for f in task.features}
         for i, condition in enumerate(draft):
             text_col, remove_col = st.columns([6, 1])
-            text_col.markdown(f"{'and ' if i else ''}**{plain(fc.importance.rule_text([condition], labels))}**")
+            words = fc.importance.rule_text([condition], features=task.features)  # "CIBIL score ≥ 650 points"
+            text_col.markdown(f"{'and ' if i else ''}**{plain(words)}**")
             if remove_col.button("Remove", key=f"rule_remove_{i}"):
                 st.session_state[S.RULE_DRAFT] = draft[:i] + draft[i + 1:]
                 st.rerun()

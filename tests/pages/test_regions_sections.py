@@ -75,7 +75,7 @@ def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule == (fc.importance.Condition("road_type", "=", "rural"), fc.importance.Condition("speed", ">=", 60.0))
-    assert any(shown(h.value) == "Region: Road type = rural and Speed ≥ 60" for h in at.header)
+    assert any(shown(h.value) == "Region: Road type = rural and Speed ≥ 60 km/h" for h in at.header)
     params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
     assert json.loads(params["rule"]) == [c.as_dict() for c in rule]
     assert url_state.view_from_query_params(params)["rule"] == [c.as_dict() for c in rule]
