@@ -19,6 +19,7 @@ from ui.components import (
 )
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
+from ui.glossary import term
 from ui.lead import lead_reading, small_region_note
 from ui.regions import found_regions_section, groups_section, rule_builder
 from ui.text import plain
@@ -146,7 +147,7 @@ else:
 r = regional.pearson_r
 low, high = regional.pearson_r_interval
 small = small_region_note(regional.importance.n_factuals_used)
-cols[2].metric("Pearson r with global", "n/a" if r != r else (f"({r:.2f})" if small else f"{r:.2f}"),
+cols[2].metric(term("Agreement with all cases", "Pearson r"), "n/a" if r != r else (f"({r:.2f})" if small else f"{r:.2f}"),
                help=("No interval: r is undefined or rests on a single case." if low != low
                      else f"95% interval from the region's {reporting.plural(regional.importance.n_factuals_used, 'case')}: {low:.2f} to {high:.2f}"))
 if regional.distances:

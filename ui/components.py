@@ -11,6 +11,7 @@ import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
 from ui.context import Analysis, run_or_stop
+from ui.glossary import terms_shown
 from ui.text import plain
 
 #: Tables up to this many rows are shown whole; longer ones scroll and say how many rows they hold.
@@ -21,8 +22,9 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
     """The settings strip's words (:func:`flex_core.report.describe_settings`) for the current analysis.
 
     Read from the analysis and the sidebar, so a page that computes no FLEX result still names them.
-    ``tau=False`` leaves τ out, for what does not depend on it."""
-    return reporting.describe_settings({
+    ``tau=False`` leaves τ out, for what does not depend on it. N_F, N_cf and τ are said in words unless the
+    reader asked for the analyst's terms."""
+    return reporting.describe_settings(words=not terms_shown(), settings={
         "dataset": reporting.dataset_label(analysis.task),
         "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
         "encoding": analysis.model.encoding,

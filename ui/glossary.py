@@ -7,8 +7,25 @@ Hamming distance, ...) are explained here once, in the outcome's own words where
 from __future__ import annotations
 
 import numpy as np
+import streamlit as st
 
-__all__ = ["glossary", "TERMS", "mean_versus_pooled", "outcome_words"]
+from ui import state as S
+
+__all__ = ["glossary", "TERMS", "mean_versus_pooled", "outcome_words", "term", "terms_shown"]
+
+#: The sidebar's switch that adds the analyst's terms to the plain words.
+TERMS_TOGGLE = "Show the analyst's terms (F_j, τ, r, q)"
+
+
+def terms_shown() -> bool:
+    """Whether the reader asked for the analyst's terms (the sidebar's switch; off by default, kept in the link)."""
+    return bool(st.session_state.get(S.TERMS))
+
+
+def term(words: str, analyst: str) -> str:
+    """``words`` for the reader; with the analyst's terms on, ``analyst`` after them: "Agreement with all cases
+    (Pearson r)"."""
+    return f"{words} ({analyst})" if terms_shown() else words
 
 #: term -> what it means, with {bad} for the undesirable outcome and {good} for the other, in the data's words.
 TERMS: dict[str, str] = {

@@ -16,11 +16,15 @@ from ui import figures, reporting
 from ui import state as S
 from ui.components import chart, show_table
 from ui.context import Analysis, run_or_stop
+from ui.glossary import terms_shown
 from ui.text import plain
 
 #: How the rule builder says each comparison.
 OP_WORDS = {"=": "is", "in": "is one of", ">=": "is at least", "<": "is below", "between": "is between (both included)"}
 FDR_LEVELS = (0.05, 0.1, 0.2)
+#: The found regions' columns in plain words, unless the reader asked for the analyst's terms.
+PLAIN_COLUMNS = {"divergence 1 − r (95% interval)": "how much it differs from all cases (95% interval)",
+                 "q-value": "share of flukes expected"}
 #: The most refits the replication check takes (the limits table's, as the library and CLI refuse more).
 MAX_REFITS = int(LIMITS["retrain"].high)
 REFITS_HELP = ("0 skips the check. Each refit trains the same kind of model on a bootstrap of the training rows "
@@ -89,6 +93,8 @@ def found_regions_section(analysis: Analysis) -> None:
         st.info("No candidate region had enough cases inside and outside it; lower the smallest region size or raise N_F.")
         return
     table = reporting.found_regions_table(found)
+    if not terms_shown():  # the analyst's names of these columns only when asked for (the sidebar's switch)
+        table = table.rename(columns=PLAIN_COLUMNS)
     event = st.session_state.get("found_regions_table")
     picked = (event or {}).get("selection", {}).get("rows", []) if event is not None else []
     if picked and S.fresh_selection("found_regions_table", picked) and picked[0] < len(found.regions):

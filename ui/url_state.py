@@ -46,6 +46,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "tau_features": {},
     "necessary_only": False,  # bar charts count only necessary changes
     "whiskers": "interval",  # 95% interval of F or ± std on the bars
+    "terms": False,  # the pages name the analyst's terms (F_j, τ, r, q) beside the plain words
     "regions": [],  # saved regions: {"name", "query", "k", "where"} (+ "rule"), carried as one JSON parameter
     "rule": None,  # the rule-defined region shown: [{"feature", "op", "value"}], carried as one JSON parameter
     "whatif_row": None,  # the row the what-if editor starts from
@@ -140,7 +141,7 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = value
     elif key == "immutable":
         view[key] = [name for name in value.split(",") if name]
-    elif key == "necessary_only":
+    elif key in ("necessary_only", "terms"):
         view[key] = {"true": True, "false": False}[value.lower()]
     elif key in ("dataset", "where"):
         view[key] = value or None
