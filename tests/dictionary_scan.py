@@ -12,7 +12,10 @@ import re
 
 import flex_core as fc
 
-__all__ = ["raw_names", "problems"]
+__all__ = ["raw_names", "problems", "table_text"]
+
+#: The one column whose cells are the file's own column names by design: the dictionary editor's key (ui/words.py).
+KEY_COLUMN = "column in the file"
 
 #: a number as the pages write one: 650, 6,000,000, 0.38, −3
 _NUMBER = r"[-−]?\d[\d,]*(?:\.\d+)?"
@@ -31,6 +34,15 @@ def raw_names(task: fc.TaskSpec) -> list[str]:
         spaced = f.name.replace("_", " ")
         out += ([f.name] if f.name != f.label else []) + ([spaced] if spaced.lower() != f.label.lower() else [])
     return sorted(set(out))
+
+
+def table_text(tables: list[list[list[str]]]) -> str:
+    """The tables' cells as text, one row a line, cells apart; the dictionary editor's key column left out."""
+    lines = []
+    for table in tables:
+        keep = [j for j, name in enumerate(table[0] if table else []) if name != KEY_COLUMN]
+        lines += [" | ".join(row[j] for j in keep if j < len(row)) for row in table]
+    return "\n".join(lines)
 
 
 def _around(text: str, start: int, end: int) -> str:

@@ -14,7 +14,7 @@ from ui import state as S
 __all__ = ["glossary", "TERMS", "mean_versus_pooled", "outcome_words", "term", "terms_shown"]
 
 #: The sidebar's switch that adds the analyst's terms to the plain words.
-TERMS_TOGGLE = "Show the analyst's terms (F_j, τ, r, q)"
+TERMS_TOGGLE = "Show the paper's terms (F_j, τ, r, q)"
 
 
 def terms_shown() -> bool:

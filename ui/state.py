@@ -47,7 +47,8 @@ PROJECT_PATH = "sb_project_path"
 # Analysis keys (not widgets).
 DATASET = "dataset"  # the active, successfully loaded source (dict)
 MODEL_FILE = "model_file"  # the active uploaded model file: {"name", "data": bytes} or None (the model itself lives in ui/cache)
-OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None, "constraints": {...} | None, "between": [...] | None}
+OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None, "constraints": {...} | None, "between": [...] | None,
+#                          "words": the edited data dictionary (its file's shape) | None}
 TAU = "tau"
 TAU_FEATURES = "tau_features"  # {feature: τ} where it differs from the global τ
 QUERY = "query"
@@ -223,7 +224,8 @@ def apply_view(view: Mapping[str, Any]) -> None:
         s[WHERE] = criterion_of(view["where"])
         s[TAU_FEATURES] = dict(view["tau_features"])
         s[OVERRIDES] = {"kinds": dict(view["kinds"]), "immutable": view["immutable"],
-                        **({"between": list(view["constraints"])} if view["constraints"] is not None else {})}
+                        **({"between": list(view["constraints"])} if view["constraints"] is not None else {}),
+                        **({"words": view["words"]} if view["words"] is not None else {})}
         s[SAVED_REGIONS] = [_region_of(r) for r in view["regions"]]
         s[RULE] = rule_of(view["rule"])
         s[WHATIF_ROW] = view["whatif_row"]
@@ -343,6 +345,7 @@ def current_view() -> dict[str, Any]:
         "immutable": s[OVERRIDES]["immutable"],
         "kinds": dict(s[OVERRIDES]["kinds"]),
         "constraints": None if s[OVERRIDES].get("between") is None else list(s[OVERRIDES]["between"]),
+        "words": s[OVERRIDES].get("words"),
         "model": s[MODEL],
         "encoding": s[ENCODING],
         "cv_folds": int(s[CV_FOLDS]),

@@ -13,7 +13,7 @@ import flex_core as fc
 from tests.browser.test_browser import ARTIFACTS
 from tests.browser.test_state_browser import new_page, wait_idle
 from tests.browser.test_whatif_browser import LOAN, VIEW
-from tests.dictionary_scan import problems
+from tests.dictionary_scan import problems, table_text
 from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
 
 pytestmark = [
@@ -66,8 +66,21 @@ def rendered(page) -> tuple[str, list[list[list[str]]]]:
     """What the reader sees in the page's main area (the sidebar's settings keep the analyst's names), its charts'
     words, and its tables, cell by cell."""
     tables = page.evaluate(_TABLES)
-    cells = "\n".join(" | ".join(row) for table in tables for row in table)
-    return "\n".join([page.evaluate(_WORDS), page.evaluate(_CHARTS), cells]), tables
+    return "\n".join([page.evaluate(_WORDS), page.evaluate(_CHARTS), table_text(tables)]), tables
+
+
+def settled(page) -> tuple[str, list[list[list[str]]]]:
+    """:func:`rendered` once the page stopped changing: the same text twice, a second apart, with no run going (a
+    session's first run can pause between its parts, so a page that seems idle may still grow)."""
+    before = None
+    for _ in range(120):
+        wait_idle(page)
+        now = rendered(page)
+        if now == before:
+            return now
+        before = now
+        page.wait_for_timeout(1_000)
+    raise AssertionError("the page kept changing for two minutes")
 
 
 @pytest.mark.parametrize(("title", "path", "ready"), PAGES, ids=[p[0] for p in PAGES])
@@ -81,9 +94,7 @@ def test_the_page_speaks_the_dictionarys_words(loan_app, title, path, ready):
             page.get_by_text("Page not found", exact=True).wait_for(timeout=3_000)
             page.keyboard.press("Escape")
         page.get_by_text(ready, exact=False).first.wait_for(timeout=300_000)
-        wait_idle(page)  # the whole page drawn, not only its first part
-        page.wait_for_timeout(1_000)
-        text, tables = rendered(page)
+        text, tables = settled(page)  # the whole page drawn, not only its first part
         stem = path or "global"
         (ARTIFACTS / f"words_{stem}.txt").write_text(text)
         page.screenshot(path=str(ARTIFACTS / f"words_{stem}.png"), full_page=True)
@@ -95,5 +106,57 @@ def test_the_page_speaks_the_dictionarys_words(loan_app, title, path, ready):
             assert "Loan term (years)" in text, title
         if path == "data-and-model":
             assert "₹" in text and "Rejected" in text and "Approved" in text, title
+    finally:
+        page.close()
+
+
+def _edit_cell(page, grid, row: int, column: int, text: str) -> None:
+    """Type ``text`` into the cell at (``row``, ``column``) of an editable table (a canvas: reached by the keyboard
+    from its first cell)."""
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # the first cell, under the header row
+    for key in ["ArrowRight"] * column + ["ArrowDown"] * row:
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")  # opens the cell's editor
+    page.keyboard.press("Control+A")
+    page.keyboard.type(text, delay=30)  # typed at once, the editor kept only its first keys
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(500)
+
+
+def test_a_display_name_edited_on_data_and_model_is_used_on_another_page(loan_app):
+    url, browser = loan_app
+    page = new_page(browser)
+    try:
+        page.goto(f"{url}/data-and-model?{VIEW}", wait_until="domcontentloaded")
+        page.get_by_text("The data's words", exact=True).first.wait_for(timeout=300_000)
+        wait_idle(page)
+        grid = page.locator("[data-testid='stDataFrame']").filter(has_text="level words").first
+        grid.scroll_into_view_if_needed()
+        _edit_cell(page, grid, 6, 1, "Credit score")  # cibil_score's display name
+        page.get_by_role("button", name="Apply words").click()
+        page.wait_for_timeout(1_000)
+        text, _ = settled(page)
+        assert "Credit score (points)" in text, text[-3000:]  # the preview's header
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0
+        page.get_by_role("link", name="Counterfactuals", exact=True).click()
+        page.get_by_text("Changed most often for this case", exact=False).first.wait_for(timeout=300_000)
+        text, _ = settled(page)
+        assert "Credit score (points)" in text and "CIBIL score" not in text, text[:2000]
+        # A unit on a feature with levels is refused: one message, and the words applied before stay.
+        page.get_by_role("link", name="Data & model", exact=True).click()
+        page.get_by_text("The data's words", exact=True).first.wait_for(timeout=300_000)
+        wait_idle(page)
+        grid = page.locator("[data-testid='stDataFrame']").filter(has_text="level words").first
+        grid.scroll_into_view_if_needed()
+        _edit_cell(page, grid, 1, 2, "kg")  # education's unit
+        page.get_by_role("button", name="Apply words").click()
+        error = page.locator("[data-testid='stAlertContentError']")
+        error.first.wait_for(timeout=120_000)
+        page.screenshot(path=str(ARTIFACTS / "words_edited.png"), full_page=True)
+        assert error.count() == 1 and "Those words were not applied" in error.first.inner_text()
+        assert "has levels, not numbers" in error.first.inner_text()
+        assert "Credit score (points)" in settled(page)[0]
     finally:
         page.close()

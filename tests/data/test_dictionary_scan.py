@@ -57,3 +57,11 @@ def test_a_table_column_of_numbers_must_name_its_unit(task):
     named = [["Feature", "Loan term (years)"], ["this case", "12"]]
     words = [["Feature", "Loan term"], ["most changed", "sometimes"]]
     assert problems("", task, [bare]) and problems("", task, [named, words]) == []
+
+
+def test_only_the_dictionary_editors_key_column_may_name_the_files_columns():
+    from tests.dictionary_scan import table_text
+
+    editor = [["column in the file", "display name"], ["loan_term", "Loan term"]]
+    other = [["feature", "display name"], ["loan_term", "Loan term"]]
+    assert table_text([editor]) == "display name\nLoan term" and "loan_term" in table_text([other])

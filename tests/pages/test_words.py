@@ -11,6 +11,7 @@ import flex_core as fc
 from tests.factories import user_pipeline
 from tests.pages.conftest import errors, metric, shown, start
 from tests.pages.test_model_sources import upload_model
+from ui.words import KEY_COLUMN
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -24,7 +25,8 @@ def _page_text(at) -> str:
              for e in at.get(kind)]
     parts += [m.label for m in at.metric] + [w.label for w in at.selectbox] + [w.label for w in at.number_input]
     for frame in at.dataframe:
-        value = frame.value
+        # the dictionary editor's key column holds the file's column names by design (ui/words.py)
+        value = frame.value.drop(columns=[KEY_COLUMN], errors="ignore")
         parts += [str(c) for c in value.columns] + [str(i) for i in value.index]
         # a constraint between features is written with the data's column names (cf.noise_continuous): the
         # language's syntax, shown as typed, not a label
