@@ -7,7 +7,15 @@ import flex_core as fc
 from flex_core.data.rules import constraint_examples
 from ui import cache, reporting, rules, words
 from ui import state as S
-from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
+from ui.components import (
+    chart,
+    evaluation_caption,
+    labelled,
+    number_columns,
+    pinned_first,
+    settings_strip,
+    show_table,
+)
 from ui.context import apply_overrides, require_analysis, run_or_stop
 from ui.text import plain
 
@@ -28,7 +36,8 @@ if task.notes:  # one box, one paragraph per note
     st.info(plain("\n\n".join(task.notes)))
 
 st.subheader("Preview")
-st.dataframe(labelled(task.frame.head(200), task), width="stretch", column_config=number_columns(task))
+preview = labelled(task.frame.head(200), task)
+st.dataframe(preview, width="stretch", column_config=pinned_first(preview, hide_index=False, column_config=number_columns(task)))
 st.caption(f"The first 200 of {len(task.frame):,} rows.")
 
 left, right = st.columns(2)

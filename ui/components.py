@@ -100,8 +100,23 @@ def labelled(frame, task: fc.TaskSpec):
     return worded.rename(columns={f.name: reporting.header(f) for f in task.features})
 
 
-def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:
-    """A table sized to its rows, so none hides behind a fixed height; a long one says how many rows it has."""
+def pinned_first(frame, *, hide_index: bool = True, column_config: dict | None = None) -> dict:
+    """``column_config`` with the table's first column (the row labels, or the first column when they are hidden)
+    pinned: a table wider than its place scrolls sideways with the names of its lines in view."""
+    config = dict(column_config or {})
+    key = frame.columns[0] if hide_index and len(frame.columns) else "_index"
+    base = config.get(key)
+    if isinstance(base, dict):
+        config[key] = {**base, "pinned": True}
+    else:  # nothing set, or only a label
+        config[key] = st.column_config.Column(base, pinned=True)
+    return config
+
+
+def show_table(frame, *, hide_index: bool = True, column_config: dict | None = None, **kwargs) -> None:
+    """A table sized to its rows, so none hides behind a fixed height; a long one says how many rows it has.
+    Its first column is pinned (:func:`pinned_first`)."""
+    kwargs["column_config"] = pinned_first(frame, hide_index=hide_index, column_config=column_config)
     if len(frame) <= WHOLE_TABLE_ROWS:
         st.dataframe(frame, hide_index=hide_index, width="stretch", height="content", **kwargs)
     else:

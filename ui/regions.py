@@ -16,7 +16,7 @@ from ui import figures, reporting
 from ui import state as S
 from ui.components import chart, show_table
 from ui.context import Analysis, run_or_stop
-from ui.glossary import terms_shown
+from ui.glossary import term, terms_shown
 from ui.text import plain
 
 #: How the rule builder says each comparison.
@@ -116,6 +116,33 @@ def found_regions_section(analysis: Analysis) -> None:
                                 "cases": st.column_config.NumberColumn(width="small")})
     chart(figures.regions_small_multiples(found), analysis, key="regions_small_multiples")
     st.caption(plain(reporting.multiple_testing_caveat(found)))
+
+
+def region_metrics(regional: fc.RegionalResult, global_result: fc.FlexResult, *, rule: bool, where: bool,
+                   small: bool) -> None:
+    """The region's size, the cases it was picked from, its agreement with all cases and its spread, two by two
+    (they sit in the narrow column beside the map). ``small``: r is put in brackets, as a guess."""
+    top, bottom = st.columns(2), st.columns(2)
+    top[0].metric("Region size", f"{len(regional.members)}",
+                  help="The analysed cases that meet the rule." if rule else "The query and its nearest neighbours.")
+    if rule:
+        top[1].metric("Cases analysed", f"{len(global_result.query_index):,}", help="The global result's cases (N_F).")
+    else:
+        top[1].metric("Cases meeting the criterion" if where else "Cases to choose from", f"{regional.candidates + 1:,}")
+    r = regional.pearson_r
+    low, high = regional.pearson_r_interval
+    cases = reporting.plural(regional.importance.n_factuals_used, "case")
+    bottom[0].metric(term("Agreement with all cases", "Pearson r"), "n/a" if r != r else (f"({r:.2f})" if small else f"{r:.2f}"),
+                     help=("No interval: r is undefined or rests on a single case." if low != low
+                           else f"95% interval from the region's {cases}: {low:.2f} to {high:.2f}"))
+    if regional.distances:
+        bottom[1].metric("Features apart (furthest)", f"{max(regional.distances):.2f}",
+                         help="How far the furthest case of the region is from the query (Hamming distance): the "
+                              "features in which the two differ, a number counting the share of its range between "
+                              "them (see the Glossary).")
+    else:  # a rule region has no query, so no distances
+        share = len(regional.members) / max(len(global_result.query_index), 1)
+        bottom[1].metric("Share of the cases", reporting.format_share(share, decimals=1 if share < 0.1 else 0))
 
 
 # -- the rule builder ------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ pytestmark = [
 #: (page title, address, a text the page shows once it has drawn)
 PAGES = [("Data & model", "data-and-model", "Model quality at a decision cutoff"),
          ("Global", "", "Generator coverage"),
-         ("Regional explorer", "regional-explorer", "What the model asks of each group"),
+         ("Regional explorer", "regional-explorer", "The region in detail"),
          ("Thresholds", "tau-thresholds", "Thresholds (τ)"),
          ("Counterfactuals", "counterfactual-tables", "Changed most often for this case"),
          ("What-if", "what-if-editor", "Explore this case's region"),
@@ -83,6 +83,18 @@ def settled(page) -> tuple[str, list[list[list[str]]]]:
     raise AssertionError("the page kept changing for two minutes")
 
 
+def every_tab(page) -> tuple[str, list[list[list[str]]]]:
+    """:func:`settled` text and tables of the page with each of its tabs opened in turn (a tab not shown is not in
+    the page's text)."""
+    text, tables = settled(page)
+    tabs = page.locator("[data-testid='stMain'] [role='tab']")
+    for i in range(1, tabs.count()):  # the first tab is open already
+        tabs.nth(i).click()
+        more, more_tables = settled(page)
+        text, tables = text + "\n" + more, tables + more_tables
+    return text, tables
+
+
 @pytest.mark.parametrize(("title", "path", "ready"), PAGES, ids=[p[0] for p in PAGES])
 def test_the_page_speaks_the_dictionarys_words(loan_app, title, path, ready):
     url, browser = loan_app
@@ -94,7 +106,7 @@ def test_the_page_speaks_the_dictionarys_words(loan_app, title, path, ready):
             page.get_by_text("Page not found", exact=True).wait_for(timeout=3_000)
             page.keyboard.press("Escape")
         page.get_by_text(ready, exact=False).first.wait_for(timeout=300_000)
-        text, tables = settled(page)  # the whole page drawn, not only its first part
+        text, tables = every_tab(page)  # the whole page drawn, not only its first part; every tab of it
         stem = path or "global"
         (ARTIFACTS / f"words_{stem}.txt").write_text(text)
         page.screenshot(path=str(ARTIFACTS / f"words_{stem}.png"), full_page=True)

@@ -37,7 +37,7 @@ def test_scatter_has_the_identity_line_r_in_the_title_and_quadrant_labels():
     # Immutable features (road type, driver age band) are left out; every other one carries its quadrant.
     assert set(points["customdata"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
     assert all(text.endswith(("(quadrant A)", "(quadrant B)", "(quadrant C)", "(quadrant D)")) for text in points["hovertext"])
-    shown_r = metric(at, "Pearson r with global")
+    shown_r = metric(at, "Agreement with all cases")
     assert shown_r == "n/a" or -1 <= float(shown_r) <= 1
 
 

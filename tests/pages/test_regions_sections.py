@@ -31,8 +31,10 @@ def _select_row(at, key: str, row: int):
 
 def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     at = _find(start("synthetic-regional", n_factuals=60, n_cf=3, page=PAGE))
-    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
-    assert list(table["rank"]) == list(range(1, len(table) + 1)) and {"region", "cases", "q-value", "significant"} <= set(table)
+    # plain column names unless the sidebar's switch asks for the paper's terms (q-value, divergence 1 − r)
+    table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
+    assert list(table["rank"]) == list(range(1, len(table) + 1))
+    assert {"region", "cases", "share of flukes expected", "significant"} <= set(table)
     spec = chart(at, "regions_small_multiples")
     assert spec["data"] and spec["data"][0]["type"] == "bar"
     assert any("chance alone" in shown(c.value) for c in at.caption)  # the multiple-testing caveat, in words
@@ -58,7 +60,7 @@ def test_a_tau_change_reranks_without_generating():
     at.session_state["tau"] = 0.3
     at.run()
     assert not at.exception and not errors(at) and at.session_state["region_search"] == before
-    assert any("divergence 1 − r (95% interval)" in d.value.columns for d in at.dataframe)
+    assert any("how much it differs from all cases (95% interval)" in d.value.columns for d in at.dataframe)
 
 
 def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
@@ -130,7 +132,7 @@ def test_refits_check_whether_each_found_region_and_group_difference_replicates(
     box.set_value(2).run()
     _find(at)
     assert at.session_state["region_search"]["retrain"] == 2
-    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
     assert table["replicates"].str.fullmatch(r"in [012] of 2 refits").all()
     at.selectbox(key="w_groups_by").set_value("road_type").run()
     at.number_input(key="w_groups_retrain").set_value(2).run()
@@ -146,5 +148,5 @@ def test_refits_beyond_the_limit_are_refused_by_the_widget():
     assert not at.exception and at.number_input(key="w_regions_retrain").value == 0  # refused: the box keeps 0
     at.button(key="find_regions").click().run()
     assert at.session_state["region_search"]["retrain"] == 0
-    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
     assert "replicates" not in table  # not asked, so not shown
