@@ -145,7 +145,9 @@ bad_words = bad_col.text_input("The outcome FLEX explains", value=task.undesirab
                                key=f"w_undesirable_words_{task.fingerprint}")
 good_words = good_col.text_input("The other outcome", value=task.desirable_words, key=f"w_desirable_words_{task.fingerprint}")
 edited_words = st.data_editor(words.words_table(task), key=f"words_editor_{task.fingerprint}", hide_index=True,
-                              width="stretch", height="content", disabled=[words.KEY_COLUMN])
+                              width="stretch", height="content", disabled=[words.KEY_COLUMN],
+                              column_config={words.KEY_COLUMN: st.column_config.Column(pinned=True),
+                                             "level words": st.column_config.TextColumn(width="large")})
 if st.button("Apply words", key="apply_words", type="primary"):
     apply_overrides(lambda base: {**st.session_state[S.OVERRIDES],
                                   "words": words.dictionary_from_table(edited_words, base, bad_words, good_words)},
