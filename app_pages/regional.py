@@ -122,10 +122,11 @@ else:
 # -- 2. read it: beside the map ----------------------------------------------------------------------
 small = small_region_note(regional.importance.n_factuals_used)
 with read_col:
+    # a subheader: a long rule in the narrow column beside the map would fill the first screen as a header
     if rule:
-        st.header(f"Region: {plain(regional.rule_text)}")
+        st.subheader(f"Region: {plain(regional.rule_text)}")
     else:
-        st.header(f"Region around row {query}" + (f" with {plain(criterion_text)}" if where else ""))
+        st.subheader(f"Region around row {query}" + (f" with {plain(criterion_text)}" if where else ""))
     region_metrics(regional, global_result, rule=bool(rule), where=where is not None, small=bool(small))
     if small:
         st.warning(plain(small))

@@ -203,7 +203,7 @@ def test_more_factuals_than_the_map_draws_still_list_and_choose_any_case():
     at.number_input(key="w_query_row").set_value(off_map).run()
     assert not at.exception, at.exception
     assert at.session_state["query"] == off_map
-    assert any(f"Region around row {off_map}" in shown(h.value) for h in at.header)
+    assert any(f"Region around row {off_map}" in shown(h.value) for h in at.subheader)
     # The sample left it out, but the map draws the query (and its region) where they belong.
     on_chart = {int(r[0]) if isinstance(r, list) else int(r)
                 for trace in chart(at, "factual_map")["data"] for r in (trace.get("customdata") or [])}

@@ -42,7 +42,7 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule and all(isinstance(c, fc.importance.Condition) for c in rule)  # values, not text or dicts
-    assert any(shown(h.value) == f"Region: {table.loc[0, 'region']}" for h in at.header)
+    assert any(shown(h.value) == f"Region: {table.loc[0, 'region']}" for h in at.subheader)
     assert int(metric(at, "Region size")) == int(table.loc[0, "cases"])  # the same members as the discovery pool
     # Every view works on it: F bars, scatter, mode shift, members, save and compare.
     assert chart(at, "regional_chart")["data"] and "Pearson r" in chart(at, "regional_scatter")["layout"]["title"]["text"]
@@ -51,7 +51,7 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert saved[-1]["rule"] == rule and saved[-1]["query"] is None
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     at.button(key="rule_close").click().run()
-    assert at.session_state["rule"] is None and any(shown(h.value).startswith("Region around row") for h in at.header)
+    assert at.session_state["rule"] is None and any(shown(h.value).startswith("Region around row") for h in at.subheader)
 
 
 def test_a_tau_change_reranks_without_generating():
@@ -77,7 +77,7 @@ def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule == (fc.importance.Condition("road_type", "=", "rural"), fc.importance.Condition("speed", ">=", 60.0))
-    assert any(shown(h.value) == "Region: Road type = rural and Speed ≥ 60 km/h" for h in at.header)
+    assert any(shown(h.value) == "Region: Road type = rural and Speed ≥ 60 km/h" for h in at.subheader)
     params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
     assert json.loads(params["rule"]) == [c.as_dict() for c in rule]
     assert url_state.view_from_query_params(params)["rule"] == [c.as_dict() for c in rule]
@@ -95,7 +95,7 @@ def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception and not errors(at)
-    assert any(shown(h.value) == "Region: Road type = urban" for h in at.header)
+    assert any(shown(h.value) == "Region: Road type = urban" for h in at.subheader)
     assert at.session_state["saved_regions"][0]["rule"] == S.rule_of(json.loads(rule))
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     bad = AppTest.from_file(APP, default_timeout=120)
