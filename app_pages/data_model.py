@@ -113,6 +113,7 @@ edited = st.data_editor(
     height="content",  # every feature visible: a fixed height hid the last ones
     disabled=["feature", "values"],
     column_config={
+        "feature": st.column_config.Column(pinned=True),
         "kind": st.column_config.SelectboxColumn(options=list(fc.data.KINDS), required=True),
         "immutable": st.column_config.CheckboxColumn(),
         "direction": st.column_config.SelectboxColumn(options=["either", "increase", "decrease"], required=True),

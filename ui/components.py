@@ -191,7 +191,8 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
             st.rerun()
     chart(fc.plotting.what_must_change_figure(result), analysis, key=f"{key}_must_change_chart")
     # Full width: with the two shares and the two ratios the table has eight columns.
-    st.dataframe(reporting.what_must_change_frame(result), hide_index=True, width="stretch", height="content")
+    must = reporting.what_must_change_frame(result)
+    st.dataframe(must, hide_index=True, width="stretch", height="content", column_config=pinned_first(must))
     with st.expander("How to read these numbers"):
         st.markdown("\n".join(f"- {sentence}" for sentence in reporting.WHAT_MUST_CHANGE_READING.values()))
 
@@ -271,4 +272,5 @@ def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=())
 
     formats = {reporting.header(f): partial(f.format_value, bare=True) for f in task.features}
     styled = table.style.apply(style, axis=None).format({**formats, reporting.probability_label(task): "{:.2f}"})
-    st.dataframe(styled, width="stretch", height="content")  # sized to its rows: a fixed height hid the last ones
+    st.dataframe(styled, width="stretch", height="content",  # sized to its rows: a fixed height hid the last ones
+                 column_config=pinned_first(table, hide_index=False))

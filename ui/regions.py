@@ -111,7 +111,7 @@ def found_regions_section(analysis: Analysis) -> None:
         st.markdown(plain(replication))
     st.dataframe(table, key="found_regions_table", on_select="rerun", selection_mode="single-row", hide_index=True,
                  width="stretch", height="content" if len(table) <= 12 else 420,
-                 column_config={"rank": st.column_config.NumberColumn(width="small"),
+                 column_config={"rank": st.column_config.NumberColumn(width="small", pinned=True),
                                 "region": st.column_config.TextColumn(width="large"),
                                 "cases": st.column_config.NumberColumn(width="small")})
     chart(figures.regions_small_multiples(found), analysis, key="regions_small_multiples")
