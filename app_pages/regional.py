@@ -50,8 +50,8 @@ if rule:
     k = 0
     criterion_text = regional.rule_text
     with map_col:
-        st.markdown(f"Showing the rule-defined region **{plain(regional.rule_text)}**: the {len(regional.members):,} of the "
-                f"{len(global_result.query_index):,} analysed cases that meet it.")
+        st.markdown(f"Showing the rule-defined region **{plain(regional.rule_text)}**: the {len(regional.members):,} "
+                    f"of the {len(global_result.query_index):,} analysed cases that meet it.")
         if st.button("Back to a query's neighbours", key="rule_close"):
             st.session_state[S.RULE] = None
             st.rerun()
