@@ -5,7 +5,7 @@ import streamlit as st
 import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
-from ui.components import chart, lime_beside_flex, settings_strip
+from ui.components import chart, lime_beside_flex, pinned_first, settings_strip
 from ui.context import require_analysis, run_or_stop
 from ui.glossary import mean_versus_pooled
 from ui.quality import PERMUTATION, agreement_metrics, permutation_if_asked
@@ -65,7 +65,7 @@ if all_zero:
     st.warning(plain(all_zero))
 st.markdown("**Ranking, \"rank (mean ± std)\"** (as the paper's Tables 1 and 3; FLEX ranks read \"4–7\" where "
                "the 95% intervals of F over the cases leave several ranks possible)")
-st.dataframe(table, width="stretch", height="content")
+st.dataframe(table, width="stretch", height="content", column_config=pinned_first(table, hide_index=False))
 # Side by side they look like the same number: say why they differ (a mean over cases against a pooled count).
 st.caption(plain(mean_versus_pooled(result.counts, flex="FLEX at τ = 0" if at_zero is not None else flex_name)))
 if shap is not None:

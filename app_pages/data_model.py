@@ -6,9 +6,17 @@ import streamlit as st
 
 import flex_core as fc
 from flex_core.data.rules import constraint_examples
-from ui import cache, reporting, rules
+from ui import cache, reporting, rules, words
 from ui import state as S
-from ui.components import chart, evaluation_caption, labelled, number_columns, settings_strip, show_table
+from ui.components import (
+    chart,
+    evaluation_caption,
+    labelled,
+    number_columns,
+    pinned_first,
+    settings_strip,
+    show_table,
+)
 from ui.context import apply_overrides, require_analysis, run_or_stop
 from ui.quality import model_curves_view
 from ui.text import plain
@@ -30,7 +38,8 @@ if task.notes:  # one box, one paragraph per note
     st.info(plain("\n\n".join(task.notes)))
 
 st.subheader("Preview")
-st.dataframe(labelled(task.frame.head(200), task), width="stretch", column_config=number_columns(task))
+preview = labelled(task.frame.head(200), task)
+st.dataframe(preview, width="stretch", column_config=pinned_first(preview, hide_index=False, column_config=number_columns(task)))
 st.caption(f"The first 200 of {len(task.frame):,} rows.")
 
 left, right = st.columns(2)
@@ -107,6 +116,7 @@ edited = st.data_editor(
     height="content",  # every feature visible: a fixed height hid the last ones
     disabled=["feature", "values"],
     column_config={
+        "feature": st.column_config.Column(pinned=True),
         "kind": st.column_config.SelectboxColumn(options=list(fc.data.KINDS), required=True),
         "immutable": st.column_config.CheckboxColumn(),
         "direction": st.column_config.SelectboxColumn(options=["either", "increase", "decrease"], required=True),
@@ -122,12 +132,30 @@ if st.button("Apply feature settings", key="apply_features", type="primary"):
             "kinds": {r.feature: r.kind for r in edited.itertuples() if base_kinds[r.feature] != r.kind},
             "immutable": sorted(r.feature for r in edited.itertuples() if r.immutable),
             "constraints": reporting.table_constraints(edited),
-            # The constraints between features stay as they are (their own editor below applies them).
-            **({"between": st.session_state[S.OVERRIDES]["between"]}
-               if st.session_state[S.OVERRIDES].get("between") is not None else {}),
+            # The constraints between features and the words stay as they are (their own editors below apply them).
+            **{k: v for k, v in st.session_state[S.OVERRIDES].items() if k in ("between", "words") and v is not None},
         }
 
     apply_overrides(feature_overrides, "feature settings")
+
+st.subheader("The data's words")
+st.caption(plain(
+    "How the pages name each feature, its unit or currency and its levels, and the two outcomes (the data "
+    "dictionary; docs/data-dictionary.md). Level words are written LEVEL = words; separated by ';'. After Apply, "
+    "every page, chart and report uses them; the analysis runs again under them and its numbers stay the same."
+))
+bad_col, good_col = st.columns(2)
+bad_words = bad_col.text_input("The outcome FLEX explains", value=task.undesirable_words,
+                               key=f"w_undesirable_words_{task.fingerprint}")
+good_words = good_col.text_input("The other outcome", value=task.desirable_words, key=f"w_desirable_words_{task.fingerprint}")
+edited_words = st.data_editor(words.words_table(task), key=f"words_editor_{task.fingerprint}", hide_index=True,
+                              width="stretch", height="content", disabled=[words.KEY_COLUMN],
+                              column_config={words.KEY_COLUMN: st.column_config.Column(pinned=True),
+                                             "level words": st.column_config.TextColumn(width="large")})
+if st.button("Apply words", key="apply_words", type="primary"):
+    apply_overrides(lambda base: {**st.session_state[S.OVERRIDES],
+                                  "words": words.dictionary_from_table(edited_words, base, bad_words, good_words)},
+                    "words")
 
 st.subheader("Constraints between features")
 st.caption(plain(

@@ -58,6 +58,7 @@ PAGES = [
     ("what-if", "What-if", "What-if editor"),
     ("compare", "Compare", "FLEX next to SHAP, LIME and DiCE"),
     ("report", "Report", "Report"),
+    ("glossary", "Glossary", "Glossary"),
 ]
 
 

@@ -215,14 +215,17 @@ def task_with_overrides(_base: fc.TaskSpec, base_fingerprint: str, overrides: Ma
     shelf keys it by value).
 
     ``overrides["between"]``: the constraints between features (texts), or absent/None for the data's own.
+    ``overrides["words"]``: the data dictionary edited on the Data & model page (the file's shape), or absent/None
+    for the data's own.
     """
     spec = dict(overrides)
     constraints = spec.get("constraints")
     between = spec.get("between")
-    if not spec.get("kinds") and spec.get("immutable") is None and constraints is None and between is None:
-        return _base
-    return _base.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"), constraints=between,
-                                **(constraints or {}))
+    task = _base
+    if spec.get("kinds") or spec.get("immutable") is not None or constraints is not None or between is not None:
+        task = task.with_overrides(kinds=spec.get("kinds") or None, immutable=spec.get("immutable"), constraints=between,
+                                   **(constraints or {}))
+    return task if spec.get("words") is None else task.with_dictionary(spec["words"])
 
 
 def fitted_model(task: fc.TaskSpec, fingerprint: str, model: str, encoding: str, seed: int, cv_folds: int,

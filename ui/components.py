@@ -11,6 +11,7 @@ import flex_core as fc
 from ui import cache, reporting
 from ui import state as S
 from ui.context import Analysis, run_or_stop
+from ui.glossary import terms_shown
 from ui.text import plain
 
 #: Tables up to this many rows are shown whole; longer ones scroll and say how many rows they hold.
@@ -21,8 +22,9 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
     """The settings strip's words (:func:`flex_core.report.describe_settings`) for the current analysis.
 
     Read from the analysis and the sidebar, so a page that computes no FLEX result still names them.
-    ``tau=False`` leaves τ out, for what does not depend on it."""
-    return reporting.describe_settings({
+    ``tau=False`` leaves τ out, for what does not depend on it. N_F, N_cf and τ are said in words unless the
+    reader asked for the analyst's terms."""
+    return reporting.describe_settings(words=not terms_shown(), settings={
         "dataset": reporting.dataset_label(analysis.task),
         "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
         "encoding": analysis.model.encoding,
@@ -81,23 +83,40 @@ def safe_csv(frame, analysis: Analysis, **kwargs) -> str:
 def number_columns(task: fc.TaskSpec, extra: dict | None = None) -> dict:
     """Column settings that print the task's numbers with thousands separators (8,200,000, not 8200000).
 
-    Keyed by label: tables show features by their labels (:func:`labelled`), as the charts do."""
-    config = {f.label: st.column_config.NumberColumn(format="localized") for f in task.features if f.is_continuous}
+    Keyed by header: tables show features by their labels with the unit (:func:`labelled`)."""
+    config = {reporting.header(f): st.column_config.NumberColumn(format="localized") for f in task.features
+              if f.is_continuous}
     return {**config, **(extra or {})}
 
 
 def labelled(frame, task: fc.TaskSpec):
-    """``frame`` with feature columns named by their labels ("Dependants", not ``no_of_dependents``) and the levels
-    of a feature in the data dictionary's words ("under 1 year", not "Below 1yr"); numbers stay numbers."""
+    """``frame`` with feature columns named by their labels and units ("Dependants (people)", not
+    ``no_of_dependents``; :func:`ui.reporting.header`) and the levels of a feature in the data dictionary's words
+    ("under 1 year", not "Below 1yr"); numbers stay numbers."""
     worded = frame.copy()
     for f in task.features:
         if not f.is_continuous and f.name in worded.columns and f.words.levels:
             worded[f.name] = worded[f.name].map(f.level_label)
-    return worded.rename(columns={f.name: f.label for f in task.features})
+    return worded.rename(columns={f.name: reporting.header(f) for f in task.features})
 
 
-def show_table(frame, *, hide_index: bool = True, **kwargs) -> None:
-    """A table sized to its rows, so none hides behind a fixed height; a long one says how many rows it has."""
+def pinned_first(frame, *, hide_index: bool = True, column_config: dict | None = None) -> dict:
+    """``column_config`` with the table's first column (the row labels, or the first column when they are hidden)
+    pinned: a table wider than its place scrolls sideways with the names of its lines in view."""
+    config = dict(column_config or {})
+    key = frame.columns[0] if hide_index and len(frame.columns) else "_index"
+    base = config.get(key)
+    if isinstance(base, dict):
+        config[key] = {**base, "pinned": True}
+    else:  # nothing set, or only a label
+        config[key] = st.column_config.Column(base, pinned=True)
+    return config
+
+
+def show_table(frame, *, hide_index: bool = True, column_config: dict | None = None, **kwargs) -> None:
+    """A table sized to its rows, so none hides behind a fixed height; a long one says how many rows it has.
+    Its first column is pinned (:func:`pinned_first`)."""
+    kwargs["column_config"] = pinned_first(frame, hide_index=hide_index, column_config=column_config)
     if len(frame) <= WHOLE_TABLE_ROWS:
         st.dataframe(frame, hide_index=hide_index, width="stretch", height="content", **kwargs)
     else:
@@ -172,7 +191,8 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
             st.rerun()
     chart(fc.plotting.what_must_change_figure(result), analysis, key=f"{key}_must_change_chart")
     # Full width: with the two shares and the two ratios the table has eight columns.
-    st.dataframe(reporting.what_must_change_frame(result), hide_index=True, width="stretch", height="content")
+    must = reporting.what_must_change_frame(result)
+    st.dataframe(must, hide_index=True, width="stretch", height="content", column_config=pinned_first(must))
     with st.expander("How to read these numbers"):
         st.markdown("\n".join(f"- {sentence}" for sentence in reporting.WHAT_MUST_CHANGE_READING.values()))
 
@@ -252,4 +272,5 @@ def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=())
 
     formats = {reporting.header(f): partial(f.format_value, bare=True) for f in task.features}
     styled = table.style.apply(style, axis=None).format({**formats, reporting.probability_label(task): "{:.2f}"})
-    st.dataframe(styled, width="stretch", height="content")  # sized to its rows: a fixed height hid the last ones
+    st.dataframe(styled, width="stretch", height="content",  # sized to its rows: a fixed height hid the last ones
+                 column_config=pinned_first(table, hide_index=False))

@@ -7,8 +7,25 @@ Hamming distance, ...) are explained here once, in the outcome's own words where
 from __future__ import annotations
 
 import numpy as np
+import streamlit as st
 
-__all__ = ["glossary", "TERMS", "mean_versus_pooled", "outcome_words"]
+from ui import state as S
+
+__all__ = ["glossary", "TERMS", "mean_versus_pooled", "outcome_words", "term", "terms_shown"]
+
+#: The sidebar's switch that adds the analyst's terms to the plain words.
+TERMS_TOGGLE = "Show the paper's terms (F_j, τ, r, q)"
+
+
+def terms_shown() -> bool:
+    """Whether the reader asked for the analyst's terms (the sidebar's switch; off by default, kept in the link)."""
+    return bool(st.session_state.get(S.TERMS))
+
+
+def term(words: str, analyst: str) -> str:
+    """``words`` for the reader; with the analyst's terms on, ``analyst`` after them: "Agreement with all cases
+    (Pearson r)"."""
+    return f"{words} ({analyst})" if terms_shown() else words
 
 #: term -> what it means, with {bad} for the undesirable outcome and {good} for the other, in the data's words.
 TERMS: dict[str, str] = {
@@ -33,7 +50,8 @@ TERMS: dict[str, str] = {
                         "its range (0 when equal, 1 across the whole range), a level in an order its steps apart "
                         "as a share of all the steps.",
     "Pearson r": "How closely a region's F follows the global one, from −1 to 1: near 1 the region's drivers are "
-                 "the population's; lower means they differ. Divergence is 1 − r.",
+                 "the population's; lower means they differ. Divergence is 1 − r. The pages call r the agreement "
+                 "with all cases.",
     "mode shift (δ_j)": "Take a feature's most common value among the region's cases (numbers cut into quarters "
                         "first); δ compares how often the ways out keep it with how often the cases have it: "
                         "(share in the ways out − share in the cases) / share in the cases. Below 0: the ways out "
@@ -41,7 +59,7 @@ TERMS: dict[str, str] = {
     "quadrants A–D": "Where a feature sits on the region-against-global scatter, high meaning above that axis' "
                      "mean: A high in the region only, B low in both, C high in both, D high globally only.",
     "q-value": "A p-value corrected for having looked at many regions: the smallest false-discovery rate at which "
-               "the finding counts.",
+               "the finding counts. The found regions' table calls it the share of flukes expected.",
     "FDR (false-discovery rate)": "The share of reported findings expected to be flukes; the Regional explorer's "
                                   "region finder keeps it at the level chosen there (0.1 unless changed).",
     "95% interval": "The range the number would likely fall in with other cases of the same kind; overlapping "

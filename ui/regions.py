@@ -16,11 +16,15 @@ from ui import figures, reporting
 from ui import state as S
 from ui.components import chart, show_table
 from ui.context import Analysis, run_or_stop
+from ui.glossary import term, terms_shown
 from ui.text import plain
 
 #: How the rule builder says each comparison.
 OP_WORDS = {"=": "is", "in": "is one of", ">=": "is at least", "<": "is below", "between": "is between (both included)"}
 FDR_LEVELS = (0.05, 0.1, 0.2)
+#: The found regions' columns in plain words, unless the reader asked for the analyst's terms.
+PLAIN_COLUMNS = {"divergence 1 − r (95% interval)": "how much it differs from all cases (95% interval)",
+                 "q-value": "share of flukes expected"}
 #: The most refits the replication check takes (the limits table's, as the library and CLI refuse more).
 MAX_REFITS = int(LIMITS["retrain"].high)
 REFITS_HELP = ("0 skips the check. Each refit trains the same kind of model on a bootstrap of the training rows "
@@ -89,6 +93,8 @@ def found_regions_section(analysis: Analysis) -> None:
         st.info("No candidate region had enough cases inside and outside it; lower the smallest region size or raise N_F.")
         return
     table = reporting.found_regions_table(found)
+    if not terms_shown():  # the analyst's names of these columns only when asked for (the sidebar's switch)
+        table = table.rename(columns=PLAIN_COLUMNS)
     event = st.session_state.get("found_regions_table")
     picked = (event or {}).get("selection", {}).get("rows", []) if event is not None else []
     if picked and S.fresh_selection("found_regions_table", picked) and picked[0] < len(found.regions):
@@ -105,11 +111,38 @@ def found_regions_section(analysis: Analysis) -> None:
         st.markdown(plain(replication))
     st.dataframe(table, key="found_regions_table", on_select="rerun", selection_mode="single-row", hide_index=True,
                  width="stretch", height="content" if len(table) <= 12 else 420,
-                 column_config={"rank": st.column_config.NumberColumn(width="small"),
+                 column_config={"rank": st.column_config.NumberColumn(width="small", pinned=True),
                                 "region": st.column_config.TextColumn(width="large"),
                                 "cases": st.column_config.NumberColumn(width="small")})
     chart(figures.regions_small_multiples(found), analysis, key="regions_small_multiples")
     st.caption(plain(reporting.multiple_testing_caveat(found)))
+
+
+def region_metrics(regional: fc.RegionalResult, global_result: fc.FlexResult, *, rule: bool, where: bool,
+                   small: bool) -> None:
+    """The region's size, the cases it was picked from, its agreement with all cases and its spread, two by two
+    (they sit in the narrow column beside the map). ``small``: r is put in brackets, as a guess."""
+    top, bottom = st.columns(2), st.columns(2)
+    top[0].metric("Region size", f"{len(regional.members)}",
+                  help="The analysed cases that meet the rule." if rule else "The query and its nearest neighbours.")
+    if rule:
+        top[1].metric("Cases analysed", f"{len(global_result.query_index):,}", help="The global result's cases (N_F).")
+    else:
+        top[1].metric("Cases meeting the criterion" if where else "Cases to choose from", f"{regional.candidates + 1:,}")
+    r = regional.pearson_r
+    low, high = regional.pearson_r_interval
+    cases = reporting.plural(regional.importance.n_factuals_used, "case")
+    bottom[0].metric(term("Agreement with all cases", "Pearson r"), "n/a" if r != r else (f"({r:.2f})" if small else f"{r:.2f}"),
+                     help=("No interval: r is undefined or rests on a single case." if low != low
+                           else f"95% interval from the region's {cases}: {low:.2f} to {high:.2f}"))
+    if regional.distances:
+        bottom[1].metric("Features apart (furthest)", f"{max(regional.distances):.2f}",
+                         help="How far the furthest case of the region is from the query (Hamming distance): the "
+                              "features in which the two differ, a number counting the share of its range between "
+                              "them (see the Glossary).")
+    else:  # a rule region has no query, so no distances
+        share = len(regional.members) / max(len(global_result.query_index), 1)
+        bottom[1].metric("Share of the cases", reporting.format_share(share, decimals=1 if share < 0.1 else 0))
 
 
 # -- the rule builder ------------------------------------------------------------------------------
@@ -136,10 +169,12 @@ def _value_widgets(task, feature, op, column) -> object:
         return column.selectbox("Value", levels, key=key, format_func=words)
     values = task.frame[feature.name].to_numpy(dtype=float)
     q1, median, q3 = (float(v) for v in np.nanquantile(values, [0.25, 0.5, 0.75]))
+    unit = f" ({feature.unit})" if feature.unit else ""  # "Value (points)", "From (₹)"
     if op == "between":
         low, high = column.columns(2)
-        return [low.number_input("From", value=q1, key=key + "_low"), high.number_input("to", value=q3, key=key + "_high")]
-    return column.number_input("Value", value=median, key=key)
+        return [low.number_input(f"From{unit}", value=q1, key=key + "_low"),
+                high.number_input(f"to{unit}", value=q3, key=key + "_high")]
+    return column.number_input(f"Value{unit}", value=median, key=key)
 
 
 def rule_builder(task) -> None:
@@ -164,10 +199,10 @@ def rule_builder(task) -> None:
             else:
                 draft = [c for c in draft if c["feature"] != name] + [condition]  # one condition per feature
                 st.session_state[S.RULE_DRAFT] = draft
-        labels = {f.name: f.label for f in task.features}
         for i, condition in enumerate(draft):
             text_col, remove_col = st.columns([6, 1])
-            text_col.markdown(f"{'and ' if i else ''}**{plain(fc.importance.rule_text([condition], labels))}**")
+            words = fc.importance.rule_text([condition], features=task.features)  # "CIBIL score ≥ 650 points"
+            text_col.markdown(f"{'and ' if i else ''}**{plain(words)}**")
             if remove_col.button("Remove", key=f"rule_remove_{i}"):
                 st.session_state[S.RULE_DRAFT] = draft[:i] + draft[i + 1:]
                 st.rerun()

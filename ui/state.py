@@ -47,7 +47,8 @@ PROJECT_PATH = "sb_project_path"
 # Analysis keys (not widgets).
 DATASET = "dataset"  # the active, successfully loaded source (dict)
 MODEL_FILE = "model_file"  # the active uploaded model file: {"name", "data": bytes} or None (the model itself lives in ui/cache)
-OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None, "constraints": {...} | None, "between": [...] | None}
+OVERRIDES = "overrides"  # {"kinds": {...}, "immutable": [...] | None, "constraints": {...} | None, "between": [...] | None,
+#                          "words": the edited data dictionary (its file's shape) | None}
 TAU = "tau"
 TAU_FEATURES = "tau_features"  # {feature: τ} where it differs from the global τ
 QUERY = "query"
@@ -73,6 +74,7 @@ GENERATOR_CHECK = "generator_check"  # [store, factuals, other generator] the co
 RETRAIN_CHECK = "retrain_check"  # [store, factuals, K] the refits asked for, or None
 NECESSARY_ONLY = "necessary_only"  # bar charts count only necessary changes
 WHISKERS = "whiskers"  # "interval" (95% interval of F, default) or "std"
+TERMS = "terms"  # True: the pages name the analyst's terms (F_j, τ, r, q) beside the plain words (ui.glossary.term)
 WHATIF_ROW = "whatif_row"  # the row the what-if editor starts from (any row of the data), or None
 WHATIF_EDITS = "whatif_edits"  # {feature: value} where the what-if case differs from that row
 
@@ -126,6 +128,7 @@ def _defaults() -> dict[str, Any]:
         RETRAIN_CHECK: None,
         NECESSARY_ONLY: False,
         WHISKERS: "interval",
+        TERMS: view["terms"],
         WHATIF_ROW: None,
         WHATIF_EDITS: {},
     }
@@ -217,12 +220,14 @@ def apply_view(view: Mapping[str, Any]) -> None:
     s[TAU] = view["tau"]
     s[NECESSARY_ONLY] = view["necessary_only"]
     s[WHISKERS] = view["whiskers"]
+    s[TERMS] = view["terms"]
     if kind != url_state.UPLOAD:
         s[QUERY] = view["query"]
         s[WHERE] = criterion_of(view["where"])
         s[TAU_FEATURES] = dict(view["tau_features"])
         s[OVERRIDES] = {"kinds": dict(view["kinds"]), "immutable": view["immutable"],
-                        **({"between": list(view["constraints"])} if view["constraints"] is not None else {})}
+                        **({"between": list(view["constraints"])} if view["constraints"] is not None else {}),
+                        **({"words": view["words"]} if view["words"] is not None else {})}
         s[SAVED_REGIONS] = [_region_of(r) for r in view["regions"]]
         s[RULE] = rule_of(view["rule"])
         s[WHATIF_ROW] = view["whatif_row"]
@@ -342,6 +347,7 @@ def current_view() -> dict[str, Any]:
         "immutable": s[OVERRIDES]["immutable"],
         "kinds": dict(s[OVERRIDES]["kinds"]),
         "constraints": None if s[OVERRIDES].get("between") is None else list(s[OVERRIDES]["between"]),
+        "words": s[OVERRIDES].get("words"),
         "model": s[MODEL],
         "encoding": s[ENCODING],
         "cv_folds": int(s[CV_FOLDS]),
@@ -359,6 +365,7 @@ def current_view() -> dict[str, Any]:
         "tau_features": dict(s[TAU_FEATURES]),
         "necessary_only": bool(s[NECESSARY_ONLY]),
         "whiskers": s[WHISKERS],
+        "terms": bool(s[TERMS]),
         "regions": [_region_view(r) for r in s[SAVED_REGIONS]],
         "rule": None if not s[RULE] else [c.as_dict() for c in s[RULE]],
         "whatif_row": s[WHATIF_ROW],
@@ -421,9 +428,9 @@ def numbers_view(view: Mapping[str, Any], task) -> dict[str, Any]:
 
     τ only thresholds changes to numbers: on data without a continuous feature (the accidents) it
     changes nothing, so moving it must not mark a report out of date. Nor does the what-if case,
-    which the report does not show.
+    which the report does not show, nor whether the pages name the analyst's terms.
     """
-    ignored = {"whatif_row", "whatif_edits"} | (set() if task.continuous_names else {"tau", "tau_features"})
+    ignored = {"whatif_row", "whatif_edits", "terms"} | (set() if task.continuous_names else {"tau", "tau_features"})
     return {k: v for k, v in view.items() if k not in ignored}
 
 

@@ -29,6 +29,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "immutable": None,  # None: the dataset's own immutable features; a list: exactly these
     "kinds": {},  # feature -> kind, where changed from the inferred one
     "constraints": None,  # constraints between features: None, the data's own; a list of texts, exactly these (JSON)
+    "words": None,  # the data dictionary edited on the Data & model page (JSON, the file's shape); None: the data's own
     "model": "rf",
     "encoding": "onehot",
     "cv_folds": 5,  # 0 skips cross-validation
@@ -46,6 +47,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "tau_features": {},
     "necessary_only": False,  # bar charts count only necessary changes
     "whiskers": "interval",  # 95% interval of F or ± std on the bars
+    "terms": False,  # the pages name the analyst's terms (F_j, τ, r, q) beside the plain words
     "regions": [],  # saved regions: {"name", "query", "k", "where"} (+ "rule"), carried as one JSON parameter
     "rule": None,  # the rule-defined region shown: [{"feature", "op", "value"}], carried as one JSON parameter
     "whatif_row": None,  # the row the what-if editor starts from
@@ -98,6 +100,9 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
         elif key == "constraints":
             if value is not None:
                 params[key] = json.dumps(list(value), separators=(",", ":"), ensure_ascii=False)
+        elif key == "words":
+            if value is not None:
+                params[key] = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
         elif key == "whatif_edits":
             if value:
                 params[key] = json.dumps(dict(sorted(value.items())), separators=(",", ":"), ensure_ascii=False)
@@ -140,7 +145,7 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = value
     elif key == "immutable":
         view[key] = [name for name in value.split(",") if name]
-    elif key == "necessary_only":
+    elif key in ("necessary_only", "terms"):
         view[key] = {"true": True, "false": False}[value.lower()]
     elif key in ("dataset", "where"):
         view[key] = value or None
@@ -150,6 +155,10 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = _rule(json.loads(value)) if value else None
     elif key == "constraints":
         view[key] = _texts(json.loads(value)) if value else []
+    elif key == "words":
+        view[key] = json.loads(value) if value else None
+        if view[key] is not None and not isinstance(view[key], dict):
+            raise ValueError  # the dictionary itself is checked against the data where it is applied
 
 
 def _texts(items) -> list[str]:

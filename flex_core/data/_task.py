@@ -87,6 +87,20 @@ class Feature:
             return self.words.number(value, integer=self.integer, bare=bare)
         return self.level_label(value)
 
+    def format_span(self, low, high, *, sep: str = " to ") -> str:
+        """A range of a number as the reader knows it: the currency on both ends, the unit once after them
+        ("₹1,000 to ₹2,000", "650–700 points" with ``sep="–"``). An end given as text is taken as written (a
+        mode-shift bin's "16 to 20" split in two); levels are put in their words."""
+        if not self.is_continuous:
+            return f"{self.level_label(low)}{sep}{self.level_label(high)}"
+
+        def end(value) -> str:
+            text = value.strip() if isinstance(value, str) else self.words.number(value, integer=self.integer, bare=True)
+            sign, text = ("-", text[1:]) if text[:1] in "-−" and text else ("", text)
+            return f"{sign}{self.words.currency}{text}"
+
+        return f"{end(low)}{sep}{end(high)}" + (f" {self.words.unit}" if self.words.unit else "")
+
     def level_label(self, level) -> str:
         """The dictionary's words for a level (the level itself without them)."""
         return self.words.level(level)

@@ -357,8 +357,7 @@ def run_rule_region(
     """
     task = store.task
     rule = check_rule(task, rule)
-    labels = {f.name: f.label for f in task.features}
-    text = rule_text(rule, labels)
+    text = rule_text(rule, features=task.features)
     sampled = np.asarray(global_result.query_index, dtype=int)
     members = sampled[rule_mask(task, rule, sampled)]
     if len(members) == 0:

@@ -227,12 +227,18 @@ def condition_mask(feature, column: pd.Series, condition: Mapping) -> np.ndarray
         return (x >= value[0]) & (x <= value[1])
 
 
-def condition_text(condition: Mapping, label: str | None = None) -> str:
-    """``zone = rural``, ``age ≥ 70``, ``age < 80``, ``age 70–80``, ``colour in red, blue``."""
-    name = label or condition["feature"]
+def condition_text(condition: Mapping, label: str | None = None, *, feature=None) -> str:
+    """``zone = rural``, ``age ≥ 70``, ``age < 80``, ``age 70–80``, ``colour in red, blue``.
+
+    ``feature``: the condition's :class:`~flex_core.data.Feature`, for the data dictionary's words: its label, a
+    number with its currency and unit ("CIBIL score ≥ 650 points", "Loan amount < ₹5,000,000"), levels in words.
+    """
+    name = label or (feature.label if feature is not None else condition["feature"])
     op, value = condition["op"], condition["value"]
 
     def show(v):
+        if feature is not None:
+            return feature.format_value(v)
         return format_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 
     if op == "=":
@@ -245,11 +251,18 @@ def condition_text(condition: Mapping, label: str | None = None) -> str:
         return f"{name} < {show(value)}"
     low, high = value
     if isinstance(low, str):
-        return f"{name} from {low} to {high}"
+        return f"{name} from {show(low)} to {show(high)}"
+    if feature is not None:
+        return f"{name} {feature.format_span(low, high, sep='–')}"
     return f"{name} {show(low)}–{show(high)}"
 
 
-def rule_text(rule: Sequence[Mapping], labels: Mapping[str, str] | None = None) -> str:
-    """The rule as one line: conditions joined by "and", features under their labels when given."""
+def rule_text(rule: Sequence[Mapping], labels: Mapping[str, str] | None = None, *, features=None) -> str:
+    """The rule as one line: conditions joined by "and", features under their labels when given.
+
+    ``features``: the task's features (:class:`~flex_core.data.Feature`); each condition is then written in the
+    data dictionary's words, numbers with their currency and unit (:func:`condition_text`).
+    """
     labels = labels or {}
-    return " and ".join(condition_text(c, labels.get(c["feature"])) for c in rule)
+    by_name = {f.name: f for f in features or ()}
+    return " and ".join(condition_text(c, labels.get(c["feature"]), feature=by_name.get(c["feature"])) for c in rule)

@@ -147,7 +147,7 @@ def check_rule_region(store: CounterfactualStore, rule) -> tuple[dict, ...]:
     """The rule in canonical form, checked before anything is generated: valid, and met by at least one factual."""
     rule = check_rule(store.task, rule)
     if not rule_mask(store.task, rule, store.factual_rows).any():
-        text = rule_text(rule, {f.name: f.label for f in store.task.features})
+        text = rule_text(rule, features=store.task.features)
         raise ConfigError(
             f"No factual (row the model predicts {' / '.join(map(str, store.task.undesirable))}) meets {text}; widen the rule."
         )

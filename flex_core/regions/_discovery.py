@@ -545,7 +545,7 @@ def _region(task, scored: _Scored, k: int, conditions, rows, g, include, labels,
     down = [j for j in valid[np.argsort(shift[valid], kind="stable")] if shift[j] < -1e-12][:TOP_FEATURES]
     return Region(
         rule=rule,
-        text=rule_text(rule, labels),
+        text=rule_text(rule, labels, features=task.features),
         size=size,
         members=tuple(int(m) for m in rows[mask]),
         frequency=frequency.copy(),

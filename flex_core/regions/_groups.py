@@ -35,7 +35,7 @@ from ..data import TaskSpec
 from ..importance import DEFAULT_TAU
 from ..importance._rules import condition_text
 from ..limits import check_each
-from ._pool import bin_label, build_pool, number_value, quantile_bins
+from ._pool import build_pool, number_value, quantile_bins
 
 __all__ = ["Group", "GroupsResult", "compare_groups", "minimal_costs", "COST_DISTANCE", "REPLICATION"]
 
@@ -277,10 +277,10 @@ def compare_groups(
     rows = pool.rows
     splits = [(condition, mask, label) for condition, mask, label in _split(task, feature, rows, bins)]
     groups = _groups(store, pool.cfset, result.local_frequencies, rows, splits, min_size=min_size, n_boot=n_boot)
-    verdict, differences = _verdict(feature.label, groups, minimal_costs(pool.cfset, task, store.ranges), rows, result,
+    verdict, differences = _verdict(feature, groups, minimal_costs(pool.cfset, task, store.ranges), rows, result,
                                     n_boot=n_boot, seed=store.seed, min_size=min_size)
     if replicate:
-        differences = _replicated(store, differences, rows, splits, feature.label, replicate, tau=tau,
+        differences = _replicated(store, differences, rows, splits, feature, replicate, tau=tau,
                                   labelled=labelled, min_size=min_size, n_boot=n_boot)
         unreplicated = sum(not all(d["replicated"]) for d in differences)
         if unreplicated:
@@ -332,7 +332,7 @@ def _groups(store: CounterfactualStore, cfset: CounterfactualSet, local: np.ndar
     return groups
 
 
-def _replicated(store: CounterfactualStore, differences: list[dict], rows: np.ndarray, splits, by_label: str,
+def _replicated(store: CounterfactualStore, differences: list[dict], rows: np.ndarray, splits, by,
                 k: int, *, tau, labelled: bool, min_size: int, n_boot: int) -> list[dict]:
     """``differences`` each with ``replicated``: per refit, whether the same difference (measure, feature, higher and
     lower group) is named over the same groups of the factuals the refit also rejects (:data:`REPLICATION`)."""
@@ -352,7 +352,7 @@ def _replicated(store: CounterfactualStore, differences: list[dict], rows: np.nd
         refit_splits = [(c, rule_mask(task, (c,), kept), label) for c, _, label in splits]
         groups = [g for g in _groups(other, cfset, result.local_frequencies, kept, refit_splits, min_size=min_size,
                                      n_boot=n_boot) if g.factuals]
-        _, named = _verdict(by_label, groups, minimal_costs(cfset, task, store.ranges), kept, result, n_boot=n_boot,
+        _, named = _verdict(by, groups, minimal_costs(cfset, task, store.ranges), kept, result, n_boot=n_boot,
                             seed=store.seed, min_size=min_size)
         keys = {_key(d) for d in named}
         for mark, difference in zip(marks, differences):
@@ -374,7 +374,7 @@ def _split(task: TaskSpec, feature, rows: np.ndarray, bins: int):
                 {"feature": feature.name, "op": "=", "value": low} if low == high
                 else {"feature": feature.name, "op": "between", "value": [low, high]}
             )
-            yield condition, mask, bin_label(low, high)
+            yield condition, mask, feature.format_value(low) if low == high else feature.format_span(low, high, sep="–")
         return
     values = column.to_numpy(dtype=object)
     for level in feature.categories:
@@ -401,27 +401,27 @@ def _separated(a: Sequence[float], b: Sequence[float]) -> bool:
     return not (np.isnan(a).any() or np.isnan(b).any()) and a[0] > b[1]
 
 
-def _verdict(by_label, groups, costs, rows, result, *, n_boot, seed, min_size) -> tuple[list[str], list[dict]]:
+def _verdict(by, groups, costs, rows, result, *, n_boot, seed, min_size) -> tuple[list[str], list[dict]]:
     """Sentences and data on cost, flip share and F; a difference is named only when intervals separate."""
     if len(groups) < 2:
-        return [f"There is only one group of {by_label} among the factuals: nothing to compare."], []
+        return [f"There is only one group of {by.label} among the factuals: nothing to compare."], []
     sentences: list[str] = []
     differences: list[dict] = []
-    _cost_verdict(by_label, groups, costs, rows, sentences, differences, n_boot=n_boot, seed=seed, min_size=min_size)
-    _share_verdict(by_label, groups, sentences, differences)
-    _feature_verdict(by_label, groups, result, sentences, differences)
+    _cost_verdict(by, groups, costs, rows, sentences, differences, n_boot=n_boot, seed=seed, min_size=min_size)
+    _share_verdict(by, groups, sentences, differences)
+    _feature_verdict(by, groups, result, sentences, differences)
     return sentences, differences
 
 
-def _name(group, by_label) -> str:
-    return condition_text(group.rule[0], by_label)
+def _name(group, by) -> str:
+    return condition_text(group.rule[0], feature=by)
 
 
-def _cost_verdict(by_label, groups, costs, rows, sentences, differences, *, n_boot, seed, min_size) -> None:
+def _cost_verdict(by, groups, costs, rows, sentences, differences, *, n_boot, seed, min_size) -> None:
     """Cost of the minimal change: which group needs a clearly larger one (appended to ``sentences``, ``differences``)."""
     priced = [g for g in groups if not np.isnan(g.cost_interval[0])]
     if len(priced) < 2:
-        sentences.append(f"Too few groups of {by_label} have {min_size} or more factuals with a counterfactual to compare costs.")
+        sentences.append(f"Too few groups of {by.label} have {min_size} or more factuals with a counterfactual to compare costs.")
         return
     high = max(priced, key=lambda g: g.cost_median)
     low = min(priced, key=lambda g: g.cost_median)
@@ -432,7 +432,7 @@ def _cost_verdict(by_label, groups, costs, rows, sentences, differences, *, n_bo
         d_low, d_high = (float(v) for v in np.percentile(draws, [2.5, 97.5]))
         difference = high.cost_median - low.cost_median
         sentences.append(
-            f"Factuals with {_name(high, by_label)} need a larger change than those with {_name(low, by_label)}: "
+            f"Factuals with {_name(high, by)} need a larger change than those with {_name(low, by)}: "
             f"{difference:.2f} more features changed, a number counting the share of its range it moves (median "
             f"distance to the nearest counterfactual {high.cost_median:.2f} against {low.cost_median:.2f}; "
             f"95% interval of the difference {d_low:.2f}–{d_high:.2f})."
@@ -446,28 +446,28 @@ def _cost_verdict(by_label, groups, costs, rows, sentences, differences, *, n_bo
         also = [g for g in priced if g not in (high, low) and _separated(g.cost_interval, low.cost_interval)]
         if also:
             sentences.append(
-                f"Also clearly above {_name(low, by_label)}: "
-                + "; ".join(f"{_name(g, by_label)} ({g.cost_median:.2f})" for g in also) + "."
+                f"Also clearly above {_name(low, by)}: "
+                + "; ".join(f"{_name(g, by)} ({g.cost_median:.2f})" for g in also) + "."
             )
     elif high.cost_median == low.cost_median:
-        sentences.append(f"Every group of {by_label} has the same median distance to its nearest counterfactual, "
+        sentences.append(f"Every group of {by.label} has the same median distance to its nearest counterfactual, "
                          f"{low.cost_median:.2f}.")
     else:
         sentences.append(
-            f"No group of {by_label} needs a clearly larger change: the 95% intervals of the median distance overlap "
+            f"No group of {by.label} needs a clearly larger change: the 95% intervals of the median distance overlap "
             f"(from {low.cost_median:.2f} for {low.value} to {high.cost_median:.2f} for {high.value})."
         )
 
 
-def _share_verdict(by_label, groups, sentences, differences) -> None:
+def _share_verdict(by, groups, sentences, differences) -> None:
     """Share with a way out: whether fewer factuals of one group have a counterfactual."""
     most = max(groups, key=lambda g: g.flip_share)
     least = min(groups, key=lambda g: g.flip_share)
     if _separated(most.flip_share_interval, least.flip_share_interval):
         sentences.append(
-            f"Fewer factuals with {_name(least, by_label)} have a counterfactual under the constraints: "
+            f"Fewer factuals with {_name(least, by)} have a counterfactual under the constraints: "
             f"{format_share(least.flip_share)} (95% interval {_shares(least.flip_share_interval)}) against "
-            f"{format_share(most.flip_share)} ({_shares(most.flip_share_interval)}) with {_name(most, by_label)}."
+            f"{format_share(most.flip_share)} ({_shares(most.flip_share_interval)}) with {_name(most, by)}."
         )
         differences.append({
             "measure": "flip_share", "higher": most.value, "lower": least.value,
@@ -477,10 +477,10 @@ def _share_verdict(by_label, groups, sentences, differences) -> None:
     elif least.flip_share == 1.0:
         sentences.append("Every factual in every group has a counterfactual under the constraints.")
     else:
-        sentences.append(f"The share with a counterfactual does not differ clearly between groups of {by_label} (intervals overlap).")
+        sentences.append(f"The share with a counterfactual does not differ clearly between groups of {by.label} (intervals overlap).")
 
 
-def _feature_verdict(by_label, groups, result, sentences, differences) -> None:
+def _feature_verdict(by, groups, result, sentences, differences) -> None:
     """The features each group must change: the largest separated gap in F between two groups."""
     best = None
     for j in range(len(result.feature_names)):
@@ -495,12 +495,12 @@ def _feature_verdict(by_label, groups, result, sentences, differences) -> None:
         if _separated(high.frequency_ci[j], low.frequency_ci[j]) and (best is None or gap > best[0]):
             best = (gap, j, high, low)
     if best is None:
-        sentences.append(f"The features that must change do not differ clearly between groups of {by_label} (every F interval overlaps).")
+        sentences.append(f"The features that must change do not differ clearly between groups of {by.label} (every F interval overlaps).")
         return
     gap, j, high, low = best
     label = result.display_names[j]
     sentences.append(
-        f"{label} must change more often with {_name(high, by_label)} than with {_name(low, by_label)}: F {high.frequency[j]:.2f} against "
+        f"{label} must change more often with {_name(high, by)} than with {_name(low, by)}: F {high.frequency[j]:.2f} against "
         f"{low.frequency[j]:.2f} (95% intervals {high.frequency_ci[j, 0]:.2f}–{high.frequency_ci[j, 1]:.2f} and "
         f"{low.frequency_ci[j, 0]:.2f}–{low.frequency_ci[j, 1]:.2f}); the largest separated gap."
     )

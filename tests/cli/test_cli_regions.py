@@ -27,7 +27,7 @@ def test_regional_rule_json(tmp_path):
     out = run_cli(tmp_path, "regional", *DATA, "--rule", "speed>=90", "--rule", "road_type=rural", *FAST)
     assert out["level"] == "regional" and out["query"] is None and out["distances"] == []
     assert out["rule"] == [{"feature": "speed", "op": ">=", "value": 90}, {"feature": "road_type", "op": "=", "value": "rural"}]
-    assert out["rule_text"] == "Speed ≥ 90 and Road type = rural"
+    assert out["rule_text"] == "Speed ≥ 90 km/h and Road type = rural"
     assert out["members"] and out["factuals"] == out["members"]  # F over exactly the members
     assert "pearson_r" in out and all("quadrant" in f for f in out["features"])
 
@@ -39,7 +39,7 @@ def test_regional_rule_json(tmp_path):
         (["--rule", "colour=red"], "Unknown feature 'colour' in the rule; the features are: speed, road_type"),
         (["--rule", "road_type>=rural"], "'road_type' is categorical"),
         (["--rule", "road_type=moon"], "'moon' is not a level of 'road_type'"),
-        (["--rule", "speed>=1000"], "No factual .* meets Speed ≥ 1,000; widen the rule"),
+        (["--rule", "speed>=1000"], "No factual .* meets Speed ≥ 1,000 km/h; widen the rule"),
         (["--rule", "speed>=90", "--where", "lighting=dark"], "--rule defines the region by itself"),
         (["--rule", "speed>=90", "--neighbours", "3"], "--rule defines the region by itself"),
     ],

@@ -208,3 +208,26 @@ def test_an_uploaded_dictionary_is_read_as_content_never_as_a_path(tmp_path):
         load_dictionary("[outcome]\nundesirable = 'é'".encode("latin-1"))
     with pytest.raises(fc.ConfigError, match="a dictionary is a small TOML file"):
         load_dictionary(b"#" * 1_000_001)
+
+
+def test_a_rule_is_written_with_the_currency_and_unit_of_each_number(frame):
+    from flex_core.importance import rule_text
+
+    task = _task(frame, LOAN_DICTIONARY)
+    rule = fc.importance.check_rule(task, ["loan_term>=12", "loan_amount<5000000", "self_employed=Yes"])
+    assert rule_text(rule, features=task.features) == (
+        "Loan term ≥ 12 years and Loan amount < ₹5,000,000 and Self-employed = self-employed")
+    between = [{"feature": "loan_amount", "op": "between", "value": [250000, 1200000]},
+               {"feature": "loan_term", "op": "between", "value": [4, 8]}]
+    assert rule_text(between, features=task.features) == "Loan amount ₹250,000–₹1,200,000 and Loan term 4–8 years"
+    assert rule_text(rule) == "loan_term ≥ 12 and loan_amount < 5,000,000 and self_employed = Yes"  # no words given
+
+
+def test_a_mode_shift_bin_names_its_currency_and_unit(frame):
+    from ui.reporting import mode_words
+
+    task = _task(frame, LOAN_DICTIONARY)
+    assert mode_words(task.feature("loan_term"), "16 to 20") == "16 to 20 years"
+    assert mode_words(task.feature("loan_amount"), "300,000 to 2,700,000") == "₹300,000 to ₹2,700,000"
+    assert mode_words(task.feature("self_employed"), "No") == "salaried"
+    assert task.feature("loan_amount").format_span(-5, 10, sep="–") == "-₹5–₹10"

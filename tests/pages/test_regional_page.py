@@ -37,7 +37,7 @@ def test_scatter_has_the_identity_line_r_in_the_title_and_quadrant_labels():
     # Immutable features (road type, driver age band) are left out; every other one carries its quadrant.
     assert set(points["customdata"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
     assert all(text.endswith(("(quadrant A)", "(quadrant B)", "(quadrant C)", "(quadrant D)")) for text in points["hovertext"])
-    shown_r = metric(at, "Pearson r with global")
+    shown_r = metric(at, "Agreement with all cases")
     assert shown_r == "n/a" or -1 <= float(shown_r) <= 1
 
 
@@ -203,7 +203,7 @@ def test_more_factuals_than_the_map_draws_still_list_and_choose_any_case():
     at.number_input(key="w_query_row").set_value(off_map).run()
     assert not at.exception, at.exception
     assert at.session_state["query"] == off_map
-    assert any(f"Region around row {off_map}" in shown(h.value) for h in at.header)
+    assert any(f"Region around row {off_map}" in shown(h.value) for h in at.subheader)
     # The sample left it out, but the map draws the query (and its region) where they belong.
     on_chart = {int(r[0]) if isinstance(r, list) else int(r)
                 for trace in chart(at, "factual_map")["data"] for r in (trace.get("customdata") or [])}

@@ -31,8 +31,10 @@ def _select_row(at, key: str, row: int):
 
 def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     at = _find(start("synthetic-regional", n_factuals=60, n_cf=3, page=PAGE))
-    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
-    assert list(table["rank"]) == list(range(1, len(table) + 1)) and {"region", "cases", "q-value", "significant"} <= set(table)
+    # plain column names unless the sidebar's switch asks for the paper's terms (q-value, divergence 1 − r)
+    table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
+    assert list(table["rank"]) == list(range(1, len(table) + 1))
+    assert {"region", "cases", "share of flukes expected", "significant"} <= set(table)
     spec = chart(at, "regions_small_multiples")
     assert spec["data"] and spec["data"][0]["type"] == "bar"
     assert any("chance alone" in shown(c.value) for c in at.caption)  # the multiple-testing caveat, in words
@@ -40,7 +42,7 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule and all(isinstance(c, fc.importance.Condition) for c in rule)  # values, not text or dicts
-    assert any(shown(h.value) == f"Region: {table.loc[0, 'region']}" for h in at.header)
+    assert any(shown(h.value) == f"Region: {table.loc[0, 'region']}" for h in at.subheader)
     assert int(metric(at, "Region size")) == int(table.loc[0, "cases"])  # the same members as the discovery pool
     # Every view works on it: F bars, scatter, mode shift, members, save and compare.
     assert chart(at, "regional_chart")["data"] and "Pearson r" in chart(at, "regional_scatter")["layout"]["title"]["text"]
@@ -49,7 +51,7 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert saved[-1]["rule"] == rule and saved[-1]["query"] is None
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     at.button(key="rule_close").click().run()
-    assert at.session_state["rule"] is None and any(shown(h.value).startswith("Region around row") for h in at.header)
+    assert at.session_state["rule"] is None and any(shown(h.value).startswith("Region around row") for h in at.subheader)
 
 
 def test_a_tau_change_reranks_without_generating():
@@ -58,7 +60,7 @@ def test_a_tau_change_reranks_without_generating():
     at.session_state["tau"] = 0.3
     at.run()
     assert not at.exception and not errors(at) and at.session_state["region_search"] == before
-    assert any("divergence 1 − r (95% interval)" in d.value.columns for d in at.dataframe)
+    assert any("how much it differs from all cases (95% interval)" in d.value.columns for d in at.dataframe)
 
 
 def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
@@ -75,7 +77,7 @@ def test_the_rule_builder_makes_a_region_and_a_link_carries_it():
     assert not at.exception and not errors(at)
     rule = at.session_state["rule"]
     assert rule == (fc.importance.Condition("road_type", "=", "rural"), fc.importance.Condition("speed", ">=", 60.0))
-    assert any(shown(h.value) == "Region: Road type = rural and Speed ≥ 60" for h in at.header)
+    assert any(shown(h.value) == "Region: Road type = rural and Speed ≥ 60 km/h" for h in at.subheader)
     params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
     assert json.loads(params["rule"]) == [c.as_dict() for c in rule]
     assert url_state.view_from_query_params(params)["rule"] == [c.as_dict() for c in rule]
@@ -93,7 +95,7 @@ def test_a_link_with_a_rule_opens_the_rule_region_and_a_bad_one_is_dropped():
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception and not errors(at)
-    assert any(shown(h.value) == "Region: Road type = urban" for h in at.header)
+    assert any(shown(h.value) == "Region: Road type = urban" for h in at.subheader)
     assert at.session_state["saved_regions"][0]["rule"] == S.rule_of(json.loads(rule))
     assert len(chart(at, "regions_heatmap")["data"][0]["y"]) == 2
     bad = AppTest.from_file(APP, default_timeout=120)
@@ -130,7 +132,7 @@ def test_refits_check_whether_each_found_region_and_group_difference_replicates(
     box.set_value(2).run()
     _find(at)
     assert at.session_state["region_search"]["retrain"] == 2
-    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
     assert table["replicates"].str.fullmatch(r"in [012] of 2 refits").all()
     at.selectbox(key="w_groups_by").set_value("road_type").run()
     at.number_input(key="w_groups_retrain").set_value(2).run()
@@ -146,5 +148,5 @@ def test_refits_beyond_the_limit_are_refused_by_the_widget():
     assert not at.exception and at.number_input(key="w_regions_retrain").value == 0  # refused: the box keeps 0
     at.button(key="find_regions").click().run()
     assert at.session_state["region_search"]["retrain"] == 0
-    table = next(d.value for d in at.dataframe if "divergence 1 − r (95% interval)" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
     assert "replicates" not in table  # not asked, so not shown

@@ -11,8 +11,9 @@ pytestmark = pytest.mark.slow
 
 PAGES = ["app_pages/data_model.py", "app_pages/global.py", "app_pages/regional.py", "app_pages/thresholds.py",
          "app_pages/counterfactuals.py", "app_pages/compare.py", "app_pages/report.py"]
+TAU = " · changes under 10% of a number's range ignored"  # τ = 0.10, in words unless the analyst's terms are on
 EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator tree (refine minimal) · "
-            "N_F = 12 · N_cf = 3 · seed 0 · τ = 0.10")
+            "12 cases explained · up to 3 ways out each · seed 0" + TAU)
 #: Charts that do not depend on the current τ: their subtitle names the settings less τ.
 TAU_FREE = {"confusion_matrix", "calibration", "model_curves", "factual_map", "rule_map", "tau_panels",
             # Compare's SHAP views and ICE (issue 40) do not depend on τ; its case view counts any change
@@ -33,7 +34,7 @@ def test_every_page_shows_the_settings_strip(page):
         key = element.proto.id.rsplit("-", 1)[-1]
         if key == f"{CHART_CODE_KEY}_chart":
             continue  # the hidden, empty chart that only makes the browser load Plotly's code early
-        expected = EXPECTED.removesuffix(" · τ = 0.10") if key in TAU_FREE else EXPECTED
+        expected = EXPECTED.removesuffix(TAU) if key in TAU_FREE else EXPECTED
         assert chart(at, key)["layout"]["title"]["subtitle"]["text"].replace("<br>", " · ") == expected, key
 
 
@@ -44,13 +45,13 @@ def test_a_tau_change_leaves_the_charts_that_do_not_depend_on_it_as_they_were():
     at.slider(key="w_tau").set_value(0.7).run()
     assert chart(at, "tau_panels") == panels
     assert chart(at, "tau_chart") != current
-    assert chart(at, "tau_chart")["layout"]["title"]["subtitle"]["text"].endswith("τ = 0.70")
+    assert chart(at, "tau_chart")["layout"]["title"]["subtitle"]["text"].endswith("under 70% of a number's range ignored")
 
 
 def test_the_strip_follows_tau_and_names_per_feature_overrides():
     at = start("synthetic-regional", page="app_pages/thresholds.py")
     at.slider(key="w_tau").set_value(0.7).run()
-    assert _strip(at).endswith("τ = 0.70")
+    assert _strip(at).endswith("changes under 70% of a number's range ignored")
     at.session_state["tau_features"] = {"speed": 0.3}
     at.run()
-    assert _strip(at).endswith("τ = 0.70 (1 feature overridden)")
+    assert _strip(at).endswith("under 70% of a number's range ignored (1 feature with their own)")

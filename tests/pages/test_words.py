@@ -11,6 +11,7 @@ import flex_core as fc
 from tests.factories import user_pipeline
 from tests.pages.conftest import errors, metric, shown, start
 from tests.pages.test_model_sources import upload_model
+from ui.words import KEY_COLUMN
 
 # Every test here drives the real app through AppTest (seconds each): not in the fast run.
 pytestmark = pytest.mark.slow
@@ -24,7 +25,8 @@ def _page_text(at) -> str:
              for e in at.get(kind)]
     parts += [m.label for m in at.metric] + [w.label for w in at.selectbox] + [w.label for w in at.number_input]
     for frame in at.dataframe:
-        value = frame.value
+        # the dictionary editor's key column holds the file's column names by design (ui/words.py)
+        value = frame.value.drop(columns=[KEY_COLUMN], errors="ignore")
         parts += [str(c) for c in value.columns] + [str(i) for i in value.index]
         # a constraint between features is written with the data's column names (cf.noise_continuous): the
         # language's syntax, shown as typed, not a label
@@ -181,3 +183,17 @@ def test_the_region_criterion_offers_levels_in_the_dictionarys_words():
     at.selectbox(key="w_where_feature").set_value("zone").run()
     assert not at.exception and not errors(at)
     assert "countryside" in at.selectbox(key="w_where_value").options
+
+
+def test_the_analysts_terms_are_a_switch_kept_in_the_link():
+    at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/regional.py")
+    strip = next(shown(c.value) for c in at.caption if "Settings:" in shown(c.value))
+    assert "10 cases explained · up to 2 ways out each" in strip and "N_F" not in strip, strip
+    assert metric(at, "Agreement with all cases")
+    at.toggle(key="w_terms").set_value(True).run()
+    assert not at.exception and not errors(at)
+    strip = next(shown(c.value) for c in at.caption if "Settings:" in shown(c.value))
+    assert "N_F = 10 · N_cf = 2" in strip and "τ = 0.10" in strip, strip
+    assert metric(at, "Agreement with all cases (Pearson r)")
+    params = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}  # the address bar
+    assert params["terms"] == "true"

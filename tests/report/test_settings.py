@@ -21,6 +21,16 @@ def test_all_settings_in_one_line():
     )
 
 
+def test_the_strip_says_n_f_n_cf_and_tau_in_words_unless_the_terms_are_asked_for():
+    assert reporting.describe_settings(LOAN, words=True) == (
+        "loan · random forest (one-hot encoding) · generator batch (refine minimal) · 200 cases explained · "
+        "up to 10 ways out each · seed 0 · changes under 70% of a number's range ignored"
+    )
+    tau = {"*": 0.1, "income": 0.3}
+    assert reporting.describe_settings({**LOAN, "n_cf": 1, "tau": tau}, words=True).endswith(
+        "up to 1 way out each · seed 0 · changes under 10% of a number's range ignored (1 feature with their own)")
+
+
 def test_per_feature_tau_says_how_many_features_are_overridden():
     tau = {"*": 0.1, "income": 0.3, "loan_amount": 0.5, "cibil_score": 0.2}
     assert reporting.describe_settings({**LOAN, "tau": tau}).endswith("τ = 0.10 (3 features overridden)")

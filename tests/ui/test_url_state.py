@@ -102,12 +102,14 @@ def test_saved_regions_travel_in_the_link():
 
 
 def test_display_settings_that_change_the_bars_travel_too():
-    view = {**url_state.VIEW_DEFAULTS, "necessary_only": True, "whiskers": "std"}
+    view = {**url_state.VIEW_DEFAULTS, "necessary_only": True, "whiskers": "std", "terms": True}
     params = url_state.view_to_query_params(view)
-    assert params == {"necessary_only": "true", "whiskers": "std"}
+    assert params == {"necessary_only": "true", "whiskers": "std", "terms": "true"}
     assert url_state.view_from_query_params(params) == view
     with pytest.raises(fc.ConfigError, match="necessary_only="):
         url_state.view_from_query_params({"necessary_only": "maybe"})
+    with pytest.raises(fc.ConfigError, match="terms="):
+        url_state.view_from_query_params({"terms": "maybe"})
 
 
 def test_tau_cannot_mark_a_report_of_categorical_data_out_of_date():

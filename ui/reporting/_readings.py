@@ -18,6 +18,8 @@ from flex_core import FlexResult, RegionalResult
 from flex_core.data import TaskSpec
 from flex_core.formatting import format_number, format_share, plural
 
+from ._tables import mode_words
+
 __all__ = [
     "describe_global",
     "describe_regional",
@@ -418,8 +420,10 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
     shifts = sorted((s for s in regional.mode_shift if not math.isnan(s["delta"])), key=lambda s: s["delta"])
     if shifts and shifts[0]["delta"] < -0.3:
         s = shifts[0]
+        features = {f.name: f for f in imp.features}
+        mode = mode_words(features[s["name"]], s["mode"]) if s["name"] in features else s["mode"]
         extra.append(
-            f"The alternatives most often move away from {labels.get(s['name'], s['name'])} = {s['mode']} "
+            f"The alternatives most often move away from {labels.get(s['name'], s['name'])} = {mode} "
             f"(δ = {s['delta']:+.2f}: its share falls from {_pct(s['p_orig'])} of the cases to "
             f"{_pct(s['p_cf'])} of their alternatives)."
         )

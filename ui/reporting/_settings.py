@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flex_core import FlexResult, RegionalResult
-from flex_core.formatting import plural
+from flex_core.formatting import format_share, plural
 
 __all__ = ["describe_settings", "settings_of", "tau_text", "describe_all_zero"]
 
@@ -36,6 +36,14 @@ def tau_text(tau) -> str:
     return f"τ = {float(tau):.2f}"
 
 
+def _tau_words(tau) -> str:
+    """τ in plain words: "changes under 10% of a number's range ignored" (+ how many features have their own)."""
+    overridden = [k for k in tau if k != "*"] if isinstance(tau, Mapping) else []
+    base = float(tau.get("*", 0.1)) if isinstance(tau, Mapping) else float(tau)
+    text = f"changes under {format_share(base)} of a number's range ignored"
+    return text + (f" ({plural(len(overridden), 'feature')} with their own)" if overridden else "")
+
+
 def settings_of(result: FlexResult | RegionalResult) -> dict:
     """The settings a result records, as :func:`describe_settings` takes them in a mapping."""
     flex = result.importance if isinstance(result, RegionalResult) else result
@@ -55,7 +63,7 @@ def settings_of(result: FlexResult | RegionalResult) -> dict:
     }
 
 
-def describe_settings(settings: FlexResult | RegionalResult | Mapping, **overrides) -> str:
+def describe_settings(settings: FlexResult | RegionalResult | Mapping, *, words: bool = False, **overrides) -> str:
     """Dataset, model, generator and refine mode, N_F, N_cf, seed and τ, as one line of text.
 
     The line holds no comma of its own (only a dataset name may bring one), so a CSV's metadata line
@@ -66,6 +74,8 @@ def describe_settings(settings: FlexResult | RegionalResult | Mapping, **overrid
     ``refine``, ``n_factuals``, ``n_cf``, ``seed``, ``tau`` (a number, or ``{feature: τ, "*": default}``)
     and optionally ``region_cases``; missing or None keys are left out. ``overrides`` replace keys, e.g.
     ``dataset=`` the task's label or, for a region (which records no N_F), ``n_factuals=`` the global one.
+    ``words``: N_F, N_cf and τ said in plain words ("200 cases explained · up to 10 ways out each · changes
+    under 70% of a number's range ignored") instead of the paper's symbols.
 
     >>> describe_settings({"dataset": "loan", "model": "rf", "encoding": "onehot", "generator": "batch",
     ...                    "refine": "minimal", "n_factuals": 200, "n_cf": 10, "seed": 0, "tau": 0.7})
@@ -82,15 +92,17 @@ def describe_settings(settings: FlexResult | RegionalResult | Mapping, **overrid
         refine = values.get("refine")
         parts.append(f"generator {values['generator']}" + (f" (refine {refine})" if refine else ""))
     if values.get("n_factuals") is not None:
-        parts.append(f"N_F = {int(values['n_factuals'])}")
+        n = int(values["n_factuals"])
+        parts.append(f"{plural(n, 'case')} explained" if words else f"N_F = {n}")
     if values.get("region_cases") is not None:
         parts.append(f"region of {plural(int(values['region_cases']), 'case')}")
     if values.get("n_cf") is not None:
-        parts.append(f"N_cf = {int(values['n_cf'])}")
+        n = int(values["n_cf"])
+        parts.append(f"up to {plural(n, 'way')} out each" if words else f"N_cf = {n}")
     if values.get("seed") is not None:
         parts.append(f"seed {int(values['seed'])}")
     if values.get("tau") is not None:
-        parts.append(tau_text(values["tau"]))
+        parts.append(_tau_words(values["tau"]) if words else tau_text(values["tau"]))
     return " · ".join(parts)
 
 

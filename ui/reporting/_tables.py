@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from flex_core.formatting import format_number, format_share, parse_order, parse
 __all__ = [
     "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table",
     "feature_table", "table_constraints", "class_balance", "counterfactual_table", "probability_label", "header",
-    "display_case_table",
+    "display_case_table", "mode_words",
 ]
 
 
@@ -76,12 +77,11 @@ def regional_table(regional: RegionalResult) -> pd.DataFrame:
 def mode_shift_table(regional: RegionalResult) -> pd.DataFrame:
     """The mode shift (Eq. 5) with labels: the region's most common value and how its share moves."""
     labels = dict(zip(regional.feature_names, regional.importance.display_names))
-    # A level in the data dictionary's words ("under 1 year"); a number's bin stays as written.
-    words = {f.name: f.level_label for f in regional.importance.features if not f.is_continuous}
+    features = {f.name: f for f in regional.importance.features}
     lines = []
     for row in regional.mode_shift:
         delta = row["delta"]
-        worded = words.get(row["name"], str)
+        worded = partial(mode_words, features[row["name"]]) if row["name"] in features else str
         lines.append({
             "feature": labels.get(row["name"], row["name"]),
             "region's most common": worded(row["mode"]),
@@ -91,6 +91,14 @@ def mode_shift_table(regional: RegionalResult) -> pd.DataFrame:
             "alternatives' most common": worded(row["cf_mode"]) if row["cf_mode"] else "–",
         })
     return pd.DataFrame(lines)
+
+
+def mode_words(feature, mode: str) -> str:
+    """A mode-shift mode in the reader's words: a level in the dictionary's ("under 1 year"), a number's bin with
+    its currency and unit ("16 to 20 years", "₹300,000 to ₹2,700,000")."""
+    if feature.is_continuous and " to " in mode:
+        return feature.format_span(*mode.split(" to ", 1))
+    return feature.format_value(mode) if not feature.is_continuous else mode
 
 
 def _setting_text(value) -> str:
