@@ -75,7 +75,7 @@ def test_a_click_beside_a_dot_picks_the_nearest_dot(tmp_path):
         assert f"row {nearest}" in hover.text_content()  # the hover names the row a click would pick
         page.mouse.click(*pointer)
         page.wait_for_function(
-            f"() => [...document.querySelectorAll('h2')].some(h => h.innerText.startsWith('Region around row {nearest}'))",
+            f"() => [...document.querySelectorAll('h2, h3')].some(h => h.innerText.startsWith('Region around row {nearest}'))",
             timeout=120_000,
         )
         assert _heading_row(page) == nearest

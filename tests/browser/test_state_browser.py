@@ -101,7 +101,7 @@ def test_a_click_selects_the_query_and_a_reload_and_the_link_restore_the_view(ap
     first = region_row(page)
     clicked = click_a_dot(page, {first})
     page.wait_for_function(
-        f"() => [...document.querySelectorAll('h2')].some(h => h.innerText.startsWith('Region around row {clicked}'))",
+        f"() => [...document.querySelectorAll('h2, h3')].some(h => h.innerText.startsWith('Region around row {clicked}'))",
         timeout=WAIT,
     )
     assert region_row(page) == clicked
@@ -189,7 +189,7 @@ def test_with_more_factuals_than_the_map_draws_any_case_is_chosen_by_its_row_num
     box.fill(str(off_map))
     box.press("Enter")
     page.wait_for_function(
-        f"() => [...document.querySelectorAll('h2')].some(h => h.innerText.startsWith('Region around row {off_map}'))",
+        f"() => [...document.querySelectorAll('h2, h3')].some(h => h.innerText.startsWith('Region around row {off_map}'))",
         timeout=WAIT,
     )
     wait_idle(page)
