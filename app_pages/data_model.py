@@ -54,7 +54,7 @@ with right:
     metrics = model.metrics
     if "test_accuracy" in metrics or "cv_accuracy_mean" in metrics:
         st.markdown(plain(reporting.describe_model(metrics, task)))
-        show_table(reporting.model_quality_table(metrics, held_out=model.trained_here))
+        show_table(reporting.model_quality_table(metrics, held_out=model.trained_here, outcome=task.undesirable_words))
         st.caption(plain(evaluation_caption(model)))
     else:  # no outcomes to score against (e.g. a notebook's explainer without y): no accuracy, no F1
         st.info(plain(metrics.get("note") or fc.models.NO_LABELS_NOTE))

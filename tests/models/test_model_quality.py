@@ -136,6 +136,10 @@ def test_the_quality_table_shows_the_undesirable_outcomes_scores_and_names_the_w
     test_line = table.iloc[1]
     assert test_line["F1 (undesirable)"] == "0%" and test_line["precision (undesirable)"] == "–"
     assert test_line["balanced accuracy"] == "50%" and table.iloc[0]["F1 (undesirable)"] == "40%"
+    # The pages head the outcome's own scores with its words, not "undesirable".
+    worded = reporting.model_quality_table(metrics, outcome="Rejected")
+    assert "F1 (Rejected)" in worded.columns and not any("undesirable" in c for c in worded.columns)
+    assert worded.iloc[1]["F1 (Rejected)"] == "0%"
     # The interactive report gets the same columns and numbers.
     payload = _quality(metrics)
     assert payload["columns"] == list(fc.models._quality.QUALITY_COLUMNS)

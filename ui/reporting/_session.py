@@ -115,7 +115,7 @@ def _data_section(results: SessionResults) -> ReportSection:
         + (describe_model(model.metrics, task) if scored else str(model.metrics.get("note") or NO_LABELS_NOTE))
         + (" " + " ".join(task.notes) if task.notes else "")
     )
-    quality = (model_quality_table(model.metrics, held_out=model.trained_here),) if scored else ()  # no labels: no accuracy or F1 to show
+    quality = (model_quality_table(model.metrics, held_out=model.trained_here, outcome=task.undesirable_words),) if scored else ()  # no labels: no accuracy or F1 to show
     figures: tuple = ()
     if results.curves is not None:
         from flex_core.plotting import model_curves_figure

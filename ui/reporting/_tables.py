@@ -155,17 +155,21 @@ def scored_rows_label(metrics: Mapping, *, held_out: bool) -> str:
     return f"all {rows:,} rows (may include its training rows)" if rows else "all rows (may include its training rows)"
 
 
-def model_quality_table(metrics: Mapping, *, held_out: bool = True) -> pd.DataFrame:
+def model_quality_table(metrics: Mapping, *, held_out: bool = True, outcome: str | None = None) -> pd.DataFrame:
     """The model's scores, one labelled line per way of measuring them (``metrics`` = FittedModel.metrics).
 
     ``held_out`` is False for a model trained elsewhere: its test line then says it covers every row
-    (:func:`scored_rows_label`), not a held-out part.
+    (:func:`scored_rows_label`), not a held-out part. ``outcome``: the undesirable outcome's words
+    ("Rejected"), which head its own precision, recall and F1 in place of "undesirable".
     """
     from flex_core.models import quality_table
 
     columns, lines = quality_table(metrics, scored_rows_label(metrics, held_out=held_out))
     table = pd.DataFrame(lines, dtype=object)[columns]  # older models carry no balanced accuracy or undesirable scores
-    return table.apply(lambda column: column if column.name == "measured on" else column.map(_share))
+    table = table.apply(lambda column: column if column.name == "measured on" else column.map(_share))
+    if outcome:
+        table.columns = [c.replace("(undesirable)", f"({outcome})") for c in table.columns]
+    return table
 
 
 # -- the data, its features and a case's counterfactuals (the Data & model and Counterfactuals pages) --
