@@ -48,6 +48,13 @@ if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
 TAU_TEXT = re.compile(r"τ = (\d+(?:\.\d+)?)")
+#: τ as the pages say it in plain words (the paper's "τ = 0.10" only with the sidebar's terms switch on).
+TAU_WORDS = re.compile(r"changes under (\d+(?:\.\d+)?)% of a number's range ignored")
+
+
+def taus_in(text: str) -> set[str]:
+    """Every τ a text states, as "0.10", whether it says "τ = 0.10" or "changes under 10% of a number's range ignored"."""
+    return {*TAU_TEXT.findall(text), *(f"{float(share) / 100:.2f}" for share in TAU_WORDS.findall(text))}
 REGION_HEADING = re.compile(r"^Region around row (\d+)")
 SETTINGS_STRIP = "Settings:"  # the strip atop each page that states the session's data, model and τ
 #: The browser these sessions stand for (the context the Chromium sessions report).
@@ -291,10 +298,10 @@ class ClientView:
             chart = plotly_title(element)
             if chart:
                 self.charts.append((arrival, *chart))
-                self.seen["taus"].update(TAU_TEXT.findall(chart[1]))
+                self.seen["taus"].update(taus_in(chart[1]))
             text = element_text(element)
             if SETTINGS_STRIP in text:  # the session's own settings, as the browser mode reads them
-                self.seen["taus"].update(TAU_TEXT.findall(text))
+                self.seen["taus"].update(taus_in(text))
             if kind == "heading" and (row := REGION_HEADING.match(text)):
                 self.seen["region_rows"].add(row[1])
         self.drawn[path] = _Drawn(self.run_id, delta.fragment_id, message.metadata.active_script_hash, widget_id)
@@ -338,8 +345,9 @@ class ClientView:
     # -- what the benchmark waits for -----------------------------------------------------------------
     def chart_since(self, title: str, tau: int, since: float) -> float | None:
         """When the first chart titled ``title`` with τ (hundredths) in its subtitle arrived after ``since``."""
-        shown = f"τ = {tau / 100:.2f}"
-        return next((t for t, text, subtitle in self.charts if t >= since and title in text and shown in subtitle), None)
+        shown = f"{tau / 100:.2f}"
+        return next((t for t, text, subtitle in self.charts
+                     if t >= since and title in text and shown in taus_in(subtitle)), None)
 
     def finished_since(self, since: float) -> float | None:
         """When a run finished (not one cut short for a rerun) after ``since``."""

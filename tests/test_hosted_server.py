@@ -12,7 +12,7 @@ from urllib.parse import quote, urlencode
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from benchmarks.protocol_client import ProtocolSession, shown_texts
+from benchmarks.protocol_client import ProtocolSession, shown_texts, taus_in
 from tools.serve import app_server
 
 # Each test starts a Streamlit server and trains models in it (tens of seconds): not in the fast run.
@@ -58,7 +58,7 @@ async def _tau_change(session: ProtocolSession, timeout: float) -> float:
     """Move the Global τ slider one step; returns the new τ once the chart at it arrived."""
     rerun, value = session.view.move_slider(TAU_SLIDER, 0.01)
     await session.run(rerun, timeout=timeout)
-    assert any(TAU_CHART in title and f"τ = {value:.2f}" in subtitle for _, title, subtitle in session.view.charts), \
+    assert any(TAU_CHART in title and f"{value:.2f}" in taus_in(subtitle) for _, title, subtitle in session.view.charts), \
         f"no chart at τ = {value:.2f}"
     return value
 

@@ -316,3 +316,12 @@ def test_two_protocol_sessions_against_the_app_server_record_every_view_and_chan
     seen[0] = dict(seen[0], taus=[*seen[0]["taus"], result["sessions"][1]["taus"][1]])
     assert [f for f in find_leaks(planned, seen) if f["another_session"]] == [
         {"session": 0, "what": "τ shown", "value": result["sessions"][1]["taus"][1], "another_session": True}]
+
+
+def test_tau_is_read_whether_a_page_says_it_in_words_or_in_the_papers_terms():
+    from benchmarks.protocol_client import taus_in
+
+    assert taus_in("loan · τ = 0.23") == {"0.23"}
+    assert taus_in("loan · changes under 23% of a number's range ignored") == {"0.23"}
+    assert taus_in("changes under 10% of a number's range ignored (2 features with their own)") == {"0.10"}
+    assert taus_in("no threshold here") == set()
