@@ -13,6 +13,7 @@ from ui.components import (
     what_must_change,
 )
 from ui.context import require_analysis, run_or_stop, show_notes
+from ui.glossary import term
 from ui.lead import lead_reading
 from ui.text import plain
 
@@ -29,11 +30,12 @@ st.markdown(plain(reporting.describe_global(result, undesirable=(task.undesirabl
 importance_chart(analysis, result, key="global")
 numbers = bool(task.continuous_names)  # μ and τ concern numbers only: data without any is not told about them
 st.caption(
-    "Left: FLEX's F_j, the share of each case's counterfactuals that change the feature, averaged over the "
-    "cases (bar), with its 95% interval (Wilson score, over the cases and their counterfactuals) or ± its spread "
-    "across cases (whisker)"
-    + ("; red diamonds show μ_j, how large the change to a number typically is as a share of its range. A change "
-       "to a number only counts above τ (set it on the Thresholds page; now "
+    f"Left: FLEX's {term('change frequency', 'F_j')}, the share of each case's ways out that change the feature, "
+    "averaged over the cases (bar), with its 95% interval (Wilson score, over the cases and their ways out) or ± its "
+    "spread across cases (whisker)"
+    + (f"; red diamonds show the {term('mean change size', 'μ_j')}, how large the change to a number typically is "
+       "as a share of its range. A change to a number only counts above the threshold (set it on the Thresholds "
+       "page; now "
        + f"{st.session_state[S.TAU]:g}" + (" with per-feature values" if st.session_state[S.TAU_FEATURES] else "")
        + ")" if numbers else "")
     + ". Right: DiCE's own count, where any change counts, however small. Features marked (fixed) cannot change."

@@ -20,6 +20,7 @@ from ui.components import (
 )
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
+from ui.glossary import terms_shown
 from ui.lead import lead_reading, small_region_note
 from ui.regions import found_regions_section, groups_section, region_metrics, rule_builder
 from ui.text import plain
@@ -166,7 +167,7 @@ with charts_tab:
     with chart_col:
         importance_chart(analysis, regional.importance, key="regional", dice=False)
     with scatter_col:
-        chart(fc.plotting.regional_scatter(regional), analysis, key="regional_scatter")
+        chart(fc.plotting.regional_scatter(regional, terms=terms_shown()), analysis, key="regional_scatter")
     st.caption(reporting.quadrant_legend().replace("\n", " · "))
 with must_tab:
     what_must_change(analysis, regional.importance, key="regional", cases="the region's cases")
@@ -198,7 +199,7 @@ with saved_tab:
     saved = st.session_state[S.SAVED_REGIONS]
     if saved:
         results = {r["name"]: run_or_stop(analysis.saved_region, r) for r in saved}
-        chart(fc.plotting.regions_heatmap(results, global_result), analysis, key="regions_heatmap")
+        chart(fc.plotting.regions_heatmap(results, global_result, terms=terms_shown()), analysis, key="regions_heatmap")
         st.caption("Each line is a saved region's change frequency per feature (darker: changed more often), with the "
                    "whole population on top. r is each region's correlation with the global pattern.")
         if st.button("Forget saved regions", key="clear_regions"):

@@ -7,6 +7,7 @@ from ui import cache, reporting
 from ui import state as S
 from ui.components import chart, settings_strip
 from ui.context import Analysis, require_analysis, run_or_stop
+from ui.glossary import terms_shown
 from ui.text import plain
 
 st.title("Thresholds (τ)")
@@ -68,7 +69,8 @@ def tau_section(analysis: Analysis) -> None:
             st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
 
     result = run_or_stop(analysis.global_result)
-    chart(fc.plotting.importance_figure(result, title="Global importance at the current τ"), analysis, key="tau_chart")
+    chart(fc.plotting.importance_figure(result, title="Global importance at the current threshold", terms=terms_shown()),
+          analysis, key="tau_chart")
     all_zero = reporting.describe_all_zero(result)
     if all_zero:
         st.warning(plain(all_zero))
@@ -77,7 +79,7 @@ def tau_section(analysis: Analysis) -> None:
     if task.continuous_names:
         st.subheader("τ sweep")
         sweep = analysis.tau_sweep()
-        chart(analysis.tau_sweep_chart(float(st.session_state[S.TAU])), analysis, key="tau_sweep")
+        chart(analysis.tau_sweep_chart(float(st.session_state[S.TAU]), terms=terms_shown()), analysis, key="tau_sweep")
         st.caption(plain(reporting.describe_tau_sweep(sweep)))
     # A fragment's rerun skips app.py, which writes the view into the address bar after a full run.
     S.sync_query_params()
@@ -86,7 +88,8 @@ def tau_section(analysis: Analysis) -> None:
 tau_section(analysis)
 if task.continuous_names:
     st.subheader("The paper's panels: τ = 0.1, 0.5, 0.9")
-    chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals), analysis, key="tau_panels",
+    chart(cache.tau_panels_figure(analysis.explainer, analysis.store_id, analysis.n_factuals, terms_shown()), analysis,
+          key="tau_panels",
           tau=False)
     st.caption(
         "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "

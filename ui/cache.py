@@ -390,18 +390,21 @@ def tau_sweep(_explainer: fc.FlexExplainer, identity: str, n_factuals: int) -> p
 
 
 @shared(copy=False)
-def tau_sweep_lines(_explainer: fc.FlexExplainer, identity: str, n_factuals: int):
+def tau_sweep_lines(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, terms: bool = False):
     """The τ sweep's lines without the current τ: a τ change only adds its marker to them (:func:`tau_sweep_chart`).
 
     Kept as one shared figure (``copy=False``): drawing the lines anew cost about 19 ms a τ change, and nothing
     draws into them (``with_current_tau`` works on a copy).
     """
-    return fc.plotting.tau_sweep_figure(tau_sweep(_explainer, identity, n_factuals))  # no current τ: the lines alone
+    # no current τ: the lines alone
+    return fc.plotting.tau_sweep_figure(tau_sweep(_explainer, identity, n_factuals), terms=terms)
 
 
-def tau_sweep_chart(explainer: fc.FlexExplainer, identity: str, n_factuals: int, current: float):
-    """The τ sweep chart with a marker at ``current``: the kept lines and a new marker."""
-    return fc.plotting.with_current_tau(tau_sweep_lines(explainer, identity, n_factuals), current)
+def tau_sweep_chart(explainer: fc.FlexExplainer, identity: str, n_factuals: int, current: float, *,
+                    terms: bool = False):
+    """The τ sweep chart with a marker at ``current``: the kept lines and a new marker (``terms``: the paper's
+    symbols named, the sidebar's switch)."""
+    return fc.plotting.with_current_tau(tau_sweep_lines(explainer, identity, n_factuals, terms), current, terms=terms)
 
 
 @shared(copy=True)
@@ -410,13 +413,13 @@ def tau_panel_results(_explainer: fc.FlexExplainer, identity: str, n_factuals: i
 
 
 @shared(copy=False)
-def tau_panels_figure(_explainer: fc.FlexExplainer, identity: str, n_factuals: int):
+def tau_panels_figure(_explainer: fc.FlexExplainer, identity: str, n_factuals: int, terms: bool = False):
     """The paper's three τ panels as a figure: they do not depend on the current τ, so a τ change reuses it.
 
     Kept as one shared object (``copy=False``): building the figure costs more than FLEX at a new τ,
     and nothing draws into it after it is made.
     """
-    return fc.plotting.tau_panels_figure(tau_panel_results(_explainer, identity, n_factuals))
+    return fc.plotting.tau_panels_figure(tau_panel_results(_explainer, identity, n_factuals), terms=terms)
 
 
 # -- SHAP and LIME (slow: pages run them only when asked, then they are cached) -----------------

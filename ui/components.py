@@ -164,7 +164,8 @@ def importance_chart(analysis: Analysis, result: fc.FlexResult, *, key: str, dic
                 on_change=S.bind(f"{key}_whiskers", S.WHISKERS),
                 format_func={"interval": "95% interval", "std": "± std across cases"}.get)
     shown = result.only_necessary() if st.session_state[S.NECESSARY_ONLY] else result
-    chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS]), analysis,
+    chart(fc.plotting.importance_figure(shown, dice=dice, whiskers=st.session_state[S.WHISKERS], terms=terms_shown()),
+          analysis,
           key=f"{key}_chart")
     all_zero = reporting.describe_all_zero(shown)
     if all_zero:

@@ -79,10 +79,11 @@ class Analysis:
         self.ensure(self.explainer.sample_factuals(self.n_factuals))
         return cache.tau_sweep(self.explainer, self.store_id, self.n_factuals)
 
-    def tau_sweep_chart(self, current: float):
-        """The τ sweep's chart with a marker at ``current`` (its lines kept per sweep, so a τ change redraws little)."""
+    def tau_sweep_chart(self, current: float, *, terms: bool = False):
+        """The τ sweep's chart with a marker at ``current`` (its lines kept per sweep, so a τ change redraws little;
+        ``terms``: the paper's symbols named)."""
         self.tau_sweep()
-        return cache.tau_sweep_chart(self.explainer, self.store_id, self.n_factuals, current)
+        return cache.tau_sweep_chart(self.explainer, self.store_id, self.n_factuals, current, terms=terms)
 
     def factual_map(self, with_rows=()):
         """The 2-D map of the factuals, with ``with_rows`` (a query and its region) added where a sample left them out."""

@@ -322,6 +322,12 @@ def thin_labels(x, y, *, top: int = 3, far: float = 0.12, min_gap: float | tuple
     return shown
 
 
+def named(words: str, symbol: str, terms: bool) -> str:
+    """``words`` as a chart says them; with the paper's terms asked for, ``symbol`` after them ("change frequency
+    F_j"). The app's sidebar switch sets ``terms``; plain words are the default, for the domain experts."""
+    return f"{words} {symbol}" if terms else words
+
+
 def _order(result: FlexResult) -> list[int]:
     """Feature positions by decreasing F_j (NaN last, ties by name) — the reading order of every bar chart."""
     values = np.nan_to_num(result.frequency_mean, nan=-1.0)
@@ -352,7 +358,7 @@ def frequency_whiskers(result: FlexResult, order: Sequence[int], *, whiskers: st
 
 
 def importance_figure(
-    result: FlexResult, *, title: str | None = None, dice: bool = True, whiskers: str = "interval"
+    result: FlexResult, *, title: str | None = None, dice: bool = True, whiskers: str = "interval", terms: bool = False
 ) -> go.Figure:
     """Sorted F_j (FLEX) with its whiskers and μ_j markers for continuous features, and DiCE's Algorithm 2 beside it.
 
@@ -364,6 +370,8 @@ def importance_figure(
         Add the right-hand panel with DiCE's frequency on the same counterfactuals.
     whiskers : {"interval", "std"}
         The 95% interval of F_j (default; ``FlexResult.frequency_ci``), or ± the std across factuals.
+    terms : bool
+        Name the paper's symbols (F_j, μ_j) after the plain words (:func:`named`).
 
     Returns
     -------
@@ -377,18 +385,19 @@ def importance_figure(
                  column_widths=[0.62, 0.38] if dice else None)
     colours = [FIXED_COLOUR if result.immutable[j] else FLEX_COLOUR for j in order]
     error_x, whisker_text = frequency_whiskers(result, order, whiskers=whiskers)
-    spec.add_trace({**_bar_spec("F_j (FLEX)", labels, result.frequency_mean[order], names, colour=colours, hover="F"),
-                    "error_x": error_x}, col=1)
+    frequency = named("change frequency", "F_j", terms)
+    spec.add_trace({**_bar_spec(f"{frequency} (FLEX)", labels, result.frequency_mean[order], names, colour=colours,
+                                hover=frequency), "error_x": error_x}, col=1)
     continuous = [k for k, j in enumerate(order) if result.kinds[j] == "continuous"]
     if continuous:
         spec.add_trace(
             {
                 "cliponaxis": False,  # a diamond at μ = 0 stays whole
                 "customdata": [names[k] for k in continuous],
-                "hovertemplate": "%{y}<br>μ = %{x:.3f}<extra></extra>",
+                "hovertemplate": f"%{{y}}<br>{named('mean change size', 'μ', terms)} = %{{x:.3f}}<extra></extra>",
                 "marker": {"color": MU_COLOUR, "line": {"color": "white", "width": 1}, "size": 11, "symbol": "diamond"},
                 "mode": "markers",
-                "name": "μ_j: mean change size (share of range)",
+                "name": f"{named('mean change size', 'μ_j', terms)} (share of range)",
                 "x": as_floats(result.magnitude_mean[[order[k] for k in continuous]]),
                 "y": [labels[k] for k in continuous],
                 "type": "scatter",
@@ -399,8 +408,8 @@ def importance_figure(
         spec.add_trace(_bar_spec("DiCE frequency", labels, result.dice_frequency[order], names, colour=DICE_COLOUR,
                                  hover="DiCE"), col=2)
         spec.update(xaxis2={"range": [0, 1.05], "title": {"text": "DiCE (Algorithm 2): any change counts"}})
-    counted = "necessary changes only" if result.config.get("count") else "share of counterfactuals changing it"
-    spec.update(xaxis={"range": [0, 1.05], "title": {"text": f"FLEX F_j ({whisker_text}): {counted}"}},
+    counted = "necessary changes only" if result.config.get("count") else "share of ways out changing it"
+    spec.update(xaxis={"range": [0, 1.05], "title": {"text": f"FLEX {frequency} ({whisker_text}): {counted}"}},
                 yaxis={"autorange": "reversed"})
     level = {"global": "Global", "regional": "Regional", "local": "Local"}.get(result.level, result.level)
     default_title = f"{level} feature importance from {plural(result.n_factuals_used, 'case')}"
@@ -408,7 +417,7 @@ def importance_figure(
     return spec.figure()
 
 
-def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> go.Figure:
+def regional_scatter(regional: RegionalResult, *, title: str | None = None, terms: bool = False) -> go.Figure:
     """Regional F_j against global F_j for the mutable features, as the paper's Fig. 4.
 
     The y = x line marks "as important here as everywhere"; dotted lines at the means
@@ -417,9 +426,10 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     the hover also says the side of y = x).
 
     Written as plain data (:class:`_Spec`): a τ change on the Regional page redraws it, and Plotly's checks
-    were most of its 20 ms.
+    were most of its 20 ms. ``terms``: name F_j after the plain words (:func:`named`).
     """
     imp = regional.importance
+    importance = named("importance", "F_j", terms)
     keep = [j for j, q in enumerate(regional.quadrants) if q is not None]
     x = as_floats(regional.global_frequency[keep])
     y = as_floats(imp.frequency_mean[keep])
@@ -438,7 +448,8 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     spec.add_trace({
         "cliponaxis": False,  # labels of points near an edge stay readable
         "customdata": [imp.feature_names[j] for j in keep],
-        "hovertemplate": [f"%{{hovertext}}<br>global F = %{{x:.3f}}<br>regional F = %{{y:.3f}}<br>{side}<extra></extra>"
+        "hovertemplate": [f"%{{hovertext}}<br>global {importance} = %{{x:.3f}}<br>regional {importance} = %{{y:.3f}}<br>"
+                          f"{side}<extra></extra>"
                           for side in sides],  # one template per point: the side of y = x differs from feature to feature
         "hovertext": [f"{name} (quadrant {q})" for name, q in zip(names, quads)],
         "marker": {"color": [QUADRANT_COLOURS[q] for q in quads], "line": {"color": "white", "width": 1}, "size": 13},
@@ -473,30 +484,33 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None) -> g
     if not math.isnan(r):
         r_text += " (no interval)" if math.isnan(low) else f" (95% interval {low:.2f} to {high:.2f})"
     pad = 0.06 * top
-    spec.update(xaxis={"range": [-pad, top + pad], "title": {"text": "global importance F_j (all factuals)"}},
-                yaxis={"range": [-pad, top + pad], "title": {"text": "regional importance F_j (this region)"}})
+    spec.update(xaxis={"range": [-pad, top + pad], "title": {"text": f"global {importance} (all cases)"}},
+                yaxis={"range": [-pad, top + pad], "title": {"text": f"regional {importance} (this region)"}})
     # r and its interval on a line of their own: on one line with the title a half-width column cut the
     # interval off mid-number ("0.31 to 1."), which reads as another bound.
-    style = _style(title or f"Regional vs global importance<br>{_second_title_line(f'Pearson r = {r_text}')}", 540)
+    agreement = named("agreement with all cases", "(Pearson r)", terms)
+    style = _style(title or f"Regional vs global importance<br>{_second_title_line(f'{agreement} = {r_text}')}", 540)
     # Room for the quadrant legend under the axis title, and for the r line above the plot.
     style["margin"].update(b=135, t=style["margin"]["t"] + (0 if title else SECOND_TITLE_LINE_PX))
     spec.update(**style)
     return spec.figure()
 
 
-def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexResult) -> go.Figure:
-    """Saved regions × features: regional F_j per cell, with each region's r in its label.
+def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexResult, *, terms: bool = False) -> go.Figure:
+    """Saved regions × features: regional F_j per cell, with each region's r in its label (``terms``: F_j and r
+    named after the plain words, :func:`named`).
 
     The first row is the global result for reference. ``z`` rows follow ``regions``' order
     after it; columns follow the global importance order.
     """
     order = _order(global_result)
     labels = _tick_labels(global_result, order)
-    rows = ["global (all factuals)"]
+    rows = ["global (all cases)"]
+    agreement, frequency = ("r", "F_j") if terms else ("agreement", "change frequency")
     z = [as_floats(global_result.frequency_mean[order])]
     for name, reg in regions.items():
         r = reg.pearson_r
-        rows.append(f"{name} (r = {'n/a' if math.isnan(r) else f'{r:.2f}'})")
+        rows.append(f"{name} ({agreement} = {'n/a' if math.isnan(r) else f'{r:.2f}'})")
         z.append(as_floats(reg.importance.frequency_mean[order]))
     fig = new_figure()
     fig.add_trace(
@@ -510,24 +524,26 @@ def regions_heatmap(regions: Mapping[str, RegionalResult], global_result: FlexRe
             text=[["" if v is None else f"{v:.2f}" for v in line] for line in z],
             texttemplate="%{text}",
             colorbar=dict(thickness=12),  # the title says what the colour is; a bar title crowded the ticks
-            hovertemplate="%{y}<br>%{x}: F = %{z:.3f}<extra></extra>",
+            hovertemplate=f"%{{y}}<br>%{{x}}: {frequency} = %{{z:.3f}}<extra></extra>",
         )
     )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickangle=-30)
-    return apply_style(fig, title="Saved regions compared: change frequency F_j per feature (darker: changed more often)", height=200 + 45 * len(rows))
+    return apply_style(fig, title=f"Saved regions compared: {named('change frequency', 'F_j', terms)} per feature "
+                                  "(darker: changed more often)", height=200 + 45 * len(rows))
 
 
-def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None) -> go.Figure:
+def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None, terms: bool = False) -> go.Figure:
     """F_j against τ, one line per continuous feature (from :func:`tau_sweep`); a marker line at ``current``.
 
     A caller that redraws the chart at every τ change keeps ``tau_sweep_figure(sweep)`` (the lines alone; the app
-    keeps them in ``ui/``) and adds the current τ to a copy with :func:`with_current_tau`.
+    keeps them in ``ui/``) and adds the current τ to a copy with :func:`with_current_tau`. ``terms``: name F_j and τ
+    after the plain words (:func:`named`).
     """
-    return with_current_tau(_tau_sweep_lines(sweep), current)
+    return with_current_tau(_tau_sweep_lines(sweep, terms), current, terms=terms)
 
 
-def with_current_tau(lines: go.Figure, current: float | None) -> go.Figure:
+def with_current_tau(lines: go.Figure, current: float | None, *, terms: bool = False) -> go.Figure:
     """A copy of the τ sweep's lines (``tau_sweep_figure(sweep)``) with a marker at τ = ``current`` (``lines`` unchanged).
 
     The line is written as Plotly's ``add_vline`` writes it (a test compares the two) without Plotly's validation:
@@ -539,14 +555,15 @@ def with_current_tau(lines: go.Figure, current: float | None) -> go.Figure:
         x = float(current)
         layout["shapes"] = [*layout.get("shapes", ()), _reference_line("x", x, {"color": "#64748b", "dash": "dot"})]
         layout["annotations"] = [*layout.get("annotations", ()), {
-            "showarrow": False, "text": f"current τ = {current:g}", "x": x, "xanchor": "left", "xref": "x",
+            "showarrow": False, "text": f"current {named('setting', 'τ', terms)} = {current:g}", "x": x, "xanchor": "left", "xref": "x",
             "y": 1, "yanchor": "top", "yref": "y domain"}]
     return _unchecked(spec)
 
 
-def _tau_sweep_lines(sweep: pd.DataFrame) -> go.Figure:
+def _tau_sweep_lines(sweep: pd.DataFrame, terms: bool) -> go.Figure:
     """The τ sweep's lines without a current τ (see :func:`with_current_tau`)."""
     fig = new_figure()
+    frequency = named("change frequency", "F", terms)
     for (feature, label), group in sweep.groupby(["feature", "label"], sort=False):
         group = group.sort_values("tau")
         fig.add_trace(
@@ -556,16 +573,19 @@ def _tau_sweep_lines(sweep: pd.DataFrame) -> go.Figure:
                 x=as_floats(group["tau"]),
                 y=as_floats(group["frequency_mean"]),
                 customdata=[feature] * len(group),
-                hovertemplate=f"{label}<br>τ = %{{x:.2f}}<br>F = %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{label}<br>{named('smallest change counted', 'τ', terms)} = %{{x:.2f}}<br>"
+                              f"{frequency} = %{{y:.3f}}<extra></extra>",
             )
         )
-    fig.update_xaxes(title_text="τ: minimum change, as a share of the feature's range", range=[-0.02, 1.02])
-    fig.update_yaxes(title_text="change frequency F_j", range=[0, 1.05])
+    fig.update_xaxes(title_text=f"{named('smallest change counted', 'τ', terms)}, as a share of the feature's range",
+                     range=[-0.02, 1.02])
+    fig.update_yaxes(title_text=named("change frequency", "F_j", terms), range=[0, 1.05])
     return apply_style(fig, title="How the change frequency of each number falls as τ grows", height=420)
 
 
-def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
-    """The paper's τ panels: one bar chart of F_j per τ, features in the first panel's order.
+def tau_panels_figure(results: Mapping[float, FlexResult], *, terms: bool = False) -> go.Figure:
+    """The paper's τ panels: one bar chart of F_j per τ, features in the first panel's order (``terms``: the axes
+    name F_j, :func:`named`).
 
     Trace i holds the panel of the i-th τ (x = F_j, customdata = feature name).
     """
@@ -579,12 +599,13 @@ def tau_panels_figure(results: Mapping[float, FlexResult]) -> go.Figure:
         res = results[tau]
         fig.add_trace(
             feature_bars(f"τ = {tau:g}", labels, res.frequency_mean[order], [res.feature_names[j] for j in order],
-                         colour=[FIXED_COLOUR if res.immutable[j] else FLEX_COLOUR for j in order], hover="F",
+                         colour=[FIXED_COLOUR if res.immutable[j] else FLEX_COLOUR for j in order],
+                         hover=named("change frequency", "F", terms),
                          error_x=frequency_whiskers(res, order)[0], showlegend=False),
             row=1,
             col=col,
         )
-        fig.update_xaxes(range=[0, 1.05], title_text="F_j", row=1, col=col)
+        fig.update_xaxes(range=[0, 1.05], title_text=named("change frequency", "F_j", terms), row=1, col=col)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     return apply_style(fig, title="Global importance at three thresholds (as in the paper)", height=170 + 34 * len(order))
 

@@ -217,9 +217,9 @@ def tau_lines(tau, settings, figures) -> list[str]:
         "",
         markdown_table(frame, index=False),
         "",
-        figures.markdown(tau_panels_figure(panels), "loan_tau_panels", "Loan: F_j at τ = 0.1, 0.5, 0.9 (as generated)"),
+        figures.markdown(tau_panels_figure(panels, terms=True), "loan_tau_panels", "Loan: F_j at τ = 0.1, 0.5, 0.9 (as generated)"),
         "",
-        figures.markdown(tau_panels_figure(refined), "loan_tau_panels_refined", "Loan: F_j at τ = 0.1, 0.5, 0.9 (refined)"),
+        figures.markdown(tau_panels_figure(refined, terms=True), "loan_tau_panels_refined", "Loan: F_j at τ = 0.1, 0.5, 0.9 (refined)"),
         "",
     ]
 

@@ -133,7 +133,7 @@
     var o = order(result), labels = o.map(function (j) { return chartText(label(j)); });
     var freq = o.map(function (j) { return result.frequency[j]; });
     var traces = [{
-      type: "bar", orientation: "h", name: "F_j (FLEX)", x: freq, y: labels,
+      type: "bar", orientation: "h", name: "change frequency (FLEX)", x: freq, y: labels,
       marker: { color: o.map(function (j) { return F[j].immutable ? COLOURS.fixed : COLOURS.flex; }) },
       error_x: { type: "data", symmetric: false, color: "#334155", thickness: 1.2,
                  array: o.map(function (j) { return result.ci[j][1] - result.frequency[j]; }),
@@ -142,7 +142,7 @@
     }];
     var cont = o.filter(function (j) { return F[j].continuous; });
     if (cont.length) {
-      traces.push({ type: "scatter", mode: "markers", name: "μ_j: mean change size (share of range)", cliponaxis: false,
+      traces.push({ type: "scatter", mode: "markers", name: "mean change size (share of range)", cliponaxis: false,
                     x: cont.map(function (j) { return result.magnitude[j]; }),
                     y: cont.map(function (j) { return chartText(label(j)); }),
                     marker: { color: COLOURS.mu, size: 11, symbol: "diamond", line: { color: "white", width: 1 } },
@@ -152,7 +152,7 @@
                   x: o.map(function (j) { return result.dice[j]; }), y: labels, marker: { color: COLOURS.dice },
                   hovertemplate: "%{y}<br>DiCE = %{x:.3f}<extra></extra>" });
     var layout = style(chartText(title), Math.max(300, 170 + 34 * NF));
-    layout.xaxis = { domain: [0, 0.595], range: [0, 1.05], title: { text: "FLEX F_j (95% interval): share of counterfactuals changing it" } };
+    layout.xaxis = { domain: [0, 0.595], range: [0, 1.05], title: { text: "FLEX change frequency (95% interval): share of ways out changing it" } };
     layout.xaxis2 = { domain: [0.635, 1], range: [0, 1.05], anchor: "y", title: { text: "DiCE (Algorithm 2): any change counts" } };
     layout.yaxis = { autorange: "reversed", automargin: true };
     return Plotly.react(id, traces, layout, CONFIG);
@@ -178,8 +178,8 @@
     });
     var layout = style("Regional vs global importance", 540);
     layout.margin.b = 135;
-    layout.xaxis = { range: [-pad, top + pad], title: { text: "global importance F_j (all factuals)" } };
-    layout.yaxis = { range: [-pad, top + pad], title: { text: "regional importance F_j (this region)" } };
+    layout.xaxis = { range: [-pad, top + pad], title: { text: "global importance (all cases)" } };
+    layout.yaxis = { range: [-pad, top + pad], title: { text: "regional importance (this region)" } };
     var g = reg.thresholds[0], r = reg.thresholds[1];
     if (!isNaN(g) && !isNaN(r)) {
       var line = { color: "#cbd5e1", dash: "dot" };
@@ -243,7 +243,7 @@
 
   // -- tables -----------------------------------------------------------------------------------------------
   function importanceTable(result) {
-    return table(["feature", "F_j", "95% interval", "μ_j (continuous)", "DiCE frequency"], order(result).map(function (j) {
+    return table(["feature", "change frequency", "95% interval", "mean change size (numbers)", "DiCE frequency"], order(result).map(function (j) {
       return [el("td", label(j)), cell("td", fixed(result.frequency[j], 3), result.frequency[j]),
               el("td", fixed(result.ci[j][0], 2) + " to " + fixed(result.ci[j][1], 2)),
               cell("td", fixed(result.magnitude[j], 3), result.magnitude[j]), cell("td", fixed(result.dice[j], 3), result.dice[j])];

@@ -180,7 +180,8 @@ def test_a_saved_region_a_link_carries_survives_a_server_restart(browser, tmp_pa
     assert [region[0] for region in saved] == [saved[0][0], "found first"] and saved[1][4]
     assert json.loads(params["rule"][0]) == saved[1][4]
     assert before["members"] and len(before["heatmap"]) == 1
-    assert before["heatmap"][0]["rows"][0] == "global (all factuals)" and before["heatmap"][0]["rows"][2].startswith("found first (r = ")
+    assert before["heatmap"][0]["rows"][0] == "global (all cases)" and before["heatmap"][0]["rows"][2].startswith(
+        "found first (agreement = ")
 
     with app_server(env=env, port=port) as (_, second_server):
         assert second_server.pid != first_server_pid

@@ -33,6 +33,8 @@ def test_raw_names_are_the_columns_the_dictionary_renames(task):
     "P(undesirable) 0.3",
     "not Rejected",
     "most often move away from Loan term = 16 to 20 (δ = -0.58)",
+    "FLEX F_j (95% interval): share of ways out changing it",  # the paper's symbols, its terms switched off
+    "red diamonds show μ_j",
 ])
 def test_the_scan_flags_what_a_reader_should_not_see(task, text):
     assert problems(text, task), text
@@ -50,6 +52,11 @@ def test_the_scan_flags_what_a_reader_should_not_see(task, text):
 ])
 def test_the_scan_passes_the_dictionarys_words(task, text):
     assert problems(text, task) == []
+
+
+def test_the_papers_symbols_pass_only_with_its_terms_switched_on(task):
+    text = "change frequency F_j (FLEX) and mean change size μ_j"
+    assert len(problems(text, task)) == 2 and problems(text, task, terms=True) == []
 
 
 def test_a_table_column_of_numbers_must_name_its_unit(task):

@@ -1,5 +1,6 @@
 """The Global page (also the page the app opens on)."""
 
+import json
 import re
 
 import numpy as np
@@ -18,7 +19,12 @@ def test_opens_on_a_builtin_and_draws_the_sorted_importances_with_dice_beside():
     assert not errors(at)
     spec = chart(at, "global_chart")
     flex, mu, dice = spec["data"]
-    assert flex["name"] == "F_j (FLEX)" and dice["name"] == "DiCE frequency"
+    assert flex["name"] == "change frequency (FLEX)" and dice["name"] == "DiCE frequency"
+    assert "F_j" not in json.dumps(spec) and "μ_j" not in json.dumps(spec)  # plain words unless asked for
+    at.toggle(key="w_terms").set_value(True).run()  # the sidebar's switch: the paper's symbols after the words
+    named = chart(at, "global_chart")
+    assert named["data"][0]["name"] == "change frequency F_j (FLEX)" and "μ_j" in named["data"][1]["name"]
+    assert named["layout"]["xaxis"]["title"]["text"].startswith("FLEX change frequency F_j (95% interval)")
     assert flex["x"] == sorted(flex["x"], reverse=True)
     assert set(flex["customdata"]) == {"vehicle_speed", "visibility"}
     assert all(0 <= v <= 1 for v in flex["x"] + dice["x"])

@@ -33,7 +33,7 @@ def test_scatter_has_the_identity_line_r_in_the_title_and_quadrant_labels():
     spec = chart(at, "regional_scatter")
     points, line = spec["data"][0], spec["data"][1]
     assert line["x"] == line["y"]
-    assert "Pearson r" in spec["layout"]["title"]["text"]
+    assert "agreement with all cases = " in spec["layout"]["title"]["text"]
     # Immutable features (road type, driver age band) are left out; every other one carries its quadrant.
     assert set(points["customdata"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
     assert all(text.endswith(("(quadrant A)", "(quadrant B)", "(quadrant C)", "(quadrant D)")) for text in points["hovertext"])
@@ -55,7 +55,7 @@ def test_a_criterion_restricts_the_region_and_regions_can_be_saved_and_compared(
     at.button(key="save_region").click().run()
     heat = chart(at, "regions_heatmap")["data"][0]
     assert len(heat["y"]) == 3 and heat["y"][0].startswith("global")
-    assert all("r =" in label for label in heat["y"][1:])
+    assert all("agreement =" in label for label in heat["y"][1:])
     assert all(len(line) == 6 for line in heat["z"])
 
 

@@ -45,7 +45,8 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert any(shown(h.value) == f"Region: {table.loc[0, 'region']}" for h in at.subheader)
     assert int(metric(at, "Region size")) == int(table.loc[0, "cases"])  # the same members as the discovery pool
     # Every view works on it: F bars, scatter, mode shift, members, save and compare.
-    assert chart(at, "regional_chart")["data"] and "Pearson r" in chart(at, "regional_scatter")["layout"]["title"]["text"]
+    assert chart(at, "regional_chart")["data"] and "agreement with all cases" in chart(
+        at, "regional_scatter")["layout"]["title"]["text"]
     at.button(key="save_region").click().run()
     saved = at.session_state["saved_regions"]
     assert saved[-1]["rule"] == rule and saved[-1]["query"] is None

@@ -163,7 +163,7 @@ def test_data_without_numbers_is_not_told_about_mu_and_tau():
     frame = accident_frame(300)[["zone", "lighting", "severity"]]
     at = start_csv(frame, target="severity", undesirable=["severe"], page="app_pages/global.py")
     assert not errors(at)
-    caption = next(shown(c.value) for c in at.caption if shown(c.value).startswith("Left: FLEX's F_j"))
+    caption = next(shown(c.value) for c in at.caption if shown(c.value).startswith("Left: FLEX's change frequency"))
     assert "μ" not in caption and "τ" not in caption and "Right: DiCE's own count" in caption
 
 

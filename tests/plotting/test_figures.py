@@ -136,7 +136,12 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     assert list(line.x) == list(line.y)
     # two features always give ±1: not reported; r has a line of its own, so a narrow column cannot cut it off
     first, second = fig.layout.title.text.split("<br>")
-    assert first == "Regional vs global importance" and "Pearson r = undefined" in second
+    assert first == "Regional vs global importance" and "agreement with all cases = undefined" in second
+    # plain words by default; the paper's symbols only when the reader asks for them (the sidebar's switch)
+    assert fig.layout.xaxis.title.text == "global importance (all cases)" and "F_j" not in str(fig.to_dict())
+    with_terms = fc.plotting.regional_scatter(reg, terms=True)
+    assert with_terms.layout.xaxis.title.text == "global importance F_j (all cases)"
+    assert "agreement with all cases (Pearson r) = undefined" in with_terms.layout.title.text
     assert fig.layout.margin.t > fc.plotting.importance_figure(reg.importance).layout.margin.t  # room for the line
     # speed: high regional, low global -> A; visibility: low regional, high global -> D
     assert points.hovertext == ("Vehicle speed (quadrant A)", "Visibility (0-1) (quadrant D)")
@@ -145,9 +150,10 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     assert "A: important here only" in legend and "D: important overall, less so here" in legend
 
 
-def _regional_scatter_by_plotly(regional, *, title=None):
+def _regional_scatter_by_plotly(regional, *, title=None, terms=False):
     """regional_scatter as it was built through Plotly's validated objects: the reference for the plain-data one."""
     imp = regional.importance
+    importance = "importance F_j" if terms else "importance"
     keep = [j for j, q in enumerate(regional.quadrants) if q is not None]
     x = as_floats(regional.global_frequency[keep])
     y = as_floats(imp.frequency_mean[keep])
@@ -172,7 +178,8 @@ def _regional_scatter_by_plotly(regional, *, title=None):
             textposition="top center",
             marker=dict(size=13, color=[QUADRANT_COLOURS[q] for q in quads], line=dict(color="white", width=1)),
             customdata=[imp.feature_names[j] for j in keep],
-            hovertemplate=[f"%{{hovertext}}<br>global F = %{{x:.3f}}<br>regional F = %{{y:.3f}}<br>{side}<extra></extra>" for side in sides],
+            hovertemplate=[f"%{{hovertext}}<br>global {importance} = %{{x:.3f}}<br>regional {importance} = %{{y:.3f}}<br>"
+                           f"{side}<extra></extra>" for side in sides],
             showlegend=False,
             cliponaxis=False,
         )
@@ -196,9 +203,10 @@ def _regional_scatter_by_plotly(regional, *, title=None):
     if not math.isnan(r):
         r_text += " (no interval)" if math.isnan(low) else f" (95% interval {low:.2f} to {high:.2f})"
     pad = 0.06 * top
-    fig.update_xaxes(range=[-pad, top + pad], title_text="global importance F_j (all factuals)")
-    fig.update_yaxes(range=[-pad, top + pad], title_text="regional importance F_j (this region)")
-    r_line = f"<span style='font-size:13px'>Pearson r = {r_text}</span>"
+    fig.update_xaxes(range=[-pad, top + pad], title_text=f"global {importance} (all cases)")
+    fig.update_yaxes(range=[-pad, top + pad], title_text=f"regional {importance} (this region)")
+    agreement = "agreement with all cases (Pearson r)" if terms else "agreement with all cases"
+    r_line = f"<span style='font-size:13px'>{agreement} = {r_text}</span>"
     fig = apply_style(fig, title=title or f"Regional vs global importance<br>{r_line}", height=540)
     return fig.update_layout(margin=dict(b=135, t=84 if title else 102))
 
@@ -220,10 +228,10 @@ def test_the_regional_scatter_built_without_validation_is_what_plotly_builds(toy
         _regional(toy_task, [0.0, 0.0], [0.0, 0.0]),  # all zero: the smallest axes
     ]
     for reg in regions:
-        for title in (None, "T"):
-            fig = fc.plotting.regional_scatter(reg, title=title)
+        for title, terms in ((None, False), ("T", False), (None, True)):
+            fig = fc.plotting.regional_scatter(reg, title=title, terms=terms)
             spec = fig.to_plotly_json()
-            assert spec == _regional_scatter_by_plotly(reg, title=title).to_plotly_json()
+            assert spec == _regional_scatter_by_plotly(reg, title=title, terms=terms).to_plotly_json()
             assert go.Figure(spec).to_plotly_json() == spec  # validation raises on a wrong property, changes nothing
             fig.add_trace(go.Scatter(x=[0.5], y=[0.5]))  # still a figure to draw into
             assert fig.data[-1].x == (0.5,)
@@ -332,7 +340,10 @@ def test_regions_heatmap_has_global_first_and_r_in_labels(toy_task, toy_result):
     reg = _regional(toy_task, [0.9, 0.1], [0.2, 0.6])
     fig = fc.plotting.regions_heatmap({"fast roads": reg}, toy_result)
     heat = fig.data[0]
-    assert heat.y == ("global (all factuals)", "fast roads (r = n/a)")  # two features: r undefined
+    assert heat.y == ("global (all cases)", "fast roads (agreement = n/a)")  # two features: r undefined
+    assert "F_j" not in str(fig.to_dict())
+    terms = fc.plotting.regions_heatmap({"fast roads": reg}, toy_result, terms=True)
+    assert terms.data[0].y[1] == "fast roads (r = n/a)" and "change frequency F_j per feature" in terms.layout.title.text
     assert list(heat.z[0]) == [0.5, 0.25] and list(heat.z[1]) == [0.1, 0.9]  # columns in global order
 
 
@@ -363,11 +374,14 @@ def test_the_current_tau_line_and_the_settings_subtitle_are_what_plotly_would_wr
     marked.update_layout(title_text="drawn into")  # a caller's copy: the kept lines stay as they were
     assert lines.to_dict() == before
     by_plotly = go.Figure(base).add_vline(x=0.35, line=dict(color="#64748b", dash="dot"),
-                                         annotation_text="current τ = 0.35", annotation_position="top right")
+                                         annotation_text="current setting = 0.35", annotation_position="top right")
     marked = fc.plotting.with_current_tau(lines, 0.35)
     assert marked.to_dict() == by_plotly.to_dict()
     assert fc.plotting.tau_sweep_figure(sweep, current=0.35).to_dict() == by_plotly.to_dict()
     assert go.Figure(marked.to_dict()).to_dict() == marked.to_dict()
+    named = fc.plotting.tau_sweep_figure(sweep, current=0.35, terms=True)  # the paper's symbols when asked for
+    assert named.layout.annotations[0].text == "current setting τ = 0.35"
+    assert named.layout.yaxis.title.text == "change frequency F_j" and base.layout.yaxis.title.text == "change frequency"
     other = sweep.assign(frequency_mean=sweep["frequency_mean"] / 2)  # another sweep: other lines
     assert fc.plotting.tau_sweep_figure(other).data[0].y != base.data[0].y
 
