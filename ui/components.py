@@ -141,7 +141,7 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
         st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
         return
     lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, members, int(samples))
-    chart(fc.plotting.regional_lime_figure(regional, lime), analysis, key=f"{key}_lime_chart")
+    chart(fc.plotting.regional_lime_figure(regional, lime, terms=terms_shown()), analysis, key=f"{key}_lime_chart")
     all_zero = reporting.describe_all_zero(regional)
     if all_zero:
         st.warning(plain(all_zero))

@@ -16,7 +16,7 @@ from .._format import plural
 from .._results import RegionalResult, importance_rank
 from ..compare._agreement import RankAgreement
 from ..compare._lime import LimeImportance, normalise_to_max
-from ._flex import FLEX_COLOUR, apply_style, diagonal_line, feature_bars, frequency_whiskers, new_figure
+from ._flex import FLEX_COLOUR, apply_style, diagonal_line, feature_bars, frequency_whiskers, named, new_figure
 
 __all__ = ["ranking_bars_figure", "rank_scatter_figure", "regional_lime_figure", "METHOD_COLOURS"]
 
@@ -120,11 +120,13 @@ def rank_scatter_figure(
     return apply_style(fig, title=title, height=480)
 
 
-def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, title: str | None = None) -> go.Figure:
+def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, title: str | None = None,
+                         terms: bool = False) -> go.Figure:
     """A region's FLEX F_j (with its 95% interval, or ± std) next to LIME's normalised importance, as the paper's Fig. 3.
 
     Features are ordered by FLEX. Trace 0 is FLEX (x = F_j, whiskers as :func:`frequency_whiskers`), trace 1 LIME
-    (x = mean |weight| / max); both carry feature names in ``customdata``.
+    (x = mean |weight| / max); both carry feature names in ``customdata``. ``terms``: F_j and r named after the
+    plain words (:func:`._flex.named`).
     """
     imp = regional.importance
     if tuple(lime.feature_names) != tuple(imp.feature_names):
@@ -136,8 +138,9 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
     whiskers, spread = frequency_whiskers(imp, order)
     fig = new_figure()
     fig.add_trace(
-        feature_bars(f"FLEX F_j ({spread})", labels, imp.frequency_mean[order], names, colour=METHOD_COLOURS[0],
-                     hover="FLEX F", digits=2, error_x=whiskers)
+        feature_bars(f"FLEX {named('change frequency', 'F_j', terms)} ({spread})", labels, imp.frequency_mean[order],
+                     names, colour=METHOD_COLOURS[0], hover=f"FLEX {named('change frequency', 'F', terms)}", digits=2,
+                     error_x=whiskers)
     )
     fig.add_trace(
         feature_bars("LIME (normalised)", labels, lime.normalised[order], names, colour=METHOD_COLOURS[1], hover="LIME",
@@ -147,5 +150,7 @@ def regional_lime_figure(regional: RegionalResult, lime: LimeImportance, *, titl
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[0, 1.05], title_text="FLEX change frequency · LIME |weight| / max")
     r = regional.pearson_r
-    default = f"Region of {plural(len(regional.members), 'factual')} — FLEX vs LIME (r vs global = {'undefined' if math.isnan(r) else f'{r:.2f}'})"
+    agreement = "r vs global" if terms else "agreement with all cases"
+    default = (f"Region of {plural(len(regional.members), 'case')} — FLEX vs LIME ({agreement} = "
+               f"{'undefined' if math.isnan(r) else f'{r:.2f}'})")
     return apply_style(fig, title=title or default, height=160 + 44 * len(order))

@@ -153,7 +153,7 @@ def _region_lines(task, region, figures) -> list[str]:
         "",
         markdown_table(frame, index=False),
         "",
-        figures.markdown(regional_lime_figure(regional, lime), f"accidents_region{number}_lime", f"Region {number}: FLEX vs LIME"),
+        figures.markdown(regional_lime_figure(regional, lime, terms=True), f"accidents_region{number}_lime", f"Region {number}: FLEX vs LIME"),
         "",
         figures.markdown(regional_scatter(regional), f"accidents_region{number}_vs_global", f"Region {number}: regional vs global"),
         "",

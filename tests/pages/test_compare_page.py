@@ -40,7 +40,7 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     assert not at.exception, at.exception
     lime = chart(at, "compare_lime_chart")
     assert [t["name"] for t in lime["data"]][1] == "LIME (normalised)"
-    assert lime["data"][0]["name"] in ("FLEX F_j (95% interval)", "FLEX F_j (± std)")
+    assert lime["data"][0]["name"] in ("FLEX change frequency (95% interval)", "FLEX change frequency (± std)")
     assert max(lime["data"][1]["x"]) == 1.0
 
 
