@@ -178,6 +178,10 @@ def test_the_payload_carries_the_counterfactuals_and_the_regions(built):
     assert payload["regions"][1]["mode_shift"][0]["name"] == regions["fast"].mode_shift[0]["name"]
     assert payload["fingerprint"] == explainer.task.fingerprint
     assert payload["tau"] == {"global": 0.1, "features": {}}
+    task = explainer.task  # the outcome in the data's words, never "(undesirable)" (the expert reads this table)
+    assert dict(payload["settings"])["outcome explained"] == (
+        f"{task.undesirable_words}: the outcome each way out leaves for {task.desirable_words}")
+    assert "undesirable" not in json.dumps(payload["settings"])
     assert [f["range"] for f in payload["features"] if f["continuous"]] == [
         v for v, f in zip(explainer.store.ranges, explainer.task.features) if f.is_continuous]
 
