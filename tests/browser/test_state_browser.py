@@ -297,3 +297,45 @@ def test_a_users_csv_and_lightgbm_file_uploaded_in_the_sidebar_are_explained(app
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "global_page_uploaded_lightgbm.png"), full_page=True)
     page.close()
+
+
+def test_a_csv_with_three_outcomes_takes_the_outcome_a_way_out_must_reach(app, tmp_path):
+    """Issue 38 item 2 in Chromium: the form's "Outcome a way out must reach" offers the outcomes other than the
+    undesirable one, is clicked, loaded and said back in the sidebar, and the global chart is drawn (that every way out
+    reaches it is tested in the library: tests/counterfactuals, the planted three-class tests)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    n = 600
+    speed = rng.uniform(20, 120, n).round(0)
+    frame = pd.DataFrame({"speed": speed, "lighting": rng.choice(["day", "dark"], n),
+                          "severity": np.select([speed > 85, speed > 50], ["severe", "serious"], "slight")})
+    csv = tmp_path / "three.csv"
+    frame.to_csv(csv, index=False)
+    page, sidebar = open_with_csv_chosen(app, csv)
+    sidebar.locator("[data-testid='stSelectbox']").filter(has_text="Target column").click()
+    page.get_by_role("option", name="severity").click()
+    wait_idle(page)
+    sidebar.locator("[data-testid='stMultiSelect']").filter(has_text="Undesirable outcome").locator("input").click()
+    page.get_by_role("option", name="severe").click()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    # the box's middle is its two-line label: click where the values are typed
+    sidebar.locator("[data-testid='stMultiSelect']").filter(has_text="Outcome a way out must reach").locator(
+        "input").click()
+    page.get_by_role("option", name="slight").wait_for(timeout=WAIT)
+    options = {o.inner_text() for o in page.get_by_role("option").all()} - {"Select all"}
+    assert options == {"serious", "slight"}  # the undesirable outcome is not offered
+    page.get_by_role("option", name="slight").click()
+    page.keyboard.press("Escape")
+    sidebar.get_by_role("button", name="Load CSV").click()
+    page.get_by_text(re.compile(r"Active: three")).first.wait_for(timeout=WAIT)
+    sidebar.get_by_text("A way out must reach slight", exact=False).first.wait_for(timeout=WAIT)
+    page.wait_for_selector(".js-plotly-plot .barlayer .point path", timeout=WAIT)
+    wait_idle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "global_page_desired_outcome.png"), full_page=True)
+    page.close()
