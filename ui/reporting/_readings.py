@@ -316,13 +316,13 @@ def describe_magnitudes(result: FlexResult, features: Sequence[int]) -> str:
             continue
         text = f"{result.display_names[j]} {_pct(mu)} of its range"
         if not math.isnan(tau):
-            text += f" ({'below' if mu < tau else 'at or above'} τ = {_pct(tau)})"
+            text += f" ({'below' if mu < tau else 'at or above'} its threshold of {_pct(tau)})"
         parts.append(text)
     if not parts:
         return ""
     return (
         "Average size of the change to a number, over all alternatives (including those that leave it alone or "
-        f"move it by less than τ): {_join(parts)}."
+        f"move it by less than the threshold): {_join(parts)}."
     )
 
 
@@ -332,7 +332,7 @@ def _tau_sentence(result: FlexResult) -> str:
         return ""
     low, high = min(tau), max(tau)
     span = _pct(low) if low == high else f"{_pct(low)} to {_pct(high)}"
-    return f" A change to a number counts only when it exceeds τ = {span} of the number's range."
+    return f" A change to a number counts only when it exceeds {span} of the number's range (the threshold)."
 
 
 def _left_out(result: FlexResult) -> str:
