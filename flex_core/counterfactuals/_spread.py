@@ -75,6 +75,12 @@ def dask_client():
         ) from None
 
 
+def uses_cluster(generator) -> bool:
+    """Whether ``generator`` sends its work to the running Dask cluster (``backend="dask"``): the analyses around
+    it (the retraining check's refits) then go there too."""
+    return getattr(generator, "backend", None) == "dask"
+
+
 def cluster_threads(client) -> int:
     """The worker threads the cluster has now (at least 1)."""
     return max(1, sum(client.nthreads().values()))

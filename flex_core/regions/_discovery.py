@@ -478,6 +478,7 @@ def replication(store: CounterfactualStore, found: RegionsResult, k: int, *, tau
     settings; a region replicates under a refit when its members there (at least two) have a 1 - r above the
     95th percentile of 1 - r over ``draws`` random sets of as many factuals of that pool.
     """
+    from ..counterfactuals._spread import uses_cluster
     from ..importance import flex_importance
     from ..importance._retrain import refit_models
 
@@ -485,7 +486,7 @@ def replication(store: CounterfactualStore, found: RegionsResult, k: int, *, tau
     include = ~np.array(found.immutable, dtype=bool)
     marks = np.zeros((len(found.regions), 0), bool)
     rng = np.random.default_rng([int(store.seed), 2])
-    for refit in refit_models(task, store.model, k, labelled=labelled):
+    for refit in refit_models(task, store.model, k, labelled=labelled, cluster=uses_cluster(store.generator)):
         other = CounterfactualStore(task, refit, store.generator, n_cf=store.n_cf, seed=store.seed,
                                     features_to_vary=store.features_to_vary, permitted_range=store.permitted_range,
                                     refine=store.refine)

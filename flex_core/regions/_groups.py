@@ -336,13 +336,14 @@ def _replicated(store: CounterfactualStore, differences: list[dict], rows: np.nd
                 k: int, *, tau, labelled: bool, min_size: int, n_boot: int) -> list[dict]:
     """``differences`` each with ``replicated``: per refit, whether the same difference (measure, feature, higher and
     lower group) is named over the same groups of the factuals the refit also rejects (:data:`REPLICATION`)."""
+    from ..counterfactuals._spread import uses_cluster
     from ..importance import flex_importance
     from ..importance._retrain import refit_models
     from ..importance._rules import rule_mask
 
     task = store.task
     marks: list[list[bool]] = [[] for _ in differences]
-    for refit in refit_models(task, store.model, k, labelled=labelled):
+    for refit in refit_models(task, store.model, k, labelled=labelled, cluster=uses_cluster(store.generator)):
         other = CounterfactualStore(task, refit, store.generator, n_cf=store.n_cf, seed=store.seed,
                                     features_to_vary=store.features_to_vary, permitted_range=store.permitted_range,
                                     refine=store.refine)
