@@ -12,7 +12,7 @@ import pytest
 
 from tests.browser.test_browser import ARTIFACTS, BARS
 from tests.browser.test_state_browser import new_page, wait_idle
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, app_server, free_port
+from tools.serve import CHROMIUM, app_server, free_port
 
 pytestmark = [
     pytest.mark.browser,
@@ -21,18 +21,6 @@ pytestmark = [
 OUTSIDE = "That location is outside the folders this server may read"
 HOSTED = "This server reads uploaded files only"
 SECRET = "root:x:0:0:root:/root:/bin/bash\nanalyst:x:1000:1000:secret-user:/home/analyst:/bin/sh\n"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One Chromium for the module (Playwright's sync API allows one at a time); each test opens fresh pages."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +153,7 @@ def test_a_saved_region_a_link_carries_survives_a_server_restart(browser, tmp_pa
         name_box.press("Enter")
         wait_idle(page)
         page.get_by_role("button", name="Save region").click()
-        page.get_by_text("found first (r = ", exact=False).first.wait_for(state="attached")
+        page.get_by_text("found first (agreement = ", exact=False).first.wait_for(state="attached")
         before = shown_region(page)
         page.get_by_role("link", name="Report").click()
         code = page.locator("[data-testid='stCode'] code").first

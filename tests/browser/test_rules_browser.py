@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.browser.test_state_browser import WAIT, new_page, query_params, wait_idle
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+from tools.serve import CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -21,18 +21,6 @@ RULE = "cf.speed <= x.speed - 5"
 #: its own speed, so only counterfactuals that lower speed by 5 are kept).
 COUNTS = re.compile(r"Applied: 1 constraint\(s\)\. In the global run over 10 cases, [1-9]\d* valid counterfactuals")
 NOTE = "10 of the 10 cases break"
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    playwright = pytest.importorskip("playwright.sync_api")
-    env = {"FLEX_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
-    with running_app(env=env) as url, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield url, browser
-        finally:
-            browser.close()
 
 
 def test_a_constraint_added_on_the_data_page_updates_the_counts_and_is_kept_in_the_link(app):

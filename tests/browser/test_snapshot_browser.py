@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import flex_core as fc
-from tools.serve import CHROMIUM, CHROMIUM_ARGS
+from tools.serve import CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -19,17 +19,6 @@ pytestmark = [
 ]
 N_FACTUALS = 80
 RULE = ["speed>=70"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def open_offline(browser, path):

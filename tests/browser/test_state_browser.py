@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+from tools.serve import CHROMIUM, running_app
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 pytestmark = [
@@ -18,18 +18,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} not installed"),
 ]
 WAIT = 120_000  # ms; the machine is shared, a first run trains and generates
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    playwright = pytest.importorskip("playwright.sync_api")
-    env = {"FLEX_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
-    with running_app(env=env) as url, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield url, browser
-        finally:
-            browser.close()
 
 
 def query_params(page) -> dict:
