@@ -8,7 +8,7 @@ from ui import state as S
 from ui.components import chart, lime_beside_flex, pinned_first, settings_strip
 from ui.context import require_analysis, run_or_stop
 from ui.glossary import mean_versus_pooled
-from ui.quality import PERMUTATION, agreement_metrics, permutation_if_asked
+from ui.quality import PERMUTATION, agreement_metrics, on_request
 from ui.shap_views import case_views, shap_summary_views
 from ui.text import plain
 
@@ -36,12 +36,7 @@ st.caption(
     "their feature. Rankings are over the features that may change: FLEX gives fixed features 0 by construction."
 )
 shap_request = [analysis.model_id, [int(r) for r in result.query_index]]
-if st.session_state[S.SHAP_REQUEST] != shap_request:
-    estimate = run_or_stop(cache.shap_estimate, task, analysis.model, analysis.model_id, tuple(shap_request[1]), seed)
-    st.info(f"SHAP runs only when asked. It will take {estimate}.")
-    if st.button("Run SHAP on these factuals", type="primary", key="run_shap"):
-        st.session_state[S.SHAP_REQUEST] = shap_request
-        st.rerun()
+shap_asked, permutation = on_request(analysis, seed, shap_request)  # one info box, a button each
 scores = {flex_name: result.frequency_mean}
 stds = {flex_name: result.frequency_std}
 if at_zero is not None:
@@ -49,10 +44,9 @@ if at_zero is not None:
     stds["FLEX at τ = 0"] = at_zero.frequency_std
 scores["DiCE Alg. 2"] = result.dice_frequency
 shap = None
-if st.session_state[S.SHAP_REQUEST] == shap_request:
+if shap_asked:
     shap = run_or_stop(cache.shap_with_progress, analysis.explainer, analysis.model_id, tuple(shap_request[1]))
     scores["SHAP"] = shap.mean_abs
-permutation = permutation_if_asked(analysis, seed)
 if permutation is not None:
     scores[PERMUTATION], stds[PERMUTATION] = permutation.mean, permutation.std
 

@@ -34,28 +34,46 @@ def model_curves_view(analysis: Analysis, quality) -> None:
                                                      desirable=task.desirable_words)))
 
 
-def permutation_if_asked(analysis: Analysis, seed: int):
-    """Permutation importance on the held-out rows once asked for (then cached); before, what it does and a button.
-    None until asked, or when the model has no held-out rows (an info says so)."""
+def on_request(analysis: Analysis, seed: int, shap_request: list):
+    """The Compare page's two views that run only when asked, SHAP and permutation importance: what each does and
+    costs in one info box with a button each (one box, not two), then (SHAP asked for, permutation result or None)."""
+    offers, buttons = [], []
+    shap_asked = st.session_state[S.SHAP_REQUEST] == shap_request
+    if not shap_asked:
+        estimate = run_or_stop(cache.shap_estimate, analysis.task, analysis.model, analysis.model_id,
+                               tuple(shap_request[1]), seed)
+        offers.append(f"SHAP runs only when asked. It will take {estimate}.")
+        buttons.append(("Run SHAP on these factuals", "run_shap", S.SHAP_REQUEST, shap_request))
+    permutation, offer, request = _permutation(analysis, seed)
+    if offer:
+        offers.append(offer)
+    if request is not None:
+        buttons.append(("Run permutation importance on the held-out cases", "run_permutation",
+                        S.PERMUTATION_REQUEST, request))
+    if offers:
+        st.info(plain(" ".join(offers)))
+    for column, (label, key, name, value) in zip(st.columns(max(1, len(buttons))), buttons):
+        if column.button(label, key=key, type="primary" if key == "run_shap" else "secondary"):
+            st.session_state[name] = value
+            st.rerun()
+    return shap_asked, permutation
+
+
+def _permutation(analysis: Analysis, seed: int):
+    """(result once asked for, else None; what to say instead, else ""; the request its button makes, else None)."""
     task = analysis.task
     try:
         curves = cache.model_curves(task, analysis.model, analysis.model_id)  # the held-out check, cached
     except fc.FlexError as exc:
-        st.info(plain(f"No permutation importance: {exc}"))
-        return None
+        return None, f"No permutation importance: {exc}", None
     request = [analysis.model_id, int(seed)]
     if st.session_state[S.PERMUTATION_REQUEST] == request:
-        return run_or_stop(cache.permutation_with_progress, task, analysis.model, analysis.model_id, int(seed))
+        return run_or_stop(cache.permutation_with_progress, task, analysis.model, analysis.model_id, int(seed)), "", None
     features = len(task.feature_names)
-    st.info(plain(
+    return None, (
         f"Permutation importance runs only when asked: it shuffles each of the {features} features {REPEATS} times "
         f"on the {int(curves.config['rows']):,} held-out cases and measures how much the model's ROC AUC drops "
-        f"({1 + features * REPEATS} scorings of the model, a second or two on loan)."
-    ))
-    if st.button("Run permutation importance on the held-out cases", key="run_permutation"):
-        st.session_state[S.PERMUTATION_REQUEST] = request
-        st.rerun()
-    return None
+        f"({1 + features * REPEATS} scorings of the model, a second or two on loan)."), request
 
 
 def agreement_metrics(agreement: fc.compare.RankAgreement, left: str, right: str) -> None:

@@ -18,7 +18,11 @@ def test_compare_page_runs_shap_and_lime_only_when_asked():
     assert [t["name"] for t in bars["data"]] == ["FLEX at τ = 0.10", "FLEX at τ = 0", "DiCE Alg. 2"]
     # Before it starts, the page says how long SHAP will take and what runs.
     assert any("It will take" in shown(i.value) and "TreeSHAP on 12 rows" in shown(i.value) for i in at.info)
-    at.button[0].click().run()
+    # SHAP and permutation importance say what they cost in one box, each with its button (two boxes said it twice)
+    offers = [shown(i.value) for i in at.info if "runs only when asked" in shown(i.value)]
+    assert len(offers) == 1 and "Permutation importance runs only when asked" in offers[0], offers
+    assert at.button(key="run_permutation") and at.button(key="run_shap")
+    at.button(key="run_shap").click().run()
     assert not at.exception, at.exception
     bars = chart(at, "compare_bars")
     assert [t["name"] for t in bars["data"]] == ["FLEX at τ = 0.10", "FLEX at τ = 0", "DiCE Alg. 2", "SHAP"]
