@@ -149,6 +149,28 @@ def test_fit_model_fits_a_regressor_and_scores_it_against_the_training_mean():
     assert ((p > 0.5) == (model.predict_value(test[task.feature_names]) > THRESHOLD)).all()
 
 
+def test_the_quality_table_puts_a_regressions_errors_beside_predicting_the_mean():
+    metrics = {"cv_folds": 3, "cv_r2_mean": 0.9, "cv_accuracy_mean": 0.8, "test_r2": 0.95, "test_mae": 0.5,
+               "test_rmse": 0.7, "baseline_mae": 7.5, "baseline_rmse": 8.7, "test_accuracy": 0.97}
+    columns, lines = fc.models.quality_table(metrics, "test rows")
+    assert columns == ["measured on", "R²", "MAE", "RMSE", "MAE of always the training mean",
+                       "RMSE of always the training mean", "accuracy"]
+    assert lines[0]["R²"] == 0.9 and lines[0]["MAE"] is None and lines[0]["accuracy"] == 0.8
+    assert lines[1]["MAE"] == 0.5 and lines[1]["MAE of always the training mean"] == 7.5
+    # a classifier's table has none of them
+    assert "R²" not in fc.models.quality_table({"test_accuracy": 0.9}, "test rows")[0]
+
+
+def test_the_held_out_rows_of_a_regressor_carry_its_numbers():
+    task = fc.make_task(planted_frame(200), target="y", undesirable={"above": THRESHOLD})
+    model = fc.models.fit_model(task, cv_folds=0)
+    held = fc.models.held_out_predictions(task, model)
+    rows = task.frame.loc[held.rows]
+    np.testing.assert_array_equal(held.actual, rows["y"].to_numpy())
+    np.testing.assert_array_equal(held.predicted, model.predict_value(rows[task.feature_names]))
+    assert held.y_true.tolist() == (rows["y"] > THRESHOLD).astype(int).tolist()
+
+
 def test_a_regressor_needs_a_band_and_a_band_needs_a_regressor():
     frame = planted_frame(120)
     banded = fc.make_task(frame, target="y", undesirable={"above": THRESHOLD})
