@@ -61,3 +61,27 @@ def test_a_bad_band_is_one_error_line_and_exit_2(amounts, capsys, options, messa
         code = stop.code
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith(message), err
+
+
+def test_a_regressor_from_a_skops_file_is_explained_with_a_band(amounts, tmp_path, capsys):
+    import skops.io as sio
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    from flex_core.data import load_csv
+    from flex_core.models import build_pipeline
+
+    task = load_csv(amounts, target="y", undesirable={"above": 20})
+    pipeline = build_pipeline(task).set_params(classify=GradientBoostingRegressor(random_state=0))
+    model_file = tmp_path / "regressor.skops"
+    sio.dump(pipeline.fit(task.X, task.frame["y"]), model_file)
+    out = tmp_path / "out.json"
+    code = main(["global", "--data", str(amounts), "--target", "y", "--above", "20", "--model-file", str(model_file),
+                 "--n-factuals", "5", "--n-cf", "2", "--quiet", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    model = assert_valid(strict_json(out.read_text()))["model"]
+    assert model["band"]["above"] == 20 and model["test_r2"] > 0.9 and model["classes"] == []
+    # the same file with a class named instead of a band: one line saying to give a band
+    code = main(["global", "--data", str(amounts), "--target", "y", "--undesired", "3", "--model-file", str(model_file),
+                 "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "holds numbers" in err[0]
