@@ -256,3 +256,17 @@ def test_every_generator_runs_on_the_off_band_score(generator):
     cfs = explainer.counterfactuals(result.query_index)
     query, slot = np.nonzero(cfs.valid)
     assert len(query) and (model.predict_value(decode_rows(task, cfs.counterfactuals[query, slot])) <= THRESHOLD).all()
+
+
+def test_a_regression_project_saves_its_numbers_and_band_and_loads_the_same(tmp_path):
+    task = fc.make_task(planted_frame(200), target="y", undesirable={"above": THRESHOLD, "inclusive": True})
+    explainer = fc.FlexExplainer.from_task(task, "rf", n_cf=2, fit_options={"cv_folds": 0})
+    explainer.save(tmp_path)
+    assert fc.FlexExplainer.read_settings(tmp_path)["undesired"] == {"above": THRESHOLD, "below": None,
+                                                                     "inclusive": True}
+    loaded = fc.FlexExplainer.load(tmp_path)
+    assert loaded.task.band == task.band and loaded.model.band_scale == pytest.approx(explainer.model.band_scale)
+    # the numbers (as data.csv writes them, to the last digit), not 0/1 labels
+    np.testing.assert_allclose(loaded.task.frame[loaded.task.target], task.frame["y"], rtol=1e-14)
+    X = task.X.iloc[:20]
+    np.testing.assert_allclose(loaded.model.p_off_goal(X), explainer.model.p_off_goal(X), rtol=1e-12)
