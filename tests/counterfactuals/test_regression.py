@@ -18,6 +18,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 import flex_core as fc
 from flex_core.counterfactuals import decode_rows
+from flex_core.formatting import format_number
 
 THRESHOLD = 20.0
 
@@ -61,7 +62,9 @@ def _check_planted(task, model, generator: str) -> None:
     margin = explainer.model.margin_in_units(result.generator["validity_rule"]["margin"])
     assert margin > 0 and (predicted <= THRESHOLD - margin).all(), predicted.max()
     factual = model.predict_value(task.frame.loc[result.query_index, task.feature_names])
-    assert (factual > THRESHOLD).all()
+    assert (factual > THRESHOLD + margin).all()  # factuals by the same margin, on the other side
+    note = explainer.store.factual_note
+    assert note is None or f"predicted within {format_number(margin)} of the desired band" in note
 
 
 # -- the band, by hand -------------------------------------------------------------------------------------
@@ -270,3 +273,13 @@ def test_a_regression_project_saves_its_numbers_and_band_and_loads_the_same(tmp_
     np.testing.assert_allclose(loaded.task.frame[loaded.task.target], task.frame["y"], rtol=1e-14)
     X = task.X.iloc[:20]
     np.testing.assert_allclose(loaded.model.p_off_goal(X), explainer.model.p_off_goal(X), rtol=1e-12)
+
+
+def test_a_regressors_borderline_cases_are_said_in_the_targets_units():
+    from flex_core.counterfactuals._factuals import selection_note
+
+    selection = {"candidates": 229, "borderline": 9, "memorised": 0, "margin": 0.15}
+    note = selection_note(selection, "y above 20", margin_units=0.3717)
+    assert note.startswith("Of the 229 cases the model predicts y above 20, 9 as borderline (predicted within 0.3717 "
+                           "of the desired band) were left out")
+    assert "P(" in selection_note(selection, "Rejected")  # a classifier's stays a probability
