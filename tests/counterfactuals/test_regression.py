@@ -283,3 +283,20 @@ def test_a_regressors_borderline_cases_are_said_in_the_targets_units():
     assert note.startswith("Of the 229 cases the model predicts y above 20, 9 as borderline (predicted within 0.3717 "
                            "of the desired band) were left out")
     assert "P(" in selection_note(selection, "Rejected")  # a classifier's stays a probability
+
+
+def test_every_level_what_if_and_the_report_run_on_a_band(tmp_path):
+    task = fc.make_task(planted_frame(300), target="y", undesirable={"below": 8, "above": THRESHOLD})
+    model = fc.models.fit_model(task, cv_folds=0)
+    explainer = fc.FlexExplainer.from_task(task, model, generator="batch", n_cf=2)
+    result = explainer.explain_global(n_factuals=8, sufficiency=True)
+    assert result.flip_alone is not None and result.necessary_frequency is not None
+    region = explainer.explain_region(global_result=result, where={"x2": "a"}, k=3)
+    assert len(region.members) == 4 and region.to_dict()["mode_shift"]
+    row = int(result.query_index[0])
+    answer = explainer.what_if({"x1": 9.5}, row=row)
+    assert answer.predicted_undesirable and answer.probability > 0.5
+    found = decode_rows(task, answer.counterfactuals.counterfactuals[0][answer.counterfactuals.valid[0]])
+    inside = -task.band.distance(model.predict_value(found))
+    assert len(found) and (inside > 0).all()  # in [8, 20]
+    assert explainer.report(tmp_path / "report.html").exists()
