@@ -285,6 +285,7 @@ def test_a_regressors_borderline_cases_are_said_in_the_targets_units():
     assert "P(" in selection_note(selection, "Rejected")  # a classifier's stays a probability
 
 
+@pytest.mark.slow  # the flip-alone shares rerun the generator per feature, then a region and the report: about 3 s
 def test_every_level_what_if_and_the_report_run_on_a_band(tmp_path):
     task = fc.make_task(planted_frame(300), target="y", undesirable={"below": 8, "above": THRESHOLD})
     model = fc.models.fit_model(task, cv_folds=0)
