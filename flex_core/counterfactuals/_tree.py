@@ -64,7 +64,7 @@ from ._treegrid import (
     single_grid_profiles,
 )
 from ._treekernel import pair_search
-from ._treeprofile import lowest_pair_totals, near_rows, pair_profile, propagate
+from ._treeprofile import lowest_p, pair_profile, propagate
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
@@ -192,7 +192,6 @@ def _lookup(upper: np.ndarray, values: np.ndarray, numeric: bool) -> np.ndarray:
     if not numeric:
         return values.astype(np.int64)
     return np.minimum(np.searchsorted(upper, values, side="left"), len(upper) - 1)
-
 
 
 def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
@@ -459,7 +458,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
 def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near) -> None:
     """Pareto-minimal two-feature counterfactuals for the queries in ``short`` (appended to ``per_query``).
 
-    Pairs whose bound (:func:`_lowest_p`) cannot reach the threshold are skipped; the others are read by the
+    Pairs whose bound (:func:`._treeprofile.lowest_p`) cannot reach the threshold are skipped; the others are read by the
     compiled search (:func:`._treekernel.pair_search`) for forests and binary boosting in float64, whose cells
     near the threshold it can tell exact, and by :func:`_slow_pairs` for the rest.
     """
@@ -470,7 +469,7 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
     query = np.repeat(np.asarray(short), len(pairs))
     axes_of = np.tile(pairs, (len(short), 1))
     threshold = axes.validity.threshold
-    hopeless = _lowest_p(form, factuals, np.asarray(short), pairs, near) >= threshold - NEAR_THRESHOLD
+    hopeless = lowest_p(form, factuals, np.asarray(short), pairs, near) >= threshold - NEAR_THRESHOLD
     stats["pairs_skipped"] = int(hopeless.sum())
     todo = np.flatnonzero(~hopeless)
     query, axes_of = query[todo], axes_of[todo]
@@ -487,7 +486,8 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
 def _compiled(form: TreeForm) -> bool:
     """The compiled pair search reads forests and binary boosting (XGBoost's float32 sums too: its cells within
     :data:`FLOAT32_WINDOW` of the threshold go to :func:`_slow_pairs`, which rescores them by the model)."""
-    return form.link == "mean" or (form.link == "sigmoid" and form.undesired in ((0,), (1,)))
+    return (form.link == "mean" or (form.link == "sigmoid" and form.undesired in ((0,), (1,)))
+            or (form.link in ("band", "band-mean") and not form.float32))
 
 
 def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near) -> np.ndarray:
@@ -514,8 +514,8 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
         g.box_lo,
         g.box_hi, g.boxes.mask, weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
         axes.step, axes.direction.astype(float), axes.ordinal, levels_ok, axes.scale, limit, level_single,
-        0 if form.link == "mean" else 1, float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
-        axes.validity.threshold, FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
+        _LINKS[form.link], float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
+        axes.validity.threshold, FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD, MAX_PAIR_CANDIDATES, _band_array(form))
     stats["pairs_read"] += int((~unsure).sum())
     stats["pair_candidates_cut"] += int(cut.sum())
     for k, a_value, b_value, s, p_value in zip(grp.tolist(), va.tolist(), vb.tolist(), size.tolist(), pv.tolist()):
@@ -526,6 +526,19 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
     return np.flatnonzero(unsure)
 
 
+#: The compiled pair search's link codes (``_treekernel._p_grid``).
+_LINKS = {"mean": 0, "sigmoid": 1, "band-mean": 2, "band": 3}
+
+
+def _band_array(form: TreeForm) -> np.ndarray:
+    """A regressor's band as the compiled search reads it: (above, below, inclusive, scale), NaN for no threshold."""
+    band = form.band
+    if band is None:
+        return np.zeros(4)
+    return np.array([np.nan if band.above is None else band.above, np.nan if band.below is None else band.below,
+                     float(band.inclusive), form.band_scale])
+
+
 def _pair_weights(form: TreeForm, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The leaf weights the pair search sums, and which of their outputs are undesired.
 
@@ -533,6 +546,8 @@ def _pair_weights(form: TreeForm, weights: np.ndarray) -> tuple[np.ndarray, np.n
     2-d grid of three sums per cell instead of 2K + 1, and the same P to the bit.
     """
     k = form.value.shape[1]
+    if form.link in ("band", "band-mean"):  # one output, the prediction, in both parts of the split sums
+        return weights, np.ones(1, dtype=bool)
     if form.link == "mean" and len(form.undesired) == 1:
         u = int(form.undesired[0])
         return np.ascontiguousarray(weights[:, [u, k + u, 2 * k]]), np.ones(1, dtype=bool)
@@ -619,28 +634,6 @@ def _slow_pairs(form, axes, factuals, query, axes_of, per_query, single_best, st
             q, a, b = int(query[g]), int(axes_of[g, 0]), int(axes_of[g, 1])
             stats["pairs_read"] += 1
             _pareto(axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
-
-
-def _lowest_p(form: TreeForm, factuals: np.ndarray, short: np.ndarray, pairs: np.ndarray, near) -> np.ndarray:
-    """Per (short factual, pair), a lower bound on P(undesirable) anywhere on the pair's two axes: the sum of each
-    tree's most favourable leaf reachable by changing the pair only (:func:`lowest_pair_totals`), linked.
-
-    Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax.
-    """
-    n_groups = len(short) * len(pairs)
-    if form.link == "softmax" or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
-        return np.full(n_groups, -np.inf)
-    if form.link == "mean":
-        score = form.value[:, list(form.undesired)].sum(axis=1)
-    else:  # P(class 1) grows with the raw score: the lowest raw for class 1, the highest for class 0
-        score = form.value[:, 0] * (1.0 if form.undesired == (1,) else -1.0)
-    totals = lowest_pair_totals(form, factuals[short], score, near_rows(near, short))
-    total = totals[:, pairs[:, 0], pairs[:, 1]].reshape(-1)
-    if form.link == "mean":
-        return total / form.n_trees
-    raw = form.base[0] + (total if form.undesired == (1,) else -total)
-    p = 1.0 / (1.0 + np.exp(-raw))
-    return p if form.undesired == (1,) else 1.0 - p
 
 
 def _axis_candidates(axes, j, f, upper, q, single_best, stats):

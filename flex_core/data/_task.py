@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from ._band import Band, band_of
 from ._columns import Kind, check_class_target
 from ._constraints import DIRECTIONS, ordered_levels, with_constraints
 from ._dictionary import DataDictionary, FeatureWords, apply_dictionary, tidy_name
@@ -135,7 +136,8 @@ class Feature:
 
 @dataclass(frozen=True, eq=False)
 class TaskSpec:
-    """A binary "undesirable vs not" classification task over a frame.
+    """A binary "undesirable vs not" task over a frame: a classification, or a regression whose undesirable outcome is
+    a :class:`~flex_core.data.Band` of the number (``undesirable`` then holds that one band; see :attr:`band`).
 
     The frame's index is each row's 0-based position in the input file, so rows
     keep their identity when others were dropped for missing values.
@@ -160,6 +162,26 @@ class TaskSpec:
 
     # -- views -------------------------------------------------------------------------
     @property
+    def band(self) -> Band | None:
+        """The band of a regression task (its undesirable outcome: the number above, below or outside thresholds);
+        None for a classification task."""
+        return band_of(self.undesirable)
+
+    @property
+    def target_label(self) -> str:
+        """The target as the reader knows it: the dictionary's name for it (a regression's target may have one),
+        else the column name tidied ("loan_amount" -> "Loan amount")."""
+        words = self.dictionary.words(self.target) if self.dictionary else None
+        return (words.name if words else "") or tidy_name(self.target)
+
+    def format_target(self, value, *, bare: bool = False) -> str:
+        """A value of a regression's target with the dictionary's currency, format and unit ("₹25,000,000"); whole
+        numbers without decimals when every value of the target is whole. ``bare``: without currency and unit."""
+        words = self.dictionary.words(self.target) if self.dictionary else FeatureWords()
+        integer = bool(np.all(np.mod(self.frame[self.target].to_numpy(dtype=float), 1) == 0))
+        return words.number(value, integer=integer, bare=bare)
+
+    @property
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
 
@@ -167,6 +189,8 @@ class TaskSpec:
     def undesirable_words(self) -> str:
         """The undesirable outcome as the dictionary says it ("Rejected"), else its values joined by "or"."""
         given = self.dictionary.undesirable if self.dictionary else ""
+        if self.band is not None:
+            return given or f"{self.target_label} {self.band.describe(self.format_target)[0]}"
         return given or " or ".join(map(str, self.undesirable))
 
     @property
@@ -174,6 +198,8 @@ class TaskSpec:
         """The other outcome as the dictionary says it ("Approved"), else the target's other values joined by "or";
         with desired values, those (a counterfactual must reach one of them)."""
         given = self.dictionary.desirable if self.dictionary else ""
+        if self.band is not None:
+            return given or f"{self.target_label} {self.band.describe(self.format_target)[1]}"
         if self.desired:
             return " or ".join(map(str, self.desired))
         others = sorted({str(v) for v in pd.unique(self.frame[self.target])} - {str(v) for v in self.undesirable})
@@ -194,7 +220,9 @@ class TaskSpec:
 
     @property
     def y(self) -> np.ndarray:
-        """1 where the outcome is undesirable, else 0; shape (n_rows,)."""
+        """1 where the outcome is undesirable (a regression's: the number in the undesirable band), else 0; shape (n_rows,)."""
+        if self.band is not None:
+            return self.band.undesirable(self.frame[self.target].to_numpy(dtype=float)).astype(int)
         return self.frame[self.target].isin(self.undesirable).to_numpy().astype(int)
 
     @property
@@ -343,7 +371,8 @@ class TaskSpec:
         """The task's dictionary without the features left out of ``names`` (so it still fits the new task)."""
         if self.dictionary is None:
             return None
-        return replace(self.dictionary, features=tuple((n, w) for n, w in self.dictionary.features if n in set(names)))
+        kept = {*names, self.target}  # a regression's target keeps its words
+        return replace(self.dictionary, features=tuple((n, w) for n, w in self.dictionary.features if n in kept))
 
     def with_dictionary(self, dictionary) -> TaskSpec:
         """The same task in a dictionary's words (a DataDictionary, a TOML path, TOML text or a mapping), checked
@@ -351,7 +380,7 @@ class TaskSpec:
         # A display name the old dictionary gave goes with it; one given otherwise (a built-in's) stays.
         dictionary, features = apply_dictionary(
             [replace(f, display_name="" if f.display_name == f.words.name else f.display_name) for f in self.features],
-            dictionary)
+            dictionary, numbers=() if self.band is None else (self.target,))
         return replace(self, features=tuple(features), dictionary=dictionary,
                        _fingerprint=_fingerprint(self.frame, self.target, self.undesirable, features, self.raw_dtypes,
                                                  dictionary, self.rule_texts, self.desired))
@@ -402,8 +431,9 @@ def make_task(
         Index is kept as each row's identity (its position in the input file).
     target : str
         The outcome column.
-    undesirable : value or sequence of values
-        Target values that count as the undesirable outcome (e.g. ``"Rejected"``).
+    undesirable : value, sequence of values, or Band
+        Target values that count as the undesirable outcome (``"Rejected"``), or a number target's band (regression):
+        ``{"above": T}``, ``{"below": T}``, ``{"below": LO, "above": HI}`` (outside), ``"inclusive": True`` for ≥ / ≤.
     desired : value or sequence of values, optional
         Target values a counterfactual must reach (DiCE's ``desired_class``; default: any value not undesirable).
     features : sequence of str, optional
@@ -427,8 +457,7 @@ def make_task(
     dictionary : path, TOML text or mapping, optional
         The expert's words (names, units, formats, currencies, level and outcome words), checked against the features.
     missing : {"drop", "impute"}
-        Rows with a missing feature value are dropped, or imputed (mode / median), counted in ``notes`` (as rows
-        without a target, always dropped).
+        Rows missing a feature value are dropped or imputed (mode / median), counted in ``notes`` (as those without a target).
     raw_dtypes : mapping feature -> dtype name, optional
         The column types a model fitted elsewhere saw (default: ``frame``'s own), given back to a user's model
         (:meth:`flex_core.models.FittedModel.estimator_input`).
@@ -443,7 +472,7 @@ def make_task(
                                                                              rules, missing=missing, notes=notes)
     desired = _desired_values(df, target, desired, undesirable)
     dictionary, specs, between = _features(df, feature_names, resolved_kinds, seen_levels, rules, display_names,
-                                           dictionary, constraints, notes)
+                                           dictionary, constraints, notes, target if band_of(undesirable) else None)
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
         notes=tuple(notes), source=source, rows_in_file=rows_in_file, desired=desired, rules=between,
@@ -452,15 +481,17 @@ def make_task(
     )
 
 
-def _features(df, feature_names, kinds, seen_levels, rules: Rules, display_names, dictionary, constraints, notes):
+def _features(df, feature_names, kinds, seen_levels, rules: Rules, display_names, dictionary, constraints, notes,
+              number_target=None):
     """(the dictionary read, the :class:`Feature` list, the constraints between them): built, constrained, checked
-    that one may change, worded, and the constraints between features parsed against them."""
+    that one may change, worded, and the constraints between features parsed against them. ``number_target``: a
+    regression's target column, which the dictionary may word as a number too."""
     specs = _build_features(df, feature_names, kinds, seen_levels, rules.ordinal_orders, rules.immutable,
                             dict(display_names or {}))
     specs = [with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
              for f in specs]
     _check_some_mutable(specs)
-    dictionary, specs = apply_dictionary(specs, dictionary)
+    dictionary, specs = apply_dictionary(specs, dictionary, numbers=() if number_target is None else (number_target,))
     return dictionary, specs, _between(constraints, specs, notes)
 
 
@@ -484,18 +515,32 @@ def _check_target(frame: pd.DataFrame, target: str) -> None:
 def _undesirable_values(undesirable, frame: pd.DataFrame, target: str) -> tuple:
     """The undesirable outcome(s) as a non-empty tuple (one value or a sequence of them), of a target that holds
     classes (``_columns.check_class_target``: a measured number is refused, not read as one value against the rest)."""
-    if isinstance(undesirable, (str, int, float, bool, np.generic)):
+    if isinstance(undesirable, Mapping):  # a band of a number target: {"above": 30}
+        undesirable = band_of(undesirable)
+    if isinstance(undesirable, (str, int, float, bool, np.generic, Band)):
         undesirable = (undesirable,)
     undesirable = tuple(undesirable)
+    if any(isinstance(u, Band) for u in undesirable):
+        if len(undesirable) > 1:
+            raise ConfigError("Give one band as the undesirable outcome, not a band with other values.")
+        return undesirable  # a number target: clean_rows reads it as numbers
     if not undesirable:
         raise ConfigError("Name at least one undesirable target value (e.g. --undesired Rejected).")
     check_class_target(frame[target], target, undesirable)
     return undesirable
 
 
+def _no_desired_with_band(band: Band | None, desired) -> None:
+    """Refuse desired values beside a band: a regression's goal is the band's inside."""
+    named = desired is not None and (isinstance(desired, (str, int, float, bool, np.generic)) or len(tuple(desired)) > 0)
+    if band is not None and named:
+        raise ConfigError(f"A band's desired outcome is its inside ({band.desired_words}); leave out the desired values.")
+
+
 def _desired_values(df: pd.DataFrame, target: str, desired, undesirable: tuple) -> tuple:
     """The desired values as the target column holds them (matched as text too, as the undesirable ones): each a
     value some row has, none undesirable; () when none is named."""
+    _no_desired_with_band(band_of(undesirable), desired)
     wanted = (desired,) if isinstance(desired, (str, int, float, bool, np.generic)) else tuple(desired or ())
     values_text = {str(v): v for v in df[target].unique()}
     unknown = [d for d in wanted if str(d) not in values_text]
