@@ -9,6 +9,7 @@ import flex_core as fc
 from flex_core.limits import LIMITS, check
 from ui import cache, paths, reporting
 from ui import state as S
+from ui.band import band_form
 from ui.context import Analysis, active_model, quiet_analysis
 from ui.glossary import TERMS_TOGGLE
 from ui.text import plain
@@ -35,6 +36,7 @@ def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: in
                  "Check it is a CSV with one row per case. The previous dataset stays active.")
         return False
     st.session_state[S.DATASET] = source
+    st.session_state[S.BAND] = source.get("band")  # a numeric target's band, which the link then carries
     S.reset_analysis()
     return True
 
@@ -93,23 +95,28 @@ def _csv_form() -> None:
     single = single_value_columns(frame)
     if single:
         st.error(plain(single_value_message(single)))
-    numbers = fc.data.number_columns(frame)  # offered so that picking one says why it cannot be the outcome
+    numbers = fc.data.number_columns(frame)  # a number as the outcome: the form asks for its band
+    kept = st.session_state[S.BAND]  # a link's or a reload's band: the form starts from its target
+    if kept and kept["target"] in numbers and "sb_csv_target" not in st.session_state:
+        st.session_state["sb_csv_target"] = kept["target"]
     target = st.selectbox("Target column (the outcome)", [*outcomes, *numbers], key="sb_csv_target",
                           index=None if single else 0, placeholder="Choose the outcome column",
                           format_func=lambda c: f"{c} (a number)" if c in numbers else c,
-                          help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows.")
+                          help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows, "
+                               "or a column of numbers (you then say which of its values are undesirable).")
     if target is None:
         return
-    if target in numbers:
-        st.error(plain(number_target_message(target, frame[target])))
-        return
-    values = sorted(frame[target].dropna().astype(str).unique().tolist())
-    undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
-    desired = st.multiselect(
-        "Outcome a way out must reach (optional)", [v for v in values if v not in undesirable], key="sb_csv_desired",
-        help="With more than two outcomes: a counterfactual counts only when the model predicts this one (with the "
-             "validity margin), not merely another outcome that is not undesirable. Empty: any other outcome.",
-    ) if len(values) > 2 else []
+    if target in numbers:  # a measured number: its band of undesirable values, never one value against the rest
+        band, undesirable, desired = band_form(frame, target), [], []
+    else:
+        band = None
+        values = sorted(frame[target].dropna().astype(str).unique().tolist())
+        undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
+        desired = st.multiselect(
+            "Outcome a way out must reach (optional)", [v for v in values if v not in undesirable], key="sb_csv_desired",
+            help="With more than two outcomes: a counterfactual counts only when the model predicts this one (with the "
+                 "validity margin), not merely another outcome that is not undesirable. Empty: any other outcome.",
+        ) if len(values) > 2 else []
     immutable = st.multiselect(
         "Features that cannot change", [c for c in frame.columns if c != target], key="sb_csv_immutable"
     )
@@ -124,13 +131,13 @@ def _csv_form() -> None:
     words = st.file_uploader("Data dictionary (optional)", type=["toml"], key="sb_csv_dictionary",
                              help="A TOML file with the features' display names, units, formats, currencies and level "
                                   "words and the outcome's words (see docs/data-dictionary.md).")
-    if st.button("Load CSV", key="sb_csv_load", type="primary"):
-        if not undesirable:
+    if st.button("Load CSV", key="sb_csv_load", type="primary", disabled=target in numbers and band is None):
+        if target not in numbers and not undesirable:
             st.error("Pick at least one undesirable outcome value before loading.")
             return
-        source = {"kind": "csv", "data": data, "filename": upload.name, "target": target,
-                  "undesirable": undesirable, "immutable": immutable, "use_identifiers": use_identifiers,
-                  "missing": missing, **({"desired": desired} if desired else {})}
+        outcome = {"band": band} if band is not None else {"undesirable": undesirable, **({"desired": desired} if desired else {})}
+        source = {"kind": "csv", "data": data, "filename": upload.name, "target": target, **outcome,
+                  "immutable": immutable, "use_identifiers": use_identifiers, "missing": missing}
         if words is not None:
             try:
                 source["dictionary"] = words.getvalue().decode("utf-8")
@@ -138,14 +145,6 @@ def _csv_form() -> None:
                 st.error("The data dictionary is not UTF-8 text: save the TOML file as UTF-8. The previous dataset stays active.")
                 return
         activate(source, **_model_settings())
-
-
-def number_target_message(name: str, column) -> str:
-    """Why a column of measured numbers cannot be the outcome, and what to do instead (one message)."""
-    return (f"{name} holds numbers ({column.nunique():,} different values), not classes: FLEX explains an outcome of "
-            f"2 to {fc.data.MAX_OUTCOME_LEVELS} classes, and one of these numbers against all the others would mean "
-            f"nothing. Pick a column of classes as the outcome, or add one made from {name} to the file (e.g. high "
-            "when it is above a threshold you choose); a band of the number itself (regression) is not supported yet.")
 
 
 def _paper_form(kind: str) -> None:

@@ -9,6 +9,7 @@ current view and a reload (F5) restores it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -52,6 +53,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "rule": None,  # the rule-defined region shown: [{"feature", "op", "value"}], carried as one JSON parameter
     "whatif_row": None,  # the row the what-if editor starts from
     "whatif_edits": {},  # {feature: value} where the what-if case differs from that row, carried as one JSON parameter
+    "band": None,  # a numeric target's band: {"target", "side", "low", "high", "inclusive"} (ui/band.py), one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
 PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
@@ -106,6 +108,11 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
         elif key == "whatif_edits":
             if value:
                 params[key] = json.dumps(dict(sorted(value.items())), separators=(",", ":"), ensure_ascii=False)
+        elif key == "band":
+            if value:
+                params[key] = json.dumps({k: int(v) if isinstance(v, float) and v.is_integer() else v
+                                          for k, v in value.items() if v is not None},
+                                         separators=(",", ":"), ensure_ascii=False, sort_keys=True)
         elif value is not None and value != default:
             params[key] = _text(value)
     return params
@@ -155,6 +162,8 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = _rule(json.loads(value)) if value else None
     elif key == "constraints":
         view[key] = _texts(json.loads(value)) if value else []
+    elif key == "band":
+        view[key] = _band(json.loads(value)) if value else None
     elif key == "words":
         view[key] = json.loads(value) if value else None
         if view[key] is not None and not isinstance(view[key], dict):
@@ -166,6 +175,27 @@ def _texts(items) -> list[str]:
     if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
         raise ValueError
     return list(items)
+
+
+#: The sides a band may take, and the thresholds each needs.
+BAND_SIDES = {"above": ("low",), "below": ("high",), "outside": ("low", "high")}
+
+
+def _band(item) -> dict:
+    """A band from its JSON: the target's name, a side and its finite threshold(s), whether a threshold is undesirable
+    (a reversed range is refused where the band is used, with the form's message)."""
+    if not isinstance(item, dict) or not isinstance(item.get("target"), str) or item.get("side") not in BAND_SIDES:
+        raise ValueError
+    needed = BAND_SIDES[item["side"]]
+    if set(item) - {"target", "side", "inclusive", *needed} or not isinstance(item.get("inclusive", False), bool):
+        raise ValueError
+    if any(isinstance(item.get(k), bool) or not isinstance(item.get(k), (int, float)) for k in needed):
+        raise ValueError
+    ends = {k: float(item[k]) for k in needed}
+    if not all(math.isfinite(v) for v in ends.values()):
+        raise ValueError
+    return {"target": item["target"], "side": item["side"], "low": ends.get("low"), "high": ends.get("high"),
+            "inclusive": item.get("inclusive", False)}
 
 
 def _rule(items) -> list[dict]:
