@@ -161,8 +161,8 @@ def histogram_figure(values: pd.Series, band: Mapping | None, *, name: str, bins
                           annotation_text=format_number(at), annotation_position="top")
     fig.update_layout(bargap=0.02, showlegend=False, dragmode="select", xaxis_title=name, yaxis_title="rows",
                       clickmode="event+select")
-    return apply_style(fig, title=f"{name}: rows per value" + ("" if band is None else " (undesirable area shaded)"),
-                       height=300)
+    apply_style(fig, title=f"{name}: rows per value", height=300)
+    return fig.update_layout(margin=dict(l=45, r=10, t=45, b=40))  # the sidebar is narrow: no room for wide margins
 
 
 def _band_of_draft(target: str) -> dict:
@@ -177,6 +177,8 @@ SELECT_HELP = {"above": "Click a bar or drag a box over the values that are unde
                "below": "Click a bar or drag a box over the values that are undesirable: the threshold moves to where "
                         "your selection ends.",
                "outside": "Drag a box over the values that are fine: the range becomes what you selected."}
+#: Said under the chart, whatever the side.
+SHADED = "The shaded area is undesirable. "
 
 
 def band_form(frame: pd.DataFrame, target: str) -> dict | None:
@@ -210,5 +212,5 @@ def band_form(frame: pd.DataFrame, target: str) -> dict | None:
         st.markdown(f"Undesirable: **{band_words(band, target)}**.")
     st.plotly_chart(histogram_figure(values, shown, name=target), key=CHART_KEY, on_select="rerun",
                     selection_mode=("points", "box"), width="stretch", config={"displaylogo": False})
-    st.caption(SELECT_HELP[side])
+    st.caption(SHADED + SELECT_HELP[side])
     return band

@@ -150,3 +150,18 @@ def test_constraints_between_features_travel_in_the_link():
     assert url_state.view_from_query_params(cleared)["constraints"] == []
     with pytest.raises(fc.ConfigError, match="Link parameter constraints"):
         url_state.view_from_query_params({"constraints": '{"a": 1}'})
+
+
+def test_a_numeric_targets_band_round_trips_and_a_bad_one_is_refused():
+    band = {"target": "loan amount", "side": "above", "low": 25_000_000.0, "high": None, "inclusive": True}
+    params = url_state.view_to_query_params({**url_state.VIEW_DEFAULTS, "band": band})
+    assert params == {"band": '{"inclusive":true,"low":25000000,"side":"above","target":"loan amount"}'}
+    assert url_state.view_from_query_params(params)["band"] == band
+    outside = {"target": "y", "side": "outside", "low": 8.5, "high": 20.0, "inclusive": False}
+    assert url_state.view_from_query_params(url_state.view_to_query_params({"band": outside}))["band"] == outside
+    assert url_state.view_from_query_params({})["band"] is None
+    for bad in ('{"target":"y","side":"sideways","low":1}', '{"target":"y","side":"above"}',
+                '{"target":"y","side":"below","high":"x"}', '{"target":"y","side":"above","low":1,"high":2}',
+                '{"target":"y","side":"above","low":1,"inclusive":"yes"}', '[1]', '{"side":"above","low":1}'):
+        with pytest.raises(fc.ConfigError, match="Link parameter band="):
+            url_state.view_from_query_params({"band": bad})
