@@ -1,9 +1,10 @@
 """The band of a numeric target on the CSV form: which predictions are undesirable, set by number boxes or by
 selecting on the target's histogram, drawn on it, and kept in Session State (and so in the link) as one mapping.
 
-A band is ``{"target", "side", "low", "high", "inclusive"}``: ``side`` "above" (undesirable when the prediction is
-above ``low``), "below" (below ``high``) or "outside" (below ``low`` or above ``high``); ``inclusive``: a prediction
-exactly at a threshold is undesirable too. The app keeps it in this shape; :func:`library_band` gives the library's.
+Session State and the link keep a band as ``{"target", "above", "below", "inclusive"}``, the fields of
+:class:`flex_core.data.Band` (undesirable above ``above``, below ``below``, or outside ``[below, above]`` when both are
+given; ``inclusive``: a prediction exactly at a threshold is undesirable too) with the target's name;
+:func:`library_band` makes the library's, which checks it. The form edits a draft of it: the side and two numbers.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import flex_core as fc
 from flex_core.formatting import format_number
 from flex_core.plotting.style import apply_style, as_floats, new_figure
 from ui import state as S
+from ui.url_state import library_band
 
-__all__ = ["SIDES", "SIDE_WORDS", "CHART_KEY", "band_form"]
+__all__ = ["SIDES", "SIDE_WORDS", "CHART_KEY", "band_form", "side_of", "selected_span", "histogram_figure"]
 
 SIDES = ("above", "below", "outside")
 SIDE_WORDS = {"above": "Above a threshold", "below": "Below a threshold", "outside": "Outside a range"}
@@ -37,28 +39,11 @@ LAST_KEY = "sb_band_last"  # the last band of the form that could be used (drawn
 BAD_COLOUR, LINE_COLOUR, BAR_COLOUR = "rgba(214, 39, 40, 0.16)", "#d62728", "#4C78A8"
 
 
-def band_words(band: Mapping, name: str, value=format_number) -> str:
-    """The band in words: "Loan amount above 25,000,000", "… at or below 3", "… below 10 or above 20".
-
-    ``name``: how the target is called; ``value``: how a number is written (its unit and currency, if known).
-    """
-    at = "at or " if band["inclusive"] else ""
-    if band["side"] == "above":
-        return f"{name} {at}above {value(band['low'])}"
-    if band["side"] == "below":
-        return f"{name} {at}below {value(band['high'])}"
-    return f"{name} {at}below {value(band['low'])} or {at}above {value(band['high'])}"
-
-
-def check_band(band: Mapping) -> None:
-    """A :class:`flex_core.ConfigError` saying what to fix when the band cannot be used (an empty or reversed range)."""
-    ends = [band[k] for k in ("low", "high") if band.get(k) is not None]
-    if not ends or not all(math.isfinite(float(v)) for v in ends):
-        raise fc.ConfigError("Type a number for each threshold of the band.")
-    if band["side"] == "outside" and not float(band["low"]) < float(band["high"]):
-        raise fc.ConfigError(
-            f"The range's low end ({format_number(band['low'])}) must be below its high end "
-            f"({format_number(band['high'])}): fix the two numbers or select the range again on the chart.")
+def side_of(band: Mapping) -> str:
+    """"outside" for a range, else "above" or "below"."""
+    if band.get("above") is not None and band.get("below") is not None:
+        return "outside"
+    return "above" if band.get("above") is not None else "below"
 
 
 def _round(value: float, span: float) -> float:
@@ -92,7 +77,7 @@ def _apply_selection(values: pd.Series) -> None:
     width = float(values.max() - values.min())
     low, high = (_round(v, width) for v in span)
     draft = st.session_state[DRAFT_KEY]
-    if draft["side"] in ("above", "outside"):
+    if draft["side"] in ("above", "outside"):  # the draft's low: the "above" threshold, or the range's low end
         draft["low"] = low
     if draft["side"] in ("below", "outside"):
         draft["high"] = high
@@ -115,9 +100,10 @@ def _fill_draft(target: str, values: pd.Series) -> None:
     if kept is None:  # above the upper quartile; switched to below, the lower one
         s[DRAFT_KEY] = {"side": "above", "low": q3, "high": q1, "inclusive": False}
     else:
-        s[DRAFT_KEY] = {"side": kept["side"], "inclusive": bool(kept["inclusive"]),
-                        "low": float(kept["low"]) if kept.get("low") is not None else q3,
-                        "high": float(kept["high"]) if kept.get("high") is not None else q1}
+        side = side_of(kept)
+        low, high = {"above": (kept["above"], q1), "below": (q3, kept["below"]),
+                     "outside": (kept["below"], kept["above"])}[side]
+        s[DRAFT_KEY] = {"side": side, "inclusive": bool(kept["inclusive"]), "low": float(low), "high": float(high)}
     s[FOR_KEY], s[LAST_KEY] = target, None
 
 
@@ -151,14 +137,14 @@ def histogram_figure(values: pd.Series, band: Mapping | None, *, name: str, bins
                          name="rows"))
     if band is not None:
         lo, hi = float(edges[0]), float(edges[-1])
-        areas = {"above": [(band["low"], hi)], "below": [(lo, band["high"])],
-                 "outside": [(lo, band["low"]), (band["high"], hi)]}[band["side"]]
-        for start, end in areas:
+        above, below = band.get("above"), band.get("below")
+        for start, end in ([(above, hi)] if above is not None else []) + ([(lo, below)] if below is not None else []):
             if end > start:
                 fig.add_vrect(x0=start, x1=end, fillcolor=BAD_COLOUR, line_width=0, layer="below")
-        for at in [band[k] for k in ("low", "high") if (k == "low") == (band["side"] != "below") or band["side"] == "outside"]:
-            fig.add_vline(x=at, line_color=LINE_COLOUR, line_width=2,
-                          annotation_text=format_number(at), annotation_position="top")
+        for at in (below, above):
+            if at is not None:
+                fig.add_vline(x=at, line_color=LINE_COLOUR, line_width=2, annotation_text=format_number(at),
+                              annotation_position="top")
     fig.update_layout(bargap=0.02, showlegend=False, dragmode="select", xaxis_title=name, yaxis_title="rows",
                       clickmode="event+select")
     apply_style(fig, title=f"{name}: rows per value", height=300)
@@ -166,10 +152,12 @@ def histogram_figure(values: pd.Series, band: Mapping | None, *, name: str, bins
 
 
 def _band_of_draft(target: str) -> dict:
+    """The band the form's draft says (above: its low number; below: its high one; outside: both)."""
     draft = st.session_state[DRAFT_KEY]
-    side = draft["side"]
-    return {"target": target, "side": side, "low": float(draft["low"]) if side != "below" else None,
-            "high": float(draft["high"]) if side != "above" else None, "inclusive": bool(draft["inclusive"])}
+    low, high = float(draft["low"]), float(draft["high"])
+    ends = {"above": {"above": low, "below": None}, "below": {"above": None, "below": high},
+            "outside": {"above": high, "below": low}}[draft["side"]]
+    return {"target": target, **ends, "inclusive": bool(draft["inclusive"])}
 
 
 SELECT_HELP = {"above": "Click a bar or drag a box over the values that are undesirable: the threshold moves to where "
@@ -203,13 +191,13 @@ def band_form(frame: pd.DataFrame, target: str) -> dict | None:
              **_widget("inclusive", values))
     band = _band_of_draft(target)
     try:
-        check_band(band)
+        words = f"{target} {library_band(band)}"
     except fc.ConfigError as exc:
-        st.error(f"{exc} The previous dataset stays active.")
+        st.error(f"{exc} Fix the numbers or select the range again on the chart; the previous dataset stays active.")
         band, shown = None, st.session_state.get(LAST_KEY)  # the last band that could be used stays drawn
     else:
         shown = st.session_state[LAST_KEY] = band
-        st.markdown(f"Undesirable: **{band_words(band, target)}**.")
+        st.markdown(f"Undesirable: **{words}**.")
     st.plotly_chart(histogram_figure(values, shown, name=target), key=CHART_KEY, on_select="rerun",
                     selection_mode=("points", "box"), width="stretch", config={"displaylogo": False})
     st.caption(SHADED + SELECT_HELP[side])

@@ -39,7 +39,7 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
-from ui import cluster, paths
+from ui import cluster, paths, url_state
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
 from ui.shelf import Shelf
@@ -168,7 +168,8 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
         return fc.data.load_csv(
             origin,
             target=source["target"],
-            undesirable=source["undesirable"],
+            # a number's band (the form's, checked there), else the undesirable classes
+            undesirable=url_state.library_band(source["band"]) if source.get("band") else source["undesirable"],
             desired=source.get("desired") or (),
             immutable=source.get("immutable", ()),
             use_identifiers=source.get("use_identifiers", ()),

@@ -77,7 +77,7 @@ WHISKERS = "whiskers"  # "interval" (95% interval of F, default) or "std"
 TERMS = "terms"  # True: the pages name the analyst's terms (F_j, τ, r, q) beside the plain words (ui.glossary.term)
 WHATIF_ROW = "whatif_row"  # the row the what-if editor starts from (any row of the data), or None
 WHATIF_EDITS = "whatif_edits"  # {feature: value} where the what-if case differs from that row
-BAND = "band"  # the numeric target's band ({"target", "side", "low", "high", "inclusive"}, ui/band.py) of the active
+BAND = "band"  # the numeric target's band ({"target", "above", "below", "inclusive"}, ui/band.py) of the active
 #                upload, or the one a link or reload named, which the CSV form starts from; None for a class outcome
 
 

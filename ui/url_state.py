@@ -9,19 +9,19 @@ current view and a reload (F5) restores it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from flex_core import ConfigError
 from flex_core.counterfactuals import GENERATORS, REFINE_MODES
-from flex_core.data import KINDS
+from flex_core.data import KINDS, Band
 from flex_core.importance import DEFAULT_TAU
 from flex_core.limits import LIMITS, check
 from flex_core.models import MODELS
 
-__all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link"]
+__all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link",
+           "library_band"]
 
 #: What a link reproduces and the value each field has when absent.
 VIEW_DEFAULTS: dict[str, Any] = {
@@ -53,7 +53,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "rule": None,  # the rule-defined region shown: [{"feature", "op", "value"}], carried as one JSON parameter
     "whatif_row": None,  # the row the what-if editor starts from
     "whatif_edits": {},  # {feature: value} where the what-if case differs from that row, carried as one JSON parameter
-    "band": None,  # a numeric target's band: {"target", "side", "low", "high", "inclusive"} (ui/band.py), one JSON parameter
+    "band": None,  # a numeric target's band: {"target", "above", "below", "inclusive"} (ui/band.py), one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
 PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
@@ -70,6 +70,10 @@ def _text(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+#: The fields of a band beside its target (flex_core.data.Band's).
+BAND_FIELDS = ("above", "below", "inclusive")
 
 
 def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
@@ -163,7 +167,10 @@ def _parse(key: str, value: str, view: dict) -> None:
     elif key == "constraints":
         view[key] = _texts(json.loads(value)) if value else []
     elif key == "band":
-        view[key] = _band(json.loads(value)) if value else None
+        try:
+            view[key] = _band(json.loads(value)) if value else None
+        except ConfigError as exc:
+            raise ConfigError(f"Link parameter band={value!r}: {exc}") from None
     elif key == "words":
         view[key] = json.loads(value) if value else None
         if view[key] is not None and not isinstance(view[key], dict):
@@ -177,25 +184,24 @@ def _texts(items) -> list[str]:
     return list(items)
 
 
-#: The sides a band may take, and the thresholds each needs.
-BAND_SIDES = {"above": ("low",), "below": ("high",), "outside": ("low", "high")}
-
-
 def _band(item) -> dict:
-    """A band from its JSON: the target's name, a side and its finite threshold(s), whether a threshold is undesirable
-    (a reversed range is refused where the band is used, with the form's message)."""
-    if not isinstance(item, dict) or not isinstance(item.get("target"), str) or item.get("side") not in BAND_SIDES:
+    """A band from its JSON: the target's name, its finite threshold(s) "above" and/or "below", and whether a
+    threshold itself is undesirable; checked as the library's band (a reversed range is refused, saying so)."""
+    if not isinstance(item, dict) or not isinstance(item.get("target"), str) or set(item) - {"target", *BAND_FIELDS}:
         raise ValueError
-    needed = BAND_SIDES[item["side"]]
-    if set(item) - {"target", "side", "inclusive", *needed} or not isinstance(item.get("inclusive", False), bool):
+    ends = {k: item.get(k) for k in ("above", "below")}
+    if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))) for v in ends.values()):
         raise ValueError
-    if any(isinstance(item.get(k), bool) or not isinstance(item.get(k), (int, float)) for k in needed):
+    if not isinstance(item.get("inclusive", False), bool):
         raise ValueError
-    ends = {k: float(item[k]) for k in needed}
-    if not all(math.isfinite(v) for v in ends.values()):
-        raise ValueError
-    return {"target": item["target"], "side": item["side"], "low": ends.get("low"), "high": ends.get("high"),
-            "inclusive": item.get("inclusive", False)}
+    band = library_band(item)  # a ConfigError says what is wrong with it
+    return {"target": item["target"], "above": band.above, "below": band.below, "inclusive": band.inclusive}
+
+
+def library_band(band: Mapping) -> Band:
+    """The library's band of the app's ``{"target", "above", "below", "inclusive"}`` (Session State's, the link's);
+    a ConfigError saying what to fix when it cannot be one (a range whose low end is not below its high end)."""
+    return Band(above=band.get("above"), below=band.get("below"), inclusive=bool(band.get("inclusive")))
 
 
 def _rule(items) -> list[dict]:

@@ -62,7 +62,7 @@ def test_a_number_target_asks_for_its_band_and_draws_it_on_the_histogram():
     spec = chart(at, "sb_band_chart")
     assert sorted(s["x0"] for s in spec["layout"]["shapes"] if s["type"] == "line") == [8.0, 20.0]
     assert len([s for s in spec["layout"]["shapes"] if s["type"] == "rect"]) == 2
-    assert any("y at or below 8 or at or above 20" in shown(m.value) for m in at.sidebar.markdown)
+    assert any("y outside 8 to 20 (ends included)" in shown(m.value) for m in at.sidebar.markdown)
     assert not at.exception and not errors(at)
 
 
@@ -76,7 +76,8 @@ def test_a_range_whose_low_end_is_not_below_its_high_end_is_one_error_and_nothin
     at.sidebar.number_input(key="w_band_low").set_value(25.0).run()
     assert not at.exception
     shown_errors = errors(at)
-    assert len(shown_errors) == 1 and shown_errors[0].startswith("The range's low end (25) must be below its high end (20)")
+    assert len(shown_errors) == 1 and shown_errors[0].startswith("The band's low end (25) must be below its high end (20).")
+    assert shown_errors[0].endswith("the previous dataset stays active.")
     assert at.sidebar.button(key="sb_csv_load").disabled
     assert chart(at, "sb_band_chart")["layout"]["shapes"] == drawn  # the last band that could be used stays drawn
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"} and at.session_state["band"] is None
@@ -94,12 +95,12 @@ def test_a_selection_on_the_histogram_sets_the_thresholds():
 
 def test_an_upload_link_brings_the_band_back_to_the_form():
     at = AppTest.from_file(APP, default_timeout=120)
-    band = '{"high":20,"inclusive":true,"low":8,"side":"outside","target":"y"}'
+    band = '{"above":20,"below":8,"inclusive":true,"target":"y"}'
     at.query_params.update({"dataset": "upload:planted.csv", "band": band, "n_factuals": "8", "n_cf": "2"})
     at.run()
     assert not at.exception
     assert any("band of its target" in shown(w.value) for w in at.sidebar.warning)
-    assert at.session_state["band"] == {"target": "y", "side": "outside", "low": 8.0, "high": 20.0, "inclusive": True}
+    assert at.session_state["band"] == {"target": "y", "above": 20.0, "below": 8.0, "inclusive": True}
     at.sidebar.get("file_uploader")[0].set_value(("planted.csv", planted().to_csv(index=False).encode(), "text/csv")).run()
     assert at.sidebar.selectbox(key="sb_csv_target").value == "y"
     assert at.sidebar.radio(key="w_band_side").value == "outside" and at.sidebar.radio(key="w_band_edge").value is True

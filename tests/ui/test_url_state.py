@@ -153,15 +153,16 @@ def test_constraints_between_features_travel_in_the_link():
 
 
 def test_a_numeric_targets_band_round_trips_and_a_bad_one_is_refused():
-    band = {"target": "loan amount", "side": "above", "low": 25_000_000.0, "high": None, "inclusive": True}
+    band = {"target": "loan amount", "above": 25_000_000.0, "below": None, "inclusive": True}
     params = url_state.view_to_query_params({**url_state.VIEW_DEFAULTS, "band": band})
-    assert params == {"band": '{"inclusive":true,"low":25000000,"side":"above","target":"loan amount"}'}
+    assert params == {"band": '{"above":25000000,"inclusive":true,"target":"loan amount"}'}
     assert url_state.view_from_query_params(params)["band"] == band
-    outside = {"target": "y", "side": "outside", "low": 8.5, "high": 20.0, "inclusive": False}
+    outside = {"target": "y", "above": 20.0, "below": 8.5, "inclusive": False}
     assert url_state.view_from_query_params(url_state.view_to_query_params({"band": outside}))["band"] == outside
     assert url_state.view_from_query_params({})["band"] is None
-    for bad in ('{"target":"y","side":"sideways","low":1}', '{"target":"y","side":"above"}',
-                '{"target":"y","side":"below","high":"x"}', '{"target":"y","side":"above","low":1,"high":2}',
-                '{"target":"y","side":"above","low":1,"inclusive":"yes"}', '[1]', '{"side":"above","low":1}'):
+    for bad in ('{"target":"y","sideways":1}', '{"target":"y"}', '{"target":"y","below":"x"}', '{"target":"y","above":true}',
+                '{"target":"y","above":1,"inclusive":"yes"}', '[1]', '{"above":1}', '{"target":"y","above":NaN}'):
         with pytest.raises(fc.ConfigError, match="Link parameter band="):
             url_state.view_from_query_params({"band": bad})
+    with pytest.raises(fc.ConfigError, match=r"band=.*low end \(20\) must be below its high end \(8\)"):
+        url_state.view_from_query_params({"band": '{"target":"y","above":8,"below":20}'})
