@@ -113,6 +113,27 @@ def parse_constraints(args) -> dict:
     }
 
 
+def _undesirable(args):
+    """The undesirable outcome the options name: --undesired's values, a band (--above, --below, --band), or None."""
+    given = [flag for flag, value in (("--above", args.above), ("--below", args.below), ("--band", args.band))
+             if value is not None]
+    if not given:
+        if args.inclusive:
+            raise ConfigError("--inclusive applies to a band: give --above T, --below T or --band LO:HI with it.")
+        return _split(args.undesired) or None
+    if args.undesired or args.desired:
+        other = "--undesired" if args.undesired else "--desired"
+        raise ConfigError(f"{given[0]} makes the target a number with an undesirable band; leave out {other}.")
+    if len(given) > 1:
+        raise ConfigError(f"Give one of --above, --below or --band, not {' and '.join(given)} (--band LO:HI is both).")
+    if args.band is not None:
+        low, high = parse_range("--band", args.band)
+        if low is None or high is None:
+            raise ConfigError(f"--band takes LO:HI with both ends, not {args.band!r}.")
+        return {"below": low, "above": high, "inclusive": args.inclusive}
+    return {"above": args.above, "below": args.below, "inclusive": args.inclusive}
+
+
 def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
@@ -145,6 +166,12 @@ def _add_data_arguments(common: argparse.ArgumentParser) -> None:
     data.add_argument("--desired", action="append",
                       help="target value(s) a counterfactual must reach (DiCE's desired_class; default: any value not "
                            "undesired), comma-separated: for a model of more than two classes"),
+    data.add_argument("--above", type=float, metavar="T",
+                      help="a number target (regression): predictions above T are undesirable (CSV only)")
+    data.add_argument("--below", type=float, metavar="T", help="a number target: predictions below T are undesirable")
+    data.add_argument("--band", metavar="LO:HI", help="a number target: predictions outside LO to HI are undesirable")
+    data.add_argument("--inclusive", action="store_true",
+                      help="with --above/--below/--band: a prediction exactly at a threshold is undesirable too")
     data.add_argument("--immutable", action="append", help="immutable features, comma-separated (CSV only)")
     data.add_argument("--kind", action="append", default=[], help="FEATURE=categorical|continuous|ordinal (CSV only)")
     data.add_argument("--missing", choices=("drop", "impute"), default="drop",
@@ -404,7 +431,7 @@ def run(args) -> dict:
     task = load_dataset(
         args.data,
         target=args.target,
-        undesirable=_split(args.undesired) or None,
+        undesirable=_undesirable(args),
         desired=_split(args.desired),
         immutable=_split(args.immutable),
         kinds=_pairs(args.kind, "--kind"),
@@ -423,6 +450,9 @@ def run(args) -> dict:
         log(f"data: {note}")
     log(f"model: {model.label} accuracy {model.metrics['test_accuracy']:.3f} on {model.metrics['evaluated_on']} "
         f"({time.perf_counter() - started:.1f} s)")
+    if model.band is not None:
+        log(f"model: R² {model.metrics['test_r2']:.3f}, MAE {model.metrics['test_mae']:.4g} (predicting the mean: "
+            f"{model.metrics['baseline_mae']:.4g}); undesirable: {task.undesirable_words}")
     if model.metrics.get("note"):
         log(f"model: {model.metrics['note']}")
 

@@ -126,8 +126,11 @@ class CodeScorer:
             return np.concatenate([self(codes[i : i + BLOCK_ROWS]) for i in range(0, len(codes), BLOCK_ROWS)])
         if self._plan is None:
             return self.model.p_off_goal(decode_rows(self.task, codes))
-        classifier = self.model.pipeline.steps[-1][1]
+        model = self.model
+        classifier = model.pipeline.steps[-1][1]
         encoded = self._encode(codes)
+        if model.band is not None:  # a regressor: its off-band score (FittedModel.predict_proba's)
+            return model.band.score(np.asarray(classifier.predict(encoded), dtype=float).reshape(-1), model.band_scale)
         if _plain_forest(classifier):
             proba = _forest_proba(classifier, encoded, threads=self.threads if len(codes) >= THREADED_ROWS else 1)
         else:

@@ -411,7 +411,8 @@ def _load_spec(spec, *, target, undesirable, immutable, kinds, missing, use_iden
         options["constraints"] = list(constraints)
     kind, _, rest = spec.partition(":")
     if kind in ("builtin", "loan", "accidents") and rest and (target is not None or undesirable is not None):
-        raise ConfigError(f"--target and --undesired apply to a plain CSV; {kind}: data defines its own target.")
+        raise ConfigError(f"--target and --undesired (or a band) apply to a plain CSV; {kind}: data defines its own "
+                          "target.")
     if kind in ("builtin", "loan", "accidents") and rest and list(use_identifiers):
         raise ConfigError(f"--use-identifier applies to a plain CSV; {kind}: data defines its own features.")
     adapters = {
@@ -439,7 +440,8 @@ def _load_spec(spec, *, target, undesirable, immutable, kinds, missing, use_iden
         )
     if target is None or undesirable is None:
         raise ConfigError(
-            f"For a CSV file ({spec}) name the target and the undesirable class (--target COL --undesired VALUE)."
+            f"For a CSV file ({spec}) name the target and the undesirable class (--target COL --undesired VALUE), or "
+            "for a number target its undesirable band (--above T, --below T or --band LO:HI)."
         )
     return load_csv(
         spec,

@@ -113,8 +113,8 @@ def check_class_target(col: pd.Series, name: str, undesirable: tuple) -> None:
     raise ConfigError(
         f"The target {name!r} holds numbers ({numbers.nunique():,} different values, from "
         f"{format_number(numbers.min())} to {format_number(numbers.max())}), not classes: the undesirable value "
-        f"{given} would be read as that one number against all the others. FLEX explains classes, so either give a "
-        f"column of classes as the target (2 to {MAX_OUTCOME_LEVELS} different values, e.g. approved: yes/no), or add "
-        f"one made from {name} (e.g. high when {name} is above a threshold you choose) and name that; a band of the "
-        "number itself (regression) is not supported yet."
+        f"{given} would be read as that one number against all the others. Explain it as a regression: give the "
+        f"undesirable band of the number instead, --above T (undesirable above T), --below T (below T) or --band LO:HI (outside LO to HI); in Python "
+        f"undesirable={{'above': T}}, {{'below': T}} or {{'below': LO, 'above': HI}}; or give a column of classes as the target "
+        f"(2 to {MAX_OUTCOME_LEVELS} different values)."
     )

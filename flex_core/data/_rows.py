@@ -8,9 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from .._format import format_number
+from ._band import Band, band_of
 from ._columns import KINDS, Kind, as_category_text, as_numbers, infer_kind, mostly_numeric
 from ._dictionary import tidy_name
 from ._read import MISSING_MARKERS
@@ -66,7 +69,8 @@ def clean_rows(frame, feature_names, target, undesirable, rules: Rules, *, missi
     feature_names = _drop_empty_columns(df, feature_names, rules.named, notes)
     df = df[feature_names + [target]]
     df = _drop_rows_without_target(df, target, notes)
-    undesirable = _resolve_undesirable(df, target, undesirable)
+    band = band_of(undesirable)
+    df, undesirable = (_resolve_band(df, target, band), undesirable) if band else (df, _resolve_undesirable(df, target, undesirable))
     df, resolved_kinds, seen_levels = _resolve_kinds(df, feature_names, rules.kinds, rules.ordinal_orders, notes)
     df = _handle_missing(df, feature_names, target, undesirable, resolved_kinds, missing, notes)
     return df, feature_names, undesirable, resolved_kinds, seen_levels
@@ -151,6 +155,34 @@ def _resolve_undesirable(df: pd.DataFrame, target: str, undesirable: tuple) -> t
     return resolved
 
 
+def _resolve_band(df: pd.DataFrame, target: str, band: Band) -> pd.DataFrame:
+    """The frame with a regression's target as floats; refused when it holds text, or every row or none is undesirable."""
+    numbers = pd.to_numeric(df[target], errors="coerce") if not pd.api.types.is_bool_dtype(df[target]) else df[target] * np.nan
+    text = numbers.isna() | ~np.isfinite(numbers.astype(float))
+    if text.any():
+        first = text.idxmax()
+        raise DataError(f"The target {target!r} holds {df[target][first]!r} (row {first}), not a number: a band "
+                        f"({band}) needs a number in every row; fix the value or drop the row.")
+    undesirable = band.undesirable(numbers.to_numpy(dtype=float))
+    span = f"from {format_number(numbers.min())} to {format_number(numbers.max())}"
+    if not undesirable.any():
+        raise DataError(f"No row's {target} is {band} (the values run {span}); choose a threshold inside that range.")
+    if undesirable.all():
+        raise DataError(f"Every row's {target} is {band} (the values run {span}); the data needs rows in the desired "
+                        f"band ({band.desired_words}) too.")
+    df = df.copy()
+    df[target] = numbers.astype(float)
+    return df
+
+
+def _is_undesirable(column: pd.Series, undesirable: tuple) -> pd.Series:
+    """Which rows' target is undesirable: one of the values, or in the band."""
+    band = band_of(undesirable)
+    if band is None:
+        return column.isin(undesirable)
+    return pd.Series(band.undesirable(column.to_numpy(dtype=float)), index=column.index)
+
+
 def _resolve_kinds(
     df: pd.DataFrame,
     feature_names: list[str],
@@ -222,6 +254,7 @@ def _handle_missing(
         raise ConfigError(f"missing must be 'drop' or 'impute', not {missing!r}.")
     if len(df) == 0:
         raise DataError("Every row has a missing feature value; choose missing='impute' or fewer features.")
-    if df[target].nunique() < 2 or not df[target].isin(undesirable).any():
+    undesirable_rows = _is_undesirable(df[target], undesirable)
+    if df[target].nunique() < 2 or not undesirable_rows.any() or (band_of(undesirable) and undesirable_rows.all()):
         raise DataError("After dropping rows with missing values only one outcome is left; use missing='impute'.")
     return df

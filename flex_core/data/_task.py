@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from ._band import Band, band_of
 from ._columns import Kind, check_class_target
 from ._constraints import DIRECTIONS, ordered_levels, with_constraints
 from ._dictionary import DataDictionary, FeatureWords, apply_dictionary, tidy_name
@@ -135,7 +136,8 @@ class Feature:
 
 @dataclass(frozen=True, eq=False)
 class TaskSpec:
-    """A binary "undesirable vs not" classification task over a frame.
+    """A binary "undesirable vs not" task over a frame: a classification, or a regression whose undesirable outcome is
+    a :class:`~flex_core.data.Band` of the number (``undesirable`` then holds that one band; see :attr:`band`).
 
     The frame's index is each row's 0-based position in the input file, so rows
     keep their identity when others were dropped for missing values.
@@ -160,6 +162,12 @@ class TaskSpec:
 
     # -- views -------------------------------------------------------------------------
     @property
+    def band(self) -> Band | None:
+        """The band of a regression task (its undesirable outcome: the number above, below or outside thresholds);
+        None for a classification task."""
+        return band_of(self.undesirable)
+
+    @property
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
 
@@ -167,6 +175,8 @@ class TaskSpec:
     def undesirable_words(self) -> str:
         """The undesirable outcome as the dictionary says it ("Rejected"), else its values joined by "or"."""
         given = self.dictionary.undesirable if self.dictionary else ""
+        if self.band is not None:
+            return given or f"{self.target} {self.band}"
         return given or " or ".join(map(str, self.undesirable))
 
     @property
@@ -174,6 +184,8 @@ class TaskSpec:
         """The other outcome as the dictionary says it ("Approved"), else the target's other values joined by "or";
         with desired values, those (a counterfactual must reach one of them)."""
         given = self.dictionary.desirable if self.dictionary else ""
+        if self.band is not None:
+            return given or f"{self.target} {self.band.desired_words}"
         if self.desired:
             return " or ".join(map(str, self.desired))
         others = sorted({str(v) for v in pd.unique(self.frame[self.target])} - {str(v) for v in self.undesirable})
@@ -194,7 +206,9 @@ class TaskSpec:
 
     @property
     def y(self) -> np.ndarray:
-        """1 where the outcome is undesirable, else 0; shape (n_rows,)."""
+        """1 where the outcome is undesirable (a regression's: the number in the undesirable band), else 0; shape (n_rows,)."""
+        if self.band is not None:
+            return self.band.undesirable(self.frame[self.target].to_numpy(dtype=float)).astype(int)
         return self.frame[self.target].isin(self.undesirable).to_numpy().astype(int)
 
     @property
@@ -402,8 +416,9 @@ def make_task(
         Index is kept as each row's identity (its position in the input file).
     target : str
         The outcome column.
-    undesirable : value or sequence of values
-        Target values that count as the undesirable outcome (e.g. ``"Rejected"``).
+    undesirable : value, sequence of values, or Band
+        Target values that count as the undesirable outcome (``"Rejected"``), or a number target's band (regression):
+        ``{"above": T}``, ``{"below": T}``, ``{"below": LO, "above": HI}`` (outside), ``"inclusive": True`` for ≥ / ≤.
     desired : value or sequence of values, optional
         Target values a counterfactual must reach (DiCE's ``desired_class``; default: any value not undesirable).
     features : sequence of str, optional
@@ -427,8 +442,7 @@ def make_task(
     dictionary : path, TOML text or mapping, optional
         The expert's words (names, units, formats, currencies, level and outcome words), checked against the features.
     missing : {"drop", "impute"}
-        Rows with a missing feature value are dropped, or imputed (mode / median), counted in ``notes`` (as rows
-        without a target, always dropped).
+        Rows missing a feature value are dropped or imputed (mode / median), counted in ``notes`` (as those without a target).
     raw_dtypes : mapping feature -> dtype name, optional
         The column types a model fitted elsewhere saw (default: ``frame``'s own), given back to a user's model
         (:meth:`flex_core.models.FittedModel.estimator_input`).
@@ -484,18 +498,32 @@ def _check_target(frame: pd.DataFrame, target: str) -> None:
 def _undesirable_values(undesirable, frame: pd.DataFrame, target: str) -> tuple:
     """The undesirable outcome(s) as a non-empty tuple (one value or a sequence of them), of a target that holds
     classes (``_columns.check_class_target``: a measured number is refused, not read as one value against the rest)."""
-    if isinstance(undesirable, (str, int, float, bool, np.generic)):
+    if isinstance(undesirable, Mapping):  # a band of a number target: {"above": 30}
+        undesirable = band_of(undesirable)
+    if isinstance(undesirable, (str, int, float, bool, np.generic, Band)):
         undesirable = (undesirable,)
     undesirable = tuple(undesirable)
+    if any(isinstance(u, Band) for u in undesirable):
+        if len(undesirable) > 1:
+            raise ConfigError("Give one band as the undesirable outcome, not a band with other values.")
+        return undesirable  # a number target: clean_rows reads it as numbers
     if not undesirable:
         raise ConfigError("Name at least one undesirable target value (e.g. --undesired Rejected).")
     check_class_target(frame[target], target, undesirable)
     return undesirable
 
 
+def _no_desired_with_band(band: Band | None, desired) -> None:
+    """Refuse desired values beside a band: a regression's goal is the band's inside."""
+    named = desired is not None and (isinstance(desired, (str, int, float, bool, np.generic)) or len(tuple(desired)) > 0)
+    if band is not None and named:
+        raise ConfigError(f"A band's desired outcome is its inside ({band.desired_words}); leave out the desired values.")
+
+
 def _desired_values(df: pd.DataFrame, target: str, desired, undesirable: tuple) -> tuple:
     """The desired values as the target column holds them (matched as text too, as the undesirable ones): each a
     value some row has, none undesirable; () when none is named."""
+    _no_desired_with_band(band_of(undesirable), desired)
     wanted = (desired,) if isinstance(desired, (str, int, float, bool, np.generic)) else tuple(desired or ())
     values_text = {str(v): v for v in df[target].unique()}
     unknown = [d for d in wanted if str(d) not in values_text]

@@ -8,25 +8,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import joblib
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score
-from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
 from .._errors import ConfigError, DataError
 from .._typing import Rows
 from ..data import TaskSpec
+from ..data._band import Band
 from ..limits import check
 from ._adapter import ModelSchema, model_schema, stored_names
+from ._crossval import F1_AVERAGE, cv_metrics, smallest_class, undesirable_scores
+from ._regression import (
+    REGRESSORS,
+    band_scale,
+    check_classifier,
+    check_regressor,
+    regression_scores,
+    regression_summary,
+    regressor,
+)
 
 __all__ = ["FittedModel", "fit_model", "MODELS", "build_pipeline", "model_summary", "adequacy_note", "model_feature_names", "check_columns", "align_task", "resolve_undesired", "BinaryClassifierView"]
 
@@ -40,7 +50,9 @@ Encoding = Literal["onehot", "label"]
 NO_LABELS_NOTE = "No labels given: quality not measured."
 
 
-def _estimator(model: str, seed: int):
+def _estimator(model: str, seed: int, *, regression: bool = False):
+    if regression:
+        return regressor(model, seed)
     if model == "rf":
         return RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=1)
     if model == "gb":
@@ -51,7 +63,8 @@ def _estimator(model: str, seed: int):
 
 
 def build_pipeline(task: TaskSpec, *, model: str = "rf", encoding: Encoding = "onehot", seed: int = 0) -> Pipeline:
-    """Encoder + classifier. ``encoding="label"`` reproduces the paper's label encoding."""
+    """Encoder + classifier (a regressor for a task with a band). ``encoding="label"`` reproduces the paper's label
+    encoding."""
     categorical = task.categorical_names
     continuous = task.continuous_names
     categories = [list(task.feature(c).levels) for c in categorical]
@@ -72,7 +85,7 @@ def build_pipeline(task: TaskSpec, *, model: str = "rf", encoding: Encoding = "o
     if continuous:
         transformers.append(("continuous", numeric, continuous))
     pre = ColumnTransformer(transformers, verbose_feature_names_out=False)
-    return Pipeline([("encode", pre), ("classify", _estimator(model, seed))])
+    return Pipeline([("encode", pre), ("classify", _estimator(model, seed, regression=task.band is not None))])
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,6 +119,15 @@ class FittedModel:
     schema : ModelSchema or None
         What the estimator was trained on (stored names, category columns and their
         categories); :meth:`estimator_input` hands it exactly that.
+    band : Band or None
+        A regressor's undesirable band (None for a classifier). Its "P(undesirable)" is then the off-band score
+        ``band.score(prediction, band_scale)`` (:meth:`flex_core.data.Band.score`): below 0.5 exactly when the
+        prediction is in the desired band, so every generator, level and check runs on it unchanged.
+        ``classes`` and ``undesired`` are then ().
+    band_scale : float
+        ``s`` of that score, in the target's units: :data:`BAND_SCALE_SHARE` x the target's standard deviation over
+        the training rows. A validity margin ``m`` asks a prediction ``s m / (0.5 - m)`` inside the band
+        (:meth:`margin_in_units`).
     """
 
     name: str
@@ -125,6 +147,8 @@ class FittedModel:
     schema: ModelSchema | None = None
     #: read back from a project folder with the record of how FLEX trained it (``flex_core._project.restore_fit``)
     restored: bool = False
+    band: Band | None = None
+    band_scale: float = 0.0
 
     @classmethod
     def from_estimator(
@@ -142,13 +166,16 @@ class FittedModel:
         identity: str | None = None,
         evaluated_on: str = "",
     ) -> FittedModel:
-        """Wrap a fitted classifier that takes a DataFrame with the task's feature columns.
+        """Wrap a fitted classifier (a regressor, for a task with a band) that takes a DataFrame with the task's
+        feature columns.
 
         Parameters
         ----------
-        estimator : fitted classifier
+        estimator : fitted classifier or regressor
             Has ``predict_proba`` and ``classes_``: a scikit-learn Pipeline, or an
-            XGBoost / LightGBM classifier through its scikit-learn API.
+            XGBoost / LightGBM classifier through its scikit-learn API. For a task with a band
+            (``task.band``), a fitted regressor with ``predict`` (scikit-learn's, XGBoost's or LightGBM's, or a
+            Pipeline ending in one); its ``undesired``/``desired`` are not given.
         task : TaskSpec
             Its features must be exactly the columns the estimator takes (see
             :func:`align_task` to leave out the others).
@@ -158,7 +185,7 @@ class FittedModel:
         desired : value or sequence of values, optional
             Classes a counterfactual must reach; default the task's desired values (none: any class not undesired).
         X_test, y_test : DataFrame of shape (n_rows, n_features) and array-like of shape (n_rows,), optional
-            Rows in the task's format and their true classes, to measure accuracy and F1 on.
+            Rows in the task's format and their true classes (a regression's true numbers), to measure quality on.
         name : str
             A label for the model in results and the app.
         train_index : sequence of int, optional
@@ -182,13 +209,7 @@ class FittedModel:
         UnseenCategoryError
             A categorical value the estimator never saw in training (it would take it as missing).
         """
-        if not callable(getattr(estimator, "predict_proba", None)) or not hasattr(estimator, "classes_"):
-            raise ConfigError(
-                f"The model must be a fitted classifier with predict_proba and classes_; got {type(estimator).__name__}."
-            )
-        classes = tuple(_plain(c) for c in estimator.classes_)
-        chosen = resolve_undesired(classes, task.undesirable if undesired is None else undesired)
-        goal = resolve_desired(classes, task.desired if desired is None else desired, chosen)
+        classes, chosen, goal = _outcome_classes(estimator, task, undesired, desired)
         schema, columns = _input_columns(estimator, task)
         input_dtypes = _restorable_dtypes(task) if fitted_on == "raw" else {}
         if schema is not None:
@@ -200,6 +221,7 @@ class FittedModel:
             test_index=np.empty(0, dtype=index.dtype) if X_test is None else X_test.index.to_numpy(),
             classes=classes, undesired=chosen, desired=goal, input_columns=tuple(columns), input_dtypes=input_dtypes,
             identity=joblib.hash(estimator) if identity is None else identity, schema=schema,
+            band=task.band, band_scale=0.0 if task.band is None else band_scale(task, train_index),
         )
         _check_scores(model, task)
         if X_test is not None:
@@ -219,8 +241,24 @@ class FittedModel:
                     frame[column] = _as_dtype(frame[column], dtype)
         return frame if self.schema is None else self.schema.adapt(frame)
 
+    def predict_value(self, X: pd.DataFrame) -> np.ndarray:
+        """A regressor's predictions of rows X (task format), in the target's units, shape (n_rows,)."""
+        if self.band is None:
+            raise ConfigError("Only a regression model (a task with a band) predicts a number; this one is a classifier.")
+        return np.asarray(self.pipeline.predict(self.estimator_input(X)), dtype=float).reshape(-1)
+
+    def margin_in_units(self, margin: float) -> float:
+        """How far inside the desired band (target units) a regressor's prediction lies when its off-band score is
+        below 0.5 - ``margin`` (the validity rule's margin); 0 for margin 0."""
+        if self.band is None:
+            raise ConfigError("Only a regression model (a task with a band) has a margin in the target's units.")
+        return Band.margin_width(margin, self.band_scale)
+
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        """Probabilities of (desirable, undesirable), shape (n_rows, 2)."""
+        """Probabilities of (desirable, undesirable), shape (n_rows, 2); a regressor's (1 - score, off-band score)."""
+        if self.band is not None:
+            score = self.band.score(self.predict_value(X), self.band_scale)
+            return np.column_stack([1.0 - score, score])
         proba = np.asarray(self.pipeline.predict_proba(self.estimator_input(X)), dtype=float)
         undesirable = proba[:, [self.classes.index(c) for c in self.undesired]].sum(axis=1)
         return np.column_stack([1.0 - undesirable, undesirable])
@@ -253,9 +291,14 @@ class FittedModel:
         """Scores of undesirable-vs-not on rows X (task format) with true classes y: accuracy, balanced accuracy,
         the undesirable outcome's precision, recall and F1 (``test_*_undesirable``, None where undefined) and the
         support-weighted F1 over both outcomes (``test_f1``, the paper's; ``f1_average`` says so)."""
+        if self.band is not None:
+            return self._evaluate_regression(X, y)
         wanted = {str(c) for c in self.undesired}
         actual = np.array([str(_plain(v)) in wanted for v in y], dtype=int)
-        predicted = self.predict_undesirable(X)
+        return self._evaluate_outcomes(actual, self.predict_undesirable(X))
+
+    def _evaluate_outcomes(self, actual: np.ndarray, predicted: np.ndarray) -> dict:
+        """Scores of undesirable (1) vs not from true and predicted 0/1 outcomes (see :meth:`evaluate`)."""
         return {
             "test_accuracy": float(accuracy_score(actual, predicted)),
             **{f"test_{k}_undesirable": v for k, v in undesirable_scores(actual, predicted).items()},
@@ -266,6 +309,17 @@ class FittedModel:
             "balanced_accuracy": float(balanced_accuracy_score(actual, predicted)),
             "test_rows": int(len(predicted)),
         }
+
+    def _evaluate_regression(self, X: pd.DataFrame, y) -> dict:
+        """A regressor's scores: the band's outcome scored as :meth:`evaluate` does, and R², MAE and RMSE of the
+        numbers with the MAE and RMSE of predicting these rows' mean (``baseline_*``; :func:`fit_model` puts the
+        training rows' mean there)."""
+        actual = np.asarray(y, dtype=float)
+        predicted = self.predict_value(X)
+        band = cast(Band, self.band)
+        out = self._evaluate_outcomes(band.undesirable(actual).astype(int),
+                                      (band.score(predicted, self.band_scale) > 0.5).astype(int))
+        return {**out, **regression_scores(actual, predicted, float(np.mean(actual)))}
 
     def as_binary_classifier(self) -> BinaryClassifierView:
         """A scikit-learn-like view with classes 0 (desirable) and 1 (undesirable), for libraries such as DiCE."""
@@ -302,28 +356,19 @@ class FittedModel:
 
     @property
     def label(self) -> str:
-        return MODELS.get(self.name, self.name)
+        return (MODELS if self.band is None else REGRESSORS).get(self.name, self.name)
 
 
-#: What ``metrics["test_f1"]`` and ``cv_f1_mean`` average over: each outcome's F1 weighted by its rows (the paper's).
-F1_AVERAGE = "weighted"
-
-
-def undesirable_scores(actual, predicted) -> dict[str, float | None]:
-    """Precision, recall and F1 of the undesirable outcome (1) from true and predicted 0/1 outcomes.
-
-    precision = tp / (tp + fp), recall = tp / (tp + fn), F1 = 2 tp / (2 tp + fp + fn); None where the
-    denominator is 0 (no row predicted undesirable has no precision), never a silent 0.
-    """
-    actual, predicted = np.asarray(actual, dtype=bool), np.asarray(predicted, dtype=bool)
-    tp = int(np.sum(actual & predicted))
-    fp = int(np.sum(~actual & predicted))
-    fn = int(np.sum(actual & ~predicted))
-
-    def ratio(num: int, den: int) -> float | None:
-        return float(num / den) if den else None
-
-    return {"precision": ratio(tp, tp + fp), "recall": ratio(tp, tp + fn), "f1": ratio(2 * tp, 2 * tp + fp + fn)}
+def _outcome_classes(estimator, task: TaskSpec, undesired, desired) -> tuple[tuple, tuple, tuple]:
+    """(classes, undesired ones, desired ones) of a classifier checked against the task; () x 3 for a regressor of a
+    task with a band (refused with one message when the model's kind does not fit the task)."""
+    if task.band is not None:
+        check_regressor(estimator, undesired, desired)
+        return (), (), ()
+    check_classifier(estimator)
+    classes = tuple(_plain(c) for c in estimator.classes_)
+    chosen = resolve_undesired(classes, task.undesirable if undesired is None else undesired)
+    return classes, chosen, resolve_desired(classes, task.desired if desired is None else desired, chosen)
 
 
 def _input_columns(estimator, task: TaskSpec) -> tuple[ModelSchema | None, list[str]]:
@@ -340,29 +385,20 @@ def _input_columns(estimator, task: TaskSpec) -> tuple[ModelSchema | None, list[
 def _check_scores(model: FittedModel, task: TaskSpec) -> None:
     """Refuse a wrapped estimator that cannot score the task's first rows, or scores them in the wrong shape."""
     sample = task.X.iloc[: min(len(task.frame), 5)]
+    score = model.pipeline.predict if model.band is not None else model.pipeline.predict_proba
     try:
-        proba = np.asarray(model.pipeline.predict_proba(model.estimator_input(sample)))
+        proba = np.asarray(score(model.estimator_input(sample)))
     except Exception as exc:  # any estimator, any complaint: say it in one line
         raise DataError(f"The model could not score the data: {_first_line(exc)}") from None
+    if model.band is not None:
+        if proba.reshape(-1).shape != (len(sample),):
+            raise ConfigError(f"The model's predict returned shape {proba.shape}; expected one number per row "
+                              f"({len(sample)},): FLEX explains a single-output regressor.")
+        return
     if proba.shape != (len(sample), len(model.classes)):
         raise ConfigError(f"The model's predict_proba returned shape {proba.shape}; expected ({len(sample)}, {len(model.classes)}).")
 
 
-def _cross_validate(pipeline, X: pd.DataFrame, y: np.ndarray, cv, progress, total: int) -> dict[str, np.ndarray]:
-    """Accuracy, weighted F1 and the undesirable outcome's F1 per fold (the first two as sklearn's cross_validate),
-    reporting each fold as it starts."""
-    accuracy, f1, f1_undesirable = [], [], []
-    n_splits = cv.get_n_splits()
-    for k, (fit_pos, score_pos) in enumerate(cv.split(X, y)):
-        progress(k, total, f"Cross-validation: fold {k + 1} of {n_splits}")
-        fold = clone(pipeline).fit(X.iloc[fit_pos], y[fit_pos])
-        # Scored as undesirable (label 1) against the rest, as the test part is, whatever else the labels tell apart.
-        actual, predicted = y[score_pos] == 1, fold.predict(X.iloc[score_pos]) == 1
-        accuracy.append(accuracy_score(actual, predicted))
-        f1.append(f1_score(actual, predicted, average="weighted"))
-        f1_undesirable.append(undesirable_scores(actual, predicted)["f1"])
-    return {"test_accuracy": np.array(accuracy), "test_f1_weighted": np.array(f1),
-            "test_f1_undesirable": np.array([np.nan if v is None else v for v in f1_undesirable])}
 class BinaryClassifierView:
     """``predict`` / ``predict_proba`` over (the goal, off it): what DiCE's sklearn backend calls. The goal is the
     desired classes when named (DiCE's ``desired_class``), else every class not undesired."""
@@ -536,6 +572,11 @@ def fit_model(
         and ``metrics["note"]`` say so when it applies.
     progress : callable(step, total, text), optional
         Called before each cross-validation fold and before the final fit.
+
+    For a task with a band (``task.band``) the model is :data:`REGRESSORS`' regressor of the same key, fitted on the
+    target's numbers; the split and the folds are stratified by the band's outcome, the folds score R²
+    (``cv_r2_mean``/``cv_r2_std``) and the test part adds R², MAE and RMSE, with ``baseline_mae``/``baseline_rmse``
+    those of predicting the training rows' mean.
     """
     if model not in MODELS:
         raise ConfigError(f"Unknown model {model!r}; choose one of {', '.join(MODELS)}.")
@@ -544,23 +585,25 @@ def fit_model(
     progress = progress or (lambda step, total, text: None)
     # The model learns undesirable (1) against the rest (0), and with desired values those apart (2).
     X, y, labels = task.X, task.y, task.model_labels
-    if min(np.bincount(y, minlength=2)) < 2 or _smallest_class(labels) < 2:
+    # What the model learns: the labels, or a regression's numbers (the labels then only stratify the split).
+    fit_on = labels if task.band is None else task.frame[task.target].to_numpy(dtype=float)
+    if min(np.bincount(y, minlength=2)) < 2 or smallest_class(labels) < 2:
         raise ConfigError("Each outcome needs at least two rows to split into training and test data.")
     positions = np.arange(len(y))
     train_pos, test_pos = train_test_split(positions, test_size=test_size, random_state=seed, stratify=labels)
     pipeline = build_pipeline(task, model=model, encoding=encoding, seed=seed)
-    metrics, steps = _cv_metrics(pipeline, X, labels, train_pos, cv_folds=cv_folds, cv_rows=cv_rows, seed=seed,
-                                       progress=progress)
+    metrics, steps = cv_metrics(pipeline, X, labels, train_pos, cv_folds=cv_folds, cv_rows=cv_rows, seed=seed,
+                                 progress=progress, values=None if task.band is None else fit_on)
     progress(steps - 1, steps, f"Training the model on {len(train_pos):,} rows")
-    pipeline.fit(X.iloc[train_pos], labels[train_pos])
+    pipeline.fit(X.iloc[train_pos], fit_on[train_pos])
     index = task.frame.index.to_numpy()
     fitted = FittedModel.from_estimator(
         pipeline,
         task,
-        undesired=1,
-        desired=(2,) if task.desired else (),
+        undesired=None if task.band else 1,
+        desired=None if task.band else (2,) if task.desired else (),
         X_test=X.iloc[test_pos],
-        y_test=labels[test_pos],
+        y_test=fit_on[test_pos],
         name=model,
         train_index=index[train_pos],
         fitted_on="task",
@@ -571,56 +614,10 @@ def fit_model(
     # on the test part has learned little, however high its accuracy looks on imbalanced data.
     majority = np.bincount(y[train_pos], minlength=2).argmax()
     metrics.update(fitted.metrics, train_rows=int(len(train_pos)), majority_baseline=float(np.mean(y[test_pos] == majority)))
+    if task.band is not None:  # the baseline predicts the training rows' mean, not the test rows' own
+        baseline = regression_scores(fit_on[test_pos], fitted.predict_value(X.iloc[test_pos]), float(np.mean(fit_on[train_pos])))
+        metrics.update(baseline_mae=baseline["baseline_mae"], baseline_rmse=baseline["baseline_rmse"])
     return replace(fitted, encoding=encoding, seed=seed, metrics=metrics)
-
-
-def _smallest_class(labels: np.ndarray) -> int:
-    """Rows of the least common label present."""
-    return int(np.unique(labels, return_counts=True)[1].min())
-
-
-def _cv_metrics(pipeline, X: pd.DataFrame, y: np.ndarray, train_pos: np.ndarray, *, cv_folds: int,
-                      cv_rows: int | None, seed: int, progress) -> tuple[dict, int]:
-    """:func:`fit_model`'s cross-validation on the training part (or a stratified sample of it): its metrics, with a
-    ``note`` saying what was sampled, cut or skipped, and the steps the whole fit reports (folds, then the final fit).
-    """
-    metrics: dict = {}
-    notes = []
-    cv_pos = train_pos
-    if cv_folds and cv_rows is not None and len(train_pos) > cv_rows:
-        cv_pos, _ = train_test_split(train_pos, train_size=cv_rows, random_state=seed, stratify=y[train_pos])
-        cv_pos = np.sort(cv_pos)
-        metrics["cv_rows"] = int(len(cv_pos))
-        notes.append(f"Cross-validation used a random sample of {len(cv_pos):,} of the {len(train_pos):,} "
-                     "training rows (stratified, seeded), to keep training quick on large data.")
-    folds = min(cv_folds, int(np.bincount(y[cv_pos] == 1, minlength=2).min()), _smallest_class(y[cv_pos]))
-    steps = (folds if folds >= 2 else 0) + 1
-    if not cv_folds:
-        notes.append("Cross-validation was skipped; the held-out test split is the only check of the model.")
-    elif folds >= 2:
-        scores = _cross_validate(pipeline, X.iloc[cv_pos], y[cv_pos],
-                                 StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed), progress, steps)
-        if folds < cv_folds:
-            notes.append(f"{cv_folds}-fold cross-validation was cut to {folds} folds: the smaller class is that small.")
-        metrics.update(
-            cv_folds=folds,
-            cv_accuracy_mean=float(np.mean(scores["test_accuracy"])),
-            cv_accuracy_std=float(np.std(scores["test_accuracy"])),
-            cv_f1_mean=float(np.mean(scores["test_f1_weighted"])),
-            cv_f1_std=float(np.std(scores["test_f1_weighted"])),
-            **_mean_std("cv_f1_undesirable", scores["test_f1_undesirable"]),
-        )
-    if notes:
-        metrics["note"] = " ".join(notes)
-    return metrics, steps
-
-
-def _mean_std(name: str, values: np.ndarray) -> dict:
-    """``{name}_mean`` and ``{name}_std`` over the folds where the score is defined (None when it is in none)."""
-    defined = values[np.isfinite(values)]
-    if not len(defined):
-        return {f"{name}_mean": None, f"{name}_std": None}
-    return {f"{name}_mean": float(np.mean(defined)), f"{name}_std": float(np.std(defined))}
 
 
 def adequacy_note(metrics: dict) -> str | None:
@@ -664,4 +661,6 @@ def model_summary(model: FittedModel) -> dict:
         "cv_folds": model.metrics.get("cv_folds"),
         "cv_rows": model.metrics.get("cv_rows"),  # None: cross-validated on every training row
         "note": model.metrics.get("note"),  # CV skipped, subsampled or cut to fewer folds
+        **({} if model.band is None else regression_summary(model)),
     }
+

@@ -88,7 +88,7 @@ def held_out_predictions(task: TaskSpec, model: FittedModel) -> HeldOut:
     if len(rows) == 0 or "test_accuracy" not in model.metrics:
         raise ConfigError("The model has no rows with true outcomes to judge it on (it was given without them).")
     frame = task.frame.loc[rows]
-    y_true = frame[task.target].isin(task.undesirable).to_numpy().astype(int)
+    y_true = task.y[task.frame.index.get_indexer(rows)]  # 1 undesirable (a regression: the true number in the band)
     p = model.predict_proba(frame[task.feature_names])[:, 1]
     return HeldOut(rows=rows, y_true=y_true, p=p, evaluated_on=str(model.metrics.get("evaluated_on") or "the test rows"))
 

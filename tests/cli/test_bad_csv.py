@@ -95,4 +95,5 @@ def test_a_number_target_is_refused_with_one_line_naming_what_to_do(tmp_path, ca
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1, err
     assert err[0].startswith("error: The target 'amount' holds numbers (60 different values, from 1,000,000 to 6,900,000)")
-    assert "give a column of classes as the target" in err[0] and "(regression) is not supported yet" in err[0]
+    assert "give a column of classes as the target" in err[0]
+    assert all(option in err[0] for option in ("--above T", "--below T", "--band LO:HI"))  # the three ways to a band

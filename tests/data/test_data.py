@@ -240,6 +240,7 @@ def test_a_number_target_is_refused_instead_of_read_as_one_value_against_the_res
     message = str(caught.value)
     assert message.startswith("The target 'amount' holds numbers (60 different values, from 1,000,000 to 6,900,000)")
     assert "give a column of classes as the target" in message and "regression" in message
+    assert all(option in message for option in ("--above T", "--below T", "--band LO:HI", "undesirable={'above': T}"))
     assert fc.data.number_columns(frame) == ["income", "amount"]  # every measured number, whichever is the target
     # The same numbers written as text in the file (object column) are numbers all the same.
     with pytest.raises(fc.ConfigError, match="holds numbers"):
