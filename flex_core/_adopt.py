@@ -5,25 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._errors import ConfigError, DataError
+from ._errors import DataError
 
 __all__ = ["adopt_model"]
 
 
 def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, allowed, ordinal_orders, name,
                 constraints=(), dictionary=None, desired=()):
-    """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once)."""
+    """The task and FittedModel of a notebook's fitted classifier and data frame (validated here, once); a fitted
+    regressor's when ``undesired`` is a band of its number (``{"above": T}``, see :func:`flex_core.make_task`)."""
     from .data import make_task
+    from .data._band import band_of
     from .data._columns import check_class_target
     from .models._adapter import model_schema
-    from .models._fit import FittedModel, resolve_desired, resolve_undesired
+    from .models._fit import FittedModel
 
     if not isinstance(X, pd.DataFrame) or X.empty:
         raise DataError("X must be a non-empty pandas DataFrame with the model's feature columns.")
-    if not callable(getattr(model, "predict_proba", None)) or not hasattr(model, "classes_"):
-        raise ConfigError(f"The model must be a fitted classifier with predict_proba and classes_; got {type(model).__name__}.")
-    chosen = resolve_undesired(tuple(model.classes_), undesired)
-    goal = resolve_desired(tuple(model.classes_), desired, chosen)
+    band = band_of(undesired) if not isinstance(undesired, (str, int, float, list, tuple)) else None
+    chosen, goal = _outcome(model, band or undesired, desired)
     schema = model_schema(model, [str(c) for c in X.columns])
     features = [str(c) for c in X.columns] if schema is None else list(schema.columns)
     X = X.copy()
@@ -38,7 +38,8 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
         if len(y) != len(X):
             raise DataError(f"y has {len(y)} values for {len(X)} rows of X.")
         frame[target] = np.asarray(y, dtype=object)
-        check_class_target(frame[target], "y", chosen)  # named as the caller knows it, before make_task's own check
+        if band is None:
+            check_class_target(frame[target], "y", chosen)  # named as the caller knows it, before make_task's own check
     else:
         frame[target] = _predicted_outcome(model, frame, schema, features)
         notes.append("No y was given: the outcome column holds the model's predictions.")
@@ -70,7 +71,7 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
     fitted = FittedModel.from_estimator(
         model,
         task,
-        undesired=chosen,
+        undesired=None if band else chosen,
         X_test=None if y is None else task.X,
         y_test=None if y is None else given[target].to_numpy(),
         name=type(model).__name__,
@@ -81,6 +82,20 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
 
         fitted.metrics["note"] = NO_LABELS_NOTE
     return task, fitted
+
+
+def _outcome(model, undesired, desired) -> tuple:
+    """(the undesirable outcome, the desired classes) checked against the model: its classes, or a regressor's band."""
+    from .data._band import Band
+    from .models._fit import resolve_desired, resolve_undesired
+    from .models._regression import check_classifier, check_regressor
+
+    if isinstance(undesired, Band):
+        check_regressor(model, None, desired or None)
+        return undesired, ()
+    check_classifier(model)
+    chosen = resolve_undesired(tuple(model.classes_), undesired)
+    return chosen, resolve_desired(tuple(model.classes_), desired, chosen)
 
 
 def _predicted_outcome(model, frame: pd.DataFrame, schema, features: list[str]) -> np.ndarray:

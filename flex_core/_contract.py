@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 #: The version of the result format every ``to_dict`` writes (and the schema's ``format_version``).
-FORMAT_VERSION = "2.4"
+FORMAT_VERSION = "2.5"
 #: Major versions ``from_dict`` reads: this one, and 1 (whose dicts 2.0 only widened).
 READS_MAJORS = ("1", "2")
 #: The JSON Schema of every result kind, shipped inside the package.

@@ -42,8 +42,10 @@ class FlexExplainer:
         identified by X's index when it holds unique integers (a RangeIndex: the
         0-based position), else by position. Columns the model does not take (when it
         records ``feature_names_in_``) are left out, and said so in ``task.notes``.
-    undesired : value or sequence of values
-        The class(es) of ``model.classes_`` that are the undesirable outcome.
+    undesired : value, sequence of values, or band
+        The class(es) of ``model.classes_`` that are the undesirable outcome; for a fitted regressor, the band of its
+        prediction that is (``{"above": T}``, ``{"below": T}``, ``{"below": LO, "above": HI}``; see
+        :func:`~flex_core.make_task`), with ``y`` the true numbers.
     desired : value or sequence of values, optional
         The class(es) a counterfactual must reach (DiCE's ``desired_class``): it counts only when the model predicts
         one of them with the validity margin (P(desired) > 0.5 + margin). Default: any class not undesired.

@@ -625,10 +625,11 @@ def _lowest_p(form: TreeForm, factuals: np.ndarray, short: np.ndarray, pairs: np
     """Per (short factual, pair), a lower bound on P(undesirable) anywhere on the pair's two axes: the sum of each
     tree's most favourable leaf reachable by changing the pair only (:func:`lowest_pair_totals`), linked.
 
-    Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax.
+    Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax and a
+    regressor's band (its score need not rise with the sum: below a threshold, or outside a band, it falls).
     """
     n_groups = len(short) * len(pairs)
-    if form.link == "softmax" or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
+    if form.link not in ("mean", "sigmoid") or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
         return np.full(n_groups, -np.inf)
     if form.link == "mean":
         score = form.value[:, list(form.undesired)].sum(axis=1)

@@ -16,7 +16,10 @@ one *task* feature's code (a number, or a level index):
 
 Leaves hold per-class raw values; ``link`` turns their sum into probabilities: ``mean`` (a
 random forest: mean of per-tree class fractions), ``sigmoid`` (binary boosting: base + sum) or
-``softmax`` (multi-class boosting). Anything else, or any model whose form disagrees with its
+``softmax`` (multi-class boosting). A regressor of a task with a band (issue 38) has one output, its prediction:
+the mean of the trees' leaf values (``band-mean``: a forest) or base + their sum (``band``: scikit-learn's
+boosting with learning rate and initial estimate, HistGradientBoosting's baseline, XGBoost's base score,
+LightGBM's raw sum); the link is the band's off-band score of that prediction (``FittedModel.predict_proba``'s). Anything else, or any model whose form disagrees with its
 own ``predict_proba`` on the training rows checked when the form is built, is refused with one
 ConfigError (the caller falls back to the batch search).
 """
@@ -45,6 +48,12 @@ CHECK_ROWS = 256
 MAX_LEVELS = 63
 #: Largest difference from predict_proba tolerated by the build check.
 CHECK_TOLERANCE = 1e-9
+#: Regression objectives whose prediction is the raw sum itself (no link), by library: the tree generator reads these.
+IDENTITY_OBJECTIVES = {
+    "xgboost": ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror"),
+    "lightgbm": ("regression", "regression_l1", "huber", "fair", "quantile"),
+    "sklearn": ("squared_error", "absolute_error", "huber", "quantile"),
+}
 #: XGBoost's probabilities are float32: its margin is reproduced to the bit, but its expf is not always
 #: correctly rounded, so its sigmoid may differ by one float32 step (6e-8 at 0.5); tolerated up to two.
 FLOAT32_TOLERANCE = 2.5e-7
@@ -92,6 +101,9 @@ class TreeForm:
     depth: int = 0
     #: XGBoost sums and links in float32, tree by tree from its base margin: done the same way here.
     float32: bool = False
+    #: A regressor's band and its score's scale (``band-mean`` and ``band`` links), else None.
+    band: Any = None
+    band_scale: float = 0.0
 
     @property
     def n_trees(self) -> int:
@@ -114,9 +126,21 @@ class TreeForm:
             total += values[leaves[:, t]]
         return total
 
+    def prediction(self, raw: np.ndarray) -> np.ndarray:
+        """A regressor's prediction from summed leaf values (..., 1) -> (...,), as its ``predict`` gives it."""
+        raw = np.asarray(raw, dtype=float)[..., 0]
+        if self.link == "band-mean":
+            return raw / self.n_trees
+        if self.link != "band":
+            raise ConfigError("Only a regressor's tree form has a prediction.")
+        return raw if self.float32 else raw + self.base[0]  # XGBoost's float32 sum starts from its base score
+
     def proba(self, raw: np.ndarray) -> np.ndarray:
-        """Class probabilities from summed leaf values (..., K) -> (..., C)."""
+        """Class probabilities from summed leaf values (..., K) -> (..., C); a regressor's (1 - score, score)."""
         raw = np.asarray(raw, dtype=float)
+        if self.link in ("band", "band-mean"):
+            score = self.band.score(self.prediction(raw), self.band_scale)
+            return np.stack([1.0 - score, score], axis=-1)
         if self.link == "mean":
             return raw / self.n_trees
         if self.float32:
@@ -333,14 +357,14 @@ class _Builder:
         self.offset += n
         self.depth = max(self.depth, int(depth))
 
-    def form(self, *, link, base, undesired, library, float32=False) -> TreeForm:
+    def form(self, *, link, base, undesired, library, float32=False, band=None, band_scale=0.0) -> TreeForm:
         if not self.parts:
             raise ConfigError("The model has no trees.")
         cat = {k: np.concatenate([p[k] for p in self.parts]) for k in
                ("feature", "numeric", "bound", "mask", "nan_left", "left", "right", "value")}
         return TreeForm(roots=np.array([p["root"] for p in self.parts]), link=link,
                         base=np.asarray(base, dtype=float).reshape(-1), undesired=tuple(undesired), library=library,
-                        depth=self.depth, float32=float32, **cat)
+                        depth=self.depth, float32=float32, band=band, band_scale=band_scale, **cat)
 
 
 def _depth(left, right) -> int:
@@ -369,9 +393,9 @@ def _read_forest(builder, forest) -> dict:
 
 
 def _read_gradient_boosting(builder, gb) -> dict:
-    from sklearn.dummy import DummyClassifier
+    from sklearn.dummy import DummyClassifier, DummyRegressor
 
-    if not (gb.init_ == "zero" or isinstance(gb.init_, DummyClassifier)):
+    if not (gb.init_ == "zero" or isinstance(gb.init_, (DummyClassifier, DummyRegressor))):
         raise ConfigError("The tree generator reads GradientBoosting with its default initial estimator only.")
     base = np.asarray(gb._raw_predict_init(np.zeros((1, gb.n_features_in_), dtype=np.float32)), dtype=float)[0]
     k = gb.estimators_.shape[1]
@@ -380,6 +404,8 @@ def _read_gradient_boosting(builder, gb) -> dict:
             values = np.zeros((tree.tree_.node_count, k))
             values[:, c] = gb.learning_rate * tree.tree_.value[:, 0, 0]
             _sklearn_tree(builder, tree, values=values)
+    if not hasattr(gb, "classes_"):  # a regressor: every loss it takes predicts the raw sum itself
+        return dict(link="band", base=base)
     return dict(link="sigmoid" if k == 1 else "softmax", base=base)
 
 
@@ -417,6 +443,8 @@ def _read_histogram_boosting(builder, hgb) -> dict:
                         nan_left=nodes["missing_go_to_left"].astype(bool), left=left, right=right, leaf_value=values,
                         category_left=category_left if categorical.any() else None, depth=_depth(left, right))
     base = np.asarray(hgb._baseline_prediction, dtype=float).reshape(-1)
+    if not hasattr(hgb, "classes_"):
+        return dict(link="band", base=base)
     return dict(link="sigmoid" if k == 1 else "softmax", base=base)
 
 
@@ -428,14 +456,15 @@ def _read_xgboost(builder, estimator) -> dict:
     if gbm.get("name") != "gbtree":
         raise ConfigError(f"The tree generator reads XGBoost's gbtree booster only (this one is {gbm.get('name')!r}).")
     objective = learner["objective"]["name"]
-    if objective not in ("binary:logistic", "multi:softprob", "multi:softmax"):
+    if objective not in ("binary:logistic", "multi:softprob", "multi:softmax", *IDENTITY_OBJECTIVES["xgboost"]):
         raise ConfigError(f"The tree generator does not read the XGBoost objective {objective!r}.")
     trees, info = gbm["model"]["trees"], gbm["model"]["tree_info"]
     best = booster.attr("best_iteration")
     if best is not None:
         per_iteration = max(1, len(trees) // max(1, int(gbm["model"]["gbtree_model_param"]["num_trees"]) // max(1, booster.num_boosted_rounds())))
         trees, info = trees[: (int(best) + 1) * per_iteration], info[: (int(best) + 1) * per_iteration]
-    k = 1 if objective == "binary:logistic" else int(learner["learner_model_param"]["num_class"])
+    regression = objective in IDENTITY_OBJECTIVES["xgboost"]
+    k = 1 if objective == "binary:logistic" or regression else int(learner["learner_model_param"]["num_class"])
     for tree, group in zip(trees, info):
         left, right = np.asarray(tree["left_children"]), np.asarray(tree["right_children"])
         split = left >= 0
@@ -460,7 +489,7 @@ def _read_xgboost(builder, estimator) -> dict:
                     left=left, right=right, leaf_value=np.where(split[:, None], 0.0, values),
                     category_left=category_left if (kinds == 1).any() else None, depth=_depth(left, right))
     base = _xgboost_margin(booster, learner, k, objective)
-    return dict(link="sigmoid" if k == 1 else "softmax", base=base, float32=True)
+    return dict(link="band" if regression else "sigmoid" if k == 1 else "softmax", base=base, float32=True)
 
 
 def _xgboost_margin(booster, learner, k, objective) -> np.ndarray:
@@ -476,13 +505,14 @@ def _read_lightgbm(builder, estimator) -> dict:
     dump = estimator.booster_.dump_model()
     objective = str(dump.get("objective", ""))
     name = objective.split(" ")[0]
-    if name not in ("binary", "multiclass"):
+    if name not in ("binary", "multiclass", *IDENTITY_OBJECTIVES["lightgbm"]):
         raise ConfigError(f"The tree generator does not read the LightGBM objective {objective!r}.")
     sigmoid = 1.0
     for part in objective.split(" ")[1:]:
         if part.startswith("sigmoid:"):
             sigmoid = float(part.split(":")[1])
-    k = 1 if name == "binary" else int(dump["num_class"])
+    regression = name in IDENTITY_OBJECTIVES["lightgbm"]
+    k = 1 if name == "binary" or regression else int(dump["num_class"])
     per_iteration = int(dump.get("num_tree_per_iteration", k))
     infos = dump["tree_info"]
     scale = sigmoid
@@ -490,7 +520,7 @@ def _read_lightgbm(builder, estimator) -> dict:
         scale /= max(1, len(infos) // per_iteration)
     for t, info in enumerate(infos):
         _lightgbm_tree(builder, info["tree_structure"], k, t % per_iteration, scale)
-    return dict(link="sigmoid" if k == 1 else "softmax", base=np.zeros(k))
+    return dict(link="band" if regression else "sigmoid" if k == 1 else "softmax", base=np.zeros(k))
 
 
 def _lightgbm_tree(builder, root, k, group, scale) -> None:
@@ -564,38 +594,55 @@ def tree_form(model, task) -> TreeForm:
     ConfigError
         Not a supported tree ensemble, or its form does not reproduce the model (say why).
     """
-    from sklearn.ensemble import (
-        ExtraTreesClassifier,
-        GradientBoostingClassifier,
-        HistGradientBoostingClassifier,
-        RandomForestClassifier,
-    )
-
     classifier, encoded = _classifier(model)
     n_levels = [0 if f.is_continuous else len(f.levels) for f in task.features]
-    module = type(classifier).__module__
-    k_classes = len(getattr(classifier, "classes_", model.classes))
-    # the probability columns the model sums into P(undesirable) (P off the goal, with desired classes): as
-    # FittedModel.p_off_goal does
-    undesired = [list(model.classes).index(c) for c in model.off_goal]
-    read: Callable[[_Builder, Any], dict]
-    if isinstance(classifier, (RandomForestClassifier, ExtraTreesClassifier)):
-        read, library = _read_forest, "sklearn"
-    elif isinstance(classifier, GradientBoostingClassifier):
-        read, library = _read_gradient_boosting, "sklearn"
-    elif isinstance(classifier, HistGradientBoostingClassifier):
-        read, library = _read_histogram_boosting, "sklearn"
-    elif module.startswith(("xgboost", "lightgbm")):
-        read, library = (_read_xgboost, "xgboost") if module.startswith("xgboost") else (_read_lightgbm, "lightgbm")
-    else:
-        raise ConfigError(f"The tree generator does not read {type(classifier).__name__} models (only scikit-learn, "
-                          "XGBoost and LightGBM tree ensembles).")
+    read, library = _reader(classifier, regression=model.band is not None)
     columns = _pipeline_columns(model, task) if encoded else _frame_columns(model, task)
-    # a forest averages class fractions; boosting has one raw output for two classes, one per class otherwise
-    builder = _Builder(columns, n_levels, k_classes if read is _read_forest or k_classes > 2 else 1)
-    form = builder.form(undesired=undesired, library=library, **read(builder, classifier))
+    if model.band is not None:  # one output, the prediction; the band's score is P(undesirable), column 1
+        builder = _Builder(columns, n_levels, 1)
+        form = builder.form(undesired=(1,), library=library, band=model.band, band_scale=model.band_scale,
+                            **read(builder, classifier))
+    else:
+        k_classes = len(getattr(classifier, "classes_", model.classes))
+        # the probability columns the model sums into P(undesirable) (P off the goal, with desired classes): as
+        # FittedModel.p_off_goal does
+        undesired = [list(model.classes).index(c) for c in model.off_goal]
+        # a forest averages class fractions; boosting has one raw output for two classes, one per class otherwise
+        builder = _Builder(columns, n_levels, k_classes if read is _read_forest or k_classes > 2 else 1)
+        form = builder.form(undesired=undesired, library=library, **read(builder, classifier))
     _check(form, model, task)
     return form
+
+
+def _reader(estimator, *, regression: bool) -> tuple[Callable[[_Builder, Any], dict], str]:
+    """(the function reading ``estimator``'s trees, its library); ConfigError for a model it does not read."""
+    from sklearn import ensemble
+
+    module = type(estimator).__module__
+    kind = "Regressor" if regression else "Classifier"
+    if isinstance(estimator, (getattr(ensemble, f"RandomForest{kind}"), getattr(ensemble, f"ExtraTrees{kind}"))):
+        return (_read_forest_regressor if regression else _read_forest), "sklearn"
+    if isinstance(estimator, (getattr(ensemble, f"GradientBoosting{kind}"), getattr(ensemble, f"HistGradientBoosting{kind}"))):
+        if regression and getattr(estimator, "loss", "") not in IDENTITY_OBJECTIVES["sklearn"]:
+            raise ConfigError(f"The tree generator does not read the loss {estimator.loss!r} (its prediction is not "
+                              "the trees' sum).")
+        hist = isinstance(estimator, getattr(ensemble, f"HistGradientBoosting{kind}"))
+        return (_read_histogram_boosting if hist else _read_gradient_boosting), "sklearn"
+    if module.startswith("xgboost"):
+        return _read_xgboost, "xgboost"
+    if module.startswith("lightgbm"):
+        return _read_lightgbm, "lightgbm"
+    raise ConfigError(f"The tree generator does not read {type(estimator).__name__} models (only scikit-learn, "
+                      "XGBoost and LightGBM tree ensembles).")
+
+
+def _read_forest_regressor(builder, forest) -> dict:
+    """A random forest's (or extra trees') regressor: each tree's leaf value, averaged (``band-mean``)."""
+    if getattr(forest, "n_outputs_", 1) != 1:
+        raise ConfigError("The tree generator reads single-output forests only.")
+    for tree in forest.estimators_:
+        _sklearn_tree(builder, tree, values=tree.tree_.value[:, 0, :1].astype(float))
+    return dict(link="band-mean", base=np.zeros(1))
 
 
 def _check(form: TreeForm, model, task) -> None:

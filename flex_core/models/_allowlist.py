@@ -54,9 +54,26 @@ TRUSTED_BY_LIBRARY: dict[str, tuple[str, ...]] = {
         "sklearn._loss.link.MultinomialLogit",
         "sklearn._loss.link.HalfLogitLink",  # loss="exponential"
         "sklearn._loss.link.Interval",
+        # Regressors of a number target with a band (issue 38), their initial estimate, losses and link.
+        "sklearn.linear_model._base.LinearRegression",
+        "sklearn.tree._classes.ExtraTreeRegressor",
+        "sklearn.ensemble._forest.RandomForestRegressor",
+        "sklearn.ensemble._forest.ExtraTreesRegressor",
+        "sklearn.ensemble._gb.GradientBoostingRegressor",
+        "sklearn.dummy.DummyRegressor",
+        "sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGradientBoostingRegressor",
+        "sklearn._loss.loss.HalfSquaredError",
+        "sklearn._loss.loss.AbsoluteError",
+        "sklearn._loss.loss.HuberLoss",
+        "sklearn._loss.loss.PinballLoss",
+        "_loss.CyHalfSquaredError",
+        "_loss.CyAbsoluteError",
+        "_loss.CyHuberLoss",
+        "_loss.CyPinballLoss",
+        "sklearn._loss.link.IdentityLink",
     ),
-    "XGBoost": ("xgboost.sklearn.XGBClassifier", "xgboost.core.Booster"),
-    "LightGBM": ("lightgbm.sklearn.LGBMClassifier", "lightgbm.basic.Booster"),
+    "XGBoost": ("xgboost.sklearn.XGBClassifier", "xgboost.sklearn.XGBRegressor", "xgboost.core.Booster"),
+    "LightGBM": ("lightgbm.sklearn.LGBMClassifier", "lightgbm.sklearn.LGBMRegressor", "lightgbm.basic.Booster"),
     # Arrays and their element types; the random generators estimators keep.
     "NumPy": (
         "numpy.ndarray",

@@ -17,7 +17,7 @@ from ..data import TaskSpec
 from ._fit import FittedModel
 
 __all__ = ["HeldOut", "CutoffQuality", "NOT_HELD_OUT", "held_out_predictions", "held_out_only", "quality_at_cutoff",
-           "calibration_table", "QUALITY_COLUMNS", "quality_table", "quality_lines", "quality_columns"]
+           "calibration_table", "QUALITY_COLUMNS", "REGRESSION_COLUMNS", "quality_table", "quality_lines", "quality_columns"]
 
 #: The columns of the model's quality table (the app, the print report and the interactive report), in order. The
 #: undesirable outcome's own precision, recall and F1 come first; the weighted F1 says what it averages.
@@ -26,6 +26,11 @@ QUALITY_COLUMNS = ("measured on", "accuracy", "balanced accuracy", "precision (u
 _CV_KEYS = ("cv_accuracy_mean", "cv_balanced_accuracy_mean", None, None, "cv_f1_undesirable_mean", "cv_f1_mean", None)
 _TEST_KEYS = ("test_accuracy", "balanced_accuracy", "test_precision_undesirable", "test_recall_undesirable",
               "test_f1_undesirable", "test_f1", "majority_baseline")
+#: A regression model's own columns (numbers in the target's units but R²), before the band outcome's
+#: :data:`QUALITY_COLUMNS`: its errors beside those of always predicting the training rows' mean.
+REGRESSION_COLUMNS = ("R²", "MAE", "RMSE", "MAE of always the training mean", "RMSE of always the training mean")
+_CV_REGRESSION_KEYS = ("cv_r2_mean", None, None, None, None)
+_TEST_REGRESSION_KEYS = ("test_r2", "test_mae", "test_rmse", "baseline_mae", "baseline_rmse")
 
 
 def quality_table(metrics, test_label: str) -> tuple[list[str], list[dict]]:
@@ -48,14 +53,18 @@ def quality_lines(metrics, test_label: str) -> list[dict]:
 
 def quality_columns(metrics) -> list[str]:
     """The columns of :data:`QUALITY_COLUMNS` that ``metrics`` measured (a model scored before a score existed,
-    e.g. one without balanced accuracy, leaves that column out; one measured but undefined stays, shown empty)."""
-    measured = [any(key in metrics for key in keys if key) for keys in zip(_CV_KEYS, _TEST_KEYS)]
-    return [QUALITY_COLUMNS[0], *(c for c, m in zip(QUALITY_COLUMNS[1:], measured) if m)]
+    e.g. one without balanced accuracy, leaves that column out; one measured but undefined stays, shown empty); a
+    regression model's :data:`REGRESSION_COLUMNS` first (its classification scores are of the band's outcome)."""
+    columns = (*REGRESSION_COLUMNS, *QUALITY_COLUMNS[1:])
+    keys = zip((*_CV_REGRESSION_KEYS, *_CV_KEYS), (*_TEST_REGRESSION_KEYS, *_TEST_KEYS))
+    measured = [any(key in metrics for key in pair if key) for pair in keys]
+    return [QUALITY_COLUMNS[0], *(c for c, m in zip(columns, measured) if m)]
 
 
 def _line(label: str, keys, metrics) -> dict:
-    return {"measured on": label,
-            **{column: None if key is None else metrics.get(key) for column, key in zip(QUALITY_COLUMNS[1:], keys)}}
+    regression = _CV_REGRESSION_KEYS if keys is _CV_KEYS else _TEST_REGRESSION_KEYS
+    pairs = [*zip(REGRESSION_COLUMNS, regression), *zip(QUALITY_COLUMNS[1:], keys)]
+    return {"measured on": label, **{column: None if key is None else metrics.get(key) for column, key in pairs}}
 
 #: Why the views that need rows the model never saw (ROC, PR, gain, permutation importance) are not drawn.
 NOT_HELD_OUT = (
@@ -77,6 +86,10 @@ class HeldOut:
     y_true: np.ndarray
     p: np.ndarray
     evaluated_on: str
+    #: A regression model's true numbers and predictions of the rows (target units; the residual plot's);
+    #: None for a classifier.
+    actual: np.ndarray | None = None
+    predicted: np.ndarray | None = None
 
 
 def held_out_predictions(task: TaskSpec, model: FittedModel) -> HeldOut:
@@ -90,7 +103,10 @@ def held_out_predictions(task: TaskSpec, model: FittedModel) -> HeldOut:
     frame = task.frame.loc[rows]
     y_true = task.y[task.frame.index.get_indexer(rows)]  # 1 undesirable (a regression: the true number in the band)
     p = model.predict_proba(frame[task.feature_names])[:, 1]
-    return HeldOut(rows=rows, y_true=y_true, p=p, evaluated_on=str(model.metrics.get("evaluated_on") or "the test rows"))
+    numbers = {} if model.band is None else {"actual": frame[task.target].to_numpy(dtype=float),
+                                             "predicted": model.predict_value(frame[task.feature_names])}
+    return HeldOut(rows=rows, y_true=y_true, p=p, evaluated_on=str(model.metrics.get("evaluated_on") or "the test rows"),
+                   **numbers)
 
 
 def held_out_only(task: TaskSpec, model: FittedModel) -> HeldOut:

@@ -67,9 +67,44 @@ def supported_models() -> dict[str, tuple[object, pd.DataFrame]]:
     ], remainder=MinMaxScaler())
     models["pipeline-column-transformer"] = Pipeline([("encode", encode), ("classify", LogisticRegression(max_iter=500))]).fit(X, y3)
     inputs = {"hist-gradient-boosting-categories": categorical, "pipeline-column-transformer": X}
+    models.update(_regressors(numeric, X["speed"] * 2 + X["noise"]))
     boosters = _boosters(numeric, categorical, y2, y3)
     inputs.update({name: categorical if name.endswith("categories") else numeric for name in boosters})
+    banded = fc.make_task(X.assign(amount=X["speed"] * 2 + X["noise"]), target="amount", undesirable={"above": 150})
+    own |= {f"flex-{kind}-regressor": (fc.fit_model(banded, model=kind, seed=0, cv_folds=0).pipeline, banded.X)
+            for kind in fc.models.MODELS}
     return own | {name: (model, inputs.get(name, numeric)) for name, model in (models | boosters).items()}
+
+
+def _regressors(numeric, amount) -> dict[str, object]:
+    """The regressors a band of a number target explains (issue 38), every loss the tree generator reads."""
+    from sklearn.ensemble import (
+        ExtraTreesRegressor,
+        GradientBoostingRegressor,
+        HistGradientBoostingRegressor,
+        RandomForestRegressor,
+    )
+    from sklearn.linear_model import LinearRegression
+
+    small = {"n_estimators": 3, "max_depth": 3, "random_state": 0}
+    models = {"random-forest-regressor": RandomForestRegressor(**small),
+              "extra-trees-regressor": ExtraTreesRegressor(**small),
+              "linear-regression": LinearRegression(),
+              **{f"gradient-boosting-regressor-{loss}": GradientBoostingRegressor(loss=loss, **small)
+                 for loss in ("squared_error", "absolute_error", "huber", "quantile")},
+              **{f"hist-gradient-boosting-regressor-{loss}": HistGradientBoostingRegressor(loss=loss, max_iter=3)
+                 for loss in ("squared_error", "absolute_error")},
+              "hist-gradient-boosting-regressor-quantile": HistGradientBoostingRegressor(loss="quantile", quantile=0.5,
+                                                                                         max_iter=3)}
+    try:
+        import lightgbm as lgb
+        import xgboost as xgb
+
+        models |= {"xgboost-regressor": xgb.XGBRegressor(n_estimators=3, max_depth=2, n_jobs=1),
+                   "lightgbm-regressor": lgb.LGBMRegressor(n_estimators=3, num_leaves=4, verbose=-1, n_jobs=1)}
+    except ImportError:  # the boosters extra is not installed
+        pass
+    return {name: model.fit(numeric, amount) for name, model in models.items()}
 
 
 def _boosters(numeric, categorical, y2, y3) -> dict[str, object]:

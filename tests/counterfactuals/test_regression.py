@@ -1,0 +1,258 @@
+"""Regression targets (issue 38 item 1): a band of a number as the undesirable outcome.
+
+The band's rule and score are checked by hand; then the planted truth y = 3·x1 + 2·[x2 = a] + noise with two
+noise features (n1 continuous, n2 categorical), explained with the band "above 20" on a learned random forest, a
+user's gradient-boosting pipeline and the formula itself as a model: x1 is the top feature, the noise features
+are (nearly) never changed, and every counterfactual's prediction is in the band.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+import flex_core as fc
+from flex_core.counterfactuals import decode_rows
+
+THRESHOLD = 20.0
+
+
+def planted_frame(n: int = 1500, seed: int = 0, *, noise: float = 0.5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "x1": rng.uniform(0, 10, n).round(2),
+        "x2": rng.choice(["a", "b", "c"], n),
+        "n1": rng.normal(0, 1, n).round(3),
+        "n2": rng.choice(["p", "q"], n),
+    })
+    frame["y"] = formula(frame) + rng.normal(0, noise, n)
+    return frame
+
+
+def formula(frame: pd.DataFrame) -> np.ndarray:
+    return 3 * frame["x1"].to_numpy(dtype=float) + 2 * (frame["x2"] == "a").to_numpy()
+
+
+class Formula:
+    """The planted rule as a regressor: predicts 3·x1 + 2·[x2 = a] exactly."""
+
+    def predict(self, X):
+        return formula(X)
+
+
+def _check_planted(task, model, generator: str) -> None:
+    explainer = fc.FlexExplainer.from_task(task, model, seed=0, generator=generator, n_cf=3)
+    result = explainer.explain_global(n_factuals=15)
+    if generator == "tree":  # the regression trees were read, not searched
+        assert result.generator["tree"]["ran"] == "tree", result.generator["tree"]
+    frequency = dict(zip(result.feature_names, result.frequency_mean))
+    assert max(frequency, key=frequency.get) == "x1", frequency
+    assert frequency["n1"] <= 0.02 and frequency["n2"] <= 0.02, frequency
+    cfs = explainer.counterfactuals(result.query_index)
+    query, slot = np.nonzero(cfs.valid)
+    assert len(query) >= len(result.query_index)  # every factual served at least once
+    predicted = model.predict_value(decode_rows(task, cfs.counterfactuals[query, slot]))
+    # in the band by predict, by the robust margin the generator states
+    margin = explainer.model.margin_in_units(result.generator["validity_rule"]["margin"])
+    assert margin > 0 and (predicted <= THRESHOLD - margin).all(), predicted.max()
+    factual = model.predict_value(task.frame.loc[result.query_index, task.feature_names])
+    assert (factual > THRESHOLD).all()
+
+
+# -- the band, by hand -------------------------------------------------------------------------------------
+def test_a_band_says_which_numbers_are_undesirable_at_the_boundary_as_asked():
+    above = fc.data._band.Band(above=10)
+    at_or_above = fc.data._band.Band(above=10, inclusive=True)
+    values = np.array([9.0, 10.0, 11.0])
+    assert above.undesirable(values).tolist() == [False, False, True]  # > 10
+    assert at_or_above.undesirable(values).tolist() == [False, True, True]  # ≥ 10
+    below = fc.data._band.Band(below=3)
+    assert below.undesirable([2.0, 3.0, 4.0]).tolist() == [True, False, False]
+    outside = fc.data._band.Band(below=3, above=10)
+    assert outside.distance([0.0, 5.0, 12.0]).tolist() == [3.0, -2.0, 2.0]  # max(v - 10, 3 - v)
+    assert outside.undesirable([3.0, 10.0, 2.9, 10.1]).tolist() == [False, False, True, True]
+    assert str(outside) == "outside 3 to 10" and outside.desired_words == "3 to 10"
+    assert str(at_or_above) == "at or above 10" and at_or_above.desired_words == "below 10"
+
+
+def test_the_off_band_score_is_below_a_half_exactly_inside_the_band():
+    band, scale = fc.data._band.Band(above=10), 2.0
+    # 0.5 + 0.5 d / (|d| + s): d = 2 -> 0.75, d = -2 -> 0.25, d = -6 -> 0.5 - 3/8 = 0.125
+    np.testing.assert_allclose(band.score([12.0, 8.0, 4.0], scale), [0.75, 0.25, 0.125], rtol=0, atol=1e-15)
+    at = band.score([10.0], scale)[0]
+    assert at < 0.5 and at == np.nextafter(0.5, 0)  # the boundary is desirable for "above" (>)
+    at = fc.data._band.Band(above=10, inclusive=True).score([10.0], scale)[0]
+    assert at > 0.5 and at == np.nextafter(0.5, 1)  # and undesirable for ≥
+    assert band.score([np.nextafter(10.0, 11)], scale)[0] > 0.5  # a hair above: undesirable, never a tie
+    # margin m: score < 0.5 - m  <=>  d < -s m / (0.5 - m); m = 0.15, s = 2: 0.3 / 0.35
+    width = band.margin_width(0.15, scale)
+    assert width == pytest.approx(2 * 0.15 / 0.35)
+    assert band.score([10 - width * 1.0001], scale)[0] < 0.35 < band.score([10 - width * 0.9999], scale)[0]
+
+
+def test_a_band_given_wrong_is_refused_with_one_message():
+    frame = planted_frame(60)
+    for band, message in [({"above": 5, "below": 9}, "low end .* must be below"), ({}, "needs a threshold"),
+                          ({"over": 3}, "takes the keys"), ({"above": float("nan")}, "finite number")]:
+        with pytest.raises(fc.ConfigError, match=message):
+            fc.make_task(frame, target="y", undesirable=band)
+    with pytest.raises(fc.DataError, match="No row's y is above 1,000"):
+        fc.make_task(frame, target="y", undesirable={"above": 1000})
+    with pytest.raises(fc.DataError, match="Every row's y is above -100"):
+        fc.make_task(frame, target="y", undesirable={"above": -100})
+    with pytest.raises(fc.DataError, match="holds 'x' .*not a number"):
+        fc.make_task(frame.assign(y=frame["y"].astype(object).where(frame.index != 3, "x")), target="y",
+                     undesirable={"above": 10})
+    with pytest.raises(fc.ConfigError, match="leave out the desired values"):
+        fc.make_task(frame, target="y", undesirable={"above": 10}, desired="b")
+
+
+def test_a_task_with_a_band_marks_the_true_numbers_in_it_and_words_it():
+    frame = planted_frame(80)
+    task = fc.make_task(frame, target="y", undesirable={"below": 10, "above": 20})
+    y = frame["y"].to_numpy()
+    assert task.y.tolist() == ((y < 10) | (y > 20)).astype(int).tolist()
+    assert task.undesirable_words == "y outside 10 to 20" and task.desirable_words == "y 10 to 20"
+    # a number target without a band stays refused, now naming the three ways to give one
+    with pytest.raises(fc.ConfigError, match="--above T.*--below T.*--band LO:HI"):
+        fc.make_task(frame, target="y", undesirable=12.5)
+
+
+# -- models ------------------------------------------------------------------------------------------------
+def test_regression_scores_against_predicting_the_mean_by_hand():
+    from flex_core.models._regression import regression_scores
+
+    got = regression_scores([1, 2, 3, 4], [1, 2, 3, 5], reference=2.0)
+    # errors 0, 0, 0, -1: MAE 1/4, RMSE sqrt(1/4); R² = 1 - 1 / 5 (Σ(y - 2.5)² = 5); the mean 2: errors -1, 0, 1, 2
+    assert got == pytest.approx({"test_r2": 0.8, "test_mae": 0.25, "test_rmse": 0.5, "baseline_mae": 1.0,
+                                 "baseline_rmse": np.sqrt(6 / 4)})
+
+
+def test_fit_model_fits_a_regressor_and_scores_it_against_the_training_mean():
+    task = fc.make_task(planted_frame(300), target="y", undesirable={"above": THRESHOLD})
+    model = fc.models.fit_model(task, model="rf", cv_folds=3)
+    assert type(model.pipeline.steps[-1][1]).__name__ == "RandomForestRegressor"
+    m = model.metrics
+    assert m["test_r2"] > 0.95 and m["test_mae"] < m["baseline_mae"] and m["test_rmse"] < m["baseline_rmse"]
+    assert m["cv_folds"] == 3 and m["cv_r2_mean"] > 0.95
+    test = task.frame.loc[model.test_index]
+    train_mean = task.frame.loc[model.train_index, "y"].mean()
+    assert m["baseline_mae"] == pytest.approx(np.mean(np.abs(test["y"] - train_mean)))
+    summary = fc.models._fit.model_summary(model)
+    assert summary["band"]["above"] == THRESHOLD and summary["test_r2"] == m["test_r2"]
+    p = model.p_off_goal(test[task.feature_names])
+    assert ((p > 0.5) == (model.predict_value(test[task.feature_names]) > THRESHOLD)).all()
+
+
+def test_the_quality_table_puts_a_regressions_errors_beside_predicting_the_mean():
+    metrics = {"cv_folds": 3, "cv_r2_mean": 0.9, "cv_accuracy_mean": 0.8, "test_r2": 0.95, "test_mae": 0.5,
+               "test_rmse": 0.7, "baseline_mae": 7.5, "baseline_rmse": 8.7, "test_accuracy": 0.97}
+    columns, lines = fc.models.quality_table(metrics, "test rows")
+    assert columns == ["measured on", "R²", "MAE", "RMSE", "MAE of always the training mean",
+                       "RMSE of always the training mean", "accuracy"]
+    assert lines[0]["R²"] == 0.9 and lines[0]["MAE"] is None and lines[0]["accuracy"] == 0.8
+    assert lines[1]["MAE"] == 0.5 and lines[1]["MAE of always the training mean"] == 7.5
+    # a classifier's table has none of them
+    assert "R²" not in fc.models.quality_table({"test_accuracy": 0.9}, "test rows")[0]
+
+
+def test_the_held_out_rows_of_a_regressor_carry_its_numbers():
+    task = fc.make_task(planted_frame(200), target="y", undesirable={"above": THRESHOLD})
+    model = fc.models.fit_model(task, cv_folds=0)
+    held = fc.models.held_out_predictions(task, model)
+    rows = task.frame.loc[held.rows]
+    np.testing.assert_array_equal(held.actual, rows["y"].to_numpy())
+    np.testing.assert_array_equal(held.predicted, model.predict_value(rows[task.feature_names]))
+    assert held.y_true.tolist() == (rows["y"] > THRESHOLD).astype(int).tolist()
+
+
+def test_a_regressor_needs_a_band_and_a_band_needs_a_regressor():
+    frame = planted_frame(120)
+    banded = fc.make_task(frame, target="y", undesirable={"above": THRESHOLD})
+    forest = fc.models.fit_model(banded, cv_folds=0)
+    classes = fc.make_task(frame.assign(y=np.where(frame["y"] > THRESHOLD, "high", "low")), target="y",
+                           undesirable="high")
+    with pytest.raises(fc.ConfigError, match="predicts a number, not classes: give the undesirable band"):
+        fc.FittedModel.from_estimator(forest.pipeline, classes, fitted_on="task")
+    classifier = fc.models.fit_model(classes, cv_folds=0)
+    with pytest.raises(fc.ConfigError, match="is a classifier; a band applies to a regressor"):
+        fc.FittedModel.from_estimator(classifier.pipeline, banded, fitted_on="task")
+    with pytest.raises(fc.ConfigError, match="give no undesired or desired classes"):
+        fc.FittedModel.from_estimator(forest.pipeline, banded, undesired="high", fitted_on="task")
+
+
+# -- planted -----------------------------------------------------------------------------------------------
+@pytest.mark.slow  # the tree generator reads 100 deep regression trees: about 3 s
+@pytest.mark.parametrize("generator", ["tree", "batch"])
+def test_planted_regression_on_a_learned_forest(generator):
+    task = fc.make_task(planted_frame(800), target="y", undesirable={"above": THRESHOLD})
+    _check_planted(task, fc.models.fit_model(task, model="rf", cv_folds=0), generator)
+
+
+@pytest.mark.parametrize("generator", ["tree", "batch"])
+def test_planted_regression_on_a_users_gradient_boosting_pipeline(generator):
+    """1,500 rows: on 500, depth-3 boosting learns enough of n1's noise that the tree generator's exact Pareto
+    alternatives trade some of x1's change for a change of n1 (the model's truth, not the planted one)."""
+    task = fc.make_task(planted_frame(), target="y", undesirable={"above": THRESHOLD})
+    encode = ColumnTransformer([("levels", OneHotEncoder(sparse_output=False), ["x2", "n2"]),
+                                ("numbers", "passthrough", ["x1", "n1"])], verbose_feature_names_out=False)
+    pipeline = Pipeline([("encode", encode), ("boost", GradientBoostingRegressor(random_state=0))])
+    pipeline.fit(task.X, task.frame["y"])
+    _check_planted(task, fc.FittedModel.from_estimator(pipeline, task, fitted_on="task"), generator)
+
+
+def test_planted_regression_on_the_formula_itself():
+    task = fc.make_task(planted_frame(300, noise=0.0), target="y", undesirable={"above": THRESHOLD})
+    _check_planted(task, fc.FittedModel.from_estimator(Formula(), task, fitted_on="task"), "batch")
+
+
+@pytest.mark.parametrize(("inclusive", "lowest_x1"), [(False, 5), (True, 4)])
+def test_the_boundary_is_desirable_for_above_and_undesirable_for_at_or_above(inclusive, lowest_x1):
+    """Whole x1 and the formula's prediction 3·x1 hit the threshold 15 exactly at x1 = 5: under "above 15" that
+    row is desirable, so a counterfactual of x1 = 7 may stop there; under "at or above 15" it must reach x1 = 4."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"x1": rng.integers(0, 11, 200), "x2": rng.choice(["b", "c"], 200),
+                          "n1": rng.normal(0, 1, 200).round(3), "n2": rng.choice(["p", "q"], 200)})
+    frame["y"] = formula(frame)
+    task = fc.make_task(frame, target="y", undesirable={"above": 15, "inclusive": inclusive},
+                        immutable=["x2", "n1", "n2"])
+    model = fc.FittedModel.from_estimator(Formula(), task, fitted_on="task")
+    at = task.frame[task.frame["x1"] == 5].head(1)[task.feature_names]
+    assert model.predict_undesirable(at).tolist() == [int(inclusive)]
+    explainer = fc.FlexExplainer.from_task(task, model, generator="batch", n_cf=2,
+                                           generator_settings={"margin": 0.0, "radius": 0.0})
+    row = int(task.frame.index[task.frame["x1"] == 7][0])
+    cfs = explainer.counterfactuals([row])
+    values = decode_rows(task, cfs.counterfactuals[0][cfs.valid[0]])["x1"].astype(float)
+    assert values.max() == lowest_x1, values.tolist()
+
+
+def test_a_notebooks_regressor_is_explained_with_a_band():
+    frame = planted_frame(300)
+    X = frame.drop(columns=["y"])
+    pipeline = fc.models.build_pipeline(fc.make_task(frame, target="y", undesirable={"above": THRESHOLD}))
+    pipeline.fit(X, frame["y"])
+    explainer = fc.FlexExplainer(pipeline, X, undesired={"above": THRESHOLD}, y=frame["y"], n_cf=2)
+    assert explainer.model.band == explainer.task.band and explainer.model.metrics["test_r2"] > 0.9
+    assert explainer.explain_global(n_factuals=5).rank[0] == 1  # x1, the planted driver, ranks first
+    with pytest.raises(fc.ConfigError, match="predicts a number, not classes"):
+        fc.FlexExplainer(pipeline, X, undesired=1)
+
+
+@pytest.mark.parametrize("generator", ["dice-random", "batch-plausible"])
+def test_every_generator_runs_on_the_off_band_score(generator):
+    """DiCE through the model's binary view, the plausible batch search through its own checks: unchanged."""
+    if generator.startswith("dice"):
+        pytest.importorskip("dice_ml")
+    task = fc.make_task(planted_frame(300), target="y", undesirable={"above": THRESHOLD})
+    model = fc.models.fit_model(task, cv_folds=0)
+    explainer = fc.FlexExplainer.from_task(task, model, generator=generator, n_cf=2)
+    result = explainer.explain_global(n_factuals=4)
+    cfs = explainer.counterfactuals(result.query_index)
+    query, slot = np.nonzero(cfs.valid)
+    assert len(query) and (model.predict_value(decode_rows(task, cfs.counterfactuals[query, slot])) <= THRESHOLD).all()

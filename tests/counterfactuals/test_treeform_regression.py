@@ -1,0 +1,130 @@
+"""The tree form of regressors (issue 38): every supported regressor read exactly, checked against its own predict.
+
+At random coded points (numbers in and beyond their range, missing values where the model takes them, every
+level) the form's prediction equals the model's ``predict`` to 1e-9 (XGBoost's float32 sum to the bit), and its
+P(undesirable) the band's off-band score: FLEX's own pipelines, scikit-learn's forests and boosting in a pipeline,
+and XGBoost, LightGBM and HistGradientBoosting on native categories.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flex_core as fc
+from flex_core.counterfactuals import decode_rows
+from flex_core.counterfactuals._treeform import tree_form
+from tests.counterfactuals.test_treeform import _frame, _native, _points
+
+BAND = {"above": 4.0}
+
+
+def _numbers(seed=0, *, missing=False):
+    """test_treeform's frame with its score as the target, a number (the label dropped)."""
+    frame = _frame(seed, missing=missing)
+    rng = np.random.default_rng(seed + 100)
+    score = (frame["x"].fillna(50) / 25 + (frame["colour"] == "red") * 2 - (frame["size"] == "L") + frame["z"] / 10
+             + rng.normal(0, 0.8, len(frame)))
+    return frame.drop(columns=["label"]).assign(amount=score)
+
+
+def _task(frame, band=None):
+    return fc.make_task(frame.dropna(subset=["amount"]).dropna(), target="amount", undesirable=band or BAND,
+                        kinds={"z": "continuous"}, ordinal_orders={"size": ["S", "M", "L"]})
+
+
+def _reads_exactly(model, task, *, missing=True):
+    form = tree_form(model, task)
+    codes = _points(task, missing=missing)
+    rows = decode_rows(task, codes)
+    predicted = form.prediction(form.raw(codes))
+    if form.float32:  # XGBoost sums its trees in float32 from its base score: reproduced to the bit
+        np.testing.assert_array_equal(predicted.astype(np.float32), model.predict_value(rows).astype(np.float32))
+    else:
+        np.testing.assert_allclose(predicted, model.predict_value(rows), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(form(codes), model.p_off_goal(rows), rtol=0, atol=1e-9)
+    return form
+
+
+@pytest.mark.parametrize("model", ["rf", "gb"])
+@pytest.mark.parametrize("encoding", ["onehot", "label"])
+def test_flex_regression_pipelines_read_exactly(model, encoding):
+    task = _task(_numbers())
+    fitted = fc.fit_model(task, model=model, encoding=encoding, cv_folds=0)
+    form = _reads_exactly(fitted, task)
+    assert form.link == ("band-mean" if model == "rf" else "band")
+
+
+@pytest.mark.parametrize("kind", ["extra", "gradient", "hist", "forest"])
+def test_sklearn_regressors_in_a_pipeline(kind):
+    from sklearn.ensemble import (
+        ExtraTreesRegressor,
+        GradientBoostingRegressor,
+        HistGradientBoostingRegressor,
+        RandomForestRegressor,
+    )
+
+    task = _task(_numbers(2), band={"below": 1.5, "above": 4.0, "inclusive": True})
+    estimator = {"extra": ExtraTreesRegressor(20, random_state=0),
+                 "gradient": GradientBoostingRegressor(n_estimators=30, learning_rate=0.2, random_state=0),
+                 "hist": HistGradientBoostingRegressor(max_iter=30, random_state=0),
+                 "forest": RandomForestRegressor(20, random_state=0)}[kind]
+    pipeline = fc.models.build_pipeline(task, model="rf").set_params(classify=estimator).fit(task.X, task.frame["amount"])
+    model = fc.FittedModel.from_estimator(pipeline, task, fitted_on="task")
+    _reads_exactly(model, task, missing=kind != "gradient")  # GradientBoostingRegressor takes no missing values
+
+
+def _native_regressor(library, X, y):
+    if library == "xgboost":
+        from xgboost import XGBRegressor
+
+        return XGBRegressor(n_estimators=30, max_depth=4, enable_categorical=True, tree_method="hist",
+                            max_cat_to_onehot=1).fit(X, y)
+    if library == "lightgbm":
+        from lightgbm import LGBMRegressor
+
+        return LGBMRegressor(n_estimators=30, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
+def test_native_categorical_regressors_with_missing_values(library):
+    frame = _numbers(3, missing=True)
+    task = _task(frame, band={"below": 2.0})
+    model = fc.FittedModel.from_estimator(_native_regressor(library, _native(frame.rename(columns={"amount": "label"})), frame["amount"]), task)
+    form = _reads_exactly(model, task)
+    assert (~form.numeric[form.feature >= 0]).any()  # it did read category splits
+
+
+@pytest.mark.parametrize("band", [{"below": 2.0}, {"below": 1.5, "above": 4.0}])
+def test_tree_generator_counterfactuals_of_a_regressor_land_in_the_band(band):
+    """Below a threshold or outside a band the score falls as the prediction rises: read exactly all the same."""
+    frame = _numbers(4)
+    task = _task(frame, band=band)
+    model = fc.FittedModel.from_estimator(
+        _native_regressor("lightgbm", _native(frame.rename(columns={"amount": "label"})), frame["amount"]), task)
+    explainer = fc.FlexExplainer.from_task(task, model, generator="tree", n_cf=3)
+    result = explainer.explain_global(n_factuals=12)
+    assert result.generator["tree"]["ran"] == "tree"
+    cfs = explainer.counterfactuals(result.query_index)
+    query, slot = np.nonzero(cfs.valid)
+    assert len(query) >= len(result.query_index)
+    predicted = model.predict_value(decode_rows(task, cfs.counterfactuals[query, slot]))
+    margin = model.margin_in_units(result.generator["validity_rule"]["margin"])
+    inside = -task.band.distance(predicted)  # how far inside the desired band
+    assert (inside >= margin).all(), inside.min()
+
+
+def test_a_loss_whose_prediction_is_not_the_trees_sum_is_not_read():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    frame = _numbers(5)
+    frame["amount"] = frame["amount"].abs() + 0.1
+    task = _task(frame, band={"above": 4.0})
+    pipeline = fc.models.build_pipeline(task, model="rf").set_params(
+        classify=HistGradientBoostingRegressor(loss="poisson", max_iter=10)).fit(task.X, task.frame["amount"])
+    model = fc.FittedModel.from_estimator(pipeline, task, fitted_on="task")
+    with pytest.raises(fc.ConfigError, match="does not read the loss 'poisson'"):
+        tree_form(model, task)
