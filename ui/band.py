@@ -1,10 +1,10 @@
 """The band of a numeric target on the CSV form: which predictions are undesirable, set by number boxes or by
 selecting on the target's histogram, drawn on it, and kept in Session State (and so in the link) as one mapping.
 
-Session State and the link keep a band as ``{"target", "above", "below", "inclusive"}``, the fields of
-:class:`flex_core.data.Band` (undesirable above ``above``, below ``below``, or outside ``[below, above]`` when both are
-given; ``inclusive``: a prediction exactly at a threshold is undesirable too) with the target's name;
-:func:`library_band` makes the library's, which checks it. The form edits a draft of it: the side and two numbers.
+Session State and the link keep a band as ``{"target", "above", "below", "inclusive"}``: the band ``make_task`` takes
+as ``undesirable`` (undesirable above ``above``, below ``below``, or outside ``[below, above]`` when both are given;
+``inclusive``: a prediction exactly at a threshold is undesirable too) with the target's name
+(:func:`ui.url_state.library_band` drops the name). The form edits a draft of it: the side and two numbers.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import flex_core as fc
 from flex_core.formatting import format_number
 from flex_core.plotting.style import apply_style, as_floats, new_figure
 from ui import state as S
-from ui.url_state import library_band
+from ui.url_state import check_band
 
 __all__ = ["SIDES", "SIDE_WORDS", "CHART_KEY", "band_form", "side_of", "selected_span", "histogram_figure"]
 
@@ -44,6 +44,18 @@ def side_of(band: Mapping) -> str:
     if band.get("above") is not None and band.get("below") is not None:
         return "outside"
     return "above" if band.get("above") is not None else "below"
+
+
+def band_words(band: Mapping) -> str:
+    """The band's undesirable values as the pages say them once it is loaded (``task.undesirable_words``, the library's
+    words): "above 24", "at or below 12", "outside 8 to 20", "outside 8 to 20 (ends included)"."""
+    at = "at or " if band["inclusive"] else ""
+    if band.get("above") is not None and band.get("below") is not None:
+        return (f"outside {format_number(band['below'])} to {format_number(band['above'])}"
+                + (" (ends included)" if band["inclusive"] else ""))
+    if band.get("above") is not None:
+        return f"{at}above {format_number(band['above'])}"
+    return f"{at}below {format_number(band['below'])}"
 
 
 def _round(value: float, span: float) -> float:
@@ -155,9 +167,8 @@ def _band_of_draft(target: str) -> dict:
     """The band the form's draft says (above: its low number; below: its high one; outside: both)."""
     draft = st.session_state[DRAFT_KEY]
     low, high = float(draft["low"]), float(draft["high"])
-    ends = {"above": {"above": low, "below": None}, "below": {"above": None, "below": high},
-            "outside": {"above": high, "below": low}}[draft["side"]]
-    return {"target": target, **ends, "inclusive": bool(draft["inclusive"])}
+    above, below = {"above": (low, None), "below": (None, high), "outside": (high, low)}[draft["side"]]
+    return {"target": target, "above": above, "below": below, "inclusive": bool(draft["inclusive"])}
 
 
 SELECT_HELP = {"above": "Click a bar or drag a box over the values that are undesirable: the threshold moves to where "
@@ -189,15 +200,15 @@ def band_form(frame: pd.DataFrame, target: str) -> dict | None:
                                                             **_widget("high", values))
     st.radio("A prediction exactly at a threshold is", (True, False), format_func=EDGE_WORDS.get, horizontal=True,
              **_widget("inclusive", values))
-    band = _band_of_draft(target)
+    drafted = _band_of_draft(target)
     try:
-        words = f"{target} {library_band(band)}"
+        check_band(drafted)
     except fc.ConfigError as exc:
         st.error(f"{exc} Fix the numbers or select the range again on the chart; the previous dataset stays active.")
         band, shown = None, st.session_state.get(LAST_KEY)  # the last band that could be used stays drawn
     else:
-        shown = st.session_state[LAST_KEY] = band
-        st.markdown(f"Undesirable: **{words}**.")
+        band = shown = st.session_state[LAST_KEY] = drafted
+        st.markdown(f"Undesirable: **{target} {band_words(drafted)}**.")
     st.plotly_chart(histogram_figure(values, shown, name=target), key=CHART_KEY, on_select="rerun",
                     selection_mode=("points", "box"), width="stretch", config={"displaylogo": False})
     st.caption(SHADED + SELECT_HELP[side])

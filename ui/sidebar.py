@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
+from flex_core.formatting import format_number
 from flex_core.limits import LIMITS, check
 from ui import cache, paths, reporting
 from ui import state as S
@@ -404,7 +405,12 @@ def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
                 + multiclass_note(analysis.model, analysis.task))
     )
     left, right = metrics_slot.columns(2)
-    if "cv_accuracy_mean" in metrics:
+    if task.band is not None and metrics.get("test_mae") is not None:  # a regressor: its numbers' errors
+        left.metric("R²", f"{metrics['test_r2']:.2f}", help="1 is exact, 0 no better than predicting the average "
+                    f"({metrics.get('evaluated_on', 'the test rows')})")
+        right.metric("Mean error", format_number(metrics["test_mae"]),
+                     help=f"Mean absolute error; predicting the average: {format_number(metrics['baseline_mae'])}")
+    elif "cv_accuracy_mean" in metrics:
         left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
         _f1_metric(right, metrics, "cv_f1_undesirable_mean", "cv_f1_mean", task.undesirable_words, "CV ")
     elif "test_accuracy" in metrics:

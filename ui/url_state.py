@@ -9,19 +9,21 @@ current view and a reload (F5) restores it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from flex_core import ConfigError
 from flex_core.counterfactuals import GENERATORS, REFINE_MODES
-from flex_core.data import KINDS, Band
+from flex_core.data import KINDS
+from flex_core.formatting import format_number
 from flex_core.importance import DEFAULT_TAU
 from flex_core.limits import LIMITS, check
 from flex_core.models import MODELS
 
 __all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link",
-           "library_band"]
+           "check_band", "library_band"]
 
 #: What a link reproduces and the value each field has when absent.
 VIEW_DEFAULTS: dict[str, Any] = {
@@ -72,7 +74,7 @@ def _text(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-#: The fields of a band beside its target (flex_core.data.Band's).
+#: The fields of a band beside its target (the keys of the band make_task takes).
 BAND_FIELDS = ("above", "below", "inclusive")
 
 
@@ -190,18 +192,32 @@ def _band(item) -> dict:
     if not isinstance(item, dict) or not isinstance(item.get("target"), str) or set(item) - {"target", *BAND_FIELDS}:
         raise ValueError
     ends = {k: item.get(k) for k in ("above", "below")}
-    if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))) for v in ends.values()):
+    if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v))
+           for v in ends.values()):
         raise ValueError
     if not isinstance(item.get("inclusive", False), bool):
         raise ValueError
-    band = library_band(item)  # a ConfigError says what is wrong with it
-    return {"target": item["target"], "above": band.above, "below": band.below, "inclusive": band.inclusive}
+    band = {"target": item["target"], **{k: None if v is None else float(v) for k, v in ends.items()},
+            "inclusive": item.get("inclusive", False)}
+    check_band(band)
+    return band
 
 
-def library_band(band: Mapping) -> Band:
-    """The library's band of the app's ``{"target", "above", "below", "inclusive"}`` (Session State's, the link's);
-    a ConfigError saying what to fix when it cannot be one (a range whose low end is not below its high end)."""
-    return Band(above=band.get("above"), below=band.get("below"), inclusive=bool(band.get("inclusive")))
+def check_band(band: Mapping) -> None:
+    """A ConfigError saying what to fix when ``band`` cannot be used: no threshold, or a range whose low end is not
+    below its high end (the library's own check, met before any task is made from the band)."""
+    above, below = band.get("above"), band.get("below")
+    if above is None and below is None:
+        raise ConfigError("A band needs a threshold: above T, below T, or both (outside LO:HI).")
+    if above is not None and below is not None and not below < above:
+        raise ConfigError(f"The band's low end ({format_number(below)}) must be below its high end "
+                          f"({format_number(above)}).")
+
+
+def library_band(band: Mapping) -> dict:
+    """The app's ``{"target", "above", "below", "inclusive"}`` as the library takes a band (``make_task``'s
+    ``undesirable``): its threshold(s) and ``inclusive``."""
+    return {**{k: band[k] for k in ("above", "below") if band.get(k) is not None}, "inclusive": bool(band.get("inclusive"))}
 
 
 def _rule(items) -> list[dict]:

@@ -87,7 +87,7 @@ def test_a_band_set_on_the_histogram_is_explained_and_a_reload_keeps_it(tmp_path
         wait_idle(page)
         # The global chart explains the band.
         page.wait_for_selector(BARS, timeout=WAIT)
-        drawn = page.locator(".js-plotly-plot:visible").first.evaluate("gd => gd.data.flatMap(t => t.y || [])")
+        drawn = page.locator("[data-testid='stMain'] .js-plotly-plot:visible").first.evaluate("gd => gd.data.flatMap(t => t.y || [])")
         assert {"X1", "X2"} <= set(drawn), drawn
         page.get_by_text(re.compile(r"y above 2[34]")).first.wait_for(timeout=WAIT)
         page.screenshot(path=str(ARTIFACTS / "regression_global.png"), full_page=True)
@@ -108,8 +108,11 @@ def test_a_band_set_on_the_histogram_is_explained_and_a_reload_keeps_it(tmp_path
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
         # A reload keeps the band: the link says to upload the file again, and the form starts from the band.
+        wait_idle(page)
+        page.wait_for_function("() => location.search.includes('band=')", timeout=WAIT)  # written as the run ends
         page.reload(wait_until="domcontentloaded")
-        page.get_by_text("band of its target", exact=False).first.wait_for(timeout=WAIT)
+        page.get_by_text("upload it again", exact=False).first.wait_for(timeout=WAIT)
+        page.screenshot(path=str(ARTIFACTS / "regression_reload.png"), full_page=True)
         sidebar = page.locator("[data-testid='stSidebar']")
         sidebar.locator("[data-testid='stFileUploader']").first.locator("input[type='file']").set_input_files(str(csv))
         histogram(sidebar)

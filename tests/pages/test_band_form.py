@@ -106,3 +106,16 @@ def test_an_upload_link_brings_the_band_back_to_the_form():
     assert at.sidebar.radio(key="w_band_side").value == "outside" and at.sidebar.radio(key="w_band_edge").value is True
     assert (at.sidebar.number_input(key="w_band_low").value, at.sidebar.number_input(key="w_band_high").value) == (8, 20)
     assert at.query_params["band"] == [band] or at.query_params["band"] == band  # still in the address bar
+
+
+@pytest.mark.parametrize("band", [{"above": 24.0}, {"below": 12.5, "inclusive": True},
+                                  {"above": 20.0, "below": 8.0}, {"above": 20.0, "below": 8.0, "inclusive": True}])
+def test_the_forms_words_are_the_loaded_tasks(band):
+    """The form words a band before any task exists; once loaded, the pages say the task's words: the same."""
+    import flex_core as fc
+    from ui.band import band_words
+    from ui.url_state import library_band
+
+    app_band = {"target": "y", "above": None, "below": None, "inclusive": False, **band}
+    task = fc.data.make_task(planted(), target="y", undesirable=library_band(app_band))
+    assert task.undesirable_words == f"y {band_words(app_band)}"

@@ -237,7 +237,13 @@ def table_constraints(table: pd.DataFrame) -> dict:
 
 
 def class_balance(task: TaskSpec) -> pd.DataFrame:
-    """Rows per outcome value, their share, and whether the value counts as undesirable."""
+    """Rows per outcome value, their share, and whether the value counts as undesirable; for a number's band (a
+    regression), the rows inside and outside it."""
+    if task.band is not None:
+        inside = int(task.y.sum())
+        rows = np.array([inside, len(task.y) - inside])
+        return pd.DataFrame({"outcome": [task.undesirable_words, task.desirable_words], "rows": rows,
+                             "share": rows / max(len(task.y), 1), "undesirable": [True, False]})
     counts = task.frame[task.target].astype(str).value_counts()
     undesirable = {str(v) for v in task.undesirable}
     return pd.DataFrame(
