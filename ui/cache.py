@@ -331,8 +331,13 @@ def factual_map(_explainer: fc.FlexExplainer, identity: str) -> FactualMap:
 
 @shared(copy=True, spinner="Scoring the cases…")
 def factual_probabilities(_explainer: fc.FlexExplainer, identity: str) -> pd.Series:
-    """P(undesirable) of every factual, indexed by row id (``identity``: the model id)."""
-    return _explainer.factual_probabilities()
+    """P(undesirable) of every factual, indexed by row id (``identity``: the model id); a regressor's predicted
+    number, which the pages show in its place (its off-band score would read as a chance)."""
+    probabilities = _explainer.factual_probabilities()
+    if _explainer.model.band is None:
+        return probabilities
+    rows = probabilities.index
+    return pd.Series(_explainer.model.predict_value(_explainer.task.X.loc[rows]), index=rows)
 
 
 @shared(copy=True)

@@ -19,7 +19,7 @@ from ui.components import chart
 from ui.context import Analysis
 from ui.text import plain
 
-__all__ = ["NO_CLASSIFIER_VIEWS", "describe_regression", "residual_figure", "quality_view", "predicted_value",
+__all__ = ["NO_CLASSIFIER_VIEWS", "describe_regression", "evaluation_note", "residual_figure", "quality_view", "predicted_value",
            "what_if_metrics"]
 
 #: Why the Data & model page shows no cutoff, calibration, ROC or precision-recall for a regressor.
@@ -50,6 +50,17 @@ def describe_regression(metrics, task: fc.TaskSpec) -> str:
     if metrics.get("cv_r2_mean") is not None:
         text += f" Cross-validated R²: {metrics['cv_r2_mean']:.2f} ± {metrics['cv_r2_std']:.2f}."
     return text
+
+
+def evaluation_note(model: fc.FittedModel) -> str:
+    """What a regressor's scores were measured on (the Data & model page's caption under them)."""
+    m = model.metrics
+    note = " " + m["note"] if m.get("note") else ""
+    if model.trained_here:
+        return (f"Measured on the held-out test part ({m.get('test_rows', 0):,} rows), which the model did not learn "
+                f"from; the average is that of the training part ({m.get('train_rows', 0):,} rows)." + note)
+    return (f"A model trained elsewhere, measured on {m.get('evaluated_on') or 'the rows given'}: they may include rows it "
+            "learned from, so the numbers may be optimistic." + note)
 
 
 def residual_figure(held, band, *, name: str) -> go.Figure:
@@ -111,8 +122,7 @@ def what_if_metrics(columns, task: fc.TaskSpec, model: fc.FittedModel, result, o
                       delta=None if result is original else (f"{format_number(change)} from row {row}" if change else
                                                               f"as row {row}"),
                       delta_color="inverse" if change and task.band.above is not None else "off")
-    inside = "inside the undesirable band" if result.predicted_undesirable else "outside the undesirable band"
+    inside = "in the undesirable band" if result.predicted_undesirable else "not in the undesirable band"
     columns[1].metric("Prediction", task.undesirable_words if result.predicted_undesirable else task.desirable_words,
-                      help=f"The predicted {task.target} is {inside} ({task.undesirable_words}).")
-    st.caption(plain(f"The predicted {task.target}, {format_number(now)}, is {inside}: "
-                     f"{task.undesirable_words} is undesirable."))
+                      help=f"The undesirable band: {task.undesirable_words}.")
+    st.caption(plain(f"The model predicts {task.target} = {format_number(now)}: {inside} ({task.undesirable_words})."))

@@ -103,7 +103,8 @@ def test_a_band_set_on_the_histogram_is_explained_and_a_reload_keeps_it(tmp_path
         prediction = page.locator("[data-testid='stMetric']").filter(has_text="Predicted y").first
         prediction.wait_for(timeout=WAIT)
         assert re.fullmatch(r"-?[\d,]+(\.\d+)?", prediction.locator("[data-testid='stMetricValue']").inner_text().strip())
-        page.get_by_text(re.compile(r"(inside|outside) the undesirable band")).first.wait_for(timeout=WAIT)
+        page.get_by_text(re.compile(r"The model predicts y = [\d.,]+: (not )?in the undesirable band")).first.wait_for(
+            timeout=WAIT)
         page.screenshot(path=str(ARTIFACTS / "regression_what_if.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0

@@ -257,8 +257,14 @@ def class_balance(task: TaskSpec) -> pd.DataFrame:
 
 
 def probability_label(task: TaskSpec) -> str:
-    """The model's probability of the undesirable outcome in the outcome's own words: "P(Rejected)"."""
-    return f"P({task.undesirable_words})"
+    """The model's probability of the undesirable outcome in the outcome's own words: "P(Rejected)"; a regressor's
+    predicted number ("predicted loan_amount"), which the pages show in its place."""
+    return f"predicted {task.target}" if task.band is not None else f"P({task.undesirable_words})"
+
+
+def format_prediction(task: TaskSpec, value: float) -> str:
+    """A prediction as :func:`probability_label` names it: "92%", or a regressor's number ("29,900,000")."""
+    return format_number(value) if task.band is not None else f"{value:.0%}"
 
 
 def header(feature) -> str:
@@ -284,7 +290,8 @@ def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: Counterfactu
     -------
     table : DataFrame
         First line ``factual``, then ``counterfactual 1..m`` (the found ones); the feature
-        columns, then ``P(undesirable)`` (one batched model call), ``prediction`` and ``valid``.
+        columns, then ``P(undesirable)`` (one batched model call; a regressor's predicted number), ``prediction`` and
+        ``valid``.
     changed : DataFrame of bool, same index, feature columns only
         True where a counterfactual differs from the factual (continuous: by more than
         float noise). The factual's own line is all False.
@@ -298,12 +305,14 @@ def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: Counterfactu
     continuous = np.array([f.is_continuous for f in task.features])
     changed = np.where(continuous, delta > _CHANGE_EPSILON, delta != 0)
     changed = pd.DataFrame(changed, index=table.index, columns=task.feature_names)
-    probability = model.predict_proba(table[task.feature_names])[:, 1]
+    X = table[task.feature_names]
+    probability = model.predict_value(X) if task.band is not None else model.predict_proba(X)[:, 1]
     # Integer features are stored as floats in the code space; show them as integers again.
     for f in task.features:
         if f.is_continuous and f.integer:
             table[f.name] = table[f.name].round().astype("Int64")
     table["P(undesirable)"] = probability
-    table["prediction"] = np.where(probability > 0.5, task.undesirable_words, task.desirable_words)
+    undesirable = task.band.undesirable(probability) if task.band is not None else probability > 0.5
+    table["prediction"] = np.where(undesirable, task.undesirable_words, task.desirable_words)
     table["valid"] = [False] + [bool(v) for v in sub.valid[0][found]]
     return table, changed
