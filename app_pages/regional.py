@@ -110,7 +110,9 @@ else:
         st.caption(
             f"Each dot is a case the model predicts {plain(task.undesirable_words)}, placed so that similar cases sit "
             "close together "
-            f"({plain(fmap.description)}); darker means a more certain prediction; hover a dot for its row. "
+            f"({plain(fmap.description)}); darker means "
+            + (f"a larger {plain(probability)}" if fmap.numbers else "a more certain prediction")
+            + "; hover a dot for its row. "
             "The star is the query, ringed dots are its region; the right panel shows only them and the cases nearest "
             "to them. "
             + ("Faded dots do not meet the criterion. " if where else "")

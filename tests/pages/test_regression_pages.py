@@ -1,0 +1,70 @@
+"""Issue 38: the pages on a regression task (a number target with a band). Data & model reads the model's quality
+in R², MAE and RMSE against the average and draws its errors, with none of a classifier's views (saying why); the
+what-if answer and the counterfactual tables give the predicted number, not the off-band score as a chance."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.pages.conftest import APP, chart, errors, first_run, metric, shown
+from tests.pages.test_band_form import planted
+
+pytestmark = pytest.mark.slow  # the real app through AppTest (seconds each)
+
+BAND = {"target": "y", "above": 24.0, "below": None, "inclusive": False}
+
+
+def start_band(page: str | None = None) -> AppTest:
+    """The app on the planted CSV loaded with the band y above 24, as after "Load CSV"."""
+    dataset = {"kind": "csv", "data": planted(200).to_csv(index=False).encode(), "filename": "planted.csv",
+               "target": "y", "band": BAND}
+    at = AppTest.from_file(APP, default_timeout=180)
+    for key, value in {"sb_source": "CSV upload", "dataset": dataset, "band": BAND, "sb_n_factuals": 8, "sb_n_cf": 2,
+                       "sb_cv_folds": 2}.items():
+        at.session_state[key] = value
+    return first_run(at, page)
+
+
+def test_data_and_model_reads_a_regressors_quality_in_words_and_draws_its_errors():
+    at = start_band("app_pages/data_model.py")
+    assert not errors(at)
+    text = " ".join(shown(m.value) for m in at.markdown)
+    assert re.search(r"y is off by [\d.]+ on average \(mean absolute error\); always predicting the average y would "
+                     r"be off by [\d.]+", text), text
+    assert re.search(r"R² = [01]\.\d\d: the model accounts for \d+% of how much y varies", text)
+    assert "Cross-validated R²" in text
+    infos = " ".join(shown(i.value) for i in at.info)
+    assert "The model predicts a number, not the chance of an outcome" in infos
+    assert not [s for s in at.slider if s.key == "w_cutoff"]  # no decision cutoff for a regressor
+    ids = [e.proto.id for e in at.get("plotly_chart")]
+    assert not [i for i in ids if i.endswith(("-confusion_matrix", "-calibration", "-model_curves"))], ids
+    residuals = chart(at, "residuals")
+    points = residuals["data"][0]
+    assert len(points["x"]) == len(points["y"]) > 0  # one point per held-out row
+    vertical = [s["x0"] for s in residuals["layout"]["shapes"] if s["type"] == "line" and s["x0"] == s["x1"]]
+    assert vertical == [24.0]  # the band's threshold
+    assert re.fullmatch(r"[01]\.\d\d", metric(at, "R²")) and metric(at, "Mean error")
+
+
+def test_the_what_if_answer_is_the_predicted_number_and_whether_it_is_in_the_band():
+    at = start_band("app_pages/what_if.py")
+    assert not errors(at)
+    value = metric(at, "Predicted y")
+    assert re.fullmatch(r"-?[\d,]+(\.\d+)?", value), value
+    assert metric(at, "Prediction") in ("y above 24", "y at most 24")
+    words = [shown(c.value) for c in at.caption if "The model predicts y = " in shown(c.value)]
+    assert words and re.search(r"y = [\d.,]+: (not )?in the undesirable band \(y above 24\)", words[0]), words
+    assert not [m for m in at.metric if m.label.startswith("P(")]
+
+
+def test_the_counterfactuals_page_gives_predicted_numbers_not_a_chance():
+    at = start_band("app_pages/counterfactuals.py")
+    assert not errors(at)
+    now = metric(at, "predicted y now")
+    assert re.fullmatch(r"[\d,]+(\.\d+)?", now) and float(now.replace(",", "")) > 24  # a factual: in the band
+    after = metric(at, "predicted y after (mean)")
+    assert after == "n/a" or float(after.replace(",", "")) <= 24  # its ways out: out of the band
+    assert not [m for m in at.metric if "%" in m.value]
