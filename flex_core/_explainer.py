@@ -555,7 +555,9 @@ class FlexExplainer:
             "name": task.name,
             "target": task.target,
             "y_given": self.y_given,
-            "undesired": [plain_value(c) for c in self.model.undesired],
+            # a regressor's band as make_task takes it ({"above": T, ...}), else the undesired classes
+            "undesired": ({k: task.band.as_dict()[k] for k in ("above", "below", "inclusive")} if task.band else
+                          [plain_value(c) for c in self.model.undesired]),
             **({"desired": [plain_value(c) for c in self.model.desired]} if self.model.desired else {}),
             "features": task.feature_names,
             "kinds": {f.name: f.kind for f in task.features},
@@ -595,7 +597,7 @@ class FlexExplainer:
         # The outcome as the model's classes: a model trained here learned the task's model_labels (1 = undesirable,
         # 2 = desired), which "undesired" and "desired" name; one fitted elsewhere was given its own classes (the
         # task's outcome column).
-        trained_here = not self.model.identity
+        trained_here = not self.model.identity and self.task.band is None  # a regressor learned the numbers themselves
         frame[self.task.target] = self.task.model_labels if trained_here else self.task.frame[self.task.target].to_numpy()
         frame.index.name = ROW
         to_safe_csv(frame, directory / PROJECT_FILES["data"], index=True)
@@ -649,7 +651,7 @@ class FlexExplainer:
         settings = cls.read_settings(directory)
         estimator, X, adopted = read_project(directory, settings)
         task, model = adopt_model(estimator, X, **adopted)
-        return ProjectParts(task, restore_fit(model, settings.get("model"), task.frame.index), adopted["y"] is not None)
+        return ProjectParts(task, restore_fit(model, settings.get("model"), task.frame.index, task), adopted["y"] is not None)
 
     def dashboard(self, *, view: Mapping | None = None, directory: str | Path | None = None, port: int | None = None,
                   open_browser: bool = False, inline: bool = False, height: int = 800) -> str:

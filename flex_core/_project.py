@@ -102,9 +102,10 @@ def fit_record(model: FittedModel) -> dict | None:
             "train_rows": [int(r) for r in model.train_index], "test_rows": [int(r) for r in model.test_index]}
 
 
-def restore_fit(model: FittedModel, record, rows: pd.Index) -> FittedModel:
+def restore_fit(model: FittedModel, record, rows: pd.Index, task=None) -> FittedModel:
     """``model`` (read back from a project) with the training :func:`fit_record` wrote: the same split, so the
-    validity rule's ranges over the training rows, the held-out scores and the refits are the saved explainer's."""
+    validity rule's ranges over the training rows, the held-out scores and the refits are the saved explainer's
+    (a regressor's score scale too, over ``task``'s target on those rows)."""
     import dataclasses
 
     if record is None:
@@ -118,13 +119,20 @@ def restore_fit(model: FittedModel, record, rows: pd.Index) -> FittedModel:
         if not all(isinstance(r, int) and not isinstance(r, bool) for r in ids) or not pd.Index(ids).isin(rows).all():
             raise DataError(f"settings.json's {key} name rows data.csv does not have (write the project again).")
         split[key] = np.asarray(ids, dtype=np.int64)
-    return dataclasses.replace(model, name=record["name"], encoding=record["encoding"], seed=record["seed"],
-                               metrics=record["metrics"], train_index=split["train_rows"], test_index=split["test_rows"],
-                               restored=True)
+    restored = dataclasses.replace(model, name=record["name"], encoding=record["encoding"], seed=record["seed"],
+                                   metrics=record["metrics"], train_index=split["train_rows"],
+                                   test_index=split["test_rows"], restored=True)
+    if model.band is None or task is None:
+        return restored
+    from .models._regression import band_scale  # a regressor's score scale is over its training rows
+
+    return dataclasses.replace(restored, band_scale=band_scale(task, split["train_rows"]))
 
 
-def as_classes(y: pd.Series, undesired: list) -> pd.Series:
-    """Outcomes read back as text get the type of the saved classes (numbers stay numbers)."""
+def as_classes(y: pd.Series, undesired) -> pd.Series:
+    """Outcomes read back as text get the type of the saved classes (numbers stay numbers; a band's are numbers)."""
+    if isinstance(undesired, dict):
+        return pd.to_numeric(y)
     if undesired and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in undesired):
         return pd.to_numeric(y)
     return y

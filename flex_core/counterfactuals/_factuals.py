@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._format import format_number
 from ..data import TaskSpec
 from ..models import FittedModel
 from ._validity import Validity
@@ -93,14 +94,17 @@ def select_factuals(task: TaskSpec, model: FittedModel, rule: Validity) -> tuple
     return index[kept], selection
 
 
-def selection_note(selection: dict, undesirable: str = "undesirable") -> str | None:
+def selection_note(selection: dict, undesirable: str = "undesirable", *, margin_units: float | None = None) -> str | None:
     """One sentence on the candidate cases left out (None when none were); ``undesirable`` names the outcome
-    in the data's words ("P(Rejected)")."""
+    in the data's words ("P(Rejected)"). ``margin_units``: a regressor's margin in the target's units (its score is
+    no probability), so borderline reads as a prediction that close to the band."""
     borderline, memorised = selection["borderline"], selection["memorised"]
     if not borderline and not memorised:
         return None
     parts = []
-    if borderline:
+    if borderline and margin_units is not None:
+        parts.append(f"{borderline:,} as borderline (predicted within {format_number(margin_units)} of the desired band)")
+    elif borderline:
         parts.append(f"{borderline:,} as borderline (P({undesirable}) at most 0.5 + {selection['margin']:g})")
     if memorised:
         parts.append(f"{memorised:,} as memorised (the trees that did not train on the row do not reject it "

@@ -207,7 +207,9 @@ class CounterfactualStore:
     @property
     def factual_note(self) -> str | None:
         """One sentence on the candidate cases left out as borderline or memorised (None when none were)."""
-        return selection_note(self._factual_selection[1], self.task.undesirable_words)
+        selection = self._factual_selection[1]
+        units = self.model.margin_in_units(selection["margin"]) if self.model.band is not None else None
+        return selection_note(selection, self.task.undesirable_words, margin_units=units)
 
     def pool_note(self, n_requested: int) -> str | None:
         """One sentence when fewer cases are factuals than ``n_requested`` asked for (None otherwise)."""

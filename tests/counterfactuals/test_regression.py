@@ -18,6 +18,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 import flex_core as fc
 from flex_core.counterfactuals import decode_rows
+from flex_core.formatting import format_number
 
 THRESHOLD = 20.0
 
@@ -61,7 +62,9 @@ def _check_planted(task, model, generator: str) -> None:
     margin = explainer.model.margin_in_units(result.generator["validity_rule"]["margin"])
     assert margin > 0 and (predicted <= THRESHOLD - margin).all(), predicted.max()
     factual = model.predict_value(task.frame.loc[result.query_index, task.feature_names])
-    assert (factual > THRESHOLD).all()
+    assert (factual > THRESHOLD + margin).all()  # factuals by the same margin, on the other side
+    note = explainer.store.factual_note
+    assert note is None or f"predicted within {format_number(margin)} of the desired band" in note
 
 
 # -- the band, by hand -------------------------------------------------------------------------------------
@@ -256,3 +259,45 @@ def test_every_generator_runs_on_the_off_band_score(generator):
     cfs = explainer.counterfactuals(result.query_index)
     query, slot = np.nonzero(cfs.valid)
     assert len(query) and (model.predict_value(decode_rows(task, cfs.counterfactuals[query, slot])) <= THRESHOLD).all()
+
+
+def test_a_regression_project_saves_its_numbers_and_band_and_loads_the_same(tmp_path):
+    task = fc.make_task(planted_frame(200), target="y", undesirable={"above": THRESHOLD, "inclusive": True})
+    explainer = fc.FlexExplainer.from_task(task, "rf", n_cf=2, fit_options={"cv_folds": 0})
+    explainer.save(tmp_path)
+    assert fc.FlexExplainer.read_settings(tmp_path)["undesired"] == {"above": THRESHOLD, "below": None,
+                                                                     "inclusive": True}
+    loaded = fc.FlexExplainer.load(tmp_path)
+    assert loaded.task.band == task.band and loaded.model.band_scale == pytest.approx(explainer.model.band_scale)
+    # the numbers (as data.csv writes them, to the last digit), not 0/1 labels
+    np.testing.assert_allclose(loaded.task.frame[loaded.task.target], task.frame["y"], rtol=1e-14)
+    X = task.X.iloc[:20]
+    np.testing.assert_allclose(loaded.model.p_off_goal(X), explainer.model.p_off_goal(X), rtol=1e-12)
+
+
+def test_a_regressors_borderline_cases_are_said_in_the_targets_units():
+    from flex_core.counterfactuals._factuals import selection_note
+
+    selection = {"candidates": 229, "borderline": 9, "memorised": 0, "margin": 0.15}
+    note = selection_note(selection, "y above 20", margin_units=0.3717)
+    assert note.startswith("Of the 229 cases the model predicts y above 20, 9 as borderline (predicted within 0.3717 "
+                           "of the desired band) were left out")
+    assert "P(" in selection_note(selection, "Rejected")  # a classifier's stays a probability
+
+
+@pytest.mark.slow  # the flip-alone shares rerun the generator per feature, then a region and the report: about 3 s
+def test_every_level_what_if_and_the_report_run_on_a_band(tmp_path):
+    task = fc.make_task(planted_frame(300), target="y", undesirable={"below": 8, "above": THRESHOLD})
+    model = fc.models.fit_model(task, cv_folds=0)
+    explainer = fc.FlexExplainer.from_task(task, model, generator="batch", n_cf=2)
+    result = explainer.explain_global(n_factuals=8, sufficiency=True)
+    assert result.flip_alone is not None and result.necessary_frequency is not None
+    region = explainer.explain_region(global_result=result, where={"x2": "a"}, k=3)
+    assert len(region.members) == 4 and region.to_dict()["mode_shift"]
+    row = int(result.query_index[0])
+    answer = explainer.what_if({"x1": 9.5}, row=row)
+    assert answer.predicted_undesirable and answer.probability > 0.5
+    found = decode_rows(task, answer.counterfactuals.counterfactuals[0][answer.counterfactuals.valid[0]])
+    inside = -task.band.distance(model.predict_value(found))
+    assert len(found) and (inside > 0).all()  # in [8, 20]
+    assert explainer.report(tmp_path / "report.html").exists()
