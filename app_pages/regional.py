@@ -145,7 +145,7 @@ if not rule:  # the cases to pick from, full width so every column shows
     cases = labelled(table, task).rename(columns={"P(undesirable)": probability})
     st.dataframe(cases, key="factual_table", on_select="rerun", selection_mode="single-row", height=380, width="stretch",
                  column_config=pinned_first(cases, hide_index=False, column_config=number_columns(
-                     task, {probability: st.column_config.NumberColumn(format="%.2f")})))
+                     task, {probability: st.column_config.NumberColumn(format="%.2f" if task.band is None else "localized")})))
     if listable > len(table):
         st.caption(f"The table lists {len(table):,} of them (those on the map first); any other can be "
                    "chosen by its row number.")

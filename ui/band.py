@@ -156,7 +156,8 @@ def histogram_figure(values: pd.Series, band: Mapping | None, *, name: str, bins
         for at in (below, above):
             if at is not None:
                 fig.add_vline(x=at, line_color=LINE_COLOUR, line_width=2, annotation_text=format_number(at),
-                              annotation_position="top")
+                              annotation_position="top right",  # inside the plot: above it ran into the title
+                              annotation=dict(yanchor="top", bgcolor="rgba(255, 255, 255, 0.85)"))
     fig.update_layout(bargap=0.02, showlegend=False, dragmode="select", xaxis_title=name, yaxis_title="rows",
                       clickmode="event+select")
     apply_style(fig, title=f"{name}: rows per value", height=300)
@@ -193,11 +194,13 @@ def band_form(frame: pd.DataFrame, target: str) -> dict | None:
     left, right = st.columns(2)
     width = float(values.max() - values.min())
     step = _round(width / 100, width) or 1.0
+    whole = bool((values == values.round()).all())  # whole numbers (amounts, counts): no ".00" in the boxes
     if side != "below":
-        left.number_input("above" if side == "above" else "below", step=step, **_widget("low", values))
+        left.number_input("above" if side == "above" else "below", step=step, format="%.0f" if whole else None,
+                          **_widget("low", values))
     if side != "above":
         (right if side == "outside" else left).number_input("below" if side == "below" else "or above", step=step,
-                                                            **_widget("high", values))
+                                                            format="%.0f" if whole else None, **_widget("high", values))
     st.radio("A prediction exactly at a threshold is", (True, False), format_func=EDGE_WORDS.get, horizontal=True,
              **_widget("inclusive", values))
     drafted = _band_of_draft(target)

@@ -123,6 +123,6 @@ def what_if_metrics(columns, task: fc.TaskSpec, model: fc.FittedModel, result, o
                                                               f"as row {row}"),
                       delta_color="inverse" if change and task.band.above is not None else "off")
     inside = "in the undesirable band" if result.predicted_undesirable else "not in the undesirable band"
-    columns[1].metric("Prediction", task.undesirable_words if result.predicted_undesirable else task.desirable_words,
-                      help=f"The undesirable band: {task.undesirable_words}.")
+    columns[1].metric("In the undesirable band", "yes" if result.predicted_undesirable else "no",
+                      help=f"The undesirable band: {task.undesirable_words}; the rest: {task.desirable_words}.")
     st.caption(plain(f"The model predicts {task.target} = {format_number(now)}: {inside} ({task.undesirable_words})."))

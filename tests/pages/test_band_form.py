@@ -119,3 +119,16 @@ def test_the_forms_words_are_the_loaded_tasks(band):
     app_band = {"target": "y", "above": None, "below": None, "inclusive": False, **band}
     task = fc.data.make_task(planted(), target="y", undesirable=library_band(app_band))
     assert task.undesirable_words == f"y {band_words(app_band)}"
+
+
+def test_a_band_no_row_falls_in_is_refused_at_load_and_the_previous_dataset_stays():
+    at = upload(start("toy2d"), planted())
+    at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
+    at.sidebar.number_input(key="w_band_low").set_value(1000.0).run()
+    assert not errors(at)  # a band is a band; whether rows fall in it is the data's to say, at Load
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception
+    shown_errors = errors(at)
+    assert len(shown_errors) == 1 and "No row's y is above 1,000" in shown_errors[0], shown_errors
+    assert shown_errors[0].endswith("The previous dataset stays active.")
+    assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"} and at.session_state["band"] is None
