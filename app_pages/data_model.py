@@ -53,7 +53,8 @@ with right:
     st.subheader(f"Model: {plain(model.label)}")
     metrics = model.metrics
     if task.band is not None:  # a regressor: how far its numbers are from the true ones
-        st.markdown(plain(regression.describe_regression(metrics, task)))
+        st.markdown(plain(reporting.describe_regression(metrics, task)))
+        show_table(reporting.model_quality_table(metrics, held_out=model.trained_here, outcome=task.undesirable_words))
         st.caption(plain(regression.evaluation_note(model)))
     elif "test_accuracy" in metrics or "cv_accuracy_mean" in metrics:
         st.markdown(plain(reporting.describe_model(metrics, task)))

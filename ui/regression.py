@@ -4,8 +4,6 @@ and the what-if case's predicted number (What-if). A regression's undesirable ou
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -19,7 +17,7 @@ from ui.components import chart
 from ui.context import Analysis
 from ui.text import plain
 
-__all__ = ["NO_CLASSIFIER_VIEWS", "describe_regression", "evaluation_note", "residual_figure", "quality_view", "predicted_value",
+__all__ = ["NO_CLASSIFIER_VIEWS", "evaluation_note", "residual_figure", "quality_view", "predicted_value",
            "what_if_metrics"]
 
 #: Why the Data & model page shows no cutoff, calibration, ROC or precision-recall for a regressor.
@@ -28,28 +26,6 @@ NO_CLASSIFIER_VIEWS = (
     "confusion matrix, calibration, ROC and precision-recall curves) do not apply. How far its numbers are from the "
     "true ones says how good it is: below, on rows it never saw."
 )
-
-
-def describe_regression(metrics, task: fc.TaskSpec) -> str:
-    """R², MAE and RMSE of a regressor against always predicting the mean, in words a domain expert reads."""
-    name = task.target
-    if metrics.get("test_mae") is None:
-        return "The model was not evaluated on rows with true values."
-    where = metrics.get("evaluated_on") or "held-out rows"
-    text = (f"On {where}, the model's {name} is off by {format_number(metrics['test_mae'])} on average (mean absolute "
-            f"error); always predicting the average {name} would be off by {format_number(metrics['baseline_mae'])}. "
-            f"Weighing large misses more (root mean squared error): {format_number(metrics['test_rmse'])}, against "
-            f"{format_number(metrics['baseline_rmse'])} for the average.")
-    r2 = metrics.get("test_r2")
-    if r2 is not None and not math.isnan(r2):
-        text += (f" R² = {r2:.2f}: the model accounts for {max(r2, 0):.0%} of how much {name} varies around its average "
-                 "(0 is no better than the average, 1 is exact).")
-        if r2 < 0.1:
-            text += (" It is hardly better than always predicting the average, so its counterfactuals say more about "
-                     "the model than about the cases: read them with care.")
-    if metrics.get("cv_r2_mean") is not None:
-        text += f" Cross-validated R²: {metrics['cv_r2_mean']:.2f} ± {metrics['cv_r2_std']:.2f}."
-    return text
 
 
 def evaluation_note(model: fc.FittedModel) -> str:

@@ -69,3 +69,13 @@ def test_the_counterfactuals_page_gives_predicted_numbers_not_a_chance():
     after = metric(at, "predicted y after (mean)")
     assert after == "n/a" or float(after.replace(",", "")) <= 24  # its ways out: out of the band
     assert not [m for m in at.metric if "%" in m.value]
+
+
+def test_the_html_report_reads_a_regressors_quality_as_the_page_does():
+    at = start_band("app_pages/report.py")
+    at.button(key="build_report").click().run()
+    assert not at.exception and not errors(at)
+    html = at.session_state["report_html"]
+    assert "on average (mean absolute error)" in html and "R²" in html
+    assert "of the time" not in html  # no accuracy reading for a regressor
+    assert "No ROC, precision-recall or gain curves: the model predicts a number" in html

@@ -27,6 +27,16 @@ __all__ = [
 ]
 
 
+def _cell_format(column: str):
+    """How a column of the model's quality table is written: a regressor's R² with two decimals, its MAE and RMSE as
+    numbers in the target's units; every other score as a share."""
+    if column == "R²":
+        return lambda v: _share(v) if _share(v) == "–" else f"{v:.2f}"
+    if column.startswith(("MAE", "RMSE")):
+        return lambda v: _share(v) if _share(v) == "–" else format_number(v)
+    return _share
+
+
 def _share(value) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else format_share(value)
 
@@ -166,7 +176,7 @@ def model_quality_table(metrics: Mapping, *, held_out: bool = True, outcome: str
 
     columns, lines = quality_table(metrics, scored_rows_label(metrics, held_out=held_out))
     table = pd.DataFrame(lines, dtype=object)[columns]  # older models carry no balanced accuracy or undesirable scores
-    table = table.apply(lambda column: column if column.name == "measured on" else column.map(_share))
+    table = table.apply(lambda column: column if column.name == "measured on" else column.map(_cell_format(column.name)))
     if outcome:
         table.columns = [c.replace("(undesirable)", f"({outcome})") for c in table.columns]
     return table
