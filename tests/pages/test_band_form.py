@@ -83,6 +83,26 @@ def test_a_range_whose_low_end_is_not_below_its_high_end_is_one_error_and_nothin
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"} and at.session_state["band"] is None
 
 
+@pytest.mark.parametrize(("side", "low", "high"), [("above", 9.3, None), ("below", None, 21.8), ("outside", 9.3, 21.8)])
+def test_a_box_on_the_histogram_sets_the_sides_thresholds(side, low, high):
+    """Above: the threshold moves to where the box starts; below: where it ends; a range: the box is the fine part.
+    The ends are rounded to about a two-hundredth of the values' span (y runs over about 33: to 0.1)."""
+    at = upload(start("toy2d"), planted())
+    at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
+    at.sidebar.radio(key="w_band_side").set_value(side).run()
+    at.session_state["sb_band_chart"] = {"selection": {"points": [], "box": [{"x": [21.77, 9.31]}], "lasso": []}}
+    at.run()
+    assert not at.exception and not errors(at)
+    boxes = {k: at.sidebar.number_input(key=f"w_band_{k}").value for k, v in (("low", low), ("high", high)) if v is not None}
+    assert boxes == {k: v for k, v in (("low", low), ("high", high)) if v is not None}
+    words = {"above": "y above 9.3", "below": "y below 21.8", "outside": "y outside 9.3 to 21.8"}[side]
+    assert any(words in shown(m.value) for m in at.sidebar.markdown)
+    at.run()  # the same selection, repeated by Streamlit on a rerun, does not undo a number typed since
+    key = "w_band_low" if side != "below" else "w_band_high"
+    at.sidebar.number_input(key=key).set_value(15.0).run()
+    assert at.sidebar.number_input(key=key).value == 15.0
+
+
 def test_a_selection_on_the_histogram_sets_the_thresholds():
     from ui.band import selected_span
 
