@@ -307,6 +307,10 @@ def multiclass_note(model: fc.FittedModel, task: fc.TaskSpec | None = None) -> s
             f"the others ({', '.join(desired)}) as desired (one against the rest).")
 
 
+#: What each of fc.models.MODELS fits for a number target (the fitted model's ``label``; a test holds them equal).
+REGRESSOR_LABELS = {"rf": "Random forest regressor (100 trees)", "gb": "Histogram gradient boosting regressor",
+                    "lr": "Linear regression"}
+
 #: The sidebar's label for the model a project folder brings (in place of "Train here").
 PROJECT_MODEL = "The project's model"
 
@@ -347,8 +351,12 @@ def render_sidebar() -> Analysis | None:
         elif st.session_state[S.DATASET]["kind"] == "project":
             st.caption("The project folder's own model is active.")
         else:
-            st.selectbox("Classifier", list(fc.models.MODELS), **S.bound(S.MODEL, fc.models.MODELS),
-                         format_func=lambda m: fc.models.MODELS[m])
+            regression = bool(st.session_state[S.DATASET].get("band"))  # a number target: the same kind, as a regressor
+            st.selectbox("Regressor" if regression else "Classifier", list(fc.models.MODELS),
+                         **S.bound(S.MODEL, fc.models.MODELS),
+                         format_func=lambda m: REGRESSOR_LABELS[m] if regression else fc.models.MODELS[m],
+                         help="For a number target the model of the same kind that predicts a number: a random forest "
+                              "or gradient-boosting regressor, or a linear regression." if regression else None)
             st.radio("Categorical encoding", ("onehot", "label"), **S.bound(S.ENCODING, ("onehot", "label")), horizontal=True)
             st.number_input("Cross-validation folds (0 skips it)", step=1, **_range("cv_folds"), **S.bound(S.CV_FOLDS))
             st.number_input("Cross-validate on at most this many rows", step=1000, **_range("cv_rows"), **S.bound(S.CV_ROWS),

@@ -79,3 +79,16 @@ def test_the_html_report_reads_a_regressors_quality_as_the_page_does():
     assert "on average (mean absolute error)" in html and "R²" in html
     assert "of the time" not in html  # no accuracy reading for a regressor
     assert "No ROC, precision-recall or gain curves: the model predicts a number" in html
+
+
+def test_the_sidebar_names_the_regressor_each_model_choice_fits():
+    import flex_core as fc
+    from ui.sidebar import REGRESSOR_LABELS
+
+    task = fc.data.make_task(planted(120), target="y", undesirable={"above": 24.0})
+    assert set(REGRESSOR_LABELS) == set(fc.models.MODELS)
+    for key, label in REGRESSOR_LABELS.items():
+        assert fc.fit_model(task, model=key, cv_folds=0).label == label
+    at = start_band()
+    box = at.sidebar.selectbox(key="w_sb_model")
+    assert box.label == "Regressor" and box.options == list(REGRESSOR_LABELS.values())
