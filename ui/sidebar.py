@@ -242,6 +242,12 @@ VALIDITY_NOTE = ("A counterfactual counts when the model's probability of the un
                  "(P < 0.5); a tie at 0.5 never counts.")
 
 
+#: What the margin means for a number target (flex_core.data.Band.score: docs/generators.md#regression-targets).
+BAND_VALIDITY_NOTE = (" For a number target the probability is its off-band score, so the margin is in the target's "
+                      "units: the predicted number must lie inside the desired band by s × margin / (0.5 − margin), "
+                      "s a tenth of the target's standard deviation (0 with margin 0).")
+
+
 def _predicted(analysis) -> str:
     """"1,612 predicted" or, when cases are left out as borderline or memorised, "1,505 factuals of 1,612 predicted"."""
     pool = len(analysis.pool)
@@ -265,7 +271,7 @@ def _generator_settings(name: str) -> None:
     changed = {}
     with st.expander("Generator settings"):
         if "margin" in defaults and "radius" in defaults:
-            st.caption(VALIDITY_NOTE)
+            st.caption(VALIDITY_NOTE + (BAND_VALIDITY_NOTE if st.session_state[S.DATASET].get("band") else ""))
         for setting, default in defaults.items():
             key = S.generator_setting_key(name, setting)
             label = setting.replace("_", " ")

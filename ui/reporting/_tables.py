@@ -272,6 +272,13 @@ def probability_label(task: TaskSpec) -> str:
     return f"predicted {task.target}" if task.band is not None else f"P({task.undesirable_words})"
 
 
+def score_label(task: TaskSpec) -> str:
+    """What SHAP, LIME and the ICE curves explain: P(undesirable) ("P(Rejected)"), or a regressor's off-band score,
+    which they read in its place (not its predicted number)."""
+    return (f"off-band score of {task.undesirable_words} (over 0.5: in the band)" if task.band is not None else
+            probability_label(task))
+
+
 def format_prediction(task: TaskSpec, value: float) -> str:
     """A prediction as :func:`probability_label` names it: "92%", or a regressor's number ("29,900,000")."""
     return format_number(value) if task.band is not None else f"{value:.0%}"
