@@ -64,7 +64,7 @@ from ._treegrid import (
     single_grid_profiles,
 )
 from ._treekernel import pair_search
-from ._treeprofile import lowest_pair_totals, near_rows, pair_profile, propagate
+from ._treeprofile import lowest_p, pair_profile, propagate
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
@@ -192,7 +192,6 @@ def _lookup(upper: np.ndarray, values: np.ndarray, numeric: bool) -> np.ndarray:
     if not numeric:
         return values.astype(np.int64)
     return np.minimum(np.searchsorted(upper, values, side="left"), len(upper) - 1)
-
 
 
 def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
@@ -459,7 +458,7 @@ def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_c
 def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, stats, near) -> None:
     """Pareto-minimal two-feature counterfactuals for the queries in ``short`` (appended to ``per_query``).
 
-    Pairs whose bound (:func:`_lowest_p`) cannot reach the threshold are skipped; the others are read by the
+    Pairs whose bound (:func:`._treeprofile.lowest_p`) cannot reach the threshold are skipped; the others are read by the
     compiled search (:func:`._treekernel.pair_search`) for forests and binary boosting in float64, whose cells
     near the threshold it can tell exact, and by :func:`_slow_pairs` for the rest.
     """
@@ -470,7 +469,7 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
     query = np.repeat(np.asarray(short), len(pairs))
     axes_of = np.tile(pairs, (len(short), 1))
     threshold = axes.validity.threshold
-    hopeless = _lowest_p(form, factuals, np.asarray(short), pairs, near) >= threshold - NEAR_THRESHOLD
+    hopeless = lowest_p(form, factuals, np.asarray(short), pairs, near) >= threshold - NEAR_THRESHOLD
     stats["pairs_skipped"] = int(hopeless.sum())
     todo = np.flatnonzero(~hopeless)
     query, axes_of = query[todo], axes_of[todo]
@@ -619,29 +618,6 @@ def _slow_pairs(form, axes, factuals, query, axes_of, per_query, single_best, st
             q, a, b = int(query[g]), int(axes_of[g, 0]), int(axes_of[g, 1])
             stats["pairs_read"] += 1
             _pareto(axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
-
-
-def _lowest_p(form: TreeForm, factuals: np.ndarray, short: np.ndarray, pairs: np.ndarray, near) -> np.ndarray:
-    """Per (short factual, pair), a lower bound on P(undesirable) anywhere on the pair's two axes: the sum of each
-    tree's most favourable leaf reachable by changing the pair only (:func:`lowest_pair_totals`), linked.
-
-    Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax and a
-    regressor's band (its score need not rise with the sum: below a threshold, or outside a band, it falls).
-    """
-    n_groups = len(short) * len(pairs)
-    if form.link not in ("mean", "sigmoid") or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
-        return np.full(n_groups, -np.inf)
-    if form.link == "mean":
-        score = form.value[:, list(form.undesired)].sum(axis=1)
-    else:  # P(class 1) grows with the raw score: the lowest raw for class 1, the highest for class 0
-        score = form.value[:, 0] * (1.0 if form.undesired == (1,) else -1.0)
-    totals = lowest_pair_totals(form, factuals[short], score, near_rows(near, short))
-    total = totals[:, pairs[:, 0], pairs[:, 1]].reshape(-1)
-    if form.link == "mean":
-        return total / form.n_trees
-    raw = form.base[0] + (total if form.undesired == (1,) else -total)
-    p = 1.0 / (1.0 + np.exp(-raw))
-    return p if form.undesired == (1,) else 1.0 - p
 
 
 def _axis_candidates(axes, j, f, upper, q, single_best, stats):

@@ -19,7 +19,7 @@ import numpy as np
 from ._treeform import MAX_LEVELS, TreeForm
 from ._treekernel import leaf_box_arrays
 
-__all__ = ["propagate", "near_rows", "leaf_boxes", "LeafBoxes", "pair_profile", "Leaves", "with_inexact", "combine",
+__all__ = ["lowest_p", "lowest_band_score", "propagate", "near_rows", "leaf_boxes", "LeafBoxes", "pair_profile", "Leaves", "with_inexact", "combine",
            "lowest_pair_totals"]
 
 
@@ -262,3 +262,51 @@ def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray, 
         best = np.minimum(np.minimum(best2, best1[:, :, :, None]), best1[:, :, None, :])
         totals[s: s + n] = np.minimum(best, best0[:, :, None, None]).sum(axis=1)
     return totals
+
+
+def lowest_p(form: TreeForm, factuals: np.ndarray, short: np.ndarray, pairs: np.ndarray, near) -> np.ndarray:
+    """Per (short factual, pair), a lower bound on P(undesirable) anywhere on the pair's two axes: the sum of each
+    tree's most favourable leaf reachable by changing the pair only (:func:`lowest_pair_totals`), linked.
+
+    Exact bound for a forest (a mean) and binary boosting (a monotone link); -inf (no bound) for softmax. A
+    regressor's band: :func:`lowest_band_score`.
+    """
+    n_groups = len(short) * len(pairs)
+    if form.link in ("band", "band-mean"):
+        return lowest_band_score(form, factuals, short, pairs, near)
+    if form.link not in ("mean", "sigmoid") or (form.link == "sigmoid" and form.undesired not in ((0,), (1,))):
+        return np.full(n_groups, -np.inf)
+    if form.link == "mean":
+        score = form.value[:, list(form.undesired)].sum(axis=1)
+    else:  # P(class 1) grows with the raw score: the lowest raw for class 1, the highest for class 0
+        score = form.value[:, 0] * (1.0 if form.undesired == (1,) else -1.0)
+    totals = lowest_pair_totals(form, factuals[short], score, near_rows(near, short))
+    total = totals[:, pairs[:, 0], pairs[:, 1]].reshape(-1)
+    if form.link == "mean":
+        return total / form.n_trees
+    raw = form.base[0] + (total if form.undesired == (1,) else -total)
+    p = 1.0 / (1.0 + np.exp(-raw))
+    return p if form.undesired == (1,) else 1.0 - p
+
+def lowest_band_score(form: TreeForm, factuals: np.ndarray, short: np.ndarray, pairs: np.ndarray, near) -> np.ndarray:
+    """Per (short factual, pair), a lower bound on a regressor's off-band score on the pair's two axes.
+
+    Every prediction reachable there lies between the sums of each tree's lowest and highest reachable leaf
+    (the prediction rises with the sum: a mean, or a base plus the sum). The score rises with the distance outside
+    the desired band, which is convex in the prediction and smallest at the band's centre (at the lowest prediction
+    for "above", the highest for "below"): its lowest over that interval is its value at the centre clipped to it.
+    """
+    value = form.value[:, 0]
+    rows = near_rows(near, short)
+    low = lowest_pair_totals(form, factuals[short], value, rows)[:, pairs[:, 0], pairs[:, 1]].reshape(-1)
+    high = -lowest_pair_totals(form, factuals[short], -value, rows)[:, pairs[:, 0], pairs[:, 1]].reshape(-1)
+
+    def prediction(total):
+        return total / form.n_trees if form.link == "band-mean" else total + form.base[0]
+
+    band = form.band
+    if band.above is not None and band.below is not None:
+        centre = (band.above + band.below) / 2
+    else:
+        centre = -np.inf if band.below is None else np.inf
+    return band.score(np.clip(centre, prediction(low), prediction(high)), form.band_scale)

@@ -125,8 +125,7 @@ def _settings(explainer, global_result: FlexResult, extra: Mapping | None) -> li
     task, model = explainer.task, explainer.model
     pairs = {
         "dataset": f"{task.name} ({len(task.frame):,} rows, {len(task.features)} features)",
-        "outcome explained": (f"{task.target} {task.band} (undesirable)" if task.band else
-                              f"{task.target} = {' / '.join(map(str, task.undesirable))} (undesirable)"),
+        "outcome explained": f"{task.target} = {' / '.join(map(str, task.undesirable))} (undesirable)",
         "model": f"{model.label} ({model.encoding} encoding)" if getattr(model, "encoding", None) else model.label,
         "counterfactual generator": explainer.generator_name,
         "alternatives per case (N_cf)": str(explainer.n_cf),

@@ -128,3 +128,25 @@ def test_a_loss_whose_prediction_is_not_the_trees_sum_is_not_read():
     model = fc.FittedModel.from_estimator(pipeline, task, fitted_on="task")
     with pytest.raises(fc.ConfigError, match="does not read the loss 'poisson'"):
         tree_form(model, task)
+
+
+@pytest.mark.parametrize(("band", "skips"), [({"above": 4.0}, True), ({"below": 2.0}, False),
+                                            ({"below": 1.5, "above": 4.0}, True)])
+def test_the_bound_on_a_bands_score_skips_pairs_without_losing_a_counterfactual(band, skips, monkeypatch):
+    """Pairs whose lowest reachable score misses the rule are skipped: the same counterfactuals as reading all."""
+    from flex_core.counterfactuals import _treeprofile
+
+    task = _task(_numbers(7), band=band)
+    model = fc.fit_model(task, model="rf", cv_folds=0)
+    runs = []
+    for bounded in (True, False):
+        if not bounded:  # no bound: every pair is read
+            monkeypatch.setattr(_treeprofile, "lowest_band_score",
+                                lambda form, factuals, short, pairs, near: np.full(len(short) * len(pairs), -np.inf))
+        explainer = fc.FlexExplainer.from_task(task, model, generator="tree", n_cf=8)  # short of one-feature ways
+        result = explainer.explain_global(n_factuals=10)
+        runs.append((result.generator["tree"], explainer.counterfactuals(result.query_index)))
+    (bounded, with_bound), (unbounded, without) = runs
+    assert (bounded["pairs_skipped"] > 0) == skips and unbounded["pairs_skipped"] == 0  # below 2 every pair may reach
+    np.testing.assert_array_equal(with_bound.valid, without.valid)
+    np.testing.assert_array_equal(with_bound.counterfactuals, without.counterfactuals)
