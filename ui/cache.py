@@ -323,6 +323,12 @@ def held_out_predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: s
     return fc.models.held_out_predictions(_task, _model)
 
 
+@shared(copy=True, spinner="Scoring the cases…")
+def predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd.Series:
+    """A regressor's predicted number for every row of the data, indexed by row id (``identity``: the model id)."""
+    return pd.Series(_model.predict_value(_task.X), index=_task.frame.index)
+
+
 @shared(copy=True)
 def factual_map(_explainer: fc.FlexExplainer, identity: str) -> FactualMap:
     """The 2-D map of the explainer's factuals (``identity``: its model id)."""

@@ -12,7 +12,7 @@ import flex_core as fc
 from flex_core.formatting import format_number
 from flex_core.plotting.style import FLEX_COLOUR, apply_style, as_floats, new_figure
 from ui import cache
-from ui.band import BAD_COLOUR, LINE_COLOUR
+from ui.band import BAD_COLOUR, LINE_COLOUR, histogram_figure
 from ui.components import chart
 from ui.context import Analysis
 from ui.text import plain
@@ -75,6 +75,21 @@ def quality_view(analysis: Analysis) -> None:
     except fc.FlexError as exc:
         st.info(plain(f"No view of the model's errors: {exc}"))
         return
+    left, right = st.columns(2)
+    with right:
+        band = {"above": task.band.above, "below": task.band.below, "inclusive": task.band.inclusive}
+        predicted = cache.predictions(task, model, analysis.model_id)
+        chart(histogram_figure(predicted, band, name=f"predicted {task.target}").update_layout(height=420),
+              analysis, key="predictions", tau=False)
+        st.caption(plain(f"The model's {task.target} for each of the {len(predicted):,} rows; the shaded part is the "
+                         f"undesirable band ({task.undesirable_words}), whose cases FLEX explains: "
+                         f"{int(task.band.undesirable(predicted.to_numpy()).sum()):,} rows are predicted in it."))
+    with left:
+        _residuals_view(analysis, held)
+
+
+def _residuals_view(analysis: Analysis, held) -> None:
+    task = analysis.task
     chart(residual_figure(held, task.band, name=task.target), analysis, key="residuals", tau=False)
     st.caption(plain(
         f"Each point is a row the model did not learn from: across, the {task.target} it predicts; up, how far the "

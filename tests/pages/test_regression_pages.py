@@ -47,6 +47,9 @@ def test_data_and_model_reads_a_regressors_quality_in_words_and_draws_its_errors
     vertical = [s["x0"] for s in residuals["layout"]["shapes"] if s["type"] == "line" and s["x0"] == s["x1"]]
     assert vertical == [24.0]  # the band's threshold
     assert re.fullmatch(r"[01]\.\d\d", metric(at, "R²")) and metric(at, "Mean error")
+    predictions = chart(at, "predictions")  # the predictions' histogram with the band drawn
+    assert sum(predictions["data"][0]["y"]) == 200
+    assert [s["x0"] for s in predictions["layout"]["shapes"] if s["type"] == "line"] == [24.0]
 
 
 def test_the_what_if_answer_is_the_predicted_number_and_whether_it_is_in_the_band():
