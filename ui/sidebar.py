@@ -317,6 +317,20 @@ def multiclass_note(model: fc.FittedModel, task: fc.TaskSpec | None = None) -> s
 REGRESSOR_LABELS = {"rf": "Random forest regressor (100 trees)", "gb": "Histogram gradient boosting regressor",
                     "lr": "Linear regression"}
 
+def _regressor_box() -> None:
+    """The model choice for a number target, named as the regressors it fits. A widget of its own (not the
+    classifier box's key): a box whose option words change between runs would hand back the old words as the
+    setting."""
+    options = list(fc.models.MODELS)
+    st.selectbox("Regressor", options, index=options.index(st.session_state[S.MODEL]), key=REGRESSOR_KEY,
+                 on_change=S.bind(REGRESSOR_KEY, S.MODEL), format_func=lambda m: REGRESSOR_LABELS[m],
+                 help="For a number target the model of the same kind that predicts a number: a random forest or "
+                      "gradient-boosting regressor, or a linear regression.")
+
+
+#: The regressor box's widget key.
+REGRESSOR_KEY = "w_sb_regressor"
+
 #: The sidebar's label for the model a project folder brings (in place of "Train here").
 PROJECT_MODEL = "The project's model"
 
@@ -357,12 +371,11 @@ def render_sidebar() -> Analysis | None:
         elif st.session_state[S.DATASET]["kind"] == "project":
             st.caption("The project folder's own model is active.")
         else:
-            regression = bool(st.session_state[S.DATASET].get("band"))  # a number target: the same kind, as a regressor
-            st.selectbox("Regressor" if regression else "Classifier", list(fc.models.MODELS),
-                         **S.bound(S.MODEL, fc.models.MODELS),
-                         format_func=lambda m: REGRESSOR_LABELS[m] if regression else fc.models.MODELS[m],
-                         help="For a number target the model of the same kind that predicts a number: a random forest "
-                              "or gradient-boosting regressor, or a linear regression." if regression else None)
+            if st.session_state[S.DATASET].get("band"):  # a number target: the same kind of model, as a regressor
+                _regressor_box()
+            else:
+                st.selectbox("Classifier", list(fc.models.MODELS), **S.bound(S.MODEL, fc.models.MODELS),
+                             format_func=lambda m: fc.models.MODELS[m])
             st.radio("Categorical encoding", ("onehot", "label"), **S.bound(S.ENCODING, ("onehot", "label")), horizontal=True)
             st.number_input("Cross-validation folds (0 skips it)", step=1, **_range("cv_folds"), **S.bound(S.CV_FOLDS))
             st.number_input("Cross-validate on at most this many rows", step=1000, **_range("cv_rows"), **S.bound(S.CV_ROWS),

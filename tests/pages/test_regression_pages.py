@@ -93,5 +93,22 @@ def test_the_sidebar_names_the_regressor_each_model_choice_fits():
     for key, label in REGRESSOR_LABELS.items():
         assert fc.fit_model(task, model=key, cv_folds=0).label == label
     at = start_band()
-    box = at.sidebar.selectbox(key="w_sb_model")
+    box = at.sidebar.selectbox(key="w_sb_regressor")
     assert box.label == "Regressor" and box.options == list(REGRESSOR_LABELS.values())
+
+
+def test_loading_a_number_target_after_a_class_one_keeps_the_model_choice():
+    """The model box changes from classifiers to regressors: the setting stays the model's key (it once became the
+    classifier's words, and the sidebar failed with "... is not in list")."""
+    from tests.pages.conftest import start
+    from tests.pages.test_band_form import upload
+
+    at = upload(start("toy2d"), planted())
+    at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
+    at.sidebar.button(key="sb_csv_load").click().run()
+    assert not at.exception and not errors(at)
+    assert at.session_state["sb_model"] == "rf" and at.session_state["dataset"]["band"]["target"] == "y"
+    assert at.sidebar.selectbox(key="w_sb_regressor").value == "rf"
+    at.sidebar.selectbox(key="w_sb_regressor").set_value("lr").run()
+    assert not at.exception and at.session_state["sb_model"] == "lr"
+    assert metric(at, "R²")
