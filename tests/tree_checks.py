@@ -32,3 +32,16 @@ def profiles_agree(model, task, factuals: np.ndarray) -> int:
         np.testing.assert_array_equal(prof.p[:, cells][exact], expected[exact])
         checked += expected.size
     return checked
+
+
+def compiled_and_numpy(model, task, monkeypatch, *, n_factuals: int = 12, n_cf: int = 8):
+    """The tree generator's sets for a seeded sample of factuals, read by the compiled pair search and by the numpy
+    pair profiles (``_compiled`` off): (compiled, numpy)."""
+    import flex_core as fc
+    from flex_core.counterfactuals import _tree
+
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), n_factuals, seed=0)
+    queries = task.frame.loc[rows, task.feature_names]
+    compiled = _tree.TreeGenerator().generate(model, task, queries, n_cf=n_cf)
+    monkeypatch.setattr(_tree, "_compiled", lambda form: False)
+    return compiled, _tree.TreeGenerator().generate(model, task, queries, n_cf=n_cf)

@@ -486,7 +486,8 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
 def _compiled(form: TreeForm) -> bool:
     """The compiled pair search reads forests and binary boosting (XGBoost's float32 sums too: its cells within
     :data:`FLOAT32_WINDOW` of the threshold go to :func:`_slow_pairs`, which rescores them by the model)."""
-    return form.link == "mean" or (form.link == "sigmoid" and form.undesired in ((0,), (1,)))
+    return (form.link == "mean" or (form.link == "sigmoid" and form.undesired in ((0,), (1,)))
+            or (form.link in ("band", "band-mean") and not form.float32))
 
 
 def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near) -> np.ndarray:
@@ -513,8 +514,8 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
         g.box_lo,
         g.box_hi, g.boxes.mask, weights, g.is_number, g.n_cells, factuals, f_cell, *tables,
         axes.step, axes.direction.astype(float), axes.ordinal, levels_ok, axes.scale, limit, level_single,
-        0 if form.link == "mean" else 1, float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
-        axes.validity.threshold, FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD, MAX_PAIR_CANDIDATES)
+        _LINKS[form.link], float(form.n_trees), undesired, float(form.base[0]), form.undesired == (1,),
+        axes.validity.threshold, FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD, MAX_PAIR_CANDIDATES, _band_array(form))
     stats["pairs_read"] += int((~unsure).sum())
     stats["pair_candidates_cut"] += int(cut.sum())
     for k, a_value, b_value, s, p_value in zip(grp.tolist(), va.tolist(), vb.tolist(), size.tolist(), pv.tolist()):
@@ -525,6 +526,19 @@ def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles,
     return np.flatnonzero(unsure)
 
 
+#: The compiled pair search's link codes (``_treekernel._p_grid``).
+_LINKS = {"mean": 0, "sigmoid": 1, "band-mean": 2, "band": 3}
+
+
+def _band_array(form: TreeForm) -> np.ndarray:
+    """A regressor's band as the compiled search reads it: (above, below, inclusive, scale), NaN for no threshold."""
+    band = form.band
+    if band is None:
+        return np.zeros(4)
+    return np.array([np.nan if band.above is None else band.above, np.nan if band.below is None else band.below,
+                     float(band.inclusive), form.band_scale])
+
+
 def _pair_weights(form: TreeForm, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The leaf weights the pair search sums, and which of their outputs are undesired.
 
@@ -532,6 +546,8 @@ def _pair_weights(form: TreeForm, weights: np.ndarray) -> tuple[np.ndarray, np.n
     2-d grid of three sums per cell instead of 2K + 1, and the same P to the bit.
     """
     k = form.value.shape[1]
+    if form.link in ("band", "band-mean"):  # one output, the prediction, in both parts of the split sums
+        return weights, np.ones(1, dtype=bool)
     if form.link == "mean" and len(form.undesired) == 1:
         u = int(form.undesired[0])
         return np.ascontiguousarray(weights[:, [u, k + u, 2 * k]]), np.ones(1, dtype=bool)

@@ -19,6 +19,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: The off-band score's pinned values either side of 0.5 (as ``flex_core.data._band``).
+_BELOW_HALF = float(np.nextafter(0.5, 0.0))
+_ABOVE_HALF = float(np.nextafter(0.5, 1.0))
+
 __all__ = ["walk_near", "single_sums", "pair_search", "tree_depth", "leaf_box_arrays", "reached_leaves"]
 
 
@@ -213,10 +217,12 @@ def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_h
 
 
 @njit(cache=True, nogil=True)
-def _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole):
+def _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole, band):
     """P(undesirable) per local cell, and whether a cell within ``window`` of the threshold is not exact.
 
-    ``whole``: the sums hold a forest's whole-number leaves only (one column per output, all exact)."""
+    ``link``: 0 a forest's mean, 1 binary boosting's sigmoid, 2 and 3 a regressor's off-band score of its prediction
+    (the trees' mean, or ``base0`` + their sum; see :func:`_band_score`). ``whole``: the sums hold a forest's
+    whole-number leaves only (one column per output, all exact)."""
     k_out = undesired.shape[0]
     p = np.empty((na, nb))
     unsure = False
@@ -228,15 +234,33 @@ def _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, 
                 for c in range(k_out):
                     if undesired[c]:
                         value += (raw[i, k, c] + (0.0 if exact else raw[i, k, k_out + c])) / n_trees
-            else:
+            elif link == 1:
                 margin = base0 + raw[i, k, 0] + raw[i, k, k_out]
                 p1 = 1.0 / (1.0 + np.exp(-margin))
                 value = p1 if class_one else 1.0 - p1
+                exact = False
+            else:
+                total = raw[i, k, 0] + raw[i, k, k_out]
+                value = _band_score(total / n_trees if link == 2 else base0 + total, band)
                 exact = False
             p[i, k] = value
             if not exact and abs(value - threshold) <= window:
                 unsure = True
     return p, unsure
+
+
+@njit(cache=True, nogil=True)
+def _band_score(prediction, band):
+    """``flex_core.data.Band.score`` of one prediction; ``band`` = (above, below, inclusive, scale), NaN for no
+    threshold: 0.5 + 0.5 d / (|d| + scale), pinned one float step below 0.5 inside the band and above it outside."""
+    d = -np.inf
+    if not np.isnan(band[0]):
+        d = prediction - band[0]
+    if not np.isnan(band[1]):
+        d = max(d, band[1] - prediction)
+    undesirable = d >= 0.0 if band[2] > 0.5 else d > 0.0
+    value = 0.5 + 0.5 * d / (abs(d) + band[3])
+    return max(value, _ABOVE_HALF) if undesirable else min(value, _BELOW_HALF)
 
 
 @njit(cache=True, nogil=True)
@@ -379,7 +403,7 @@ def _all_whole(rects, n_rects, weights, k_out):
 def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_mask, weights, is_number, n_cells,
                 fx, f_cell, grid, g_start, cand_start, cand_v, cand_cell, cand_corner, cand_origin, step, direction,
                 ordinal, levels_ok, scale, limit, level_single, link, n_trees, undesired, base0, class_one, threshold,
-                window, max_cand):
+                window, max_cand, band):
     """The Pareto-minimal two-feature counterfactuals of every group (factual g_q, features g_a < g_b).
 
     A group's profile is read from the leaves its factual reaches changing nothing, one of the two features
@@ -421,7 +445,7 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
         whole = link == 0 and _all_whole(rects, n_rects, weights, undesired.shape[0])
         width = undesired.shape[0] if whole else weights.shape[1]
         raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width)
-        p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole)
+        p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole, band)
         if unsure[gi]:
             if num_a:
                 _unmark(marks_a, ea)

@@ -15,7 +15,7 @@ import pytest
 import flex_core as fc
 from flex_core.counterfactuals import decode_rows
 from flex_core.counterfactuals._treeform import left_bound, rounded_bound, tree_form
-from tests.tree_checks import profiles_agree
+from tests.tree_checks import compiled_and_numpy, profiles_agree
 
 N = 500
 
@@ -251,17 +251,11 @@ def test_grid_profiles_equal_predict_proba_on_every_cell(library, classes):
 def test_boosters_two_feature_tradeoffs_compiled_equal_numpy(library, monkeypatch):
     """Binary boosting in float64 goes through the compiled pair search, XGBoost's float32 sums through numpy: the
     compiled search gives what the numpy pair profiles give."""
-    from flex_core.counterfactuals import _tree
-
     frame = _frame(7)
     task = _task(frame)
     model = fc.FittedModel.from_estimator(_booster(library, _native(frame), (frame["label"] == "low").astype(int)), task,
                                           undesired=1)
-    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 12, seed=0)
-    queries = task.frame.loc[rows, task.feature_names]
-    compiled = _tree.TreeGenerator().generate(model, task, queries, n_cf=8)
-    monkeypatch.setattr(_tree, "_compiled", lambda form: False)
-    numpy_read = _tree.TreeGenerator().generate(model, task, queries, n_cf=8)
+    compiled, numpy_read = compiled_and_numpy(model, task, monkeypatch)
     np.testing.assert_array_equal(compiled.counterfactuals, numpy_read.counterfactuals)
     assert compiled.coverage()["tree"]["pairs_read"] > 0
 

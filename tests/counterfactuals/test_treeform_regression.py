@@ -15,6 +15,7 @@ import flex_core as fc
 from flex_core.counterfactuals import decode_rows
 from flex_core.counterfactuals._treeform import tree_form
 from tests.counterfactuals.test_treeform import _frame, _native, _points
+from tests.tree_checks import compiled_and_numpy
 
 BAND = {"above": 4.0}
 
@@ -150,3 +151,24 @@ def test_the_bound_on_a_bands_score_skips_pairs_without_losing_a_counterfactual(
     assert (bounded["pairs_skipped"] > 0) == skips and unbounded["pairs_skipped"] == 0  # below 2 every pair may reach
     np.testing.assert_array_equal(with_bound.valid, without.valid)
     np.testing.assert_array_equal(with_bound.counterfactuals, without.counterfactuals)
+
+
+@pytest.mark.parametrize("library", ["forest", "lightgbm", "hist"])
+@pytest.mark.parametrize("band", [{"above": 4.0}, {"below": 1.5, "above": 4.0, "inclusive": True}])
+def test_regressors_two_feature_tradeoffs_compiled_equal_numpy(library, band, monkeypatch):
+    """A regressor's pairs go through the compiled search with the band's score (forests and boosting in float64):
+    it gives what the numpy pair profiles give (the same counterfactuals of every case; two equally small ones may
+    come in the other order, which follows their scores' last bits, summed in another order there)."""
+    frame = _numbers(8)
+    task = _task(frame, band=band)
+    if library == "forest":
+        model = fc.fit_model(task, model="rf", cv_folds=0)
+    else:
+        estimator = _native_regressor(library, _native(frame.rename(columns={"amount": "label"})), frame["amount"])
+        model = fc.FittedModel.from_estimator(estimator, task)
+    compiled, numpy_read = compiled_and_numpy(model, task, monkeypatch)
+    np.testing.assert_array_equal(compiled.valid, numpy_read.valid)
+    for q in range(len(compiled.valid)):
+        found = [sorted(map(tuple, run.counterfactuals[q][run.valid[q]].tolist())) for run in (compiled, numpy_read)]
+        assert found[0] == found[1], q
+    assert compiled.coverage()["tree"]["pairs_read"] > 0
