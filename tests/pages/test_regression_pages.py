@@ -112,3 +112,11 @@ def test_loading_a_number_target_after_a_class_one_keeps_the_model_choice():
     at.sidebar.selectbox(key="w_sb_regressor").set_value("lr").run()
     assert not at.exception and at.session_state["sb_model"] == "lr"
     assert metric(at, "R²")
+
+
+def test_the_glossary_explains_the_off_band_score_not_a_probability():
+    at = start_band("app_pages/glossary.py")
+    text = " ".join(shown(m.value) for m in at.markdown)
+    assert "**off-band score**: What a model that predicts a number gives FLEX in place of a probability: above 0.5 " \
+           "exactly when its prediction is y above 24" in text
+    assert "P(y above 24)" not in text
