@@ -100,24 +100,30 @@ class Band:
         return float(scale) * float(margin) / (0.5 - float(margin))
 
     # -- words ------------------------------------------------------------------------------
+    def describe(self, number=format_number) -> tuple[str, str]:
+        """(the undesirable outcome, the desired one) in words, each threshold written by ``number`` (e.g. the
+        target's currency and unit, ``TaskSpec.format_target``): ("above 30", "at most 30"), ("at or above 30",
+        "below 30"), ("outside 10 to 20", "10 to 20"), ("outside 10 to 20 (ends included)", "strictly between 10 and
+        20")."""
+        if self.above is not None and self.below is not None:
+            low, high = number(self.below), number(self.above)
+            if self.inclusive:
+                return f"outside {low} to {high} (ends included)", f"strictly between {low} and {high}"
+            return f"outside {low} to {high}", f"{low} to {high}"
+        if self.above is not None:
+            value = number(self.above)
+            return (f"at or above {value}", f"below {value}") if self.inclusive else (f"above {value}", f"at most {value}")
+        value = number(self.below)
+        return (f"at or below {value}", f"above {value}") if self.inclusive else (f"below {value}", f"at least {value}")
+
     def __str__(self) -> str:
         """The undesirable outcome in words: "above 30", "at or above 30", "outside 10 to 20"."""
-        if self.above is not None and self.below is not None:
-            ends = f"{format_number(self.below)} to {format_number(self.above)}"
-            return f"outside {ends}" + (" (ends included)" if self.inclusive else "")
-        if self.above is not None:
-            return ("at or above " if self.inclusive else "above ") + format_number(self.above)
-        return ("at or below " if self.inclusive else "below ") + format_number(self.below)
+        return self.describe()[0]
 
     @property
     def desired_words(self) -> str:
         """The desired outcome in words: "at most 30", "below 30", "10 to 20"."""
-        if self.above is not None and self.below is not None:
-            ends = f"{format_number(self.below)} to {format_number(self.above)}"
-            return f"strictly between {ends.replace(' to ', ' and ')}" if self.inclusive else ends
-        if self.above is not None:
-            return ("below " if self.inclusive else "at most ") + format_number(self.above)
-        return ("above " if self.inclusive else "at least ") + format_number(self.below)
+        return self.describe()[1]
 
     def as_dict(self) -> dict:
         """The band as plain data (the JSON's ``band``)."""

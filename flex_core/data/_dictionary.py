@@ -232,15 +232,16 @@ def shipped_dictionary(kind: str) -> DataDictionary | None:
     return load_dictionary(SHIPPED_FOLDER / file) if file else None
 
 
-def apply_dictionary(features: list, dictionary) -> tuple[DataDictionary | None, list]:
+def apply_dictionary(features: list, dictionary, *, numbers=()) -> tuple[DataDictionary | None, list]:
     """(the dictionary read, the :class:`~flex_core.data.Feature` list in its words), after checking it fits them.
 
     ``dictionary`` is a :class:`DataDictionary`, a TOML path, TOML text, a mapping, or None (no words: every
-    feature's words are emptied). A feature the dictionary names takes its display name from it.
+    feature's words are emptied). A feature the dictionary names takes its display name from it. ``numbers``: other
+    columns it may word as numbers (a regression's target, under ``[features.TARGET]``).
     """
     dictionary = None if dictionary is None else load_dictionary(dictionary)
     if dictionary is not None:
-        check_dictionary(dictionary, {f.name: f.levels for f in features})
+        check_dictionary(dictionary, {**{f.name: f.levels for f in features}, **{n: () for n in numbers}})
     out = []
     for feature in features:
         words = dictionary.words(feature.name) if dictionary is not None else FeatureWords()

@@ -168,6 +168,20 @@ class TaskSpec:
         return band_of(self.undesirable)
 
     @property
+    def target_label(self) -> str:
+        """The target as the reader knows it: the dictionary's name for it (a regression's target may have one),
+        else the column name tidied ("loan_amount" -> "Loan amount")."""
+        words = self.dictionary.words(self.target) if self.dictionary else None
+        return (words.name if words else "") or tidy_name(self.target)
+
+    def format_target(self, value, *, bare: bool = False) -> str:
+        """A value of a regression's target with the dictionary's currency, format and unit ("₹25,000,000"); whole
+        numbers without decimals when every value of the target is whole. ``bare``: without currency and unit."""
+        words = self.dictionary.words(self.target) if self.dictionary else FeatureWords()
+        integer = bool(np.all(np.mod(self.frame[self.target].to_numpy(dtype=float), 1) == 0))
+        return words.number(value, integer=integer, bare=bare)
+
+    @property
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
 
@@ -176,7 +190,7 @@ class TaskSpec:
         """The undesirable outcome as the dictionary says it ("Rejected"), else its values joined by "or"."""
         given = self.dictionary.undesirable if self.dictionary else ""
         if self.band is not None:
-            return given or f"{self.target} {self.band}"
+            return given or f"{self.target_label} {self.band.describe(self.format_target)[0]}"
         return given or " or ".join(map(str, self.undesirable))
 
     @property
@@ -185,7 +199,7 @@ class TaskSpec:
         with desired values, those (a counterfactual must reach one of them)."""
         given = self.dictionary.desirable if self.dictionary else ""
         if self.band is not None:
-            return given or f"{self.target} {self.band.desired_words}"
+            return given or f"{self.target_label} {self.band.describe(self.format_target)[1]}"
         if self.desired:
             return " or ".join(map(str, self.desired))
         others = sorted({str(v) for v in pd.unique(self.frame[self.target])} - {str(v) for v in self.undesirable})
@@ -357,7 +371,8 @@ class TaskSpec:
         """The task's dictionary without the features left out of ``names`` (so it still fits the new task)."""
         if self.dictionary is None:
             return None
-        return replace(self.dictionary, features=tuple((n, w) for n, w in self.dictionary.features if n in set(names)))
+        kept = {*names, self.target}  # a regression's target keeps its words
+        return replace(self.dictionary, features=tuple((n, w) for n, w in self.dictionary.features if n in kept))
 
     def with_dictionary(self, dictionary) -> TaskSpec:
         """The same task in a dictionary's words (a DataDictionary, a TOML path, TOML text or a mapping), checked
@@ -365,7 +380,7 @@ class TaskSpec:
         # A display name the old dictionary gave goes with it; one given otherwise (a built-in's) stays.
         dictionary, features = apply_dictionary(
             [replace(f, display_name="" if f.display_name == f.words.name else f.display_name) for f in self.features],
-            dictionary)
+            dictionary, numbers=() if self.band is None else (self.target,))
         return replace(self, features=tuple(features), dictionary=dictionary,
                        _fingerprint=_fingerprint(self.frame, self.target, self.undesirable, features, self.raw_dtypes,
                                                  dictionary, self.rule_texts, self.desired))
@@ -457,7 +472,7 @@ def make_task(
                                                                              rules, missing=missing, notes=notes)
     desired = _desired_values(df, target, desired, undesirable)
     dictionary, specs, between = _features(df, feature_names, resolved_kinds, seen_levels, rules, display_names,
-                                           dictionary, constraints, notes)
+                                           dictionary, constraints, notes, target if band_of(undesirable) else None)
     return TaskSpec(
         name=name, frame=df, target=target, undesirable=undesirable, features=tuple(specs), description=description,
         notes=tuple(notes), source=source, rows_in_file=rows_in_file, desired=desired, rules=between,
@@ -466,15 +481,17 @@ def make_task(
     )
 
 
-def _features(df, feature_names, kinds, seen_levels, rules: Rules, display_names, dictionary, constraints, notes):
+def _features(df, feature_names, kinds, seen_levels, rules: Rules, display_names, dictionary, constraints, notes,
+              number_target=None):
     """(the dictionary read, the :class:`Feature` list, the constraints between them): built, constrained, checked
-    that one may change, worded, and the constraints between features parsed against them."""
+    that one may change, worded, and the constraints between features parsed against them. ``number_target``: a
+    regression's target column, which the dictionary may word as a number too."""
     specs = _build_features(df, feature_names, kinds, seen_levels, rules.ordinal_orders, rules.immutable,
                             dict(display_names or {}))
     specs = [with_constraints(f, rules.monotone.get(f.name), rules.bounds.get(f.name), rules.allowed.get(f.name))
              for f in specs]
     _check_some_mutable(specs)
-    dictionary, specs = apply_dictionary(specs, dictionary)
+    dictionary, specs = apply_dictionary(specs, dictionary, numbers=() if number_target is None else (number_target,))
     return dictionary, specs, _between(constraints, specs, notes)
 
 

@@ -120,7 +120,14 @@ def test_a_task_with_a_band_marks_the_true_numbers_in_it_and_words_it():
     task = fc.make_task(frame, target="y", undesirable={"below": 10, "above": 20})
     y = frame["y"].to_numpy()
     assert task.y.tolist() == ((y < 10) | (y > 20)).astype(int).tolist()
-    assert task.undesirable_words == "y outside 10 to 20" and task.desirable_words == "y 10 to 20"
+    assert task.undesirable_words == "Y outside 10 to 20" and task.desirable_words == "Y 10 to 20"
+    # a dictionary may word the target of a regression: its name, currency and unit
+    worded = task.with_dictionary({"features": {"y": {"name": "Loan amount", "currency": "₹"}}})
+    assert worded.target_label == "Loan amount" and worded.format_target(2500) == "₹2,500"
+    assert worded.undesirable_words == "Loan amount outside ₹10 to ₹20"
+    assert worded.desirable_words == "Loan amount ₹10 to ₹20"
+    kept = worded.with_overrides(features=["x1", "x2"])
+    assert kept.target_label == "Loan amount"  # the target's words stay when features are left out
     # a number target without a band stays refused, now naming the three ways to give one
     with pytest.raises(fc.ConfigError, match="--above T.*--below T.*--band LO:HI"):
         fc.make_task(frame, target="y", undesirable=12.5)
