@@ -69,7 +69,7 @@ if shap is not None:
                                           include=mutable, methods=(flex_name, "SHAP")),
           analysis, key="compare_rank_scatter")
     st.caption(
-        f"SHAP: {shap.explainer}, explaining {plain(reporting.probability_label(task))}; it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
+        f"SHAP: {shap.explainer}, explaining {plain(reporting.score_label(task))}; it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
         "intervals over the factuals (both methods recomputed on each resample)."
     )
     st.subheader("SHAP's own views: every factual, and one feature's dependence")

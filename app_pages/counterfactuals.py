@@ -30,11 +30,11 @@ row = st.selectbox(
 )
 cols = st.columns(3)
 probability = reporting.probability_label(task)
-cols[0].metric(f"{probability} now", f"{case.before:.0%}")
+cols[0].metric(f"{probability} now", reporting.format_prediction(task, case.before))
 cols[1].metric("Distinct counterfactuals", f"{case.n_valid} of {analysis.explainer.n_cf} requested",
                help="Each one is valid and different from the others. With minimal changes, fewer than "
                     "requested means no more were found: the model offers only so many smallest ways out.")
-cols[2].metric(f"{probability} after (mean)", "n/a" if case.after_mean is None else f"{case.after_mean:.0%}")
+cols[2].metric(f"{probability} after (mean)", "n/a" if case.after_mean is None else reporting.format_prediction(task, case.after_mean))
 highlighted_counterfactuals(task, case.table, case.changed)
 st.caption(
     f"The first line is the case as it is; each further line is an alternative the generator found that the model "

@@ -6,7 +6,7 @@ import streamlit as st
 
 import flex_core as fc
 from flex_core.data.rules import constraint_examples
-from ui import cache, reporting, rules, words
+from ui import cache, regression, reporting, rules, words
 from ui import state as S
 from ui.components import (
     chart,
@@ -44,7 +44,7 @@ st.caption(f"The first 200 of {len(task.frame):,} rows.")
 
 left, right = st.columns(2)
 with left:
-    st.subheader("Class balance")
+    st.subheader("Class balance" if task.band is None else "Rows in and out of the band")
     balance = reporting.class_balance(task)
     balance["share"] = balance["share"].map(lambda v: reporting.format_share(v, decimals=1))
     balance = balance.rename(columns={"undesirable": "explained by FLEX"})  # the outcome the pages explain, ticked
@@ -52,54 +52,62 @@ with left:
 with right:
     st.subheader(f"Model: {plain(model.label)}")
     metrics = model.metrics
-    if "test_accuracy" in metrics or "cv_accuracy_mean" in metrics:
+    if task.band is not None:  # a regressor: how far its numbers are from the true ones
+        st.markdown(plain(reporting.describe_regression(metrics, task)))
+        show_table(reporting.model_quality_table(metrics, held_out=model.trained_here, outcome=task.undesirable_words))
+        st.caption(plain(regression.evaluation_note(model)))
+    elif "test_accuracy" in metrics or "cv_accuracy_mean" in metrics:
         st.markdown(plain(reporting.describe_model(metrics, task)))
         show_table(reporting.model_quality_table(metrics, held_out=model.trained_here, outcome=task.undesirable_words))
         st.caption(plain(evaluation_caption(model)))
     else:  # no outcomes to score against (e.g. a notebook's explainer without y): no accuracy, no F1
         st.info(plain(metrics.get("note") or fc.models.NO_LABELS_NOTE))
 
-st.subheader("Model quality at a decision cutoff")
-try:
-    held_out = cache.held_out_predictions(task, model, analysis.model_id)
-except fc.FlexError as exc:
-    st.info(plain(f"No model-quality view: {exc}"))
+if task.band is not None:  # a regressor: no cutoff, calibration or curves; its errors instead, saying why
+    st.subheader("How far the model's numbers are from the true ones")
+    regression.quality_view(analysis)
 else:
-    undesirable, probability = task.undesirable_words, reporting.probability_label(task)
-    cutoff = st.slider(
-        plain(f"Decision cutoff: a case is predicted {undesirable} when {probability} is above it"), 0.0, 1.0, 0.5,
-        0.01, key="w_cutoff",
-        help=plain(f"Only this view uses it: FLEX explains the cases the model predicts {undesirable} at 0.5."),
-    )
-    quality = fc.models.quality_at_cutoff(held_out.y_true, held_out.p, cutoff)
-    left, right = st.columns(2)
-    with left:
-        chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable, desirable=task.desirable_words),
-              analysis, key="confusion_matrix", tau=False)
-        scores = quality.table()
-        scores["measure"] = scores["measure"].str.replace("(undesirable)", f"({undesirable})", regex=False)
-        for column in ("model", "always the most common outcome"):
-            scores[column] = scores[column].map(lambda v: "n/a" if v != v else reporting.format_share(v, decimals=1))
-        show_table(scores)
-        base = undesirable if quality.baseline_predicts_undesirable else task.desirable_words
-        st.caption(plain(
-            f"Precision: of the cases predicted {undesirable}, the share that are; recall: of the cases that are "
-            f"{undesirable}, the share predicted so; F1 combines the two. The baseline always predicts the most "
-            f"common outcome of these rows ({base}); n/a where a share has no cases to be taken over."
-        ))
-    with right:
-        chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id), undesirable=undesirable),
-              analysis, key="calibration", tau=False)
-        st.caption(plain(
-            f"Each point is a bin of predicted {probability} (0–0.1, 0.1–0.2, …): its mean prediction against the "
-            f"share of its cases that really are {undesirable}. On the dashed line the probabilities can be read as "
-            "chances; the bars count the cases per bin (a point over few cases says little)."
-        ))
-    rows_note = (f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows." if model.trained_here else
-                 f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows. The model was trained elsewhere, "
-                 "so these rows may include rows it was trained on, and the numbers may be optimistic.")
-    st.caption(plain(rows_note))
-    model_curves_view(analysis, quality)
+    st.subheader("Model quality at a decision cutoff")
+    try:
+        held_out = cache.held_out_predictions(task, model, analysis.model_id)
+    except fc.FlexError as exc:
+        st.info(plain(f"No model-quality view: {exc}"))
+    else:
+        undesirable, probability = task.undesirable_words, reporting.probability_label(task)
+        cutoff = st.slider(
+            plain(f"Decision cutoff: a case is predicted {undesirable} when {probability} is above it"), 0.0, 1.0, 0.5,
+            0.01, key="w_cutoff",
+            help=plain(f"Only this view uses it: FLEX explains the cases the model predicts {undesirable} at 0.5."),
+        )
+        quality = fc.models.quality_at_cutoff(held_out.y_true, held_out.p, cutoff)
+        left, right = st.columns(2)
+        with left:
+            chart(fc.plotting.confusion_matrix_figure(quality, undesirable=undesirable, desirable=task.desirable_words),
+                  analysis, key="confusion_matrix", tau=False)
+            scores = quality.table()
+            scores["measure"] = scores["measure"].str.replace("(undesirable)", f"({undesirable})", regex=False)
+            for column in ("model", "always the most common outcome"):
+                scores[column] = scores[column].map(lambda v: "n/a" if v != v else reporting.format_share(v, decimals=1))
+            show_table(scores)
+            base = undesirable if quality.baseline_predicts_undesirable else task.desirable_words
+            st.caption(plain(
+                f"Precision: of the cases predicted {undesirable}, the share that are; recall: of the cases that are "
+                f"{undesirable}, the share predicted so; F1 combines the two. The baseline always predicts the most "
+                f"common outcome of these rows ({base}); n/a where a share has no cases to be taken over."
+            ))
+        with right:
+            chart(fc.plotting.calibration_figure(cache.calibration(task, model, analysis.model_id), undesirable=undesirable),
+                  analysis, key="calibration", tau=False)
+            st.caption(plain(
+                f"Each point is a bin of predicted {probability} (0–0.1, 0.1–0.2, …): its mean prediction against the "
+                f"share of its cases that really are {undesirable}. On the dashed line the probabilities can be read as "
+                "chances; the bars count the cases per bin (a point over few cases says little)."
+            ))
+        rows_note = (f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows." if model.trained_here else
+                     f"Computed on {held_out.evaluated_on}: {len(held_out.rows):,} rows. The model was trained elsewhere, "
+                     "so these rows may include rows it was trained on, and the numbers may be optimistic.")
+        st.caption(plain(rows_note))
+        model_curves_view(analysis, quality)
 
 st.subheader("Features")
 st.caption(

@@ -111,7 +111,9 @@ else:
         st.caption(
             f"Each dot is a case the model predicts {plain(task.undesirable_words)}, placed so that similar cases sit "
             "close together "
-            f"({plain(fmap.description)}); darker means a more certain prediction; hover a dot for its row. "
+            f"({plain(fmap.description)}); darker means "
+            + (f"a larger {plain(probability)}" if fmap.numbers else "a more certain prediction")
+            + "; hover a dot for its row. "
             "The star is the query, ringed dots are its region; the right panel shows only them and the cases nearest "
             "to them. "
             + ("Faded dots do not meet the criterion. " if where else "")
@@ -144,7 +146,7 @@ if not rule:  # the cases to pick from, full width so every column shows
     cases = labelled(table, task).rename(columns={"P(undesirable)": probability})
     st.dataframe(cases, key="factual_table", on_select="rerun", selection_mode="single-row", height=380, width="stretch",
                  column_config=pinned_first(cases, hide_index=False, column_config=number_columns(
-                     task, {probability: st.column_config.NumberColumn(format="%.2f")})))
+                     task, {probability: st.column_config.NumberColumn(format="%.2f" if task.band is None else "localized")})))
     if listable > len(table):
         st.caption(f"The table lists {len(table):,} of them (those on the map first); any other can be "
                    "chosen by its row number.")

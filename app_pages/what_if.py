@@ -10,7 +10,7 @@ own link).
 import streamlit as st
 
 import flex_core as fc
-from ui import cache, reporting
+from ui import cache, regression, reporting
 from ui import state as S
 from ui import what_if as editor
 from ui.components import highlighted_counterfactuals, settings_strip
@@ -87,12 +87,15 @@ original = cache.what_if(analysis.explainer, analysis.store_id, row, {}) if edit
 
 cols = st.columns(3)
 points = round(100 * (result.probability - original.probability))
-cols[0].metric(
-    reporting.probability_label(task), f"{result.probability:.0%}",
-    delta=None if not edits else (f"{points:+d} points from row {row}" if points else f"as row {row}"),
-    delta_color="inverse" if points else "off", delta_arrow="auto" if points else "off",
-)
-cols[1].metric("Prediction", undesirable if result.predicted_undesirable else task.desirable_words)
+if task.band is not None:  # a regressor: the predicted number, and whether it is in the band
+    regression.what_if_metrics(cols, task, model, result, original, row)
+else:
+    cols[0].metric(
+        reporting.probability_label(task), f"{result.probability:.0%}",
+        delta=None if not edits else (f"{points:+d} points from row {row}" if points else f"as row {row}"),
+        delta_color="inverse" if points else "off", delta_arrow="auto" if points else "off",
+    )
+    cols[1].metric("Prediction", undesirable if result.predicted_undesirable else task.desirable_words)
 if result.counterfactuals is None:
     cols[2].metric("Minimal counterfactuals", "none needed")
     st.success(plain(f"The model predicts this case {task.desirable_words}, not {undesirable}: there is nothing to change, so no "

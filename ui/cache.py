@@ -39,7 +39,7 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
-from ui import cluster, paths
+from ui import cluster, paths, url_state
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
 from ui.shelf import Shelf
@@ -168,7 +168,8 @@ def load_task(key: str, data: bytes | None) -> fc.TaskSpec:
         return fc.data.load_csv(
             origin,
             target=source["target"],
-            undesirable=source["undesirable"],
+            # a number's band (the form's, checked there), else the undesirable classes
+            undesirable=url_state.library_band(source["band"]) if source.get("band") else source["undesirable"],
             desired=source.get("desired") or (),
             immutable=source.get("immutable", ()),
             use_identifiers=source.get("use_identifiers", ()),
@@ -322,6 +323,12 @@ def held_out_predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: s
     return fc.models.held_out_predictions(_task, _model)
 
 
+@shared(copy=True, spinner="Scoring the cases…")
+def predictions(_task: fc.TaskSpec, _model: fc.FittedModel, identity: str) -> pd.Series:
+    """A regressor's predicted number for every row of the data, indexed by row id (``identity``: the model id)."""
+    return pd.Series(_model.predict_value(_task.X), index=_task.frame.index)
+
+
 @shared(copy=True)
 def factual_map(_explainer: fc.FlexExplainer, identity: str) -> FactualMap:
     """The 2-D map of the explainer's factuals (``identity``: its model id)."""
@@ -330,8 +337,13 @@ def factual_map(_explainer: fc.FlexExplainer, identity: str) -> FactualMap:
 
 @shared(copy=True, spinner="Scoring the cases…")
 def factual_probabilities(_explainer: fc.FlexExplainer, identity: str) -> pd.Series:
-    """P(undesirable) of every factual, indexed by row id (``identity``: the model id)."""
-    return _explainer.factual_probabilities()
+    """P(undesirable) of every factual, indexed by row id (``identity``: the model id); a regressor's predicted
+    number, which the pages show in its place (its off-band score would read as a chance)."""
+    probabilities = _explainer.factual_probabilities()
+    if _explainer.model.band is None:
+        return probabilities
+    rows = probabilities.index
+    return pd.Series(_explainer.model.predict_value(_explainer.task.X.loc[rows]), index=rows)
 
 
 @shared(copy=True)

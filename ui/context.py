@@ -92,7 +92,7 @@ class Analysis:
         return cache.factual_map(self.explainer, self.model_id)
 
     def factual_probabilities(self):
-        """P(undesirable) of every factual, by row id."""
+        """P(undesirable) of every factual, by row id (a regressor's predicted number)."""
         return cache.factual_probabilities(self.explainer, self.model_id)
 
     def necessity_sufficiency(self, rows):

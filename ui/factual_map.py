@@ -24,7 +24,8 @@ class FactualMap:
     Attributes
     ----------
     frame : DataFrame with columns ``row``, ``x``, ``y``, ``probability``
-        One line per factual; ``probability`` is P(undesirable) from the model.
+        One line per factual; ``probability`` is P(undesirable) from the model (a regressor's: its predicted number,
+        see :attr:`numbers`).
     explained : ndarray of shape (2,)
         For a PCA map, the share of the (standardised) variance each axis explains; zeros for Isomap,
         whose axes have no such share.
@@ -45,6 +46,7 @@ class FactualMap:
     sample_size: int = 0  # rows the map was fitted on (rows added later by ``including`` are not part of it)
     method: str = "pca"
     fitted_on: int = 0  # rows the embedding was fitted on (Isomap fits on a sample, then places every row)
+    numbers: bool = False  # the colour is a regressor's predicted number, not P(undesirable)
 
     def including(self, task: TaskSpec, model: FittedModel, rows: Sequence[int]) -> FactualMap:
         """This map with ``rows`` added where they belong, when a sample left them out (e.g. a query and its region).
@@ -58,7 +60,7 @@ class FactualMap:
         encoded = _encode(task, model, task.X.loc[missing])[1]
         coords = _place(embedding, ((encoded - mean)[:, keep] / scale), signs) + _jitter(missing, jitter)
         added = pd.DataFrame({"row": missing, "x": coords[:, 0], "y": coords[:, 1],
-                              "probability": model.predict_proba(task.X.loc[missing])[:, 1]})
+                              "probability": _colour(model, task.X.loc[missing])})
         return replace(self, frame=pd.concat([self.frame, added], ignore_index=True))
 
     @property
@@ -156,11 +158,15 @@ def project_factuals(task: TaskSpec, model: FittedModel, rows: Sequence[int], *,
     coords *= signs
     jitter = JITTER * (coords.std(axis=0) if method == "isomap" else np.zeros(2))
     coords += _jitter(rows, jitter)
-    probability = model.predict_proba(X)[:, 1]
-    frame = pd.DataFrame({"row": rows, "x": coords[:, 0], "y": coords[:, 1], "probability": probability})
+    frame = pd.DataFrame({"row": rows, "x": coords[:, 0], "y": coords[:, 1], "probability": _colour(model, X)})
     return FactualMap(frame=frame, explained=explained, space=space, total=total,
                       projection=(mean, keep, scale[keep], embedding, signs, jitter), sample_size=len(rows),
-                      method=method, fitted_on=fitted_on)
+                      method=method, fitted_on=fitted_on, numbers=model.band is not None)
+
+
+def _colour(model, X: pd.DataFrame) -> np.ndarray:
+    """A dot's colour: P(undesirable), or a regressor's predicted number (its off-band score would read as a chance)."""
+    return model.predict_value(X) if model.band is not None else model.predict_proba(X)[:, 1]
 
 
 def _place(embedding, standardised: np.ndarray, signs: np.ndarray) -> np.ndarray:
@@ -265,7 +271,7 @@ def factual_map_figure(
     # Traces are plain dicts, put into the figure at the end without Plotly's validation: validating the
     # 1,600-dot traces took about 0.2 s on every click on the map (tests validate the figure instead).
     panel = {"frame": frame, "meets": meets, "faded": meeting is not None, "lookup": lookup, "region": region,
-             "query_row": query_row, "probability": probability}
+             "query_row": query_row, "probability": probability, "numbers": fmap.numbers}
     traces = _panel_traces(np.ones(len(frame), bool), 1 if has_query else None, **panel)
     _map_axes(fig, fmap)
     if query_row is not None:
@@ -305,7 +311,7 @@ def _map_axes(fig: go.Figure, fmap: FactualMap) -> None:
 
 def _panel_traces(rows_mask: np.ndarray, col: int | None, *, frame: pd.DataFrame, meets: np.ndarray, faded: bool,
                   lookup: pd.DataFrame, region: list[int], query_row: int | None,
-                  probability: str = "P(undesirable)") -> list[dict]:
+                  probability: str = "P(undesirable)", numbers: bool = False) -> list[dict]:
     """One panel's traces: the factuals in ``rows_mask``, then the region's members and the query (when there are)."""
     part = frame[rows_mask]
     part_meets = meets[rows_mask]
@@ -323,8 +329,8 @@ def _panel_traces(rows_mask: np.ndarray, col: int | None, *, frame: pd.DataFrame
                 size=6 if main else 11,
                 color=as_floats(part["probability"]),
                 colorscale=ORANGE_RED,
-                cmin=0.5,
-                cmax=1.0,
+                cmin=None if numbers else 0.5,  # a predicted number: its own range
+                cmax=None if numbers else 1.0,
                 showscale=main,
                 # The title sits beside the bar, not above it, where it ran into the "1" tick.
                 colorbar=dict(title=dict(text=probability, side="right"), thickness=12, x=1.0, xpad=4),
@@ -332,7 +338,8 @@ def _panel_traces(rows_mask: np.ndarray, col: int | None, *, frame: pd.DataFrame
                 line=dict(color=["#7f1d1d" if m and faded else "white" for m in part_meets],
                           width=[1.2 if m and faded else 0.5 for m in part_meets]),
             ),
-            hovertemplate="row %{customdata[0]}<br>" + probability + " = %{marker.color:.2f}<extra></extra>",
+            hovertemplate="row %{customdata[0]}<br>" + probability + (" = %{marker.color:,.4~g}" if numbers else
+                                                                      " = %{marker.color:.2f}") + "<extra></extra>",
             showlegend=False,
         ),
         col,

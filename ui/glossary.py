@@ -67,8 +67,17 @@ TERMS: dict[str, str] = {
 }
 
 
-def outcome_words() -> tuple[str, str] | None:
-    """(undesirable, desirable) in the active dataset's words, or None without an analysis (the sidebar says why)."""
+#: A regression's entry in place of "P({bad})": what its model gives FLEX instead of a probability.
+OFF_BAND_SCORE = ("off-band score", "What a model that predicts a number gives FLEX in place of a probability: above "
+                  "0.5 exactly when its prediction is {bad}, nearer 1 the further outside the band, below 0.5 when it "
+                  "is {good}. A counterfactual counts when it is clearly below one half: its prediction lies inside the "
+                  "band by the margin (in the target's units) the sidebar's validity note gives. The pages show the "
+                  "predicted number itself; SHAP, LIME and the ICE curves explain this score.")
+
+
+def outcome_words() -> tuple[str, str, bool] | None:
+    """(undesirable, desirable, whether the outcome is a number's band) in the active dataset's words, or None without
+    an analysis (the sidebar says why)."""
     import flex_core as fc
     from ui.context import build_analysis
 
@@ -76,13 +85,19 @@ def outcome_words() -> tuple[str, str] | None:
         task = build_analysis().task
     except fc.FlexError:
         return None
-    return task.undesirable_words, task.desirable_words
+    return task.undesirable_words, task.desirable_words, task.band is not None
 
 
-def glossary(undesirable: str = "undesirable", desirable: str = "desirable") -> list[tuple[str, str]]:
-    """(term, meaning) pairs, the outcome named in the data's words ("Rejected", "Approved")."""
+def glossary(undesirable: str = "undesirable", desirable: str = "desirable",
+             regression: bool = False) -> list[tuple[str, str]]:
+    """(term, meaning) pairs, the outcome named in the data's words ("Rejected", "Approved"); for a number's band
+    (``regression``), the off-band score in place of the probability."""
     words = {"bad": undesirable, "good": desirable}
-    return [(term.format(**words), meaning.format(**words)) for term, meaning in TERMS.items()]
+    terms = {**TERMS}
+    if regression:
+        terms = {OFF_BAND_SCORE[0] if term == "P({bad})" else term: OFF_BAND_SCORE[1] if term == "P({bad})" else meaning
+                 for term, meaning in TERMS.items()}
+    return [(term.format(**words), meaning.format(**words)) for term, meaning in terms.items()]
 
 
 def mean_versus_pooled(counts, *, flex: str = "FLEX at τ = 0", dice: str = "DiCE Alg. 2") -> str:

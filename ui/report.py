@@ -55,6 +55,9 @@ def _found_and_groups(analysis: Analysis) -> dict:
 
 def _quality_results(analysis: Analysis) -> dict:
     """The model's curves on its held-out rows (or why there are none), and permutation importance if it ran."""
+    if analysis.task.band is not None:  # a regressor: the curves of a classifier do not apply (Data & model says why)
+        return {"curves_note": "No ROC, precision-recall or gain curves: the model predicts a number, not the chance "
+                               "of an outcome."}
     try:
         curves = cache.model_curves(analysis.task, analysis.model, analysis.model_id)
     except fc.FlexError as exc:

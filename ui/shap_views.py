@@ -31,7 +31,7 @@ def shap_summary_views(analysis: Analysis, shap: fc.compare.ShapImportance) -> N
     labels = {f.name: f.label for f in task.features}
     chart(fc.plotting.shap_beeswarm_figure(shap, task), analysis, key="compare_shap_beeswarm", tau=False)
     st.caption(plain(
-        f"Each dot is one factual: where it sits is how far that feature pushes its {reporting.probability_label(task)} "
+        f"Each dot is one factual: where it sits is how far that feature pushes its {reporting.score_label(task)} "
         f"up (right) or down (left); its colour is the case's value of the feature (blue low, red high among these factuals; levels in "
         "their order)."))
     names = list(shap.feature_names)
@@ -92,7 +92,7 @@ def _ice(analysis: Analysis, row: int, local: fc.FlexResult) -> None:
                            format_func=lambda n: labels[n], key="w_compare_ice_feature")
     curves = run_or_stop(cache.dependence_curves, analysis.explainer, analysis.store_id, feature, row)
     valid_below = curves.threshold - float(analysis.explainer.factual_selection.get("margin", 0.0))
-    chart(fc.plotting.ice_figure(curves, probability=reporting.probability_label(task), valid_below=valid_below),
+    chart(fc.plotting.ice_figure(curves, probability=reporting.score_label(task), valid_below=valid_below),
           analysis, key="compare_ice", tau=False)
     words = (f"Each grey line is one of {len(curves.rows) - 1} cases drawn from the data, with only "
              f"{labels[feature]} moved along the axis and everything else kept; the black line is their average (the "

@@ -6,9 +6,11 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
+from flex_core.formatting import format_number
 from flex_core.limits import LIMITS, check
 from ui import cache, paths, reporting
 from ui import state as S
+from ui.band import band_form
 from ui.context import Analysis, active_model, quiet_analysis
 from ui.glossary import TERMS_TOGGLE
 from ui.text import plain
@@ -35,6 +37,7 @@ def activate(source: dict, *, model: str, encoding: str, seed: int, cv_folds: in
                  "Check it is a CSV with one row per case. The previous dataset stays active.")
         return False
     st.session_state[S.DATASET] = source
+    st.session_state[S.BAND] = source.get("band")  # a numeric target's band, which the link then carries
     S.reset_analysis()
     return True
 
@@ -93,23 +96,28 @@ def _csv_form() -> None:
     single = single_value_columns(frame)
     if single:
         st.error(plain(single_value_message(single)))
-    numbers = fc.data.number_columns(frame)  # offered so that picking one says why it cannot be the outcome
+    numbers = fc.data.number_columns(frame)  # a number as the outcome: the form asks for its band
+    kept = st.session_state[S.BAND]  # a link's or a reload's band: the form starts from its target
+    if kept and kept["target"] in numbers and "sb_csv_target" not in st.session_state:
+        st.session_state["sb_csv_target"] = kept["target"]
     target = st.selectbox("Target column (the outcome)", [*outcomes, *numbers], key="sb_csv_target",
                           index=None if single else 0, placeholder="Choose the outcome column",
                           format_func=lambda c: f"{c} (a number)" if c in numbers else c,
-                          help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows.")
+                          help=f"Columns with 2 to {fc.data.MAX_OUTCOME_LEVELS} different values, each in at least two rows, "
+                               "or a column of numbers (you then say which of its values are undesirable).")
     if target is None:
         return
-    if target in numbers:
-        st.error(plain(number_target_message(target, frame[target])))
-        return
-    values = sorted(frame[target].dropna().astype(str).unique().tolist())
-    undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
-    desired = st.multiselect(
-        "Outcome a way out must reach (optional)", [v for v in values if v not in undesirable], key="sb_csv_desired",
-        help="With more than two outcomes: a counterfactual counts only when the model predicts this one (with the "
-             "validity margin), not merely another outcome that is not undesirable. Empty: any other outcome.",
-    ) if len(values) > 2 else []
+    if target in numbers:  # a measured number: its band of undesirable values, never one value against the rest
+        band, undesirable, desired = band_form(frame, target), [], []
+    else:
+        band = None
+        values = sorted(frame[target].dropna().astype(str).unique().tolist())
+        undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
+        desired = st.multiselect(
+            "Outcome a way out must reach (optional)", [v for v in values if v not in undesirable], key="sb_csv_desired",
+            help="With more than two outcomes: a counterfactual counts only when the model predicts this one (with the "
+                 "validity margin), not merely another outcome that is not undesirable. Empty: any other outcome.",
+        ) if len(values) > 2 else []
     immutable = st.multiselect(
         "Features that cannot change", [c for c in frame.columns if c != target], key="sb_csv_immutable"
     )
@@ -124,13 +132,13 @@ def _csv_form() -> None:
     words = st.file_uploader("Data dictionary (optional)", type=["toml"], key="sb_csv_dictionary",
                              help="A TOML file with the features' display names, units, formats, currencies and level "
                                   "words and the outcome's words (see docs/data-dictionary.md).")
-    if st.button("Load CSV", key="sb_csv_load", type="primary"):
-        if not undesirable:
+    if st.button("Load CSV", key="sb_csv_load", type="primary", disabled=target in numbers and band is None):
+        if target not in numbers and not undesirable:
             st.error("Pick at least one undesirable outcome value before loading.")
             return
-        source = {"kind": "csv", "data": data, "filename": upload.name, "target": target,
-                  "undesirable": undesirable, "immutable": immutable, "use_identifiers": use_identifiers,
-                  "missing": missing, **({"desired": desired} if desired else {})}
+        outcome = {"band": band} if band is not None else {"undesirable": undesirable, **({"desired": desired} if desired else {})}
+        source = {"kind": "csv", "data": data, "filename": upload.name, "target": target, **outcome,
+                  "immutable": immutable, "use_identifiers": use_identifiers, "missing": missing}
         if words is not None:
             try:
                 source["dictionary"] = words.getvalue().decode("utf-8")
@@ -138,14 +146,6 @@ def _csv_form() -> None:
                 st.error("The data dictionary is not UTF-8 text: save the TOML file as UTF-8. The previous dataset stays active.")
                 return
         activate(source, **_model_settings())
-
-
-def number_target_message(name: str, column) -> str:
-    """Why a column of measured numbers cannot be the outcome, and what to do instead (one message)."""
-    return (f"{name} holds numbers ({column.nunique():,} different values), not classes: FLEX explains an outcome of "
-            f"2 to {fc.data.MAX_OUTCOME_LEVELS} classes, and one of these numbers against all the others would mean "
-            f"nothing. Pick a column of classes as the outcome, or add one made from {name} to the file (e.g. high "
-            "when it is above a threshold you choose); a band of the number itself (regression) is not supported yet.")
 
 
 def _paper_form(kind: str) -> None:
@@ -242,6 +242,12 @@ VALIDITY_NOTE = ("A counterfactual counts when the model's probability of the un
                  "(P < 0.5); a tie at 0.5 never counts.")
 
 
+#: What the margin means for a number target (flex_core.data.Band.score: docs/generators.md#regression-targets).
+BAND_VALIDITY_NOTE = (" For a number target the probability is its off-band score, so the margin is in the target's "
+                      "units: the predicted number must lie inside the desired band by s × margin / (0.5 − margin), "
+                      "s a tenth of the target's standard deviation (0 with margin 0).")
+
+
 def _predicted(analysis) -> str:
     """"1,612 predicted" or, when cases are left out as borderline or memorised, "1,505 factuals of 1,612 predicted"."""
     pool = len(analysis.pool)
@@ -265,7 +271,7 @@ def _generator_settings(name: str) -> None:
     changed = {}
     with st.expander("Generator settings"):
         if "margin" in defaults and "radius" in defaults:
-            st.caption(VALIDITY_NOTE)
+            st.caption(VALIDITY_NOTE + (BAND_VALIDITY_NOTE if st.session_state[S.DATASET].get("band") else ""))
         for setting, default in defaults.items():
             key = S.generator_setting_key(name, setting)
             label = setting.replace("_", " ")
@@ -307,6 +313,24 @@ def multiclass_note(model: fc.FittedModel, task: fc.TaskSpec | None = None) -> s
             f"the others ({', '.join(desired)}) as desired (one against the rest).")
 
 
+#: What each of fc.models.MODELS fits for a number target (the fitted model's ``label``; a test holds them equal).
+REGRESSOR_LABELS = {"rf": "Random forest regressor (100 trees)", "gb": "Histogram gradient boosting regressor",
+                    "lr": "Linear regression"}
+
+def _regressor_box() -> None:
+    """The model choice for a number target, named as the regressors it fits. A widget of its own (not the
+    classifier box's key): a box whose option words change between runs would hand back the old words as the
+    setting."""
+    options = list(fc.models.MODELS)
+    st.selectbox("Regressor", options, index=options.index(st.session_state[S.MODEL]), key=REGRESSOR_KEY,
+                 on_change=S.bind(REGRESSOR_KEY, S.MODEL), format_func=lambda m: REGRESSOR_LABELS[m],
+                 help="For a number target the model of the same kind that predicts a number: a random forest or "
+                      "gradient-boosting regressor, or a linear regression.")
+
+
+#: The regressor box's widget key.
+REGRESSOR_KEY = "w_sb_regressor"
+
 #: The sidebar's label for the model a project folder brings (in place of "Train here").
 PROJECT_MODEL = "The project's model"
 
@@ -347,8 +371,11 @@ def render_sidebar() -> Analysis | None:
         elif st.session_state[S.DATASET]["kind"] == "project":
             st.caption("The project folder's own model is active.")
         else:
-            st.selectbox("Classifier", list(fc.models.MODELS), **S.bound(S.MODEL, fc.models.MODELS),
-                         format_func=lambda m: fc.models.MODELS[m])
+            if st.session_state[S.DATASET].get("band"):  # a number target: the same kind of model, as a regressor
+                _regressor_box()
+            else:
+                st.selectbox("Classifier", list(fc.models.MODELS), **S.bound(S.MODEL, fc.models.MODELS),
+                             format_func=lambda m: fc.models.MODELS[m])
             st.radio("Categorical encoding", ("onehot", "label"), **S.bound(S.ENCODING, ("onehot", "label")), horizontal=True)
             st.number_input("Cross-validation folds (0 skips it)", step=1, **_range("cv_folds"), **S.bound(S.CV_FOLDS))
             st.number_input("Cross-validate on at most this many rows", step=1000, **_range("cv_rows"), **S.bound(S.CV_ROWS),
@@ -405,7 +432,12 @@ def _show_active(analysis: Analysis, dataset_slot, metrics_slot) -> None:
                 + multiclass_note(analysis.model, analysis.task))
     )
     left, right = metrics_slot.columns(2)
-    if "cv_accuracy_mean" in metrics:
+    if task.band is not None and metrics.get("test_mae") is not None:  # a regressor: its numbers' errors
+        left.metric("R²", f"{metrics['test_r2']:.2f}", help="1 is exact, 0 no better than predicting the average "
+                    f"({metrics.get('evaluated_on', 'the test rows')})")
+        right.metric("Mean error", format_number(metrics["test_mae"]),
+                     help=f"Mean absolute error; predicting the average: {format_number(metrics['baseline_mae'])}")
+    elif "cv_accuracy_mean" in metrics:
         left.metric("CV accuracy", f"{metrics['cv_accuracy_mean']:.1%}", help=f"± {metrics['cv_accuracy_std']:.1%} over {metrics['cv_folds']} folds")
         _f1_metric(right, metrics, "cv_f1_undesirable_mean", "cv_f1_mean", task.undesirable_words, "CV ")
     elif "test_accuracy" in metrics:

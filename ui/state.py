@@ -77,6 +77,8 @@ WHISKERS = "whiskers"  # "interval" (95% interval of F, default) or "std"
 TERMS = "terms"  # True: the pages name the analyst's terms (F_j, τ, r, q) beside the plain words (ui.glossary.term)
 WHATIF_ROW = "whatif_row"  # the row the what-if editor starts from (any row of the data), or None
 WHATIF_EDITS = "whatif_edits"  # {feature: value} where the what-if case differs from that row
+BAND = "band"  # the numeric target's band ({"target", "above", "below", "inclusive"}, ui/band.py) of the active
+#                upload, or the one a link or reload named, which the CSV form starts from; None for a class outcome
 
 
 def _defaults() -> dict[str, Any]:
@@ -131,6 +133,7 @@ def _defaults() -> dict[str, Any]:
         TERMS: view["terms"],
         WHATIF_ROW: None,
         WHATIF_EDITS: {},
+        BAND: None,
     }
 
 
@@ -189,8 +192,10 @@ def apply_view(view: Mapping[str, Any]) -> None:
         paths.confine(rest, folder=kind == "project")
         _check_readable({"kind": kind, "path": rest} | ({"missing": view["missing"]} if kind == "accidents" else {}))
     if kind == url_state.UPLOAD:
+        kept = " and the band of its target" if view.get("band") else ""
         s[LINK_ERROR] = (f"This view was made on an uploaded file ({rest or 'a CSV'}), which a link or a reload "
-                         "cannot bring back: upload it again. The model and generator settings were applied.")
+                         f"cannot bring back: upload it again. The model and generator settings{kept} were applied.")
+        s[BAND], s[SOURCE] = view.get("band"), SOURCE_KINDS[1]  # the CSV form is open, starting from the band
     elif kind == "builtin" and rest in fc.data.BUILTIN_DATASETS:
         s[DATASET] = {"kind": "builtin", "name": rest}
         s[BUILTIN] = rest
@@ -370,6 +375,7 @@ def current_view() -> dict[str, Any]:
         "rule": None if not s[RULE] else [c.as_dict() for c in s[RULE]],
         "whatif_row": s[WHATIF_ROW],
         "whatif_edits": dict(s[WHATIF_EDITS]),
+        "band": None if s[BAND] is None else dict(s[BAND]),
     }
 
 

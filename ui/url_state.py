@@ -9,6 +9,7 @@ current view and a reload (F5) restores it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -16,11 +17,13 @@ from urllib.parse import urlencode
 from flex_core import ConfigError
 from flex_core.counterfactuals import GENERATORS, REFINE_MODES
 from flex_core.data import KINDS
+from flex_core.formatting import format_number
 from flex_core.importance import DEFAULT_TAU
 from flex_core.limits import LIMITS, check
 from flex_core.models import MODELS
 
-__all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link"]
+__all__ = ["VIEW_DEFAULTS", "PREFIXED", "UPLOAD", "view_to_query_params", "view_from_query_params", "view_link",
+           "check_band", "library_band"]
 
 #: What a link reproduces and the value each field has when absent.
 VIEW_DEFAULTS: dict[str, Any] = {
@@ -52,6 +55,7 @@ VIEW_DEFAULTS: dict[str, Any] = {
     "rule": None,  # the rule-defined region shown: [{"feature", "op", "value"}], carried as one JSON parameter
     "whatif_row": None,  # the row the what-if editor starts from
     "whatif_edits": {},  # {feature: value} where the what-if case differs from that row, carried as one JSON parameter
+    "band": None,  # a numeric target's band: {"target", "above", "below", "inclusive"} (ui/band.py), one JSON parameter
 }
 #: Fields holding {name: value}, carried as one parameter per name: ``PREFIX.NAME=value``.
 PREFIXED = {"tau_features": "tau", "kinds": "kind", "generator_settings": "gen"}
@@ -68,6 +72,10 @@ def _text(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+#: The fields of a band beside its target (the keys of the band make_task takes).
+BAND_FIELDS = ("above", "below", "inclusive")
 
 
 def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
@@ -106,6 +114,11 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
         elif key == "whatif_edits":
             if value:
                 params[key] = json.dumps(dict(sorted(value.items())), separators=(",", ":"), ensure_ascii=False)
+        elif key == "band":
+            if value:
+                params[key] = json.dumps({k: int(v) if isinstance(v, float) and v.is_integer() else v
+                                          for k, v in value.items() if v is not None},
+                                         separators=(",", ":"), ensure_ascii=False, sort_keys=True)
         elif value is not None and value != default:
             params[key] = _text(value)
     return params
@@ -155,6 +168,11 @@ def _parse(key: str, value: str, view: dict) -> None:
         view[key] = _rule(json.loads(value)) if value else None
     elif key == "constraints":
         view[key] = _texts(json.loads(value)) if value else []
+    elif key == "band":
+        try:
+            view[key] = _band(json.loads(value)) if value else None
+        except ConfigError as exc:
+            raise ConfigError(f"Link parameter band={value!r}: {exc}") from None
     elif key == "words":
         view[key] = json.loads(value) if value else None
         if view[key] is not None and not isinstance(view[key], dict):
@@ -166,6 +184,40 @@ def _texts(items) -> list[str]:
     if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
         raise ValueError
     return list(items)
+
+
+def _band(item) -> dict:
+    """A band from its JSON: the target's name, its finite threshold(s) "above" and/or "below", and whether a
+    threshold itself is undesirable; checked as the library's band (a reversed range is refused, saying so)."""
+    if not isinstance(item, dict) or not isinstance(item.get("target"), str) or set(item) - {"target", *BAND_FIELDS}:
+        raise ValueError
+    ends = {k: item.get(k) for k in ("above", "below")}
+    if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v))
+           for v in ends.values()):
+        raise ValueError
+    if not isinstance(item.get("inclusive", False), bool):
+        raise ValueError
+    band = {"target": item["target"], **{k: None if v is None else float(v) for k, v in ends.items()},
+            "inclusive": item.get("inclusive", False)}
+    check_band(band)
+    return band
+
+
+def check_band(band: Mapping) -> None:
+    """A ConfigError saying what to fix when ``band`` cannot be used: no threshold, or a range whose low end is not
+    below its high end (the library's own check, met before any task is made from the band)."""
+    above, below = band.get("above"), band.get("below")
+    if above is None and below is None:
+        raise ConfigError("A band needs a threshold: above T, below T, or both (outside LO:HI).")
+    if above is not None and below is not None and not below < above:
+        raise ConfigError(f"The band's low end ({format_number(below)}) must be below its high end "
+                          f"({format_number(above)}).")
+
+
+def library_band(band: Mapping) -> dict:
+    """The app's ``{"target", "above", "below", "inclusive"}`` as the library takes a band (``make_task``'s
+    ``undesirable``): its threshold(s) and ``inclusive``."""
+    return {**{k: band[k] for k in ("above", "below") if band.get(k) is not None}, "inclusive": bool(band.get("inclusive"))}
 
 
 def _rule(items) -> list[dict]:

@@ -80,7 +80,7 @@ def test_a_file_with_an_empty_column_loads_without_it_and_says_so():
     at = start("toy2d")
     at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
     at.sidebar.get("file_uploader")[0].set_value(("empty.csv", content, "text/csv")).run()
-    # Not the empty column; speed only marked as a number (picking it says why it cannot be the outcome).
+    # Not the empty column; speed marked as a number (picking it asks for its band: tests/pages/test_band_form.py).
     assert at.sidebar.selectbox(key="sb_csv_target").options == ["road", "y", "speed (a number)"]
     at.sidebar.selectbox(key="sb_csv_target").set_value("y").run()
     at.sidebar.multiselect(key="sb_csv_undesirable").set_value(["severe"]).run()
@@ -124,19 +124,3 @@ def _task_features(at):
 
     return load_base_task(at.session_state["dataset"]).features
 
-
-def test_a_number_column_picked_as_the_outcome_gets_one_error_and_nothing_loads():
-    """Issue 38: a number column is offered (marked as one) and picking it says why it cannot be the outcome."""
-    content = "\n".join(["speed,road,y", *LINES]).encode()
-    at = start("toy2d")
-    at.sidebar.radio(key="w_sb_source").set_value("CSV upload").run()
-    at.sidebar.get("file_uploader")[0].set_value(("numbers.csv", content, "text/csv")).run()
-    target = at.sidebar.selectbox(key="sb_csv_target")
-    assert target.options == ["road", "y", "speed (a number)"]
-    target.set_value("speed").run()
-    assert not at.exception
-    shown = errors(at)
-    assert len(shown) == 1 and shown[0].startswith("speed holds numbers ("), shown
-    assert "Pick a column of classes as the outcome" in shown[0]
-    assert not [m for m in at.sidebar.multiselect if m.key == "sb_csv_undesirable"]  # no value to pick against the rest
-    assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}

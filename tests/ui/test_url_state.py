@@ -150,3 +150,19 @@ def test_constraints_between_features_travel_in_the_link():
     assert url_state.view_from_query_params(cleared)["constraints"] == []
     with pytest.raises(fc.ConfigError, match="Link parameter constraints"):
         url_state.view_from_query_params({"constraints": '{"a": 1}'})
+
+
+def test_a_numeric_targets_band_round_trips_and_a_bad_one_is_refused():
+    band = {"target": "loan amount", "above": 25_000_000.0, "below": None, "inclusive": True}
+    params = url_state.view_to_query_params({**url_state.VIEW_DEFAULTS, "band": band})
+    assert params == {"band": '{"above":25000000,"inclusive":true,"target":"loan amount"}'}
+    assert url_state.view_from_query_params(params)["band"] == band
+    outside = {"target": "y", "above": 20.0, "below": 8.5, "inclusive": False}
+    assert url_state.view_from_query_params(url_state.view_to_query_params({"band": outside}))["band"] == outside
+    assert url_state.view_from_query_params({})["band"] is None
+    for bad in ('{"target":"y","sideways":1}', '{"target":"y"}', '{"target":"y","below":"x"}', '{"target":"y","above":true}',
+                '{"target":"y","above":1,"inclusive":"yes"}', '[1]', '{"above":1}', '{"target":"y","above":NaN}'):
+        with pytest.raises(fc.ConfigError, match="Link parameter band="):
+            url_state.view_from_query_params({"band": bad})
+    with pytest.raises(fc.ConfigError, match=r"band=.*low end \(20\) must be below its high end \(8\)"):
+        url_state.view_from_query_params({"band": '{"target":"y","above":8,"below":20}'})

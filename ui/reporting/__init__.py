@@ -31,6 +31,7 @@ from ._readings import (
     describe_passengers,
     describe_r_interval,
     describe_regional,
+    describe_regression,
     describe_tau_sweep,
     describe_what_must_change,
     feature_lists,
@@ -55,6 +56,7 @@ from ._tables import (
     dataset_label,
     display_case_table,
     feature_table,
+    format_prediction,
     header,
     human_table,
     importance_table,
@@ -63,8 +65,9 @@ from ._tables import (
     model_quality_table,
     probability_label,
     regional_table,
+    score_label,
     settings_table,
     table_constraints,
 )
 
-__all__ = ["describe_settings", "describe_all_zero", "settings_of", "tau_text", "describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "describe_what_must_change", "describe_generator_sensitivity", "generator_sensitivity_table", "describe_retrain", "retrain_table", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties", "describe_r_interval", "feature_table", "table_constraints", "class_balance", "counterfactual_table", "display_case_table", "header", "mode_words", "probability_label", "region_title", "multiple_testing_caveat", "describe_found_regions", "describe_group_replication", "describe_region_replication", "found_regions_table", "groups_table", "describe_model_curves", "describe_permutation"]
+__all__ = ["describe_settings", "describe_all_zero", "settings_of", "tau_text", "describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "describe_regression", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "describe_what_must_change", "describe_generator_sensitivity", "generator_sensitivity_table", "describe_retrain", "retrain_table", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties", "describe_r_interval", "feature_table", "table_constraints", "class_balance", "counterfactual_table", "display_case_table", "header", "mode_words", "probability_label", "format_prediction", "score_label", "region_title", "multiple_testing_caveat", "describe_found_regions", "describe_group_replication", "describe_region_replication", "found_regions_table", "groups_table", "describe_model_curves", "describe_permutation"]

@@ -521,6 +521,28 @@ def describe_model(metrics: Mapping, task: TaskSpec) -> str:
     return text
 
 
+def describe_regression(metrics: Mapping, task: TaskSpec) -> str:
+    """R², MAE and RMSE of a regressor against always predicting the mean, in words a domain expert reads."""
+    name = task.target
+    if metrics.get("test_mae") is None:
+        return "The model was not evaluated on rows with true values."
+    where = metrics.get("evaluated_on") or "held-out rows"
+    text = (f"On {where}, the model's {name} is off by {format_number(metrics['test_mae'])} on average (mean absolute "
+            f"error); always predicting the average {name} would be off by {format_number(metrics['baseline_mae'])}. "
+            f"Weighing large misses more (root mean squared error): {format_number(metrics['test_rmse'])}, against "
+            f"{format_number(metrics['baseline_rmse'])} for the average.")
+    r2 = metrics.get("test_r2")
+    if r2 is not None and not math.isnan(r2):
+        text += (f" R² = {r2:.2f}: the model accounts for {max(r2, 0):.0%} of how much {name} varies around its average "
+                 "(0 is no better than the average, 1 is exact).")
+        if r2 < 0.1:
+            text += (" It is hardly better than always predicting the average, so its counterfactuals say more about "
+                     "the model than about the cases: read them with care.")
+    if metrics.get("cv_r2_mean") is not None:
+        text += f" Cross-validated R²: {metrics['cv_r2_mean']:.2f} ± {metrics['cv_r2_std']:.2f}."
+    return text
+
+
 def quadrant_legend() -> str:
     """The four quadrants of the regional-vs-global scatter, one line each."""
     return "\n".join(f"{q}: {text}" for q, text in QUADRANT_MEANING.items())

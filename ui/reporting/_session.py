@@ -18,7 +18,7 @@ import pandas as pd
 from flex_core import FlexResult, RegionalResult
 from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
 from flex_core.data import TaskSpec
-from flex_core.formatting import format_duration, format_share, plural
+from flex_core.formatting import format_duration, format_number, format_share, plural
 from flex_core.models import NO_LABELS_NOTE, FittedModel
 
 from ._checks import (
@@ -36,6 +36,7 @@ from ._readings import (
     describe_global,
     describe_model,
     describe_regional,
+    describe_regression,
     describe_tau_sweep,
     describe_what_must_change,
     quadrant_legend,
@@ -50,6 +51,7 @@ from ._tables import (
     importance_table,
     mode_shift_table,
     model_quality_table,
+    probability_label,
     regional_table,
 )
 
@@ -100,7 +102,7 @@ def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: 
         values = [f.format_value(v) for v in table[f.name]]  # in the dictionary's units and words
         out[f.label] = [v if line == "factual" or changed.loc[line, f.name] else "·"
                         for line, v in zip(table.index, values)]
-    out[f"P({task.undesirable_words})"] = [f"{p:.2f}" for p in table["P(undesirable)"]]
+    out[probability_label(task)] = [f"{p:.2f}" if task.band is None else format_number(p) for p in table["P(undesirable)"]]
     out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
     return out.reset_index(names="")
 
@@ -112,7 +114,8 @@ def _data_section(results: SessionResults) -> ReportSection:
     reading = (
         f"{task.name}: {len(task.frame):,} cases and {plural(len(task.features), 'feature')}; the outcome "
         f"{task.undesirable_words} counts as undesirable. The model is a {model.label}. "
-        + (describe_model(model.metrics, task) if scored else str(model.metrics.get("note") or NO_LABELS_NOTE))
+        + (describe_regression(model.metrics, task) if scored and task.band is not None else
+           describe_model(model.metrics, task) if scored else str(model.metrics.get("note") or NO_LABELS_NOTE))
         + (" " + " ".join(task.notes) if task.notes else "")
     )
     quality = (model_quality_table(model.metrics, held_out=model.trained_here, outcome=task.undesirable_words),) if scored else ()  # no labels: no accuracy or F1 to show

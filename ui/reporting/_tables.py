@@ -27,6 +27,16 @@ __all__ = [
 ]
 
 
+def _cell_format(column: str):
+    """How a column of the model's quality table is written: a regressor's R² with two decimals, its MAE and RMSE as
+    numbers in the target's units; every other score as a share."""
+    if column == "R²":
+        return lambda v: _share(v) if _share(v) == "–" else f"{v:.2f}"
+    if column.startswith(("MAE", "RMSE")):
+        return lambda v: _share(v) if _share(v) == "–" else format_number(v)
+    return _share
+
+
 def _share(value) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else format_share(value)
 
@@ -166,7 +176,7 @@ def model_quality_table(metrics: Mapping, *, held_out: bool = True, outcome: str
 
     columns, lines = quality_table(metrics, scored_rows_label(metrics, held_out=held_out))
     table = pd.DataFrame(lines, dtype=object)[columns]  # older models carry no balanced accuracy or undesirable scores
-    table = table.apply(lambda column: column if column.name == "measured on" else column.map(_share))
+    table = table.apply(lambda column: column if column.name == "measured on" else column.map(_cell_format(column.name)))
     if outcome:
         table.columns = [c.replace("(undesirable)", f"({outcome})") for c in table.columns]
     return table
@@ -237,7 +247,13 @@ def table_constraints(table: pd.DataFrame) -> dict:
 
 
 def class_balance(task: TaskSpec) -> pd.DataFrame:
-    """Rows per outcome value, their share, and whether the value counts as undesirable."""
+    """Rows per outcome value, their share, and whether the value counts as undesirable; for a number's band (a
+    regression), the rows inside and outside it."""
+    if task.band is not None:
+        inside = int(task.y.sum())
+        rows = np.array([inside, len(task.y) - inside])
+        return pd.DataFrame({"outcome": [task.undesirable_words, task.desirable_words], "rows": rows,
+                             "share": rows / max(len(task.y), 1), "undesirable": [True, False]})
     counts = task.frame[task.target].astype(str).value_counts()
     undesirable = {str(v) for v in task.undesirable}
     return pd.DataFrame(
@@ -251,8 +267,21 @@ def class_balance(task: TaskSpec) -> pd.DataFrame:
 
 
 def probability_label(task: TaskSpec) -> str:
-    """The model's probability of the undesirable outcome in the outcome's own words: "P(Rejected)"."""
-    return f"P({task.undesirable_words})"
+    """The model's probability of the undesirable outcome in the outcome's own words: "P(Rejected)"; a regressor's
+    predicted number ("predicted loan_amount"), which the pages show in its place."""
+    return f"predicted {task.target}" if task.band is not None else f"P({task.undesirable_words})"
+
+
+def score_label(task: TaskSpec) -> str:
+    """What SHAP, LIME and the ICE curves explain: P(undesirable) ("P(Rejected)"), or a regressor's off-band score,
+    which they read in its place (not its predicted number)."""
+    return (f"off-band score of {task.undesirable_words} (over 0.5: in the band)" if task.band is not None else
+            probability_label(task))
+
+
+def format_prediction(task: TaskSpec, value: float) -> str:
+    """A prediction as :func:`probability_label` names it: "92%", or a regressor's number ("29,900,000")."""
+    return format_number(value) if task.band is not None else f"{value:.0%}"
 
 
 def header(feature) -> str:
@@ -278,7 +307,8 @@ def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: Counterfactu
     -------
     table : DataFrame
         First line ``factual``, then ``counterfactual 1..m`` (the found ones); the feature
-        columns, then ``P(undesirable)`` (one batched model call), ``prediction`` and ``valid``.
+        columns, then ``P(undesirable)`` (one batched model call; a regressor's predicted number), ``prediction`` and
+        ``valid``.
     changed : DataFrame of bool, same index, feature columns only
         True where a counterfactual differs from the factual (continuous: by more than
         float noise). The factual's own line is all False.
@@ -292,12 +322,14 @@ def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: Counterfactu
     continuous = np.array([f.is_continuous for f in task.features])
     changed = np.where(continuous, delta > _CHANGE_EPSILON, delta != 0)
     changed = pd.DataFrame(changed, index=table.index, columns=task.feature_names)
-    probability = model.predict_proba(table[task.feature_names])[:, 1]
+    X = table[task.feature_names]
+    probability = model.predict_value(X) if task.band is not None else model.predict_proba(X)[:, 1]
     # Integer features are stored as floats in the code space; show them as integers again.
     for f in task.features:
         if f.is_continuous and f.integer:
             table[f.name] = table[f.name].round().astype("Int64")
     table["P(undesirable)"] = probability
-    table["prediction"] = np.where(probability > 0.5, task.undesirable_words, task.desirable_words)
+    undesirable = task.band.undesirable(probability) if task.band is not None else probability > 0.5
+    table["prediction"] = np.where(undesirable, task.undesirable_words, task.desirable_words)
     table["valid"] = [False] + [bool(v) for v in sub.valid[0][found]]
     return table, changed
