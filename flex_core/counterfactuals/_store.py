@@ -431,9 +431,16 @@ class CounterfactualStore:
         """
         blocks = [todo[start:start + self.chunk_rows] for start in range(0, len(todo), self.chunk_rows)]
         done = 0
-        for block in blocks:
+        for k, block in enumerate(blocks):
             step = progress if progress is None or len(blocks) == 1 else _offset(progress, done, len(todo))
-            fresh = self._generate(block, features_to_vary=self.features_to_vary, progress=step)
+            try:
+                fresh = self._generate(block, features_to_vary=self.features_to_vary, progress=step)
+            except GenerationError as exc:
+                if not k or self.directory is None:
+                    raise
+                kept = f"The {k} chunks" if k > 1 else "The chunk"
+                raise GenerationError(f"{exc} {kept} of up to {self.chunk_rows:,} factuals finished before it "
+                                      f"{'are' if k > 1 else 'is'} kept in the cache folder: run again to resume.") from None
             skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
             kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]
             if kept_rows:

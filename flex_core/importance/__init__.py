@@ -6,8 +6,8 @@ from ._necessity import NecessitySufficiency, necessity_sufficiency, with_necess
 from ._region_runs import compare_with_global, mode_shift, regional_importance
 from ._rules import Condition, check_rule, rule_mask, rule_text
 from ._runs import rows_meeting, run_regional, with_extras
-from ._stream import streamed_importance
 from ._sensitivity import generator_sensitivity
+from ._stream import streamed_importance
 from ._sweep import tau_sweep
 
 __all__ = [
