@@ -23,7 +23,7 @@ search and the analysis run in the client, so ``n`` is not divided by W). It ass
 loaded cores, chunks of equal cost (no store chunk waits long for its slowest task), a network no slower than
 loopback, and a scheduler that keeps up with W workers.
 
-Writes benchmarks/results/scale.md and scale.json and prints the table. Run it once on a machine as idle as you can
+Writes benchmarks/results/scale.json and scale.md (``--report-only`` rewrites scale.md from scale.json) and prints it. Run it once on a machine as idle as you can
 get; the load average is recorded beside the numbers.
 
     python benchmarks/bench_scale.py [--factuals 100000] [--workers 2] [--big 1000000]
@@ -105,7 +105,9 @@ def _tree_run(mode: str, n_factuals: int, address: str | None, folder: str) -> d
     task = synthetic_task()
     model = model_for(task)
     pool = fc.counterfactuals.factual_rows(task, model)
-    rows = fc.importance.sample_factuals(pool, n_factuals, seed=0)
+    # A seeded sample as sample_factuals takes (its limit, 5,000, is the CLI's): every factual when there are fewer.
+    rows = np.sort(pool) if n_factuals >= len(pool) else np.sort(np.random.default_rng(0).choice(pool, n_factuals,
+                                                                                                 replace=False))
     record: dict = {"mode": mode, "factuals": len(rows), "pool": len(pool), "rows": len(task.frame)}
     client = None if address is None else fc.counterfactuals.connect_cluster(address)
     generator = fc.counterfactuals.make_generator("tree", **({} if client is None else {"backend": "dask"}))
@@ -166,7 +168,15 @@ def child(mode: str, n_factuals: int, address: str | None, out: Path) -> None:
     out.write_text(json.dumps(record))
 
 
+#: Each run's record as soon as it is made: a rerun after a failure reuses them instead of measuring again.
+PARTIAL = RESULTS / "scale-partial.json"
+
+
 def measure(mode: str, n_factuals: int, address: str | None = None) -> dict:
+    done = json.loads(PARTIAL.read_text()) if PARTIAL.exists() else {}
+    if f"{mode} {n_factuals}" in done:
+        print(f"{mode} x {n_factuals:,}: measured before, reused from {PARTIAL.name}", file=sys.stderr, flush=True)
+        return done[f"{mode} {n_factuals}"]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run.json"
         print(f"{mode} x {n_factuals:,} ... (load {os.getloadavg()[0]:.2f})", file=sys.stderr, flush=True)
@@ -174,7 +184,9 @@ def measure(mode: str, n_factuals: int, address: str | None = None) -> dict:
         record = json.loads(out.read_text())
         record["load_after"] = [round(v, 2) for v in os.getloadavg()]
         print(f"  {({k: v for k, v in record.items() if k != 'task_seconds'})}", file=sys.stderr, flush=True)
-        return record
+    RESULTS.mkdir(exist_ok=True)
+    PARTIAL.write_text(json.dumps({**done, f"{mode} {n_factuals}": record}))
+    return record
 
 
 def projection(one: dict, cluster: dict) -> dict:
@@ -192,13 +204,62 @@ def projection(one: dict, cluster: dict) -> dict:
             "projected_minutes": projected, "one_per_factual": one["seconds"] / one["factuals"]}
 
 
+def report(record: dict) -> str:
+    """benchmarks/results/scale.md from scale.json's record."""
+    runs, p = record["runs"], record["projection"]
+    one, cluster = runs["one"], runs["cluster"]
+    small, memory, big = runs["stand-in small"], runs["in-memory"], runs["stand-in big"]
+
+    def row(name, r, extra=""):
+        return (f"| {name} | {r['factuals']:,} | {r['rows']:,} | {r['seconds']:.0f} | {r['rss_start_gb']:.2f} | "
+                f"{r['client_peak_gb']:.2f} | {extra} |")
+
+    tasks = sorted(cluster["task_seconds"])
+    workers = ", ".join(f"{v:.2f}" for v in cluster["worker_peak_gb"])
+    lines = [
+        "# A million factuals: memory through the store in chunks, and a Dask cluster (issue 39)", "",
+        f"`python benchmarks/bench_scale.py` (once), {record['date']}, {record['machine']} with {record['cores']} cores "
+        f"shared with three other agents (load average {record['load_before'][0]:.2f} at the start; each run's own "
+        f"below), Python {record['python']}, flex_core {record['flex_core']}. Upper bounds from a loaded machine.", "",
+        "| run | factuals | table rows | seconds | client GB at start | client peak GB | other processes' peak GB |",
+        "|---|---:|---:|---:|---:|---:|---|",
+        row("stand-in generator, streamed", small),
+        row("stand-in generator, whole set in memory", memory),
+        row("stand-in generator, streamed", big),
+        row("tree, one process", one),
+        row(f"tree, {cluster['workers']} worker processes", cluster,
+            f"scheduler {cluster['scheduler_peak_gb']:.2f}; workers {workers}"), "",
+        "Load average (1, 5, 15 min) after each run: " + "; ".join(
+            f"{name} {r['load_after'][0]:.2f}/{r['load_after'][1]:.2f}/{r['load_after'][2]:.2f}"
+            for name, r in runs.items()) + ".", "",
+        f"Same result one process and cluster (F, std, μ, intervals, necessary F, counts): "
+        f"{'yes' if record['same_result'] else 'NO'}.", "",
+        f"Tree runs: generation {one['generation_seconds']:.0f} s in one process, {cluster['generation_seconds']:.0f} s "
+        f"on the cluster ({cluster['tasks']} tasks; compute per task {tasks[0]:.1f} to {tasks[-1]:.1f} s, median "
+        f"{tasks[len(tasks) // 2]:.1f} s); the client's share after generation (the necessary-change search and the "
+        f"analysis) {one['seconds'] - one['generation_seconds']:.0f} s and "
+        f"{cluster['seconds'] - cluster['generation_seconds']:.0f} s.", "",
+        f"Per factual: compute {p['c'] * 1e3:.2f} ms on a worker, client {p['client_share'] * 1e3:.2f} ms; per task "
+        f"{p['o']:.2f} s of scheduling and transfer. Projected for {PROJECTED_FACTUALS:,} factuals "
+        "(`F c / W + K o / W + F n`, assumptions in the module's docstring): "
+        + ", ".join(f"{w} workers {m:,.0f} min" for w, m in p["projected_minutes"].items()) + ".",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--factuals", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--big", type=int, default=PROJECTED_FACTUALS)
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--report-only", action="store_true", help="write scale.md from scale.json, measure nothing")
     args = parser.parse_args(argv)
+    if args.report_only:
+        text = report(json.loads((RESULTS / "scale.json").read_text()))
+        (RESULTS / "scale.md").write_text(text)
+        print(text)
+        return 0
     if args.child:
         mode, n, address, out = args.child
         child(mode, int(n), None if address == "-" else address, Path(out))
@@ -220,7 +281,10 @@ def main(argv=None) -> int:
               "same_result": runs["one"]["digest"] == runs["cluster"]["digest"]}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "scale.json").write_text(json.dumps(record, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in record.items() if k != "runs"}, indent=1))
+    PARTIAL.unlink(missing_ok=True)
+    text = report(record)
+    (RESULTS / "scale.md").write_text(text)
+    print(text)
     return 0 if record["same_result"] else 1
 
 
