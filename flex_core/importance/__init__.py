@@ -7,12 +7,11 @@ from ._region_runs import compare_with_global, mode_shift, regional_importance
 from ._rules import Condition, check_rule, rule_mask, rule_text
 from ._runs import rows_meeting, run_regional, with_extras
 from ._sensitivity import generator_sensitivity
-from ._stream import streamed_importance
 from ._sweep import tau_sweep
 
 __all__ = [
     "DEFAULT_TAU", "flex_importance", "regional_importance", "mode_shift", "compare_with_global", "tau_sweep",
     "sample_factuals", "run_local", "run_global", "with_extras", "run_regional", "Condition", "check_rule", "rule_mask",
     "rule_text", "rows_meeting", "bootstrap_counts", "bootstrap_means", "generator_sensitivity",
-    "NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency", "streamed_importance",
+    "NecessitySufficiency", "necessity_sufficiency", "with_necessity_sufficiency",
 ]

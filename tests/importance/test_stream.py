@@ -111,3 +111,13 @@ def test_streamed_flex_equals_the_whole_set_on_a_learned_model(learned, tmp_path
     _equal(streamed, _in_memory(whole, rows, 0.1), local=local, generator=False)
     if not local:
         assert streamed.local_frequencies.shape == (0, len(task.features))
+
+
+def test_explain_all_gives_explain_globals_numbers_for_its_rows(learned, tmp_path, monkeypatch):
+    task, model, _ = learned
+    monkeypatch.setenv("FLEX_CHUNK_ROWS", "9")
+    explainer = fc.FlexExplainer.from_task(task, model, n_cf=4, seed=0, cache_dir=tmp_path)
+    sampled = explainer.explain_global(n_factuals=30)
+    everything = explainer.explain_all(sampled.query_index, local=True)
+    _equal(everything, sampled)
+    assert explainer.explain_all().n_factuals_used == len(explainer.store.factual_rows)  # default: every factual
