@@ -123,10 +123,10 @@ def _tree_run(mode: str, n_factuals: int, address: str | None, folder: str) -> d
     chunks = store.chunks(rows)
     next(chunks)  # every chunk is generated and stored before the first is read back: generation, timed apart
     generated = time.perf_counter() - start
-    chunks.close()
+    del chunks  # read none back here
     result = streamed_importance(store, rows, local=False)
     record.update(seconds=time.perf_counter() - start, generation_seconds=generated, chunks=math.ceil(len(rows) / store.chunk_rows),
-                  digest=_digest(result), client_peak_gb=_peak_gb(), necessary_mean=float(np.nanmean(result.necessary_frequency)))
+                  digest=_digest(result), client_peak_gb=_peak_gb(), necessary_mean=float(np.nanmean(np.asarray(result.necessary_frequency, float))))
     if client is not None and stream is not None:
         stream.__exit__(None, None, None)
         tasks = [t for t in stream.data if str(t.get("key", "")).startswith("_read_part")]
