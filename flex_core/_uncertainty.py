@@ -32,6 +32,7 @@ __all__ = [
     "wilson_interval",
     "rank_intervals",
     "frequency_intervals",
+    "intervals_of_means",
     "pearson_interval",
     "bootstrap_counts",
     "bootstrap_means",
@@ -143,6 +144,14 @@ def frequency_intervals(
     n = (~np.isnan(rows)).sum(axis=0)
     with np.errstate(invalid="ignore"):
         mean = np.nanmean(rows, axis=0) if np.isnan(rows).any() else rows.mean(axis=0)
+    return intervals_of_means(mean, n, level=level, fixed=fixed, continuity=continuity)
+
+
+def intervals_of_means(mean: np.ndarray, n: np.ndarray, *, level: float = INTERVAL_LEVEL, fixed: np.ndarray | None = None,
+                       continuity: float = CONTINUITY) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`frequency_intervals` from each F_j and the number n_j of f_j(i) behind it (what a run read in chunks
+    keeps): the interval needs nothing else. NaN where n_j is 0."""
+    mean = np.asarray(mean, dtype=float)
     ci = wilson_interval(mean, n, level=level, continuity=continuity)
     if fixed is not None:
         structural = np.asarray(fixed, dtype=bool) & (mean == 0)

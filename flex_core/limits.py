@@ -32,6 +32,7 @@ class Limit(NamedTuple):
 LIMITS: dict[str, Limit] = {
     "n_factuals": Limit(1, 5_000, "factuals sampled, N_F"),
     "n_cf": Limit(1, 50, "counterfactuals per factual, N_cf"),
+    "chunk_rows": Limit(1, 1_000_000, "factuals generated in one call and stored as one chunk file"),
     "k": Limit(0, 1_000, "nearest neighbours of a region's query"),
     "seed": Limit(0, 2**32 - 1, "random seed"),
     "repeats": Limit(1, 20, "seeds a run is repeated with"),

@@ -590,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "dashboard":
             return run_dashboard(args)
-        with dask_cluster(_dask_address(args)):
+        with dask_cluster(_dask_address(args), quiet=True):
             out = run(args)
         text = json.dumps(out, indent=2)
         cf_frame = getattr(args, "cf_frame", None)

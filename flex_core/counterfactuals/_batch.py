@@ -52,7 +52,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._errors import ConfigError
+from .._errors import ConfigError, GenerationError
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
@@ -70,7 +70,7 @@ from ._set import (
     encode_rows,
     encoded_width,
 )
-from ._spread import dask_client
+from ._spread import LOST, cluster_threads, dask_client, scheduler_lost
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["BatchGenerator", "BACKENDS"]
@@ -294,7 +294,7 @@ class BatchGenerator(GeneratorParams):
     # -- spreading chunks of queries over cores or a cluster --------------------------------
     def _cores(self) -> int:
         if self._n_jobs < 0 and self._backend == "dask":
-            return max(1, sum(dask_client().nthreads().values()))
+            return cluster_threads(dask_client())
         return resolve_cores(self._n_jobs)
 
     def _run(self, space, settings, factuals, row_ids, chunks, workers):
@@ -306,9 +306,12 @@ class BatchGenerator(GeneratorParams):
         space = space.for_workers()
         jobs = (joblib.delayed(search_chunk)(space, settings, factuals[c], row_ids[c]) for c in chunks)
         if self._backend == "dask":
-            dask_client()  # a clear error instead of joblib's when no cluster is connected
-            with joblib.parallel_config(backend="dask"):
-                return joblib.Parallel(n_jobs=-1)(jobs)
+            client = dask_client()  # a clear error instead of joblib's when no cluster is connected
+            try:
+                with joblib.parallel_config(backend="dask"):
+                    return joblib.Parallel(n_jobs=-1)(jobs)
+            except LOST as exc:
+                raise GenerationError(scheduler_lost(client, 0, len(row_ids), exc)) from None
         return joblib.Parallel(n_jobs=workers, backend="loky", return_as="generator")(jobs)
 
 

@@ -4,16 +4,19 @@
 user's own ``Client``); :func:`on_cluster` runs one function per chunk there and returns the results in chunk
 order, so a generator that merges them as it merges its own chunks in one process gives the same result.
 A worker that dies mid-run loses its chunks to the scheduler, which runs them again elsewhere (``retries``
-more on top of Dask's own ``allowed-failures``); a lost scheduler is one :class:`GenerationError`.
+more on top of Dask's own ``allowed-failures``); a lost scheduler is one :class:`GenerationError` (the store keeps
+the chunks it had written: :meth:`~._store.CounterfactualStore.chunks`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError
 from typing import Any
 
 from .._errors import ConfigError, GenerationError
@@ -48,11 +51,21 @@ def connect_cluster(address: str, *, timeout: float | None = None, what: str = "
 
 
 @contextlib.contextmanager
-def dask_cluster(address: str | None) -> Iterator[object | None]:
-    """Connected to the Dask scheduler at ``address`` for the block (:func:`connect_cluster`; None: no cluster)."""
+def dask_cluster(address: str | None, *, quiet: bool = False) -> Iterator[object | None]:
+    """Connected to the Dask scheduler at ``address`` for the block (:func:`connect_cluster`; None: no cluster).
+
+    ``quiet``: ``distributed``'s own log lines (a lost scheduler's tracebacks, which its client's thread may still
+    write after the block) are not shown for the rest of the process, so a command line's one ``error:`` line says
+    what happened.
+    """
     if address is None:
         yield None
         return
+    if quiet:
+        import distributed  # noqa: F401 - its import sets its loggers' levels: silenced after it
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name == "distributed" or name.startswith("distributed."):
+                logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     client = connect_cluster(address)
     try:
         yield client
@@ -75,6 +88,10 @@ def dask_client():
         ) from None
 
 
+#: What a call to a scheduler that is gone raises (a closed connection, no answer, futures it cancelled).
+LOST = (OSError, TimeoutError, CancelledError)
+
+
 def uses_cluster(generator) -> bool:
     """Whether ``generator`` sends its work to the running Dask cluster (``backend="dask"``): the analyses around
     it (the retraining check's refits) then go there too."""
@@ -82,8 +99,11 @@ def uses_cluster(generator) -> bool:
 
 
 def cluster_threads(client) -> int:
-    """The worker threads the cluster has now (at least 1)."""
-    return max(1, sum(client.nthreads().values()))
+    """The worker threads the cluster has now (at least 1); a lost scheduler is a :class:`GenerationError`."""
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except LOST as exc:
+        raise GenerationError(scheduler_lost(client, 0, 0, exc)) from None
 
 
 def chunk_bounds(n_queries: int, threads: int, largest: int) -> list[tuple[int, int]]:
@@ -104,12 +124,13 @@ def on_cluster(fn: Callable[..., Any], parts: Sequence[Any], shared: Mapping[str
     from distributed import KilledWorker
 
     client = dask_client()
+    total = int(sum(sizes))
     try:
         sent = {name: client.scatter(value, broadcast=True, hash=False) for name, value in shared.items()}
         futures = [client.submit(fn, part, **sent, retries=RETRIES, pure=False) for part in parts]
-    except (OSError, TimeoutError) as exc:
-        raise GenerationError(f"The Dask scheduler could not be reached: {exc}") from None
-    results, done, total = [], 0, int(sum(sizes))
+    except LOST as exc:
+        raise GenerationError(scheduler_lost(client, 0, total, exc)) from None
+    results, done = [], 0
     try:
         for future, size in zip(futures, sizes, strict=True):
             if deadline is not None:
@@ -124,11 +145,18 @@ def on_cluster(fn: Callable[..., Any], parts: Sequence[Any], shared: Mapping[str
             done += int(size)
             if progress is not None:
                 progress(done, total)
-    except (OSError, TimeoutError) as exc:
-        raise GenerationError(f"The Dask scheduler was lost after {done} of {total} queries: {exc}") from None
+    except LOST as exc:
+        raise GenerationError(scheduler_lost(client, done, total, exc)) from None
     except KilledWorker as exc:
         raise GenerationError(f"A chunk of factuals failed on every worker it was tried on: {exc}") from None
     finally:
         for future in futures:
             future.release()
     return results
+
+
+def scheduler_lost(client, done: int, total: int, exc: BaseException) -> str:
+    """The message for a scheduler lost after ``done`` of ``total`` queries of a call (the store adds what it kept)."""
+    address = getattr(getattr(client, "scheduler", None), "address", None) or "its address"
+    return (f"The Dask scheduler at {address} was lost after {done} of {total} queries of this call "
+            f"({type(exc).__name__}).")

@@ -14,14 +14,14 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from .. import __version__
-from .._errors import ConfigError
+from .._errors import ConfigError, GenerationError
 from .._typing import Rows
 from ..data import TaskSpec
 from ..limits import check, check_memory
@@ -33,7 +33,27 @@ from ._revert import necessary_changes
 from ._set import CounterfactualGenerator, CounterfactualSet, Progress, encode_rows, encoded_width
 from ._validity import Validity, training_ranges, validity_of
 
-__all__ = ["CounterfactualStore", "factual_rows", "training_ranges", "check_generation_memory"]
+__all__ = ["CounterfactualStore", "factual_rows", "training_ranges", "check_generation_memory", "chunk_rows_setting",
+           "CHUNK_ROWS", "MEMORY_ROWS"]
+
+#: Factuals generated in one generator call and written as one chunk file when a run asks for more (the
+#: ``FLEX_CHUNK_ROWS`` environment variable overrides it): a run's memory for counterfactuals is that of one chunk,
+#: and a run cut short (a lost Dask scheduler, a killed process) keeps every chunk it finished.
+CHUNK_ROWS = 10_000
+#: A store on disk also keeps its counterfactuals in memory while it holds at most this many factuals; beyond, it
+#: reads them from its chunk files when asked (a memory-only store keeps all of them).
+MEMORY_ROWS = 50_000
+
+
+def chunk_rows_setting() -> int:
+    """The factuals per chunk: ``FLEX_CHUNK_ROWS`` when set (a whole number >= 1), else :data:`CHUNK_ROWS`."""
+    text = os.environ.get("FLEX_CHUNK_ROWS", "").strip()
+    if not text:
+        return CHUNK_ROWS
+    try:
+        return check("chunk_rows", int(text), label="FLEX_CHUNK_ROWS")
+    except ValueError:
+        return check("chunk_rows", text, label="FLEX_CHUNK_ROWS")  # refused, saying what it takes
 
 
 def factual_rows(task: TaskSpec, model: FittedModel, rule: Validity | None = None) -> np.ndarray:
@@ -57,16 +77,22 @@ def check_generation_memory(generator: CounterfactualGenerator, task: TaskSpec, 
 class CounterfactualStore:
     """Counterfactuals per factual row for one (data, model, generator, n_cf, seed), optionally on disk.
 
-    ``ensure(rows)`` generates only the rows not yet stored, all in one generator
-    call, and returns the set for exactly those rows. On disk each generation is
-    one ``.npz`` chunk (arrays and JSON only, never pickles) in a folder named by a
-    hash of the key, so a restarted app pays for nothing twice.
+    ``ensure(rows)`` generates only the rows not yet stored, in one generator call per
+    ``chunk_rows`` of them (default :func:`chunk_rows_setting`), and returns the set for
+    exactly those rows; :meth:`chunks` gives them a chunk at a time instead, so a large run's
+    memory is that of one chunk. On disk each generator call is one ``.npz`` chunk (arrays
+    and JSON only, never pickles), written as soon as it finishes, in a folder named by a
+    hash of the key, so a restarted app or a run cut short pays for nothing twice.
 
     ``refine`` ("minimal" or "none"; default: "minimal" for the batch generators, "none" for
     DiCE) makes every counterfactual minimal before the rows are stored: passengers reverted and
     each continuous/ordinal change shrunk to about the smallest the model needs, copies merged
     (inside the search for the batch generators, else :func:`refine_counterfactuals`); it is part
     of the key.
+
+    ``chunk_rows`` is not part of the key: each factual's counterfactuals do not depend on the call
+    that made them (the tree, batch and DiCE generators seed each query by its row id), only the
+    per-call tallies and notes a chunk records do.
     """
 
     def __init__(
@@ -81,8 +107,10 @@ class CounterfactualStore:
         permitted_range: Mapping[str, Sequence] | None = None,
         directory: str | Path | None = None,
         refine: str | None = None,
+        chunk_rows: int | None = None,
     ):
         self.task, self.model, self.generator = task, model, generator
+        self.chunk_rows = chunk_rows_setting() if chunk_rows is None else check("chunk_rows", chunk_rows)
         self.n_cf, self.seed = check("n_cf", n_cf), check("seed", seed)
         self.features_to_vary = None if features_to_vary is None else list(features_to_vary)
         self.permitted_range = None if permitted_range is None else dict(permitted_range)
@@ -109,7 +137,8 @@ class CounterfactualStore:
         self.digest = hashlib.sha256(json.dumps(self.key, sort_keys=True, default=str).encode()).hexdigest()[:20]
         self.directory = None if directory is None else Path(directory) / self.digest
         self._lock = threading.Lock()
-        self._set: CounterfactualSet | None = None
+        self._set: CounterfactualSet | None = None  # the rows held in memory (all of them without a folder)
+        self._files: dict[int, Path] = {}  # row id -> the chunk file holding it
         self._necessary: dict[int, np.ndarray] = {}  # row id -> (n_cf, n_features), see necessary_changes
         #: What a reader of the results should know about this store (e.g. damaged cache files).
         self.notes: list[str] = []
@@ -125,7 +154,8 @@ class CounterfactualStore:
         except OSError as exc:  # a folder this process may not list: work in memory
             self._to_memory(f"cannot be read ({type(exc).__name__})")
             return
-        loaded, damaged, foreign = [], 0, 0
+        loaded: list[CounterfactualSet] = []
+        damaged, foreign = 0, 0
         for path in paths:
             try:
                 cfset, owner = _read_chunk(path)
@@ -137,7 +167,8 @@ class CounterfactualStore:
                 foreign += 1
                 _set_aside(path, "foreign")
                 continue
-            loaded.append(cfset)
+            self._files.update(dict.fromkeys(cfset.query_index.tolist(), path))  # a later chunk's copy of a row wins
+            loaded = [*loaded, cfset] if len(self._files) <= MEMORY_ROWS else []  # read one chunk at a time beyond
         if loaded:
             self._set = CounterfactualSet.concat(loaded)  # a row two processes both stored is kept once
         if damaged:
@@ -234,9 +265,42 @@ class CounterfactualStore:
 
     @property
     def stored_rows(self) -> np.ndarray:
-        return np.empty(0, int) if self._set is None else self._set.query_index.copy()
+        held = [] if self._set is None else self._set.query_index.tolist()
+        return np.array(list(dict.fromkeys([*self._files, *held])), dtype=int)
 
-    def _write_chunk(self, directory: Path, cfset: CounterfactualSet) -> None:
+    def _stored_among(self, rows: list[int]) -> set[int]:
+        """The rows of ``rows`` the store holds (in memory or in a chunk file)."""
+        return set(rows) - set(self.missing(rows))
+
+    def _read(self, rows: list[int]) -> CounterfactualSet:
+        """The stored counterfactuals of these rows, in this order: from memory, else one chunk file at a time."""
+        if self._set is not None and self._set.has_rows(rows).all():
+            return self._set.subset(rows)
+        held = set() if self._set is None else set(self._set.query_index.tolist())
+        by_file: dict[Path, list[int]] = {}
+        for row in dict.fromkeys(rows):
+            if row not in held:
+                by_file.setdefault(self._files[row], []).append(row)
+        parts = [] if not held else [self._set.subset([r for r in dict.fromkeys(rows) if r in held])]  # type: ignore[union-attr]
+        for path, wanted in by_file.items():
+            try:
+                parts.append(_read_chunk(path)[0].subset(wanted))
+            except Exception as exc:  # deleted or damaged since the store opened it
+                raise GenerationError(f"A stored counterfactual file could not be read again ({type(exc).__name__}); "
+                                      "run again to generate its counterfactuals anew.") from None
+        return CounterfactualSet.concat(parts).subset(rows)
+
+    def _keep(self, cfset: CounterfactualSet) -> None:
+        """Store a generated set: written as a chunk file (its rows read from it), and in memory while small."""
+        path = None if self.directory is None else self._write_chunk(self.directory, cfset)
+        if path is not None:
+            self._files.update(dict.fromkeys(cfset.query_index.tolist(), path))
+        if path is None or len(self._files) <= MEMORY_ROWS:
+            self._set = cfset if self._set is None else CounterfactualSet.concat([self._set, cfset])
+        elif self._set is not None and self.directory is not None:
+            self._set = None  # every row is in a chunk file: read from there from now on
+
+    def _write_chunk(self, directory: Path, cfset: CounterfactualSet) -> Path | None:
         """Write under a temporary name, then rename: a killed app never leaves half a chunk.
 
         The name is unique (time, then a random part), so two processes sharing the folder never
@@ -253,6 +317,8 @@ class CounterfactualStore:
             with contextlib.suppress(OSError):
                 partial.unlink(missing_ok=True)
             self._to_memory(f"could not be written ({type(exc).__name__})")
+            return None
+        return directory / f"chunk-{name}.npz"
 
     @property
     def _refines_in_search(self) -> bool:
@@ -341,7 +407,7 @@ class CounterfactualStore:
         return self._like(generator, seed=self.seed, refine=refine)
 
     def missing(self, rows: Rows) -> list[int]:
-        rows = [int(r) for r in dict.fromkeys(int(r) for r in rows)]
+        rows = [int(r) for r in dict.fromkeys(int(r) for r in rows) if int(r) not in self._files]
         if self._set is None:
             return rows
         return [r for r, have in zip(rows, self._set.has_rows(rows)) if not have]
@@ -351,14 +417,42 @@ class CounterfactualStore:
         memory estimate exceeds the budget (:func:`flex_core.limits.memory_budget`); :meth:`ensure` calls it first."""
         check_generation_memory(self.generator, self.task, n_queries=n_queries, n_cf=self.n_cf)
 
-    def ensure(self, rows: Rows, *, progress: Progress | None = None) -> CounterfactualSet:
-        """Counterfactuals for these rows, generating only the missing ones (in one batch)."""
+    def _check_rows(self, rows: Rows) -> list[int]:
         rows = [int(r) for r in rows]
         if not rows:
             raise ConfigError("No factual rows were given.")
         unknown = [r for r in rows if r not in self.task.frame.index]
         if unknown:
             raise ConfigError(f"Row(s) {unknown[:5]} are not in the data (they may have been dropped).")
+        return rows
+
+    def _fill(self, todo: list[int], progress: Progress | None) -> Iterator[CounterfactualSet]:
+        """Generate ``todo`` in chunks of :attr:`chunk_rows`, storing each one as it finishes, and yield each.
+
+        Queries a time limit skipped are not stored: another run, with more time, may find some.
+        """
+        blocks = [todo[start:start + self.chunk_rows] for start in range(0, len(todo), self.chunk_rows)]
+        done = 0
+        for k, block in enumerate(blocks):
+            step = progress if progress is None or len(blocks) == 1 else _offset(progress, done, len(todo))
+            try:
+                fresh = self._generate(block, features_to_vary=self.features_to_vary, progress=step)
+            except GenerationError as exc:
+                if not k or self.directory is None:
+                    raise
+                kept = f"The {k} chunks" if k > 1 else "The chunk"
+                raise GenerationError(f"{exc} {kept} of up to {self.chunk_rows:,} factuals finished before it "
+                                      f"{'are' if k > 1 else 'is'} kept in the cache folder: run again to resume.") from None
+            skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
+            kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]
+            if kept_rows:
+                self._keep(fresh if len(kept_rows) == fresh.n_queries else fresh.subset(kept_rows))
+            done += len(block)
+            yield fresh
+
+    def ensure(self, rows: Rows, *, progress: Progress | None = None) -> CounterfactualSet:
+        """Counterfactuals for these rows, generating only the missing ones (one call per :attr:`chunk_rows`)."""
+        rows = self._check_rows(rows)
         with self._lock:
             todo = self.missing(rows)
             if todo:
@@ -367,37 +461,54 @@ class CounterfactualStore:
                 # The rows stored before this call, taken now: their share of the time is that of the run that made them.
                 missing = set(todo)
                 earlier = [r for r in dict.fromkeys(rows) if r not in missing]
-                parts = [self._set.subset(earlier)] if earlier and self._set is not None else []  # earlier: stored rows
-                fresh = self._generate(todo, features_to_vary=self.features_to_vary, progress=progress)
-                # Queries a time limit skipped are not kept: another run, with more time, may find some.
-                skipped = set(int(r) for r in fresh.config.get("skipped_rows", ()))
-                kept_rows = [int(r) for r in fresh.query_index if int(r) not in skipped]
-                if kept_rows:
-                    keep = fresh if len(kept_rows) == fresh.n_queries else fresh.subset(kept_rows)
-                    self._set = keep if self._set is None else CounterfactualSet.concat([self._set, keep])
-                    if self.directory is not None:
-                        self._write_chunk(self.directory, keep)
+                parts = [self._read(earlier)] if earlier else []
+                fresh = list(self._fill(todo, progress))
                 # This call still answers for every row asked, the skipped ones empty; this run's time is
                 # counted once (stacking it onto the updated store counted it twice).
-                return CounterfactualSet.concat([*parts, fresh]).subset(rows)
+                return CounterfactualSet.concat([*parts, *fresh]).subset(rows)
             elif progress is not None:
                 progress(len(rows), len(rows))
-            assert self._set is not None  # nothing missing: every row is stored
-            return self._set.subset(rows)
+            return self._read(rows)
 
-    def necessary_changes(self, cfset: CounterfactualSet) -> np.ndarray:
+    def chunks(self, rows: Rows, *, progress: Progress | None = None) -> Iterator[CounterfactualSet]:
+        """The counterfactuals of these rows a chunk of :attr:`chunk_rows` rows at a time, in the rows' order.
+
+        The missing rows are generated first, a chunk at a time, each stored as it finishes (a run cut short
+        keeps them: the next one resumes there); then the chunks are read back one by one, so memory holds one
+        chunk's counterfactuals, not the run's. :meth:`ensure` of all the rows gives the same set, concatenated.
+        """
+        rows = self._check_rows(rows)
+        with self._lock:
+            todo = self.missing(rows)
+            skipped: list[CounterfactualSet] = []
+            if todo:
+                self.check_memory(min(len(todo), self.chunk_rows))
+                self._probe()
+                for fresh in self._fill(todo, progress):
+                    if fresh.config.get("skipped_rows"):  # unstored: answered empty, as ensure does
+                        skipped.append(fresh.subset([int(r) for r in fresh.config["skipped_rows"]]))
+            elif progress is not None:
+                progress(len(rows), len(rows))
+        unstored = {int(r): s for s in skipped for r in s.query_index}
+        for start in range(0, len(rows), self.chunk_rows):
+            block = rows[start:start + self.chunk_rows]
+            extra = list({id(unstored[r]): unstored[r] for r in block if r in unstored}.values())
+            stored = [r for r in dict.fromkeys(block) if r not in unstored]
+            yield CounterfactualSet.concat([*([self._read(stored)] if stored else []), *extra]).subset(block)
+
+    def necessary_changes(self, cfset: CounterfactualSet, *, keep: bool = True) -> np.ndarray:
         """Which changes of a set from :meth:`ensure` are necessary, shape (n_queries, n_cf, n_features).
 
         See :func:`flex_core.counterfactuals._revert.necessary_changes`. The answer does not depend
         on τ, so each stored row is scored once (one batched call for all rows not scored yet)
-        and every later τ, k or query reuses it.
+        and every later τ, k or query reuses it. ``keep=False`` (a run read in chunks) keeps none of the answers.
         """
         rows = [int(r) for r in cfset.query_index]
         with self._lock:
             todo = [r for r in dict.fromkeys(rows) if r not in self._necessary]
             fresh: dict[int, np.ndarray] = {}
             if todo:
-                stored = set(self.stored_rows.tolist())
+                stored = self._stored_among(todo) if keep else set()
                 for row, mask in zip(todo, necessary_changes(cfset.subset(todo), self.task, self.model, self.validity)):
                     mask.setflags(write=False)
                     fresh[row] = mask
@@ -413,6 +524,11 @@ class CounterfactualStore:
 #: to be looked at) after a week.
 STALE_PARTIAL_SECONDS = 24 * 3600
 STALE_SET_ASIDE_SECONDS = 7 * 24 * 3600
+
+
+def _offset(progress: Progress, done: int, total: int) -> Progress:
+    """``progress`` of one chunk's call as progress of the whole run (``done`` queries before it, of ``total``)."""
+    return lambda step, _of: progress(done + step, total)
 
 
 def _read_chunk(path: Path) -> tuple[CounterfactualSet, str | None]:

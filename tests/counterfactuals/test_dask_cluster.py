@@ -7,6 +7,7 @@ is killed: its chunks are run again on the other one.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -125,3 +126,38 @@ def test_the_cli_refuses_dask_for_dice(capsys):
 
     assert main(["global", "--data", "builtin:toy2d", "--generator", "dice-random", "--dask", "tcp://127.0.0.1:9"]) == 2
     assert capsys.readouterr().err.strip() == "error: --dask applies to the tree and batch generators only."
+
+
+def _cached(loan_path: Path, out: Path, cache: Path, *extra: str) -> subprocess.Popen:
+    """The CLI with counterfactuals kept under ``cache`` in chunks of 25 factuals (eight chunks for 200)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "flex_core", "global", "--data", f"loan:{loan_path}", "--n-factuals", "200",
+         "--cv-folds", "0", "--seed", "0", "--quiet", "--out", str(out), "--cache-dir", str(cache), *extra],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "FLEX_CHUNK_ROWS": "25"},
+    )
+
+
+@pytest.mark.slow
+def test_a_lost_scheduler_is_one_error_and_a_rerun_resumes_from_the_chunks_written(tmp_path, loan_path):
+    reference = _json(_cached(loan_path, tmp_path / "one.json", tmp_path / "one-cache"), tmp_path / "one.json")
+    (tmp_path / "dask").mkdir()
+    address, processes = start_cluster(tmp_path / "dask", n_workers=2)
+    cache, out = tmp_path / "cache", tmp_path / "global.json"
+    try:
+        run = _cached(loan_path, out, cache, "--dask", address)
+        deadline = time.monotonic() + 300
+        while not list(cache.glob("*/chunk-*.npz")) and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.02)
+        assert run.poll() is None, "the run ended before the scheduler could be killed"
+        kill(processes[0])  # the scheduler, mid-run: the workers stay
+        _, err = run.communicate(timeout=300)
+    finally:
+        stop(processes)
+    lines = err.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: The Dask scheduler at ")
+    assert "run again to resume" in lines[0], err
+    kept = sorted(path.name for path in cache.glob("*/chunk-*.npz"))
+    assert 1 <= len(kept) < 8
+    assert _json(_cached(loan_path, out, cache), out) == reference  # the rerun, in one process, resumes
+    after = sorted(path.name for path in cache.glob("*/chunk-*.npz"))
+    assert set(kept) < set(after) and len(after) == 8  # the chunks written before the loss were not made again
