@@ -131,14 +131,15 @@ def test_an_upload_link_brings_the_band_back_to_the_form():
 @pytest.mark.parametrize("band", [{"above": 24.0}, {"below": 12.5, "inclusive": True},
                                   {"above": 20.0, "below": 8.0}, {"above": 20.0, "below": 8.0, "inclusive": True}])
 def test_the_forms_words_are_the_loaded_tasks(band):
-    """The form words a band before any task exists; once loaded, the pages say the task's words: the same."""
+    """The form words a band before any task exists (naming the column); once loaded, the pages say the task's words:
+    the same band, after the target's label."""
     import flex_core as fc
     from ui.band import band_words
     from ui.url_state import library_band
 
     app_band = {"target": "y", "above": None, "below": None, "inclusive": False, **band}
     task = fc.data.make_task(planted(), target="y", undesirable=library_band(app_band))
-    assert task.undesirable_words == f"y {band_words(app_band)}"
+    assert task.undesirable_words == f"{task.target_label} {band_words(app_band)}"
 
 
 def test_a_band_no_row_falls_in_is_refused_at_load_and_the_previous_dataset_stays():
