@@ -153,3 +153,13 @@ def test_a_band_no_row_falls_in_is_refused_at_load_and_the_previous_dataset_stay
     assert len(shown_errors) == 1 and "No row's y is above 1,000" in shown_errors[0], shown_errors
     assert shown_errors[0].endswith("The previous dataset stays active.")
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"} and at.session_state["band"] is None
+
+
+def test_a_number_column_named_as_markdown_is_shown_as_text():
+    frame = planted().rename(columns={"y": "[amount](http://phish.example/)"})
+    at = upload(start("toy2d"), frame)
+    at.sidebar.selectbox(key="sb_csv_target").set_value("[amount](http://phish.example/)").run()
+    assert not at.exception and not errors(at)
+    drawn = [m.value for m in at.sidebar.markdown if "holds numbers" in m.value or m.value.startswith("Undesirable")]
+    assert len(drawn) == 2 and not any("](http" in m for m in drawn), drawn  # escaped: no link
+    assert all("[amount](http://phish.example/)" in shown(m) for m in drawn)
