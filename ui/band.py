@@ -21,6 +21,7 @@ import flex_core as fc
 from flex_core.formatting import format_number
 from flex_core.plotting.style import apply_style, as_floats, new_figure
 from ui import state as S
+from ui.text import plain
 from ui.url_state import check_band
 
 __all__ = ["SIDES", "SIDE_WORDS", "CHART_KEY", "band_form", "side_of", "selected_span", "histogram_figure"]
@@ -189,7 +190,8 @@ def band_form(frame: pd.DataFrame, target: str) -> dict | None:
     values = pd.to_numeric(frame[target], errors="coerce").dropna()
     _fill_draft(target, values)
     _apply_selection(values)
-    st.markdown(f"**{target}** holds numbers ({values.nunique():,} different values). Which values are undesirable?")
+    st.markdown(f"**{plain(target)}** holds numbers ({values.nunique():,} different values). Which values are "
+                "undesirable?")  # plain: a column name is the file's text, never Markdown
     side = st.radio("Undesirable when the prediction is", SIDES, format_func=SIDE_WORDS.get, **_widget("side", values))
     left, right = st.columns(2)
     width = float(values.max() - values.min())
@@ -207,11 +209,12 @@ def band_form(frame: pd.DataFrame, target: str) -> dict | None:
     try:
         check_band(drafted)
     except fc.ConfigError as exc:
-        st.error(f"{exc} Fix the numbers or select the range again on the chart; the previous dataset stays active.")
+        st.error(plain(f"{exc} Fix the numbers or select the range again on the chart; the previous dataset stays "
+                       "active."))
         band, shown = None, st.session_state.get(LAST_KEY)  # the last band that could be used stays drawn
     else:
         band = shown = st.session_state[LAST_KEY] = drafted
-        st.markdown(f"Undesirable: **{target} {band_words(drafted)}**.")
+        st.markdown(f"Undesirable: **{plain(f'{target} {band_words(drafted)}')}**.")
     st.plotly_chart(histogram_figure(values, shown, name=target), key=CHART_KEY, on_select="rerun",
                     selection_mode=("points", "box"), width="stretch", config={"displaylogo": False})
     st.caption(SHADED + SELECT_HELP[side])

@@ -272,7 +272,7 @@ def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=())
         return out
 
     formats = {reporting.header(f): partial(f.format_value, bare=True) for f in task.features}
-    prediction = "{:.2f}" if task.band is None else reporting.format_number  # a regressor's: its number
+    prediction = "{:.2f}" if task.band is None else task.format_target  # a regressor's: its number
     styled = table.style.apply(style, axis=None).format({**formats, reporting.probability_label(task): prediction})
     st.dataframe(styled, width="stretch", height="content",  # sized to its rows: a fixed height hid the last ones
                  column_config=pinned_first(table, hide_index=False))

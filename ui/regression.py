@@ -9,9 +9,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import flex_core as fc
-from flex_core.formatting import format_number
 from flex_core.plotting.style import FLEX_COLOUR, apply_style, as_floats, new_figure
-from ui import cache
+from ui import cache, reporting
 from ui.band import BAD_COLOUR, LINE_COLOUR, histogram_figure
 from ui.components import chart
 from ui.context import Analysis
@@ -61,7 +60,7 @@ def residual_figure(held, band, *, name: str) -> go.Figure:
     for at in (band.below, band.above):
         if at is not None:
             fig.add_vline(x=at, line_color=LINE_COLOUR, line_width=2)
-    fig.update_xaxes(title_text=f"predicted {name} (shaded: {band})")
+    fig.update_xaxes(title_text=f"predicted {name} (shaded: the undesirable band)")
     fig.update_yaxes(title_text=f"true minus predicted {name}")
     return apply_style(fig, title=f"The model's errors on rows it never saw ({len(values):,} rows)", height=420)
 
@@ -69,6 +68,7 @@ def residual_figure(held, band, *, name: str) -> go.Figure:
 def quality_view(analysis: Analysis) -> None:
     """Data & model for a regressor: why the classifier views are not shown, and its errors on held-out rows."""
     task, model = analysis.task, analysis.model
+    name = reporting.target_words(task)
     st.info(plain(NO_CLASSIFIER_VIEWS))
     try:
         held = cache.held_out_predictions(task, model, analysis.model_id)
@@ -79,9 +79,9 @@ def quality_view(analysis: Analysis) -> None:
     with right:
         band = {"above": task.band.above, "below": task.band.below, "inclusive": task.band.inclusive}
         predicted = cache.predictions(task, model, analysis.model_id)
-        chart(histogram_figure(predicted, band, name=f"predicted {task.target}").update_layout(height=420),
+        chart(histogram_figure(predicted, band, name=reporting.probability_label(task)).update_layout(height=420),
               analysis, key="predictions", tau=False)
-        st.caption(plain(f"The model's {task.target} for each of the {len(predicted):,} rows; the shaded part is the "
+        st.caption(plain(f"The model's {name} for each of the {len(predicted):,} rows; the shaded part is the "
                          f"undesirable band ({task.undesirable_words}), whose cases FLEX explains: "
                          f"{int(task.band.undesirable(predicted.to_numpy()).sum()):,} rows are predicted in it."))
     with left:
@@ -90,10 +90,11 @@ def quality_view(analysis: Analysis) -> None:
 
 def _residuals_view(analysis: Analysis, held) -> None:
     task = analysis.task
-    chart(residual_figure(held, task.band, name=task.target), analysis, key="residuals", tau=False)
+    name = reporting.target_words(task)
+    chart(residual_figure(held, task.band, name=name), analysis, key="residuals", tau=False)
     st.caption(plain(
-        f"Each point is a row the model did not learn from: across, the {task.target} it predicts; up, how far the "
-        f"true {task.target} is above that (below the dashed line: the model predicted too much). Points spread evenly "
+        f"Each point is a row the model did not learn from: across, the {name} it predicts; up, how far the "
+        f"true {name} is above that (below the dashed line: the model predicted too much). Points spread evenly "
         "around the line, with no curve or funnel, mean the model's errors do not depend on how large its prediction "
         "is. The shaded part holds the predictions FLEX explains (the undesirable band); the red line is its threshold."
     ))
@@ -109,11 +110,12 @@ def what_if_metrics(columns, task: fc.TaskSpec, model: fc.FittedModel, result, o
     in the first two of ``columns``."""
     now, before = predicted_value(model, result.case), predicted_value(model, original.case)
     change = now - before
-    columns[0].metric(f"Predicted {task.target}", format_number(now),
-                      delta=None if result is original else (f"{format_number(change)} from row {row}" if change else
+    name = reporting.target_words(task)
+    columns[0].metric(f"Predicted {name}", task.format_target(now),
+                      delta=None if result is original else (f"{task.format_target(change)} from row {row}" if change else
                                                               f"as row {row}"),
                       delta_color="inverse" if change and task.band.above is not None else "off")
     inside = "in the undesirable band" if result.predicted_undesirable else "not in the undesirable band"
     columns[1].metric("In the undesirable band", "yes" if result.predicted_undesirable else "no",
                       help=f"The undesirable band: {task.undesirable_words}; the rest: {task.desirable_words}.")
-    st.caption(plain(f"The model predicts {task.target} = {format_number(now)}: {inside} ({task.undesirable_words})."))
+    st.caption(plain(f"The model predicts {name} = {task.format_target(now)}: {inside} ({task.undesirable_words})."))

@@ -89,7 +89,7 @@ def test_a_band_set_on_the_histogram_is_explained_and_a_reload_keeps_it(tmp_path
         page.wait_for_selector(BARS, timeout=WAIT)
         drawn = page.locator("[data-testid='stMain'] .js-plotly-plot:visible").first.evaluate("gd => gd.data.flatMap(t => t.y || [])")
         assert {"X1", "X2"} <= set(drawn), drawn
-        page.get_by_text(re.compile(r"y above 2[34]")).first.wait_for(timeout=WAIT)
+        page.locator("[data-testid='stMain']").get_by_text(re.compile(r"Y above 2[34]")).first.wait_for(timeout=WAIT)
         page.screenshot(path=str(ARTIFACTS / "regression_global.png"), full_page=True)
         band = json.loads(parse_qs(urlparse(page.url).query)["band"][-1])
         assert band == {"target": "y", "above": threshold, "inclusive": False}
@@ -100,10 +100,10 @@ def test_a_band_set_on_the_histogram_is_explained_and_a_reload_keeps_it(tmp_path
         page.screenshot(path=str(ARTIFACTS / "regression_region.png"), full_page=True)
         # The what-if answer: the prediction as a number, and whether it is in the band.
         page.get_by_role("link", name="What-if").click()
-        prediction = page.locator("[data-testid='stMetric']").filter(has_text="Predicted y").first
+        prediction = page.locator("[data-testid='stMetric']").filter(has_text="Predicted Y").first
         prediction.wait_for(timeout=WAIT)
         assert re.fullmatch(r"-?[\d,]+(\.\d+)?", prediction.locator("[data-testid='stMetricValue']").inner_text().strip())
-        page.get_by_text(re.compile(r"The model predicts y = [\d.,]+: (not )?in the undesirable band")).first.wait_for(
+        page.get_by_text(re.compile(r"The model predicts Y = [\d.,]+: (not )?in the undesirable band")).first.wait_for(
             timeout=WAIT)
         page.screenshot(path=str(ARTIFACTS / "regression_what_if.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0

@@ -131,14 +131,15 @@ def test_an_upload_link_brings_the_band_back_to_the_form():
 @pytest.mark.parametrize("band", [{"above": 24.0}, {"below": 12.5, "inclusive": True},
                                   {"above": 20.0, "below": 8.0}, {"above": 20.0, "below": 8.0, "inclusive": True}])
 def test_the_forms_words_are_the_loaded_tasks(band):
-    """The form words a band before any task exists; once loaded, the pages say the task's words: the same."""
+    """The form words a band before any task exists (naming the column); once loaded, the pages say the task's words:
+    the same band, after the target's label."""
     import flex_core as fc
     from ui.band import band_words
     from ui.url_state import library_band
 
     app_band = {"target": "y", "above": None, "below": None, "inclusive": False, **band}
     task = fc.data.make_task(planted(), target="y", undesirable=library_band(app_band))
-    assert task.undesirable_words == f"y {band_words(app_band)}"
+    assert task.undesirable_words == f"{task.target_label} {band_words(app_band)}"
 
 
 def test_a_band_no_row_falls_in_is_refused_at_load_and_the_previous_dataset_stays():
@@ -152,3 +153,13 @@ def test_a_band_no_row_falls_in_is_refused_at_load_and_the_previous_dataset_stay
     assert len(shown_errors) == 1 and "No row's y is above 1,000" in shown_errors[0], shown_errors
     assert shown_errors[0].endswith("The previous dataset stays active.")
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"} and at.session_state["band"] is None
+
+
+def test_a_number_column_named_as_markdown_is_shown_as_text():
+    frame = planted().rename(columns={"y": "[amount](http://phish.example/)"})
+    at = upload(start("toy2d"), frame)
+    at.sidebar.selectbox(key="sb_csv_target").set_value("[amount](http://phish.example/)").run()
+    assert not at.exception and not errors(at)
+    drawn = [m.value for m in at.sidebar.markdown if "holds numbers" in m.value or m.value.startswith("Undesirable")]
+    assert len(drawn) == 2 and not any("](http" in m for m in drawn), drawn  # escaped: no link
+    assert all("[amount](http://phish.example/)" in shown(m) for m in drawn)

@@ -32,9 +32,9 @@ def test_data_and_model_reads_a_regressors_quality_in_words_and_draws_its_errors
     at = start_band("app_pages/data_model.py")
     assert not errors(at)
     text = " ".join(shown(m.value) for m in at.markdown)
-    assert re.search(r"y is off by [\d.]+ on average \(mean absolute error\); always predicting the average y would "
+    assert re.search(r"Y is off by [\d.]+ on average \(mean absolute error\); always predicting the average Y would "
                      r"be off by [\d.]+", text), text
-    assert re.search(r"R² = [01]\.\d\d: the model accounts for \d+% of how much y varies", text)
+    assert re.search(r"R² = [01]\.\d\d: the model accounts for \d+% of how much Y varies", text)
     assert "Cross-validated R²" in text
     infos = " ".join(shown(i.value) for i in at.info)
     assert "The model predicts a number, not the chance of an outcome" in infos
@@ -55,21 +55,21 @@ def test_data_and_model_reads_a_regressors_quality_in_words_and_draws_its_errors
 def test_the_what_if_answer_is_the_predicted_number_and_whether_it_is_in_the_band():
     at = start_band("app_pages/what_if.py")
     assert not errors(at)
-    value = metric(at, "Predicted y")
+    value = metric(at, "Predicted Y")
     assert re.fullmatch(r"-?[\d,]+(\.\d+)?", value), value
     in_band = metric(at, "In the undesirable band")
     assert in_band == ("yes" if float(value.replace(",", "")) > 24 else "no")
-    words = [shown(c.value) for c in at.caption if "The model predicts y = " in shown(c.value)]
-    assert words and re.search(r"y = [\d.,]+: (not )?in the undesirable band \(y above 24\)", words[0]), words
+    words = [shown(c.value) for c in at.caption if "The model predicts Y = " in shown(c.value)]
+    assert words and re.search(r"Y = [\d.,]+: (not )?in the undesirable band \(Y above 24\)", words[0]), words
     assert not [m for m in at.metric if m.label.startswith("P(")]
 
 
 def test_the_counterfactuals_page_gives_predicted_numbers_not_a_chance():
     at = start_band("app_pages/counterfactuals.py")
     assert not errors(at)
-    now = metric(at, "predicted y now")
+    now = metric(at, "predicted Y now")
     assert re.fullmatch(r"[\d,]+(\.\d+)?", now) and float(now.replace(",", "")) > 24  # a factual: in the band
-    after = metric(at, "predicted y after (mean)")
+    after = metric(at, "predicted Y after (mean)")
     assert after == "n/a" or float(after.replace(",", "")) <= 24  # its ways out: out of the band
     assert not [m for m in at.metric if "%" in m.value]
 
@@ -118,5 +118,5 @@ def test_the_glossary_explains_the_off_band_score_not_a_probability():
     at = start_band("app_pages/glossary.py")
     text = " ".join(shown(m.value) for m in at.markdown)
     assert "**off-band score**: What a model that predicts a number gives FLEX in place of a probability: above 0.5 " \
-           "exactly when its prediction is y above 24" in text
-    assert "P(y above 24)" not in text
+           "exactly when its prediction is Y above 24" in text
+    assert "P(Y above 24)" not in text

@@ -18,7 +18,7 @@ from flex_core import FlexResult, RegionalResult
 from flex_core.data import TaskSpec
 from flex_core.formatting import format_number, format_share, plural
 
-from ._tables import mode_words
+from ._tables import mode_words, target_words
 
 __all__ = [
     "describe_global",
@@ -523,14 +523,14 @@ def describe_model(metrics: Mapping, task: TaskSpec) -> str:
 
 def describe_regression(metrics: Mapping, task: TaskSpec) -> str:
     """R², MAE and RMSE of a regressor against always predicting the mean, in words a domain expert reads."""
-    name = task.target
+    name, value = target_words(task), task.format_target
     if metrics.get("test_mae") is None:
         return "The model was not evaluated on rows with true values."
     where = metrics.get("evaluated_on") or "held-out rows"
-    text = (f"On {where}, the model's {name} is off by {format_number(metrics['test_mae'])} on average (mean absolute "
-            f"error); always predicting the average {name} would be off by {format_number(metrics['baseline_mae'])}. "
-            f"Weighing large misses more (root mean squared error): {format_number(metrics['test_rmse'])}, against "
-            f"{format_number(metrics['baseline_rmse'])} for the average.")
+    text = (f"On {where}, the model's {name} is off by {value(metrics['test_mae'])} on average (mean absolute "
+            f"error); always predicting the average {name} would be off by {value(metrics['baseline_mae'])}. "
+            f"Weighing large misses more (root mean squared error): {value(metrics['test_rmse'])}, against "
+            f"{value(metrics['baseline_rmse'])} for the average.")
     r2 = metrics.get("test_r2")
     if r2 is not None and not math.isnan(r2):
         text += (f" R² = {r2:.2f}: the model accounts for {max(r2, 0):.0%} of how much {name} varies around its average "

@@ -18,7 +18,7 @@ import pandas as pd
 from flex_core import FlexResult, RegionalResult
 from flex_core.compare import LimeImportance, ShapImportance, rank_agreement, ranking_table
 from flex_core.data import TaskSpec
-from flex_core.formatting import format_duration, format_number, format_share, plural
+from flex_core.formatting import format_duration, format_share, plural
 from flex_core.models import NO_LABELS_NOTE, FittedModel
 
 from ._checks import (
@@ -102,7 +102,7 @@ def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: 
         values = [f.format_value(v) for v in table[f.name]]  # in the dictionary's units and words
         out[f.label] = [v if line == "factual" or changed.loc[line, f.name] else "·"
                         for line, v in zip(table.index, values)]
-    out[probability_label(task)] = [f"{p:.2f}" if task.band is None else format_number(p) for p in table["P(undesirable)"]]
+    out[probability_label(task)] = [f"{p:.2f}" if task.band is None else task.format_target(p) for p in table["P(undesirable)"]]
     out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
     return out.reset_index(names="")
 

@@ -269,7 +269,14 @@ def class_balance(task: TaskSpec) -> pd.DataFrame:
 def probability_label(task: TaskSpec) -> str:
     """The model's probability of the undesirable outcome in the outcome's own words: "P(Rejected)"; a regressor's
     predicted number ("predicted loan_amount"), which the pages show in its place."""
-    return f"predicted {task.target}" if task.band is not None else f"P({task.undesirable_words})"
+    return f"predicted {target_words(task)}" if task.band is not None else f"P({task.undesirable_words})"
+
+
+def target_words(task: TaskSpec) -> str:
+    """A regression's target as it reads inside a sentence: its label ("Loan amount", the dictionary's or the column's
+    tidied), lower-cased unless it starts with a capitalised word or an acronym ("CIBIL score", "Y")."""
+    label = task.target_label
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
 
 
 def score_label(task: TaskSpec) -> str:
@@ -280,8 +287,8 @@ def score_label(task: TaskSpec) -> str:
 
 
 def format_prediction(task: TaskSpec, value: float) -> str:
-    """A prediction as :func:`probability_label` names it: "92%", or a regressor's number ("29,900,000")."""
-    return format_number(value) if task.band is not None else f"{value:.0%}"
+    """A prediction as :func:`probability_label` names it: "92%", or a regressor's number ("₹29,900,000")."""
+    return task.format_target(value) if task.band is not None else f"{value:.0%}"
 
 
 def header(feature) -> str:
