@@ -187,19 +187,20 @@ class TaskSpec:
 
     @property
     def undesirable_words(self) -> str:
-        """The undesirable outcome as the dictionary says it ("Rejected"), else its values joined by "or"."""
-        given = self.dictionary.undesirable if self.dictionary else ""
+        """The undesirable outcome as the dictionary says it ("Rejected"), else its values joined by "or"; a band's
+        in its own words ("Loan amount above ₹25,000,000": the dictionary's outcome words name classes)."""
         if self.band is not None:
-            return given or f"{self.target_label} {self.band.describe(self.format_target)[0]}"
+            return f"{self.target_label} {self.band.describe(self.format_target)[0]}"
+        given = self.dictionary.undesirable if self.dictionary else ""
         return given or " or ".join(map(str, self.undesirable))
 
     @property
     def desirable_words(self) -> str:
         """The other outcome as the dictionary says it ("Approved"), else the target's other values joined by "or";
         with desired values, those (a counterfactual must reach one of them)."""
-        given = self.dictionary.desirable if self.dictionary else ""
         if self.band is not None:
-            return given or f"{self.target_label} {self.band.describe(self.format_target)[1]}"
+            return f"{self.target_label} {self.band.describe(self.format_target)[1]}"
+        given = self.dictionary.desirable if self.dictionary else ""
         if self.desired:
             return " or ".join(map(str, self.desired))
         others = sorted({str(v) for v in pd.unique(self.frame[self.target])} - {str(v) for v in self.undesirable})
@@ -492,6 +493,10 @@ def _features(df, feature_names, kinds, seen_levels, rules: Rules, display_names
              for f in specs]
     _check_some_mutable(specs)
     dictionary, specs = apply_dictionary(specs, dictionary, numbers=() if number_target is None else (number_target,))
+    if number_target is not None and dictionary is not None and (dictionary.undesirable or dictionary.desirable):
+        notes.append(f"The data dictionary's outcome words ({dictionary.undesirable or '-'} / "
+                     f"{dictionary.desirable or '-'}) name classes; with a band of {number_target} the outcome is said "
+                     "by the band instead.")
     return dictionary, specs, _between(constraints, specs, notes)
 
 

@@ -126,6 +126,14 @@ def test_a_task_with_a_band_marks_the_true_numbers_in_it_and_words_it():
     assert worded.target_label == "Loan amount" and worded.format_target(2500) == "₹2,500"
     assert worded.undesirable_words == "Loan amount outside ₹10 to ₹20"
     assert worded.desirable_words == "Loan amount ₹10 to ₹20"
+    # a dictionary's outcome words name classes (loan.toml's Rejected / Approved): a band is said by the band, and a
+    # note says why the words were not used
+    classes = fc.make_task(frame, target="y", undesirable={"below": 10, "above": 20},
+                           dictionary={"outcome": {"undesirable": "Rejected", "desirable": "Approved"},
+                                       "features": {"y": {"name": "Loan amount", "currency": "₹"}}})
+    assert classes.undesirable_words == "Loan amount outside ₹10 to ₹20"
+    assert classes.desirable_words == "Loan amount ₹10 to ₹20"
+    assert any("outcome words (Rejected / Approved) name classes" in note for note in classes.notes)
     kept = worded.with_overrides(features=["x1", "x2"])
     assert kept.target_label == "Loan amount"  # the target's words stay when features are left out
     # a number target without a band stays refused, now naming the three ways to give one
