@@ -64,8 +64,8 @@ def lead_reading(result: fc.FlexResult, task: fc.TaskSpec) -> str:
     j = max(mutable, key=lambda k: result.frequency_mean[k])
     feature = task.features[j]
     share = round(100 * float(result.frequency_mean[j]))
-    lead = (f"To become {task.desirable_words}, the ways out most often change {feature.label}: {share} in 100 on "
-            "average")
+    goal = f"To become {task.desirable_words}" if task.band is None else f"To reach a predicted {task.desirable_words}"
+    lead = f"{goal}, the ways out most often change {feature.label}: {share} in 100 on average"
     moves = feature_moves(result, task, feature.name)
     if len(moves) < MIN_CHANGES:
         return lead + "."

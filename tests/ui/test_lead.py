@@ -71,3 +71,12 @@ def test_the_mode_shift_table_names_levels_in_the_dictionarys_words(tmp_path):
     line = reporting.mode_shift_table(region).set_index("feature").loc["Area"]
     assert line["region's most common"] in {"countryside", "town"}
     assert line["alternatives' most common"] in {"countryside", "town", "–"}
+
+
+def test_a_bands_lead_says_the_predicted_number_to_reach():
+    frame = pd.DataFrame({"loan_term": [20, 14, 16, 2, 3, 4], "colour": ["red", "red", "blue", "blue", "red", "blue"],
+                          "amount": [30.0, 28.0, 26.0, 5.0, 7.0, 9.0]})
+    task = fc.make_task(frame, target="amount", undesirable={"above": 20}, dictionary=WORDS)
+    few = make_set(task, [0], [[{"loan_term": 12, "colour": "red"}]], n_cf=1)
+    assert lead_reading(fc.importance.flex_importance(few, task, tau=0.1), task) == (
+        "To reach a predicted Amount at most 20, the ways out most often change Loan term: 100 in 100 on average.")
