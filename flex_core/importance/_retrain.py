@@ -33,7 +33,8 @@ from ..limits import LIMITS, check
 from ..models import FittedModel
 from ._flex import DEFAULT_TAU, flex_importance
 
-__all__ = ["MAX_REFITS", "STABLE_FLOOR", "refit_models", "retrain_stability", "stable_verdicts", "check_refits"]
+__all__ = ["MAX_REFITS", "STABLE_FLOOR", "refit_models", "refit_one", "retrain_stability", "stable_verdicts",
+           "check_refits"]
 
 #: The most refits one call may ask for (each refit is a full model fit and a counterfactual run): the limits table's.
 MAX_REFITS = int(LIMITS["retrain"].high)
@@ -50,43 +51,56 @@ def check_refits(k) -> int:
 
 
 def refit_models(task: TaskSpec, model: FittedModel, k: int, *, labelled: bool = True,
-                 progress: Callable[[int, int], None] | None = None) -> list[FittedModel]:
+                 progress: Callable[[int, int], None] | None = None, cluster: bool = False) -> list[FittedModel]:
     """K refits of ``model``: each on a bootstrap of its training rows (seeded), with its own seed.
 
     A model FLEX trained is rebuilt as :func:`~flex_core.models.build_pipeline` builds it (seed + i); a user's
     model is ``sklearn.base.clone``-d (its ``random_state`` set to seed + i where it has one). Without labels
     (``labelled=False``: the outcome column holds the model's own predictions) a user's model cannot be refitted.
+    ``cluster=True`` fits them on the connected Dask cluster, one task per refit (the task and the model sent to each
+    worker once); each refit is seeded by its number, so they are the same models.
     """
-    from ..models import MODELS, build_pipeline
+    from ..models import MODELS
 
     k = check_refits(k)
     ours = model.trained_here and model.name in MODELS
     if not ours and not labelled:
         raise ConfigError("The model cannot be refitted: no outcomes (y) were given, so there is nothing to train on "
                           "(pass y to refit it).")
-    train = np.asarray(model.train_index)
+    if cluster:
+        from ..counterfactuals._spread import on_cluster
+
+        return on_cluster(refit_one, list(range(1, k + 1)), {"task": task, "model": model, "ours": ours},
+                          sizes=[1] * k, progress=progress)
     refits = []
     for i in range(1, k + 1):
-        rng = np.random.default_rng(model.seed + i)
-        rows = train[rng.integers(0, len(train), len(train))]
-        X = task.frame.loc[rows, task.feature_names]
-        if ours:
-            estimator = build_pipeline(task, model=model.name, encoding=model.encoding, seed=model.seed + i)  # type: ignore[arg-type]
-            estimator.fit(X, task.model_labels[task.frame.index.get_indexer(rows)])  # as fit_model trained it
-        else:
-            try:
-                estimator = clone(model.pipeline)
-                if "random_state" in estimator.get_params():
-                    estimator.set_params(random_state=model.seed + i)
-                estimator.fit(model.estimator_input(X), task.frame.loc[rows, task.target].to_numpy())
-            except Exception as exc:  # a user's estimator: its own error, on one line
-                raise ConfigError(f"Refitting the model failed: {_first_line(exc)}") from None
-        identity = f"{model.identity}-refit{i}" if model.identity else ""
-        refits.append(replace(model, pipeline=estimator, seed=model.seed + i, train_index=rows, identity=identity,
-                              metrics={}))
+        refits.append(refit_one(i, task=task, model=model, ours=ours))
         if progress is not None:
             progress(i, k)
     return refits
+
+
+def refit_one(i: int, *, task: TaskSpec, model: FittedModel, ours: bool) -> FittedModel:
+    """Refit ``i`` of :func:`refit_models` (on bootstrap seed ``model.seed + i``), where it runs."""
+    from ..models import build_pipeline
+
+    rng = np.random.default_rng(model.seed + i)
+    train = np.asarray(model.train_index)
+    rows = train[rng.integers(0, len(train), len(train))]
+    X = task.frame.loc[rows, task.feature_names]
+    if ours:
+        estimator = build_pipeline(task, model=model.name, encoding=model.encoding, seed=model.seed + i)  # type: ignore[arg-type]
+        estimator.fit(X, task.model_labels[task.frame.index.get_indexer(rows)])  # as fit_model trained it
+    else:
+        try:
+            estimator = clone(model.pipeline)
+            if "random_state" in estimator.get_params():
+                estimator.set_params(random_state=model.seed + i)
+            estimator.fit(model.estimator_input(X), task.frame.loc[rows, task.target].to_numpy())
+        except Exception as exc:  # a user's estimator: its own error, on one line
+            raise ConfigError(f"Refitting the model failed: {_first_line(exc)}") from None
+    identity = f"{model.identity}-refit{i}" if model.identity else ""
+    return replace(model, pipeline=estimator, seed=model.seed + i, train_index=rows, identity=identity, metrics={})
 
 
 def stable_verdicts(frequency: np.ndarray, interval: np.ndarray, refits: np.ndarray) -> np.ndarray:
@@ -117,7 +131,7 @@ def retrain_stability(store: CounterfactualStore, result: FlexResult, k: int, *,
         raise ConfigError("The result has no intervals for F; compute it with intervals (run_global does).")
     task = store.task
     cfset = store.ensure(result.query_index)
-    models = refit_models(task, store.model, k, labelled=labelled,
+    models = refit_models(task, store.model, k, labelled=labelled, cluster=getattr(store.generator, "backend", "") == "dask",
                           progress=None if progress is None else (lambda i, n: progress(i, 2 * n)))
     query, slot = np.nonzero(cfset.valid)
     rows = decode_rows(task, cfset.counterfactuals[query, slot])
