@@ -17,7 +17,7 @@ From the cluster's warm call: ``c`` = compute seconds per factual (the chunks' s
 client's merge seconds per factual (wall minus the last chunk's end), ``s`` = the cold call's extra seconds. The
 projection for F factuals on W workers is ``s + (F c + K o) / W + F m``, K = the chunks the tree generator makes (:func:`chunk_count`). It
 assumes workers as fast as this machine's cores, chunks of equal cost, a network no slower than loopback for
-results of this size, and a client that keeps every set in memory (issue 39's store in chunks is not built yet).
+results of this size, and a client that keeps every set in memory (``bench_scale.py`` measures the store in chunks).
 
 Writes benchmarks/results/cluster.md and prints it.
 

@@ -6,7 +6,7 @@ Each measurement runs in a fresh process, so its peak resident memory (``ru_maxr
 - ``one`` / ``cluster``: ``bench_parallel``'s 200,000-row synthetic table and its 100-tree forest (fitted on 20,000
   rows); ``--factuals`` seeded random factuals (all of them when the table has fewer); the tree generator, n_cf = 10,
   seed 0, a store in a temporary folder (chunks of 10,000 factuals), and global FLEX with the necessary changes read
-  chunk by chunk (:func:`flex_core.importance.streamed_importance`, ``local=False``). ``cluster``: a scheduler and
+  chunk by chunk (``FlexExplainer.explain_all``, ``local=False``). ``cluster``: a scheduler and
   ``--workers`` single-threaded worker processes started with the ``dask`` command
   (:mod:`benchmarks.dask_processes`); the scheduler's and each worker's peak are read from those processes, and the
   task stream gives each chunk's compute time. The two results must be the same numbers (a digest is compared).
@@ -51,7 +51,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
 from benchmarks.bench_parallel import model_for, synthetic_task
 from benchmarks.dask_processes import start_cluster, stop
-from flex_core.importance._stream import streamed_importance
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_CF = 10
@@ -110,8 +109,9 @@ def _tree_run(mode: str, n_factuals: int, address: str | None, folder: str) -> d
                                                                                                  replace=False))
     record: dict = {"mode": mode, "factuals": len(rows), "pool": len(pool), "rows": len(task.frame)}
     client = None if address is None else fc.counterfactuals.connect_cluster(address)
-    generator = fc.counterfactuals.make_generator("tree", **({} if client is None else {"backend": "dask"}))
-    store = fc.counterfactuals.CounterfactualStore(task, model, generator, n_cf=N_CF, directory=folder)
+    explainer = fc.FlexExplainer.from_task(task, model, generator="tree", n_cf=N_CF, seed=0, cache_dir=folder,
+                                           generator_settings=None if client is None else {"backend": "dask"})
+    store = explainer.store
     record["rss_start_gb"] = _rss_gb()
     stream = None
     if client is not None:
@@ -124,7 +124,7 @@ def _tree_run(mode: str, n_factuals: int, address: str | None, folder: str) -> d
     next(chunks)  # every chunk is generated and stored before the first is read back: generation, timed apart
     generated = time.perf_counter() - start
     del chunks  # read none back here
-    result = streamed_importance(store, rows, local=False)
+    result = explainer.explain_all(rows, local=False)
     record.update(seconds=time.perf_counter() - start, generation_seconds=generated, chunks=math.ceil(len(rows) / store.chunk_rows),
                   digest=_digest(result), client_peak_gb=_peak_gb(), necessary_mean=float(np.nanmean(np.asarray(result.necessary_frequency, float))))
     if client is not None and stream is not None:
@@ -144,16 +144,17 @@ def _stand_in_run(mode: str, n_factuals: int, folder: str) -> dict:
     task = synthetic_task(n=max(PROJECTED_FACTUALS, n_factuals))
     model = model_for(task)
     rows = np.arange(n_factuals)  # rows of the table taken as factuals: the arithmetic does not ask why
-    store = fc.counterfactuals.CounterfactualStore(task, model, StandIn(), n_cf=N_CF, refine="none", directory=folder)
+    fc.counterfactuals.register_generator("stand-in", StandIn, "bench_scale's stand-in: one feature moved, no search")
+    explainer = fc.FlexExplainer.from_task(task, model, generator="stand-in", n_cf=N_CF, seed=0, refine="none",
+                                           cache_dir=folder)
+    store = explainer.store
     before = _peak_gb()
     rss_start = _rss_gb()
     start = time.perf_counter()
     if mode == "in-memory":
-        from flex_core.importance._flex import importance_of
-
-        result = importance_of(store, store.ensure(rows), tau=0.1, level="global", necessary=False)
+        result = fc.importance.flex_importance(store.ensure(rows), task, tau=0.1, ranges=store.ranges)
     else:
-        result = streamed_importance(store, rows, necessary=False, local=False)
+        result = explainer.explain_all(rows, local=False, necessary=False)
     return {"mode": mode, "factuals": n_factuals, "rows": len(task.frame), "seconds": time.perf_counter() - start,
             "client_peak_gb": _peak_gb(), "peak_before_gb": before, "rss_start_gb": rss_start, "chunks": math.ceil(n_factuals / store.chunk_rows),
             "f_mean": [float(v) for v in result.frequency_mean]}

@@ -137,7 +137,6 @@ DASHBOARD_AND_LIBRARY = {
     "data.MAX_OUTCOME_LEVELS": "outcome_columns' rule, which load_csv applies to the target",
     "data.identifier_columns": "the columns load_csv leaves out unless use_identifiers names them",
     "counterfactuals.CounterfactualGenerator": "the base class of a generator of one's own",
-    "counterfactuals.register_generator": "how a generator of one's own gets a name the explainer takes",
     "counterfactuals.generator_defaults": "a generator's settings and their defaults",
     "importance.check_rule": "a rule checked and made canonical, beside Condition, rule_text and rule_mask",
     "importance.with_necessity_sufficiency": "adds the scores necessity_sufficiency computed apart to a result",

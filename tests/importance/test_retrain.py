@@ -91,3 +91,27 @@ def test_the_learned_forest_survives_three_refits():
 
 def test_the_explainers_limit_is_the_modules():
     assert fc.FlexExplainer.max_refits == MAX_REFITS
+
+
+@pytest.mark.slow  # starts a LocalCluster of two worker processes
+def test_refits_on_a_dask_cluster_are_the_refits_of_one_process(toy_task, toy_model):
+    """Issue 39: with the generator on a cluster, the retraining check fits its refits there too; they are the same
+    models (same predictions to the bit) and the check's block is the same."""
+    distributed = pytest.importorskip("distributed")
+    here = refit_models(toy_task, toy_model, 3)
+    local_store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("tree"), n_cf=3)
+    result = fc.importance.run_global(local_store, n_factuals=20)
+    expected = fc.importance.with_extras(result, local_store, retrain=2).retrain
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        there = refit_models(toy_task, toy_model, 3, cluster=True)
+        tree = fc.counterfactuals.make_generator("tree", backend="dask")
+        store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, tree, n_cf=3)
+        with distributed.get_task_stream(client) as stream:
+            block = fc.importance.with_extras(result, store, retrain=2).retrain
+    assert sum(str(t["key"]).startswith("refit_one") for t in stream.data) == 2  # the check's refits ran there
+    X = toy_task.frame[toy_task.feature_names]
+    for a, b in zip(here, there, strict=True):
+        assert a.seed == b.seed and np.array_equal(a.train_index, b.train_index)
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert block == expected
