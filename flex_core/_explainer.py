@@ -256,12 +256,10 @@ class FlexExplainer:
 
     def explain_all(self, rows=None, *, tau=DEFAULT_TAU, local: bool = False, necessary: bool = True,
                     progress=None) -> FlexResult:
-        """Global FLEX over ``rows`` (default: every factual), however many: the store is generated and read a chunk
-        of ``FLEX_CHUNK_ROWS`` factuals at a time, with :meth:`explain_global`'s numbers for the same rows
-        (:func:`flex_core.importance._stream.streamed_importance`; ``local=True`` keeps f_j(i) per factual,
-        ``necessary=False`` skips the necessary-change search)."""
+        """Global FLEX over ``rows`` (default: every factual), however many, generated and read ``FLEX_CHUNK_ROWS``
+        factuals at a time: :meth:`explain_global`'s numbers for the same rows (``local=True`` keeps f_j(i) per
+        factual, ``necessary=False`` skips the necessary-change search)."""
         from .importance._stream import streamed_importance
-
         rows = self.store.factual_rows if rows is None else rows
         return streamed_importance(self.store, rows, tau=tau, local=local, necessary=necessary, progress=progress)
 
