@@ -17,7 +17,7 @@ from ..compare._json import add_lime_to_json, add_permutation_to_json, add_shap_
 from ..compare._permutation import permutation_importance
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_generator
 from ..counterfactuals._spread import dask_cluster
-from ..counterfactuals._store import check_generation_memory
+from ..counterfactuals._store import check_generation_memory, chunk_rows_setting
 from ..data import load_dataset, to_safe_csv
 from ..data._summary import parse_order, parse_range
 from ..data.rules import constraints_from_lines
@@ -261,6 +261,10 @@ def _add_explain_commands(sub, common: argparse.ArgumentParser) -> None:
     global_.add_argument("--retrain", type=int, default=0, metavar="K",
                          help="refit the model K times (bootstrap rows, other seeds; at most 20) and add retrain: F's "
                               "range across refits, a stable verdict per feature, the counterfactuals' validity per refit")
+    global_.add_argument("--all-factuals", action="store_true",
+                         help="explain every factual, however many (no sample and no N_F cap): generated, stored and "
+                              "read FLEX_CHUNK_ROWS at a time, so memory does not grow with their number (with --dask, "
+                              "on a cluster); the JSON leaves out each factual's own change frequencies")
     regional = sub.add_parser("regional", parents=[common], help="regional FLEX around a query factual")
     regional.add_argument("--query", type=int, help="0-based row of the input file (default: a random qualifying factual)")
     regional.add_argument("--neighbours", type=int, help="k nearest neighbours by Hamming distance (default 4)")
@@ -388,6 +392,24 @@ def check_arguments(args) -> None:
     for option in ("out", "cf_out", "report"):
         if getattr(args, option, None):
             check_output_path(getattr(args, option), "--" + option.replace("_", "-"))
+    if getattr(args, "all_factuals", False):
+        _check_all_factuals(args)
+
+
+#: Options that need every factual's counterfactuals or a sample at once, so --all-factuals does not take them.
+_NOT_WITH_ALL = {"n_factuals_given": "--n-factuals", "retrain": "--retrain", "report": "--report",
+                 "cf_out": "--cf-out", "sufficiency": "--sufficiency", "shap": "--shap",
+                 "compare_generators": "--compare-generators"}
+
+
+def _check_all_factuals(args) -> None:
+    """--all-factuals reads the store a chunk at a time: refuse the options that need a sample or the whole set."""
+    given = [flag for option, flag in _NOT_WITH_ALL.items() if getattr(args, option, None)]
+    if getattr(args, "repeats", 1) not in (None, 1):
+        given.append("--repeats")
+    if given:
+        raise ConfigError(f"--all-factuals explains every factual a chunk at a time; leave out {', '.join(given)} "
+                          "(or drop --all-factuals and sample N_F factuals).")
 
 
 def check_output_path(path: str, option: str) -> None:
@@ -418,8 +440,10 @@ def check_against_data(args, task):
     if args.command == "regional" and args.where:
         rows_meeting(task, (), args.where)  # checks the feature and its level
     # The counterfactuals' memory (the pool analyses' own search, per region, is not counted).
+    # (--all-factuals: one chunk's, the most the store generates at once)
     check_generation_memory(make_generator(args.generator, **_generator_settings(args, args.generator)), task,
-                            n_queries=args.n_factuals, n_cf=args.n_cf)
+                            n_queries=chunk_rows_setting() if getattr(args, "all_factuals", False) else args.n_factuals,
+                            n_cf=args.n_cf)
     return tau
 
 
@@ -473,10 +497,14 @@ def run(args) -> dict:
         args.rule = check_rule_region(explainer.store, args.rule)  # a bad rule fails before any generation
     started = time.perf_counter()
     retrain = {"retrain": args.retrain} if args.command == "global" and args.retrain else {}
-    global_result = explainer.explain_global(
-        n_factuals=args.n_factuals, tau=tau, progress=progress,
-        **(on_request if args.command == "global" else {}), **retrain,
-    )
+    if getattr(args, "all_factuals", False):
+        global_result = explainer.explain_all(tau=tau, progress=progress)
+        args.n_factuals = len(global_result.query_index)  # the config says how many were explained: every one
+    else:
+        global_result = explainer.explain_global(
+            n_factuals=args.n_factuals, tau=tau, progress=progress,
+            **(on_request if args.command == "global" else {}), **retrain,
+        )
     _log_global(global_result, explainer, log, time.perf_counter() - started)
     explained = global_result
     if args.command == "global":
@@ -548,7 +576,8 @@ def _finish(out: dict, args, task, log) -> dict:
     """The run's options and data summary added to its JSON, and its notes logged."""
     out["config"].update(command=args.command, data=args.data, model=args.model, encoding=args.encoding,
                          cv_folds=args.cv_folds, cv_rows=args.cv_rows, generator=args.generator, missing=args.missing,
-                         n_factuals=args.n_factuals)
+                         n_factuals=args.n_factuals, **({"all_factuals": True} if getattr(args, "all_factuals", False)
+                                                        else {}))
     out["data"] = task.summary()
     for note in out.get("notes", []):
         log(f"note: {note}")
@@ -558,6 +587,7 @@ def _finish(out: dict, args, task, log) -> dict:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, with the defaults that depend on the command filled in."""
     args = build_parser().parse_args(argv)
+    args.n_factuals_given = getattr(args, "n_factuals", None) is not None
     if getattr(args, "n_factuals", 0) is None:
         args.n_factuals = POOL_N_FACTUALS if args.command in ("regions", "groups") else DEFAULT_N_FACTUALS
     return args
