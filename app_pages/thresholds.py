@@ -69,7 +69,7 @@ def tau_section(analysis: Analysis) -> None:
             st.button("Use the global τ for every feature", key="reset_feature_tau", on_click=_reset_feature_tau)
 
     result = run_or_stop(analysis.global_result)
-    chart(fc.plotting.importance_figure(result, title="Global importance at the current threshold", terms=terms_shown()),
+    chart(fc.plotting.importance_figure(result, title="Global importance at the current τ", terms=terms_shown()),
           analysis, key="tau_chart")
     all_zero = reporting.describe_all_zero(result)
     if all_zero:

@@ -416,7 +416,7 @@ def tau_sweep_chart(explainer: fc.FlexExplainer, identity: str, n_factuals: int,
                     terms: bool = False):
     """The τ sweep chart with a marker at ``current``: the kept lines and a new marker (``terms``: the paper's
     symbols named, the sidebar's switch)."""
-    return fc.plotting.with_current_tau(tau_sweep_lines(explainer, identity, n_factuals, terms), current, terms=terms)
+    return fc.plotting.with_current_tau(tau_sweep_lines(explainer, identity, n_factuals, terms), current)
 
 
 @shared(copy=True)

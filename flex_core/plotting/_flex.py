@@ -540,10 +540,10 @@ def tau_sweep_figure(sweep: pd.DataFrame, *, current: float | None = None, terms
     keeps them in ``ui/``) and adds the current τ to a copy with :func:`with_current_tau`. ``terms``: name F_j and τ
     after the plain words (:func:`named`).
     """
-    return with_current_tau(_tau_sweep_lines(sweep, terms), current, terms=terms)
+    return with_current_tau(_tau_sweep_lines(sweep, terms), current)
 
 
-def with_current_tau(lines: go.Figure, current: float | None, *, terms: bool = False) -> go.Figure:
+def with_current_tau(lines: go.Figure, current: float | None) -> go.Figure:
     """A copy of the τ sweep's lines (``tau_sweep_figure(sweep)``) with a marker at τ = ``current`` (``lines`` unchanged).
 
     The line is written as Plotly's ``add_vline`` writes it (a test compares the two) without Plotly's validation:
@@ -554,8 +554,9 @@ def with_current_tau(lines: go.Figure, current: float | None, *, terms: bool = F
         layout = spec.setdefault("layout", {})
         x = float(current)
         layout["shapes"] = [*layout.get("shapes", ()), _reference_line("x", x, {"color": "#64748b", "dash": "dot"})]
+        # "τ" even in plain words: the marker sits beside the Thresholds page's own τ slider
         layout["annotations"] = [*layout.get("annotations", ()), {
-            "showarrow": False, "text": f"current {named('setting', 'τ', terms)} = {current:g}", "x": x, "xanchor": "left", "xref": "x",
+            "showarrow": False, "text": f"current τ = {current:g}", "x": x, "xanchor": "left", "xref": "x",
             "y": 1, "yanchor": "top", "yref": "y domain"}]
     return _unchecked(spec)
 

@@ -72,5 +72,5 @@ def test_a_tau_change_moves_the_sweeps_marker_and_keeps_its_lines(monkeypatch):
     at.slider(key="w_tau").set_value(0.6).run()
     sweep = chart(at, "tau_sweep")
     assert [t["y"] for t in sweep["data"]] == lines
-    assert [a["text"] for a in sweep["layout"]["annotations"] if "current" in a["text"]] == ["current setting = 0.6"]
+    assert [a["text"] for a in sweep["layout"]["annotations"] if "current" in a["text"]] == ["current τ = 0.6"]
     assert len(drawn) <= 1, "the lines were drawn again on a τ change"

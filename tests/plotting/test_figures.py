@@ -374,13 +374,13 @@ def test_the_current_tau_line_and_the_settings_subtitle_are_what_plotly_would_wr
     marked.update_layout(title_text="drawn into")  # a caller's copy: the kept lines stay as they were
     assert lines.to_dict() == before
     by_plotly = go.Figure(base).add_vline(x=0.35, line=dict(color="#64748b", dash="dot"),
-                                         annotation_text="current setting = 0.35", annotation_position="top right")
+                                         annotation_text="current τ = 0.35", annotation_position="top right")
     marked = fc.plotting.with_current_tau(lines, 0.35)
     assert marked.to_dict() == by_plotly.to_dict()
     assert fc.plotting.tau_sweep_figure(sweep, current=0.35).to_dict() == by_plotly.to_dict()
     assert go.Figure(marked.to_dict()).to_dict() == marked.to_dict()
     named = fc.plotting.tau_sweep_figure(sweep, current=0.35, terms=True)  # the paper's symbols when asked for
-    assert named.layout.annotations[0].text == "current setting τ = 0.35"
+    assert named.layout.annotations[0].text == "current τ = 0.35"  # the Thresholds page's slider names τ anyway
     assert named.layout.yaxis.title.text == "change frequency F_j" and base.layout.yaxis.title.text == "change frequency"
     other = sweep.assign(frequency_mean=sweep["frequency_mean"] / 2)  # another sweep: other lines
     assert fc.plotting.tau_sweep_figure(other).data[0].y != base.data[0].y
