@@ -102,7 +102,9 @@ def test_refits_on_a_dask_cluster_are_the_refits_of_one_process(toy_task, toy_mo
     local_store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("tree"), n_cf=3)
     result = fc.importance.run_global(local_store, n_factuals=20)
     expected = fc.importance.with_extras(result, local_store, retrain=2).retrain
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+    # Threads, not processes: a worker process is spawned from __main__, which an AppTest earlier in the same pytest
+    # process leaves pointing at app.py (tests/importance/test_retrain_cluster.py runs real worker processes).
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         there = refit_models(toy_task, toy_model, 3, cluster=True)
         tree = fc.counterfactuals.make_generator("tree", backend="dask")
