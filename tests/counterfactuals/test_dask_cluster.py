@@ -111,9 +111,11 @@ def test_without_a_cluster_the_dask_backend_says_how_to_start_one():
             model, task, task.frame.loc[rows, task.feature_names], n_cf=2)
 
 
-@pytest.mark.slow  # the client tries for its 10 s
-def test_the_cli_names_a_scheduler_that_does_not_answer(capsys):
+def test_the_cli_names_a_scheduler_that_does_not_answer(capsys, monkeypatch):
     from flex_core.cli import main
+    from flex_core.counterfactuals import _spread
+
+    monkeypatch.setattr(_spread, "CONNECT_TIMEOUT", 1)  # the client tries for 10 s; the message is the same after 1
 
     assert main(["global", "--data", "builtin:toy2d", "--n-factuals", "5", "--cv-folds", "0", "--quiet",
                  "--dask", "tcp://127.0.0.1:9"]) == 2
