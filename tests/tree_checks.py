@@ -1,4 +1,5 @@
-"""One check shared by the tree tests: a factual's one-feature grid profiles equal predict_proba on every cell."""
+"""What the tree tests share: a factual's one-feature grid profiles equal predict_proba on every cell, and the small
+native-categorical boosters they read."""
 
 from __future__ import annotations
 
@@ -45,3 +46,22 @@ def compiled_and_numpy(model, task, monkeypatch, *, n_factuals: int = 12, n_cf: 
     compiled = _tree.TreeGenerator().generate(model, task, queries, n_cf=n_cf)
     monkeypatch.setattr(_tree, "_compiled", lambda form: False)
     return compiled, _tree.TreeGenerator().generate(model, task, queries, n_cf=n_cf)
+
+
+def native_booster(library: str, X, y, *, regressor: bool = False):
+    """A small XGBoost, LightGBM or HistGradientBoosting model (classifier, or ``regressor``) with native categories,
+    fitted on ``X``, ``y``."""
+    if library == "xgboost":
+        from xgboost import XGBClassifier, XGBRegressor
+
+        return (XGBRegressor if regressor else XGBClassifier)(n_estimators=30, max_depth=4, enable_categorical=True,
+                                                              tree_method="hist", max_cat_to_onehot=1).fit(X, y)
+    if library == "lightgbm":
+        from lightgbm import LGBMClassifier, LGBMRegressor
+
+        return (LGBMRegressor if regressor else LGBMClassifier)(n_estimators=30, num_leaves=8, min_child_samples=5,
+                                                                verbose=-1).fit(X, y)
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    return (HistGradientBoostingRegressor if regressor else HistGradientBoostingClassifier)(
+        max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)

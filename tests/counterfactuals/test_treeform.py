@@ -15,7 +15,7 @@ import pytest
 import flex_core as fc
 from flex_core.counterfactuals import decode_rows
 from flex_core.counterfactuals._treeform import left_bound, rounded_bound, tree_form
-from tests.tree_checks import compiled_and_numpy, profiles_agree
+from tests.tree_checks import compiled_and_numpy, native_booster, profiles_agree
 
 N = 500
 
@@ -213,21 +213,6 @@ def _valid_by_predict_proba(model, task, result) -> int:
     return len(q)
 
 
-def _booster(library, X, y):
-    if library == "xgboost":
-        from xgboost import XGBClassifier
-
-        return XGBClassifier(n_estimators=30, max_depth=4, enable_categorical=True, tree_method="hist",
-                             max_cat_to_onehot=1).fit(X, y)
-    if library == "lightgbm":
-        from lightgbm import LGBMClassifier
-
-        return LGBMClassifier(n_estimators=30, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    return HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)
-
-
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist", "rf-onehot", "gb-label"])
 @pytest.mark.parametrize("classes", [2, 3])
 def test_grid_profiles_equal_predict_proba_on_every_cell(library, classes):
@@ -242,7 +227,7 @@ def test_grid_profiles_equal_predict_proba_on_every_cell(library, classes):
         task = small
     else:
         y = frame["label"].map({"high": 0, "low": 1, "mid": 2}) if classes == 3 else (frame["label"] == "low").astype(int)
-        model = fc.FittedModel.from_estimator(_booster(library, _native(frame), y), task, undesired=1)
+        model = fc.FittedModel.from_estimator(native_booster(library, _native(frame), y), task, undesired=1)
     codes = _points(task, n=12, missing=library in ("xgboost", "lightgbm", "hist"))
     assert profiles_agree(model, task, codes) > 100
 
@@ -253,7 +238,7 @@ def test_boosters_two_feature_tradeoffs_compiled_equal_numpy(library, monkeypatc
     compiled search gives what the numpy pair profiles give."""
     frame = _frame(7)
     task = _task(frame)
-    model = fc.FittedModel.from_estimator(_booster(library, _native(frame), (frame["label"] == "low").astype(int)), task,
+    model = fc.FittedModel.from_estimator(native_booster(library, _native(frame), (frame["label"] == "low").astype(int)), task,
                                           undesired=1)
     compiled, numpy_read = compiled_and_numpy(model, task, monkeypatch)
     np.testing.assert_array_equal(compiled.counterfactuals, numpy_read.counterfactuals)
@@ -291,7 +276,7 @@ def test_multiclass_counterfactuals_are_valid_by_predict_proba(library):
         model = fc.fit_model(task, model="rf", encoding="label", cv_folds=0, seed=0)
     else:
         y = frame["label"].map({"high": 0, "low": 1, "mid": 2})
-        model = fc.FittedModel.from_estimator(_booster(library, _native(frame), y), task, undesired=1)
+        model = fc.FittedModel.from_estimator(native_booster(library, _native(frame), y), task, undesired=1)
     rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 12, seed=0)
     result = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=6)
     assert result.coverage()["tree"]["ran"] == "tree"

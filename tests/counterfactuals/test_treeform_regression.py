@@ -15,7 +15,7 @@ import flex_core as fc
 from flex_core.counterfactuals import decode_rows
 from flex_core.counterfactuals._treeform import tree_form
 from tests.counterfactuals.test_treeform import _frame, _native, _points
-from tests.tree_checks import compiled_and_numpy
+from tests.tree_checks import compiled_and_numpy, native_booster
 
 BAND = {"above": 4.0}
 
@@ -75,26 +75,11 @@ def test_sklearn_regressors_in_a_pipeline(kind):
     _reads_exactly(model, task, missing=kind != "gradient")  # GradientBoostingRegressor takes no missing values
 
 
-def _native_regressor(library, X, y):
-    if library == "xgboost":
-        from xgboost import XGBRegressor
-
-        return XGBRegressor(n_estimators=30, max_depth=4, enable_categorical=True, tree_method="hist",
-                            max_cat_to_onehot=1).fit(X, y)
-    if library == "lightgbm":
-        from lightgbm import LGBMRegressor
-
-        return LGBMRegressor(n_estimators=30, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
-    return HistGradientBoostingRegressor(max_iter=30, categorical_features="from_dtype", random_state=0).fit(X, y)
-
-
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
 def test_native_categorical_regressors_with_missing_values(library):
     frame = _numbers(3, missing=True)
     task = _task(frame, band={"below": 2.0})
-    model = fc.FittedModel.from_estimator(_native_regressor(library, _native(frame.rename(columns={"amount": "label"})), frame["amount"]), task)
+    model = fc.FittedModel.from_estimator(native_booster(library, _native(frame.rename(columns={"amount": "label"})), frame["amount"], regressor=True), task)
     form = _reads_exactly(model, task)
     assert (~form.numeric[form.feature >= 0]).any()  # it did read category splits
 
@@ -105,7 +90,7 @@ def test_tree_generator_counterfactuals_of_a_regressor_land_in_the_band(band):
     frame = _numbers(4)
     task = _task(frame, band=band)
     model = fc.FittedModel.from_estimator(
-        _native_regressor("lightgbm", _native(frame.rename(columns={"amount": "label"})), frame["amount"]), task)
+        native_booster("lightgbm", _native(frame.rename(columns={"amount": "label"})), frame["amount"], regressor=True), task)
     explainer = fc.FlexExplainer.from_task(task, model, generator="tree", n_cf=3)
     result = explainer.explain_global(n_factuals=12)
     assert result.generator["tree"]["ran"] == "tree"
@@ -164,7 +149,7 @@ def test_regressors_two_feature_tradeoffs_compiled_equal_numpy(library, band, mo
     if library == "forest":
         model = fc.fit_model(task, model="rf", cv_folds=0)
     else:
-        estimator = _native_regressor(library, _native(frame.rename(columns={"amount": "label"})), frame["amount"])
+        estimator = native_booster(library, _native(frame.rename(columns={"amount": "label"})), frame["amount"], regressor=True)
         model = fc.FittedModel.from_estimator(estimator, task)
     compiled, numpy_read = compiled_and_numpy(model, task, monkeypatch)
     np.testing.assert_array_equal(compiled.valid, numpy_read.valid)
