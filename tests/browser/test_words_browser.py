@@ -119,38 +119,39 @@ def test_the_page_speaks_the_dictionarys_words(loan_app, title, path, ready):
 
 def _edit_cell(page, grid, row: int, column: int, text: str) -> None:
     """Type ``text`` into the cell at (``row``, ``column``) of an editable table (a canvas: reached by the keyboard
-    from its first cell)."""
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # the first cell, under the header row
-    for key in ["ArrowRight"] * column + ["ArrowDown"] * row:
-        page.keyboard.press(key)
-    page.keyboard.press("Enter")  # opens the cell's editor
-    page.keyboard.press("Control+A")
-    page.keyboard.type(text, delay=30)  # typed at once, the editor kept only its first keys
-    page.wait_for_timeout(300)
-    page.keyboard.press("Enter")
-    page.wait_for_timeout(500)
+    from its first cell), until the table holds it: a keystroke a rerun swallowed is typed again."""
+    for _ in range(3):
+        box = grid.bounding_box()
+        page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # the first cell, under the header row
+        for key in ["ArrowRight"] * column + ["ArrowDown"] * row:
+            page.keyboard.press(key)
+        page.keyboard.press("Enter")  # opens the cell's editor
+        page.keyboard.press("Control+A")
+        page.keyboard.type(text, delay=30)  # typed at once, the editor kept only its first keys
+        page.wait_for_timeout(300)
+        page.keyboard.press("Enter")
+        wait_idle(page)  # the edit's own rerun
+        if any(cell == text for table in page.evaluate(_TABLES) for line in table for cell in line):
+            return
+    raise AssertionError(f"the table never held {text!r}")
+
+
+def _words_table(page):
+    """The editable table of the data's words, in view."""
+    grid = page.locator("[data-testid='stDataFrame']").filter(has_text="level words").first
+    grid.scroll_into_view_if_needed()
+    return grid
 
 
 def test_a_display_name_edited_on_data_and_model_is_used_on_another_page(loan_app):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     url, browser = loan_app
     page = new_page(browser)
     try:
         page.goto(f"{url}/data-and-model?{VIEW}", wait_until="domcontentloaded")
         page.get_by_text("The data's words", exact=True).first.wait_for(timeout=300_000)
         settled(page)  # the whole page drawn: an edit typed while it still reruns is lost
-        for _ in range(3):  # as below: a keystroke a rerun swallowed is typed again (seen on a loaded machine)
-            grid = page.locator("[data-testid='stDataFrame']").filter(has_text="level words").first
-            grid.scroll_into_view_if_needed()
-            _edit_cell(page, grid, 6, 1, "Credit score")  # cibil_score's display name
-            page.get_by_role("button", name="Apply words").click()
-            try:
-                page.get_by_text("Credit score (points)", exact=False).first.wait_for(timeout=40_000)
-                break
-            except PlaywrightTimeout:
-                settled(page)
+        _edit_cell(page, _words_table(page), 6, 1, "Credit score")  # cibil_score's display name
+        page.get_by_role("button", name="Apply words").click()
         text, _ = settled(page)
         assert "Credit score (points)" in text, text[-3000:]  # the preview's header
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
@@ -161,19 +162,11 @@ def test_a_display_name_edited_on_data_and_model_is_used_on_another_page(loan_ap
         # A unit on a feature with levels is refused: one message, and the words applied before stay.
         page.get_by_role("link", name="Data & model", exact=True).click()
         page.get_by_text("The data's words", exact=True).first.wait_for(timeout=300_000)
-        settled(page)  # the whole page drawn: an edit typed while it still reruns is lost
+        settled(page)
+        _edit_cell(page, _words_table(page), 1, 2, "kg")  # education's unit
+        page.get_by_role("button", name="Apply words").click()
         error = page.locator("[data-testid='stAlertContentError']")
-        for _ in range(3):  # the grid is a canvas reached by the keyboard: a keystroke lost in a rerun is typed again
-            grid = page.locator("[data-testid='stDataFrame']").filter(has_text="level words").first
-            grid.scroll_into_view_if_needed()
-            _edit_cell(page, grid, 1, 2, "kg")  # education's unit
-            page.get_by_role("button", name="Apply words").click()
-            try:
-                error.first.wait_for(timeout=40_000)
-                break
-            except PlaywrightTimeout:
-                settled(page)
-        error.first.wait_for(timeout=10_000)
+        error.first.wait_for(timeout=60_000)
         page.screenshot(path=str(ARTIFACTS / "words_edited.png"), full_page=True)
         assert error.count() == 1 and "Those words were not applied" in error.first.inner_text()
         assert "has levels, not numbers" in error.first.inner_text()
