@@ -23,10 +23,11 @@ search and the analysis run in the client, so ``n`` is not divided by W). It ass
 loaded cores, chunks of equal cost (no store chunk waits long for its slowest task), a network no slower than
 loopback, and a scheduler that keeps up with W workers.
 
-Writes benchmarks/results/scale.json and scale.md (``--report-only`` rewrites scale.md from scale.json) and prints it. Run it once on a machine as idle as you can
+Writes benchmarks/results/scale.json and scale.md (``--report-only`` rewrites scale.md from scale.json) and prints it:
+every figure as its range over ``--repeats`` full measurements (3) one after another, on a machine as idle as you can
 get; the load average is recorded beside the numbers.
 
-    python benchmarks/bench_scale.py [--factuals 100000] [--workers 2] [--big 1000000]
+    python benchmarks/bench_scale.py [--factuals 100000] [--workers 2] [--big 1000000] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -173,21 +174,39 @@ def child(mode: str, n_factuals: int, address: str | None, out: Path) -> None:
 PARTIAL = RESULTS / "scale-partial.json"
 
 
-def measure(mode: str, n_factuals: int, address: str | None = None) -> dict:
+def measure(mode: str, n_factuals: int, address: str | None = None, repeat: int = 0) -> dict:
     done = json.loads(PARTIAL.read_text()) if PARTIAL.exists() else {}
-    if f"{mode} {n_factuals}" in done:
-        print(f"{mode} x {n_factuals:,}: measured before, reused from {PARTIAL.name}", file=sys.stderr, flush=True)
-        return done[f"{mode} {n_factuals}"]
+    key = f"{mode} {n_factuals} run {repeat + 1}"
+    if key in done:
+        print(f"{key}: measured before, reused from {PARTIAL.name}", file=sys.stderr, flush=True)
+        return done[key]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run.json"
-        print(f"{mode} x {n_factuals:,} ... (load {os.getloadavg()[0]:.2f})", file=sys.stderr, flush=True)
+        print(f"{key} ... (load {os.getloadavg()[0]:.2f})", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, __file__, "--child", mode, str(n_factuals), address or "-", str(out)], check=True)
         record = json.loads(out.read_text())
         record["load_after"] = [round(v, 2) for v in os.getloadavg()]
         print(f"  {({k: v for k, v in record.items() if k != 'task_seconds'})}", file=sys.stderr, flush=True)
     RESULTS.mkdir(exist_ok=True)
-    PARTIAL.write_text(json.dumps({**done, f"{mode} {n_factuals}": record}))
+    PARTIAL.write_text(json.dumps({**done, key: record}))
     return record
+
+
+def measure_all(args, repeat: int) -> dict:
+    """One full measurement (the stand-in runs, one process, the cluster): a record as scale.json keeps it."""
+    load_before = [round(v, 2) for v in os.getloadavg()]
+    runs = {"stand-in small": measure("stand-in", args.factuals, repeat=repeat),
+            "in-memory": measure("in-memory", args.factuals, repeat=repeat),
+            "stand-in big": measure("stand-in", args.big, repeat=repeat),
+            "one": measure("one", args.factuals, repeat=repeat)}
+    with tempfile.TemporaryDirectory() as folder:
+        address, processes = start_cluster(Path(folder), n_workers=args.workers)
+        try:
+            runs["cluster"] = measure("cluster", args.factuals, address, repeat=repeat)
+        finally:
+            stop(processes)
+    return {"load_before": load_before, "runs": runs, "projection": projection(runs["one"], runs["cluster"]),
+            "same_result": runs["one"]["digest"] == runs["cluster"]["digest"]}
 
 
 def projection(one: dict, cluster: dict) -> dict:
@@ -205,45 +224,62 @@ def projection(one: dict, cluster: dict) -> dict:
             "projected_minutes": projected, "one_per_factual": one["seconds"] / one["factuals"]}
 
 
+def _span(values, form: str = "{:.2f}") -> str:
+    """A figure over the runs: its range (low–high), or the one value when they agree at the shown precision."""
+    low, high = form.format(min(values)), form.format(max(values))
+    return low if low == high else f"{low}–{high}"
+
+
 def report(record: dict) -> str:
-    """benchmarks/results/scale.md from scale.json's record."""
-    runs, p = record["runs"], record["projection"]
-    one, cluster = runs["one"], runs["cluster"]
-    small, memory, big = runs["stand-in small"], runs["in-memory"], runs["stand-in big"]
+    """benchmarks/results/scale.md from scale.json's record: every figure as its range over the runs."""
+    repeats = record["repeats"]
+    names = list(repeats[0]["runs"])
+    runs = {name: [r["runs"][name] for r in repeats] for name in names}
 
-    def row(name, r, extra=""):
-        return (f"| {name} | {r['factuals']:,} | {r['rows']:,} | {r['seconds']:.0f} | {r['rss_start_gb']:.2f} | "
-                f"{r['client_peak_gb']:.2f} | {extra} |")
+    def row(label, name, extra=""):
+        rs = runs[name]
+        return (f"| {label} | {rs[0]['factuals']:,} | {rs[0]['rows']:,} | {_span([r['seconds'] for r in rs], '{:,.0f}')} | "
+                f"{_span([r['rss_start_gb'] for r in rs])} | {_span([r['client_peak_gb'] for r in rs])} | {extra} |")
 
-    tasks = sorted(cluster["task_seconds"])
-    workers = ", ".join(f"{v:.2f}" for v in cluster["worker_peak_gb"])
+    clusters, ones = runs["cluster"], runs["one"]
+    projections = [r["projection"] for r in repeats]
+    tasks = sorted(t for c in clusters for t in c["task_seconds"])
+    n_workers = clusters[0]["workers"]
+    workers = ", ".join(_span([c["worker_peak_gb"][i] for c in clusters]) for i in range(n_workers))
+    loads = [r["load_before"][0] for r in repeats]
     lines = [
         "# A million factuals: memory through the store in chunks, and a Dask cluster (issue 39)", "",
-        f"`python benchmarks/bench_scale.py` (once), {record['date']}, {record['machine']} with {record['cores']} cores "
-        f"shared with three other agents (load average {record['load_before'][0]:.2f} at the start; each run's own "
-        f"below), Python {record['python']}, flex_core {record['flex_core']}. Upper bounds from a loaded machine.", "",
+        f"`python benchmarks/bench_scale.py --repeats {len(repeats)}`, {record['date']}, {record['machine']} with "
+        f"{record['cores']} cores, Python {record['python']}, flex_core {record['flex_core']}. Every figure is the "
+        f"range over {len(repeats)} runs one after another (load average {_span(loads)} at the start of each run; "
+        "each measurement's own below).", "",
         "| run | factuals | table rows | seconds | client GB at start | client peak GB | other processes' peak GB |",
         "|---|---:|---:|---:|---:|---:|---|",
-        row("stand-in generator, streamed", small),
-        row("stand-in generator, whole set in memory", memory),
-        row("stand-in generator, streamed", big),
-        row("tree, one process", one),
-        row(f"tree, {cluster['workers']} worker processes", cluster,
-            f"scheduler {cluster['scheduler_peak_gb']:.2f}; workers {workers}"), "",
-        "Load average (1, 5, 15 min) after each run: " + "; ".join(
-            f"{name} {r['load_after'][0]:.2f}/{r['load_after'][1]:.2f}/{r['load_after'][2]:.2f}"
-            for name, r in runs.items()) + ".", "",
-        f"Same result one process and cluster (F, std, μ, intervals, necessary F, counts): "
-        f"{'yes' if record['same_result'] else 'NO'}.", "",
-        f"Tree runs: generation {one['generation_seconds']:.0f} s in one process, {cluster['generation_seconds']:.0f} s "
-        f"on the cluster ({cluster['tasks']} tasks; compute per task {tasks[0]:.1f} to {tasks[-1]:.1f} s, median "
-        f"{tasks[len(tasks) // 2]:.1f} s); the client's share after generation (the necessary-change search and the "
-        f"analysis) {one['seconds'] - one['generation_seconds']:.0f} s and "
-        f"{cluster['seconds'] - cluster['generation_seconds']:.0f} s.", "",
-        f"Per factual: compute {p['c'] * 1e3:.2f} ms on a worker, client {p['client_share'] * 1e3:.2f} ms; per task "
-        f"{p['o']:.2f} s of scheduling and transfer. Projected for {PROJECTED_FACTUALS:,} factuals "
-        "(`F c / W + K o / W + F n`, assumptions in the module's docstring): "
-        + ", ".join(f"{w} workers {m:,.0f} min" for w, m in p["projected_minutes"].items()) + ".",
+        row("stand-in generator, streamed", "stand-in small"),
+        row("stand-in generator, whole set in memory", "in-memory"),
+        row("stand-in generator, streamed", "stand-in big"),
+        row("tree, one process", "one"),
+        row(f"tree, {n_workers} worker processes", "cluster",
+            f"scheduler {_span([c['scheduler_peak_gb'] for c in clusters])}; workers {workers}"), "",
+        "Load average (1, 5, 15 min) after each measurement, run by run: " + "; ".join(
+            f"{name} " + ", ".join(f"{r['load_after'][0]:.2f}/{r['load_after'][1]:.2f}/{r['load_after'][2]:.2f}"
+                                   for r in rs) for name, rs in runs.items()) + ".", "",
+        "Same result one process and cluster (F, std, μ, intervals, necessary F, counts), in every run: "
+        f"{'yes' if all(r['same_result'] for r in repeats) else 'NO'}; the same digest in every run: "
+        f"{'yes' if len({r['runs']['one']['digest'] for r in repeats}) == 1 else 'NO'}.", "",
+        f"Tree runs: generation {_span([o['generation_seconds'] for o in ones], '{:,.0f}')} s in one process, "
+        f"{_span([c['generation_seconds'] for c in clusters], '{:,.0f}')} s on the cluster ({clusters[0]['tasks']} tasks; "
+        f"compute per task {tasks[0]:.1f} to {tasks[-1]:.1f} s over the runs, median {tasks[len(tasks) // 2]:.1f} s); "
+        "the client's share after generation (the necessary-change search and the analysis) "
+        f"{_span([o['seconds'] - o['generation_seconds'] for o in ones], '{:.0f}')} s and "
+        f"{_span([c['seconds'] - c['generation_seconds'] for c in clusters], '{:.0f}')} s.", "",
+        f"Per factual: compute {_span([p['c'] * 1e3 for p in projections])} ms on a worker (one process: "
+        f"{_span([p['one_per_factual'] * 1e3 for p in projections])} ms in all), client "
+        f"{_span([p['client_share'] * 1e3 for p in projections])} ms; per task "
+        f"{_span([p['o'] for p in projections])} s of scheduling and transfer. Projected for {PROJECTED_FACTUALS:,} "
+        "factuals (`F c / W + K o / W + F n`, assumptions in the module's docstring): "
+        + ", ".join(f"{w} workers {_span([p['projected_minutes'][w] for p in projections], '{:,.0f}')} min"
+                    for w in projections[0]["projected_minutes"]) + ".",
     ]
     return "\n".join(lines) + "\n"
 
@@ -253,6 +289,7 @@ def main(argv=None) -> int:
     parser.add_argument("--factuals", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--big", type=int, default=PROJECTED_FACTUALS)
+    parser.add_argument("--repeats", type=int, default=3, help="full measurements one after another (figures: their range)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--report-only", action="store_true", help="write scale.md from scale.json, measure nothing")
     args = parser.parse_args(argv)
@@ -266,27 +303,17 @@ def main(argv=None) -> int:
         child(mode, int(n), None if address == "-" else address, Path(out))
         return 0
     started = time.perf_counter()
-    load_before = [round(v, 2) for v in os.getloadavg()]
-    runs = {"stand-in small": measure("stand-in", args.factuals), "in-memory": measure("in-memory", args.factuals),
-            "stand-in big": measure("stand-in", args.big), "one": measure("one", args.factuals)}
-    with tempfile.TemporaryDirectory() as folder:
-        address, processes = start_cluster(Path(folder), n_workers=args.workers)
-        try:
-            runs["cluster"] = measure("cluster", args.factuals, address)
-        finally:
-            stop(processes)
+    repeats = [measure_all(args, repeat) for repeat in range(args.repeats)]
     record = {"date": str(datetime.date.today()), "machine": platform.processor() or platform.machine(),
               "cores": os.cpu_count(), "python": platform.python_version(), "flex_core": fc.__version__,
-              "load_before": load_before, "seconds": time.perf_counter() - started, "runs": runs,
-              "projection": projection(runs["one"], runs["cluster"]),
-              "same_result": runs["one"]["digest"] == runs["cluster"]["digest"]}
+              "seconds": time.perf_counter() - started, "repeats": repeats}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "scale.json").write_text(json.dumps(record, indent=1) + "\n")
     PARTIAL.unlink(missing_ok=True)
     text = report(record)
     (RESULTS / "scale.md").write_text(text)
     print(text)
-    return 0 if record["same_result"] else 1
+    return 0 if all(r["same_result"] for r in repeats) else 1
 
 
 if __name__ == "__main__":
