@@ -190,12 +190,12 @@ def what_must_change(analysis: Analysis, result: fc.FlexResult, *, key: str, cas
                      key=f"{key}_sufficiency"):
             st.session_state[S.SUFFICIENCY_REQUESTS] = [*st.session_state[S.SUFFICIENCY_REQUESTS], request]
             st.rerun()
-    chart(fc.plotting.what_must_change_figure(result), analysis, key=f"{key}_must_change_chart")
+    chart(fc.plotting.what_must_change_figure(result, terms=terms_shown()), analysis, key=f"{key}_must_change_chart")
     # Full width: with the two shares and the two ratios the table has eight columns.
-    must = reporting.what_must_change_frame(result)
+    must = reporting.what_must_change_frame(result, terms=terms_shown())
     st.dataframe(must, hide_index=True, width="stretch", height="content", column_config=pinned_first(must))
     with st.expander("How to read these numbers"):
-        st.markdown("\n".join(f"- {sentence}" for sentence in reporting.WHAT_MUST_CHANGE_READING.values()))
+        st.markdown("\n".join(f"- {sentence}" for sentence in reporting.what_must_change_reading(terms=terms_shown())))
 
 
 def generator_check(analysis: Analysis, result: fc.FlexResult) -> None:

@@ -611,31 +611,33 @@ def tau_panels_figure(results: Mapping[float, FlexResult], *, terms: bool = Fals
     return apply_style(fig, title="Global importance at three thresholds (as in the paper)", height=170 + 34 * len(order))
 
 
-#: The "what must change" scores: (attribute of FlexResult, its interval attribute, legend name, colour).
+#: The "what must change" scores: (attribute of FlexResult, its interval attribute, (legend words, the paper's symbol
+#: or None), colour).
 WHAT_MUST_CHANGE = (
-    ("frequency_mean", "frequency_ci", "F: changed", FLEX_COLOUR),
-    ("necessary_frequency", None, "necessary F: changed and needed", "#0f766e"),
-    ("flip_alone", "flip_alone_interval", "flips it alone: share of cases", "#d97706"),
-    ("needed", "needed_interval", "needed: no way around it found", "#7c3aed"),
+    ("frequency_mean", "frequency_ci", ("changed", "F"), FLEX_COLOUR),
+    ("necessary_frequency", None, ("changed and needed", "necessary F"), "#0f766e"),
+    ("flip_alone", "flip_alone_interval", ("flips it alone: share of cases", None), "#d97706"),
+    ("needed", "needed_interval", ("needed: no way around it found", None), "#7c3aed"),
 )
 
 
-def what_must_change_figure(result: FlexResult, *, title: str | None = None) -> go.Figure:
+def what_must_change_figure(result: FlexResult, *, title: str | None = None, terms: bool = False) -> go.Figure:
     """F, necessary F, and the shares of cases it flips alone and that need it, per mutable feature (grouped bars).
 
     Features in the order of F. One trace per score that the result carries (the two shares only
     when computed), with its 95% interval as whiskers where it has one; x = score, customdata =
-    feature name.
+    feature name. Legend names are plain words; ``terms`` puts the paper's symbol before them ("F: changed").
     """
     order = [j for j in _order(result) if not result.immutable[j]]
     labels = _tick_labels(result, order)
     fig = new_figure()
-    for attribute, interval_attribute, name, colour in WHAT_MUST_CHANGE:
+    for attribute, interval_attribute, (words, symbol), colour in WHAT_MUST_CHANGE:
         values = getattr(result, attribute)
         if values is None:
             continue
+        name = f"{symbol}: {words}" if terms and symbol else words
         trace = feature_bars(name, labels, values[order], [result.feature_names[j] for j in order], colour=colour,
-                             hover=name.split(":")[0])
+                             hover=symbol if terms and symbol else words.split(":")[0])
         interval = getattr(result, interval_attribute) if interval_attribute else None
         if interval is not None:
             shown = values[order]

@@ -99,13 +99,14 @@ def test_counting_only_necessary_changes_never_raises_a_bar():
 def test_what_must_change_runs_necessity_and_sufficiency_only_when_asked():
     at = start("synthetic-regional")
     spec = chart(at, "global_must_change_chart")
-    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["F", "necessary F"]
+    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["changed", "changed and needed"]
     buttons = [b for b in at.button if b.key == "global_sufficiency"]
     assert buttons and "8 generator runs" in buttons[0].label
     buttons[0].click().run()
     assert not at.exception and not errors(at)
     spec = chart(at, "global_must_change_chart")
-    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["F", "necessary F", "flips it alone", "needed"]
+    assert [trace["name"].split(":")[0] for trace in spec["data"]] == ["changed", "changed and needed", "flips it alone",
+                                                                      "needed"]
     assert not [b for b in at.button if b.key == "global_sufficiency"]  # cached: no second request
     # The plain sentence: "Changing speed alone flips 67% of the sampled cases (35–89%)."
     sentences = " ".join(shown(m.value) for m in at.markdown)

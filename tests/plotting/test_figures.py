@@ -103,12 +103,17 @@ def test_the_importance_chart_built_without_validation_is_what_plotly_validates(
 
 def test_what_must_change_figure_shows_the_scores_it_has(toy_result):
     fig = fc.plotting.what_must_change_figure(toy_result)
-    assert [trace.name.split(":")[0] for trace in fig.data] == ["F"]  # no model: no necessary F, no necessity
+    assert [trace.name for trace in fig.data] == ["changed"]  # no model: no necessary F, no necessity
     withall = replace(toy_result, necessary_frequency=np.array([0.25, 0.0]), flip_alone=np.array([0.4, 0.1]),
                       flip_alone_interval=np.array([[0.3, 0.5], [0.05, 0.2]]), needed=np.array([0.9, 0.0]),
                       needed_interval=np.array([[0.8, 0.95], [0.0, 0.1]]))
     fig = fc.plotting.what_must_change_figure(withall)
-    assert [trace.name.split(":")[0] for trace in fig.data] == ["F", "necessary F", "flips it alone", "needed"]
+    assert [trace.name.split(":")[0] for trace in fig.data] == ["changed", "changed and needed", "flips it alone",
+                                                                "needed"]
+    # The analyst's terms put the paper's symbols first; the two shares have none.
+    named = fc.plotting.what_must_change_figure(withall, terms=True)
+    assert [trace.name for trace in named.data] == ["F: changed", "necessary F: changed and needed",
+                                                    "flips it alone: share of cases", "needed: no way around it found"]
     assert list(fig.data[1].customdata) == ["visibility", "vehicle_speed"] and list(fig.data[1].x) == [0.0, 0.25]
 
 

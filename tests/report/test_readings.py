@@ -175,7 +175,7 @@ def test_readings_lead_with_one_sentence_and_cap_long_lists():
 
 def test_quadrant_words_are_not_domain_words():
     """Accident data has drivers and passengers: the readings must not call features that."""
-    words = " ".join([reporting.quadrant_legend(), *reporting.WHAT_MUST_CHANGE_READING.values()])
+    words = " ".join([reporting.quadrant_legend(), *reporting.what_must_change_reading()])
     assert "important here only" in words and "important everywhere" in words and "changed but not needed" in words
     assert "driver" not in words.lower() and "passenger" not in words.lower()
 

@@ -71,10 +71,19 @@ def test_what_must_change_frame_orders_by_rank_and_leaves_missing_scores_empty(f
     frame = reporting.what_must_change_frame(result)
     assert list(frame["feature"]) == ["A", "E", "B", "C", "D"]
     assert list(frame["rank"]) == ["1", "2", "3–5", "3–5", "3–5"]
-    assert "flips it alone (95% interval)" not in frame and frame.loc[0, "necessary F"] == "50%"
+    assert "flips it alone (95% interval)" not in frame and frame.loc[0, "changed and needed"] == "50%"
     assert "None" not in frame.to_string()
-    assert set(reporting.WHAT_MUST_CHANGE_READING) == {"F", "necessary F", "flips it alone", "needed",
-                                                      "necessity ratio", "sufficiency ratio"}
+    # Plain words by default; the paper's symbols only when the reader asks for the analyst's terms.
+    assert list(frame.columns) == ["feature", "rank", "changed (95% interval)", "changed and needed"]
+    with_terms = reporting.what_must_change_frame(result, terms=True)
+    assert list(with_terms.columns) == ["feature", "rank", "F (95% interval)", "necessary F"]
+    assert with_terms.iloc[:, 2:].equals(frame.iloc[:, 2:].set_axis(with_terms.columns[2:], axis=1))
+    plain, terms = reporting.what_must_change_reading(), reporting.what_must_change_reading(terms=True)
+    assert [s.split(":")[0] for s in plain] == ["changed", "changed and needed", "flips it alone", "needed",
+                                                "necessity ratio (Kommiya Mothilal et al. 2021)",
+                                                "sufficiency ratio (same paper)"]
+    assert terms[0].startswith("changed (F):") and terms[1].startswith("changed and needed (necessary F):")
+    assert not any(word in " ".join(plain) for word in ("F:", "necessary F", "N_cf", "{"))
 
 
 def test_what_must_change_reads_the_top_shares_of_each_kind_word_for_word(five_features):
@@ -108,4 +117,4 @@ def test_what_must_change_frame_writes_f_and_necessary_f_the_same_way(five_featu
     result = with_scores(five_features, [0.48, 0.08, 0.07, 0.06, 0.3], [[1, 1], [3, 5], [3, 5], [3, 5], [2, 2]],
                          necessary=[0.48, 0.0, 0.0, 0.0, 0.3])
     first = reporting.what_must_change_frame(result).iloc[0]
-    assert first["F (95% interval)"] == "48% (47–49%)" and first["necessary F"] == "48%"
+    assert first["changed (95% interval)"] == "48% (47–49%)" and first["changed and needed"] == "48%"

@@ -20,7 +20,6 @@ from ._checks import (
 from ._html import ReportSection, build_html_report
 from ._quality import describe_model_curves, describe_permutation
 from ._readings import (
-    WHAT_MUST_CHANGE_READING,
     FeatureLists,
     describe_certainty,
     describe_coverage,
@@ -38,7 +37,9 @@ from ._readings import (
     majority_outcome,
     quadrant_legend,
     rank_text,
+    what_must_change_columns,
     what_must_change_frame,
+    what_must_change_reading,
     with_interval,
 )
 from ._session import (
@@ -71,4 +72,4 @@ from ._tables import (
     target_words,
 )
 
-__all__ = ["describe_settings", "describe_all_zero", "settings_of", "tau_text", "describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "describe_regression", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "WHAT_MUST_CHANGE_READING", "what_must_change_frame", "describe_what_must_change", "describe_generator_sensitivity", "generator_sensitivity_table", "describe_retrain", "retrain_table", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties", "describe_r_interval", "feature_table", "table_constraints", "class_balance", "counterfactual_table", "display_case_table", "header", "mode_words", "probability_label", "format_prediction", "score_label", "target_words", "region_title", "multiple_testing_caveat", "describe_found_regions", "describe_group_replication", "describe_region_replication", "found_regions_table", "groups_table", "describe_model_curves", "describe_permutation"]
+__all__ = ["describe_settings", "describe_all_zero", "settings_of", "tau_text", "describe_global", "describe_regional", "describe_magnitudes", "describe_tau_sweep", "describe_coverage", "describe_model", "describe_regression", "majority_outcome", "feature_lists", "FeatureLists", "quadrant_legend", "with_interval", "rank_text", "describe_certainty", "describe_passengers", "what_must_change_reading", "what_must_change_columns", "what_must_change_frame", "describe_what_must_change", "describe_generator_sensitivity", "generator_sensitivity_table", "describe_retrain", "retrain_table", "ReportSection", "build_html_report", "SessionResults", "session_sections", "counterfactual_examples_table", "HOW_TO_READ", "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table", "format_number", "format_duration", "format_share", "plural", "describe_neighbour_ties", "describe_r_interval", "feature_table", "table_constraints", "class_balance", "counterfactual_table", "display_case_table", "header", "mode_words", "probability_label", "format_prediction", "score_label", "target_words", "region_title", "multiple_testing_caveat", "describe_found_regions", "describe_group_replication", "describe_region_replication", "found_regions_table", "groups_table", "describe_model_curves", "describe_permutation"]

@@ -32,7 +32,8 @@ __all__ = [
     "rank_text",
     "describe_certainty",
     "describe_passengers",
-    "WHAT_MUST_CHANGE_READING",
+    "what_must_change_reading",
+    "what_must_change_columns",
     "what_must_change_frame",
     "describe_what_must_change",
     "FeatureLists",
@@ -43,11 +44,11 @@ __all__ = [
 ]
 
 #: One sentence each on how to read the "what must change" numbers.
-WHAT_MUST_CHANGE_READING = {
-    "F": "F: the share of each case's counterfactuals that change the feature, averaged over the cases.",
-    "necessary F": (
-        "necessary F: the same share, counting a change only when undoing it alone (all else kept) "
-        "loses the desired outcome; a feature with high F but low necessary F is changed but not needed."
+_WHAT_MUST_CHANGE_READING = {
+    "changed": "{changed}: the share of each case's counterfactuals that change the feature, averaged over the cases.",
+    "changed and needed": (
+        "{needed_f}: the same share, counting a change only when undoing it alone (all else kept) loses the desired "
+        "outcome; a feature high in the first share and low in this one is changed but not needed."
     ),
     "flips it alone": (
         "flips it alone: the share of cases whose outcome changes when only this feature changes "
@@ -59,12 +60,26 @@ WHAT_MUST_CHANGE_READING = {
     ),
     "necessity ratio": (
         "necessity ratio (Kommiya Mothilal et al. 2021): the share of the requested counterfactuals found when only "
-        "this feature may change; it counts alternatives, so a yes/no feature scores at most 1 / N_cf."
+        "this feature may change; it counts alternatives, so a yes/no feature scores at most 1 / {n_cf}."
     ),
     "sufficiency ratio": (
         "sufficiency ratio (same paper): 1 minus the share found when this feature is kept as it is."
     ),
 }
+
+
+def what_must_change_reading(*, terms: bool = False) -> list[str]:
+    """One sentence per "what must change" column on how to read it, naming the columns as
+    :func:`what_must_change_frame` does (``terms``: the analyst's F and necessary F after the words)."""
+    names = {"changed": "changed (F)" if terms else "changed", "needed_f": "changed and needed (necessary F)" if terms
+             else "changed and needed", "n_cf": "N_cf" if terms else "the number of counterfactuals asked for"}
+    return [sentence.format(**names) for sentence in _WHAT_MUST_CHANGE_READING.values()]
+
+
+def what_must_change_columns(*, terms: bool = False) -> tuple[str, str]:
+    """The names of the change-frequency and necessary-change columns: plain words, or the paper's symbols."""
+    return ("F (95% interval)", "necessary F") if terms else ("changed (95% interval)", "changed and needed")
+
 
 #: A feature is named "changed but not needed" (a passenger, in the literature) when it changes in at least this share of counterfactuals ...
 PASSENGER_MIN_FREQUENCY = 0.03
@@ -165,10 +180,12 @@ def describe_passengers(result: FlexResult) -> str:
     )
 
 
-def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
+def what_must_change_frame(result: FlexResult, *, terms: bool = False) -> pd.DataFrame:
     """One row per mutable feature, by rank: rank (as "4–7" where uncertain), F with its interval, necessary F,
     the shares that flip alone and that need the feature with their intervals, and Kommiya Mothilal et al.'s
-    ratios (the last four left out until computed). Every cell is text; "–" where a value is missing."""
+    ratios (the last four left out until computed). Every cell is text; "–" where a value is missing. Columns are
+    named in plain words (:func:`what_must_change_columns`; ``terms``: the paper's F and necessary F)."""
+    changed, needed = what_must_change_columns(terms=terms)
     rows = []
     for j in np.argsort(result.rank, kind="stable"):
         if result.immutable[j]:
@@ -179,15 +196,15 @@ def what_must_change_frame(result: FlexResult) -> pd.DataFrame:
                 "feature": result.display_names[j],
                 "rank": rank_text(result.rank[j], ranks),
                 # A share like every other column here ("48% (41–55%)"), not 0.48 beside a necessary F of 48%.
-                "F (95% interval)": _share(result.frequency_mean, result.frequency_ci, j) or "–",
-                "necessary F": _percent(result.necessary_frequency, j),
+                changed: _share(result.frequency_mean, result.frequency_ci, j) or "–",
+                needed: _percent(result.necessary_frequency, j),
                 "flips it alone (95% interval)": _share(result.flip_alone, result.flip_alone_interval, j) or "–",
                 "needed (95% interval)": _share(result.needed, result.needed_interval, j) or "–",
                 "necessity ratio": _percent(result.necessity_ratio, j),
                 "sufficiency ratio": _percent(result.sufficiency_ratio, j),
             }
         )
-    columns = ["feature", "rank", "F (95% interval)", "necessary F"]
+    columns = ["feature", "rank", changed, needed]
     if result.flip_alone is not None:  # the shares and ratios only once computed: empty columns read as "none"
         columns += ["flips it alone (95% interval)", "needed (95% interval)", "necessity ratio", "sufficiency ratio"]
     return pd.DataFrame(rows, columns=columns)

@@ -31,7 +31,6 @@ from ._checks import (
 from ._html import ReportSection
 from ._quality import describe_model_curves, describe_permutation
 from ._readings import (
-    WHAT_MUST_CHANGE_READING,
     describe_coverage,
     describe_global,
     describe_model,
@@ -41,6 +40,7 @@ from ._readings import (
     describe_what_must_change,
     quadrant_legend,
     what_must_change_frame,
+    what_must_change_reading,
     with_interval,
 )
 from ._settings import describe_settings
@@ -150,7 +150,7 @@ def _what_must_change_section(result: FlexResult) -> ReportSection:
     if search.get("generator"):
         reading += (f"\n\n\"Needed\" means no way out was found by {search['generator']} with the feature kept as it is. "
                     "Intervals: 95% Wilson, over the cases.")
-    reading += "\n\n" + "\n".join(f"- {sentence}" for sentence in WHAT_MUST_CHANGE_READING.values())
+    reading += "\n\n" + "\n".join(f"- {sentence}" for sentence in what_must_change_reading())
     return ReportSection("What must change: alone, or not without it", reading,
                          figures=(what_must_change_figure(result),), tables=(what_must_change_frame(result),))
 
