@@ -136,7 +136,7 @@ with read_col:
     lead = "" if small else lead_reading(regional.importance, task)
     if lead:
         st.markdown(f"**{plain(lead.replace('the ways out', 'the ways out of this region', 1))}**")
-    st.markdown(plain(reporting.describe_regional(regional, undesirable=(task.undesirable_words,))))
+    st.markdown(plain(reporting.describe_regional(regional, undesirable=(task.undesirable_words,), terms=terms_shown())))
     if regional.neighbour_ties:
         st.caption(plain(reporting.describe_neighbour_ties(regional)))
 

@@ -22,8 +22,8 @@ def small_region_note(cases: int) -> str | None:
     if cases >= MIN_REGION_CASES:
         return None
     what = "no case" if cases == 0 else ("1 case" if cases == 1 else f"{cases} cases")
-    return (f"This region rests on {what} with ways out, fewer than {MIN_REGION_CASES}: its Pearson r, shares and "
-            "intervals are shown for reference only, not as findings. Widen it (a larger k, or a broader rule).")
+    return (f"This region rests on {what} with ways out, fewer than {MIN_REGION_CASES}: its agreement with all cases, "
+            "its shares and intervals are shown for reference only, not as findings. Widen it (a larger k, or a broader rule).")
 
 
 def feature_moves(result: fc.FlexResult, task: fc.TaskSpec, name: str) -> pd.Series:

@@ -213,15 +213,15 @@
   function describeRegion(region, reg) {
     var text = describe(reg.importance, "In this group of");
     var r = reg.r, agreement;
-    if (isNaN(r)) agreement = "The region is too small or too uniform to compare with the whole population (r undefined).";
+    if (isNaN(r)) agreement = "The region is too small or too uniform to compare with the whole population (agreement undefined).";
     else {
       agreement = "Its pattern " + (r >= 0.7 ? "closely follows" : r >= 0.3 ? "partly follows" : "differs from") +
-        " the whole population's (Pearson r = " + r.toFixed(2) + ").";
+        " the whole population's (agreement " + r.toFixed(2) + " on a scale from \u22121 to 1).";
       var lo = reg.interval[0], hi = reg.interval[1], n = reg.importance.n;
-      if (isNaN(lo)) agreement += " With " + plural(n, "case") + " with counterfactuals, r has no honest interval: read it as a guess.";
+      if (isNaN(lo)) agreement += " With " + plural(n, "case") + " with counterfactuals, the agreement has no honest interval: read it as a guess.";
       else {
-        agreement += " From " + n + " cases, r's 95% interval runs from " + lo.toFixed(2) + " to " + hi.toFixed(2);
-        agreement += lo <= -0.99 && hi >= 0.99 ? ": so few cases cannot pin r down at all." : hi - lo > 0.5 ? "; with so wide a range, read r as rough." : ".";
+        agreement += " From " + n + " cases, the agreement's 95% interval runs from " + lo.toFixed(2) + " to " + hi.toFixed(2);
+        agreement += lo <= -0.99 && hi >= 0.99 ? ": so few cases cannot pin the agreement down at all." : hi - lo > 0.5 ? "; with so wide a range, read it as rough." : ".";
       }
     }
     var rarely = lists(reg.importance).rarely, by = {};
@@ -323,7 +323,7 @@
     var region = DATA.regions[state.region];
     var reg = FlexMath.regional(DATA, ROWS, region.members, tau(), state.global);
     var r = $("region-r");
-    r.textContent = isNaN(reg.r) ? "r undefined" : "Pearson r = " + reg.r.toFixed(3) +
+    r.textContent = isNaN(reg.r) ? "Agreement with all cases: undefined" : "Agreement with all cases (Pearson r) = " + reg.r.toFixed(3) +
       (isNaN(reg.interval[0]) ? " (no interval)" : " (95% interval " + reg.interval[0].toFixed(3) + " to " + reg.interval[1].toFixed(3) + ")");
     r.setAttribute("data-value", String(reg.r));
     r.setAttribute("data-low", String(reg.interval[0]));

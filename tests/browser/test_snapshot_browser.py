@@ -93,8 +93,9 @@ def test_tau_a_region_and_a_case_give_the_apis_numbers_offline(browser, user_exp
     assert not math.isnan(region.pearson_r)
     assert shown_value(page, "#region-r") == pytest.approx(region.pearson_r, abs=1e-9)
     assert float(page.get_attribute("#region-r", "data-low")) == pytest.approx(region.pearson_r_interval[0], abs=1e-9)
-    assert f"Pearson r = {region.pearson_r:.3f}" in page.inner_text("#region-r")
-    assert "Pearson r = " + f"{region.pearson_r:.2f}" in page.inner_text("#region-reading")
+    assert f"Agreement with all cases (Pearson r) = {region.pearson_r:.3f}" in page.inner_text("#region-r")
+    # The reading in plain words, as the app's with the analyst's terms off (ui.reporting.describe_regional).
+    assert f"(agreement {region.pearson_r:.2f} on a scale from −1 to 1)" in page.inner_text("#region-reading")
 
     # 3: a case found by its row id: its counterfactuals, changed cells marked, and its f_j at these τ
     page.fill("#row-search", str(query))

@@ -142,15 +142,22 @@ def test_regional_reading_says_how_far_r_can_move_and_when_it_has_no_interval():
         0.8, ("C", "C", "B", "B", "B", None, None), (0.3, 0.3), pearson_r_interval=(0.35, 1.0),
     )
     text = reporting.describe_regional(regional)
-    assert "From 5 cases, r's 95% interval runs from 0.35 to 1.00; with so wide a range, read r as rough." in text
+    assert "(agreement 0.80 on a scale from −1 to 1)" in text and "Pearson" not in text
+    assert ("From 5 cases, the agreement's 95% interval runs from 0.35 to 1.00; with so wide a range, read it as "
+            "rough.") in text
+    # The analyst's terms name it r.
+    assert "(Pearson r = 0.80). From 5 cases, r's 95% interval runs from 0.35 to 1.00" in reporting.describe_regional(
+        regional, terms=True)
     anything = replace(regional, pearson_r_interval=(-1.0, 1.0))
-    assert "so few cases cannot pin r down at all" in reporting.describe_regional(anything)
+    assert "so few cases cannot pin the agreement down at all" in reporting.describe_regional(anything)
+    assert "so few cases cannot pin r down at all" in reporting.describe_regional(anything, terms=True)
     # r defined but no interval (one case with counterfactuals): said in words, never shown as [r, r].
     one = replace(regional, importance=replace(base, counts=np.array([10, 0, 0, 0, 0])),
                   pearson_r_interval=(float("nan"), float("nan")))
-    assert "With 1 case with counterfactuals, r has no honest interval" in reporting.describe_regional(one)
+    assert "With 1 case with counterfactuals, the agreement has no honest interval" in reporting.describe_regional(one)
     undefined = replace(regional, pearson_r=float("nan"), pearson_r_interval=(float("nan"), float("nan")))
-    assert "r undefined" in reporting.describe_regional(undefined)
+    assert "agreement undefined" in reporting.describe_regional(undefined)
+    assert "r undefined" in reporting.describe_regional(undefined, terms=True)
     assert reporting.describe_r_interval(undefined) == ""
 
 

@@ -56,7 +56,8 @@ def test_a_region_under_the_minimum_size_is_said_to_be_no_finding():
     from ui.lead import MIN_REGION_CASES, small_region_note
 
     assert small_region_note(MIN_REGION_CASES) is None
-    assert small_region_note(1).startswith("This region rests on 1 case with ways out, fewer than 5: its Pearson r")
+    assert small_region_note(1).startswith("This region rests on 1 case with ways out, fewer than 5: its agreement with "
+                                           "all cases, its shares and intervals")
     assert "no case with ways out" in small_region_note(0) and "4 cases" in small_region_note(4)
 
 

@@ -392,22 +392,26 @@ def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) 
     return lead + body + ("\n\n" + details if details else "")
 
 
-def describe_r_interval(regional: RegionalResult) -> str:
-    """How far r can move with which cases the region happens to hold, in words ("" when r is undefined)."""
+def describe_r_interval(regional: RegionalResult, *, terms: bool = False) -> str:
+    """How far the agreement (r) can move with which cases the region happens to hold, in words ("" when r is
+    undefined). ``terms``: call it r, the analyst's name."""
     if math.isnan(regional.pearson_r):
         return ""
+    r, its = ("r", "r's") if terms else ("the agreement", "the agreement's")
     low, high = regional.pearson_r_interval
     cases = regional.importance.n_factuals_used
     if math.isnan(low) or math.isnan(high):
-        return f" With {cases} case{'' if cases == 1 else 's'} with counterfactuals, r has no honest interval: read it as a guess."
-    text = f" From {cases} cases, r's 95% interval runs from {low:.2f} to {high:.2f}"
+        return (f" With {cases} case{'' if cases == 1 else 's'} with counterfactuals, {r} has no honest interval: read "
+                "it as a guess.")
+    text = f" From {cases} cases, {its} 95% interval runs from {low:.2f} to {high:.2f}"
     if low <= -0.99 and high >= 0.99:
-        return text + ": so few cases cannot pin r down at all."
-    return text + ("; with so wide a range, read r as rough." if high - low > 0.5 else ".")
+        return text + f": so few cases cannot pin {r} down at all."
+    return text + ("; with so wide a range, read it as rough." if high - low > 0.5 else ".")
 
 
-def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None = None) -> str:
-    """A reading of a region: how it compares with the whole population, in words."""
+def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None = None, terms: bool = False) -> str:
+    """A reading of a region: how it compares with the whole population, in words (``terms``: its agreement named
+    Pearson r, as the analyst's terms do)."""
     imp = regional.importance
     labels = dict(zip(imp.feature_names, imp.display_names))
     size = len(regional.members)
@@ -415,11 +419,13 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
     where = f" with {labels.get(crit['feature'], crit['feature'])} = {crit['value']}" if crit else ""
     r = regional.pearson_r
     if math.isnan(r):
-        agreement = "The region is too small or too uniform to compare with the whole population (r undefined)."
+        agreement = ("The region is too small or too uniform to compare with the whole population "
+                     f"({'r' if terms else 'agreement'} undefined).")
     else:
         strength = "closely follows" if r >= 0.7 else "partly follows" if r >= 0.3 else "differs from"
-        agreement = f"Its pattern {strength} the whole population's (Pearson r = {r:.2f})."
-        agreement += describe_r_interval(regional)
+        measure = f"Pearson r = {r:.2f}" if terms else f"agreement {r:.2f} on a scale from −1 to 1"
+        agreement = f"Its pattern {strength} the whole population's ({measure})."
+        agreement += describe_r_interval(regional, terms=terms)
     # Quadrants are relative to the mean, so a feature the region rarely changes can sit "high": it is
     # not called important here then (the reading would contradict its own "rarely" list).
     rarely = set(feature_lists(imp).rarely)
