@@ -13,7 +13,9 @@ factual when
 2. **Out of bag**: for a training row of a bagged forest FLEX trained (``fit_model``'s random
    forest), the same holds for its out-of-bag P(undesirable): the vote of the trees that did not
    see the row. A memorised row is rejected by the trees that saw it and accepted by the others
-   (its in-bag share is about 0.63, so the margin alone keeps many of them). Models trained
+   (its in-bag share is about 0.63, so the margin alone keeps many of them). A regressor's forest
+   (a band) is held to the off-band score of its out-of-bag mean prediction: a row whose noisy
+   number the forest memorised is predicted off the band only by the trees that saw it. Models trained
    elsewhere (whose training rows and bootstrap are unknown) and models without a bootstrap get
    only the margin, and the selection says so.
 
@@ -25,6 +27,7 @@ The paper's setting (``margin=0, radius=0``) keeps its rule: every row with P(un
 from __future__ import annotations
 
 import numpy as np
+from sklearn.compose import ColumnTransformer
 
 from .._format import format_number
 from ..data import TaskSpec
@@ -34,21 +37,49 @@ from ._validity import Validity
 __all__ = ["select_factuals", "out_of_bag_undesirable", "selection_note"]
 
 
+def _bagged_forest(model: FittedModel):
+    """(encoder, forest) of a bagged forest FLEX trained: a classifier's with one undesired class, or a regressor's
+    (a band); None for any other model."""
+    if not model.trained_here:
+        return None
+    if model.band is None:
+        parts = model.encoder_and_classifier()
+        if parts is None or len(model.undesired) != 1:
+            return None
+    else:
+        steps: list = list(getattr(model.pipeline, "steps", ()))
+        if len(steps) != 2 or not isinstance(steps[0][1], ColumnTransformer):
+            return None
+        parts = (steps[0][1], steps[1][1])
+    forest = parts[1]
+    if not getattr(forest, "bootstrap", False) or not hasattr(forest, "estimators_samples_"):
+        return None
+    return parts
+
+
 def out_of_bag_undesirable(task: TaskSpec, model: FittedModel) -> np.ndarray | None:
     """Per row of ``task.frame``: P(undesirable) from the trees that did not see it (the model's own P for rows
     no tree saw, i.e. rows outside the training set); None unless FLEX trained the model as a bagged forest.
+
+    A regressor's (a task with a band) is the off-band score of the mean prediction of those trees, as the
+    forest's own score is of the mean prediction of all its trees.
     """
-    parts = model.encoder_and_classifier()
-    if not model.trained_here or parts is None or len(model.undesired) != 1:
+    parts = _bagged_forest(model)
+    if parts is None:
         return None
     encoder, forest = parts
-    if not getattr(forest, "bootstrap", False) or not hasattr(forest, "estimators_samples_"):
-        return None
     X = task.X
     p = model.predict_proba(X)[:, 1]
     coded = encoder.transform(model.estimator_input(X))
     train = task.frame.index.get_indexer(model.train_index)  # estimators_samples_ index the training rows in this order
-    column = list(forest.classes_).index(model.classes[model.undesired_column])
+    if model.band is None:
+        column = list(forest.classes_).index(model.classes[model.undesired_column])
+
+        def vote(tree, rows):
+            return tree.predict_proba(coded[rows])[:, column]
+    else:
+        def vote(tree, rows):
+            return tree.predict(coded[rows])
     in_train = np.zeros(len(X), bool)
     in_train[train] = True
     total, votes = np.zeros(len(X)), np.zeros(len(X))
@@ -56,10 +87,13 @@ def out_of_bag_undesirable(task: TaskSpec, model: FittedModel) -> np.ndarray | N
         drawn = np.zeros(len(X), bool)
         drawn[train[seen]] = True  # by row, not position: a bootstrap of rows may list a row twice
         rows = np.flatnonzero(in_train & ~drawn)
-        total[rows] += tree.predict_proba(coded[rows])[:, column]
+        total[rows] += vote(tree, rows)
         votes[rows] += 1
+    mean = total / np.maximum(votes, 1)
+    if model.band is not None:
+        mean = model.band.score(mean, model.band_scale)
     # A training row every tree saw (possible with few trees) has no out-of-bag vote: its own P stands.
-    return np.where(in_train & (votes > 0), total / np.maximum(votes, 1), p)
+    return np.where(in_train & (votes > 0), mean, p)
 
 
 def select_factuals(task: TaskSpec, model: FittedModel, rule: Validity) -> tuple[np.ndarray, dict]:
@@ -106,7 +140,10 @@ def selection_note(selection: dict, undesirable: str = "undesirable", *, margin_
         parts.append(f"{borderline:,} as borderline (predicted within {format_number(margin_units)} of the desired band)")
     elif borderline:
         parts.append(f"{borderline:,} as borderline (P({undesirable}) at most 0.5 + {selection['margin']:g})")
-    if memorised:
+    if memorised and margin_units is not None:
+        parts.append(f"{memorised:,} as memorised (the trees that did not train on the row do not predict it that far "
+                     "outside the desired band)")
+    elif memorised:
         parts.append(f"{memorised:,} as memorised (the trees that did not train on the row do not reject it "
                      "with that margin)")
     return (f"Of the {selection['candidates']:,} cases the model predicts {undesirable}, {' and '.join(parts)} were left out as "

@@ -316,3 +316,53 @@ def test_every_level_what_if_and_the_report_run_on_a_band(tmp_path):
     inside = -task.band.distance(model.predict_value(found))
     assert len(found) and (inside > 0).all()  # in [8, 20]
     assert explainer.report(tmp_path / "report.html").exists()
+
+
+# -- factuals a regression forest memorised ------------------------------------------------------------------
+def test_a_regression_forests_out_of_bag_score_is_scikit_learns_out_of_bag_prediction_through_the_band():
+    """Independent of our loop over trees: the same forest refitted with ``oob_score=True`` (same seed, same rows,
+    so the same bootstraps) gives scikit-learn's ``oob_prediction_``; ours is its off-band score."""
+    from sklearn.base import clone
+
+    from flex_core.counterfactuals._factuals import out_of_bag_undesirable
+
+    task = fc.make_task(planted_frame(400), target="y", undesirable={"above": THRESHOLD})
+    model = fc.models.fit_model(task, model="rf", seed=0, cv_folds=0)
+    encoder, forest = model.pipeline.steps[0][1], model.pipeline.steps[1][1]
+    train = task.frame.loc[model.train_index]
+    twin = clone(forest).set_params(oob_score=True).fit(encoder.transform(model.estimator_input(train[task.feature_names])),
+                                                         train["y"].to_numpy(dtype=float))
+    ours = pd.Series(out_of_bag_undesirable(task, model), index=task.frame.index)
+    expected = model.band.score(twin.oob_prediction_, model.band_scale)
+    np.testing.assert_allclose(ours.loc[model.train_index].to_numpy(), expected, rtol=0, atol=1e-12)
+    # Rows outside the training set keep the forest's own score.
+    held_out = task.frame.index.difference(model.train_index)
+    np.testing.assert_allclose(ours.loc[held_out].to_numpy(),
+                               model.predict_proba(task.frame.loc[held_out, task.feature_names])[:, 1], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_learned_regression_forest_leaves_out_rows_it_memorised_as_factuals(seed):
+    """Label noise for a number: 5% of the rows get y + 15. A forest memorises some of those whose planted rule
+    keeps them clearly inside the band (3·x1 + 2·[x2 = a] ≤ 18.5); with the margin alone 19-24 of them were taken
+    as factuals (seeds 0-3), with the out-of-bag check as well 5-7. Measured 2026-11-27."""
+    from unittest import mock
+
+    from flex_core.counterfactuals import _factuals
+    from flex_core.counterfactuals._validity import Validity
+
+    frame = planted_frame(1500, seed)
+    spiked = np.random.default_rng(100 + seed).random(len(frame)) < 0.05
+    frame.loc[spiked, "y"] += 15
+    task = fc.make_task(frame, target="y", undesirable={"above": THRESHOLD})
+    model = fc.models.fit_model(task, model="rf", seed=seed, cv_folds=0)
+    rule = Validity(0.15, 0.01)
+    rows, selection = _factuals.select_factuals(task, model, rule)
+    with mock.patch.object(_factuals, "out_of_bag_undesirable", lambda task, model: None):
+        margin_only, _ = _factuals.select_factuals(task, model, rule)
+    clearly_in = pd.Series(formula(task.frame) <= THRESHOLD - 1.5, index=task.frame.index)
+    assert selection["out_of_bag"] and selection["memorised"] == len(margin_only) - len(rows) > 0
+    assert clearly_in.loc[rows].sum() <= clearly_in.loc[margin_only].sum() / 2
+    assert clearly_in.loc[rows].sum() <= 0.015 * len(rows)
+    note = _factuals.selection_note(selection, margin_units=model.margin_in_units(rule.margin))
+    assert "as memorised (the trees that did not train on the row do not predict it that far outside" in note
