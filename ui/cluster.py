@@ -1,6 +1,6 @@
 """The operator's Dask cluster: ``FLEX_DASK_SCHEDULER`` set where the server starts, never chosen by a user.
 
-When it is set, every explainer the app builds with the ``tree`` or a ``batch`` generator sends its chunks of
+When it is set, every explainer the app builds with the ``tree``, a ``batch`` or a DiCE generator sends its chunks of
 factuals to that scheduler (the same counterfactuals as on this machine: how the work is spread is no part of
 any key). One client serves every session; a scheduler that does not answer is one error on the page, which
 says how to go back to this machine, and nothing is generated until it answers or the setting is removed.
@@ -29,10 +29,12 @@ def address() -> str | None:
 
 
 def execution(generator: str) -> dict:
-    """The generator settings that send ``generator``'s work to the operator's cluster ({} without one, or for DiCE,
-    which runs here), connecting first: a :class:`flex_core.ConfigError` when the scheduler does not answer."""
+    """The generator settings that send ``generator``'s work to the operator's cluster ({} without one, or for a
+    generator registered elsewhere), connecting first: a :class:`flex_core.ConfigError` when the scheduler does not
+    answer."""
     where = address()
-    if where is None or not (generator == "tree" or generator.startswith("batch")):
+    dice = generator.startswith("dice-")
+    if where is None or not (generator == "tree" or generator.startswith("batch") or dice):
         return {}
     with _LOCK:
         client = _CLIENTS.get(where)
@@ -46,7 +48,7 @@ def execution(generator: str) -> dict:
                 _FAILED[where] = (time.monotonic(), exc)
                 raise
             _FAILED.pop(where, None)
-    return {"backend": "dask", "n_jobs": -1}
+    return {"backend": "dask"} if dice else {"backend": "dask", "n_jobs": -1}
 
 
 def close_all() -> None:

@@ -209,8 +209,8 @@ def _add_model_arguments(common: argparse.ArgumentParser) -> None:
                             "batch); the cases it skips are named in the JSON and get no counterfactuals")
     model.add_argument("--n-jobs", type=int, default=1, help="batch generators: cores to use (-1 = all); the result does not depend on it")
     model.add_argument("--dask", nargs="?", const="", metavar="ADDRESS",
-                       help="tree and batch generators: generate on the Dask cluster at ADDRESS (default: "
-                            "DASK_SCHEDULER_ADDRESS); the result does not depend on it")
+                       help="generate on the Dask cluster at ADDRESS (default: DASK_SCHEDULER_ADDRESS), and fit the "
+                            "retraining check's refits there; the result does not depend on it")
     model.add_argument(
         "--refine", choices=REFINE_MODES,
         help="minimal: shrink each change to about the smallest the model needs; none: keep the generator's values "
@@ -326,14 +326,6 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
     return result.to_dict()
 
 
-def _dask_address(args) -> str | None:
-    """``--dask``'s address ("": Dask's own variable), checked before connecting; None without ``--dask``."""
-    address = getattr(args, "dask", None)
-    if address is not None and str(getattr(args, "generator", "")).startswith("dice-"):
-        raise ConfigError("--dask applies to the tree and batch generators only.")
-    return address
-
-
 def _generator_settings(args, name: str) -> dict:
     n_jobs = args.n_jobs
     rule = {"margin": 0.0, "radius": 0.0} if getattr(args, "validity", "robust") == "paper" else {}
@@ -347,7 +339,8 @@ def _generator_settings(args, name: str) -> dict:
         return {"n_jobs": n_jobs, **rule} if name.startswith("batch") else rule
     if n_jobs != 1:
         raise ConfigError("--n-jobs applies to the batch generators only.")
-    return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit, **rule}
+    cluster = {"backend": "dask"} if getattr(args, "dask", None) is not None else {}
+    return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit, **rule, **cluster}
 
 
 def _explainer(args, task, log) -> FlexExplainer:
@@ -620,7 +613,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "dashboard":
             return run_dashboard(args)
-        with dask_cluster(_dask_address(args), quiet=True):
+        with dask_cluster(getattr(args, "dask", None), quiet=True):  # "": Dask's own variable
             out = run(args)
         text = json.dumps(out, indent=2)
         cf_frame = getattr(args, "cf_frame", None)

@@ -10,6 +10,17 @@ Traps handled here:
   (genetic: never); both are seeded per query here and the caller's states restored.
 - dice-ml 0.12's ``genetic`` method never runs its post-hoc sparsity step (it returns the
   unsparsified set as ``final_cfs_df_sparse``), so ``posthoc_sparsity=True`` with it is refused.
+- The global generators are one per process, and other threads draw from them too: Dask's own threads draw
+  from Python's ``random`` while a worker runs a query (seen: 12 of 720 values differed on a threaded cluster), and
+  two app sessions may run DiCE at once. So dice-ml's modules see a ``random`` of their own, one stream per
+  thread (:data:`_DICE_RANDOM`), and numpy's global stream, which dice-ml and pandas draw from, is seeded and held
+  for one query at a time per process (:data:`_GLOBAL_STREAMS`). Dask sizes a frame of text by sampling it with
+  numpy's global stream (``dask.sizeof``), so the frames a worker gets and gives back travel wrapped
+  (:class:`_Unsized`).
+
+With ``backend="dask"`` the queries go to the connected Dask cluster in chunks (:func:`._spread.on_cluster`, the
+model and data sent to each worker once); each query is seeded by its row id, so its counterfactuals are the same
+whichever chunk, worker or thread runs it.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ import contextlib
 import io
 import os
 import random
+import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -44,6 +56,49 @@ __all__ = ["DiceGenerator"]
 
 _OUTCOME = "__outcome__"
 DICE_METHODS = ("random", "genetic", "kdtree")
+#: Where the queries run: in this process, one after another, or on the connected Dask cluster.
+DICE_BACKENDS = ("process", "dask")
+#: Most queries in one chunk sent to a Dask worker (DiCE random: about 45 ms each on loan).
+CLUSTER_CHUNK = 64
+#: Held while DiCE draws from numpy's process-wide generator (see the module docstring).
+_GLOBAL_STREAMS = threading.Lock()
+
+
+class _ThreadRandom(threading.local):
+    """What dice-ml's modules see as Python's ``random`` module: a ``random.Random`` of each thread's own, so no
+    other thread's draws (Dask's, a web server's) fall between a query's seed and its draws."""
+
+    def __init__(self):
+        self.stream = random.Random()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+_DICE_RANDOM = _ThreadRandom()
+
+
+class _Unsized:
+    """A payload Dask sizes by ``__sizeof__`` instead of sampling it: ``dask.sizeof`` samples a frame's text
+    columns with numpy's global stream, which would move a query's seeded draws on another thread."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __sizeof__(self) -> int:
+        return 1 << 20  # a rough megabyte: enough for the scheduler's bookkeeping
+
+
+def _private_python_streams() -> None:
+    """Point dice-ml's sampling modules at :data:`_DICE_RANDOM` (once per process; the streams are the ones the
+    module-level functions would give after the same seed, so the counterfactuals are the same)."""
+    from dice_ml.explainer_interfaces import dice_genetic, dice_random
+
+    for module in (dice_random, dice_genetic):
+        if module.random is random:
+            module.random = _DICE_RANDOM
 
 
 class DiceGenerator(GeneratorParams):
@@ -58,14 +113,19 @@ class DiceGenerator(GeneratorParams):
         ``random`` and ``kdtree`` only: dice-ml 0.12's ``genetic`` ignores it, so it is a
         :class:`ConfigError` there (``refine="minimal"`` removes passenger changes instead).
     time_limit : float or None
-        Seconds after which no new query is started; the rest are recorded as skipped.
+        Seconds after which no new query is started (on a cluster: no chunk is waited for); the rest are recorded
+        as skipped.
     margin, radius : float, default 0.15 and 0.01
         The validity rule DiCE's counterfactuals are checked against (:mod:`._validity`): DiCE searches
         for P(undesirable) <= 0.5, and those that miss the margin or the neighbourhood are counted
         invalid. ``margin=0, radius=0`` is the paper's setting.
+    backend : {"process", "dask"}, default "process"
+        ``"dask"``: run the queries on the connected ``dask.distributed`` cluster, in chunks; the counterfactuals
+        are the same as in one process.
     """
 
     named_params = ("method",)
+    execution_params = ("backend",)
 
     @property
     def unavailable_params(self) -> tuple[str, ...]:
@@ -73,7 +133,7 @@ class DiceGenerator(GeneratorParams):
         return ("posthoc_sparsity",) if self.method == "genetic" else ()
 
     def __init__(self, method: str = "random", *, posthoc_sparsity: bool = False, time_limit: float | None = None,
-                 margin: float = DEFAULT_MARGIN, radius: float = DEFAULT_RADIUS):
+                 margin: float = DEFAULT_MARGIN, radius: float = DEFAULT_RADIUS, backend: str = "process"):
         if method not in DICE_METHODS:
             raise ConfigError(f"Unknown DiCE method {method!r}; choose one of {', '.join(DICE_METHODS)}.")
         if method == "genetic" and posthoc_sparsity:
@@ -88,18 +148,25 @@ class DiceGenerator(GeneratorParams):
         self.margin, self.radius = rule.margin, rule.radius
         self.posthoc_sparsity = posthoc_sparsity
         self.time_limit = None if time_limit is None else check("time_limit", time_limit)
+        if backend not in DICE_BACKENDS:
+            raise ConfigError(f"Unknown backend {backend!r} for DiCE; choose one of {', '.join(DICE_BACKENDS)}.")
+        self.backend = backend
         self.name = f"dice-{method}"
 
     def _explainer(self, model: FittedModel, task: TaskSpec):
         import dice_ml
 
+        _private_python_streams()
         train = _dice_frame(task, task.frame.loc[model.train_index, task.feature_names])
         train[_OUTCOME] = task.y[task.frame.index.get_indexer(model.train_index)]
-        data = dice_ml.Data(dataframe=train, continuous_features=task.continuous_names, outcome_name=_OUTCOME)
-        # DiCE's desired_class=0 is column 0 of predict_proba: the binary view puts "desirable" there
-        # whatever the model's own classes are.
-        wrapped = dice_ml.Model(model=model.as_binary_classifier(), backend="sklearn", model_type="classifier")
-        return dice_ml.Dice(data, wrapped, method=self.method)
+        # Setting DiCE up draws from the global generators too (seen on a threaded cluster): never from a stream
+        # another thread's query has seeded.
+        with _GLOBAL_STREAMS:
+            data = dice_ml.Data(dataframe=train, continuous_features=task.continuous_names, outcome_name=_OUTCOME)
+            # DiCE's desired_class=0 is column 0 of predict_proba: the binary view puts "desirable" there
+            # whatever the model's own classes are.
+            wrapped = dice_ml.Model(model=model.as_binary_classifier(), backend="sklearn", model_type="classifier")
+            return dice_ml.Dice(data, wrapped, method=self.method)
 
     def generate(
         self,
@@ -131,20 +198,18 @@ class DiceGenerator(GeneratorParams):
         except Exception as exc:  # dice-ml raises bare Exceptions for data it dislikes
             raise GenerationError(f"DiCE could not be set up for this data: {exc}") from None
         query_frame = _dice_frame(task, queries[task.feature_names])
-        per_query: list[pd.DataFrame | None] = []
+        request = (n_cf, vary, permitted, seed)
+        if self.backend == "dask":
+            outcomes = self._on_cluster(model, task, queries.index.to_numpy(), query_frame, request, start, progress)
+        else:
+            outcomes = self._in_process(explainer, queries.index.to_numpy(), query_frame, request, start, progress)
+        per_query: list[pd.DataFrame | None] = [frame for frame, _ in outcomes]
+        per_query += [None] * (len(queries) - len(outcomes))
+        skipped = [int(row_id) for row_id in queries.index[len(outcomes):]]  # left at the time limit
         failures: dict[str, int] = {}
-        skipped: list[int] = []
-        for i, row_id in enumerate(queries.index):
-            if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
-                per_query.append(None)
-                skipped.append(int(row_id))
-            else:
-                frame, failure = self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, permitted, seed, row_id)
-                per_query.append(frame)
-                if failure:
-                    failures[failure] = failures.get(failure, 0) + 1
-            if progress is not None:
-                progress(i + 1, len(queries))
+        for _, failure in outcomes:
+            if failure:
+                failures[failure] = failures.get(failure, 0) + 1
         notes = [f"DiCE failed on {n} query(ies): {msg}" for msg, n in failures.items()]
         if skipped:
             notes.append(f"{len(skipped)} query(ies) skipped: the time limit of {self.time_limit:g} s was reached.")
@@ -169,6 +234,33 @@ class DiceGenerator(GeneratorParams):
             },
             validity=Validity(self.margin, self.radius).on(task, training_ranges(task, model)),
         )
+
+    def _in_process(self, explainer, row_ids, query_frame, request, start, progress) -> list[tuple]:
+        """(counterfactual frame or None, failure or None) per query, in order, until the time limit."""
+        n_cf, vary, permitted, seed = request
+        outcomes: list[tuple] = []
+        for i, row_id in enumerate(row_ids):
+            if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
+                break
+            outcomes.append(self._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, permitted, seed, row_id))
+            if progress is not None:
+                progress(i + 1, len(row_ids))
+        if progress is not None and len(outcomes) < len(row_ids):
+            progress(len(row_ids), len(row_ids))  # the rest skipped: the bar still ends
+        return outcomes
+
+    def _on_cluster(self, model, task, row_ids, query_frame, request, start, progress) -> list[tuple]:
+        """:meth:`_in_process`'s outcomes from the connected Dask cluster, chunk by chunk in order; chunks not back
+        by the time limit are left out (their queries skipped)."""
+        from ._spread import chunk_bounds, cluster_threads, dask_client, on_cluster
+
+        bounds = chunk_bounds(len(row_ids), cluster_threads(dask_client()), CLUSTER_CHUNK)
+        parts = [_Unsized((query_frame.iloc[a:b], row_ids[a:b])) for a, b in bounds]
+        shared = {"generator": self, "model": model, "task": task, "request": request}
+        deadline = None if self.time_limit is None else start + self.time_limit
+        done = on_cluster(_dice_part, parts, shared, sizes=[b - a for a, b in bounds], progress=progress,
+                          deadline=deadline)
+        return [outcome for part in done for outcome in part.value]
 
     def _one_query(self, explainer, query: pd.DataFrame, n_cf, vary, ranges, seed, row_id):
         extra = {}
@@ -208,6 +300,17 @@ class DiceGenerator(GeneratorParams):
         return frame.drop(columns=[_OUTCOME], errors="ignore"), None
 
 
+def _dice_part(part: _Unsized, *, generator: DiceGenerator, model: FittedModel, task: TaskSpec,
+               request: tuple) -> _Unsized:
+    """One chunk of queries on a Dask worker: DiCE set up there from what was sent, then each query as in one
+    process."""
+    query_frame, row_ids = part.value
+    n_cf, vary, permitted, seed = request
+    explainer = generator._explainer(model, task)
+    return _Unsized([generator._one_query(explainer, query_frame.iloc[[i]], n_cf, vary, permitted, seed, row_id)
+                     for i, row_id in enumerate(row_ids)])
+
+
 def _dice_frame(task: TaskSpec, rows: pd.DataFrame) -> pd.DataFrame:
     """DiCE infers decimal precision from dtypes: integer-valued features must be int columns."""
     out = rows.copy()
@@ -219,19 +322,16 @@ def _dice_frame(task: TaskSpec, rows: pd.DataFrame) -> pd.DataFrame:
 
 @contextlib.contextmanager
 def _global_seeds(seed: int):
-    """Seed numpy's and Python's global generators for DiCE, then give the caller its own states back.
-
-    dice-ml draws from both (and dice-random reseeds both itself), so the caller's streams are
-    restored whatever DiCE did to them.
-    """
-    saved_np, saved_py = np.random.get_state(), random.getstate()
-    np.random.seed(seed)
-    random.seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(saved_np)
-        random.setstate(saved_py)
+    """Seed the streams DiCE draws from for one query: numpy's global one (held, then given back to the caller as
+    it was) and this thread's Python stream (:data:`_DICE_RANDOM`; the caller's ``random`` is never touched)."""
+    with _GLOBAL_STREAMS:
+        saved = np.random.get_state()
+        np.random.seed(seed)
+        _DICE_RANDOM.seed(seed)
+        try:
+            yield
+        finally:
+            np.random.set_state(saved)
 
 
 @contextlib.contextmanager

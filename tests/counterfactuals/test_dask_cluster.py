@@ -1,7 +1,7 @@
 """Generating on a Dask cluster (issue 39): a real scheduler and two worker processes started apart from the client.
 
 The CLI's ``--dask ADDRESS`` gives the JSON of one process, timings aside, and so does a run during which a worker
-is killed: its chunks are run again on the other one.
+is killed: its chunks are run again on the other one. DiCE and the paper's reproduction run there too.
 """
 
 from __future__ import annotations
@@ -123,11 +123,32 @@ def test_the_cli_names_a_scheduler_that_does_not_answer(capsys, monkeypatch):
     assert len(err) == 1 and err[0].startswith("error: No Dask scheduler answered at tcp://127.0.0.1:9 (--dask)")
 
 
-def test_the_cli_refuses_dask_for_dice(capsys):
-    from flex_core.cli import main
+@pytest.mark.slow
+def test_dice_on_the_cluster_is_dice_in_one_process(cluster, tmp_path, loan_path):
+    """The paper's generator on the cluster: each query is seeded by its row id, so the chunks, workers and threads
+    that ran it change nothing in the JSON."""
+    address, _ = cluster
+    dice = ("--generator", "dice-random", "--n-factuals", "40")
+    here, there = tmp_path / "one.json", tmp_path / "cluster.json"
+    expected = _json(_cli(loan_path, here, *dice), here)
+    assert expected["generator"]["name"] == "dice-random"
+    assert _json(_cli(loan_path, there, *dice, "--dask", address), there) == expected
 
-    assert main(["global", "--data", "builtin:toy2d", "--generator", "dice-random", "--dask", "tcp://127.0.0.1:9"]) == 2
-    assert capsys.readouterr().err.strip() == "error: --dask applies to the tree and batch generators only."
+
+@pytest.mark.slow
+def test_the_reproduction_on_the_cluster_is_the_one_process_reproduction(cluster, tmp_path, loan_path, accidents_path):
+    """``flex reproduce --dask``: DiCE random and the default generator on the workers, every number the same."""
+    address, _ = cluster
+    if loan_path.parent != accidents_path.parent:
+        pytest.skip("the reproduction reads both datasets from one folder")
+    outcomes = []
+    for name, extra in (("one", ()), ("cluster", ("--dask", address))):
+        run = subprocess.run([sys.executable, "-m", "flex_core", "reproduce", "--quick", "--data-dir",
+                              str(loan_path.parent), "--out", str(tmp_path / name), "--quiet", *extra],
+                             cwd=REPO, capture_output=True, text=True, timeout=900)
+        assert run.returncode == 0, run.stderr
+        outcomes.append(_timeless(json.loads((tmp_path / name / "results.json").read_text())))
+    assert outcomes[0] == outcomes[1]
 
 
 def _cached(loan_path: Path, out: Path, cache: Path, *extra: str) -> subprocess.Popen:

@@ -97,6 +97,8 @@ def test_no_counterfactual_exists_is_recorded_not_raised():
 def test_bad_settings_are_refused(synthetic_task, synthetic_model, queries):
     with pytest.raises(fc.ConfigError, match="choose one of"):
         fc.counterfactuals.DiceGenerator("gradient")
+    with pytest.raises(fc.ConfigError, match="Unknown backend 'loky' for DiCE; choose one of process, dask"):
+        fc.counterfactuals.DiceGenerator("random", backend="loky")
     gen = fc.counterfactuals.DiceGenerator("random")
     with pytest.raises(fc.ConfigError, match="Immutable"):
         gen.generate(synthetic_model, synthetic_task, queries, n_cf=2, features_to_vary=["road_type"])
@@ -185,3 +187,39 @@ def test_posthoc_sparsity_with_genetic_is_refused():
 def test_the_app_does_not_offer_post_hoc_sparsity_for_dice_genetic():
     assert "posthoc_sparsity" not in fc.counterfactuals.generator_defaults("dice-genetic")
     assert "posthoc_sparsity" in fc.counterfactuals.generator_defaults("dice-random")
+
+
+def test_two_threads_running_dice_at_once_each_get_their_seeded_counterfactuals(synthetic_task, synthetic_model):
+    """numpy's and Python's global generators are one per process: two app sessions (threads) running DiCE at once
+    must not draw from each other's streams (a lock holds them for one query at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = fc.counterfactuals.factual_rows(synthetic_task, synthetic_model)[:8]
+    queries = synthetic_task.frame.loc[rows]
+    gen = fc.counterfactuals.DiceGenerator("random")
+    alone = gen.generate(synthetic_model, synthetic_task, queries, n_cf=4, seed=2)
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda q: gen.generate(synthetic_model, synthetic_task, q, n_cf=4, seed=2),
+                                 [queries, queries.iloc[::-1]]))
+    for cfset in together:
+        np.testing.assert_array_equal(cfset.subset(alone.query_index).counterfactuals, alone.counterfactuals)
+
+
+@pytest.mark.slow  # a threaded LocalCluster
+def test_dice_on_a_dask_cluster_is_dice_in_one_process(synthetic_task, synthetic_model):
+    """Issue 39: ``backend="dask"`` sends chunks of queries to the workers (the model once); each query is seeded by
+    its row id, so the set is the one-process set. Threads, not processes (see tests/importance/test_retrain.py);
+    real worker processes: tests/counterfactuals/test_dask_cluster.py."""
+    distributed = pytest.importorskip("distributed")
+    rows = fc.counterfactuals.factual_rows(synthetic_task, synthetic_model)[:40]
+    queries = synthetic_task.frame.loc[rows]
+    here = fc.counterfactuals.DiceGenerator("random").generate(synthetic_model, synthetic_task, queries, n_cf=3, seed=1)
+    dice = fc.counterfactuals.DiceGenerator("random", backend="dask")
+    assert dice.result_params() == fc.counterfactuals.DiceGenerator("random").result_params()  # same cache entries
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, distributed.get_task_stream(client) as stream:
+        there = dice.generate(synthetic_model, synthetic_task, queries, n_cf=3, seed=1)
+    assert sum(str(t["key"]).startswith("_dice_part") for t in stream.data) == 3  # chunks of 16, 16 and 8
+    np.testing.assert_array_equal(there.query_index, here.query_index)
+    np.testing.assert_array_equal(there.counterfactuals, here.counterfactuals)
+    np.testing.assert_array_equal(there.valid, here.valid)
