@@ -1,7 +1,8 @@
 """Scan a page's rendered text against a task's data dictionary (issue 35): what a reader should never see.
 
 :func:`problems` lists, each with the text around it, the raw column names the dictionary renames, the word
-"undesirable" (and "not Rejected"), the paper's symbols F_j and μ_j (the sidebar's switch is off), a number written right after a feature's display name without the unit or
+"undesirable" (and "not Rejected"), the paper's symbols F_j, μ_j, F, necessary F and Pearson r (the sidebar's
+switch is off), a number written right after a feature's display name without the unit or
 currency the dictionary gives it ("CIBIL score ≥ 650" instead of "CIBIL score ≥ 650 points"), and a table column
 named like such a feature whose header does not carry the unit ("CIBIL score" instead of "CIBIL score (points)").
 """
@@ -81,6 +82,11 @@ def _header_problems(tables: list[list[list[str]]], feature: fc.data.Feature) ->
     return out
 
 
+#: The analyst's terms a page shows only with the sidebar's switch on: F_j, μ_j, F and necessary F as names of
+#: numbers ("F (95% interval)", "F: changed"), and Pearson r (the pages say "agreement with all cases").
+_SYMBOLS = re.compile(r"\b(?:F|μ)_j\b|\bnecessary F\b|\bF(?: \(95% interval\)|: )|\bPearson r\b")
+
+
 def problems(text: str, task: fc.TaskSpec, tables: list[list[list[str]]] = (), *, terms: bool = False) -> list[str]:
     """What ``text`` (a page's rendered words) and ``tables`` (each a header row, then rows of cells) say that the
     dictionary of ``task`` says otherwise, and the paper's symbols F_j and μ_j unless ``terms`` (the sidebar's
@@ -91,7 +97,7 @@ def problems(text: str, task: fc.TaskSpec, tables: list[list[list[str]]] = (), *
     found += [f"{m.group(0)!r}: {_around(text, m.start(), m.end())!r}"
               for m in re.finditer(rf"undesirable|not {re.escape(task.undesirable_words)}\b", text, re.IGNORECASE)]
     found += [f"the paper's symbol {m.group(0)!r} with its terms switched off: {_around(text, m.start(), m.end())!r}"
-              for m in re.finditer(r"\b(?:F|μ)_j\b", text)] if not terms else []
+              for m in re.finditer(_SYMBOLS, text)] if not terms else []
     for feature in task.features:
         if feature.is_continuous and feature.unit:
             found += _unit_problems(text, feature) + _header_problems(list(tables), feature)

@@ -57,6 +57,11 @@ def test_the_scan_passes_the_dictionarys_words(task, text):
 def test_the_papers_symbols_pass_only_with_its_terms_switched_on(task):
     text = "change frequency F_j (FLEX) and mean change size μ_j"
     assert len(problems(text, task)) == 2 and problems(text, task, terms=True) == []
+    # F and necessary F as names of numbers, and Pearson r; plain words pass (issue 35's words, this stop's scan).
+    named = "F (95% interval) | necessary F\nF: changed\n(Pearson r = 0.91)"
+    assert len(problems(named, task)) == 4 and problems(named, task, terms=True) == []
+    plain = "changed (95% interval) | changed and needed\n(agreement 0.91 on a scale from −1 to 1)\nIF: a rule"
+    assert problems(plain, task) == []
 
 
 def test_a_table_column_of_numbers_must_name_its_unit(task):

@@ -60,7 +60,7 @@ _WHAT_MUST_CHANGE_READING = {
     ),
     "necessity ratio": (
         "necessity ratio (Kommiya Mothilal et al. 2021): the share of the requested counterfactuals found when only "
-        "this feature may change; it counts alternatives, so a yes/no feature scores at most 1 / {n_cf}."
+        "this feature may change; it counts alternatives, so a yes/no feature scores at most {one_in_n_cf}."
     ),
     "sufficiency ratio": (
         "sufficiency ratio (same paper): 1 minus the share found when this feature is kept as it is."
@@ -71,8 +71,10 @@ _WHAT_MUST_CHANGE_READING = {
 def what_must_change_reading(*, terms: bool = False) -> list[str]:
     """One sentence per "what must change" column on how to read it, naming the columns as
     :func:`what_must_change_frame` does (``terms``: the analyst's F and necessary F after the words)."""
-    names = {"changed": "changed (F)" if terms else "changed", "needed_f": "changed and needed (necessary F)" if terms
-             else "changed and needed", "n_cf": "N_cf" if terms else "the number of counterfactuals asked for"}
+    names = {"changed": "changed (F)", "needed_f": "changed and needed (necessary F)", "one_in_n_cf": "1 / N_cf"}
+    if not terms:
+        names = {"changed": "changed", "needed_f": "changed and needed",
+                 "one_in_n_cf": "one in the number of counterfactuals asked for"}
     return [sentence.format(**names) for sentence in _WHAT_MUST_CHANGE_READING.values()]
 
 
