@@ -366,3 +366,18 @@ def test_a_learned_regression_forest_leaves_out_rows_it_memorised_as_factuals(se
     assert clearly_in.loc[rows].sum() <= 0.015 * len(rows)
     note = _factuals.selection_note(selection, margin_units=model.margin_in_units(rule.margin))
     assert "as memorised (the trees that did not train on the row do not predict it that far outside" in note
+
+
+def test_the_planted_rule_as_a_regressor_has_no_out_of_bag_check_and_keeps_its_clear_factuals():
+    """The rule coded as a model has no bootstrap: its factuals are those off the band by the margin, every one of
+    them off the band by the rule itself, and the selection says no out-of-bag check applied."""
+    from flex_core.counterfactuals import _factuals
+    from flex_core.counterfactuals._validity import Validity
+
+    task = fc.make_task(planted_frame(600, 0), target="y", undesirable={"above": THRESHOLD})
+    model = fc.FittedModel.from_estimator(Formula(), task, fitted_on="task")
+    assert _factuals.out_of_bag_undesirable(task, model) is None
+    rows, selection = _factuals.select_factuals(task, model, Validity(0.15, 0.01))
+    assert not selection["out_of_bag"] and selection["memorised"] == 0 and len(rows) > 0
+    margin = model.margin_in_units(0.15)
+    assert (formula(task.frame.loc[rows]) > THRESHOLD + margin).all()
