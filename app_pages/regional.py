@@ -176,10 +176,10 @@ with must_tab:
 with lime_tab:
     lime_beside_flex(analysis, regional, key="regional")
 with shift_tab:
-    show_table(reporting.mode_shift_table(regional))
+    show_table(reporting.mode_shift_table(regional, terms=terms_shown()))
     st.caption("For each feature: the region's most common value (numbers are cut into four ranges), its share "
-               "among the cases and among their alternatives. A strongly negative δ means the alternatives move "
-               "away from it.")
+               f"among the cases and among their alternatives. A strongly negative {'δ' if terms_shown() else 'change'} "
+               f"means the alternatives move away from it; {'δ = −1' if terms_shown() else '−100%'} means no alternative keeps it.")
 with members_tab:
     members = task.frame.loc[list(regional.members)].copy()
     if regional.distances:

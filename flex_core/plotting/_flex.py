@@ -451,7 +451,7 @@ def regional_scatter(regional: RegionalResult, *, title: str | None = None, term
         "hovertemplate": [f"%{{hovertext}}<br>global {importance} = %{{x:.3f}}<br>regional {importance} = %{{y:.3f}}<br>"
                           f"{side}<extra></extra>"
                           for side in sides],  # one template per point: the side of y = x differs from feature to feature
-        "hovertext": [f"{name} (quadrant {q})" for name, q in zip(names, quads)],
+        "hovertext": [f"{name} ({'quadrant ' if terms else ''}{q}: {QUADRANT_SHORT[q]})" for name, q in zip(names, quads)],
         "marker": {"color": [QUADRANT_COLOURS[q] for q in quads], "line": {"color": "white", "width": 1}, "size": 13},
         "mode": "markers+text",
         "name": "features",

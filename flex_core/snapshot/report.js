@@ -167,7 +167,7 @@
     var traces = [{
       type: "scatter", mode: "markers+text", name: "features", showlegend: false, cliponaxis: false, textposition: "top center",
       x: x, y: y, text: keep.map(function (j, k) { return shown[k] ? chartText(F[j].label) : ""; }),
-      hovertext: keep.map(function (j, k) { return chartText(F[j].label) + " (quadrant " + quads[k] + ")"; }),
+      hovertext: keep.map(function (j, k) { return chartText(F[j].label) + " (" + quads[k] + ": " + QUADRANT[quads[k]][1] + ")"; }),
       hovertemplate: "%{hovertext}<br>global F = %{x:.3f}<br>regional F = %{y:.3f}<extra></extra>",
       marker: { size: 13, color: quads.map(function (q) { return QUADRANT[q][0]; }), line: { color: "white", width: 1 } }
     }, { type: "scatter", mode: "lines", name: "y = x (same importance as globally)", hoverinfo: "skip",
@@ -229,14 +229,13 @@
       if (q !== null && !((q === "A" || q === "C") && rarely.indexOf(j) >= 0)) (by[q] = by[q] || []).push(F[j].label);
     });
     var extra = [];
-    if (by.A) extra.push("Important here only (quadrant A): " + join(by.A) + ".");
-    if (by.C) extra.push("Important everywhere (quadrant C): " + join(by.C) + ".");
-    if (by.D) extra.push("Important overall, less so here (quadrant D): " + join(by.D) + ".");
+    if (by.A) extra.push("Important here only (A on the chart): " + join(by.A) + ".");
+    if (by.C) extra.push("Important everywhere (C on the chart): " + join(by.C) + ".");
+    if (by.D) extra.push("Important overall, less so here (D on the chart): " + join(by.D) + ".");
     var shifts = region.mode_shift.filter(function (s) { return s.delta !== null; }).sort(function (a, b) { return a.delta - b.delta; });
     if (shifts.length && shifts[0].delta < -0.3) {
       var s = shifts[0], name = (F.find(function (f) { return f.name === s.name; }) || { label: s.name }).label;
-      extra.push("The alternatives most often move away from " + name + " = " + s.mode + " (δ = " + (s.delta > 0 ? "+" : "") +
-                 s.delta.toFixed(2) + ": its share falls from " + pct(s.p_orig) + " of the cases to " + pct(s.p_cf) + " of their alternatives).");
+      extra.push("The alternatives most often move away from " + name + " = " + s.mode + " (its share falls from " + pct(s.p_orig) + " of the cases to " + pct(s.p_cf) + " of their alternatives).");
     }
     return ["This region is " + region.description + ". " + text[0], [text[1], agreement].concat(extra).join(" ")];
   }
@@ -250,11 +249,11 @@
     }));
   }
   function modeShiftTable(region) {
-    return table(["feature", "factuals' mode", "share among factuals", "share among counterfactuals", "δ", "counterfactuals' mode"],
+    return table(["feature", "region's most common", "share of cases", "share of alternatives", "relative change", "alternatives' most common"],
       region.mode_shift.map(function (s) {
         var f = F.find(function (g) { return g.name === s.name; });
         return [el("td", f ? f.label : s.name), el("td", s.mode), el("td", pct(s.p_orig)), el("td", pct(s.p_cf)),
-                cell("td", s.delta === null ? "–" : (s.delta > 0 ? "+" : "") + s.delta.toFixed(2), s.delta), el("td", s.cf_mode === null ? "–" : s.cf_mode)];
+                cell("td", s.delta === null ? "–" : (s.delta > 0 ? "+" : s.delta < 0 ? "\u2212" : "") + Math.abs(Math.round(100 * s.delta)) + "%", s.delta), el("td", s.cf_mode === null ? "–" : s.cf_mode)];
       }));
   }
 

@@ -96,6 +96,11 @@ def test_tau_a_region_and_a_case_give_the_apis_numbers_offline(browser, user_exp
     assert f"Agreement with all cases (Pearson r) = {region.pearson_r:.3f}" in page.inner_text("#region-r")
     # The reading in plain words, as the app's with the analyst's terms off (ui.reporting.describe_regional).
     assert f"(agreement {region.pearson_r:.2f} on a scale from −1 to 1)" in page.inner_text("#region-reading")
+    # ... and so are the scatter's corners and the mode shift: the chart's letters and a relative change, no δ
+    reading, modes = page.inner_text("#region-reading"), page.inner_text("#region-modes")
+    assert "quadrant" not in reading and "δ" not in reading + modes and "relative change" in modes
+    shift = next(s for s in region.mode_shift if not math.isnan(s["delta"]))
+    assert f"{abs(round(100 * shift['delta']))}%" in modes
 
     # 3: a case found by its row id: its counterfactuals, changed cells marked, and its f_j at these τ
     page.fill("#row-search", str(query))

@@ -1,6 +1,7 @@
 """Regional explorer: k sets the region size; the scatter, map, mode shift and saved regions."""
 
 import math
+import re
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_scatter_has_the_identity_line_r_in_the_title_and_quadrant_labels():
     assert "agreement with all cases = " in spec["layout"]["title"]["text"]
     # Immutable features (road type, driver age band) are left out; every other one carries its quadrant.
     assert set(points["customdata"]) == {"speed", "lighting", "noise_continuous", "noise_categorical"}
-    assert all(text.endswith(("(quadrant A)", "(quadrant B)", "(quadrant C)", "(quadrant D)")) for text in points["hovertext"])
+    assert all(re.search(r" \([A-D]: [a-z ,]+\)$", text) for text in points["hovertext"]), points["hovertext"]
     shown_r = metric(at, "Agreement with all cases")
     assert shown_r == "n/a" or -1 <= float(shown_r) <= 1
 
@@ -61,14 +62,20 @@ def test_a_criterion_restricts_the_region_and_regions_can_be_saved_and_compared(
 
 def test_mode_shift_table_has_delta_for_every_feature():
     at = start("synthetic-regional", n_factuals=15, n_cf=3, page="app_pages/regional.py")
-    mode_shift = next(df.value for df in at.dataframe if "δ" in df.value.columns)
+    mode_shift = next(df.value for df in at.dataframe if "relative change" in df.value.columns)
     assert len(mode_shift) == 6
     assert "Road type" in set(mode_shift["feature"])  # labels, not column names
-    for delta, before, after in zip(mode_shift["δ"], mode_shift["share of cases"], mode_shift["share of alternatives"]):
+    for delta, before, after in zip(mode_shift["relative change"], mode_shift["share of cases"],
+                                    mode_shift["share of alternatives"]):
         if delta != "–":
             # Shares are shown rounded to whole percent: δ = (after - before) / before up to that rounding.
             before, after = float(before.rstrip("%")), float(after.rstrip("%"))
-            assert math.isclose(float(delta), (after - before) / before, abs_tol=0.5 / before + 0.01)
+            delta = float(delta.replace("−", "-").rstrip("%")) / 100
+            assert math.isclose(delta, (after - before) / before, abs_tol=0.5 / before + 0.01)
+    # the paper's δ, as the analyst's terms name it, only with the sidebar's switch on
+    at.session_state["terms"] = True
+    at.run()
+    assert any("δ" in df.value.columns for df in at.dataframe)
 
 
 def test_regional_page_offers_lime_beside_flex_only_when_asked():

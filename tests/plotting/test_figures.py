@@ -149,7 +149,8 @@ def test_regional_scatter_has_identity_line_r_in_title_and_quadrant_labels(toy_t
     assert "agreement with all cases (Pearson r) = undefined" in with_terms.layout.title.text
     assert fig.layout.margin.t > fc.plotting.importance_figure(reg.importance).layout.margin.t  # room for the line
     # speed: high regional, low global -> A; visibility: low regional, high global -> D
-    assert points.hovertext == ("Vehicle speed (quadrant A)", "Visibility (0-1) (quadrant D)")
+    assert points.hovertext == ("Vehicle speed (A: important here only)", "Visibility (0-1) (D: important overall, less so here)")
+    assert with_terms.data[0].hovertext[0] == "Vehicle speed (quadrant A: important here only)"
     assert points.text == ("Vehicle speed", "Visibility (0-1)")  # both far from y = x: both labelled
     legend = [t.name for t in fig.data if t.showlegend is not False and t.name]
     assert "A: important here only" in legend and "D: important overall, less so here" in legend
@@ -179,7 +180,7 @@ def _regional_scatter_by_plotly(regional, *, title=None, terms=False):
             x=x,
             y=y,
             text=[name if show else "" for name, show in zip(names, labelled)],
-            hovertext=[f"{name} (quadrant {q})" for name, q in zip(names, quads)],
+            hovertext=[f"{name} ({'quadrant ' if terms else ''}{q}: {QUADRANT_SHORT[q]})" for name, q in zip(names, quads)],
             textposition="top center",
             marker=dict(size=13, color=[QUADRANT_COLOURS[q] for q in quads], line=dict(color="white", width=1)),
             customdata=[imp.feature_names[j] for j in keep],

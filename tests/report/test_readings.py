@@ -237,3 +237,24 @@ def test_the_groups_reading_names_the_differences_that_do_not_replicate():
         "No difference is named, so none is checked under the refits of the model.")
     groups.config = {"groups": {}}  # not asked
     assert reporting.describe_group_replication(groups) == ""
+
+
+def test_regional_reading_names_corners_and_the_mode_shift_in_words_unless_terms_are_asked_for():
+    """The scatter's corners and the mode shift δ: the chart's letter and the shares in plain words; the paper's
+    "quadrant" and δ only with the analyst's terms switched on."""
+    base = _result([0.9, 0.5, 0.1, 0.1, 0.1, 0, 0], level="regional")
+    shift = ({"name": "f1", "mode": "dark", "p_orig": 0.8, "p_cf": 0.2, "delta": -0.75, "cf_mode": "daylight"},)
+    regional = fc.RegionalResult(
+        base, 3, (3, 4), (0.0, 0.1), None, shift, np.array([0.8, 0.1, 0.2, 0.1, 0.0, 0, 0]),
+        0.8, ("C", "A", "B", "B", "B", None, None), (0.3, 0.3),
+    )
+    plain = reporting.describe_regional(regional)
+    name = base.display_names[0]
+    assert f"Important everywhere (C on the chart): {name}." in plain
+    assert f"move away from {base.display_names[1]} = dark (its share falls from 80% of the cases to 20% of their alternatives)" in plain
+    assert "quadrant" not in plain and "δ" not in plain
+    terms = reporting.describe_regional(regional, terms=True)
+    assert f"Important everywhere (quadrant C): {name}." in terms and "(δ = -0.75: its share falls from 80%" in terms
+    table = reporting.mode_shift_table(regional)
+    assert table.loc[0, "relative change"] == "−75%" and "δ" not in table.columns
+    assert reporting.mode_shift_table(regional, terms=True).loc[0, "δ"] == "-0.75"

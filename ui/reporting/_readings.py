@@ -413,7 +413,7 @@ def describe_r_interval(regional: RegionalResult, *, terms: bool = False) -> str
 
 def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None = None, terms: bool = False) -> str:
     """A reading of a region: how it compares with the whole population, in words (``terms``: its agreement named
-    Pearson r, as the analyst's terms do)."""
+    Pearson r, the scatter's corners quadrants and the mode shift δ, as the analyst's terms do)."""
     imp = regional.importance
     labels = dict(zip(imp.feature_names, imp.display_names))
     size = len(regional.members)
@@ -435,22 +435,18 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
     for j, q in enumerate(regional.quadrants):
         if q is not None and not (q in ("A", "C") and j in rarely):
             by_quadrant.setdefault(q, []).append(imp.display_names[j])
-    extra = []
-    if by_quadrant.get("A"):
-        extra.append(f"Important here only (quadrant A): {_join(_capped(by_quadrant['A']))}.")
-    if by_quadrant.get("C"):
-        extra.append(f"Important everywhere (quadrant C): {_join(_capped(by_quadrant['C']))}.")
-    if by_quadrant.get("D"):
-        extra.append(f"Important overall, less so here (quadrant D): {_join(_capped(by_quadrant['D']))}.")
+    extra = [f"{meaning} ({f'quadrant {q}' if terms else f'{q} on the chart'}): {_join(_capped(by_quadrant[q]))}."
+             for q, meaning in (("A", "Important here only"), ("C", "Important everywhere"),
+                                ("D", "Important overall, less so here")) if by_quadrant.get(q)]
     shifts = sorted((s for s in regional.mode_shift if not math.isnan(s["delta"])), key=lambda s: s["delta"])
     if shifts and shifts[0]["delta"] < -0.3:
         s = shifts[0]
         features = {f.name: f for f in imp.features}
         mode = mode_words(features[s["name"]], s["mode"]) if s["name"] in features else s["mode"]
+        delta = f"δ = {s['delta']:+.2f}: " if terms else ""
         extra.append(
             f"The alternatives most often move away from {labels.get(s['name'], s['name'])} = {mode} "
-            f"(δ = {s['delta']:+.2f}: its share falls from {_pct(s['p_orig'])} of the cases to "
-            f"{_pct(s['p_cf'])} of their alternatives)."
+            f"({delta}its share falls from {_pct(s['p_orig'])} of the cases to {_pct(s['p_cf'])} of their alternatives)."
         )
     if regional.rule is not None:
         lead = f"The {plural(size, 'case')} with {regional.rule_text} (a region defined by a rule). "

@@ -178,8 +178,8 @@ def _region_sections(name: str, regional: RegionalResult, results: SessionResult
                       tables=(regional_table(regional),), settings=settings),
         ReportSection(f"{name}: which values the alternatives move away from",
                       "The mode shift: for each feature, the region's most common value and its share among the "
-                      "cases and among their alternatives. δ below zero means the alternatives leave that value; "
-                      "δ = -1 means no alternative keeps it.",
+                      "cases and among their alternatives, and how much that share changes. A change below zero means the "
+                      "alternatives leave that value; −100% means no alternative keeps it.",
                       tables=(mode_shift_table(regional),), settings=settings),
     ]
 

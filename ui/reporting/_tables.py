@@ -84,8 +84,9 @@ def regional_table(regional: RegionalResult) -> pd.DataFrame:
     return table
 
 
-def mode_shift_table(regional: RegionalResult) -> pd.DataFrame:
-    """The mode shift (Eq. 5) with labels: the region's most common value and how its share moves."""
+def mode_shift_table(regional: RegionalResult, *, terms: bool = False) -> pd.DataFrame:
+    """The mode shift (Eq. 5) with labels: the region's most common value and how its share moves (its relative
+    change, as a percentage; ``terms``: as the paper's δ)."""
     labels = dict(zip(regional.feature_names, regional.importance.display_names))
     features = {f.name: f for f in regional.importance.features}
     lines = []
@@ -97,7 +98,8 @@ def mode_shift_table(regional: RegionalResult) -> pd.DataFrame:
             "region's most common": worded(row["mode"]),
             "share of cases": _share(row["p_orig"]),
             "share of alternatives": _share(row["p_cf"]),
-            "δ": "–" if delta is None or math.isnan(delta) else f"{delta:+.2f}",
+            ("δ" if terms else "relative change"): "–" if delta is None or math.isnan(delta)
+            else f"{delta:+.2f}" if terms else f"{delta:+.0%}".replace("-", "−"),
             "alternatives' most common": worded(row["cf_mode"]) if row["cf_mode"] else "–",
         })
     return pd.DataFrame(lines)
