@@ -20,7 +20,7 @@ from ui.components import (
 )
 from ui.context import require_analysis, run_or_stop, show_notes
 from ui.factual_map import factual_map_figure
-from ui.glossary import terms_shown
+from ui.glossary import term, terms_shown
 from ui.lead import lead_reading, small_region_note
 from ui.regions import found_regions_section, groups_section, region_metrics, rule_builder
 from ui.text import plain
@@ -87,7 +87,7 @@ else:
     candidates = query_choice.candidates(analysis, where)
     max_k = min(50, len(candidates) - 1)
     if max_k >= 2:
-        right.slider("k: neighbours in the region", 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
+        right.slider(term("Neighbours in the region", "k"), 1, max_k, value=min(int(st.session_state[S.K]), max_k), key="w_k",
                      on_change=S.bind("w_k", S.K))
     else:  # a slider needs two positions: with so few cases the region is all of them
         right.caption(f"Only {reporting.plural(len(candidates), 'case')} meet the criterion: the region holds all of them.")

@@ -109,7 +109,7 @@ else:
         "The first line is this case" + (" (edited cells in blue)" if result.edited else "") + "; each further line "
         "is a smallest change the generator found that the model predicts differently, changed cells in yellow. "
         f"Searched in {result.seconds * 1000:,.0f} ms with the session's generator ({analysis.explainer.generator_name}"
-        f", N_cf = {analysis.explainer.n_cf}, seed {analysis.explainer.seed})"
+        f", up to {reporting.plural(analysis.explainer.n_cf, 'way')} out, seed {analysis.explainer.seed})"
         + ("; an edited case's counterfactuals are not stored." if result.edited else "; the stored ones of this row.")
     )
 

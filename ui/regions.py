@@ -73,9 +73,14 @@ def found_regions_section(analysis: Analysis) -> None:
     n = analysis.n_factuals
     st.caption(
         f"Every region of one or two conditions on the features (a category, a range of ordinal levels, a range of "
-        f"quartiles of a number) among the {n:,} analysed cases (N_F in the sidebar) is compared with all of them: "
-        "its divergence is 1 − r, r the correlation between its change frequencies and the whole's, tested against "
-        "random regions of the same size with false-discovery-rate control. Nothing new is generated."
+        f"quartiles of a number) among the {n:,} analysed cases (“{term('Cases to explain', 'N_F')}” in the sidebar) is "
+        "compared with all of them: "
+        + ("its divergence is 1 − r, r the correlation between its change frequencies and the whole's, tested against "
+           "random regions of the same size with false-discovery-rate control." if terms_shown() else
+           "how much the features its ways out change differ from those of all the cases (0: the same, 1: unrelated, "
+           "2: reversed), against random groups of as many cases, keeping the expected share of flukes among the "
+           "regions reported below the false-discovery rate.")
+        + " Nothing new is generated."
     )
     c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 2], vertical_alignment="bottom")
     c1.selectbox("Conditions per region", (1, 2), index=1, key="w_regions_conditions")
@@ -90,7 +95,8 @@ def found_regions_section(analysis: Analysis) -> None:
         return
     found = run_or_stop(analysis.found_regions, options)
     if not found.regions:
-        st.info("No candidate region had enough cases inside and outside it; lower the smallest region size or raise N_F.")
+        st.info("No candidate region had enough cases inside and outside it; lower the smallest region size or raise "
+                f"“{term('Cases to explain', 'N_F')}” in the sidebar.")
         return
     table = reporting.found_regions_table(found)
     if not terms_shown():  # the analyst's names of these columns only when asked for (the sidebar's switch)

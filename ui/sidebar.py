@@ -12,7 +12,7 @@ from ui import cache, paths, reporting
 from ui import state as S
 from ui.band import band_form
 from ui.context import Analysis, active_model, quiet_analysis
-from ui.glossary import TERMS_TOGGLE
+from ui.glossary import TERMS_TOGGLE, term
 from ui.text import plain
 
 
@@ -400,8 +400,8 @@ def render_sidebar() -> Analysis | None:
                  "none: the generator's values (DiCE as in the paper).",
         )
         st.number_input("Seed", step=1, **_range("seed"), **S.bound(S.SEED))
-        st.number_input("N_F: factuals for the global analysis", step=10, **_range("n_factuals"), **S.bound(S.N_FACTUALS))
-        st.number_input("N_cf: counterfactuals per factual", step=1, **_range("n_cf"), **S.bound(S.N_CF))
+        st.number_input(term("Cases to explain", "N_F"), step=10, **_range("n_factuals"), **S.bound(S.N_FACTUALS))
+        st.number_input(term("Ways out per case", "N_cf"), step=1, **_range("n_cf"), **S.bound(S.N_CF))
         st.toggle(TERMS_TOGGLE, **S.bound(S.TERMS),
                   help="The pages lead with plain words; this adds the FLEX paper's terms beside them (the Glossary "
                        "page explains each).")

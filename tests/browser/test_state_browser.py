@@ -235,7 +235,7 @@ def test_a_page_link_clicked_during_the_first_run_keeps_the_sidebar_settings(app
     view = query_params(page)
     # synthetic-regional is the default dataset, so the address leaves it out; the sidebar names it (above).
     assert "dataset" not in view and (view["generator"], view["n_factuals"], view["seed"]) == ("batch", "30", "7")
-    assert sidebar.get_by_label("N_F: factuals for the global analysis").input_value() == "30"
+    assert sidebar.get_by_label("Cases to explain").input_value() == "30"
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
 

@@ -36,6 +36,7 @@ def test_raw_names_are_the_columns_the_dictionary_renames(task):
     "FLEX F_j (95% interval): share of ways out changing it",  # the paper's symbols, its terms switched off
     "Important everywhere (quadrant C): Loan term",
     "its share falls (δ = −0.58)",
+    "among the 200 analysed cases (N_F in the sidebar)",
     "red diamonds show μ_j",
 ])
 def test_the_scan_flags_what_a_reader_should_not_see(task, text):

@@ -144,8 +144,8 @@ def describe_found_regions(found) -> str:
     lead = (
         f"Every region of one or {'two conditions' if discovery.get('max_conditions', 2) == 2 else 'one condition'} "
         f"on the features holding at least {discovery.get('min_support', 20)} of the {n:,} cases was compared with "
-        "all of them: its divergence is 1 − r, r the Pearson correlation between the region's change frequencies "
-        "and those of all the cases over the features that may change (0: the same drivers; 1: unrelated; 2: reversed). "
+        "all of them: how much the features its ways out change differ from those of all the cases, over the features "
+        "that may change (0: the same drivers; 1: unrelated; 2: reversed; one minus their agreement). "
     )
     if not significant:
         lead += "No region differs from the whole more than random sets of as many cases do."
