@@ -15,6 +15,7 @@ from ui import state as S
 from ui import what_if as editor
 from ui.components import highlighted_counterfactuals, settings_strip
 from ui.context import require_analysis
+from ui.glossary import term
 from ui.text import plain
 
 #: Beyond this many rows the case is chosen by typing its row number (a list that long is slow to send).
@@ -43,11 +44,11 @@ else:
     s.setdefault(editor.ROW_WIDGET, row)
     left.number_input(label, min_value=int(rows.min()), max_value=int(rows.max()), step=1, key=editor.ROW_WIDGET,
                       on_change=editor.pick_row, args=(task,), help="A row number of the data (rows dropped for missing values are not).")
-right.caption(
-    "Change any value below: the model's prediction and this case's minimal counterfactuals (the smallest "
-    "changes that give the desirable outcome) follow at once. Numbers stay within the data's range, categories "
+right.caption(plain(
+    "Change any value below: the model's prediction and this case's smallest ways out (the smallest changes that make "
+    f"the model predict {task.desirable_words}) follow at once. Numbers stay within the data's range, categories "
     "within its levels; immutable features are shown but cannot be edited."
-)
+))
 
 # -- the editor ---------------------------------------------------------------------------------------
 edits = s[S.WHATIF_EDITS]
@@ -97,11 +98,11 @@ else:
     )
     cols[1].metric("Prediction", undesirable if result.predicted_undesirable else task.desirable_words)
 if result.counterfactuals is None:
-    cols[2].metric("Minimal counterfactuals", "none needed")
+    cols[2].metric(term("Smallest ways out", "minimal counterfactuals"), "none needed")
     st.success(plain(f"The model predicts this case {task.desirable_words}, not {undesirable}: there is nothing to change, so no "
-                     "counterfactual is searched."))
+                     "way out is searched."))
 else:
-    cols[2].metric("Minimal counterfactuals", f"{result.n_valid} of {analysis.explainer.n_cf} requested",
+    cols[2].metric(term("Smallest ways out", "minimal counterfactuals"), f"{result.n_valid} of {analysis.explainer.n_cf} requested",
                    help="Distinct and valid; fewer than requested means the model offers only so many smallest ways out.")
     table, changed = reporting.counterfactual_table(task, model, result.counterfactuals, result.query_id)
     highlighted_counterfactuals(task, table, changed, edited=result.edited)

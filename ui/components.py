@@ -261,7 +261,7 @@ def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=())
     453, not 453.00) and levels in its words; the probability as "P(Rejected)"."""
     headers = {f.name: reporting.header(f) for f in task.features}
     table = reporting.display_case_table(task, table)
-    changed = changed.rename(columns=headers, index={"factual": "this case"})
+    changed = changed.rename(columns=headers).set_axis(table.index, axis=0)
     edited = {headers.get(name, name) for name in edited}
 
     def style(frame):

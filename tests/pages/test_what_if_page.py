@@ -24,7 +24,7 @@ def test_editing_a_value_updates_the_prediction_and_counterfactuals_and_a_reset_
     assert not at.exception and not errors(at)
     assert at.session_state["whatif_edits"] == {"speed": low}
     after = metric(at, "P(Severe)")
-    assert after != before or metric(at, "Minimal counterfactuals") == "none needed"
+    assert after != before or metric(at, "Smallest ways out") == "none needed"
     # An edited case is not a row of the data: the button is off and says why.
     assert at.button(key="w_wi_region").disabled
     assert any("not a row of the data" in shown(c.value) for c in at.caption)

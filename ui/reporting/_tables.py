@@ -300,9 +300,10 @@ def header(feature) -> str:
 
 def display_case_table(task: TaskSpec, table: pd.DataFrame, *, case: str = "this case") -> pd.DataFrame:
     """:func:`counterfactual_table`'s table under the reader's words: features by :func:`header`, the first line
-    ``case``, the probability as :func:`probability_label`. Values stay numbers (a styler formats them)."""
+    ``case`` and the others "way out 1", "way out 2", ..., the probability as :func:`probability_label`. Values stay
+    numbers (a styler formats them)."""
     out = table.rename(columns={**{f.name: header(f) for f in task.features}, "P(undesirable)": probability_label(task)})
-    return out.rename(index={"factual": case})
+    return out.rename(index=lambda name: case if name == "factual" else str(name).replace("counterfactual ", "way out ", 1))
 
 
 #: Below this a continuous difference is float noise, not a change (DiCE's ε).
