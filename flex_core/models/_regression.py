@@ -34,10 +34,17 @@ BAND_SCALE_SHARE = 0.1
 REGRESSION_KEYS = ("test_r2", "test_mae", "test_rmse", "baseline_mae", "baseline_rmse", "cv_r2_mean", "cv_r2_std")
 
 
+#: The least training rows in a leaf of the random forest regressor FLEX fits: Breiman's default for regression
+#: (R's randomForest, nodesize = 5). A leaf of one row predicts that row's own number, noise included; on the loan
+#: data (loan_amount above 20,000,000) five rows give the same cross-validated R² (0.855 against 0.852) with a fifth of
+#: the leaves, and the tree generator reads them 3.6 times as fast (docs/generators.md).
+RF_REGRESSOR_MIN_LEAF = 5
+
+
 def regressor(model: str, seed: int):
     """The unfitted regressor of :data:`REGRESSORS`' key ``model`` (seeded as the classifiers are)."""
     if model == "rf":
-        return RandomForestRegressor(n_estimators=100, random_state=seed, n_jobs=1)
+        return RandomForestRegressor(n_estimators=100, min_samples_leaf=RF_REGRESSOR_MIN_LEAF, random_state=seed, n_jobs=1)
     if model == "gb":
         return HistGradientBoostingRegressor(random_state=seed)
     if model == "lr":

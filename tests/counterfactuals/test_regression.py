@@ -344,8 +344,10 @@ def test_a_regression_forests_out_of_bag_score_is_scikit_learns_out_of_bag_predi
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_learned_regression_forest_leaves_out_rows_it_memorised_as_factuals(seed):
     """Label noise for a number: 5% of the rows get y + 15. A forest memorises some of those whose planted rule
-    keeps them clearly inside the band (3·x1 + 2·[x2 = a] ≤ 18.5); with the margin alone 19-24 of them were taken
-    as factuals (seeds 0-3), with the out-of-bag check as well 5-7. Measured 2026-11-27."""
+    keeps them clearly inside the band (3·x1 + 2·[x2 = a] ≤ 18.5). With leaves of at least five rows (the regressor
+    FLEX fits) the margin alone took 2-13 of them as factuals (seeds 0-3), the out-of-bag check as well 0-10 of
+    550-560; the rest are rows whose leaf shares a spiked neighbour, which every tree predicts high, seen or not.
+    (With one-row leaves: 19-24 and 5-7.) Measured 2026-11-28."""
     from unittest import mock
 
     from flex_core.counterfactuals import _factuals
@@ -362,8 +364,8 @@ def test_a_learned_regression_forest_leaves_out_rows_it_memorised_as_factuals(se
         margin_only, _ = _factuals.select_factuals(task, model, rule)
     clearly_in = pd.Series(formula(task.frame) <= THRESHOLD - 1.5, index=task.frame.index)
     assert selection["out_of_bag"] and selection["memorised"] == len(margin_only) - len(rows) > 0
-    assert clearly_in.loc[rows].sum() <= clearly_in.loc[margin_only].sum() / 2
-    assert clearly_in.loc[rows].sum() <= 0.015 * len(rows)
+    assert clearly_in.loc[rows].sum() < clearly_in.loc[margin_only].sum()
+    assert clearly_in.loc[rows].sum() <= 0.02 * len(rows)
     note = _factuals.selection_note(selection, margin_units=model.margin_in_units(rule.margin))
     assert "as memorised (the trees that did not train on the row do not predict it that far outside" in note
 
