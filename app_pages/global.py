@@ -53,13 +53,13 @@ retrain_check(analysis, result)
 coverage = analysis.explainer.counterfactuals(result.query_index).coverage()
 st.subheader("Generator coverage")
 cols = st.columns(4)
-cols[0].metric("Factuals explained", f"{coverage['queries']:,}")
-cols[1].metric("Distinct counterfactuals", f"{coverage['counterfactuals_found']:,}",
+cols[0].metric(term("Cases explained", "factuals"), f"{coverage['queries']:,}")
+cols[1].metric(term("Different ways out", "distinct counterfactuals"), f"{coverage['counterfactuals_found']:,}",
                help=f"{coverage['counterfactuals_requested']:,} requested; "
                     f"{coverage['distinct_mean']:.1f} per case on average. Copies are merged, and with minimal "
                     "changes a case often has only a few different ways out.")
 cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
-cols[3].metric("Factuals without any", f"{coverage['queries_without']:,}")
+cols[3].metric(term("Cases without a way out", "factuals without any"), f"{coverage['queries_without']:,}")
 st.caption(plain(reporting.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}."))
 
 show_notes(analysis, *task.notes, *result.notes)

@@ -59,7 +59,7 @@ if rule:
         chart(
             factual_map_figure(analysis.factual_map(regional.members),
                                members=regional.members, criterion=regional.rule_text,
-                               title="Factuals: the rule region's cases are ringed", probability=probability),
+                               title="The analysed cases: the rule region's are ringed", probability=probability),
             analysis, key="rule_map", tau=False,
         )
         st.caption(f"Each dot is a case the model predicts {plain(task.undesirable_words)}, placed so that similar cases "

@@ -246,7 +246,7 @@ def factual_map_figure(
     members: Sequence[int] = (),
     meeting: Sequence[int] | None = None,
     criterion: str | None = None,
-    title: str = "Factuals: click a dot to explore its region",
+    title: str = "Cases to choose from: click a dot to explore its region",
     probability: str = "P(undesirable)",
 ) -> go.Figure:
     """The factuals in 2-D, coloured by P(undesirable) (named ``probability``, e.g. "P(Rejected)"); the query and

@@ -46,7 +46,7 @@ def test_app_opens_on_a_builtin_and_renders_the_global_chart(tmp_path):
         # toy2d: 2 features, FLEX and DiCE panels -> 4 bars
         assert page.locator(BARS).count() >= 4
         # The chart can now show before the rest of the page has arrived (Plotly's code loads early): wait for it.
-        page.get_by_text("Factuals explained").first.wait_for(timeout=60_000)
+        page.get_by_text("Cases explained").first.wait_for(timeout=60_000)
         page.screenshot(path=str(ARTIFACTS / "global_page.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0
 

@@ -36,7 +36,7 @@ def test_opens_on_a_builtin_and_draws_the_sorted_importances_with_dice_beside():
     store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator(fc.counterfactuals.DEFAULT_GENERATOR), n_cf=3, seed=0,
                                    directory=None)
     rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 12, seed=0)
-    assert metric(at, "Factuals explained") == str(len(rows))
+    assert metric(at, "Cases explained (factuals)") == str(len(rows))  # the analyst's terms are on here
     result = fc.importance.flex_importance(store.ensure(rows), task, tau=0.1, ranges=fc.counterfactuals.training_ranges(task, model))
     by_name = dict(zip(flex["customdata"], flex["x"]))
     np.testing.assert_allclose([by_name[n] for n in result.feature_names], result.frequency_mean)
@@ -67,9 +67,9 @@ def test_sample_sizes_come_from_the_sidebar(setting):
     at.sidebar.number_input(key=f"w_{setting}").set_value(5).run()
     assert not at.exception
     if setting == "sb_n_factuals":
-        assert metric(at, "Factuals explained") == "5"
+        assert metric(at, "Cases explained") == "5"
     else:
-        found = next(m for m in at.metric if m.label == "Distinct counterfactuals")
+        found = next(m for m in at.metric if m.label == "Different ways out")
         assert f"{5 * 12} requested" in found.help
 
 

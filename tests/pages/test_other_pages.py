@@ -50,7 +50,7 @@ def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
     at = start("toy2d", page="app_pages/counterfactuals.py")
     assert not errors(at)
     table = at.dataframe[0].value
-    assert table.index[0] == "this case" and table.index[1].startswith("counterfactual")
+    assert table.index[0] == "this case" and table.index[1] == "way out 1"
     assert table["P(Severe)"].iloc[0] > 0.5
     valid = table["valid"].iloc[1:]
     assert (table["P(Severe)"].iloc[1:][valid] <= 0.5).all()
@@ -104,7 +104,7 @@ def test_a_link_reproduces_the_view():
     assert not at.exception
     assert at.session_state["dataset"] == {"kind": "builtin", "name": "toy2d"}
     assert at.session_state["tau"] == 0.3 and at.session_state["tau_features"] == {"visibility": 0.5}
-    assert metric(at, "Factuals explained") == "8"
+    assert metric(at, "Cases explained") == "8"
 
 
 def test_a_bad_link_says_what_to_fix_and_opens_the_defaults():
