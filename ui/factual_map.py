@@ -266,7 +266,7 @@ def factual_map_figure(
     has_query = query_row is not None
     region = [int(m) for m in members if int(m) in lookup.index and int(m) != query]
     fig = new_figure(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.07,
-                     subplot_titles=("all factuals", "zoom on the region")) if has_query else new_figure()
+                     subplot_titles=("all of them", "zoom on the region")) if has_query else new_figure()
     meets = np.ones(len(frame), bool) if meeting is None else frame["row"].isin([int(r) for r in meeting]).to_numpy()
     # Traces are plain dicts, put into the figure at the end without Plotly's validation: validating the
     # 1,600-dot traces took about 0.2 s on every click on the map (tests validate the figure instead).
