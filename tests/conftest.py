@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from pathlib import Path
 
@@ -43,6 +45,20 @@ def loan_path() -> Path:
 @pytest.fixture(scope="session")
 def accidents_path() -> Path:
     return paper_file("RTA_Dataset.csv")
+
+
+@pytest.fixture(scope="session")
+def quick_reproduction(tmp_path_factory, loan_path, accidents_path) -> tuple[Path, str]:
+    """``flex reproduce --quick`` on the paper's two datasets, run once for the tests that read it (about 13 s):
+    its output folder and what it printed. The tests only read them."""
+    from flex_core.cli import main
+
+    out = tmp_path_factory.mktemp("reproduction") / "report"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"])
+    assert code == 0
+    return out, printed.getvalue()
 
 
 @pytest.fixture(scope="session")

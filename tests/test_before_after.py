@@ -118,13 +118,9 @@ def test_the_pages_numbers_and_the_clis_json_on_loan_are_unchanged(shelf):
 
 
 @pytest.mark.slow  # both paper datasets, two generators, SHAP and LIME: about 20 s
-def test_the_quick_reproductions_numbers_are_unchanged(tmp_path, loan_path, accidents_path, capsys):
+def test_the_quick_reproductions_numbers_are_unchanged(quick_reproduction):
     """``flex reproduce --quick`` through the explainer's public methods gives cae8fe1's results.json, times aside."""
-    from flex_core.cli import main
-
-    out = tmp_path / "report"
-    assert main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"]) == 0
-    capsys.readouterr()
+    out, _ = quick_reproduction
     now = ba.reproduction_numbers(json.loads((out / "results.json").read_text()))
     for key in REPRODUCTION["results"]:  # the first part that moved, named
         assert now["results"][key] == REPRODUCTION["results"][key], key

@@ -287,12 +287,9 @@ def test_cli_reproduce_reports_missing_data(tmp_path, capsys):
 
 # -- the reproduction, at a small size ------------------------------------------------
 @pytest.mark.slow
-def test_quick_reproduction_writes_a_complete_report(tmp_path, loan_path, accidents_path, capsys):
-    from flex_core.cli import main
-
-    out = tmp_path / "report"
-    assert main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"]) == 0
-    summary = assert_valid(strict_json(capsys.readouterr().out))  # what the command prints
+def test_quick_reproduction_writes_a_complete_report(quick_reproduction):
+    out, printed = quick_reproduction
+    summary = assert_valid(strict_json(printed))  # what the command prints
     assert summary["kind"] == "reproduction_summary" and summary["results"] == str(out / "results.json")
     assert_valid(strict_json((out / "results.json").read_text()))  # every result in it, each against its kind
     report = (out / "report.md").read_text()
