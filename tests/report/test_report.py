@@ -125,6 +125,9 @@ def test_report_tables_read_like_text(session):
     assert not re.search(r"\de[+-]\d\d", text)  # no 2.15e+07 in a reading or a table
     example = reporting.counterfactual_examples_table(session.task, *next(iter(session.examples.values())))
     assert (example.iloc[1:] == "·").any().any()  # unchanged cells of the alternatives are dots
+    assert example.iloc[:2, 0].tolist() == ["this case", "way out 1"]  # the lines named as in the app
+    saved = next(s for s in sections if s.title == "Saved regions compared").reading  # the session saved a region
+    assert " r with" not in saved and "agreement with the whole population" in saved
 
 
 def test_the_report_names_a_data_file_without_the_folders_it_sits_in(tmp_path):

@@ -96,7 +96,8 @@ class SessionResults:
 
 
 def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: pd.DataFrame) -> pd.DataFrame:
-    """A case and its alternatives for reading: unchanged cells show "·", changed ones their new value."""
+    """A case and its alternatives for reading: unchanged cells show "·", changed ones their new value; the lines are
+    "this case", then "way out 1", "way out 2", ... (as the app's tables name them)."""
     out = pd.DataFrame(index=table.index)
     for f in task.features:
         values = [f.format_value(v) for v in table[f.name]]  # in the dictionary's units and words
@@ -104,6 +105,7 @@ def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: 
                         for line, v in zip(table.index, values)]
     out[probability_label(task)] = [f"{p:.2f}" if task.band is None else task.format_target(p) for p in table["P(undesirable)"]]
     out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
+    out.index = ["this case", *(f"way out {i}" for i in range(1, len(out)))]
     return out.reset_index(names="")
 
 
@@ -194,8 +196,9 @@ def _saved_section(results: SessionResults) -> ReportSection:
         order = np.argsort(-np.nan_to_num(top.frequency_mean, nan=-1.0), kind="stable")
         leader = top.display_names[order[0]]
         lines.append(f"{name} ({plural(len(regional.members), 'case')}): most often changed {leader} "
-                     f"({format_share(top.frequency_mean[order[0]])}); r with the whole population "
-                     f"{'undefined' if math.isnan(r) else with_interval(r, regional.pearson_r_interval)}.")
+                     f"({format_share(top.frequency_mean[order[0]])}); agreement with the whole population "
+                     f"{'undefined' if math.isnan(r) else with_interval(r, regional.pearson_r_interval)}"
+                     f"{'' if math.isnan(r) or math.isnan(regional.pearson_r_interval[0]) else ', with its 95% interval'}.")
     reading = "Each line of the heatmap is one group's change frequency per feature, the whole population first.\n\n" + "\n\n".join(lines)
     return ReportSection("Saved regions compared", reading,
                          figures=(regions_heatmap(results.saved, results.global_result),))
