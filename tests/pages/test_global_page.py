@@ -144,3 +144,18 @@ def test_the_model_refitted_on_request_says_what_is_stable():
     sentence = " ".join(m.value for m in at.markdown if m.value.startswith("Refitted 2 times"))
     assert "Valid under each refit" in sentence and "Rule: stable" in sentence
     assert any("F, refit 2" in frame.value.columns and "stable" in frame.value.columns for frame in at.dataframe)
+
+
+def test_the_sample_sizes_keep_their_values_when_the_terms_switch_renames_them():
+    """The sidebar's "Cases to explain" and "Ways out per case" become "… (N_F)" and "… (N_cf)" with the analyst's
+    terms on: a value typed before the switch stays."""
+    at = start("toy2d", page="app_pages/global.py")
+    at.session_state["terms"] = False
+    at.run()
+    [box] = [n for n in at.sidebar.number_input if n.label == "Cases to explain"]
+    box.set_value(10).run()
+    at.session_state["terms"] = True
+    at.run()
+    labels = {n.label: n.value for n in at.sidebar.number_input}
+    assert labels["Cases to explain (N_F)"] == 10 and labels["Ways out per case (N_cf)"] == 3
+    assert not errors(at)

@@ -45,6 +45,7 @@ from ._readings import (
 )
 from ._settings import describe_settings
 from ._tables import (
+    case_line,
     class_balance,
     dataset_label,
     human_table,
@@ -105,7 +106,7 @@ def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: 
                         for line, v in zip(table.index, values)]
     out[probability_label(task)] = [f"{p:.2f}" if task.band is None else task.format_target(p) for p in table["P(undesirable)"]]
     out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
-    out.index = ["this case", *(f"way out {i}" for i in range(1, len(out)))]
+    out.index = [case_line(name) for name in out.index]
     return out.reset_index(names="")
 
 

@@ -21,7 +21,7 @@ from flex_core.counterfactuals import CounterfactualSet, decode_rows
 from flex_core.formatting import format_number, format_share, parse_order, parse_range
 
 __all__ = [
-    "importance_table", "regional_table", "mode_shift_table", "settings_table", "dataset_label", "human_table", "model_quality_table",
+    "importance_table", "regional_table", "mode_shift_table", "case_line", "settings_table", "dataset_label", "human_table", "model_quality_table",
     "feature_table", "table_constraints", "class_balance", "counterfactual_table", "probability_label", "header",
     "display_case_table", "mode_words",
 ]
@@ -298,12 +298,18 @@ def header(feature) -> str:
     return f"{feature.label} ({feature.unit})" if feature.unit else feature.label
 
 
+def case_line(name, case: str = "this case") -> str:
+    """A line of :func:`counterfactual_table` as the reader sees it: ``case`` for the factual, "way out 2" for
+    "counterfactual 2"."""
+    return case if name == "factual" else str(name).replace("counterfactual ", "way out ", 1)
+
+
 def display_case_table(task: TaskSpec, table: pd.DataFrame, *, case: str = "this case") -> pd.DataFrame:
     """:func:`counterfactual_table`'s table under the reader's words: features by :func:`header`, the first line
     ``case`` and the others "way out 1", "way out 2", ..., the probability as :func:`probability_label`. Values stay
     numbers (a styler formats them)."""
     out = table.rename(columns={**{f.name: header(f) for f in task.features}, "P(undesirable)": probability_label(task)})
-    return out.rename(index=lambda name: case if name == "factual" else str(name).replace("counterfactual ", "way out ", 1))
+    return out.rename(index=lambda name: case_line(name, case))
 
 
 #: Below this a continuous difference is float noise, not a change (DiCE's ε).
