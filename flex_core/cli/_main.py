@@ -207,7 +207,7 @@ def _add_model_arguments(common: argparse.ArgumentParser) -> None:
     model.add_argument("--time-limit", type=float,
                        help="seconds after which the generator starts no new query (DiCE) or chunk of queries (tree, "
                             "batch); the cases it skips are named in the JSON and get no counterfactuals")
-    model.add_argument("--n-jobs", type=int, default=1, help="batch generators: cores to use (-1 = all); the result does not depend on it")
+    model.add_argument("--n-jobs", type=int, default=1, help="tree and batch generators: cores to use (-1 = all); the result does not depend on it")
     model.add_argument("--dask", nargs="?", const="", metavar="ADDRESS",
                        help="generate on the Dask cluster at ADDRESS (default: DASK_SCHEDULER_ADDRESS), and fit the "
                             "retraining check's refits there; the result does not depend on it")
@@ -336,9 +336,9 @@ def _generator_settings(args, name: str) -> dict:
             rule = {**rule, "time_limit": args.time_limit}
         if getattr(args, "dask", None) is not None:
             return {"n_jobs": -1, "backend": "dask", **rule}
-        return {"n_jobs": n_jobs, **rule} if name.startswith("batch") else rule
+        return {"n_jobs": n_jobs, **rule} if name.startswith("batch") or name == "tree" else rule
     if n_jobs != 1:
-        raise ConfigError("--n-jobs applies to the batch generators only.")
+        raise ConfigError("--n-jobs applies to the tree and batch generators only.")
     cluster = {"backend": "dask"} if getattr(args, "dask", None) is not None else {}
     return {"posthoc_sparsity": args.posthoc_sparsity, "time_limit": args.time_limit, **rule, **cluster}
 

@@ -15,8 +15,8 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import CancelledError
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from typing import Any
 
 from .._errors import ConfigError, GenerationError
@@ -153,6 +153,35 @@ def on_cluster(fn: Callable[..., Any], parts: Sequence[Any], shared: Mapping[str
         for future in futures:
             future.release()
     return results
+
+
+def in_threads(fn: Callable[[Any], Any], parts: Iterable[Any], workers: int, *,
+               deadline: float | None = None) -> Iterator[Any]:
+    """``fn(part)`` for each part in ``workers`` threads of this process, yielded in the parts' order.
+
+    For compiled work that releases the GIL (the tree form's walks and searches): the parts share memory, nothing
+    is copied. ``deadline`` (a ``time.perf_counter()`` value): the first part not started by then ends the run, and
+    it and every later one are left out (a later one already started too), so what is yielded is the results of
+    the first parts only, as with :func:`on_cluster`.
+    """
+    skipped = object()
+
+    def run(part):
+        if deadline is not None and time.perf_counter() >= deadline:
+            return skipped
+        return fn(part)
+
+    with ThreadPoolExecutor(max_workers=max(1, int(workers)), thread_name_prefix="flex") as pool:
+        futures = [pool.submit(run, part) for part in parts]
+        try:
+            for future in futures:
+                out = future.result()
+                if out is skipped:
+                    break
+                yield out
+        finally:
+            for future in futures:
+                future.cancel()
 
 
 def scheduler_lost(client, done: int, total: int, exc: BaseException) -> str:

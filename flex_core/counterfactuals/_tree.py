@@ -23,6 +23,7 @@ features changed, then the lowest P(undesirable) (:func:`._treegrid.in_order`): 
 
 from __future__ import annotations
 
+import copy
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +39,7 @@ from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._assemble import assemble_counterfactual_set
 from ._batch import BatchGenerator
 from ._refine import check_refine
-from ._scoring import scorer_for
+from ._scoring import resolve_cores, scorer_for
 from ._set import (
     CounterfactualSet,
     GeneratorParams,
@@ -48,7 +49,7 @@ from ._set import (
     distinct_keys,
     encode_rows,
 )
-from ._spread import chunk_bounds, cluster_threads, dask_client, on_cluster
+from ._spread import chunk_bounds, cluster_threads, dask_client, in_threads, on_cluster
 from ._treeform import MAX_LEVELS, TreeForm, tree_form
 from ._treegrid import (
     FLOAT32_WINDOW,
@@ -64,7 +65,8 @@ from ._treegrid import (
     single_grid_profiles,
 )
 from ._treekernel import pair_search
-from ._treeprofile import lowest_p, pair_profile, propagate
+from ._treeprofile import lowest_p
+from ._treeslow import MAX_PAIR_CANDIDATES, slow_pairs
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
 
 __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
@@ -73,10 +75,6 @@ __all__ = ["TreeGenerator", "MAX_PAIR_CANDIDATES"]
 CHUNK_QUERIES = 500
 #: Factuals per chunk under a time limit: the limit is checked between chunks, so it is kept to about one chunk's time.
 TIME_CHUNK_QUERIES = 50
-#: Two-feature profiles held at once (their cells next to the threshold are rescored together).
-PAIR_CHUNK = 500
-#: Candidate values per axis and side a two-feature trade-off is searched over (nearest first); more are cut and counted.
-MAX_PAIR_CANDIDATES = 400
 
 _FORMS: weakref.WeakKeyDictionary[FittedModel, dict[str, TreeForm | ConfigError]] = weakref.WeakKeyDictionary()
 
@@ -187,60 +185,6 @@ class _Axes:
         return np.abs(values - f) / self.scale[j] if self.ordered[j] else np.ones(len(values))
 
 
-def _lookup(upper: np.ndarray, values: np.ndarray, numeric: bool) -> np.ndarray:
-    """The cell of each value: (upper[i-1], upper[i]] for numbers, the level itself for levels."""
-    if not numeric:
-        return values.astype(np.int64)
-    return np.minimum(np.searchsorted(upper, values, side="left"), len(upper) - 1)
-
-
-def _representatives(upper: np.ndarray, numeric: bool) -> np.ndarray:
-    """One value inside each cell: its upper end (the last, open cell: just above the previous end)."""
-    if not numeric:
-        return upper
-    points = upper.copy()
-    points[-1] = np.nextafter(upper[-2], np.inf) if len(upper) > 1 else 0.0
-    return points
-
-
-def _settle_all(form: TreeForm, items, threshold: float, score=None) -> list[np.ndarray]:
-    """``p`` of many profiles ``(p, rows_for, exact)`` with the cells next to the threshold scored exactly, in one
-    walk of the trees (``rows_for(cell indices)``: a coded row inside each; ``exact``: cells already the model's
-    value to the bit, skipped).
-
-    ``score`` (default the form): what scores them. An XGBoost form (float32) is settled by the model itself
-    within two float32 steps of the threshold, since its sigmoid may differ from XGBoost's by one.
-    """
-    window = FLOAT32_WINDOW if form.float32 else NEAR_THRESHOLD
-    score = form if score is None else score
-    near = [np.argwhere((np.abs(p - threshold) <= window) & (True if exact is None else ~exact))
-            for p, _, exact in items]
-    rows = [rows_for(cells) for (_, rows_for, _), cells in zip(items, near) if len(cells)]
-    if not rows:
-        return [p for p, _, _ in items]
-    scores = score(np.concatenate(rows))
-    out, pos = [], 0
-    for (p, _, _), cells in zip(items, near):
-        if len(cells):
-            p = p.copy()
-            p[tuple(cells.T)] = scores[pos: pos + len(cells)]
-            pos += len(cells)
-        out.append(p)
-    return out
-
-
-def _pair_rows(axes: _Axes, a: int, b: int, f_row: np.ndarray, prof):
-    points_a = _representatives(prof.upper_a, bool(axes.numeric[a]))
-    points_b = _representatives(prof.upper_b, bool(axes.numeric[b]))
-
-    def rows_for(cells):
-        rows = np.repeat(f_row[None], len(cells), axis=0)
-        rows[:, a], rows[:, b] = points_a[cells[:, 0]], points_b[cells[:, 1]]
-        return rows
-
-    return rows_for
-
-
 class TreeGenerator(GeneratorParams):
     """Exact minimal counterfactuals of tree ensembles, read from their splits.
 
@@ -253,7 +197,10 @@ class TreeGenerator(GeneratorParams):
     time_limit : float or None
         Seconds after which no new chunk of factuals starts (nor the fallback search); the cases not served are
         named in the set's ``config["skipped_rows"]`` and a note, get no counterfactuals and are not stored.
-    samples, max_rounds, n_jobs, backend
+    n_jobs : int, default 1
+        Threads reading chunks of factuals at once (-1: one per core); the result does not depend on it. Also the
+        fallback search's cores.
+    samples, max_rounds, backend
         The settings of the ``batch`` search that serves the models the tree form does not read and the
         factuals with no one- or two-feature counterfactual (:class:`~._batch.BatchGenerator`).
     """
@@ -323,7 +270,7 @@ class TreeGenerator(GeneratorParams):
         cluster = (model, task, vary, ranges, Validity(self.margin, self.radius)) if self.backend == "dask" else None
         deadline = None if self.time_limit is None else start + self.time_limit
         found, more, stats = _read_in_chunks(form, axes, factuals, int(n_cf), pairs=self.pairs, progress=progress,
-                                             cluster=cluster, deadline=deadline)
+                                             cluster=cluster, deadline=deadline, workers=resolve_cores(self.n_jobs))
         dropped, skipped = stats.pop("dropped"), stats.pop("skipped")
         empty = [i for i in range(skipped[0] if skipped else len(found)) if not len(found[i])]
         if empty and deadline is not None and time.perf_counter() >= deadline:  # no time left for the fallback either
@@ -359,19 +306,26 @@ class TreeGenerator(GeneratorParams):
         )
 
 
-def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress, cluster=None, deadline=None):
+def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress, cluster=None, deadline=None, workers=1):
     """:func:`_read_counterfactuals` over chunks of :data:`CHUNK_QUERIES` factuals: memory stays flat however many come.
 
-    ``cluster``: ``(model, task, vary, ranges, validity)`` to read the chunks on the connected Dask cluster instead
-    (:func:`._spread.on_cluster`); each query's counterfactuals do not depend on the chunk it is read in.
-    ``deadline`` (a ``time.perf_counter()`` value): no chunk starts after it (chunks of :data:`TIME_CHUNK_QUERIES`);
-    the positions of the factuals never read are ``stats["skipped"]``.
+    ``workers`` > 1: the chunks (about one per worker) are read in that many threads sharing the form; its compiled
+    walks release the GIL. ``cluster``: ``(model, task, vary, ranges, validity)`` to read the chunks on the connected
+    Dask cluster instead (:func:`._spread.on_cluster`). Each query's counterfactuals do not depend on the chunk it is
+    read in, nor on where. ``deadline`` (a ``time.perf_counter()`` value): no chunk starts after it (chunks of
+    :data:`TIME_CHUNK_QUERIES`); the positions of the factuals never read are ``stats["skipped"]``.
     """
     size = CHUNK_QUERIES if deadline is None else min(CHUNK_QUERIES, TIME_CHUNK_QUERIES)
     if cluster is None:
+        size = min(size, max(1, -(-len(factuals) // max(1, workers))))
         bounds = [(s, min(s + size, len(factuals))) for s in range(0, len(factuals), size)]
-        parts = (_read_counterfactuals(form, axes, factuals[a:b], n_cf, pairs=pairs) for a, b in bounds
-                 if deadline is None or time.perf_counter() < deadline)
+        if workers > 1 and len(bounds) > 1:
+            _candidate_tables(grids(form, axes.numeric, axes.n_levels), axes)  # the form's caches, filled before threads
+            parts = in_threads(lambda ab: _read_own(form, axes, factuals[ab[0]:ab[1]], n_cf, pairs), bounds, workers,
+                               deadline=deadline)
+        else:
+            parts = (_read_counterfactuals(form, axes, factuals[a:b], n_cf, pairs=pairs) for a, b in bounds
+                     if deadline is None or time.perf_counter() < deadline)
     else:
         model, task, vary, ranges, validity = cluster
         bounds = chunk_bounds(len(factuals), cluster_threads(dask_client()), size)
@@ -403,8 +357,15 @@ def _read_part(factuals: np.ndarray, *, model: FittedModel, task: TaskSpec, requ
     form = cached_form(model, task)
     axes = _Axes(task, model, vary, ranges, validity)
     axes.settle_with = scorer_for(model, task) if form.float32 else None
-    found, more, stats = _read_counterfactuals(form, axes, factuals, n_cf, pairs=pairs)
-    return found, more, {**stats, "rule_rejections": axes.rules.rejected}
+    return _read_own(form, axes, factuals, n_cf, pairs)
+
+
+def _read_own(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_cf: int, pairs: bool):
+    """One chunk read with its own count of candidates each constraint rejected (returned, for the caller to add up)."""
+    own = copy.copy(axes)
+    own.rules = RuleCheck(axes.rules.task)
+    found, more, stats = _read_counterfactuals(form, own, factuals, n_cf, pairs=pairs)
+    return found, more, {**stats, "rule_rejections": own.rules.rejected}
 
 
 def _with_config(result: CounterfactualSet, config: dict) -> CounterfactualSet:
@@ -460,7 +421,7 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
 
     Pairs whose bound (:func:`._treeprofile.lowest_p`) cannot reach the threshold are skipped; the others are read by the
     compiled search (:func:`._treekernel.pair_search`) for forests and binary boosting in float64, whose cells
-    near the threshold it can tell exact, and by :func:`_slow_pairs` for the rest.
+    near the threshold it can tell exact, and by :func:`slow_pairs` for the rest.
     """
     if not short or len(features) < 2:
         return
@@ -480,19 +441,19 @@ def _add_pairs(form, g, axes, factuals, short, features, per_query, singles, sta
         rest = _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near)
     if len(rest):
         single_best = {(int(q), int(j), float(s)): abs(v - factuals[q, j]) for q, j, v, s in zip(*singles[:2], singles[2], singles[3])}
-        _slow_pairs(form, axes, factuals, query[rest], axes_of[rest], per_query, single_best, stats, near)
+        slow_pairs(form, axes, factuals, query[rest], axes_of[rest], per_query, single_best, stats, near)
 
 
 def _compiled(form: TreeForm) -> bool:
     """The compiled pair search reads forests and binary boosting (XGBoost's float32 sums too: its cells within
-    :data:`FLOAT32_WINDOW` of the threshold go to :func:`_slow_pairs`, which rescores them by the model)."""
+    :data:`FLOAT32_WINDOW` of the threshold go to :func:`slow_pairs`, which rescores them by the model)."""
     return (form.link == "mean" or (form.link == "sigmoid" and form.undesired in ((0,), (1,)))
             or (form.link in ("band", "band-mean") and not form.float32))
 
 
 def _compiled_pairs(form, g, axes, factuals, query, axes_of, per_query, singles, stats, near) -> np.ndarray:
     """The compiled pair search over groups (factual ``query``, features ``axes_of``); returns the groups it left
-    to :func:`_slow_pairs` (a cell near the threshold whose sum may not be the model's to the bit)."""
+    to :func:`slow_pairs` (a cell near the threshold whose sum may not be the model's to the bit)."""
     n_q, n_f = factuals.shape
     tables = _candidate_tables(g, axes)
     limit = np.full((n_q, n_f, 2), np.inf)
@@ -612,79 +573,3 @@ def _candidate_tables(g, axes):
             corner.astype(np.int64), origin.astype(np.int64))
 
 
-def _slow_pairs(form, axes, factuals, query, axes_of, per_query, single_best, stats, near) -> None:
-    """Pair profiles group by group in numpy (:func:`pair_profile`), cells near the threshold rescored by the model."""
-    threshold = axes.validity.threshold
-    leaves = propagate(form, factuals, query, axes_of, near)
-    order = np.argsort(leaves.group, kind="stable")
-    bounds = np.searchsorted(leaves.group[order], np.arange(len(query) + 1))
-    todo = np.arange(len(query))
-    for chunk in np.array_split(todo, max(1, -(-len(todo) // PAIR_CHUNK))):
-        profiles = []
-        for g in chunk:
-            sel = order[bounds[g]: bounds[g + 1]]
-            a, b = int(axes_of[g, 0]), int(axes_of[g, 1])
-            sub = type(leaves)(leaves.group[sel], leaves.leaf[sel], leaves.lo[sel], leaves.hi[sel], leaves.mask[sel])
-            profiles.append(pair_profile(form, sub, (bool(axes.numeric[a]), bool(axes.numeric[b])),
-                                         (int(axes.n_levels[a]), int(axes.n_levels[b]))))
-        settled = _settle_all(form, [(prof.p, _pair_rows(axes, int(axes_of[g, 0]), int(axes_of[g, 1]), factuals[query[g]], prof),
-                                      prof.exact) for g, prof in zip(chunk, profiles)], threshold, axes.settle_with)
-        for g, prof, p in zip(chunk, profiles, settled):
-            prof.p = p
-            q, a, b = int(query[g]), int(axes_of[g, 0]), int(axes_of[g, 1])
-            stats["pairs_read"] += 1
-            _pareto(axes, factuals[q], q, a, b, prof, threshold, per_query[q], single_best, stats)
-
-
-def _axis_candidates(axes, j, f, upper, q, single_best, stats):
-    values, side = axes.candidates(j, f, upper)
-    # a change at least as large as a valid one-feature change on the same side is that one plus a passenger
-    if axes.ordered[j]:
-        limit = np.where(side > 0, single_best.get((q, j, 1.0), np.inf), single_best.get((q, j, -1.0), np.inf))
-        keep = np.abs(values - f) < limit
-    else:
-        keep = ~np.isin(side, [s for (qq, jj, s) in single_best if qq == q and jj == j])
-    values, side = values[keep], side[keep]
-    if len(values) > 2 * MAX_PAIR_CANDIDATES:
-        near = np.argsort(np.abs(values - f), kind="stable")[: 2 * MAX_PAIR_CANDIDATES]
-        stats["pair_candidates_cut"] += len(values) - len(near)
-        values, side = values[near], side[near]
-    return values, side
-
-
-def _pareto(axes, f_row, q, a, b, prof, threshold, out, single_best, stats) -> None:
-    if not (prof.p < threshold).any():  # no cell is valid: no candidate can be
-        return
-    fa, fb = f_row[a], f_row[b]
-    va, sa = _axis_candidates(axes, a, fa, prof.upper_a, q, single_best, stats)
-    vb, sb = _axis_candidates(axes, b, fb, prof.upper_b, q, single_best, stats)
-    if not len(va) or not len(vb):
-        return
-    na, nb = bool(axes.numeric[a]), bool(axes.numeric[b])
-    ia, ib = _lookup(prof.upper_a, va, na), _lookup(prof.upper_b, vb, nb)
-    ca, cb = _lookup(prof.upper_a, axes.corner(a, va, fa), na), _lookup(prof.upper_b, axes.corner(b, vb, fb), nb)
-    valid = (prof.p[ia[:, None], ib[None, :]] < threshold) & (prof.p[ca[:, None], cb[None, :]] < threshold)
-    if not valid.any():
-        return
-    # neither change valid alone (the factual's cell on the other axis)
-    fa_cell, fb_cell = _lookup(prof.upper_a, np.array([fa]), na)[0], _lookup(prof.upper_b, np.array([fb]), nb)[0]
-    alone_a = (prof.p[ia, fb_cell] < threshold) & (prof.p[ca, fb_cell] < threshold)
-    alone_b = (prof.p[fa_cell, ib] < threshold) & (prof.p[fa_cell, cb] < threshold)
-    valid &= ~alone_a[:, None] & ~alone_b[None, :]
-    size_a, size_b = np.abs(va - fa), np.abs(vb - fb)
-    for s_a in np.unique(sa):
-        rows = np.flatnonzero(sa == s_a)
-        rows = rows[np.argsort(size_a[rows], kind="stable")]
-        for s_b in np.unique(sb):
-            cols = np.flatnonzero(sb == s_b)
-            cols = cols[np.argsort(size_b[cols], kind="stable")]
-            grid = valid[np.ix_(rows, cols)]
-            has = grid.any(axis=1)
-            first = np.where(has, np.argmax(grid, axis=1), len(cols))
-            # the staircase: a row is Pareto-minimal when it needs less of b than every smaller change of a
-            keep = first < np.r_[len(cols), np.minimum.accumulate(first)[:-1]]
-            for r, k in zip(rows[keep], cols[first[keep]]):
-                row = f_row.copy()
-                row[a], row[b] = va[r], vb[k]
-                size = float(axes.size(a, va[[r]], fa)[0] + axes.size(b, vb[[k]], fb)[0])
-                out.append((2, size, (a, b), row, float(prof.p[ia[r], ib[k]])))

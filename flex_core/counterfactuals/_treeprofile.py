@@ -183,7 +183,7 @@ def with_inexact(form: TreeForm, value: np.ndarray) -> np.ndarray:
 
     Whole numbers sum exactly in any order, so a forest cell reached by whole-number leaves only has the
     model's P to the bit; a running sum over the others (cells before it) may leave a last-bit residue, so
-    those are summed apart and ignored where no such leaf covers the cell (see ``_tree._settle_all``).
+    those are summed apart and ignored where no such leaf covers the cell (see ``_treeslow.settle_all``).
     """
     whole = (value == np.round(value)).all(axis=1) if form.link == "mean" else np.zeros(len(value), dtype=bool)
     return np.column_stack([value * whole[:, None], value * ~whole[:, None], (~whole).astype(float)])

@@ -18,7 +18,7 @@ import pytest
 
 import flex_core as fc
 from benchmarks.dask_processes import DASK, REPO, kill, start_cluster, stop
-from flex_core.counterfactuals._spread import chunk_bounds
+from flex_core.counterfactuals._spread import chunk_bounds, in_threads
 
 pytest.importorskip("distributed")
 #: Keys of the CLI's JSON that say how long a run took: the only ones a cluster may change.
@@ -100,6 +100,26 @@ def test_chunks_cover_every_query_once_and_none_is_too_small():
         assert all(s <= largest for s in sizes)
         assert all(s >= min(16, n) for s in sizes[:-1])
     assert chunk_bounds(200, 2, 5000) == [(a, min(a + 25, 200)) for a in range(0, 200, 25)]  # 4 chunks a thread
+
+
+def test_threads_yield_in_the_parts_order_and_stop_at_the_first_part_not_started_by_the_deadline():
+    """Later parts finish first yet come back in order; with one thread and a deadline that falls while part 0 runs,
+    part 1 is never started and the run ends there (what is returned is always the first parts)."""
+    def slow(part):
+        time.sleep(0.05 * (3 - part))
+        return part * 10
+
+    assert list(in_threads(slow, range(4), 4)) == [0, 10, 20, 30]
+    assert list(in_threads(slow, range(4), 2, deadline=time.perf_counter() - 1)) == []
+    started = []
+
+    def run(part):
+        started.append(part)
+        time.sleep(0.3)
+        return part
+
+    assert list(in_threads(run, range(3), 1, deadline=time.perf_counter() + 0.1)) == [0]
+    assert started == [0]
 
 
 def test_without_a_cluster_the_dask_backend_says_how_to_start_one():

@@ -30,13 +30,15 @@ class _Clock:
         return self.now
 
 
-@pytest.mark.parametrize("name, module", [("tree", _tree), ("batch", _batch)])
-def test_a_time_limit_serves_the_first_cases_the_same_and_names_the_rest(case, name, module, monkeypatch):
+@pytest.mark.parametrize("name, module, threads", [("tree", _tree, 1), ("tree", _tree, 2), ("batch", _batch, 1)])
+def test_a_time_limit_serves_the_first_cases_the_same_and_names_the_rest(case, name, module, threads, monkeypatch):
+    """Also with the tree's chunks read in two threads: the cases served are still the first ones."""
     task, model, queries = case
     whole = fc.counterfactuals.make_generator(name).generate(model, task, queries, n_cf=5, seed=0)
     monkeypatch.setattr(module, "TIME_CHUNK_QUERIES", 10)  # twelve chunks: the limit falls between two of them
     monkeypatch.setattr(module.time, "perf_counter", _Clock())
-    capped = fc.counterfactuals.make_generator(name, time_limit=5).generate(model, task, queries, n_cf=5, seed=0)
+    capped = fc.counterfactuals.make_generator(name, time_limit=5, n_jobs=threads).generate(model, task, queries, n_cf=5,
+                                                                                          seed=0)
     skipped = capped.config["skipped_rows"]
     assert 0 < len(skipped) < len(queries) and capped.config["queries_skipped"] == len(skipped)
     served = [r for r in queries.index if r not in set(skipped)]

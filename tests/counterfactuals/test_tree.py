@@ -15,7 +15,7 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 import flex_core as fc
-from flex_core.counterfactuals import _tree, decode_rows, encode_rows
+from flex_core.counterfactuals import _tree, _treeslow, decode_rows, encode_rows
 from flex_core.counterfactuals._treeform import MAX_LEVELS, tree_form
 from flex_core.counterfactuals._treegrid import grids, near_walk, settle_singles, single_grid_profiles
 from flex_core.counterfactuals._treeprofile import leaf_boxes
@@ -248,7 +248,7 @@ def test_a_merged_profile_value_next_to_the_threshold_is_rescored_in_the_models_
         def __call__(self, rows):
             return np.full(len(rows), 0.35)
 
-    settled = _tree._settle_all(Form(), [(p, lambda cells: np.zeros((len(cells), 1)), None)], 0.35)[0]
+    settled = _treeslow.settle_all(Form(), [(p, lambda cells: np.zeros((len(cells), 1)), None)], 0.35)[0]
     assert settled[0] == 0.35 and settled[1] == 0.2 and settled[2] == 0.5
     # the one-feature grid profiles: a cell within the window and not exact is rescored, an exact one is not
     task = synthetic_task
@@ -272,6 +272,23 @@ def test_chunks_of_factuals_give_the_same_counterfactuals(synthetic_task, forest
     chunked = _tree.TreeGenerator().generate(forest, synthetic_task, queries, n_cf=10, progress=lambda d, t: seen.append(d))
     np.testing.assert_array_equal(chunked.counterfactuals, whole.counterfactuals)
     assert seen == [3, 6, 8]
+
+
+def test_threads_give_the_same_counterfactuals_and_counts_as_one(synthetic_task, forest, queries, monkeypatch):
+    """n_jobs=2 reads chunks in two threads sharing the form: the same ways out, notes and constraint rejections,
+    progress in the cases' order. With a cap on how far x1 may rise, so every chunk's rejections are added up."""
+    task = synthetic_task.with_overrides(constraints=["cf.x1 <= x.x1 + 0.1"])
+    one = _tree.TreeGenerator().generate(forest, task, queries, n_cf=10)
+    monkeypatch.setattr(_tree, "CHUNK_QUERIES", 3)  # three chunks of 3, 3 and 2 for two threads
+    seen = []
+    two = _tree.TreeGenerator(n_jobs=2).generate(forest, task, queries, n_cf=10, progress=lambda d, t: seen.append(d))
+    np.testing.assert_array_equal(two.counterfactuals, one.counterfactuals)
+    np.testing.assert_array_equal(two.found, one.found)
+    assert two.notes == one.notes and seen == [3, 6, 8]
+    rejected = [c["rejected_while_searching"] for c in two.coverage()["constraints_between"]["constraints"]]
+    assert rejected == [c["rejected_while_searching"] for c in one.coverage()["constraints_between"]["constraints"]]
+    assert rejected[0] > 0
+    assert {k: v for k, v in two.config["tree"].items()} == one.config["tree"]
 
 
 def test_leaf_boxes_hold_exactly_the_rows_each_leaf_reaches(synthetic_task, forest):
