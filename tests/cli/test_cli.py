@@ -54,6 +54,17 @@ def test_global_json_format(tmp_path):
     assert all(f["tau"] is None and f["magnitude_mean"] is None for f in result["features"] if f["kind"] != "continuous")
 
 
+def test_n_jobs_reaches_the_tree_generator_and_changes_no_number(tmp_path):
+    """--n-jobs 2 reads the tree's chunks in two threads (it had been dropped for tree without a word): the same
+    counterfactuals and F; a DiCE generator is refused it in one line."""
+    args = ["global", "--data", "builtin:synthetic-regional", "--generator", "tree", *FAST]
+    one = run_cli(tmp_path, *args)
+    two = run_cli(tmp_path, *args, "--n-jobs", "2")
+    assert [f["frequency_mean"] for f in two["features"]] == [f["frequency_mean"] for f in one["features"]]
+    assert two["counterfactuals_per_factual"] == one["counterfactuals_per_factual"]
+    assert main(["global", "--data", "builtin:toy2d", "--generator", "dice-random", "--n-jobs", "2", *FAST]) == 2
+
+
 def test_regional_json_format(tmp_path):
     result = run_cli(
         tmp_path, "regional", "--data", "builtin:synthetic-regional", "--where", "lighting=dark", "--neighbours", "3", *FAST
