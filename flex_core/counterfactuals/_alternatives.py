@@ -42,16 +42,23 @@ def not_alternatives(rows: np.ndarray, factual: np.ndarray, spans: np.ndarray, o
     """
     rows = np.asarray(rows, dtype=float)
     n = len(rows)
+    drop = np.zeros(n, dtype=bool)
     if n < 2:
-        return np.zeros(n, dtype=bool)
+        return drop
     delta = rows - factual
     changed = delta != 0
-    # subset[a, b]: A's features are a strict subset of B's.
-    subset = (changed[:, None, :] <= changed[None, :, :]).all(axis=2) & (changed.sum(axis=1)[:, None] < changed.sum(axis=1)[None, :])
-    size_a, size_b = np.abs(delta)[:, None, :], np.abs(delta)[None, :, :]
-    same_side = np.sign(delta)[:, None, :] == np.sign(delta)[None, :, :]
+    k = changed.sum(axis=1)
+    # only a counterfactual with fewer changes (in a) can make one with more (in b) an alternative
+    a, b = np.flatnonzero(k < k.max()), np.flatnonzero(k > k.min())
+    if not len(a):
+        return drop
+    # subset[i, j]: a[i]'s features are a strict subset of b[j]'s.
+    subset = (changed[a][:, None, :] <= changed[b][None, :, :]).all(axis=2) & (k[a][:, None] < k[b][None, :])
+    size_a, size_b = np.abs(delta[a])[:, None, :], np.abs(delta[b])[None, :, :]
+    same_side = np.sign(delta[a])[:, None, :] == np.sign(delta[b])[None, :, :]
     scale = np.where(np.nan_to_num(spans) > 0, np.nan_to_num(spans), 1.0)
     near = same_side & (size_a - size_b < tolerance * scale)
-    same_level = rows[:, None, :] == rows[None, :, :]
-    same = np.where(ordered, near, same_level) | ~changed[:, None, :]  # only the features A changes must match
-    return (subset & same.all(axis=2)).any(axis=0)
+    same_level = rows[a][:, None, :] == rows[b][None, :, :]
+    same = np.where(ordered, near, same_level) | ~changed[a][:, None, :]  # only the features A changes must match
+    drop[b] = (subset & same.all(axis=2)).any(axis=0)
+    return drop

@@ -298,7 +298,9 @@ class _Builder:
         self.col_feature = np.array([c.feature for c in columns], dtype=np.int64)
         self.col_levels = np.array([-1 if c.level_values is None else len(c.level_values) for c in columns], dtype=np.int64)
         self.col_rounded = np.array([c.rounded for c in columns], dtype=bool)
-        self.col_values = np.full((len(columns), MAX_LEVELS), np.nan)
+        # as wide as the most levels a column has (bits past a column's last level are 0 anyway)
+        width = max([len(c.level_values) for c in columns if c.level_values is not None and len(c.level_values) <= MAX_LEVELS], default=1)
+        self.col_values = np.full((len(columns), width), np.nan)
         for i, c in enumerate(columns):
             if c.level_values is not None and len(c.level_values) <= MAX_LEVELS:
                 self.col_values[i, : len(c.level_values)] = c.level_values
@@ -313,9 +315,10 @@ class _Builder:
         for k in np.flatnonzero(categorical):
             n = self.col_levels[cols[k]]
             goes[k, :n] = category_left(at[k], values[k, :n])
-        real = np.arange(MAX_LEVELS)[None, :] < self.col_levels[cols][:, None]
+        width = values.shape[1]
+        real = np.arange(width)[None, :] < self.col_levels[cols][:, None]
         goes = np.where(np.isnan(values) & real, nan_left[at][:, None], goes & real)
-        return (goes.astype(np.int64) << np.arange(MAX_LEVELS, dtype=np.int64)).sum(axis=1)
+        return (goes.astype(np.int64) << np.arange(width, dtype=np.int64)).sum(axis=1)
 
     def add(self, *, column, numeric_threshold, strict, float32, nan_left, left, right, leaf_value,
             category_left=None, depth=0):

@@ -91,6 +91,43 @@ def test_a_counterfactual_that_only_adds_features_to_a_sparser_one_is_not_anothe
     np.testing.assert_array_equal(not_alternatives(rows[[4, 3]], factual, spans, ordered), [False, False])
 
 
+def _alternative_by_the_rule(rows, factual, spans, ordered, tolerance=ALTERNATIVE_TOLERANCE):
+    """The module's rule read literally, one pair (A, B) at a time."""
+    drop = []
+    for b in rows:
+        changed_b = set(np.flatnonzero(b != factual))
+        hit = False
+        for a in rows:
+            changed_a = set(np.flatnonzero(a != factual))
+            if not changed_a < changed_b:
+                continue
+            same = True
+            for j in changed_a:
+                if ordered[j]:
+                    scale = spans[j] if np.nan_to_num(spans[j]) > 0 else 1.0
+                    da, db = a[j] - factual[j], b[j] - factual[j]
+                    same &= bool(np.sign(da) == np.sign(db) and abs(da) - abs(db) < tolerance * scale)
+                else:
+                    same &= bool(a[j] == b[j])
+            hit |= same
+        drop.append(hit)
+    return np.array(drop, dtype=bool)
+
+
+def test_alternatives_match_the_rule_read_pair_by_pair_on_random_sets():
+    """Random small sets (numbers, ordinal and categorical codes, changes near the tolerance, NaN and 0 spans):
+    the vectorised rule, which compares only sets with fewer changes against sets with more, is the literal one."""
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        n_f, n = int(rng.integers(1, 6)), int(rng.integers(0, 12))
+        factual = rng.integers(0, 3, n_f).astype(float)
+        rows = factual + rng.integers(-2, 3, (n, n_f)) * (rng.random((n, n_f)) < 0.4)
+        rows = rows + rng.choice([0.0, 0.01, -0.01, 0.03], (n, n_f)) * (rows != factual)
+        spans, ordered = rng.choice([0.0, 1.0, 2.0, np.nan], n_f), rng.random(n_f) < 0.5
+        np.testing.assert_array_equal(not_alternatives(rows, factual, spans, ordered),
+                                      _alternative_by_the_rule(rows, factual, spans, ordered))
+
+
 def test_a_change_the_others_make_up_for_within_the_tolerance_is_reverted():
     """By hand: speed (range 100, tolerance 2% = 2 units) and colour. P(undesirable) is 0.2 when speed - 2 x [red] <= 57,
     else 0.9. {speed 59, red} is valid and its colour cannot be reverted alone ({speed 59}: 0.9), yet {speed 57} is valid:
