@@ -264,6 +264,25 @@ def _range(setting: str) -> dict:
     return {"min_value": kind(limit.low), "max_value": kind(limit.high)}
 
 
+#: What each generator setting does, in the words of its docstring (each offered setting has one: tests/pages).
+SETTING_HELP = {
+    "margin": "A way out counts when the model's probability of the undesirable outcome falls below 0.5 minus this "
+              "margin (0: below 0.5, the paper's rule).",
+    "radius": "…and stays below it with every changed number moved back this share of its range toward the case's "
+              "value (0: no such check).",
+    "pairs": "Also read two-feature trade-offs, exactly, for cases with fewer one-feature ways out than requested "
+             "(off: one-feature changes only; cases without any still go to the random search).",
+    "samples": "Random search: candidate rows tried per case and round (empty: twice the ways out requested; "
+               "batch-plausible: as many nearest rows, doubled each round). The tree generator searches this way only "
+               "for cases with no one- or two-feature way out.",
+    "max_rounds": "Random search: rounds before a case still short of ways out is given up (its count is recorded).",
+    "posthoc_sparsity": "DiCE's own step that moves changes back toward the case (slow: one model call per row and "
+                        "step).",
+    "time_limit": "Seconds after which no new case is started; the cases not served are named and get no ways out "
+                  "(empty: no limit).",
+}
+
+
 def _generator_settings(name: str) -> None:
     """One widget per public setting; only settings changed from their defaults are passed on."""
     defaults = fc.counterfactuals.generator_defaults(name)
@@ -274,16 +293,16 @@ def _generator_settings(name: str) -> None:
             st.caption(VALIDITY_NOTE + (BAND_VALIDITY_NOTE if st.session_state[S.DATASET].get("band") else ""))
         for setting, default in defaults.items():
             key = S.generator_setting_key(name, setting)
-            label = setting.replace("_", " ")
+            label, tip = setting.replace("_", " "), SETTING_HELP.get(setting)
             value: object
             if isinstance(default, bool):
-                value = st.checkbox(label, **S.bound(key))
+                value = st.checkbox(label, help=tip, **S.bound(key))
             elif isinstance(default, int):
-                value = int(st.number_input(label, step=1, **_range(setting), **S.bound(key)))
+                value = int(st.number_input(label, step=1, help=tip, **_range(setting), **S.bound(key)))
             elif isinstance(default, float):
-                value = float(st.number_input(label, **_range(setting), **S.bound(key)))
+                value = float(st.number_input(label, help=tip, **_range(setting), **S.bound(key)))
             elif default is None:
-                text = st.text_input(label, placeholder="none", **S.bound(key))
+                text = st.text_input(label, placeholder="none", help=tip, **S.bound(key))
                 try:
                     value = _parse_optional_number(setting, text)
                 except fc.FlexError as exc:
