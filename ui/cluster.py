@@ -1,6 +1,10 @@
-"""The operator's Dask cluster: ``FLEX_DASK_SCHEDULER`` set where the server starts, never chosen by a user.
+"""How the app spreads its counterfactual work, set by the operator where the server starts, never by a user.
 
-When it is set, every explainer the app builds with the ``tree``, a ``batch`` or a DiCE generator sends its chunks of
+``FLEX_THREADS``: without a cluster, the ``tree`` generator reads its chunks of factuals in this many threads of
+the server (default: every core, at most :data:`MAX_DEFAULT_THREADS`; 1 keeps each run on one core). The
+counterfactuals are the same whatever the number.
+
+``FLEX_DASK_SCHEDULER``: when it is set, every explainer the app builds with the ``tree``, a ``batch`` or a DiCE generator sends its chunks of
 factuals to that scheduler (the same counterfactuals as on this machine: how the work is spread is no part of
 any key). One client serves every session; a scheduler that does not answer is one error on the page, which
 says how to go back to this machine, and nothing is generated until it answers or the setting is removed.
@@ -13,9 +17,14 @@ import threading
 import time
 
 import flex_core as fc
+from flex_core.limits import LIMITS
 
 #: The environment variable that names the scheduler (e.g. ``tcp://10.0.0.5:8786``).
 SETTING = "FLEX_DASK_SCHEDULER"
+#: The environment variable that sets the tree generator's threads on the server itself.
+THREADS = "FLEX_THREADS"
+#: Threads used without ``FLEX_THREADS`` on a machine with more cores (its other sessions need some too).
+MAX_DEFAULT_THREADS = 8
 _LOCK = threading.Lock()
 _CLIENTS: dict[str, object] = {}
 #: Seconds a scheduler that did not answer is not tried again (a page builds its analysis twice a run).
@@ -28,13 +37,27 @@ def address() -> str | None:
     return os.environ.get(SETTING) or None
 
 
+def threads() -> int:
+    """The tree generator's threads on the server: ``FLEX_THREADS``, or every core up to :data:`MAX_DEFAULT_THREADS`."""
+    text = os.environ.get(THREADS, "").strip()
+    if not text:
+        return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_THREADS))
+    most = int(LIMITS["n_jobs"].high)
+    if not text.isdigit() or not 1 <= int(text) <= most:
+        raise fc.ConfigError(f"{THREADS} must be a whole number from 1 to {most} (threads for the tree generator; 1 "
+                             f"keeps each run on one core); got {text!r}.")
+    return int(text)
+
+
 def execution(generator: str) -> dict:
-    """The generator settings that send ``generator``'s work to the operator's cluster ({} without one, or for a
-    generator registered elsewhere), connecting first: a :class:`flex_core.ConfigError` when the scheduler does not
-    answer."""
+    """The generator settings that spread ``generator``'s work: to the operator's cluster, connecting first (a
+    :class:`flex_core.ConfigError` when the scheduler does not answer); else the tree generator's threads
+    (:func:`threads`); {} for a generator registered elsewhere."""
     where = address()
     dice = generator.startswith("dice-")
-    if where is None or not (generator == "tree" or generator.startswith("batch") or dice):
+    if where is None:
+        return {"n_jobs": threads()} if generator == "tree" else {}
+    if not (generator == "tree" or generator.startswith("batch") or dice):
         return {}
     with _LOCK:
         client = _CLIENTS.get(where)

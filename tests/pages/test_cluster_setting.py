@@ -52,3 +52,26 @@ def test_a_scheduler_that_does_not_answer_is_one_error_naming_the_setting(monkey
         cluster.close_all()
     (message,) = errors(at)  # once, on the page (the sidebar no longer repeats it)
     assert "FLEX_DASK_SCHEDULER; unset it to generate here" in message
+
+
+def test_the_servers_threads_read_the_tree_in_chunks_with_the_same_numbers(monkeypatch, tmp_path):
+    """FLEX_THREADS=2 (the operator's): the Global page's chunks are read in two threads, its numbers unchanged."""
+    _fresh(monkeypatch, tmp_path / "one")
+    monkeypatch.setenv(cluster.THREADS, "1")
+    one = _frequencies(start("toy2d", page="app_pages/global.py", n_factuals=20, n_cf=4))
+    threaded = []
+    real = _tree.in_threads
+    monkeypatch.setattr(_tree, "in_threads", lambda fn, parts, workers, **k: threaded.append(workers) or real(fn, parts, workers, **k))
+    _fresh(monkeypatch, tmp_path / "two")
+    monkeypatch.setenv(cluster.THREADS, "2")
+    two = _frequencies(start("toy2d", page="app_pages/global.py", n_factuals=20, n_cf=4))
+    assert threaded and set(threaded) == {2}
+    assert two == one
+
+
+def test_a_bad_threads_setting_is_one_error_naming_it(monkeypatch, tmp_path):
+    _fresh(monkeypatch, tmp_path)
+    monkeypatch.setenv(cluster.THREADS, "many")
+    at = start("toy2d", page="app_pages/global.py", n_factuals=20, n_cf=4)
+    (message,) = errors(at)
+    assert "FLEX_THREADS must be a whole number from 1 to 64" in message
