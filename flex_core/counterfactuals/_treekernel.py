@@ -23,7 +23,8 @@ from numba import njit
 _BELOW_HALF = float(np.nextafter(0.5, 0.0))
 _ABOVE_HALF = float(np.nextafter(0.5, 1.0))
 
-__all__ = ["walk_near", "single_sums", "pair_search", "tree_depth", "leaf_box_arrays", "reached_leaves"]
+__all__ = ["walk_near", "single_sums", "pair_search", "lowest_pair_sums", "tree_depth", "leaf_box_arrays",
+           "reached_leaves"]
 
 
 @njit(cache=True, nogil=True)
@@ -472,6 +473,47 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
             out_g.append(gi)
     return (np.array(out_g, dtype=np.int64), np.array(out_a), np.array(out_b), np.array(out_size), np.array(out_p),
             unsure, cut)
+
+
+@njit(cache=True, nogil=True)
+def lowest_pair_sums(n_q, n_trees, n_features, rec_q, rec_tree, rec_a, rec_b, rec_value):
+    """Per factual q and features (a, b), the sum over trees of the lowest ``rec_value`` of a leaf the factual
+    reaches changing a and b only, shape (n_q, F, F); records (factual, tree, first and second changed feature or
+    -1, value) in any order."""
+    start = np.zeros(n_q + 1, np.int64)
+    for r in range(rec_q.shape[0]):
+        start[rec_q[r] + 1] += 1
+    for q in range(n_q):
+        start[q + 1] += start[q]
+    order = np.empty(rec_q.shape[0], np.int64)
+    fill = start[:-1].copy()
+    for r in range(rec_q.shape[0]):
+        order[fill[rec_q[r]]] = r
+        fill[rec_q[r]] += 1
+    out = np.zeros((n_q, n_features, n_features))
+    best0 = np.empty(n_trees)
+    best1 = np.empty((n_trees, n_features))
+    best2 = np.empty((n_trees, n_features, n_features))
+    for q in range(n_q):
+        best0[:] = np.inf
+        best1[:] = np.inf
+        best2[:] = np.inf
+        for k in range(start[q], start[q + 1]):
+            r = order[k]
+            t, a, b, v = rec_tree[r], rec_a[r], rec_b[r], rec_value[r]
+            if a < 0:
+                best0[t] = min(best0[t], v)
+            elif b < 0:
+                best1[t, a] = min(best1[t, a], v)
+            else:
+                best2[t, a, b] = min(best2[t, a, b], v)
+                best2[t, b, a] = min(best2[t, b, a], v)
+        for t in range(n_trees):
+            for a in range(n_features):
+                low_a = min(best0[t], best1[t, a])
+                for b in range(n_features):
+                    out[q, a, b] += min(low_a, best1[t, b], best2[t, a, b])
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._treeform import MAX_LEVELS, TreeForm
-from ._treekernel import leaf_box_arrays
+from ._treekernel import leaf_box_arrays, lowest_pair_sums
 
 __all__ = ["lowest_p", "lowest_band_score", "propagate", "near_rows", "leaf_boxes", "LeafBoxes", "pair_profile", "Leaves", "with_inexact", "combine",
            "lowest_pair_totals"]
@@ -52,8 +52,6 @@ class LeafBoxes:
 
 
 _BOXES: weakref.WeakKeyDictionary[TreeForm, LeafBoxes] = weakref.WeakKeyDictionary()
-#: Booleans (factuals x leaves x features) compared at once when violations are counted.
-VIOLATION_BLOCK = 8_000_000
 
 
 def leaf_boxes(form: TreeForm, n_features: int) -> LeafBoxes:
@@ -241,27 +239,9 @@ def lowest_pair_totals(form: TreeForm, factuals: np.ndarray, score: np.ndarray, 
     n_q, n_features = factuals.shape
     boxes = leaf_boxes(form, n_features)
     tree_of = np.searchsorted(form.roots, boxes.leaf, side="right") - 1
-    leaf_score = score[boxes.leaf]
-    totals = np.empty((n_q, n_features, n_features))
-    n_t = form.n_trees
-    step = max(1, VIOLATION_BLOCK // max(1, n_t * n_features * n_features))
-    for s in range(0, n_q, step):
-        block = np.arange(s, min(s + step, n_q))
-        rq, rl, first, second = near_rows(near, block)
-        n = int(min(step, n_q - s))
-        t, v = tree_of[rl], leaf_score[rl]
-        best0 = np.full((n, n_t), np.inf)
-        best1 = np.full((n, n_t, n_features), np.inf)
-        best2 = np.full((n, n_t, n_features, n_features), np.inf)
-        zero, one = first < 0, (first >= 0) & (second < 0)
-        two = second >= 0
-        np.minimum.at(best0, (rq[zero], t[zero]), v[zero])
-        np.minimum.at(best1, (rq[one], t[one], first[one]), v[one])
-        np.minimum.at(best2, (rq[two], t[two], first[two], second[two]), v[two])
-        best2 = np.minimum(best2, best2.transpose(0, 1, 3, 2))
-        best = np.minimum(np.minimum(best2, best1[:, :, :, None]), best1[:, :, None, :])
-        totals[s: s + n] = np.minimum(best, best0[:, :, None, None]).sum(axis=1)
-    return totals
+    rq, rl, first, second = near
+    return lowest_pair_sums(n_q, form.n_trees, n_features, rq, tree_of[rl], first, second,
+                            np.ascontiguousarray(score[boxes.leaf][rl], dtype=float))
 
 
 def lowest_p(form: TreeForm, factuals: np.ndarray, short: np.ndarray, pairs: np.ndarray, near) -> np.ndarray:
