@@ -15,7 +15,7 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 import flex_core as fc
-from flex_core.counterfactuals import _tree, _treeslow, decode_rows, encode_rows
+from flex_core.counterfactuals import _tree, _treeprofile, _treeslow, decode_rows, encode_rows
 from flex_core.counterfactuals._treeform import MAX_LEVELS, tree_form
 from flex_core.counterfactuals._treegrid import grids, near_walk, settle_singles, single_grid_profiles
 from flex_core.counterfactuals._treeprofile import leaf_boxes
@@ -354,6 +354,41 @@ def test_the_walk_finds_every_leaf_two_changes_away_and_no_other(synthetic_task,
     keep = ~((a >= 0) & empty[box, np.maximum(a, 0)]) & ~((b >= 0) & empty[box, np.maximum(b, 0)])
     expected = set(zip(q[keep].tolist(), box[keep].tolist(), a[keep].tolist(), b[keep].tolist()))
     assert walked == expected and len(expected) > 10 * len(codes) * form.n_trees / 10
+
+
+def test_the_pair_bound_is_each_trees_lowest_reachable_leaf_summed_and_never_above_the_forest(synthetic_task, forest,
+                                                                                               queries):
+    """lowest_pair_totals, by hand from the brute-force leaves (per tree the lowest score of a leaf reached changing
+    nothing, a, b or both), and as a bound: P at random values of the pair never lies below it."""
+    task = synthetic_task
+    form = tree_form(forest, task)
+    codes = encode_rows(task, queries)
+    n_f = codes.shape[1]
+    g = grids(form, np.array([f.is_continuous for f in task.features]),
+              np.array([0 if f.is_continuous else len(f.levels) for f in task.features]))
+    q, box, a, b = _brute_near(g.boxes, codes)
+    keep = ~((a >= 0) & g.boxes.empty[box, np.maximum(a, 0)]) & ~((b >= 0) & g.boxes.empty[box, np.maximum(b, 0)])
+    score = form.value[:, 1]
+    totals = _treeprofile.lowest_pair_totals(form, codes, score, near_walk(form, g, codes, np.ones(n_f, dtype=bool), 2))
+    tree = np.searchsorted(form.roots, g.boxes.leaf, side="right") - 1
+    lowest = np.full((len(codes), n_f, n_f, form.n_trees), np.inf)
+    for qq, bb, aa, cc in zip(q[keep], box[keep], a[keep], b[keep]):
+        v = score[g.boxes.leaf[bb]]
+        for x in range(n_f):
+            for y in range(n_f):
+                if {aa, cc} - {-1} <= {x, y}:
+                    lowest[qq, x, y, tree[bb]] = min(lowest[qq, x, y, tree[bb]], v)
+    np.testing.assert_allclose(totals, lowest.sum(axis=3), rtol=0, atol=1e-12)
+    rng = np.random.default_rng(0)
+    lows = task.frame[task.feature_names]
+    for x, y in [(0, 1), (0, 2), (1, 2)]:
+        rows = np.repeat(codes, 50, axis=0)
+        for j in (x, y):
+            column = encode_rows(task, lows.sample(len(rows), replace=True, random_state=int(rng.integers(1 << 30))))[:, j]
+            rows[:, j] = column
+        p = forest.predict_proba(decode_rows(task, rows))[:, 1]
+        bound = np.repeat(totals[:, x, y] / form.n_trees, 50)
+        assert (p >= bound - 1e-12).all()
 
 
 def test_the_compiled_pair_search_equals_the_numpy_profiles(synthetic_task, forest, queries, monkeypatch):
