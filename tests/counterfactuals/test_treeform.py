@@ -245,6 +245,25 @@ def test_boosters_two_feature_tradeoffs_compiled_equal_numpy(library, monkeypatc
     assert compiled.coverage()["tree"]["pairs_read"] > 0
 
 
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+def test_boosters_read_in_threads_give_the_same_counterfactuals(library, monkeypatch):
+    """Chunks read in two threads: XGBoost's cells next to the threshold are rescored by the model itself from both
+    threads at once, LightGBM's by the form; the sets equal the one-thread ones."""
+    from flex_core.counterfactuals import _tree
+
+    frame = _frame(7)
+    task = _task(frame)
+    model = fc.FittedModel.from_estimator(native_booster(library, _native(frame), (frame["label"] == "low").astype(int)), task,
+                                          undesired=1)
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 24, seed=0)
+    queries = task.frame.loc[rows, task.feature_names]
+    one = _tree.TreeGenerator().generate(model, task, queries, n_cf=8)
+    monkeypatch.setattr(_tree, "CHUNK_QUERIES", 4)  # six chunks for two threads
+    two = _tree.TreeGenerator(n_jobs=2).generate(model, task, queries, n_cf=8)
+    np.testing.assert_array_equal(two.counterfactuals, one.counterfactuals)
+    assert two.notes == one.notes and one.found.any()
+
+
 def test_left_bounds_are_the_largest_values_sent_left_for_many_thresholds_at_once():
     """The vectorised bounds: every bound goes left by the library's own comparison and the next float64 does not."""
     from flex_core.counterfactuals._treeform import left_bounds, rounded_bounds
