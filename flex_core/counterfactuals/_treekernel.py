@@ -145,12 +145,13 @@ def single_sums(n_q, rec_q, rec_box, rec_a, box_lo, box_hi, box_mask, box_empty,
 
 
 @njit(cache=True, nogil=True)
-def _edges(rects, n_rects, box_lo, box_hi, j, first, last, marks):
+def _edges(rects, n_rects, box_lo, box_hi, j, first, last, marks, loc):
     """Sorted distinct cell starts of the rectangles on number feature j within global cells first..last (the
     window any candidate, corner or factual of the pair lies in), with ``first`` and ``last + 1``.
 
     ``marks``: a zeroed flag per global cell, set at the edges found (the caller's candidates read them, then
-    :func:`_unmark` clears them)."""
+    :func:`_unmark` clears them). ``loc``: set for every global cell of the window to its local cell (what
+    :func:`_local` would say), so :func:`_at` looks a cell up without a search."""
     marks[first] = True
     marks[last + 1] = True
     for k in range(n_rects):
@@ -165,6 +166,7 @@ def _edges(rects, n_rects, box_lo, box_hi, j, first, last, marks):
         if marks[c]:
             out[n] = c
             n += 1
+        loc[c] = n - 1
     return out
 
 
@@ -181,7 +183,15 @@ def _local(edges, cell):
 
 
 @njit(cache=True, nogil=True)
-def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width):
+def _at(loc, edges, cell):
+    """:func:`_local`, read from the window's ``loc`` (set by :func:`_edges`) when the cell lies in it."""
+    if edges[0] <= cell <= edges[-1]:
+        return loc[cell]
+    return np.searchsorted(edges, cell, side="right") - 1
+
+
+@njit(cache=True, nogil=True)
+def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width, loc_a, loc_b):
     """Summed weights (their first ``width`` columns) per local cell (na, nb, width), by a 2-d difference array."""
     diff = np.zeros((na + 1, nb + 1, width))
     for k in range(n_rects):
@@ -189,15 +199,15 @@ def _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_h
         for la in range(na if not num_a else 1):
             if not num_a and not (box_mask[box, A] >> la) & 1:
                 continue
-            a0 = _local(ea, max(box_lo[box, A], ea[0])) if num_a else la
-            a1 = _local(ea, min(box_hi[box, A] + 1, ea[-1])) if num_a else la + 1
+            a0 = loc_a[min(max(box_lo[box, A], ea[0]), ea[-1])] if num_a else la
+            a1 = loc_a[min(max(box_hi[box, A] + 1, ea[0]), ea[-1])] if num_a else la + 1
             if a1 <= a0:
                 continue  # outside the window
             for lb in range(nb if not num_b else 1):
                 if not num_b and not (box_mask[box, B] >> lb) & 1:
                     continue
-                b0 = _local(eb, max(box_lo[box, B], eb[0])) if num_b else lb
-                b1 = _local(eb, min(box_hi[box, B] + 1, eb[-1])) if num_b else lb + 1
+                b0 = loc_b[min(max(box_lo[box, B], eb[0]), eb[-1])] if num_b else lb
+                b1 = loc_b[min(max(box_hi[box, B] + 1, eb[0]), eb[-1])] if num_b else lb + 1
                 if b1 <= b0:
                     continue
                 for w in range(width):
@@ -265,7 +275,7 @@ def _band_score(prediction, band):
 
 
 @njit(cache=True, nogil=True)
-def _axis_candidates(q, j, fx, is_num, edges, marks, n_local, f_local, grid, g_start, cand_start, cand_v, cand_cell,
+def _axis_candidates(q, j, fx, is_num, edges, marks, loc, n_local, f_local, grid, g_start, cand_start, cand_v, cand_cell,
                      cand_corner, cand_origin, step, direction, ordinal, levels_ok, scale, limit, level_single, max_cand):
     """One axis's candidates for a pair: (value, local cell, local corner cell, size, side), sorted by side then size.
 
@@ -301,8 +311,8 @@ def _axis_candidates(q, j, fx, is_num, edges, marks, n_local, f_local, grid, g_s
                 if not abs(v - f) < limit[q, j, s]:
                     continue
                 value[m] = v
-                cell[m] = _local(edges, cand_cell[c])
-                corner[m] = f_local if abs(v - f) <= step[j] else _local(edges, cand_corner[c])
+                cell[m] = _at(loc, edges, cand_cell[c])
+                corner[m] = f_local if abs(v - f) <= step[j] else _at(loc, edges, cand_corner[c])
                 side[m] = sgn
                 m += 1
     else:
@@ -429,23 +439,26 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
     rects = np.empty(0, np.int64)
     marks_a = np.zeros(n_cells.max() + 2, np.bool_)
     marks_b = np.zeros(n_cells.max() + 2, np.bool_)
+    loc_a = np.zeros(n_cells.max() + 2, np.int64)
+    loc_b = np.zeros(n_cells.max() + 2, np.int64)
     for gi in range(n_groups):
         q, A, B = g_q[gi], g_a[gi], g_b[gi]
         rects, n_rects = _gather(g_ranges[gi], rec_box, rects)
         num_a, num_b = is_number[A], is_number[B]
         if num_a:
-            ea = _edges(rects, n_rects, box_lo, box_hi, A, g_window[gi, 0], g_window[gi, 1], marks_a)
+            ea = _edges(rects, n_rects, box_lo, box_hi, A, g_window[gi, 0], g_window[gi, 1], marks_a, loc_a)
         else:
             ea = np.arange(n_cells[A] + 1)
         if num_b:
-            eb = _edges(rects, n_rects, box_lo, box_hi, B, g_window[gi, 2], g_window[gi, 3], marks_b)
+            eb = _edges(rects, n_rects, box_lo, box_hi, B, g_window[gi, 2], g_window[gi, 3], marks_b, loc_b)
         else:
             eb = np.arange(n_cells[B] + 1)
         na, nb = ea.shape[0] - 1, eb.shape[0] - 1
         # a forest's group reached by whole-number leaves only: its sums are exact, one per output
         whole = link == 0 and _all_whole(rects, n_rects, weights, undesired.shape[0])
         width = undesired.shape[0] if whole else weights.shape[1]
-        raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width)
+        raw = _pair_grid(rects, n_rects, A, B, num_a, num_b, ea, eb, na, nb, box_lo, box_hi, box_mask, weights, width,
+                         loc_a, loc_b)
         p, unsure[gi] = _p_grid(raw, na, nb, link, n_trees, undesired, base0, class_one, threshold, window, whole, band)
         if unsure[gi]:
             if num_a:
@@ -453,12 +466,12 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
             if num_b:
                 _unmark(marks_b, eb)
             continue
-        fa_local = _local(ea, f_cell[q, A]) if num_a else f_cell[q, A]
-        fb_local = _local(eb, f_cell[q, B]) if num_b else f_cell[q, B]
-        va, ca, ka, za, sa, cut_a = _axis_candidates(q, A, fx, num_a, ea, marks_a, na, fa_local, grid, g_start, cand_start, cand_v,
+        fa_local = _at(loc_a, ea, f_cell[q, A]) if num_a else f_cell[q, A]
+        fb_local = _at(loc_b, eb, f_cell[q, B]) if num_b else f_cell[q, B]
+        va, ca, ka, za, sa, cut_a = _axis_candidates(q, A, fx, num_a, ea, marks_a, loc_a, na, fa_local, grid, g_start, cand_start, cand_v,
                                                      cand_cell, cand_corner, cand_origin, step, direction, ordinal,
                                                      levels_ok, scale, limit, level_single, max_cand)
-        vb, cb, kb, zb, sb, cut_b = _axis_candidates(q, B, fx, num_b, eb, marks_b, nb, fb_local, grid, g_start, cand_start, cand_v,
+        vb, cb, kb, zb, sb, cut_b = _axis_candidates(q, B, fx, num_b, eb, marks_b, loc_b, nb, fb_local, grid, g_start, cand_start, cand_v,
                                                      cand_cell, cand_corner, cand_origin, step, direction, ordinal,
                                                      levels_ok, scale, limit, level_single, max_cand)
         if num_a:
