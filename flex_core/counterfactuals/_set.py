@@ -47,13 +47,22 @@ __all__ = [
 Progress = Callable[[int, int], None]
 
 
+#: Rows up to which levels are looked up one by one (a What-if case): pandas' vectorised path costs more there.
+FEW_ROWS = 32
+
+
 def encode_rows(task: TaskSpec, rows: pd.DataFrame) -> np.ndarray:
     """Rows in the original feature space to codes, shape (n_rows, n_features); NaN for unknown levels."""
     out = np.full((len(rows), len(task.features)), np.nan)
+    few = len(rows) <= FEW_ROWS
     for j, f in enumerate(task.features):
         col = rows[f.name]
         if f.is_continuous:
-            out[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+            numbers = isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf"  # not pandas' nullable ones
+            out[:, j] = col.to_numpy(dtype=float) if numbers else pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+        elif few:  # the same codes as below: the text of each value looked up among the levels
+            index = {level: code for code, level in enumerate(f.levels)}
+            out[:, j] = [index.get(v if isinstance(v, str) else category_text(v), np.nan) for v in col.to_numpy(dtype=object)]
         else:
             text = col.to_numpy(dtype=object)
             if pd.api.types.infer_dtype(text, skipna=False) != "string":  # the per-value rewrite only when needed

@@ -96,10 +96,7 @@ def check_case(task: TaskSpec, values: Mapping, *, row: int | None = None) -> tu
         if changed:
             edited.append(name)
     frame = pd.DataFrame([case], index=[int(row) if row is not None else 0], columns=names)
-    for f in task.features:
-        if f.is_continuous:
-            frame[f.name] = frame[f.name].astype(float)
-    return frame, tuple(edited)
+    return frame.astype({f.name: float for f in task.features if f.is_continuous}), tuple(edited)
 
 
 @dataclass(frozen=True)

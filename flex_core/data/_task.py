@@ -286,13 +286,18 @@ class TaskSpec:
         return self._fingerprint
 
     def ranges(self) -> np.ndarray:
-        """max - min of each continuous feature over the whole frame (NaN for others); shape (n_features,)."""
-        out = np.full(len(self.features), np.nan)
-        for j, f in enumerate(self.features):
-            if f.is_continuous:
-                col = self.frame[f.name].astype(float)
-                out[j] = float(col.max() - col.min())
-        return out
+        """max - min of each continuous feature over the whole frame (NaN for others); shape (n_features,).
+
+        Read once per task (its frame does not change) and kept; each call gets its own copy."""
+        kept = self.__dict__.get("_ranges")
+        if kept is None:
+            kept = np.full(len(self.features), np.nan)
+            for j, f in enumerate(self.features):
+                if f.is_continuous:
+                    col = self.frame[f.name].astype(float)
+                    kept[j] = float(col.max() - col.min())
+            self.__dict__["_ranges"] = kept  # a frozen dataclass: set beside its fields, as functools.cached_property does
+        return kept.copy()
 
     def with_overrides(
         self,

@@ -24,6 +24,31 @@ def test_encode_decode_round_trip(synthetic_task):
     pd.testing.assert_frame_equal(back, rows.reset_index(drop=True), check_dtype=False)
 
 
+def test_a_few_rows_are_encoded_as_many_are(synthetic_task, monkeypatch):
+    """The one-by-one lookup for a few rows (a What-if case) gives the vectorised path's codes: missing values,
+    None, numbers among the levels' text, unknown levels, numbers as text and pandas' nullable numbers."""
+    from flex_core.counterfactuals import _set
+
+    task = synthetic_task
+    rows = task.X.iloc[:12].copy()
+    categorical = [f for f in task.features if not f.is_continuous]
+    continuous = [f for f in task.features if f.is_continuous]
+    c, n = categorical[0].name, continuous[0].name
+    rows[c] = rows[c].astype(object)
+    rows.iloc[0, rows.columns.get_loc(c)] = None
+    rows.iloc[1, rows.columns.get_loc(c)] = np.nan
+    rows.iloc[2, rows.columns.get_loc(c)] = "no such level"
+    rows.iloc[3, rows.columns.get_loc(c)] = 7.0
+    variants = [rows, rows.assign(**{n: rows[n].astype(str)}), rows.assign(**{n: pd.array([1, None] * 6, dtype="Int64")})]
+    for frame in variants:
+        few = fc.counterfactuals.encode_rows(task, frame)
+        monkeypatch.setattr(_set, "FEW_ROWS", 0)
+        many = fc.counterfactuals.encode_rows(task, frame)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(few, many)
+    assert np.isnan(few[:4, task.feature_names.index(c)]).all() and not np.isnan(few[4:, task.feature_names.index(c)]).any()
+
+
 def test_shapes_and_coverage(small_set):
     assert small_set.counterfactuals.shape == (4, 3, 6)
     cov = small_set.coverage()
