@@ -22,6 +22,7 @@ It runs as named steps, in this order (each refusal is one :class:`DataError` or
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -289,15 +290,16 @@ class TaskSpec:
         """max - min of each continuous feature over the whole frame (NaN for others); shape (n_features,).
 
         Read once per task (its frame does not change) and kept; each call gets its own copy."""
-        kept = self.__dict__.get("_ranges")
-        if kept is None:
-            kept = np.full(len(self.features), np.nan)
-            for j, f in enumerate(self.features):
-                if f.is_continuous:
-                    col = self.frame[f.name].astype(float)
-                    kept[j] = float(col.max() - col.min())
-            self.__dict__["_ranges"] = kept  # a frozen dataclass: set beside its fields, as functools.cached_property does
-        return kept.copy()
+        return self._frame_ranges.copy()
+
+    @functools.cached_property
+    def _frame_ranges(self) -> np.ndarray:
+        out = np.full(len(self.features), np.nan)
+        for j, f in enumerate(self.features):
+            if f.is_continuous:
+                col = self.frame[f.name].astype(float)
+                out[j] = float(col.max() - col.min())
+        return out
 
     def with_overrides(
         self,
