@@ -264,7 +264,7 @@ def _range(setting: str) -> dict:
     return {"min_value": kind(limit.low), "max_value": kind(limit.high)}
 
 
-#: What each generator setting does, in the words of its docstring (each offered setting has one: tests/pages).
+#: What each generator setting does, shown as its tooltip (every offered setting has one: tests/pages/test_generator_help.py).
 SETTING_HELP = {
     "margin": "A way out counts when the model's probability of the undesirable outcome falls below 0.5 minus this "
               "margin (0: below 0.5, the paper's rule).",

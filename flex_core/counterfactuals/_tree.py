@@ -319,13 +319,14 @@ def _read_in_chunks(form, axes, factuals, n_cf, *, pairs, progress, cluster=None
     if cluster is None:
         size = min(size, max(1, -(-len(factuals) // max(1, workers))))
         bounds = [(s, min(s + size, len(factuals))) for s in range(0, len(factuals), size)]
+        def read(bound):
+            return _read_own(form, axes, factuals[bound[0]:bound[1]], n_cf, pairs)
+
         if workers > 1 and len(bounds) > 1:
             _candidate_tables(grids(form, axes.numeric, axes.n_levels), axes)  # the form's caches, filled before threads
-            parts = in_threads(lambda ab: _read_own(form, axes, factuals[ab[0]:ab[1]], n_cf, pairs), bounds, workers,
-                               deadline=deadline)
+            parts = in_threads(read, bounds, workers, deadline=deadline)
         else:
-            parts = (_read_counterfactuals(form, axes, factuals[a:b], n_cf, pairs=pairs) for a, b in bounds
-                     if deadline is None or time.perf_counter() < deadline)
+            parts = (read(bound) for bound in bounds if deadline is None or time.perf_counter() < deadline)
     else:
         model, task, vary, ranges, validity = cluster
         bounds = chunk_bounds(len(factuals), cluster_threads(dask_client()), size)

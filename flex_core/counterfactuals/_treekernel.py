@@ -150,8 +150,8 @@ def _edges(rects, n_rects, box_lo, box_hi, j, first, last, marks, loc):
     window any candidate, corner or factual of the pair lies in), with ``first`` and ``last + 1``.
 
     ``marks``: a zeroed flag per global cell, set at the edges found (the caller's candidates read them, then
-    :func:`_unmark` clears them). ``loc``: set for every global cell of the window to its local cell (what
-    :func:`_local` would say), so :func:`_at` looks a cell up without a search."""
+    :func:`_unmark` clears them). ``loc``: set for every global cell of the window to its local cell, so
+    :func:`_at` looks a cell up without a search."""
     marks[first] = True
     marks[last + 1] = True
     for k in range(n_rects):
@@ -177,14 +177,9 @@ def _unmark(marks, edges):
 
 
 @njit(cache=True, nogil=True)
-def _local(edges, cell):
-    """The local cell holding global cell ``cell`` (edges: sorted local cell starts, the last one the end)."""
-    return np.searchsorted(edges, cell, side="right") - 1
-
-
-@njit(cache=True, nogil=True)
 def _at(loc, edges, cell):
-    """:func:`_local`, read from the window's ``loc`` (set by :func:`_edges`) when the cell lies in it."""
+    """The local cell holding global cell ``cell`` (edges: sorted local cell starts, the last one the end): read from
+    the window's ``loc`` (set by :func:`_edges`) when the cell lies in it, else found by a binary search."""
     if edges[0] <= cell <= edges[-1]:
         return loc[cell]
     return np.searchsorted(edges, cell, side="right") - 1
