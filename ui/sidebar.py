@@ -193,6 +193,9 @@ def _model_file_form() -> None:
     active = st.session_state[S.MODEL_FILE]
     if active is not None:
         st.caption(f"Active model file: **{plain(active['name'])}**")
+    if upload is not None and (active is None or active["data"] != upload.getvalue()):
+        # Says which file the button would check: a file chosen over another is not in use until it is pressed.
+        st.caption(f"Chosen, not yet in use: **{plain(upload.name)}**. *Use this model* checks it, then uses it.")
     if upload is None:
         st.caption("Save a fitted classifier with skops.io.dump. Only the scikit-learn, XGBoost and LightGBM classes FLEX "
                    "supports load (docs/bring-your-own-model.md); any other file is refused before anything in it runs.")

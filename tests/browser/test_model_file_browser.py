@@ -24,6 +24,8 @@ pytestmark = [
 def use_model_file(page, sidebar, path) -> None:
     upload = sidebar.locator("[data-testid='stFileUploader']").filter(has_text="Model file (.skops)")
     upload.locator("input[type='file']").set_input_files(str(path))
+    # The server has the file (a click before that would press the button for the file chosen before it).
+    sidebar.get_by_text(re.compile(rf"Chosen, not yet in use: {re.escape(path.name)}")).wait_for()
     sidebar.get_by_role("button", name="Use this model").click()
     wait_idle(page)
 

@@ -32,6 +32,9 @@ def test_an_uploaded_skops_model_is_explained_and_a_hostile_one_refused(tmp_path
     upload_model(at, "users_model.skops", sio.dumps(model))
     assert not errors(at)
     assert at.session_state["model_file"]["name"] == "users_model.skops"
+    captions = [shown(c.value).replace("**", "") for c in at.sidebar.caption]
+    assert "Active model file: users_model.skops" in captions
+    assert not any("not yet in use" in c for c in captions)  # the chosen file is the one in use
     assert metric(at, "Accuracy").endswith("%")
     assert chart(at, "global_chart")["data"][0]["x"]
     # A hostile file: one error naming the type, nothing run, the uploaded model stays active.
@@ -40,6 +43,9 @@ def test_an_uploaded_skops_model_is_explained_and_a_hostile_one_refused(tmp_path
     assert message.startswith("The model file was refused: it names the type posix.system")
     assert "Nothing in it was built or run. The previous model stays active." in message and "not loaded" not in message
     assert at.session_state["model_file"]["name"] == "users_model.skops"
+    captions = [shown(c.value).replace("**", "") for c in at.sidebar.caption]
+    assert "Active model file: users_model.skops" in captions  # the refused file is chosen, and said to be unused
+    assert any(c.startswith("Chosen, not yet in use: evil.skops.") for c in captions), captions
     assert chart(at, "global_chart")["data"][0]["x"]
     # The view link cannot carry the file, and the Report page says so where the link is shown.
     at.switch_page("app_pages/report.py").run()
