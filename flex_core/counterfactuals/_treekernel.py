@@ -271,18 +271,19 @@ def _band_score(prediction, band):
 
 @njit(cache=True, nogil=True)
 def _axis_candidates(q, j, fx, is_num, edges, marks, loc, n_local, f_local, grid, g_start, cand_start, cand_v, cand_cell,
-                     cand_corner, cand_origin, step, direction, ordinal, levels_ok, scale, limit, level_single, max_cand):
-    """One axis's candidates for a pair: (value, local cell, local corner cell, size, side), sorted by side then size.
+                     cand_corner, cand_origin, step, direction, ordinal, levels_ok, scale, limit, level_single, max_cand,
+                     buffers):
+    """One axis's candidates for a pair: (value, local cell, local corner cell, size, side), sorted by side, then
+    size, then value (views into ``buffers``: valid until its next call with them).
 
     Numbers: the table's values whose bound is one of this pair's local edges, beyond the factual, nearer
     than the best one-feature change on that side; levels: every allowed level that is not valid alone.
     """
     f = fx[q, j]
     n_max = 1 + (2 * edges.shape[0] * 2 if is_num else 64)  # at most two values per bound and side
-    value = np.empty(n_max)
-    cell = np.empty(n_max, np.int64)
-    corner = np.empty(n_max, np.int64)
-    side = np.empty(n_max)
+    if buffers[0].shape[0] < n_max:
+        buffers = _candidate_buffers(n_max)
+    value, cell, corner, side, size, index = buffers
     m = 0
     if is_num:
         for s in range(2):
@@ -327,18 +328,58 @@ def _axis_candidates(q, j, fx, is_num, edges, marks, loc, n_local, f_local, grid
             corner[m] = level
             side[m] = sgn
             m += 1
-    dist = np.abs(value[:m] - f)
-    cut = 0
-    keep = np.arange(m)
-    if m > 2 * max_cand:
+    if m > 2 * max_cand:  # too many: the 2 max_cand nearest, then ordered as below
+        dist = np.abs(value[:m] - f)
         keep = np.argsort(dist, kind="mergesort")[: 2 * max_cand]
-        cut = m - 2 * max_cand
-    sizes = dist[keep] / scale[j] if (is_num or ordinal[j]) else np.ones(keep.shape[0])
-    order = np.argsort(value[keep], kind="mergesort")  # by side, then size, then value: three stable sorts
-    order = order[np.argsort(sizes[order], kind="mergesort")]
-    order = order[np.argsort(side[keep][order], kind="mergesort")]
-    keep = keep[order]
-    return value[keep], cell[keep], corner[keep], sizes[order], side[keep], cut
+        sizes = dist[keep] / scale[j] if (is_num or ordinal[j]) else np.ones(keep.shape[0])
+        order = np.argsort(value[keep], kind="mergesort")  # by side, then size, then value: three stable sorts
+        order = order[np.argsort(sizes[order], kind="mergesort")]
+        order = order[np.argsort(side[keep][order], kind="mergesort")]
+        keep = keep[order]
+        return value[keep], cell[keep], corner[keep], sizes[order], side[keep], m - 2 * max_cand
+    for i in range(m):
+        size[i] = abs(value[i] - f) / scale[j] if (is_num or ordinal[j]) else 1.0
+        index[i] = i
+    # Made side by side (a level's own side), each side in table order: the nearer side's run (-1) comes first,
+    # its nearest value last. Reversed, both runs are nearly in order, and an insertion sort by (side, size,
+    # value, place made) finishes in about m steps, in the order the three stable sorts above give.
+    down = 0
+    while down < m and side[down] == -1.0:
+        down += 1
+    for i in range(down // 2):
+        k = down - 1 - i
+        value[i], value[k] = value[k], value[i]
+        cell[i], cell[k] = cell[k], cell[i]
+        corner[i], corner[k] = corner[k], corner[i]
+        size[i], size[k] = size[k], size[i]
+        index[i], index[k] = index[k], index[i]
+    for i in range(1, m):
+        v, c, k, z, sd, x = value[i], cell[i], corner[i], size[i], side[i], index[i]
+        r = i - 1
+        while r >= 0 and _after(side[r], size[r], value[r], index[r], sd, z, v, x):
+            value[r + 1], cell[r + 1], corner[r + 1] = value[r], cell[r], corner[r]
+            size[r + 1], side[r + 1], index[r + 1] = size[r], side[r], index[r]
+            r -= 1
+        value[r + 1], cell[r + 1], corner[r + 1], size[r + 1], side[r + 1], index[r + 1] = v, c, k, z, sd, x
+    return value[:m], cell[:m], corner[:m], size[:m], side[:m], 0
+
+
+@njit(cache=True, nogil=True)
+def _after(side_a, size_a, value_a, index_a, side_b, size_b, value_b, index_b):
+    """Whether candidate a comes after b in the order (side, size, value, place made)."""
+    if side_a != side_b:
+        return side_a > side_b
+    if size_a != size_b:
+        return size_a > size_b
+    if value_a != value_b:
+        return value_a > value_b
+    return index_a > index_b
+
+
+@njit(cache=True, nogil=True)
+def _candidate_buffers(n):
+    """Room for ``n`` candidates of one axis: value, cell, corner cell, side, size and the place each was made."""
+    return (np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n), np.empty(n), np.empty(n, np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -436,6 +477,8 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
     marks_b = np.zeros(n_cells.max() + 2, np.bool_)
     loc_a = np.zeros(n_cells.max() + 2, np.int64)
     loc_b = np.zeros(n_cells.max() + 2, np.int64)
+    buffers_a = _candidate_buffers(4 * (n_cells.max() + 2) + 65)
+    buffers_b = _candidate_buffers(4 * (n_cells.max() + 2) + 65)
     for gi in range(n_groups):
         q, A, B = g_q[gi], g_a[gi], g_b[gi]
         rects, n_rects = _gather(g_ranges[gi], rec_box, rects)
@@ -465,10 +508,10 @@ def pair_search(g_q, g_a, g_b, g_ranges, g_window, rec_box, box_lo, box_hi, box_
         fb_local = _at(loc_b, eb, f_cell[q, B]) if num_b else f_cell[q, B]
         va, ca, ka, za, sa, cut_a = _axis_candidates(q, A, fx, num_a, ea, marks_a, loc_a, na, fa_local, grid, g_start, cand_start, cand_v,
                                                      cand_cell, cand_corner, cand_origin, step, direction, ordinal,
-                                                     levels_ok, scale, limit, level_single, max_cand)
+                                                     levels_ok, scale, limit, level_single, max_cand, buffers_a)
         vb, cb, kb, zb, sb, cut_b = _axis_candidates(q, B, fx, num_b, eb, marks_b, loc_b, nb, fb_local, grid, g_start, cand_start, cand_v,
                                                      cand_cell, cand_corner, cand_origin, step, direction, ordinal,
-                                                     levels_ok, scale, limit, level_single, max_cand)
+                                                     levels_ok, scale, limit, level_single, max_cand, buffers_b)
         if num_a:
             _unmark(marks_a, ea)
         if num_b:
