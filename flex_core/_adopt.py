@@ -48,7 +48,8 @@ def adopt_model(model, X, *, undesired, immutable, kinds, y, monotone, bounds, a
     kinds = {**{c: "categorical" for c in features if isinstance(X[c].dtype, pd.CategoricalDtype)}, **(kinds or {})}
     left_out = [c for c in X.columns if c not in set(features)]
     if left_out:
-        notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
+        notes.append(f"Left out {'a column' if len(left_out) == 1 else 'columns'} the model does not take: "
+                     f"{', '.join(left_out)}.")
     task = make_task(
         frame,
         target=target,

@@ -252,10 +252,13 @@ BAND_VALIDITY_NOTE = (" For a number target the probability is its off-band scor
 
 
 def _predicted(analysis) -> str:
-    """"1,612 predicted" or, when cases are left out as borderline or memorised, "1,505 factuals of 1,612 predicted"."""
+    """"1,612 predicted" or, when cases are left out as borderline or memorised, "1,505 cases to explain of 1,612
+    predicted" ("cases to explain (factuals)" with the analyst's terms on)."""
     pool = len(analysis.pool)
     candidates = int(analysis.explainer.factual_selection.get("candidates", pool))
-    return f"{candidates:,} predicted" if candidates == pool else f"{pool:,} factuals of {candidates:,} predicted"
+    if candidates == pool:
+        return f"{candidates:,} predicted"
+    return f"{pool:,} {term('cases to explain', 'factuals')} of {candidates:,} predicted"
 
 
 def _range(setting: str) -> dict:

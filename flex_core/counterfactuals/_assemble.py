@@ -8,13 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._format import plural
 from ..data._task import TaskSpec
 from ..models import FittedModel
 from ._rulecheck import rules_report
 from ._set import CounterfactualSet, copy_tolerance, decode_rows, encode_rows, feature_violations, merge_copies
 from ._validity import Validity
 
-__all__ = ["assemble_counterfactual_set"]
+__all__ = ["assemble_counterfactual_set", "skipped_note"]
 
 def assemble_counterfactual_set(
     task: TaskSpec,
@@ -74,10 +75,9 @@ def assemble_counterfactual_set(
     merged = merge_copies(factual_codes, cfs, found, valid, copy_tolerance(task))
     cfs, found, valid = merged.counterfactuals, merged.found, merged.valid
     if merged.copies.any():
-        notes.append(
-            f"{int(merged.copies.sum())} copies among the counterfactuals of {int((merged.copies > 0).sum())} "
-            f"queries were merged: FLEX counts each distinct counterfactual once."
-        )
+        copies = int(merged.copies.sum())
+        notes.append(f"{plural(copies, 'copy', 'copies')} among the ways out of {plural(int((merged.copies > 0).sum()), 'case')} "
+                     f"{'was' if copies == 1 else 'were'} merged: FLEX counts each different way out once.")
     return CounterfactualSet(
         tuple(task.feature_names),
         queries.index.to_numpy().astype(int),
@@ -95,6 +95,13 @@ def assemble_counterfactual_set(
     )
 
 
+def skipped_note(n_skipped: int, n_cases: int, time_limit: float | None) -> str:
+    """The note of a generator that stopped starting cases at its time limit (every generator says it alike; only a
+    generator with a limit skips any)."""
+    return (f"{n_skipped:,} of {plural(n_cases, 'case')} skipped: the time limit of {time_limit:g} s was reached (they "
+            "get no ways out here and are not stored; another run may serve them).")
+
+
 def _packed(task: TaskSpec, per_query, n_q: int, n_cf: int) -> tuple[np.ndarray, np.ndarray]:
     """Each query's counterfactuals as codes in slots of n_cf (extra rows cut), and which slots hold one."""
     cfs = np.full((n_q, n_cf, len(task.features)), np.nan)
@@ -108,6 +115,13 @@ def _packed(task: TaskSpec, per_query, n_q: int, n_cf: int) -> tuple[np.ndarray,
     # A coded NaN inside a found row means the generator produced a level the task does not know.
     found &= ~np.isnan(cfs).any(axis=2)
     return cfs, found
+
+
+def _dropped(n: int, generator: str, broken: str) -> str:
+    """"1 way out from dice-random was dropped: it broke ...", "3 ways out ... were dropped: they broke ..."."""
+    one = n == 1
+    return (f"{plural(n, 'way out', 'ways out')} from {generator} {'was' if one else 'were'} dropped: "
+            f"{'it' if one else 'they'} broke {broken}.")
 
 
 def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, found: np.ndarray, generator: str,
@@ -127,15 +141,14 @@ def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, fou
     rule_breaks[found] = task.rule_breaks(cfs[found], their_factuals)
     if per_feature.any():
         notes.append(
-            f"{int(per_feature.sum())} counterfactual(s) from {generator} broke an actionability constraint "
-            f"(it cannot express every direction or range) and were dropped."
+            _dropped(int(per_feature.sum()), generator, "a feature's constraint, its allowed direction or range (the "
+                     "generator cannot express every one)")
         )
     by_rule = rule_breaks.any(axis=2) & ~per_feature
     if by_rule.any():
         counts = rule_breaks[by_rule].sum(axis=0)
         worst = ", ".join(f"{t!r} {int(c)}" for t, c in zip(task.rule_texts, counts) if c)
-        notes.append(f"{int(by_rule.sum())} counterfactual(s) from {generator} broke a constraint between features "
-                     f"and were dropped ({worst}).")
+        notes.append(_dropped(int(by_rule.sum()), generator, f"a constraint between features ({worst})"))
         query, slot = np.nonzero(by_rule)
         config["constraints_between"] = {"dropped": [
             {"row": int(row_ids[q]), "slot": int(c),
@@ -149,5 +162,6 @@ def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, fou
 
 def _factual_rule_notes(task: TaskSpec, at_factual: np.ndarray, n_queries: int) -> list[str]:
     """A note per constraint between features that some queries break as they are (a counterfactual must fix it)."""
-    return [f"{int(n)} of the {n_queries} cases break {text!r} at their own values: only a counterfactual that "
-            "changes them so it holds is kept." for text, n in zip(task.rule_texts, at_factual) if n]
+    return [f"{int(n):,} of the {plural(n_queries, 'case')} {'breaks' if n == 1 else 'break'} {text!r} at "
+            f"{'its' if n == 1 else 'their'} own values: only a way out that changes them so it holds is kept."
+            for text, n in zip(task.rule_texts, at_factual) if n]

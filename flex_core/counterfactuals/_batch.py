@@ -57,7 +57,7 @@ from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE
-from ._assemble import assemble_counterfactual_set
+from ._assemble import assemble_counterfactual_set, skipped_note
 from ._batchsearch import COLLAPSE_MARGIN, PATIENCE, SETTLE_ROUNDS, SearchSettings, search_chunk
 from ._batchspace import SINGLE_GRID, SearchSpace, model_tables
 from ._refine import check_refine
@@ -220,8 +220,7 @@ class BatchGenerator(GeneratorParams):
         config = {**self._config(settings, space, refine, workers), "features_to_vary": vary,
                   "permitted_range": ranges or None, "seed": int(seed), "model_calls": int(model_rows > 0) + calls,
                   "queries_skipped": len(skipped), "skipped_rows": [int(row_ids[i]) for i in skipped]}
-        notes = [f"{len(skipped)} of {len(row_ids)} cases skipped: the time limit of {self.time_limit:g} s was reached "
-                 "(they get no counterfactuals here and are not stored; another run may serve them)."] if skipped else []
+        notes = [skipped_note(len(skipped), len(row_ids), self.time_limit)] if skipped else []
         # Handed over as codes: a frame per query would cost more than the search itself.
         return assemble_counterfactual_set(
             task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,

@@ -39,10 +39,11 @@ import pandas as pd
 
 from .._errors import ConfigError, GenerationError
 from .._extras import require
+from .._format import plural
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
-from ._assemble import assemble_counterfactual_set
+from ._assemble import assemble_counterfactual_set, skipped_note
 from ._set import (
     CounterfactualSet,
     GeneratorParams,
@@ -210,9 +211,9 @@ class DiceGenerator(GeneratorParams):
         for _, failure in outcomes:
             if failure:
                 failures[failure] = failures.get(failure, 0) + 1
-        notes = [f"DiCE failed on {n} query(ies): {msg}" for msg, n in failures.items()]
+        notes = [f"DiCE failed on {plural(n, 'case')}: {msg}" for msg, n in failures.items()]
         if skipped:
-            notes.append(f"{len(skipped)} query(ies) skipped: the time limit of {self.time_limit:g} s was reached.")
+            notes.append(skipped_note(len(skipped), len(queries), self.time_limit))
         return assemble_counterfactual_set(
             task,
             model,

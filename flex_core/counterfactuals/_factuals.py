@@ -144,8 +144,8 @@ def selection_note(selection: dict, undesirable: str = "undesirable", *, margin_
         parts.append(f"{memorised:,} as memorised (the trees that did not train on the row do not predict it that far "
                      "outside the desired band)")
     elif memorised:
-        parts.append(f"{memorised:,} as memorised (the trees that did not train on the row do not reject it "
-                     "with that margin)")
-    return (f"Of the {selection['candidates']:,} cases the model predicts {undesirable}, {' and '.join(parts)} were left out as "
-            "factuals: a way out of them would be the model's noise (the paper's setting, margin 0 and radius 0, "
-            "keeps them).")
+        parts.append(f"{memorised:,} as memorised (the trees that did not train on the row do not predict "
+                     f"{undesirable} for it with that margin)")
+    return (f"Of the {selection['candidates']:,} cases the model predicts {undesirable}, {' and '.join(parts)} were left "
+            "out of the cases to explain: a way out of them would be the model's noise (the paper's setting, margin 0 "
+            "and radius 0, keeps them).")

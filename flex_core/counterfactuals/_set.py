@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from .._format import plural
 from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
@@ -370,10 +371,11 @@ class CounterfactualSet:
         n, short, none = len(counts), int(((counts > 0) & (counts < self.n_cf)).sum()), int((counts == 0).sum())
         notes = []
         if short:
-            notes.append(f"{short} of these {n} cases got fewer than {self.n_cf} distinct valid counterfactuals "
-                         "(where changes are minimal, there are often no more).")
+            notes.append(f"{short:,} of these {plural(n, 'case')} got fewer than {self.n_cf} different valid ways out "
+                         "(with every change as small as it can be, there are often no more).")
         if none:
-            notes.append(f"{none} of these {n} cases got no valid counterfactual; they are left out of the averages.")
+            notes.append(f"{none:,} of these {plural(n, 'case')} got no valid way out; "
+                         f"{'it is' if none == 1 else 'they are'} left out of the averages.")
         return tuple(notes)
 
     @property

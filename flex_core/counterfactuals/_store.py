@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import __version__
 from .._errors import ConfigError, GenerationError
+from .._format import plural
 from .._typing import Rows
 from ..data import TaskSpec
 from ..limits import check, check_memory
@@ -173,15 +174,16 @@ class CounterfactualStore:
             self._set = CounterfactualSet.concat(loaded)  # a row two processes both stored is kept once
         if damaged:
             self.notes.append(
-                f"{damaged} stored counterfactual file{'s were' if damaged > 1 else ' was'} damaged (truncated or "
-                "corrupted) and set aside; the counterfactuals it held are generated again."
+                f"{damaged} stored file{'s' if damaged > 1 else ''} of ways out {'were' if damaged > 1 else 'was'} "
+                f"damaged (truncated or corrupted) and set aside; the ways out {'they' if damaged > 1 else 'it'} held "
+                "are found again."
             )
         if foreign:
             self.notes.append(
-                f"{foreign} stored counterfactual file{'s' if foreign > 1 else ''} in this cache folder belonged to "
-                "other settings (another dataset, model, generator, N_cf or seed) and "
-                f"{'were' if foreign > 1 else 'was'} set aside unused; the counterfactuals of these settings are "
-                "generated again."
+                f"{foreign} stored file{'s' if foreign > 1 else ''} of ways out in this cache folder belonged to "
+                "other settings (another dataset, model, generator, number of ways out per case or seed) and "
+                f"{'were' if foreign > 1 else 'was'} set aside unused; the ways out for these settings are found "
+                "again."
             )
 
     def _belongs(self, cfset: CounterfactualSet, owner: str | None) -> bool:
@@ -203,8 +205,8 @@ class CounterfactualStore:
     def _to_memory(self, why: str) -> None:
         """Keep counterfactuals in memory only from now on, and say why (no path: the app shows notes to users)."""
         self.directory = None
-        self.notes.append(f"The counterfactual cache folder {why}, so counterfactuals are kept in memory only: a "
-                          "restart generates them again.")
+        self.notes.append(f"The cache folder for ways out {why}, so they are kept in memory only: a restart finds "
+                          "them again.")
 
     def _probe(self) -> None:
         """Before the first generation: a folder that cannot be written sends the store to memory now, not after."""
@@ -249,9 +251,10 @@ class CounterfactualStore:
             return None
         selection = self.factual_selection
         left = int(selection.get("borderline", 0)) + int(selection.get("memorised", 0))
-        why = (f" (the model rejects {int(selection['candidates']):,}; the {left:,} others are borderline or memorised)"
-               if left else " (every case the model rejects)")
-        return f"Only {pool:,} cases are factuals{why}; all of them were used instead of {int(n_requested):,}."
+        words = self.task.undesirable_words
+        why = (f" (the model predicts {words} for {int(selection['candidates']):,}; the {left:,} others are borderline "
+               "or memorised)" if left else f": the model predicts {words} for no more")
+        return f"Only {plural(pool, 'case')} can be explained{why}; all {pool:,} were used instead of {int(n_requested):,}."
 
     @cached_property
     def ranges(self) -> np.ndarray:

@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
+from .._format import plural
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
-from ._assemble import assemble_counterfactual_set
+from ._assemble import assemble_counterfactual_set, skipped_note
 from ._batch import BatchGenerator
 from ._refine import check_refine
 from ._scoring import resolve_cores, scorer_for
@@ -283,12 +284,12 @@ class TreeGenerator(GeneratorParams):
                 rows = sub.counterfactuals[k][sub.valid[k]]
                 found[i] = rows
                 fallback += int(len(rows) > 0)
-        notes = [f"{len(skipped)} of {len(queries)} cases skipped: the time limit of {self.time_limit:g} s was reached "
-                 "(they get no counterfactuals here and are not stored; another run may serve them)."] if skipped else []
+        notes = [skipped_note(len(skipped), len(queries), self.time_limit)] if skipped else []
         if more.any():
-            notes.append(f"{int(more.sum())} of {len(queries)} cases have more distinct minimal counterfactuals than "
-                         f"the {n_cf} returned (fewest changed features and smallest changes kept; equal ones taken in turn across "
-                         "features, never in the file's order).")
+            notes.append(f"{int(more.sum()):,} of {plural(len(queries), 'case')} {'has' if more.sum() == 1 else 'have'} more "
+                         f"different smallest ways out than the {n_cf} returned (those with the fewest changed features and "
+                         "the smallest changes are kept; equal ones are taken in turn across features, never in the file's "
+                         "order).")
         return assemble_counterfactual_set(
             task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
             seconds=time.perf_counter() - start, model_rows=0, notes=notes, rule_rejections=axes.rules.rejected,

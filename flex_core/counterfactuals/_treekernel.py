@@ -328,17 +328,25 @@ def _axis_candidates(q, j, fx, is_num, edges, marks, loc, n_local, f_local, grid
             corner[m] = level
             side[m] = sgn
             m += 1
+    return _in_order(buffers, m, f, is_num or ordinal[j], scale[j], max_cand)
+
+
+@njit(cache=True, nogil=True)
+def _in_order(buffers, m, f, sized, scale, max_cand):
+    """The first ``m`` candidates in ``buffers`` sorted by side, then size (|value - f| / scale when ``sized``, else
+    1), then value: at most 2 ``max_cand`` of them (the nearest), and how many were cut."""
+    value, cell, corner, side, size, index = buffers
     if m > 2 * max_cand:  # too many: the 2 max_cand nearest, then ordered as below
         dist = np.abs(value[:m] - f)
         keep = np.argsort(dist, kind="mergesort")[: 2 * max_cand]
-        sizes = dist[keep] / scale[j] if (is_num or ordinal[j]) else np.ones(keep.shape[0])
+        sizes = dist[keep] / scale if sized else np.ones(keep.shape[0])
         order = np.argsort(value[keep], kind="mergesort")  # by side, then size, then value: three stable sorts
         order = order[np.argsort(sizes[order], kind="mergesort")]
         order = order[np.argsort(side[keep][order], kind="mergesort")]
         keep = keep[order]
         return value[keep], cell[keep], corner[keep], sizes[order], side[keep], m - 2 * max_cand
     for i in range(m):
-        size[i] = abs(value[i] - f) / scale[j] if (is_num or ordinal[j]) else 1.0
+        size[i] = abs(value[i] - f) / scale if sized else 1.0
         index[i] = i
     # Made side by side (a level's own side), each side in table order: the nearer side's run (-1) comes first,
     # its nearest value last. Reversed, both runs are nearly in order, and an insertion sort by (side, size,

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from .._format import format_number
+from .._format import format_number, plural
 
 Kind = Literal["categorical", "continuous", "ordinal"]
 KINDS = ("categorical", "continuous", "ordinal")
@@ -39,9 +39,9 @@ def mostly_numeric(col: pd.Series) -> bool:
 
 
 def rows_text(index: pd.Index) -> str:
-    """'row(s) 3, 7, 9' naming at most five rows, then how many more."""
+    """'row 3', 'rows 3, 7, 9': at most five rows named, then how many more."""
     shown = ", ".join(str(r) for r in index[:5])
-    return f"row(s) {shown}" + (f" and {len(index) - 5:,} more" if len(index) > 5 else "")
+    return f"{'row' if len(index) == 1 else 'rows'} {shown}" + (f" and {len(index) - 5:,} more" if len(index) > 5 else "")
 
 
 def as_numbers(col: pd.Series, name: str, *, declared: bool) -> tuple[pd.Series, list[str]]:
@@ -63,7 +63,8 @@ def as_numbers(col: pd.Series, name: str, *, declared: bool) -> tuple[pd.Series,
         counts = col[text].astype(str).value_counts()
         values = ", ".join(f"{v!r}" + (f" ×{n}" if n > 1 else "") for v, n in counts.head(5).items())
         notes.append(
-            f"Column {name!r} holds numbers but {int(text.sum()):,} cell(s) hold text ({values}; "
+            f"Column {name!r} holds numbers but {plural(int(text.sum()), 'cell')} {'holds' if text.sum() == 1 else 'hold'} "
+            f"text ({values}; "
             f"{rows_text(col.index[text])}): those cells are read as missing values. "
             "Fix them in the file, or declare the column categorical to keep the text as values."
         )
@@ -71,7 +72,7 @@ def as_numbers(col: pd.Series, name: str, *, declared: bool) -> tuple[pd.Series,
     infinite = np.isinf(numbers)
     if infinite.any():
         notes.append(
-            f"Column {name!r} holds {int(infinite.sum()):,} infinite value(s) ({rows_text(col.index[infinite])}): "
+            f"Column {name!r} holds {plural(int(infinite.sum()), 'infinite value')} ({rows_text(col.index[infinite])}): "
             "those cells are read as missing values."
         )
         numbers = numbers.mask(infinite)

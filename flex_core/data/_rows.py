@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from .._format import format_number
+from .._format import format_number, plural
 from ._band import Band, band_of
 from ._columns import KINDS, Kind, as_category_text, as_numbers, infer_kind, mostly_numeric
 from ._dictionary import tidy_name
@@ -127,7 +127,7 @@ def _drop_rows_without_target(df: pd.DataFrame, target: str, notes: list[str]) -
     """Rows with no target value are dropped, and counted in ``notes``."""
     target_missing = df[target].isna()
     if target_missing.any():
-        notes.append(f"Dropped {int(target_missing.sum()):,} row(s) with no target value.")
+        notes.append(f"Dropped {plural(int(target_missing.sum()), 'row')} with no target value.")
         df = df[~target_missing]
     return df
 
@@ -239,7 +239,7 @@ def _handle_missing(
     per_col = feature_missing.sum()
     detail = ", ".join(f"{tidy_name(c)} {int(n):,}" for c, n in per_col.items() if n)  # as labels read, not raw
     if missing == "drop":
-        notes.append(f"Dropped {int(rows_with_missing.sum()):,} row(s) with a missing feature value ({detail}).")
+        notes.append(f"Dropped {plural(int(rows_with_missing.sum()), 'row')} with a missing feature value ({detail}).")
         df = df[~rows_with_missing]
     elif missing == "impute":
         for c in feature_names:
@@ -247,7 +247,7 @@ def _handle_missing(
                 fill = df[c].median() if kinds[c] == "continuous" else df[c].mode().iloc[0]
                 df[c] = df[c].fillna(fill)
         notes.append(
-            f"Imputed missing values in {int(rows_with_missing.sum()):,} row(s) "
+            f"Imputed missing values in {plural(int(rows_with_missing.sum()), 'row')} "
             f"(mode for categorical, median for continuous; {detail})."
         )
     else:

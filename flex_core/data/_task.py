@@ -342,7 +342,8 @@ class TaskSpec:
         left_out = [n for n in self.feature_names if n not in set(names)]
         notes = [n for n in self.notes if n != REPEATED_CONSTRAINT_NOTE]  # make_task says it again if it still holds
         if left_out:
-            notes.append(f"Left out column(s) the model does not take: {', '.join(left_out)}.")
+            notes.append(f"Left out {'a column' if len(left_out) == 1 else 'columns'} the model does not take: "
+                     f"{', '.join(left_out)}.")
         return make_task(
             self.frame,
             target=self.target,

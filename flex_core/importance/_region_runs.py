@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
-from .._format import format_number
+from .._format import format_number, plural
 from .._results import FlexResult, RegionalResult
 from .._typing import Numbers, Rows
 from .._uncertainty import INTERVAL_LEVEL, pearson_interval
@@ -331,7 +331,9 @@ def run_regional(
     importance = with_member_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     notes = store_notes(store)
     if len(members) - 1 < k:
-        notes.append(f"Only {len(members) - 1} neighbour(s) meet the criterion, fewer than k = {k}.")
+        found = len(members) - 1
+        notes.append(f"Only {plural(found, 'neighbour')} {'meets' if found == 1 else 'meet'} the criterion, fewer than "
+                     f"the {k} asked for.")
     importance = with_notes(importance, notes)
     result = replace(result, importance=importance)
     return result
@@ -385,7 +387,8 @@ def run_rule_region(
     importance = with_member_extras(result.importance, store, tau=tau, sufficiency=sufficiency, repeats=repeats)
     notes = store_notes(store)
     if len(members) < 5:
-        notes.append(f"Only {len(members)} sampled factual(s) meet {text}: the region's F rests on very few cases.")
+        notes.append(f"Only {plural(len(members), 'sampled case')} {'meets' if len(members) == 1 else 'meet'} {text}: "
+                     "the region's shares rest on very few cases.")
     result = replace(result, importance=with_notes(importance, notes), query=None, distances=(), rule=rule, rule_text=text)
     return result
 

@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
+from .._format import plural
 from .._uncertainty import pearson_interval
 from ..counterfactuals import CounterfactualStore
 from ..counterfactuals._set import Progress
@@ -416,7 +417,9 @@ def regions_of_pool(
         raise ConfigError("Region discovery compares F over the mutable features with r, which needs at least three of them.")
     notes = list(pool.notes)
     if (~usable).any():
-        notes.append(f"{int((~usable).sum())} sampled factual(s) without a counterfactual are left out of the regions.")
+        left = int((~usable).sum())
+        notes.append(f"{plural(left, 'sampled case')} without a way out {'is' if left == 1 else 'are'} left out of the "
+                     "regions.")
     conditions = candidate_conditions(task, rows, bins=bins)
     masks = np.array([m for _, m in conditions], dtype=bool).reshape(len(conditions), len(rows))
     features_of = np.array([task.feature_names.index(c["feature"]) for c, _ in conditions], dtype=int)

@@ -59,9 +59,9 @@ def test_repairs_are_noted_and_the_run_goes_on(tmp_path, capsys):
     assert any("separated by semicolons" in n for n in notes)
     assert any("not UTF-8" in n for n in notes)
     assert any(n.startswith("data: Left out id:") for n in notes)
-    assert any("'speed' holds numbers but 1 cell(s) hold text ('fast'; row(s) 3)" in n for n in notes)
-    assert any("'speed' holds 1 infinite value(s) (row(s) 9)" in n for n in notes)
-    assert any("Dropped 2 row(s) with a missing feature value (Speed 2)" in n for n in notes)
+    assert any("'speed' holds numbers but 1 cell holds text ('fast'; row 3)" in n for n in notes)
+    assert any("'speed' holds 1 infinite value (row 9)" in n for n in notes)
+    assert any("Dropped 2 rows with a missing feature value (Speed 2)" in n for n in notes)
     assert {f["name"] for f in out["features"]} == {"speed", "road", "city"}
     assert out["data"]["rows_used"] == 38 and out["data"]["rows_in_file"] == 40
 

@@ -95,7 +95,7 @@ def test_assemble_records_short_and_empty_queries(synthetic_task, synthetic_mode
     )
     np.testing.assert_array_equal(cfset.found.sum(axis=1), [1, 0, 1])
     assert not cfset.valid[2, 0]  # the factual itself does not flip the prediction
-    assert any("fewer than 2" in n for n in cfset.coverage_notes) and any("no valid counterfactual" in n for n in cfset.coverage_notes)
+    assert any("fewer than 2" in n for n in cfset.coverage_notes) and any("got no valid way out" in n for n in cfset.coverage_notes)
 
 
 def test_query_seed_is_stable_and_row_specific():
@@ -155,8 +155,8 @@ def test_store_survives_a_damaged_chunk_and_writes_atomically(tmp_path, toy_task
     assert again.valid.sum() > 0
     assert not list(store.directory.glob(".partial-*"))
     # ... and says so, in every result built on it.
-    assert reopened.notes == ["1 stored counterfactual file was damaged (truncated or corrupted) and set aside; "
-                              "the counterfactuals it held are generated again."]
+    assert reopened.notes == ["1 stored file of ways out was damaged (truncated or corrupted) and set aside; "
+                              "the ways out it held are found again."]
     assert list(store.directory.glob(".damaged-chunk-*.npz"))
     assert reopened.notes[0] in fc.importance.run_global(reopened, n_factuals=3).notes
     assert fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.DiceGenerator("random"), n_cf=2,
@@ -265,8 +265,9 @@ def test_a_foreign_chunk_is_set_aside_with_a_note_and_never_mixed_in(tmp_path, t
         (own.directory / f"chunk-0{chunk.name[len('chunk-'):]}").write_bytes(chunk.read_bytes())
     reopened = _store(toy_task, toy_model, tmp_path)  # used to fail: "Counterfactual sets differ in features or n_cf"
     assert reopened.notes == [
-        "2 stored counterfactual files in this cache folder belonged to other settings (another dataset, model, "
-        "generator, N_cf or seed) and were set aside unused; the counterfactuals of these settings are generated again."
+        "2 stored files of ways out in this cache folder belonged to other settings (another dataset, model, "
+        "generator, number of ways out per case or seed) and were set aside unused; the ways out for these settings "
+        "are found again."
     ]
     assert reopened.missing(rows) == []  # its own chunk still answers
     again = reopened.ensure(rows)
@@ -305,8 +306,8 @@ def test_a_cache_folder_that_cannot_be_written_falls_back_to_memory_before_gener
     store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, Watching(), n_cf=2, directory=blocked)
     rows = [int(r) for r in fc.counterfactuals.factual_rows(toy_task, toy_model)[:3]]
     result = store.ensure(rows)  # used to generate, then fail writing the chunk: all the work lost
-    note = ("The counterfactual cache folder cannot be written (NotADirectoryError), so counterfactuals are kept in "
-            "memory only: a restart generates them again.")
+    note = ("The cache folder for ways out cannot be written (NotADirectoryError), so they are kept in memory only: a "
+            "restart finds them again.")
     assert notes_when_generating == [[note]]  # said before the work, not after
     assert store.notes == [note] and store.directory is None and result.n_queries == 3
     assert store.missing(rows) == [] and len(notes_when_generating) == 1  # kept in memory
@@ -325,8 +326,8 @@ def test_a_chunk_that_fails_to_write_keeps_the_work_in_memory(tmp_path, toy_task
     monkeypatch.setattr(fc.counterfactuals.CounterfactualSet, "save", disk_full)
     result = store.ensure(rows)
     assert result.n_queries == 3 and store.missing(rows) == []
-    assert store.notes == ["The counterfactual cache folder could not be written (OSError), so counterfactuals are "
-                           "kept in memory only: a restart generates them again."]
+    assert store.notes == ["The cache folder for ways out could not be written (OSError), so they are kept in memory "
+                           "only: a restart finds them again."]
     assert not list(tmp_path.glob("*/.partial-*"))  # the half-written file is gone
 
 

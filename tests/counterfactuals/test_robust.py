@@ -302,7 +302,7 @@ def test_factuals_are_rejected_with_the_margin_and_out_of_bag(learned):
     np.testing.assert_array_equal(paper, candidates)
     result = fc.importance.run_local(store, int(store.factual_rows[0]))
     assert result.config["factuals"] == selection
-    assert any("left out as factuals" in note for note in result.notes)
+    assert any("left out of the cases to explain" in note for note in result.notes)
     left_out = np.setdiff1d(candidates, store.factual_rows)
     with pytest.raises(fc.ConfigError, match="not by more than the margin"):
         fc.importance.run_local(store, int(left_out[0]))
@@ -319,15 +319,17 @@ def test_the_notes_and_the_reading_say_how_many_cases_were_left_out_and_never_ca
     pool, left = len(store.factual_rows), selection["borderline"] + selection["memorised"]
     assert left > 0
     result = fc.importance.run_global(store, n_factuals=pool + 50, tau=0.1)
-    expected = (f"Only {pool:,} cases are factuals (the model rejects {selection['candidates']:,}; the {left:,} others "
-                f"are borderline or memorised); all of them were used instead of {pool + 50:,}.")
+    expected = (f"Only {pool:,} cases can be explained (the model predicts bad for {selection['candidates']:,}; the "
+                f"{left:,} others are borderline or memorised); all {pool:,} were used instead of {pool + 50:,}.")
     assert expected in result.notes and not [n for n in result.notes if "rows are predicted undesirable" in n]
     reading = describe_global(result, undesirable=["bad"])
     assert reading.startswith(f"Across {pool:,} cases predicted bad with the margin (of {selection['candidates']:,} "
                               f"predicted so; the {left:,} others are borderline or memorised")
     paper = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("batch", margin=0.0, radius=0.0),
                                    n_cf=2, seed=0)
-    assert paper.pool_note(10**6).endswith("(every case the model rejects); all of them were used instead of 1,000,000.")
+    n_paper = len(paper.factual_rows)
+    assert paper.pool_note(10**6) == (f"Only {n_paper:,} cases can be explained: the model predicts bad for no more; "
+                                      f"all {n_paper:,} were used instead of 1,000,000.")
 
 
 def test_no_change_of_a_returned_counterfactual_can_move_five_steps_nearer_and_stay_valid(learned):
@@ -397,7 +399,7 @@ def test_out_of_bag_by_hand():
         "memorised")
     assert selection_note({"candidates": 10, "borderline": 2, "memorised": 0, "margin": 0.15}, "Rejected") == (
         "Of the 10 cases the model predicts Rejected, 2 as borderline (P(Rejected) at most 0.5 + 0.15) were left out "
-        "as factuals: a way out of them would be the model's noise (the paper's setting, margin 0 and radius 0, "
+        "of the cases to explain: a way out of them would be the model's noise (the paper's setting, margin 0 and radius 0, "
         "keeps them).")
     assert selection_note({"candidates": 3, "borderline": 0, "memorised": 0, "margin": 0.15}) is None
 

@@ -39,7 +39,7 @@ def test_a_relational_rule_that_forbids_the_only_way_out_leaves_the_case_without
         cfset = fc.counterfactuals.make_generator(name).generate(model, task, queries, n_cf=3, seed=0)
         np.testing.assert_array_equal(cfset.counts[:3], 0)
         assert (cfset.counts[3:] > 0).all() and broken(task, cfset) == 0
-        assert any(n.startswith("3 of these 5 cases got no valid counterfactual") for n in cfset.coverage_notes)
+        assert any(n.startswith("3 of these 5 cases got no valid way out") for n in cfset.coverage_notes)
         report = cfset.coverage()["constraints_between"]["constraints"]
         assert report[0]["constraint"] == rule and report[0]["rejected_while_searching"] > 0
         assert report[0]["share_of_rejections"] == 1.0
@@ -72,7 +72,7 @@ def test_on_a_learned_model_a_rule_that_forbids_the_only_way_out_leaves_the_case
     cfset = fc.counterfactuals.make_generator(generator).generate(model, task, queries, n_cf=3, seed=0)
     np.testing.assert_array_equal(cfset.counts[:3], 0)
     assert (cfset.counts[3:] > 0).all() and broken(task, cfset) == 0
-    assert "3 of these 6 cases got no valid counterfactual; they are left out of the averages." in cfset.coverage_notes
+    assert "3 of these 6 cases got no valid way out; they are left out of the averages." in cfset.coverage_notes
     report = cfset.config["constraints_between"]["constraints"][0]
     assert report["constraint"] == rule and report["share_of_rejections"] == 1.0
     assert report["rejected_while_searching"] + report["dropped_from_output"] > 0
@@ -93,7 +93,7 @@ def test_what_another_generator_returns_against_a_rule_is_dropped_counted_and_li
     assert cfset.found[:, 0].all() and not cfset.found[:, 1].any()
     assert cfset.found[:, 2].sum() == keep_region
     dropped = 4 + 4 - keep_region
-    assert any(n.startswith(f"{dropped} counterfactual(s) from dice-random broke a constraint between features") and
+    assert any(n.startswith(f"{dropped} ways out from dice-random were dropped: they broke a constraint between features") and
                "'cf.income <= x.income + 30' 4" in n for n in cfset.notes)
     report = cfset.config["constraints_between"]
     assert [r["dropped_from_output"] for r in report["constraints"]] == [4, 4 - keep_region]

@@ -114,12 +114,12 @@ def test_missing_values_are_dropped_or_imputed_and_counted():
     dropped = fc.make_task(frame, target="y", undesirable="bad")
     # Row 3 has no target; rows 1, 2 and 4 lack a feature value ("na" and "" count as missing).
     assert list(dropped.frame.index) == [0, 5]
-    assert any("1 row(s) with no target" in n for n in dropped.notes)
-    assert any("Dropped 3 row(s) with a missing feature value (X 1, C 2)" in n for n in dropped.notes)
+    assert any("Dropped 1 row with no target value." in n for n in dropped.notes)
+    assert any("Dropped 3 rows with a missing feature value (X 1, C 2)" in n for n in dropped.notes)
     imputed = fc.make_task(frame, target="y", undesirable="bad", missing="impute")
     assert list(imputed.frame.index) == [0, 1, 2, 4, 5]
     assert imputed.frame.loc[1, "x"] == 4.0  # the median of 1, 3, 5, 6
-    assert any("Imputed missing values in 3 row(s)" in n for n in imputed.notes)
+    assert any("Imputed missing values in 3 rows" in n for n in imputed.notes)
 
 
 def test_with_overrides_changes_kinds_and_immutables():
@@ -153,7 +153,7 @@ def test_accidents_adapter(accidents_path):
     assert set(task.undesirable) == {"Serious Injury", "Fatal injury"}
     dropped = task.rows_in_file - len(task.frame)
     assert task.rows_in_file == 12316 and dropped > 0
-    assert any(f"Dropped {dropped:,} row(s)" in n and "Driving experience 829" in n for n in task.notes)
+    assert any(f"Dropped {dropped:,} rows with a missing feature value" in n and "Driving experience 829" in n for n in task.notes)
     imputed = fc.data.load_accidents(accidents_path, missing="impute")
     assert len(imputed.frame) == 12316 and any("Imputed" in n for n in imputed.notes)
     with pytest.raises(fc.DataError, match="does not look like the RTA"):
@@ -175,8 +175,8 @@ def test_text_cells_in_a_number_column_become_missing_values_with_a_note():
     assert task.feature("speed").kind == "continuous"
     assert 3 not in task.frame.index and 11 not in task.frame.index and len(task.frame) == 22
     text_note = next(n for n in task.notes if "hold text" in n)
-    assert "'speed'" in text_note and "'fast' ×2, 'slow'" in text_note and "row(s) 3, 8, 11" in text_note
-    assert any("Dropped 3 row(s) with a missing feature value (Speed 3)" in n for n in task.notes)
+    assert "'speed'" in text_note and "'fast' ×2, 'slow'" in text_note and "rows 3, 8, 11" in text_note
+    assert any("Dropped 3 rows with a missing feature value (Speed 3)" in n for n in task.notes)
     imputed = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", missing="impute")
     assert len(imputed.frame) == 25 and imputed.frame.loc[3, "speed"] == np.median(np.delete(SPEEDS, [3, 8, 11]))
     # Declared categorical, the text stays a value and nothing is dropped.
@@ -195,7 +195,7 @@ def test_infinite_values_become_missing_values_with_a_note(missing, rows):
     frame = _speed_frame({4: "inf", 20: "-inf"})
     task = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", missing=missing)
     assert len(task.frame) == rows and np.isfinite(task.frame["speed"]).all()
-    assert any("'speed' holds 2 infinite value(s) (row(s) 4, 20)" in n for n in task.notes)
+    assert any("'speed' holds 2 infinite values (rows 4, 20)" in n for n in task.notes)
     # The same check holds for frames handed to make_task directly.
     direct = fc.make_task(_speed_frame({4: np.inf}).astype({"speed": float}), target="y", undesirable="severe")
     assert 4 not in direct.frame.index and any("infinite" in n for n in direct.notes)

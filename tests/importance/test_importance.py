@@ -248,8 +248,8 @@ def test_a_subsets_coverage_note_counts_its_own_cases_not_the_generation_calls(t
     short = int(((cfset.counts > 0) & (cfset.counts < 40)).sum())
     assert (cfset.counts[:3] < 40).all() and short > 3  # two features, minimal changes: mostly fewer than 40
     region = fc.importance.flex_importance(cfset.subset(rows[:3]), toy_task, level="regional")
-    coverage = [n for n in region.notes if "distinct valid counterfactuals" in n]
-    assert coverage == ["3 of these 3 cases got fewer than 40 distinct valid counterfactuals "
-                        "(where changes are minimal, there are often no more)."]
+    coverage = [n for n in region.notes if "different valid ways out" in n]
+    assert coverage == ["3 of these 3 cases got fewer than 40 different valid ways out "
+                        "(with every change as small as it can be, there are often no more)."]
     whole = fc.importance.flex_importance(cfset, toy_task)
-    assert [n for n in whole.notes if "distinct valid" in n][0].startswith(f"{short} of these 7 cases")
+    assert [n for n in whole.notes if "different valid" in n][0].startswith(f"{short} of these 7 cases")

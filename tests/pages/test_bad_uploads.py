@@ -55,7 +55,7 @@ def test_a_file_needing_repairs_loads_with_notes_and_the_identifier_can_be_put_b
     at.switch_page("app_pages/data_model.py").run()
     notes = [shown(i.value) for i in at.info]
     assert any("Left out id:" in n for n in notes)
-    assert any("'fast'" in n for n in notes) and any("Imputed missing values in 1 row(s)" in n for n in notes)
+    assert any("'fast'" in n for n in notes) and any("Imputed missing values in 1 row " in n for n in notes)
     at.sidebar.multiselect(key="sb_csv_identifiers").set_value(["id"]).run()
     at.sidebar.button(key="sb_csv_load").click().run()
     assert not at.exception and not errors(at)

@@ -66,6 +66,6 @@ def test_the_active_dataset_line_counts_factuals_apart_from_the_model_s_rejectio
 
     at = start("synthetic-regional")
     (line,) = [shown(c.value) for c in at.sidebar.caption if "Active" in c.value]
-    assert " factuals of " in line and line.endswith(" predicted Severe.")
-    factuals, predicted = (int(x.replace(",", "")) for x in line.split(", ")[-1].split(" predicted")[0].split(" factuals of "))
+    assert " cases to explain of " in line and line.endswith(" predicted Severe.")
+    factuals, predicted = (int(x.replace(",", "")) for x in line.split(", ")[-1].split(" predicted")[0].split(" cases to explain of "))
     assert 0 < factuals < predicted

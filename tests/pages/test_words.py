@@ -169,7 +169,7 @@ def test_data_without_numbers_is_not_told_about_mu_and_tau():
 
 def test_the_notes_of_a_page_share_one_info_box():
     at = start("synthetic-regional", n_factuals=10, n_cf=2, page="app_pages/global.py")
-    assert len(at.info) == 1 and "distinct valid counterfactuals" in shown(at.info[0].value)
+    assert len(at.info) == 1 and "different valid ways out" in shown(at.info[0].value)
 
 
 def test_the_region_criterion_offers_levels_in_the_dictionarys_words():
