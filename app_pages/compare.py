@@ -32,7 +32,7 @@ st.caption(
     (f"FLEX is shown at the current {reporting.tau_text(tau)} (set it on the Thresholds page)"
      + (", and beside it at τ = 0, where any change to a number counts. " if at_zero is not None else ". "))
     + f"FLEX counts a change to a number only above τ; DiCE's own importance (its Algorithm 2) counts any change; "
-    f"SHAP's mean |SHAP| is computed on the same {reporting.plural(len(result.query_index), 'factual')}, one-hot columns summed back to "
+    f"SHAP's mean |SHAP| is computed on the same {reporting.plural(len(result.query_index), 'case')}, one-hot columns summed back to "
     "their feature. Rankings are over the features that may change: FLEX gives fixed features 0 by construction."
 )
 shap_request = [analysis.model_id, [int(r) for r in result.query_index]]
@@ -70,16 +70,16 @@ if shap is not None:
           analysis, key="compare_rank_scatter")
     st.caption(
         f"SHAP: {shap.explainer}, explaining {plain(reporting.score_label(task))}; it took {reporting.format_duration(shap.seconds)}. In brackets: 95% bootstrap "
-        "intervals over the factuals (both methods recomputed on each resample)."
+        "intervals over the cases (both methods recomputed on each resample)."
     )
-    st.subheader("SHAP's own views: every factual, and one feature's dependence")
+    st.subheader("SHAP's own views: every case, and one feature's dependence")
     shap_summary_views(analysis, shap)
 
 if permutation is not None:
     agreement = permutation.agreement_with(result, seed=seed)
     agreement_metrics(agreement, flex_name, "permutation")
     st.caption(plain(reporting.describe_permutation(permutation, agreement, flex_name=flex_name)
-                     + " In brackets: 95% bootstrap intervals over FLEX's factuals; the table's ± is the spread over "
+                     + " In brackets: 95% bootstrap intervals over FLEX's cases; the table's ± is the spread over "
                      "the shuffles."))
 
 st.subheader("One case: SHAP, its ways out and partial dependence")

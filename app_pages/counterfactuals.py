@@ -7,6 +7,7 @@ from ui import state as S
 from ui.case import case_counterfactuals, shown_row
 from ui.components import highlighted_counterfactuals, settings_strip
 from ui.context import require_analysis
+from ui.glossary import term
 from ui.text import plain
 
 st.title("Counterfactuals of one case")
@@ -26,12 +27,12 @@ stored = set(pool) - set(analysis.explainer.not_generated(pool))
 row = st.selectbox(
     f"Case (row of the data predicted {task.undesirable_words})", pool, index=pool.index(default), key="w_cf_row",
     on_change=S.bind("w_cf_row", S.CF_ROW),
-    format_func=lambda r: f"row {r}" + ("" if r in stored else " (counterfactuals not generated yet)"),
+    format_func=lambda r: f"row {r}" + ("" if r in stored else " (ways out not searched for yet)"),
 )
 cols = st.columns(3)
 probability = reporting.probability_label(task)
 cols[0].metric(f"{probability} now", reporting.format_prediction(task, case.before))
-cols[1].metric("Distinct counterfactuals", f"{case.n_valid} of {analysis.explainer.n_cf} requested",
+cols[1].metric(term("Different ways out", "distinct counterfactuals"), f"{case.n_valid} of {analysis.explainer.n_cf} requested",
                help="Each one is valid and different from the others. With minimal changes, fewer than "
                     "requested means no more were found: the model offers only so many smallest ways out.")
 cols[2].metric(f"{probability} after (mean)", "n/a" if case.after_mean is None else reporting.format_prediction(task, case.after_mean))

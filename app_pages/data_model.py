@@ -111,10 +111,10 @@ else:
 
 st.subheader("Features")
 st.caption(
-    "Change a feature's kind, whether it can change (immutable features are never altered in counterfactuals) "
+    "Change a feature's kind, whether it can change (a way out never alters an immutable feature) "
     "and how it may change: a direction (continuous or ordinal), limits (a range LO:HI for a number, the "
     "allowed values a, b for a category) and an ordinal feature's order (a < b < c). Then press Apply: the "
-    "model is retrained and new counterfactuals are generated that respect every constraint."
+    "model is retrained and new ways out are found that respect every constraint."
 )
 edited = st.data_editor(
     reporting.feature_table(task, labelled=True),
@@ -167,7 +167,7 @@ if st.button("Apply words", key="apply_words", type="primary"):
 
 st.subheader("Constraints between features")
 st.caption(plain(
-    "Rules of the domain that tie features together, which every counterfactual must meet: the generators keep "
+    "Rules of the domain that tie features together, which every way out must meet: the generators keep "
     "only candidates that do (DiCE's output is checked and what breaks a rule is dropped and counted). "
     + rules.LANGUAGE_HELP
 ))

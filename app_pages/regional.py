@@ -153,7 +153,7 @@ if not rule:  # the cases to pick from, full width so every column shows
         typed = st.number_input("Row number of the query", min_value=0, step=1, value=None, key="w_query_row",
                                 on_change=S.set_query_from, args=("w_query_row", candidates))
         if typed is not None and int(typed) != query:
-            st.error(plain(f"Row {int(typed)} is not among the cases to choose from (a factual: a case "
+            st.error(plain(f"Row {int(typed)} is not among the cases to choose from (a case "
                            f"predicted {task.undesirable_words} with the margin" + (f" that meets {criterion_text}" if where else "")
                            + f"); type one of those. The query stays row {query}."))
     st.button("Random query", key="random_query", on_click=query_choice.another_random_query,

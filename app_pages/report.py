@@ -84,7 +84,7 @@ st.caption(
     "One HTML file that opens offline in any browser, with no server and no network: the reader moves τ (global and "
     "per number) and the charts, regions and tables redraw with the app's numbers; picks a region (the one shown, the "
     "saved ones and any the Regional explorer found); finds a case by row id or value and browses its "
-    "counterfactuals, changed cells marked; and reads the settings, the model's quality and every note. A snapshot: "
+    "ways out, changed cells marked; and reads the settings, the model's quality and every note. A snapshot: "
     "it says when it was built and from which data."
 )
 if st.button("Build the interactive report", key="build_snapshot", type="primary"):

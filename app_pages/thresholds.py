@@ -53,8 +53,8 @@ def tau_section(analysis: Analysis) -> None:
     settings_strip(analysis)
     st.markdown(
         "A change to a number only counts as a change when it is larger than **τ × the feature's range** "
-        "(τ = 0.1: a tenth of the range). Moving a slider recomputes the importances from the counterfactuals "
-        "already generated; nothing is generated again."
+        "(τ = 0.1: a tenth of the range). Moving a slider recomputes the importances from the ways out "
+        "already found; nothing is searched again."
     )
     if not task.continuous_names:
         st.info("This dataset has no continuous feature, so τ changes nothing here.")

@@ -124,4 +124,4 @@ if st.button("Explore this case's region", key="w_wi_region", disabled=reason is
 if reason is not None:
     st.caption(plain(reason))
 else:
-    st.caption(f"Row {row} becomes the Regional explorer's query: its region is it and its nearest factuals.")
+    st.caption(f"Row {row} becomes the Regional explorer's query: its region is it and its nearest cases.")

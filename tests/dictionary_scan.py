@@ -83,8 +83,10 @@ def _header_problems(tables: list[list[list[str]]], feature: fc.data.Feature) ->
 
 
 #: The analyst's terms a page shows only with the sidebar's switch on: F_j, μ_j, F and necessary F as names of
-#: numbers ("F (95% interval)", "F: changed"), and Pearson r (the pages say "agreement with all cases").
-_SYMBOLS = re.compile(r"\b(?:F|μ)_j\b|\bnecessary F\b|\bF(?: \(95% interval\)|: )|\bPearson r\b|\bquadrant [A-D]\b|δ|\bN_(?:F|cf)\b")
+#: numbers ("F (95% interval)", "F: changed"), Pearson r (the pages say "agreement with all cases"), and "factual"
+#: (the pages say "case"; "counterfactual" names a page and a generator's output, and stays).
+_SYMBOLS = re.compile(r"\b(?:F|μ)_j\b|\bnecessary F\b|\bF(?: \(95% interval\)|: )|\bPearson r\b|\bquadrant [A-D]\b|δ|"
+                      r"\bN_(?:F|cf)\b|\b[Ff]actuals?\b")
 
 
 def problems(text: str, task: fc.TaskSpec, tables: list[list[list[str]]] = (), *, terms: bool = False) -> list[str]:

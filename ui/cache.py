@@ -39,6 +39,7 @@ import pandas as pd
 import streamlit as st
 
 import flex_core as fc
+from flex_core.formatting import plural
 from ui import cluster, paths, url_state
 from ui.estimates import RunEstimate, estimate_lime, estimate_shap
 from ui.factual_map import FactualMap, project_factuals
@@ -305,13 +306,14 @@ def progress_bar(start: str, step: str):
         bar.empty()
 
 
-def ensure_rows(explainer: fc.FlexExplainer, rows: Sequence[int] | np.ndarray, *, what: str = "factuals") -> None:
-    """Generate the counterfactuals of the rows not generated yet, with a progress bar counting queries."""
+def ensure_rows(explainer: fc.FlexExplainer, rows: Sequence[int] | np.ndarray, *, what: str = "case") -> None:
+    """Generate the counterfactuals of the rows not generated yet, with a progress bar counting them (``what``: one
+    of them, in words: "case", "region member")."""
     missing = explainer.not_generated(rows)
     if not missing:
         return
-    with progress_bar(f"Generating counterfactuals for {len(missing)} {what}…",
-                      "Generating counterfactuals: {done} / {total} queries") as progress:
+    with progress_bar(f"Finding the ways out of {plural(len(missing), what)}…",
+                      "Finding ways out: {done} / {total} cases") as progress:
         explainer.counterfactuals(missing, progress=progress)
 
 
@@ -472,7 +474,7 @@ def lime_estimate(task: fc.TaskSpec, model: fc.FittedModel, model_identity: str,
 def shap_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: tuple[int, ...]):
     """SHAP from the cache, or computed by the explainer with a bar counting rows done of total."""
     return _explained(
-        ("shap", model_identity, tuple(rows), explainer.seed), f"Running SHAP on {len(rows):,} factuals…",
+        ("shap", model_identity, tuple(rows), explainer.seed), f"Running SHAP on {len(rows):,} cases…",
         "Running SHAP: {done} / {total} rows",
         lambda progress: explainer.shap(list(rows), progress=progress),
     )
@@ -481,7 +483,7 @@ def shap_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: t
 def lime_with_progress(explainer: fc.FlexExplainer, model_identity: str, rows: tuple[int, ...], num_samples: int):
     """LIME from the cache, or computed by the explainer with a bar counting rows done of total."""
     return _explained(
-        ("lime", model_identity, tuple(rows), num_samples, explainer.seed), f"Running LIME on {len(rows):,} factuals…",
+        ("lime", model_identity, tuple(rows), num_samples, explainer.seed), f"Running LIME on {len(rows):,} cases…",
         "Running LIME: {done} / {total} rows",
         lambda progress: explainer.lime(list(rows), num_samples=num_samples, progress=progress),
     )

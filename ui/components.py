@@ -127,18 +127,18 @@ def show_table(frame, *, hide_index: bool = True, column_config: dict | None = N
 def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: str) -> None:
     """The region's FLEX next to LIME (the paper's Fig. 3); LIME runs only when asked, then is cached."""
     samples = st.select_slider(
-        "LIME samples per factual", options=[500, 1000, 2000, 5000], value=5000, key=f"{key}_lime_samples"
+        "LIME samples per case", options=[500, 1000, 2000, 5000], value=5000, key=f"{key}_lime_samples"
     )
     members = tuple(int(m) for m in regional.members)
     request = [analysis.model_id, list(members), int(samples)]
     seed = int(st.session_state[S.SEED])
     if st.session_state[S.LIME_REQUEST] != request:
-        if st.button(f"Run LIME on the region's {reporting.plural(len(regional.members), 'factual')}", key=f"{key}_run_lime"):
+        if st.button(f"Run LIME on the region's {reporting.plural(len(regional.members), 'case')}", key=f"{key}_run_lime"):
             st.session_state[S.LIME_REQUEST] = request
             st.rerun()
         estimate = run_or_stop(cache.lime_estimate, analysis.task, analysis.model, analysis.model_id,
                                members, int(samples), seed)
-        st.caption(f"LIME fits a local linear model around each factual. It will take {estimate}.")
+        st.caption(f"LIME fits a local linear model around each case. It will take {estimate}.")
         return
     lime = run_or_stop(cache.lime_with_progress, analysis.explainer, analysis.model_id, members, int(samples))
     chart(fc.plotting.regional_lime_figure(regional, lime, terms=terms_shown()), analysis, key=f"{key}_lime_chart")
@@ -146,9 +146,9 @@ def lime_beside_flex(analysis: Analysis, regional: fc.RegionalResult, *, key: st
     if all_zero:
         st.warning(plain(all_zero))
     st.caption(
-        "FLEX: share of the region's counterfactuals that change the feature (whisker: its 95% interval given how few "
-        "factuals the region holds). "
-        "LIME: mean |weight| over the same factuals, divided by its largest value (as the paper's Fig. 3). "
+        "FLEX: share of the region's ways out that change the feature (whisker: its 95% interval given how few "
+        "cases the region holds). "
+        "LIME: mean |weight| over the same cases, divided by its largest value (as the paper's Fig. 3). "
         "Where they disagree, LIME measures local sensitivity of the score, FLEX what it takes to flip the decision."
     )
 

@@ -57,7 +57,7 @@ class Analysis:
         """Row ids the model predicts undesirable (the factuals)."""
         return self.explainer.factual_rows
 
-    def ensure(self, rows, *, what: str = "factuals") -> None:
+    def ensure(self, rows, *, what: str = "case") -> None:
         """Generate the counterfactuals of ``rows`` not generated yet, with a progress bar."""
         cache.ensure_rows(self.explainer, rows, what=what)
 
@@ -69,7 +69,7 @@ class Analysis:
 
     def regional_result(self, query: int, k: int, where: fc.importance.Condition | None) -> fc.RegionalResult:
         self.global_result()
-        self.ensure(self.explainer.region_members(query, k=k, where=where), what="region members")
+        self.ensure(self.explainer.region_members(query, k=k, where=where), what="region member")
         return cache.regional_result(
             self.explainer, self.store_id, self.n_factuals, self.tau, int(query), int(k), where
         )

@@ -69,8 +69,8 @@ class FactualMap:
         drawn = self.sample_size or len(self.frame)
         if self.total <= drawn:
             return ""
-        return (f"The map shows a seeded random sample of {drawn:,} of the {self.total:,} factuals "
-                "(drawing them all would slow every page); any factual can still be chosen by its row number.")
+        return (f"The map shows a seeded random sample of {drawn:,} of the {self.total:,} cases to choose from "
+                "(drawing them all would slow every page); any of them can still be chosen by its row number.")
 
     @property
     def description(self) -> str:
@@ -318,7 +318,7 @@ def _panel_traces(rows_mask: np.ndarray, col: int | None, *, frame: pd.DataFrame
     main = col in (None, 1)
     traces = [_trace(
         dict(
-            name="factuals" if main else "factuals (zoom)",
+            name="cases" if main else "cases (zoom)",
             mode="markers",
             x=as_floats(part["x"]),
             y=as_floats(part["y"]),

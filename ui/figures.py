@@ -42,7 +42,7 @@ def regions_small_multiples(found, *, top: int = 6, columns: int = 3) -> go.Figu
                              hovertemplate="%{x}: F = %{y:.2f} in the region<extra></extra>"), row=row, col=col)
         fig.add_trace(go.Scatter(x=labels, y=as_floats(found.global_frequency[order]), mode="markers",
                                  marker=dict(symbol="line-ew", size=18, line=dict(width=3, color=GLOBAL_COLOUR)),
-                                 name="all factuals of the pool", showlegend=i == 0,
+                                 name="all sampled cases", showlegend=i == 0,
                                  hovertemplate="%{x}: F = %{y:.2f} over the pool<extra></extra>"), row=row, col=col)
     fig.update_yaxes(range=[0, 1])
     fig.update_xaxes(tickangle=-40, tickfont=dict(size=10))
@@ -65,7 +65,7 @@ def groups_frequency_figure(groups) -> go.Figure:
                              error_y=dict(type="data", array=high, arrayminus=low, visible=True, thickness=1),
                              hovertemplate="%{x}: F = %{y:.2f}<extra>%{fullData.name}</extra>"))
     fig.update_layout(barmode="group")
-    fig.update_yaxes(range=[0, 1.05], title="F (share of factuals changing it)")
+    fig.update_yaxes(range=[0, 1.05], title="change frequency (share of the ways out changing it)")
     return apply_style(fig, title=f"What each group of {groups.by_label} must change: F per feature, 95% intervals",
                        height=380)
 

@@ -43,7 +43,7 @@ def on_request(analysis: Analysis, seed: int, shap_request: list):
         estimate = run_or_stop(cache.shap_estimate, analysis.task, analysis.model, analysis.model_id,
                                tuple(shap_request[1]), seed)
         offers.append(f"SHAP runs only when asked. It will take {estimate}.")
-        buttons.append(("Run SHAP on these factuals", "run_shap", S.SHAP_REQUEST, shap_request))
+        buttons.append(("Run SHAP on these cases", "run_shap", S.SHAP_REQUEST, shap_request))
     permutation, offer, request = _permutation(analysis, seed)
     if offer:
         offers.append(offer)

@@ -31,8 +31,8 @@ def shap_summary_views(analysis: Analysis, shap: fc.compare.ShapImportance) -> N
     labels = {f.name: f.label for f in task.features}
     chart(fc.plotting.shap_beeswarm_figure(shap, task), analysis, key="compare_shap_beeswarm", tau=False)
     st.caption(plain(
-        f"Each dot is one factual: where it sits is how far that feature pushes its {reporting.score_label(task)} "
-        f"up (right) or down (left); its colour is the case's value of the feature (blue low, red high among these factuals; levels in "
+        f"Each dot is one case: where it sits is how far that feature pushes its {reporting.score_label(task)} "
+        f"up (right) or down (left); its colour is the case's value of the feature (blue low, red high among these cases; levels in "
         "their order)."))
     names = list(shap.feature_names)
     left, right = st.columns(2)
@@ -51,7 +51,7 @@ def shap_summary_views(analysis: Analysis, shap: fc.compare.ShapImportance) -> N
         return
     strength = interaction.strengths[interaction.strongest]
     st.caption(plain(
-        f"Suggested colour: {labels[interaction.strongest]}. The factuals are ordered by {labels[feature]} and cut into "
+        f"Suggested colour: {labels[interaction.strongest]}. The cases are ordered by {labels[feature]} and cut into "
         f"{interaction.n_bins} groups of like values; within each, how much of the spread of {labels[feature]}'s SHAP "
         "values each other feature explains (a correlation: r for a number, η for levels, less what chance alone "
         f"explains). {labels[interaction.strongest]} explains the most (mean {strength:.2f} of 1)."))
@@ -62,7 +62,7 @@ def case_views(analysis: Analysis, result: fc.FlexResult, shap: fc.compare.ShapI
     task = analysis.task
     rows = [int(r) for r in result.query_index]
     query = st.session_state[S.QUERY]
-    row = st.selectbox(f"Case (one of the {len(rows)} factuals)", rows, index=rows.index(query) if query in rows else 0,
+    row = st.selectbox(f"Case (one of the {len(rows)} explained)", rows, index=rows.index(query) if query in rows else 0,
                        format_func=lambda r: f"row {r}", key="w_compare_case")
     case = case_counterfactuals(analysis, row)
     # Any change counts here (τ = 0), as in the table below: at the session's τ a small change that flips the case

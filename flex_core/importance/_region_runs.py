@@ -365,10 +365,10 @@ def run_rule_region(
     if len(members) == 0:
         anywhere = int(rule_mask(task, rule, store.factual_rows).sum())
         where = (
-            f"{anywhere} of all {len(store.factual_rows)} factuals do; sample more (n_factuals) to include them"
-            if anywhere else "no factual in the data does; widen the rule"
+            f"{anywhere:,} of all {len(store.factual_rows):,} cases to explain do; explain more cases (n_factuals) to "
+            "include them" if anywhere else "no case to explain in the data does; widen the rule"
         )
-        raise ConfigError(f"None of the {len(sampled)} sampled factuals meets {text} ({where}).")
+        raise ConfigError(f"None of the {len(sampled):,} sampled cases meets {text} ({where}).")
     cfset = store.ensure(members, progress=progress)
     result = regional_importance(
         cfset,

@@ -66,7 +66,7 @@ def shap_beeswarm_figure(shap: ShapImportance, task: TaskSpec, *, top: int = BEE
                      autorange="reversed", zeroline=False)
     fig.add_vline(x=0, line=dict(color="#94a3b8", width=1))
     fig.update_xaxes(title_text=f"SHAP value (→ pushes toward {task.undesirable_words})")
-    title = f"SHAP values of {plural(len(shap.query_index), 'factual')}, features by mean |SHAP|"
+    title = f"SHAP values of {plural(len(shap.query_index), 'case')}, features by mean |SHAP|"
     return apply_style(fig, title=title, height=140 + 42 * len(order))
 
 

@@ -44,8 +44,8 @@ def _figure(page, title: str):
 def _with_shap(page) -> None:
     """The Compare page on loan with SHAP run on its 100 factuals."""
     _open(page, "compare-methods")
-    page.get_by_role("button", name="Run SHAP on these factuals").click(timeout=180_000)
-    _figure(page, "SHAP values of 100 factuals")
+    page.get_by_role("button", name="Run SHAP on these cases").click(timeout=180_000)
+    _figure(page, "SHAP values of 100 cases")
 
 
 def test_ice_shows_every_case_the_average_and_the_cases_ways_out(tmp_path):
@@ -63,7 +63,7 @@ def test_ice_shows_every_case_the_average_and_the_cases_ways_out(tmp_path):
 def test_the_beeswarm_shows_each_factuals_shap_value_per_feature(tmp_path):
     with app_page(tmp_path, VIEW) as page:
         _with_shap(page)
-        bees = _figure(page, "SHAP values of 100 factuals")
+        bees = _figure(page, "SHAP values of 100 cases")
         ticks = bees.locator("text").all_text_contents()
         assert "CIBIL score" in " ".join(ticks) and "feature value" in " ".join(ticks)
         bees.screenshot(path=str(ARTIFACTS / "compare_shap_beeswarm.png"))

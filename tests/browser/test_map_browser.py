@@ -53,12 +53,12 @@ def test_a_click_beside_a_dot_picks_the_nearest_dot(tmp_path):
         plot = page.locator(".js-plotly-plot:visible").first
         plot.scroll_into_view_if_needed()
         dots = plot.evaluate(DOTS)
-        taken = {int(r) for r, _, _, name in dots if name != "factuals"} | {first}
+        taken = {int(r) for r, _, _, name in dots if name != "cases"} | {first}
         # A factual with a neighbour 6-12 px away (dots are 6 px wide): the pointer goes 2 px from its centre
         # toward that neighbour. On PCA's three stripes such a click landed on whichever dot was drawn on top.
         pairs = []
         for row, x, y, name in dots:
-            if name != "factuals" or int(row) in taken:
+            if name != "cases" or int(row) in taken:
                 continue
             other = min((d for d in dots if d[0] != row), key=lambda d: math.dist((x, y), d[1:3]))
             gap = math.dist((x, y), other[1:3])

@@ -34,7 +34,7 @@ def test_every_page_works_on_an_uploaded_paper_dataset(dataset, request):
         assert not errors(at), (page, errors(at))
     # Compare: SHAP on the same factuals as FLEX, and LIME on the region the Regional page picked.
     at.switch_page("app_pages/compare.py").run()
-    next(b for b in at.button if b.label == "Run SHAP on these factuals").click().run()
+    next(b for b in at.button if b.label == "Run SHAP on these cases").click().run()
     assert not at.exception and not errors(at), (at.exception, errors(at))
     # With numbers (loan), FLEX is named with its τ and the τ = 0 frequencies stand beside it; on accidents,
     # which has none, τ changes nothing and FLEX is plain FLEX.

@@ -285,8 +285,8 @@ def test_factual_map_is_reproducible_and_round_trips_a_click(toy_task, toy_model
     fig = factual_map_figure(a, query=int(rows[0]), members=[int(r) for r in rows[:3]])
     point = {"customdata": fig.data[0].customdata[5]}
     assert selection.rows_from_selection({"points": [point]}) == [int(a.frame["row"].iloc[5])]
-    assert [t.name for t in fig.data] == ["factuals", "region members", "query",
-                                          "factuals (zoom)", "region members", "query"]
+    assert [t.name for t in fig.data] == ["cases", "region members", "query",
+                                          "cases (zoom)", "region members", "query"]
     # The zoom panel frames the region: every member and the query lie inside its ranges.
     xr, yr = fig.layout.xaxis2.range, fig.layout.yaxis2.range
     region = a.frame.set_index("row").loc[[int(r) for r in rows[:3]]]
@@ -322,7 +322,7 @@ def test_a_large_factual_pool_is_sampled_on_the_map_with_a_note(toy_task, toy_mo
     sampled = project_factuals(toy_task, toy_model, rows, max_points=20)
     assert len(sampled.frame) == 20 and sampled.total == len(rows)
     assert set(sampled.frame["row"]) <= set(rows.tolist()) and sampled.frame["row"].is_monotonic_increasing
-    assert f"20 of the {len(rows):,} factuals" in sampled.note
+    assert f"20 of the {len(rows):,} cases to choose from" in sampled.note
 
 
 def test_rows_a_sample_left_out_are_placed_with_the_maps_own_axes(toy_task, toy_model):

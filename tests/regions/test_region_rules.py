@@ -141,7 +141,7 @@ def test_a_rule_no_sampled_factual_meets_says_how_many_exist(red):
     rare = check_rule(red.task, ["x<1"])
     meeting = int(rule_mask(red.task, rare, red.store.factual_rows).sum())
     assert meeting > 0 and not rule_mask(red.task, rare, global_result.query_index).any()
-    with pytest.raises(fc.ConfigError, match=f"None of the 20 sampled factuals meets X < 1 \\({meeting} of all"):
+    with pytest.raises(fc.ConfigError, match=f"None of the 20 sampled cases meets X < 1 \\({meeting:,} of all"):
         red.explain_region(rule=rare, global_result=global_result)
 
 

@@ -55,7 +55,7 @@ def describe_generator_sensitivity(sensitivity: dict) -> str:
                 + "; ".join(parts) + ": these findings depend on the generator.")
     elif unclear:
         text = (f"Rerun with {others} instead of {names[0]}, no feature's F separates, but for {', '.join(unclear)} "
-                "an interval spans more than half of F's range: with so few factuals this cannot tell.")
+                "an interval spans more than half of F's range: with so few cases this cannot tell.")
     else:
         text = (f"Rerun with {others} instead of {names[0]}, every feature's F stays within the other's 95% interval: "
                 "no finding here depends on the generator.")

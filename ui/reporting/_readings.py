@@ -158,7 +158,7 @@ def describe_certainty(result: FlexResult) -> str:
     if not groups:
         parts.append("every rank is clear (no two rank intervals overlap)")
     return (
-        f" With 95% intervals over the {plural(result.n_factuals_used, 'case')} and their counterfactuals: " + "; ".join(parts) + "."
+        f" With 95% intervals over the {plural(result.n_factuals_used, 'case')} and their alternatives: " + "; ".join(parts) + "."
     )
 
 
