@@ -254,7 +254,8 @@ class CounterfactualStore:
         words = self.task.undesirable_words
         why = (f" (the model predicts {words} for {int(selection['candidates']):,}; the {left:,} others are borderline "
                "or memorised)" if left else f": the model predicts {words} for no more")
-        return f"Only {plural(pool, 'case')} can be explained{why}; all {pool:,} were used instead of {int(n_requested):,}."
+        used = "it was" if pool == 1 else f"all {pool:,} were"
+        return f"Only {plural(pool, 'case')} can be explained{why}; {used} used instead of {int(n_requested):,}."
 
     @cached_property
     def ranges(self) -> np.ndarray:
