@@ -138,8 +138,9 @@ def shoot_dataset(browser, url: str, name: str, query: str, out: Path) -> None:
         if stem == "regional":
             _click(page, "Save region")
         if stem == "compare":
-            _click(page, "Run SHAP on these factuals")
-            _click(page, "Run permutation importance on the held-out cases")
+            for button in ("Run SHAP on these cases", "Run permutation importance on the held-out cases"):
+                if not _click(page, button):  # a renamed button: the shots would show the page without its views
+                    raise SystemExit(f"{name}: no button {button!r} on the Compare page")
             page.get_by_text("Run LIME on the region", exact=False).first.click()
             _wait_idle(page)
         if stem == "report":
