@@ -163,7 +163,8 @@ def _check_structure(text: str, delimiter: str, skipinitialspace: bool) -> None:
         shown = ", ".join(f"line {line} has {n}" for line, n in bad[:_SHOWN])
         more = f" (and {len(bad) - _SHOWN:,} more)" if len(bad) > _SHOWN else ""
         raise DataError(
-            f"{len(bad):,} row(s) have a different number of fields than the header's {len(header)}: "
+            f"{len(bad):,} {'row has' if len(bad) == 1 else 'rows have'} a different number of fields than the "
+            f"header's {len(header)}: "
             f"{shown}{more}. Fix or remove those lines (a value containing the delimiter needs quotes)."
         )
 

@@ -120,12 +120,18 @@ def _unseen(values, categories: Sequence) -> list:
     return list(dict.fromkeys(v for v in values if not pd.isna(v) and _category_key(v) not in known))
 
 
+
+def _columns(names: Sequence) -> str:
+    return "a column" if len(names) == 1 else "columns"
+
+
 def unseen_category_error(column: str, unseen: Sequence, categories: Sequence) -> UnseenCategoryError:
     """The error for values of ``column`` the model never saw: it names them, the training categories and the fix."""
     return UnseenCategoryError(
-        f"Column {column!r} holds value(s) the model never saw in training: {_listed(unseen)} (it knows "
-        f"{_listed(categories, limit=10)}); the model would take them as missing. Drop or recode those rows, "
-        "or retrain the model on data that has these values.",
+        f"Column {column!r} holds {'a value' if len(unseen) == 1 else 'values'} the model never saw in training: "
+        f"{_listed(unseen)} (it knows {_listed(categories, limit=10)}); the model would take "
+        f"{'it' if len(unseen) == 1 else 'them'} as missing. Drop or recode those rows, or retrain the model on data "
+        "that has these values.",
         column=column,
         values=tuple(unseen),
     )
@@ -194,7 +200,7 @@ def match_columns(estimator, names: Sequence[str], available: Sequence[str]) -> 
         hint = (" LightGBM stores names with spaces as underscores; a data column matches either form."
                 if lightgbm else "")
         raise DataError(
-            f"The data lacks column(s) the model needs: {', '.join(missing)}. Give the data the columns the model "
+            f"The data lacks {_columns(missing)} the model needs: {', '.join(missing)}. Give the data the columns the model "
             f"was trained on, with the same names.{hint}"
         )
     if len(set(out)) != len(out):

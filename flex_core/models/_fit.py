@@ -465,7 +465,8 @@ def check_columns(needed: Sequence[str], available: Sequence[str]) -> None:
     """DataError naming the columns a model needs that the data lacks."""
     missing = [c for c in needed if c not in set(available)]
     if missing:
-        raise DataError(f"The data lacks column(s) the model needs: {', '.join(missing)}.")
+        raise DataError(f"The data lacks {'a column' if len(missing) == 1 else 'columns'} the model needs: "
+                        f"{', '.join(missing)}.")
 
 
 def align_task(task: TaskSpec, estimator) -> TaskSpec:

@@ -37,7 +37,7 @@ def run(tmp_path, capsys, content: bytes, *extra: str) -> tuple[int, list[str], 
         (("speed,road,speed,y\n" + "\n".join(line + ",x" for line in good_lines())).encode(),
          "error: Column names appear more than once: 'speed' in columns 1, 3"),
         ("\n".join([HEADER, *good_lines(5), "50,urban", "60,rural,slight,extra", *good_lines(5)]).encode(),
-         "error: 2 row(s) have a different number of fields than the header's 3: line 7 has 2, line 8 has 4"),
+         "error: 2 rows have a different number of fields than the header's 3: line 7 has 2, line 8 has 4"),
         (b"", "error: The file is empty"),
     ],
 )

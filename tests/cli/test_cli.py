@@ -254,7 +254,7 @@ def test_model_file_bad_input(tmp_path, accident_csv, accident_data, user_model_
     assert "posix.system" in one_line_error(["global", *model_file_args(accident_csv, hostile)], capsys)
     lacking = tmp_path / "lacking.csv"
     accident_data.drop(columns=["lighting"]).to_csv(lacking, index=False)
-    assert "lacks column(s) the model needs: lighting" in one_line_error(["global", *model_file_args(lacking, user_model_file)], capsys)
+    assert "lacks a column the model needs: lighting" in one_line_error(["global", *model_file_args(lacking, user_model_file)], capsys)
     other = tmp_path / "other.csv"
     accident_data.assign(severity=accident_data["severity"].replace({"severe": "fatal"})).to_csv(other, index=False)
     args = model_file_args(other, user_model_file)

@@ -93,7 +93,7 @@ def test_ragged_rows_are_refused_naming_lines_and_field_counts():
     with pytest.raises(fc.DataError) as info:
         read_csv("\n".join(lines).encode())
     message = str(info.value)
-    assert message.startswith("8 row(s) have a different number of fields than the header's 3")
+    assert message.startswith("8 rows have a different number of fields than the header's 3")
     assert "line 3 has 2, line 5 has 4, line 9 has 1" in message and "(and 3 more)" in message
 
 

@@ -86,7 +86,7 @@ def test_category_columns_get_the_training_categories(penguins, make):
 def test_a_missing_column_is_named_with_the_fix(cancer):
     X, y = cancer
     model = lightgbm_model(X, y)
-    with pytest.raises(fc.DataError, match=r"lacks column\(s\) the model needs: mean_radius\..*LightGBM stores names"):
+    with pytest.raises(fc.DataError, match=r"lacks a column the model needs: mean_radius\..*LightGBM stores names"):
         fc.FlexExplainer(model, X.drop(columns=["mean radius"]), y=y, undesired="malignant")
 
 
@@ -295,7 +295,7 @@ def test_a_category_the_model_never_saw_is_refused(penguins, make, labelled):
     X, y = penguins
     model = make(X, y)
     target = y if make is lightgbm_model else (y == y.iloc[0]).astype(int)
-    with pytest.raises(fc.UnseenCategoryError, match=r"Column 'species' holds value\(s\) the model never saw in "
+    with pytest.raises(fc.UnseenCategoryError, match=r"Column 'species' holds a value the model never saw in "
                        r"training: Emperor \(it knows Adelie, Chinstrap, Gentoo\).*Drop or recode") as caught:
         fc.FlexExplainer(model, penguins_with(X, "species", "Emperor"), y=target if labelled else None,
                          undesired=model.classes_[0])
@@ -324,7 +324,7 @@ def test_cli_refuses_an_unseen_category_in_one_line(tmp_path, penguins, capsys):
                  str(model_file), "--n-factuals", "5", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "Column 'species' holds value(s) the model never saw in training: Emperor" in err
+    assert "Column 'species' holds a value the model never saw in training: Emperor" in err
     assert "Traceback" not in err
 
 

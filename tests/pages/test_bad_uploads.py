@@ -20,7 +20,7 @@ BAD_FILES = {
     "twice.csv": (("speed,road,speed,y\n" + "\n".join(f"{line},x" for line in LINES)).encode(),
                   "Column names appear more than once: 'speed' in columns 1, 3"),
     "ragged.csv": ("\n".join([HEADER, *LINES[:3], "1,urban", *LINES[3:]]).encode(),
-                   "1 row(s) have a different number of fields than the header's 3: line 5 has 2"),
+                   "1 row has a different number of fields than the header's 3: line 5 has 2"),
 }
 
 
