@@ -121,10 +121,6 @@ def _unseen(values, categories: Sequence) -> list:
 
 
 
-def _columns(names: Sequence) -> str:
-    return "a column" if len(names) == 1 else "columns"
-
-
 def unseen_category_error(column: str, unseen: Sequence, categories: Sequence) -> UnseenCategoryError:
     """The error for values of ``column`` the model never saw: it names them, the training categories and the fix."""
     return UnseenCategoryError(
@@ -200,8 +196,8 @@ def match_columns(estimator, names: Sequence[str], available: Sequence[str]) -> 
         hint = (" LightGBM stores names with spaces as underscores; a data column matches either form."
                 if lightgbm else "")
         raise DataError(
-            f"The data lacks {_columns(missing)} the model needs: {', '.join(missing)}. Give the data the columns the model "
-            f"was trained on, with the same names.{hint}"
+            f"The data lacks {'a column' if len(missing) == 1 else 'columns'} the model needs: {', '.join(missing)}. "
+            f"Give the data the columns the model was trained on, with the same names.{hint}"
         )
     if len(set(out)) != len(out):
         raise DataError(f"Two of the model's features match the same data column among: {', '.join(out)}; rename one.")
