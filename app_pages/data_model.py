@@ -6,6 +6,7 @@ import streamlit as st
 
 import flex_core as fc
 from flex_core.data.rules import constraint_examples
+from flex_core.formatting import plural
 from ui import cache, regression, reporting, rules, words
 from ui import state as S
 from ui.components import (
@@ -18,6 +19,7 @@ from ui.components import (
     show_table,
 )
 from ui.context import apply_overrides, require_analysis, run_or_stop
+from ui.glossary import term
 from ui.quality import model_curves_view
 from ui.text import plain
 
@@ -182,14 +184,16 @@ texts, checks, errors = rules.checked_lines(written, task)
 if texts:
     show_table(checks)
 if errors:
-    st.error(plain(f"{len(errors)} constraint(s) cannot be applied; fix them first. {errors[0]}"))
+    st.error(plain(f"{plural(len(errors), 'constraint')} cannot be applied; fix {'it' if len(errors) == 1 else 'them'} "
+                   f"first. {errors[0]}"))
 if st.button("Apply constraints", key="apply_constraints", type="primary", disabled=bool(errors)):
     apply_overrides(lambda base: {**st.session_state[S.OVERRIDES], "between": texts}, "constraints")
 if task.rules:
     result = run_or_stop(analysis.global_result)
     st.markdown(plain(
-        f"Applied: {len(task.rules)} constraint(s). In the global run over {len(result.query_index):,} cases, "
-        f"{int(result.generator.get('counterfactuals_valid', 0)):,} valid counterfactuals were kept."
+        f"Applied: {plural(len(task.rules), 'constraint')}. In the global run over {len(result.query_index):,} cases, "
+        f"{int(result.generator.get('counterfactuals_valid', 0)):,} "
+        f"{term('valid ways out', 'counterfactuals')} were kept."
     ))
     show_table(rules.rules_effect_table(task, result.generator))
     for note in rules.rule_notes(result.notes, task):

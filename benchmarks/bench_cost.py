@@ -118,7 +118,7 @@ def main(argv=None) -> None:
     base = frame.iloc[0]
     for column in ("FLEX (s)", "KernelSHAP (s)", "TreeSHAP (s)"):
         frame[column.replace("(s)", f"x vs F={int(base['F'])}")] = frame[column] / base[column]
-    machine = f"{platform.machine()}, {os.cpu_count()} CPU(s) (shared, noisy), Python {platform.python_version()}"
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs (shared, noisy), Python {platform.python_version()}"
     header = (
         f"FLEX (generator `{generator}`, {args.n_cf} CFs per factual, generation included) vs KernelSHAP "
         f"(kmeans-10 background, nsamples auto) vs TreeSHAP; random forest (100 trees), {args.n_factuals} factuals, "

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._errors import DataError
+from ._format import plural
 
 __all__ = ["adopt_model"]
 
@@ -104,7 +105,8 @@ def _predicted_outcome(model, frame: pd.DataFrame, schema, features: list[str]) 
     incomplete = frame.isna().any(axis=1)
     if incomplete.any():
         raise DataError(
-            f"{int(incomplete.sum())} row(s) of X have missing values; drop or impute them first "
+            f"{plural(int(incomplete.sum()), 'row')} of X {'has' if incomplete.sum() == 1 else 'have'} missing values; "
+            "drop or impute them first "
             "(or pass y, and they are dropped and counted)."
         )
     if schema is not None:  # the model labels the rows itself: refuse text it would misread before it reads it

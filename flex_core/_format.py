@@ -9,7 +9,7 @@ import re
 
 from ._errors import ConfigError
 
-__all__ = ["format_number", "format_share", "format_duration", "plural", "read_number"]
+__all__ = ["format_number", "format_share", "format_duration", "plural", "listing", "rows_not_in_data", "read_number"]
 
 #: Commas between groups of three digits, as :func:`format_number` writes them ("21,500,000", "1,234.5").
 _GROUPED_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
@@ -44,6 +44,27 @@ def format_share(value, *, decimals: int = 0) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``"1 case"``, ``"3 cases"``, ``"1,200 cases"``."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def listing(word: str, items, *, many: str | None = None, limit: int = 5) -> str:
+    """``word`` before the items it names, in the number they come in: "feature age", "rows 3 and 8",
+    "columns a, b, c, d, e and 2 more" (``limit`` items at most)."""
+    names = [str(item) for item in items]
+    if not names:
+        raise ValueError("listing() needs at least one item.")
+    head = word if len(names) == 1 else (many or word + "s")
+    shown = names[:limit]
+    rest = len(names) - len(shown)
+    if rest:
+        return f"{head} {', '.join(shown)} and {rest:,} more"
+    return f"{head} {shown[0]}" if len(shown) == 1 else f"{head} {', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def rows_not_in_data(rows) -> str:
+    """"Row 7 is not in the data (it may have been dropped).", with every row named up to five."""
+    rows = list(rows)
+    one = len(rows) == 1
+    return f"{listing('Row', rows)} {'is' if one else 'are'} not in the data ({'it' if one else 'they'} may have been dropped)."
 
 
 def format_duration(seconds: float) -> str:

@@ -116,8 +116,8 @@ def memory_budget() -> int:
 def check_memory(estimate: int, *, what: str, reduce: str) -> None:
     """Refuse work estimated at ``estimate`` bytes when it exceeds :func:`memory_budget`.
 
-    ``what`` names the work ("generating counterfactuals for 20 factuals"), ``reduce`` the settings
-    that shrink it ("samples, N_F or N_cf").
+    ``what`` names the work ("finding the ways out of 20 cases"), ``reduce`` the settings that shrink it
+    ("the cases to explain (N_F), ...").
     """
     budget = memory_budget()
     if estimate > budget:

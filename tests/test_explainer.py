@@ -495,7 +495,7 @@ def test_what_construction_fixed_is_read_from_the_explainer(user_model, accident
     selection = batch.factual_selection
     assert selection["candidates"] >= len(batch.factual_rows) and selection["margin"] == 0.15
     monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", "0.001")
-    with pytest.raises(fc.ConfigError, match="reduce N_F"):
+    with pytest.raises(fc.ConfigError, match=r"reduce the cases to explain \(N_F\)"):
         batch.check_memory(200)
     assert batch.not_generated(batch.sample_factuals(5)) == list(batch.sample_factuals(5))  # nothing was generated
 

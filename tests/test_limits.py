@@ -89,8 +89,8 @@ def test_a_run_over_the_budget_is_refused_before_generating_and_one_under_it_run
     calls = []
     monkeypatch.setattr(store.generator, "generate", lambda *a, **k: calls.append(1))
     rows = store.factual_rows[:20]
-    with pytest.raises(fc.ConfigError, match=r"Generating counterfactuals for 20 factuals would need about 5 MB, more "
-                                             r"than the 4 MB a run may use \(FLEX_MEMORY_BUDGET_MB\): reduce N_F, N_cf"):
+    with pytest.raises(fc.ConfigError, match=r"Finding the ways out of 20 cases would need about 5 MB, more than the 4 MB "
+                                             r"a run may use \(FLEX_MEMORY_BUDGET_MB\): reduce the cases to explain \(N_F\)"):
         store.ensure(rows)
     assert calls == []
     monkeypatch.setenv("FLEX_MEMORY_BUDGET_MB", str(need / 2**20 + 0.01))

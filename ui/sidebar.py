@@ -112,7 +112,7 @@ def _csv_form() -> None:
     else:
         band = None
         values = sorted(frame[target].dropna().astype(str).unique().tolist())
-        undesirable = st.multiselect("Undesirable outcome value(s)", values, key="sb_csv_undesirable")
+        undesirable = st.multiselect("Undesirable outcomes", values, key="sb_csv_undesirable")
         desired = st.multiselect(
             "Outcome a way out must reach (optional)", [v for v in values if v not in undesirable], key="sb_csv_desired",
             help="With more than two outcomes: a counterfactual counts only when the model predicts this one (with the "

@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 import flex_core as fc
+from flex_core.formatting import listing
 from flex_core.importance import Condition
 from flex_core.limits import LIMITS
 from ui import cache, paths, url_state
@@ -255,7 +256,7 @@ def _apply_generator_settings(name: str, settings: Mapping[str, str]) -> None:
     defaults = fc.counterfactuals.generator_defaults(name)
     unknown = sorted(set(settings) - set(defaults))
     if unknown:
-        raise fc.ConfigError(f"Link parameter(s) {', '.join('gen.' + u for u in unknown)}: {name} has no such setting.")
+        raise fc.ConfigError(f"{name} has no setting for the link's {listing('parameter', ['gen.' + u for u in unknown])}.")
     for setting, text in settings.items():
         default = defaults[setting]
         value: object

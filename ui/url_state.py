@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from flex_core import ConfigError
 from flex_core.counterfactuals import GENERATORS, REFINE_MODES
 from flex_core.data import KINDS
-from flex_core.formatting import format_number
+from flex_core.formatting import format_number, listing
 from flex_core.importance import DEFAULT_TAU
 from flex_core.limits import LIMITS, check
 from flex_core.models import MODELS
@@ -88,7 +88,7 @@ def view_to_query_params(view: Mapping[str, Any]) -> dict[str, str]:
     """
     unknown = set(view) - set(VIEW_DEFAULTS)
     if unknown:
-        raise ConfigError(f"Unknown view field(s): {', '.join(sorted(unknown))}.")
+        raise ConfigError(f"Unknown view {listing('field', sorted(unknown))}.")
     params: dict[str, str] = {}
     for key, default in VIEW_DEFAULTS.items():
         value = view.get(key, default)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .._errors import ConfigError, FlexError
 from .._explainer import FlexExplainer
+from .._format import listing, plural
 from ..compare._json import add_lime_to_json, add_permutation_to_json, add_shap_to_json
 from ..compare._permutation import permutation_importance
 from ..counterfactuals import DEFAULT_GENERATOR, GENERATORS, REFINE_MODES, make_generator
@@ -57,7 +58,7 @@ def _generator_list(text: str) -> tuple[str, ...]:
     unknown = [name for name in names if name not in GENERATORS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
-            f"unknown generator(s) {', '.join(unknown) or text!r}; choose from {', '.join(sorted(GENERATORS))}"
+            f"unknown {listing('generator', unknown) if unknown else repr(text)}; choose from {', '.join(sorted(GENERATORS))}"
         )
     return names
 
@@ -162,9 +163,9 @@ def _add_data_arguments(common: argparse.ArgumentParser) -> None:
     data = common.add_argument_group("data")
     data.add_argument("--data", required=True, help="builtin:NAME, loan:PATH, accidents:PATH, or a CSV path")
     data.add_argument("--target", help="target column (CSV only)")
-    data.add_argument("--undesired", action="append", help="undesirable target value(s), comma-separated (CSV only)")
+    data.add_argument("--undesired", action="append", help="undesirable target values, comma-separated (CSV only)")
     data.add_argument("--desired", action="append",
-                      help="target value(s) a counterfactual must reach (DiCE's desired_class; default: any value not "
+                      help="target values a counterfactual must reach (DiCE's desired_class; default: any value not "
                            "undesired), comma-separated: for a model of more than two classes"),
     data.add_argument("--above", type=float, metavar="T",
                       help="a number target (regression): predictions above T are undesirable (CSV only)")
@@ -315,7 +316,8 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
             f"({counts['interval_reaches_zero']} more below it with a divergence interval reaching 0), "
             f"{counts['shown']} written ({time.perf_counter() - started:.1f} s)")
         if "significant_not_replicated" in counts:
-            log(f"regions: {counts['significant_not_replicated']} significant region(s) written do not replicate "
+            lost = counts["significant_not_replicated"]
+            log(f"regions: {plural(lost, 'significant region')} written {'does' if lost == 1 else 'do'} not replicate "
                 f"under all {counts['refits']} refits")
     else:
         result = explainer.compare_groups(args.by, bins=args.bins, n_factuals=args.n_factuals, tau=tau,

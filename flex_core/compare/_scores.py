@@ -10,6 +10,7 @@ import pandas as pd
 
 from .._contract import json_floats, json_matrix, json_number
 from .._errors import ConfigError
+from .._format import rows_not_in_data
 from .._results import FeatureScores
 from .._typing import Rows
 from ..data import TaskSpec
@@ -96,5 +97,5 @@ def checked_rows(task: TaskSpec, rows: Rows, method: str) -> list[int]:
         raise ConfigError(f"No rows to explain with {method}.")
     missing = [r for r in rows if r not in task.frame.index]
     if missing:
-        raise ConfigError(f"Row(s) {missing[:5]} are not in the data (they may have been dropped).")
+        raise ConfigError(rows_not_in_data(missing))
     return rows

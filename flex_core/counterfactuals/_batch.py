@@ -53,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, GenerationError
+from .._format import listing
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
@@ -318,6 +319,7 @@ def _encode_queries(task: TaskSpec, queries: pd.DataFrame) -> np.ndarray:
     """The queries as codes; a row with a missing value or a level the task does not know is refused."""
     factuals = encode_rows(task, queries[task.feature_names])
     if np.isnan(factuals).any():
-        bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
-        raise ConfigError(f"Query row(s) {bad} have missing values or levels the task does not know.")
+        bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()
+        raise ConfigError(f"Query {listing('row', bad)} {'has' if len(bad) == 1 else 'have'} missing values or levels "
+                          "the task does not know.")
     return factuals

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from .._format import plural
+from .._format import listing, plural
 from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
@@ -164,10 +164,10 @@ def check_request(
     vary = list(features_to_vary) if features_to_vary is not None else task.mutable_names
     unknown = [f for f in vary if f not in task.feature_names]
     if unknown:
-        raise ConfigError(f"Unknown feature(s) to vary: {', '.join(unknown)}.")
+        raise ConfigError(f"Unknown {listing('feature', unknown)} to vary.")
     immutable_asked = [f for f in vary if task.feature(f).immutable]
     if immutable_asked:
-        raise ConfigError(f"Immutable feature(s) cannot vary: {', '.join(immutable_asked)}.")
+        raise ConfigError(f"The immutable {listing('feature', immutable_asked)} cannot vary.")
     if not vary:
         raise ConfigError("No feature may vary, so no counterfactual can exist.")
     return vary, resolve_permitted_range(task, permitted_range)
@@ -421,7 +421,7 @@ class CounterfactualSet:
         lookup = {int(r): i for i, r in enumerate(self.query_index)}
         missing = [int(r) for r in rows if int(r) not in lookup]
         if missing:
-            raise ConfigError(f"No counterfactuals stored for row(s) {missing[:5]}.")
+            raise ConfigError(f"No counterfactuals are stored for {listing('row', missing)}.")
         return np.array([lookup[int(r)] for r in rows], dtype=int)
 
     def subset(self, rows: Rows) -> CounterfactualSet:

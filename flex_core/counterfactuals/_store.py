@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import __version__
 from .._errors import ConfigError, GenerationError
-from .._format import plural
+from .._format import plural, rows_not_in_data
 from .._typing import Rows
 from ..data import TaskSpec
 from ..limits import check, check_memory
@@ -71,8 +71,8 @@ def check_generation_memory(generator: CounterfactualGenerator, task: TaskSpec, 
     peak = getattr(generator, "peak_bytes", None)
     estimate = (peak(task, n_queries=n_queries, n_cf=n_cf) if callable(peak)
                 else int(n_queries) * int(n_cf) * 8 * (len(task.features) + encoded_width(task)))
-    check_memory(estimate, what=f"generating counterfactuals for {int(n_queries):,} factuals",
-                 reduce="N_F, N_cf or the generator's samples")
+    check_memory(estimate, what=f"finding the ways out of {plural(int(n_queries), 'case')}",
+                 reduce="the cases to explain (N_F), the ways out per case (N_cf) or the generator's samples")
 
 
 class CounterfactualStore:
@@ -427,7 +427,7 @@ class CounterfactualStore:
             raise ConfigError("No factual rows were given.")
         unknown = [r for r in rows if r not in self.task.frame.index]
         if unknown:
-            raise ConfigError(f"Row(s) {unknown[:5]} are not in the data (they may have been dropped).")
+            raise ConfigError(rows_not_in_data(unknown))
         return rows
 
     def _fill(self, todo: list[int], progress: Progress | None) -> Iterator[CounterfactualSet]:

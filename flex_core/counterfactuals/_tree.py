@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
-from .._format import plural
+from .._format import listing, plural
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
@@ -264,8 +264,9 @@ class TreeGenerator(GeneratorParams):
             return _with_config(result, config)
         factuals = encode_rows(task, queries[task.feature_names])
         if np.isnan(factuals[:, ~np.array([f.is_continuous for f in task.features])]).any():
-            bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()[:5]
-            raise ConfigError(f"Query row(s) {bad} have levels the task does not know.")
+            bad = queries.index[np.isnan(factuals).any(axis=1)].tolist()
+            raise ConfigError(f"Query {listing('row', bad)} {'has a level' if len(bad) == 1 else 'have levels'} the "
+                              "task does not know.")
         axes = _Axes(task, model, vary, ranges, Validity(self.margin, self.radius))
         axes.settle_with = scorer_for(model, task) if form.float32 else None
         cluster = (model, task, vary, ranges, Validity(self.margin, self.radius)) if self.backend == "dask" else None

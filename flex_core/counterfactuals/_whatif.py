@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .._errors import ConfigError
-from .._format import format_number, read_number
+from .._format import format_number, listing, read_number
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ._scoring import scorer_for
@@ -52,7 +52,7 @@ def check_case(task: TaskSpec, values: Mapping, *, row: int | None = None) -> tu
     names = task.feature_names
     unknown = [str(n) for n in values if n not in names]
     if unknown:
-        raise ConfigError(f"Unknown feature(s) {', '.join(unknown)}; the features are: {', '.join(names)}.")
+        raise ConfigError(f"Unknown {listing('feature', unknown)}; the features are: {', '.join(names)}.")
     if row is not None:
         if int(row) not in task.frame.index:
             raise ConfigError(f"Row {row} is not in the data (it may have been dropped).")

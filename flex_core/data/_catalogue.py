@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from .._format import listing
 from ._columns import MAX_OUTCOME_LEVELS, is_number_target, mostly_numeric
 from ._dictionary import shipped_dictionary
 from ._read import MAX_FILE_BYTES, read_csv, read_notes
@@ -172,7 +173,7 @@ def load_csv(
     use_identifiers = [str(c).strip() for c in use_identifiers]
     unknown = [c for c in use_identifiers if c not in frame.columns]
     if unknown:
-        raise ConfigError(f"Identifier column(s) to use not found: {', '.join(unknown)}.")
+        raise ConfigError(f"The identifier {listing('column', unknown)} to use {'is' if len(unknown) == 1 else 'are'} not in the data.")
     if features is None and target in frame.columns:
         left_out = [c for c in identifier_columns(frame, target=target) if c not in use_identifiers]
         if left_out:
@@ -245,7 +246,7 @@ def load_accidents(source, *, missing: Literal["drop", "impute"] = "drop", max_b
     frame = read_csv(source, max_bytes=max_bytes)
     needed = [c for c in (*ACCIDENT_FEATURES, "Accident_severity") if c not in frame.columns]
     if needed:
-        raise DataError(f"This does not look like the RTA accidents file: missing column(s) {', '.join(needed)}.")
+        raise DataError(f"This does not look like the RTA accidents file: it lacks the {listing('column', needed)}.")
     return make_task(
         frame,
         target="Accident_severity",

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
-from .._format import format_number, plural
+from .._format import format_number, listing, plural
 from ._band import Band, band_of
 from ._columns import KINDS, Kind, as_category_text, as_numbers, infer_kind, mostly_numeric
 from ._dictionary import tidy_name
@@ -90,7 +90,7 @@ def _check_kind_names(kinds: Mapping[str, str]) -> None:
     """Refuse a kind override that is not one of :data:`KINDS`."""
     bad_kinds = {n: k for n, k in kinds.items() if k not in KINDS}
     if bad_kinds:
-        raise ConfigError(f"Unknown kind(s) {bad_kinds}; use one of {', '.join(KINDS)}.")
+        raise ConfigError(f"Unknown {listing('kind', (f'{k!r} (for {n})' for n, k in bad_kinds.items()))}; use one of {', '.join(KINDS)}.")
 
 
 def _blank_missing_markers(df: pd.DataFrame) -> pd.DataFrame:
@@ -114,8 +114,10 @@ def _drop_empty_columns(df: pd.DataFrame, feature_names: list[str], named: set, 
         return feature_names
     kept = [c for c in feature_names if c not in empty]
     if named & set(empty):
-        raise DataError(f"Column(s) {', '.join(map(str, sorted(named & set(empty), key=str)))} have no values at all "
-                        "but a setting names them: fill them in or drop the setting.")
+        named_empty = sorted(named & set(empty), key=str)
+        one = len(named_empty) == 1
+        raise DataError(f"{listing('Column', named_empty)} {'has' if one else 'have'} no values at all but a setting "
+                        f"names {'it' if one else 'them'}: fill {'it' if one else 'them'} in or drop the setting.")
     if not kept:
         raise DataError(f"Every feature column is empty ({', '.join(map(str, empty))}): the file has nothing to explain.")
     notes.append(f"Dropped {'an empty column' if len(empty) == 1 else 'empty columns'} (no value in any row): "

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError, DataError
+from .._format import listing
 from ._band import Band, band_of
 from ._columns import Kind, check_class_target
 from ._constraints import DIRECTIONS, ordered_levels, with_constraints
@@ -325,7 +326,7 @@ class TaskSpec:
         names = self.feature_names if features is None else list(features)
         unknown = [n for n in names if n not in self.feature_names]
         if unknown:
-            raise ConfigError(f"Unknown feature(s) {', '.join(map(str, unknown))}; the features are: {', '.join(self.feature_names)}.")
+            raise ConfigError(f"Unknown {listing('feature', unknown)}; the features are: {', '.join(self.feature_names)}.")
         kept = [f for f in self.features if f.name in set(names)]
         new_kinds = {f.name: kinds.get(f.name, f.kind) for f in kept}
         if ordinal_orders is None:
@@ -574,7 +575,7 @@ def _feature_columns(frame: pd.DataFrame, target: str, features: Iterable[str] |
         raise DataError("The data has no feature columns besides the target.")
     unknown = [f for f in feature_names if f not in frame.columns]
     if unknown:
-        raise ConfigError(f"Feature column(s) not found: {', '.join(map(str, unknown))}.")
+        raise ConfigError(f"The data has no {listing('column', unknown)} named as {'a feature' if len(unknown) == 1 else 'features'}.")
     if target in feature_names:
         raise ConfigError(f"The target {target!r} cannot also be a feature.")
     return feature_names

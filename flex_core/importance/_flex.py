@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
+from .._format import listing
 from .._results import FlexResult
 from .._typing import Rows
 from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals
@@ -54,7 +55,7 @@ def resolve_tau(feature_names, continuous, tau: float | Mapping[str, float]) -> 
     if isinstance(tau, Mapping):
         unknown = [k for k in tau if k != "*" and k not in feature_names]
         if unknown:
-            raise ConfigError(f"τ given for unknown feature(s): {', '.join(unknown)}.")
+            raise ConfigError(f"τ given for an unknown {listing('feature', unknown)}.")
         not_cont = [k for k in tau if k != "*" and not continuous[list(feature_names).index(k)]]
         if not_cont:
             raise ConfigError(f"τ applies to continuous features only, not to: {', '.join(not_cont)}.")

@@ -22,6 +22,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
 from .._errors import ConfigError, DataError
+from .._format import listing
 from .._typing import Rows
 from ..data import TaskSpec
 from ..data._band import Band
@@ -378,7 +379,8 @@ def _input_columns(estimator, task: TaskSpec) -> tuple[ModelSchema | None, list[
     columns = task.feature_names if schema is None else list(schema.columns)
     extra = [c for c in task.feature_names if c not in set(columns)]
     if extra:
-        raise ConfigError(f"The model does not take the feature(s) {', '.join(extra)}; leave them out of the data.")
+        raise ConfigError(f"The model does not take the {listing('feature', extra)}; leave {'it' if len(extra) == 1 else 'them'} "
+                          "out of the data.")
     return schema, columns
 
 
@@ -415,6 +417,12 @@ class BinaryClassifierView:
         return (self.model.p_off_goal(X) > 0.5).astype(int)
 
 
+def _values_not_classes(unknown: list) -> str:
+    """"value 'x' is not a class of the model; ", "values 'x' and 'y' are not classes of the model; "."""
+    verb = "is not a class" if len(unknown) == 1 else "are not classes"
+    return f"{listing('value', map(repr, unknown))} {verb} of the model; "
+
+
 def resolve_undesired(classes: Sequence, undesired) -> tuple:
     """The model's classes named by ``undesired`` (matched as values, then as text); ConfigError otherwise."""
     wanted = (undesired,) if isinstance(undesired, (str, int, float, bool, np.generic)) else tuple(undesired)
@@ -422,8 +430,8 @@ def resolve_undesired(classes: Sequence, undesired) -> tuple:
     unknown = [u for u in wanted if _plain(u) not in classes and str(u) not in by_text]
     if unknown or not wanted:
         raise ConfigError(
-            f"The undesired value(s) {', '.join(map(repr, unknown)) or '(none)'} are not classes of the model; "
-            f"its classes are: {', '.join(map(str, classes))}."
+            (f"The undesired {_values_not_classes(unknown)}" if unknown else "No undesired value was given; ")
+            + f"its classes are: {', '.join(map(str, classes))}."
         )
     chosen = tuple(dict.fromkeys(_plain(u) if _plain(u) in classes else by_text[str(u)] for u in wanted))
     if len(chosen) == len(classes):
@@ -438,7 +446,7 @@ def resolve_desired(classes: Sequence, desired, undesired: tuple) -> tuple:
     by_text = {str(c): c for c in classes}
     unknown = [d for d in wanted if _plain(d) not in classes and str(d) not in by_text]
     if unknown:
-        raise ConfigError(f"The desired value(s) {', '.join(map(repr, unknown))} are not classes of the model; "
+        raise ConfigError(f"The desired {_values_not_classes(unknown)}"
                           f"its classes are: {', '.join(map(str, classes))}.")
     chosen = tuple(dict.fromkeys(_plain(d) if _plain(d) in classes else by_text[str(d)] for d in wanted))
     both = [d for d in chosen if d in set(undesired)]

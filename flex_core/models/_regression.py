@@ -80,7 +80,7 @@ def check_regressor(estimator, undesired, desired) -> None:
     """Refuse anything but a fitted regressor for a task with a band, and undesired or desired classes beside it."""
     if is_classifier(estimator) or hasattr(estimator, "classes_"):
         raise ConfigError(f"The model ({type(estimator).__name__}) is a classifier; a band applies to a regressor's "
-                          "number. Name its undesirable class(es) instead of a band.")
+                          "number. Name the undesirable classes instead of a band.")
     if not callable(getattr(estimator, "predict", None)):
         raise ConfigError(f"The model must be a fitted regressor with predict; got {type(estimator).__name__}.")
     if undesired is not None or desired is not None:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
+from .._format import plural
 from ..models import adequacy_note
 from ._experiments import ReproductionSettings
 from ._markdown import fmt, interval, markdown_table
@@ -227,7 +228,7 @@ def tau_lines(tau, settings, figures) -> list[str]:
 def machine() -> str:
     import os
 
-    return f"{platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}, {platform.system()}"
+    return f"{platform.machine()}, {plural(os.cpu_count() or 1, 'CPU')}, Python {platform.python_version()}, {platform.system()}"
 
 
 # -- findings: plain statements from this run's numbers, set against the paper's claims -----------------

@@ -51,7 +51,7 @@ def open_with_csv_chosen(app, csv: Path):
     sidebar = page.locator("[data-testid='stSidebar']")
     sidebar.get_by_text("CSV upload", exact=True).click()
     sidebar.locator("input[type='file']").set_input_files(str(csv))
-    sidebar.get_by_text("Undesirable outcome value(s)").wait_for(timeout=WAIT)
+    sidebar.get_by_text("Undesirable outcomes").wait_for(timeout=WAIT)
     wait_idle(page)
     return page, sidebar
 

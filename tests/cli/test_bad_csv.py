@@ -72,7 +72,7 @@ def test_an_identifier_can_be_put_back(tmp_path, capsys):
     assert code == 0, err
     assert "id" in {f["name"] for f in out["features"]}
     code, err, _ = run(tmp_path, capsys, content, "--quiet", "--use-identifier", "nope")
-    assert code == 2 and err == ["error: Identifier column(s) to use not found: nope."]
+    assert code == 2 and err == ["error: The identifier column nope to use is not in the data."]
 
 
 def test_cross_validation_on_large_data_can_be_sampled_or_skipped(tmp_path, capsys):

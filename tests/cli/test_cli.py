@@ -259,7 +259,7 @@ def test_model_file_bad_input(tmp_path, accident_csv, accident_data, user_model_
     accident_data.assign(severity=accident_data["severity"].replace({"severe": "fatal"})).to_csv(other, index=False)
     args = model_file_args(other, user_model_file)
     args[args.index("severe")] = "fatal"
-    assert "'fatal' are not classes of the model" in one_line_error(["global", *args], capsys)
+    assert "The undesired value 'fatal' is not a class of the model; its classes are:" in one_line_error(["global", *args], capsys)
     assert "apply to a model trained here" in one_line_error(["global", *model_file_args(accident_csv, user_model_file, "--model", "lr")], capsys)
 
 

@@ -75,8 +75,9 @@ def test_a_run_over_the_memory_budget_is_refused_before_training(monkeypatch, ca
     # 5,000 factuals x 20 candidates (2 x N_cf) x 8 bytes x (2*2+1 + 2 + 24 words): about 24 MB
     assert main(["global", "--data", "builtin:toy2d", "--n-factuals", "5000", "--quiet"]) == 2
     line = _error(capsys)
-    assert line.startswith("error: Generating counterfactuals for 5,000 factuals would need about ")
-    assert line.endswith("more than the 1 MB a run may use (FLEX_MEMORY_BUDGET_MB): reduce N_F, N_cf or the generator's samples.")
+    assert line.startswith("error: Finding the ways out of 5,000 cases would need about ")
+    assert line.endswith("more than the 1 MB a run may use (FLEX_MEMORY_BUDGET_MB): reduce the cases to explain (N_F), "
+                         "the ways out per case (N_cf) or the generator's samples.")
 
 
 def test_outputs_are_written_whole_and_nothing_else_is_left(tmp_path, capsys):
@@ -110,7 +111,7 @@ def test_an_existing_output_is_kept_when_the_run_fails(tmp_path, capsys, monkeyp
 
 @pytest.mark.parametrize("args, message", [
     (["global", "--tau", "fast"], "--tau takes a number"),
-    (["global", "--tau", "speed=0.1"], "τ given for unknown feature(s): speed."),
+    (["global", "--tau", "speed=0.1"], "τ given for an unknown feature speed."),
     (["global", "--tau", "-0.5"], "τ must be a number >= 0"),
     (["regional", "--query", "99999"], "--query 99999 is not a row of the data (it has 600 rows after reading"),
     (["regional", "--where", "lighting=dark"], "Unknown feature 'lighting'; the features are: vehicle_speed, visibility."),

@@ -64,7 +64,7 @@ def test_subset_concat_and_order(small_set):
     np.testing.assert_array_equal(reordered.counterfactuals[0], small_set.counterfactuals[-1])
     joined = fc.counterfactuals.CounterfactualSet.concat([small_set.subset(rows[:2]), small_set.subset(rows[1:])])
     np.testing.assert_array_equal(joined.query_index, rows)  # the overlapping row appears once
-    with pytest.raises(fc.ConfigError, match="No counterfactuals stored"):
+    with pytest.raises(fc.ConfigError, match="No counterfactuals are stored for row"):
         small_set.subset([10**9])
 
 

@@ -131,7 +131,7 @@ def test_a_desired_class_is_checked_against_the_data_and_the_undesired_ones():
         fc.make_task(frame, target="y", undesirable="A", desired="D")
     with pytest.raises(fc.ConfigError, match="cannot be both undesirable and desired"):
         fc.make_task(frame, target="y", undesirable="A", desired="A")
-    with pytest.raises(fc.ConfigError, match="not classes of the model"):
+    with pytest.raises(fc.ConfigError, match="The desired value .D. is not a class of the model; its classes are: A, B, C"):
         fc.FlexExplainer(_forest(frame), frame.drop(columns="y"), undesired="A", desired="D")
 
 

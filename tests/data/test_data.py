@@ -61,7 +61,7 @@ def test_numeric_target_matches_text_undesirable():
         (csv_bytes(GOOD), {"target": "label"}, "Target column 'label' not found"),
         (csv_bytes(GOOD.assign(y="no")), {}, "single value"),
         (csv_bytes(GOOD), {"undesirable": "maybe"}, "No row has the undesirable outcome"),
-        (csv_bytes(GOOD.assign(empty=np.nan)), {"immutable": ["empty"]}, "empty have no values at all but a setting"),
+        (csv_bytes(GOOD.assign(empty=np.nan)), {"immutable": ["empty"]}, "Column empty has no values at all but a setting names it"),
         (csv_bytes(GOOD[["y"]].assign(empty=np.nan)), {}, "Every feature column is empty"),
         (csv_bytes(GOOD), {"kinds": {"city": "continuous"}}, "declared continuous but holds text such as 'a'"),
         (csv_bytes(GOOD), {"immutable": ["height"]}, "Unknown immutable feature: height"),
@@ -213,7 +213,7 @@ def test_identifier_columns_are_left_out_with_a_note_and_can_be_put_back():
     assert back.feature_names == ["speed", "road", "id", "count"]
     chosen = fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", features=["speed", "row"])
     assert chosen.feature_names == ["speed", "row"], "named features are used as given"
-    with pytest.raises(fc.ConfigError, match="Identifier column"):
+    with pytest.raises(fc.ConfigError, match="identifier column nope to use is not in the data"):
         fc.data.load_csv(csv_bytes(frame), target="y", undesirable="severe", use_identifiers=["nope"])
     assert fc.data.identifier_columns(frame.head(10), target="y") == []  # too few rows to tell
     assert fc.data.identifier_columns(_speed_frame({3: "fast"}), target="y") == [], "numbers with a typo are data"

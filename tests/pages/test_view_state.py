@@ -135,6 +135,6 @@ def test_a_run_over_the_memory_budget_is_refused_before_it_generates(monkeypatch
         at.session_state[key] = value
     at.run()
     assert not at.exception
-    assert any("Generating counterfactuals for 6 factuals would need about" in shown(e.value)
-               and "reduce N_F, N_cf or the generator's samples" in shown(e.value) for e in at.error)
+    assert any("Finding the ways out of 6 cases would need about" in shown(e.value)
+               and "reduce the cases to explain (N_F), the ways out per case (N_cf) or the generator's samples" in shown(e.value) for e in at.error)
     assert "global_chart" not in [c.key for c in at.get("plotly_chart")]  # no FLEX chart: nothing was generated
