@@ -38,7 +38,7 @@ from .._errors import ConfigError
 from ..models._adapter import _category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
-from ._treekernel import reached_leaves, tree_depth
+from ._treekernel import level_masks, reached_leaves, tree_depth
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -46,6 +46,8 @@ __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 CHECK_ROWS = 256
 #: Level sets are bit masks: a categorical feature with more levels is not read (ConfigError).
 MAX_LEVELS = 63
+#: About how many nodes of scikit-learn's trees are read in one pass (see ``_sklearn_trees``).
+GROUP_NODES = 32_768
 #: Largest difference from predict_proba tolerated by the build check.
 CHECK_TOLERANCE = 1e-9
 #: Regression objectives whose prediction is the raw sum itself (no link), by library: the tree generator reads these.
@@ -308,22 +310,20 @@ class _Builder:
     def _level_masks(self, at, cols, thresholds, categorical, category_left, *, strict, float32, nan_left) -> np.ndarray:
         """Per level split node, the bits of the levels it sends left (the library's own comparison of each
         level's value, a native category set, missing values the node's way)."""
-        values = self.col_values[cols]
-        seen = values.astype(np.float32).astype(float) if float32 else values
-        with np.errstate(invalid="ignore"):
-            goes = (seen < thresholds[at][:, None]) if strict else (seen <= thresholds[at][:, None])
+        seen = self.col_values.astype(np.float32).astype(float) if float32 else self.col_values
+        n_levels = np.clip(self.col_levels, 0, seen.shape[1])
+        out = level_masks(cols, thresholds[at], nan_left[at], seen, n_levels, strict)
         for k in np.flatnonzero(categorical):
-            n = self.col_levels[cols[k]]
-            goes[k, :n] = category_left(at[k], values[k, :n])
-        width = values.shape[1]
-        real = np.arange(width)[None, :] < self.col_levels[cols][:, None]
-        goes = np.where(np.isnan(values) & real, nan_left[at][:, None], goes & real)
-        return (goes.astype(np.int64) << np.arange(width, dtype=np.int64)).sum(axis=1)
+            values = self.col_values[cols[k], : n_levels[cols[k]]]
+            goes = np.where(np.isnan(values), nan_left[at[k]], category_left(at[k], values))
+            out[k] = int((goes.astype(np.int64) << np.arange(len(values), dtype=np.int64)).sum())
+        return out
 
     def add(self, *, column, numeric_threshold, strict, float32, nan_left, left, right, leaf_value,
-            category_left=None, depth=0):
-        """One tree; arrays over its nodes (column -1 at leaves). ``category_left(node, values) -> bool``
-        decides a native categorical split for the level values (None: none in this tree)."""
+            category_left=None, depth=0, roots=(0,)):
+        """One tree, or several laid end to end; arrays over their nodes (column -1 at leaves, children numbered
+        within these arrays), each tree's root at ``roots``. ``category_left(node, values) -> bool`` decides a
+        native categorical split for the level values (None: none in these trees)."""
         n = len(column)
         feature = np.full(n, -1, dtype=np.int64)
         numeric = np.ones(n, dtype=bool)
@@ -356,7 +356,7 @@ class _Builder:
         right = np.where(np.asarray(right) >= 0, np.asarray(right) + self.offset, -1)
         self.parts.append(dict(feature=feature, numeric=numeric, bound=bound, mask=mask,
                                nan_left=np.asarray(nan_left, dtype=bool), left=left, right=right, value=value,
-                               root=self.offset))
+                               roots=np.asarray(roots, dtype=np.int64) + self.offset))
         self.offset += n
         self.depth = max(self.depth, int(depth))
 
@@ -365,33 +365,55 @@ class _Builder:
             raise ConfigError("The model has no trees.")
         cat = {k: np.concatenate([p[k] for p in self.parts]) for k in
                ("feature", "numeric", "bound", "mask", "nan_left", "left", "right", "value")}
-        return TreeForm(roots=np.array([p["root"] for p in self.parts]), link=link,
+        return TreeForm(roots=np.concatenate([p["roots"] for p in self.parts]), link=link,
                         base=np.asarray(base, dtype=float).reshape(-1), undesired=tuple(undesired), library=library,
                         depth=self.depth, float32=float32, band=band, band_scale=band_scale, **cat)
 
 
 def _depth(left, right) -> int:
-    """The tree's depth (children come after their parent: checked for loaded files)."""
+    """The depth of a tree, or of the deepest of trees laid end to end (children come after their parent:
+    checked for loaded files)."""
     return int(tree_depth(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64))) if len(left) else 0
 
 
 def _sklearn_tree(builder: _Builder, tree, *, values: np.ndarray) -> None:
-    t = tree.tree_
-    left, right = t.children_left, t.children_right
-    column = np.where(left >= 0, t.feature, -1)
-    nan_left = np.asarray(getattr(t, "missing_go_to_left", np.zeros(t.node_count)), dtype=bool)
-    builder.add(column=column, numeric_threshold=t.threshold, strict=False, float32=True, nan_left=nan_left,
-                left=left, right=right, leaf_value=values, depth=_depth(left, right))
+    _sklearn_trees(builder, [tree], [values])
+
+
+def _sklearn_trees(builder: _Builder, trees, values: list[np.ndarray]) -> None:
+    """scikit-learn's trees (``tree_``: ``<=`` against float32 thresholds), ``values`` their nodes' values; read
+    laid end to end, a group of about :data:`GROUP_NODES` nodes at a time (one pass per group, not per tree, while
+    a group's arrays stay in the cache)."""
+    sizes = np.array([tree.tree_.node_count for tree in trees])
+    group = np.cumsum(sizes) // GROUP_NODES
+    for g in np.unique(group):
+        at = np.flatnonzero(group == g)
+        _sklearn_group(builder, [trees[i] for i in at], [values[i] for i in at])
+
+
+def _sklearn_group(builder: _Builder, trees, values: list[np.ndarray]) -> None:
+    starts = np.cumsum([0] + [tree.tree_.node_count for tree in trees])
+    left, right, column, threshold, nan_left = [], [], [], [], []
+    for start, tree in zip(starts, trees):
+        t = tree.tree_
+        left.append(np.where(t.children_left >= 0, t.children_left + start, -1))
+        right.append(np.where(t.children_right >= 0, t.children_right + start, -1))
+        column.append(np.where(t.children_left >= 0, t.feature, -1))
+        threshold.append(t.threshold)
+        nan_left.append(np.asarray(getattr(t, "missing_go_to_left", np.zeros(t.node_count)), dtype=bool))
+    left_all, right_all = np.concatenate(left), np.concatenate(right)
+    builder.add(column=np.concatenate(column), numeric_threshold=np.concatenate(threshold), strict=False,
+                float32=True, nan_left=np.concatenate(nan_left), left=left_all, right=right_all,
+                leaf_value=np.concatenate(values), depth=_depth(left_all, right_all), roots=starts[:-1])
 
 
 def _read_forest(builder, forest) -> dict:
     if getattr(forest, "n_outputs_", 1) != 1:
         raise ConfigError("The tree generator reads single-output forests only.")
     n_classes = int(forest.n_classes_)
-    for tree in forest.estimators_:
-        fractions = tree.tree_.value[:, 0, :n_classes].astype(float)
-        total = fractions.sum(axis=1, keepdims=True)
-        _sklearn_tree(builder, tree, values=fractions / np.where(total == 0, 1.0, total))
+    fractions = [tree.tree_.value[:, 0, :n_classes].astype(float) for tree in forest.estimators_]
+    totals = [f.sum(axis=1, keepdims=True) for f in fractions]
+    _sklearn_trees(builder, forest.estimators_, [f / np.where(t == 0, 1.0, t) for f, t in zip(fractions, totals)])
     return dict(link="mean", base=np.zeros(n_classes))
 
 
@@ -643,8 +665,7 @@ def _read_forest_regressor(builder, forest) -> dict:
     """A random forest's (or extra trees') regressor: each tree's leaf value, averaged (``band-mean``)."""
     if getattr(forest, "n_outputs_", 1) != 1:
         raise ConfigError("The tree generator reads single-output forests only.")
-    for tree in forest.estimators_:
-        _sklearn_tree(builder, tree, values=tree.tree_.value[:, 0, :1].astype(float))
+    _sklearn_trees(builder, forest.estimators_, [tree.tree_.value[:, 0, :1].astype(float) for tree in forest.estimators_])
     return dict(link="band-mean", base=np.zeros(1))
 
 

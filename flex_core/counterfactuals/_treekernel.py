@@ -24,7 +24,7 @@ _BELOW_HALF = float(np.nextafter(0.5, 0.0))
 _ABOVE_HALF = float(np.nextafter(0.5, 1.0))
 
 __all__ = ["walk_near", "single_sums", "pair_search", "lowest_pair_sums", "tree_depth", "leaf_box_arrays",
-           "reached_leaves"]
+           "reached_leaves", "level_masks"]
 
 
 @njit(cache=True, nogil=True)
@@ -658,4 +658,28 @@ def reached_leaves(codes, roots, feature, numeric, bound, mask, nan_left, left, 
             while feature[node] >= 0:
                 node = left[node] if _go_left(node, codes[i, feature[node]], numeric, bound, mask, nan_left) else right[node]
             out[i, t] = node
+    return out
+
+
+@njit(cache=True, nogil=True)
+def level_masks(cols, thresholds, nan_left, seen, n_levels, strict):
+    """Per level split node, the bits of the levels it sends left: level ``l`` of column ``cols[i]`` (its value as
+    the library compares it, ``seen[c, l]``) goes left when it is below the threshold (``<``, or ``<=`` unless
+    ``strict``); a missing level goes the node's missing-value way."""
+    out = np.zeros(cols.shape[0], np.int64)
+    for i in range(cols.shape[0]):
+        c = cols[i]
+        t = thresholds[i]
+        bits = np.int64(0)
+        for lev in range(n_levels[c]):
+            v = seen[c, lev]
+            if np.isnan(v):
+                goes = nan_left[i]
+            elif strict:
+                goes = v < t
+            else:
+                goes = v <= t
+            if goes:
+                bits |= np.int64(1) << np.int64(lev)
+        out[i] = bits
     return out

@@ -300,3 +300,36 @@ def test_multiclass_counterfactuals_are_valid_by_predict_proba(library):
     result = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=6)
     assert result.coverage()["tree"]["ran"] == "tree"
     assert _valid_by_predict_proba(model, task, result) >= 12
+
+
+def test_level_masks_by_hand():
+    """The bits of the levels a level split sends left: ``<=`` (or ``<``) against each level's value, a missing
+    level the node's missing-value way, nothing past a column's last level."""
+    from flex_core.counterfactuals._treekernel import level_masks
+
+    seen = np.array([[0.0, 1.0, 2.0], [1.0, np.nan, 3.0]])  # column 1's second level is "missing"
+    n_levels = np.array([3, 3])
+    cols = np.array([0, 0, 1, 1, 0])
+    thresholds = np.array([0.5, 1.5, 2.0, 2.0, 1.0])
+    nan_left = np.array([False, False, True, False, False])
+    # levels 0 | 0, 1 | 0 and missing 1 | 0 only | 0 and 1 (1.0 <= 1.0)
+    assert level_masks(cols, thresholds, nan_left, seen, n_levels, False).tolist() == [0b001, 0b011, 0b011, 0b001, 0b011]
+    # strict: 1.0 < 1.0 is false, so the last split sends level 0 only
+    assert level_masks(cols, thresholds, nan_left, seen, n_levels, True).tolist() == [0b001, 0b011, 0b011, 0b001, 0b001]
+    assert level_masks(cols, thresholds, nan_left, seen, np.array([2, 1]), False).tolist() == [1, 3, 1, 1, 3]
+
+
+@pytest.mark.parametrize("encoding", ["onehot", "label"])
+def test_a_forest_read_a_group_of_trees_at_a_time_equals_it_read_tree_by_tree(encoding, monkeypatch):
+    """scikit-learn's trees are read laid end to end in groups; one tree per group gives the same form."""
+    import flex_core.counterfactuals._treeform as treeform
+
+    task = _task(_frame(3))
+    model = fc.fit_model(task, model="rf", seed=0, cv_folds=2, encoding=encoding)
+    grouped = tree_form(model, task)
+    monkeypatch.setattr(treeform, "GROUP_NODES", 1)
+    by_tree = tree_form(model, task)
+    assert grouped.depth == by_tree.depth and np.array_equal(grouped.roots, by_tree.roots)
+    for name in ("feature", "numeric", "bound", "mask", "nan_left", "left", "right", "value"):
+        assert np.array_equal(getattr(grouped, name), getattr(by_tree, name)), name
+    assert len(grouped.roots) == 100 and grouped.roots[0] == 0
