@@ -92,6 +92,6 @@ if task.continuous_names:
           key="tau_panels",
           tau=False)
     st.caption(
-        "The same counterfactuals read with three thresholds: categorical features do not depend on τ; "
+        "The same ways out read with three thresholds: categorical features do not depend on the threshold; "
         "a number whose bar shrinks quickly is usually changed only a little."
     )

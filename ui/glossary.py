@@ -33,8 +33,8 @@ TERMS: dict[str, str] = {
     "counterfactual (way out)": "A copy of a case with a few values changed so that the model predicts {good} "
                                 "instead of {bad}. With minimal changes, nothing in it can be undone or shrunk "
                                 "and still flip the prediction.",
-    "P({bad})": "The model's probability that a case is {bad}. A counterfactual counts when it is clearly below one "
-                "half (the margin is in the sidebar's validity note).",
+    "P({bad})": "The model's probability that a case is {bad}. A way out counts when its probability is clearly below "
+                "one half (the margin is in the sidebar's validity note).",
     "F_j (change frequency)": "The share of a case's ways out that change feature j, averaged over the cases: "
                               "F = 0.44 (44%) means 44 of 100 ways out change it. The pages write it as a share "
                               "(44%); the paper writes 0.44.",

@@ -15,10 +15,10 @@ from flex_core.data.rules import constraints_from_lines, parse_constraint
 __all__ = ["LANGUAGE_HELP", "checked_lines", "examples_table", "rule_notes", "rules_effect_table"]
 
 LANGUAGE_HELP = (
-    "One constraint per line (# starts a comment). cf.NAME is a counterfactual's value, x.NAME the case's own; "
+    "One constraint per line (# starts a comment). cf.NAME is the value in the way out, x.NAME the case's own; "
     'quote a name with spaces (cf."loan amount"). Numbers with + - * / and ( ); comparisons == != < <= > >=; '
     "and, or, not; if ... then ...; NAME in {a, b}; an ordinal feature compares by its order "
-    '(cf.grade >= "B"). Every counterfactual must meet every line.'
+    '(cf.grade >= "B").'
 )
 
 
