@@ -53,10 +53,11 @@ right.caption(plain(
 # -- the editor ---------------------------------------------------------------------------------------
 edits = s[S.WHATIF_EDITS]
 with st.container(border=True):
-    columns = st.columns(4)
     for j, f in enumerate(task.features):
+        if j % 4 == 0:  # one row of four boxes at a time, so a value shown beneath a box keeps the rows in line
+            columns = st.columns(4)
         col = columns[j % 4]
-        help_text = "Immutable: a counterfactual never changes it, so it cannot be edited here." if f.immutable else None
+        help_text = "Immutable: a way out never changes it, so it cannot be edited here." if f.immutable else None
         title = plain(reporting.header(f)) + (" 🔒" if f.immutable else "") + (" ✎" if f.name in edits else "")
         if f.is_continuous:
             low, high = analysis.explainer.feature_range(f.name)
@@ -67,6 +68,9 @@ with st.container(border=True):
             else:
                 col.number_input(title, min_value=low, max_value=high, step=editor.nice_step(high - low, integer=False),
                                  key=editor.widget(f.name), disabled=f.immutable, on_change=editor.edit(task, f.name), help=help_text)
+            grouped = editor.grouped_value(f, low, high)
+            if grouped is not None:
+                col.caption(plain(grouped))
         else:
             col.selectbox(title, list(f.categories), key=editor.widget(f.name), disabled=f.immutable,
                           on_change=editor.edit(task, f.name), help=help_text, format_func=f.level_label)

@@ -17,6 +17,9 @@ from ui import state as S
 from ui.text import plain
 
 ROW_WIDGET = "w_wi_row"
+#: A number box whose range reaches this far from 0 shows its value grouped by thousands beneath it ("₹2,200,000"):
+#: st.number_input cannot group them, and "10642001" is hard to read.
+GROUPED_FROM = 10_000
 
 
 def widget(name: str) -> str:
@@ -29,6 +32,15 @@ def as_widget_value(feature: fc.data.Feature, value):
     if not feature.is_continuous:
         return str(value)  # the task holds every level as text already
     return int(round(float(value))) if feature.integer else float(value)
+
+
+def grouped_value(feature: fc.data.Feature, low: float, high: float) -> str | None:
+    """The number box's value as the reader reads it ("₹2,200,000"), for a number whose range reaches
+    :data:`GROUPED_FROM`; None for a smaller one or a level."""
+    if not feature.is_continuous or max(abs(low), abs(high)) < GROUPED_FROM:
+        return None
+    value = st.session_state.get(widget(feature.name))
+    return None if value is None else feature.format_value(value)
 
 
 def nice_step(span: float, *, integer: bool):

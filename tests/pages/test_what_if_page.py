@@ -75,3 +75,26 @@ def test_a_link_opens_the_same_edited_case():
     assert (fresh.session_state["whatif_row"], fresh.session_state["whatif_edits"]) == (row, edits)
     assert fresh.number_input(key="w_wi.speed").value == speed.min
     assert metric(fresh, "P(Severe)") == shown
+
+
+def test_a_large_number_is_shown_grouped_by_thousands_beneath_its_box():
+    """st.number_input cannot group thousands: a number whose range reaches 10,000 shows its value beneath the box
+    as the reader reads it ("2,200,000"), and follows an edit; a small number shows nothing more."""
+    import numpy as np
+    import pandas as pd
+
+    from tests.pages.conftest import start_csv
+
+    rng = np.random.default_rng(0)
+    income = rng.integers(200_000, 9_900_000, 300)
+    term = rng.integers(2, 20, 300)
+    frame = pd.DataFrame({"income": income, "term": term,
+                          "status": np.where(income + rng.normal(0, 1e6, 300) < 5_000_000, "Rejected", "Approved")})
+    at = start_csv(frame, target="status", undesirable=["Rejected"], page="app_pages/what_if.py")
+    assert not at.exception and not errors(at)
+    row = at.session_state["whatif_row"]
+    captions = [shown(c.value) for c in at.caption]
+    assert f"{int(frame.loc[row, 'income']):,}" in captions
+    assert str(int(frame.loc[row, "term"])) not in captions
+    at.number_input(key="w_wi.income").set_value(1_234_567).run()
+    assert "1,234,567" in [shown(c.value) for c in at.caption]
