@@ -376,10 +376,6 @@ def _depth(left, right) -> int:
     return int(tree_depth(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64))) if len(left) else 0
 
 
-def _sklearn_tree(builder: _Builder, tree, *, values: np.ndarray) -> None:
-    _sklearn_trees(builder, [tree], [values])
-
-
 def _sklearn_trees(builder: _Builder, trees, values: list[np.ndarray]) -> None:
     """scikit-learn's trees (``tree_``: ``<=`` against float32 thresholds), ``values`` their nodes' values; read
     laid end to end, a group of about :data:`GROUP_NODES` nodes at a time (one pass per group, not per tree, while
@@ -424,11 +420,13 @@ def _read_gradient_boosting(builder, gb) -> dict:
         raise ConfigError("The tree generator reads GradientBoosting with its default initial estimator only.")
     base = np.asarray(gb._raw_predict_init(np.zeros((1, gb.n_features_in_), dtype=np.float32)), dtype=float)[0]
     k = gb.estimators_.shape[1]
+    trees, values = [], []
     for stage in gb.estimators_:
         for c, tree in enumerate(stage):
-            values = np.zeros((tree.tree_.node_count, k))
-            values[:, c] = gb.learning_rate * tree.tree_.value[:, 0, 0]
-            _sklearn_tree(builder, tree, values=values)
+            trees.append(tree)
+            values.append(np.zeros((tree.tree_.node_count, k)))
+            values[-1][:, c] = gb.learning_rate * tree.tree_.value[:, 0, 0]
+    _sklearn_trees(builder, trees, values)
     if not hasattr(gb, "classes_"):  # a regressor: every loss it takes predicts the raw sum itself
         return dict(link="band", base=base)
     return dict(link="sigmoid" if k == 1 else "softmax", base=base)
