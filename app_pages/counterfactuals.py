@@ -39,7 +39,8 @@ cols[2].metric(f"{probability} after (mean)", "n/a" if case.after_mean is None e
 highlighted_counterfactuals(task, case.table, case.changed)
 st.caption(
     f"The first line is the case as it is; each further line is an alternative the generator found that the model "
-    f"predicts {task.desirable_words}. Highlighted cells are the changes. 'valid' means the model really predicts "
+    f"predicts {task.desirable_words}. Highlighted cells are the changes; the features that change come first, then "
+    "the prediction, then the features no way out changes. 'valid' means the model really predicts "
     f"{task.desirable_words} for that alternative. Each alternative is listed once: copies are merged, so every "
     "count on these pages is over distinct alternatives."
 )

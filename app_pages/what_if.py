@@ -112,7 +112,8 @@ else:
     highlighted_counterfactuals(task, table, changed, edited=result.edited)
     st.caption(
         "The first line is this case" + (" (edited cells in blue)" if result.edited else "") + "; each further line "
-        "is a smallest change the generator found that the model predicts differently, changed cells in yellow. "
+        "is a smallest change the generator found that the model predicts differently, changed cells in yellow; "
+        "the features that change come first, then the prediction, then the others. "
         f"Searched in {result.seconds * 1000:,.0f} ms with the session's generator ({analysis.explainer.generator_name}"
         f", up to {reporting.plural(analysis.explainer.n_cf, 'way')} out, seed {analysis.explainer.seed})"
         + ("; an edited case's counterfactuals are not stored." if result.edited else "; the stored ones of this row.")

@@ -258,9 +258,14 @@ def evaluation_caption(model: fc.FittedModel) -> str:
 def highlighted_counterfactuals(task: fc.TaskSpec, table, changed, *, edited=()) -> None:
     """A case and its counterfactuals with changed cells in yellow and the case's edited cells in blue; features
     under their labels with their units, as in the charts, numbers as the dictionary writes them (8,200,000;
-    453, not 453.00) and levels in its words; the probability as "P(Rejected)"."""
+    453, not 453.00) and levels in its words; the probability as "P(Rejected)".
+
+    The features that change come first, then the outcome, then the features no way out touches
+    (:func:`ui.reporting.changed_first`): a table wider than the page shows what to change without scrolling."""
     headers = {f.name: reporting.header(f) for f in task.features}
-    table = reporting.display_case_table(task, table)
+    moved, still = reporting.changed_first(task, changed, edited)
+    outcome = [c for c in table.columns if c not in headers]
+    table = reporting.display_case_table(task, table[[*moved, *outcome, *still]])
     changed = changed.rename(columns=headers).set_axis(table.index, axis=0)
     edited = {headers.get(name, name) for name in edited}
 

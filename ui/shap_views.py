@@ -78,7 +78,8 @@ def case_views(analysis: Analysis, result: fc.FlexResult, shap: fc.compare.ShapI
         st.caption("Here any change counts, as in the table below (FLEX's τ, which leaves out small changes to "
                    "numbers, is not applied to one case's ways out).")
     highlighted_counterfactuals(task, case.table, case.changed)
-    st.caption("The case, then its ways out; highlighted cells are the changes.")
+    st.caption("The case, then its ways out; highlighted cells are the changes, and the features that change come "
+               "first.")
     _ice(analysis, row, local)
 
 

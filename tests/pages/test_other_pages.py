@@ -59,10 +59,14 @@ def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
     highlighted = {(int(r), int(c)) for r, c in re.findall(r"row(\d+)_col(\d+)", styles)}
     features = ["Vehicle speed (km/h)", "Visibility (0-1)"]  # labels, as in the charts
     differing = {
-        (i, j) for i in range(1, len(table)) for j, name in enumerate(features)
+        (i, list(table.columns).index(name)) for i in range(1, len(table)) for name in features
         if abs(table[name].iloc[i] - table[name].iloc[0]) > 1e-6
     }
     assert highlighted == differing and differing
+    # What changes comes first, then the outcome: the most often changed feature is the first column.
+    changes = {name: sum(j == list(table.columns).index(name) for _, j in differing) for name in features}
+    assert table.columns[0] == max(features, key=lambda n: (changes[n], -features.index(n)))
+    assert list(table.columns).index("P(Severe)") == sum(c > 0 for c in changes.values())
     # Any factual works, also one whose counterfactuals were not generated yet (they are made on demand).
     last = int(at.selectbox(key="w_cf_row").options[-1].split()[1])
     at.selectbox(key="w_cf_row").set_value(last).run()

@@ -138,3 +138,30 @@ def test_the_report_names_a_data_file_without_the_folders_it_sits_in(tmp_path):
     label = reporting.dataset_label(task)
     assert "clients.csv" in label and str(tmp_path) not in label and "private" not in label
     assert reporting.dataset_label(fc.data.load_builtin("toy2d")) == fc.data.load_builtin("toy2d").name
+
+
+def test_a_case_table_puts_what_changes_first_most_often_changed_first(synthetic_task):
+    """Worked by hand: three ways out over six features; lighting changes twice, speed and driver's age once each
+    (a tie broken by the dictionary's order: speed before driver's age), the others never; an edited feature counts
+    as changed even where no way out changes it."""
+    names = synthetic_task.feature_names  # speed, road_type, lighting, noise_continuous, noise_categorical, driver_age_band
+    marks = pd.DataFrame(False, index=["factual", "counterfactual 1", "counterfactual 2", "counterfactual 3"], columns=names)
+    marks.loc["counterfactual 1", ["lighting", "driver_age_band"]] = True
+    marks.loc["counterfactual 2", "lighting"] = True
+    marks.loc["counterfactual 3", "speed"] = True
+    moved, still = reporting.changed_first(synthetic_task, marks)
+    assert moved == ["lighting", "speed", "driver_age_band"]
+    assert still == ["road_type", "noise_continuous", "noise_categorical"]
+    moved, still = reporting.changed_first(synthetic_task, marks, edited=["noise_categorical"])
+    assert moved == ["lighting", "speed", "driver_age_band", "noise_categorical"]
+    assert reporting.changed_first(synthetic_task, marks.iloc[:1]) == ([], names)  # the case alone: nothing moved
+
+    table = pd.DataFrame([synthetic_task.frame[names].iloc[0]] * 4, index=marks.index)  # the marks say what changed
+    table = table.assign(**{"P(undesirable)": [0.9, 0.3, 0.4, 0.2], "valid": [False, True, True, True]})
+    example = reporting.counterfactual_examples_table(synthetic_task, table, marks)
+    labels = {f.name: f.label for f in synthetic_task.features}
+    probability = reporting.probability_label(synthetic_task)
+    assert list(example.columns) == ["", labels["lighting"], labels["speed"], labels["driver_age_band"], probability,
+                                     "flips the prediction", labels["road_type"], labels["noise_continuous"],
+                                     labels["noise_categorical"]]
+    assert (example[labels["road_type"]].iloc[1:] == "·").all()

@@ -46,6 +46,7 @@ from ._readings import (
 from ._settings import describe_settings
 from ._tables import (
     case_line,
+    changed_first,
     class_balance,
     dataset_label,
     human_table,
@@ -98,14 +99,22 @@ class SessionResults:
 
 def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: pd.DataFrame) -> pd.DataFrame:
     """A case and its alternatives for reading: unchanged cells show "·", changed ones their new value; the lines are
-    "this case", then "way out 1", "way out 2", ... (as the app's tables name them)."""
+    "this case", then "way out 1", "way out 2", ... (as the app's tables name them). The features that change come
+    first, then the outcome, then the features no way out touches (:func:`changed_first`), as in the app."""
     out = pd.DataFrame(index=table.index)
-    for f in task.features:
-        values = [f.format_value(v) for v in table[f.name]]  # in the dictionary's units and words
-        out[f.label] = [v if line == "factual" or changed.loc[line, f.name] else "·"
-                        for line, v in zip(table.index, values)]
+    moved, still = changed_first(task, changed)
+    by_name = {f.name: f for f in task.features}
+
+    def add(names):
+        for f in (by_name[n] for n in names):
+            values = [f.format_value(v) for v in table[f.name]]  # in the dictionary's units and words
+            out[f.label] = [v if line == "factual" or changed.loc[line, f.name] else "·"
+                            for line, v in zip(table.index, values)]
+
+    add(moved)
     out[probability_label(task)] = [f"{p:.2f}" if task.band is None else task.format_target(p) for p in table["P(undesirable)"]]
     out["flips the prediction"] = ["–"] + ["yes" if v else "no" for v in table["valid"].iloc[1:]]
+    add(still)
     out.index = [case_line(name) for name in out.index]
     return out.reset_index(names="")
 

@@ -23,7 +23,7 @@ from flex_core.formatting import format_number, format_share, parse_order, parse
 __all__ = [
     "importance_table", "regional_table", "mode_shift_table", "case_line", "settings_table", "dataset_label", "human_table", "model_quality_table",
     "feature_table", "table_constraints", "class_balance", "counterfactual_table", "probability_label", "header",
-    "display_case_table", "mode_words",
+    "display_case_table", "mode_words", "changed_first",
 ]
 
 
@@ -310,6 +310,21 @@ def display_case_table(task: TaskSpec, table: pd.DataFrame, *, case: str = "this
     numbers (a styler formats them)."""
     out = table.rename(columns={**{f.name: header(f) for f in task.features}, "P(undesirable)": probability_label(task)})
     return out.rename(index=lambda name: case_line(name, case))
+
+
+def changed_first(task: TaskSpec, changed: pd.DataFrame, edited=()) -> tuple[list[str], list[str]]:
+    """The features of one case's table in reading order: (those some way out changes or the reader edited, the rest).
+
+    The changed ones come first, the most often changed first (ties: the data dictionary's order, which is also
+    the charts'), so that a table wider than the page shows what to change and its outcome without scrolling; the
+    features no way out touches follow. ``changed``: :func:`counterfactual_table`'s marks (feature names as
+    columns); ``edited``: features the reader set by hand (What-if), counted as changed.
+    """
+    counts = changed.reindex(columns=task.feature_names, fill_value=False).iloc[1:].sum()
+    order = {name: i for i, name in enumerate(task.feature_names)}
+    moved = [n for n in task.feature_names if counts[n] > 0 or n in set(edited)]
+    moved.sort(key=lambda n: (-int(counts[n]), order[n]))
+    return moved, [n for n in task.feature_names if n not in set(moved)]
 
 
 #: Below this a continuous difference is float noise, not a change (DiCE's ε).
