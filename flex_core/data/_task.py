@@ -81,6 +81,11 @@ class Feature:
         """The dictionary's unit of a number ("months"), its currency ("₹") when it has none, else ""."""
         return self.words.unit or self.words.currency
 
+    @property
+    def header(self) -> str:
+        """A table column's header: the label with its unit or currency ("Loan amount (₹)", "Loan term (years)")."""
+        return f"{self.label} ({self.unit})" if self.unit else self.label
+
     def format_value(self, value, *, bare: bool = False) -> str:
         """A value as the reader knows it: a number with its currency, format and unit, a level in its words.
 
@@ -103,6 +108,14 @@ class Feature:
             return f"{sign}{self.words.currency}{text}"
 
         return f"{end(low)}{sep}{end(high)}" + (f" {self.words.unit}" if self.words.unit else "")
+
+    def format_mode(self, mode) -> str:
+        """A mode-shift mode (:mod:`flex_core.regions`) in the reader's words: a level in the dictionary's
+        ("under 1 year"), a number's bin with its currency and unit ("16 to 20 years", "₹300,000 to ₹2,700,000")."""
+        if not self.is_continuous:
+            return self.format_value(mode)
+        mode = str(mode)
+        return self.format_span(*mode.split(" to ", 1)) if " to " in mode else mode
 
     def level_label(self, level) -> str:
         """The dictionary's words for a level (the level itself without them)."""

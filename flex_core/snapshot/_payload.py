@@ -54,6 +54,9 @@ def _features(task, ranges: np.ndarray) -> list[dict]:
             "integer": bool(f.integer),
             "range": _number(ranges[j]) if f.is_continuous else None,
             "levels": None if f.is_continuous else [str(v) for v in f.levels],
+            # as the app shows them: the header with its unit or currency, the levels in the dictionary's words
+            "header": f.header,
+            "words": None if f.is_continuous else [f.level_label(v) for v in f.levels],
         }
         for j, f in enumerate(task.features)
     ]
@@ -80,22 +83,28 @@ def _rows(explainer, cfset: CounterfactualSet) -> dict:
     }
 
 
-def _mode_shift(regional: RegionalResult) -> list[dict]:
-    return [{**{k: row[k] for k in ("name", "mode", "cf_mode")},
+def _mode_shift(regional: RegionalResult, features: Mapping) -> list[dict]:
+    """The region's mode shift, its modes in the reader's words (the dictionary's levels, a bin with its unit)."""
+    def words(name, mode):
+        return mode if mode is None or name not in features else features[name].format_mode(mode)
+
+    return [{"name": row["name"], "mode": words(row["name"], row["mode"]), "cf_mode": words(row["name"], row["cf_mode"]),
              **{k: _number(row[k]) for k in ("p_orig", "p_cf", "delta", "rank_shift")}} for row in regional.mode_shift]
 
 
-def _region(name: str, regional: RegionalResult, position: Mapping[int, int], labels: Mapping[str, str], *,
+def _region(name: str, regional: RegionalResult, position: Mapping[int, int], features: Mapping, *,
             kind: str, found=None) -> dict:
     """One region: its members (positions in the rows), how it was made, and its τ-free mode shift."""
     if regional.rule_text is not None:
         made = f"the {len(regional.members):,} cases with {regional.rule_text} (a region defined by a rule)"
     else:
         crit = regional.criterion
-        where = f" with {labels.get(crit['feature'], crit['feature'])} = {crit['value']}" if crit else ""
+        feature = features.get(crit["feature"]) if crit else None
+        where = ("" if not crit else f" with {crit['feature']} = {crit['value']}" if feature is None else
+                 f" with {feature.label} = {feature.format_value(crit['value'])}")
         made = f"a group of {len(regional.members):,} similar cases around row {regional.query}{where}"
     out: dict = {"name": name, "kind": kind, "description": made, "query": regional.query,
-           "members": [position[int(m)] for m in regional.members], "mode_shift": _mode_shift(regional)}
+           "members": [position[int(m)] for m in regional.members], "mode_shift": _mode_shift(regional, features)}
     if found is not None:
         out["discovery"] = {"q_value": _number(found.q_value), "p_value": _number(found.p_value),
                             "significant": bool(found.significant)}
@@ -192,13 +201,13 @@ def snapshot_payload(
         rows += [int(m) for m in regional.members]
     rows = list(dict.fromkeys(rows))
     position = {r: i for i, r in enumerate(rows)}
-    labels = {f.name: f.label for f in task.features}
+    features = {f.name: f for f in task.features}
     cfset = explainer.counterfactuals(rows)
     if [int(r) for r in cfset.query_index] != rows:  # the positions above index the rows block in this order
         raise ConfigError("The stored counterfactuals came back in another order than asked.")
-    region_list = [_region(name, reg, position, labels, kind="rule" if reg.rule is not None else "neighbours")
+    region_list = [_region(name, reg, position, features, kind="rule" if reg.rule is not None else "neighbours")
                    for name, reg in regions.items()]
-    region_list += [_region(f"discovered {i + 1}: {region.text}", reg, position, labels, kind="discovered", found=region)
+    region_list += [_region(f"discovered {i + 1}: {region.text}", reg, position, features, kind="discovered", found=region)
                     for i, (region, reg) in enumerate(zip(found, discovered_regions))]
     return {
         "format": FORMAT,

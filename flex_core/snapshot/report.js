@@ -260,7 +260,8 @@
   // -- factuals and their counterfactuals ----------------------------------------------------------------
   function shown(j, code) {
     if (code === null || isNaN(code)) return "–";
-    return F[j].continuous ? number(code, F[j].integer) : F[j].levels[code];
+    if (F[j].continuous) return number(code, F[j].integer);
+    return (F[j].words || F[j].levels)[code];  // the dictionary's words, as the app shows them
   }
   function matches(query) {
     var text = query.trim().toLowerCase(), out = [];
@@ -278,7 +279,7 @@
     var list = $("row-list"), found = matches($("row-search").value);
     list.replaceChildren();
     found.forEach(function (i) {
-      var option = el("option", "row " + ROWS[i].id + " (" + plural(ROWS[i].count, "valid counterfactual") + ")");
+      var option = el("option", "row " + ROWS[i].id + " (" + plural(ROWS[i].count, "valid way") + " out" + ")");
       option.value = String(i);
       list.appendChild(option);
     });
@@ -287,28 +288,46 @@
     if (state.row !== null) list.value = String(state.row);
     drawRow();
   }
+  function caseColumns(x, cfs) {
+    /* The features in reading order, as the app's case tables (ui.reporting.changed_first): those some way out
+       changes first, the most often changed first (ties in the dictionary's order), then the others. */
+    var counts = F.map(function (f, j) {
+      return cfs.filter(function (cf) {
+        return cf !== null && (f.continuous ? Math.abs(cf[j] - x[j]) > DATA.epsilon : cf[j] !== x[j]);
+      }).length;
+    });
+    var order = F.map(function (f, j) { return j; });
+    var moved = order.filter(function (j) { return counts[j] > 0; });
+    moved.sort(function (a, b) { return counts[b] - counts[a] || a - b; });
+    return {moved: moved, still: order.filter(function (j) { return counts[j] === 0; })};
+  }
   function drawRow() {
     var i = state.row;
     if (i === null) { fill("row-table", el("p", "No case matches.")); return; }
     var t = tau(), x = DATA.rows.x[i], cfs = DATA.rows.cf[i], p = DATA.rows.p[i], valid = DATA.rows.valid[i];
-    var header = [""].concat(F.map(function (f, j) { return label(j); }), ["P(" + DATA.undesirable.join(" / ") + ")", "valid"]);
-    var lines = [[el("td", "factual (row " + ROWS[i].id + ")")].concat(F.map(function (f, j) { return el("td", shown(j, x[j])); }),
-                 [cell("td", fixed(p[0], 3), p[0]), el("td", "")])];
+    var cols = caseColumns(x, cfs);
+    function heads(js) { return js.map(function (j) { return (F[j].header || F[j].label) + (F[j].immutable ? " (fixed)" : ""); }); }
+    function line(first, cells, outcome) {  // a line's cells in the columns' order: what changes, the outcome, the rest
+      return [first].concat(cols.moved.map(function (j) { return cells[j]; }), outcome, cols.still.map(function (j) { return cells[j]; }));
+    }
+    var probability = "P(" + DATA.undesirable.join(" / ") + ")";
+    var header = [""].concat(heads(cols.moved), [probability, "valid"], heads(cols.still));
+    var lines = [line(el("td", "this case (row " + ROWS[i].id + ")"), F.map(function (f, j) { return el("td", shown(j, x[j])); }),
+                      [cell("td", fixed(p[0], 3), p[0]), el("td", "")])];
     cfs.forEach(function (cf, k) {
       if (cf === null) return;
-      var line = [el("td", "counterfactual " + (lines.length))];
-      F.forEach(function (f, j) {
+      var cells = F.map(function (f, j) {
         var c = el("td", shown(j, cf[j])), delta = Math.abs(cf[j] - x[j]);
         if (f.continuous && delta / (f.range > 0 ? f.range : Infinity) > t[j]) c.className = "changed";
         else if (f.continuous && delta > DATA.epsilon) c.className = "moved";
         else if (!f.continuous && delta !== 0) c.className = "changed";
-        line.push(c);
+        return c;
       });
-      line.push(cell("td", fixed(p[k + 1], 3), p[k + 1]), el("td", valid.charAt(k) === "1" ? "yes" : "no"));
-      lines.push(line);
+      lines.push(line(el("td", "way out " + lines.length), cells,
+                      [cell("td", fixed(p[k + 1], 3), p[k + 1]), el("td", valid.charAt(k) === "1" ? "yes" : "no")]));
     });
     var local = FlexMath.localFrequencies(F, ROWS[i], t);
-    lines.push([el("td", "f_j: share of its valid counterfactuals changing it")].concat(F.map(function (f, j) {
+    lines.push(line(el("td", "share of its valid ways out that change it"), F.map(function (f, j) {
       return local === null ? el("td", "–") : cell("td", fixed(local[j], 2), local[j]);
     }), [el("td", ""), el("td", "")]));
     var built = table(header, lines);

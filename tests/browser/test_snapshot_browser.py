@@ -104,12 +104,21 @@ def test_tau_a_region_and_a_case_give_the_apis_numbers_offline(browser, user_exp
 
     # 3: a case found by its row id: its counterfactuals, changed cells marked, and its f_j at these τ
     page.fill("#row-search", str(query))
-    page.wait_for_function(f"document.querySelector('#row-cf-table td').textContent === 'factual (row {query})'")
+    page.wait_for_function(f"document.querySelector('#row-cf-table td').textContent === 'this case (row {query})'")
     local = explainer.explain_local([query], tau=tau)[0]
-    assert table_value(page, "row-cf-table", "f_j", 1 + j) == pytest.approx(local.frequency_mean[j], abs=1e-9)
+    headers = page.locator("#row-cf-table th").all_inner_texts()
+    column = headers.index(explainer.task.feature("speed").header)
+    share = "share of its valid ways out that change it"
+    assert table_value(page, "row-cf-table", share, column) == pytest.approx(local.frequency_mean[j], abs=1e-9)
     cfset = explainer.counterfactuals([query])
     assert page.locator("#row-cf-table tr").count() == 1 + 1 + int(cfset.found[0].sum()) + 1
     x, cfs = cfset.factuals[0], cfset.counterfactuals[0][cfset.found[0]]
+    # What its ways out change comes first, the most often changed first (ties in the dictionary's order); then the
+    # prediction and "valid"; the headers carry units, as in the app.
+    moves = [int(np.sum(np.abs(cfs[:, k] - x[k]) > 1e-6)) for k in range(len(x))]
+    order = sorted((k for k in range(len(x)) if moves[k]), key=lambda k: (-moves[k], k))
+    first = [explainer.task.features[k].header for k in order]
+    assert order and headers[1:len(first) + 3] == [*first, next(h for h in headers if h.startswith("P(")), "valid"]
     ranges = np.where(explainer.store.ranges > 0, explainer.store.ranges, np.inf)
     continuous = np.array([f.is_continuous for f in explainer.task.features])
     counts = np.where(continuous, np.abs(cfs - x) / ranges > g.tau, cfs != x)
@@ -146,7 +155,7 @@ def test_html_and_formula_text_in_the_data_shows_as_text_and_nothing_runs(browse
                             regions={f"{script} {formula}": {"query": query, "k": 5}}, title=f"{script} report")
     page, refused, dialogs, errors = open_offline(browser, path)
     page.fill("#row-search", str(query))
-    page.wait_for_function(f"document.querySelector('#row-cf-table td').textContent === 'factual (row {query})'")
+    page.wait_for_function(f"document.querySelector('#row-cf-table td').textContent === 'this case (row {query})'")
     text = page.inner_text("body")
     assert script in text and formula in text and column in text
     assert script in page.title()

@@ -15,6 +15,7 @@ import subprocess
 from importlib import resources
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import flex_core as fc
@@ -184,6 +185,36 @@ def test_the_payload_carries_the_counterfactuals_and_the_regions(built):
     assert "undesirable" not in json.dumps(payload["settings"])
     assert [f["range"] for f in payload["features"] if f["continuous"]] == [
         v for v, f in zip(explainer.store.ranges, explainer.task.features) if f.is_continuous]
+
+
+def test_the_payload_names_features_and_levels_as_the_app_shows_them():
+    """The case table's headers carry the unit or currency and its levels the dictionary's words, as the app's."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    words = {"features": {"speed": {"name": "Speed", "unit": "km/h"}, "income": {"name": "Income", "currency": "€"},
+                          "lighting": {"name": "Lighting", "levels": {"dark": "at night, unlit"}}}}
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"speed": rng.uniform(0, 100, 200), "income": rng.uniform(0, 9, 200),
+                          "lighting": rng.choice(["dark", "day"], 200)})
+    y = np.where((frame["speed"] > 60) | (frame["lighting"] == "dark"), "bad", "good")
+    model = Pipeline([("enc", ColumnTransformer([("oh", OneHotEncoder(), ["lighting"])], remainder="passthrough")),
+                      ("rf", RandomForestClassifier(n_estimators=10, random_state=0))]).fit(frame, y)
+    explainer = fc.FlexExplainer(model, frame, undesired="bad", y=y, n_cf=2, seed=0, dictionary=words)
+    g = explainer.explain_global(n_factuals=10)
+    region = explainer.explain_region(global_result=g, query=int(g.query_index[0]), k=5, where={"lighting": "dark"})
+    payload = snapshot_payload(explainer, g, {"around": region})
+    shown = {f["name"]: f for f in payload["features"]}
+    # The region's mode shift and criterion in the same words: "₹300,000 to ₹2,700,000", "16 to 20 years", levels.
+    modes = {m["name"]: m for m in payload["regions"][0]["mode_shift"]}
+    assert modes["lighting"]["mode"] == "at night, unlit"
+    assert modes["speed"]["mode"].endswith(" km/h") and modes["income"]["mode"].startswith("€")
+    assert payload["regions"][0]["description"].endswith("with Lighting = at night, unlit")
+    assert shown["speed"]["header"] == "Speed (km/h)" and shown["speed"]["words"] is None
+    assert shown["income"]["header"] == "Income (€)"
+    assert shown["lighting"]["header"] == "Lighting" and shown["lighting"]["words"] == ["at night, unlit", "day"]
 
 
 def test_no_text_from_the_data_can_end_the_data_block():

@@ -108,9 +108,7 @@ def mode_shift_table(regional: RegionalResult, *, terms: bool = False) -> pd.Dat
 def mode_words(feature, mode: str) -> str:
     """A mode-shift mode in the reader's words: a level in the dictionary's ("under 1 year"), a number's bin with
     its currency and unit ("16 to 20 years", "₹300,000 to ₹2,700,000")."""
-    if feature.is_continuous and " to " in mode:
-        return feature.format_span(*mode.split(" to ", 1))
-    return feature.format_value(mode) if not feature.is_continuous else mode
+    return feature.format_mode(mode)
 
 
 def _setting_text(value) -> str:
@@ -295,7 +293,7 @@ def format_prediction(task: TaskSpec, value: float) -> str:
 
 def header(feature) -> str:
     """A feature's column header: its label with its unit or currency ("Loan amount (₹)", "Loan term (years)")."""
-    return f"{feature.label} ({feature.unit})" if feature.unit else feature.label
+    return feature.header
 
 
 def case_line(name, case: str = "this case") -> str:
