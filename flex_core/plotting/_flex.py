@@ -562,11 +562,13 @@ def with_current_tau(lines: go.Figure, current: float | None) -> go.Figure:
 
 
 def _tau_sweep_lines(sweep: pd.DataFrame, terms: bool) -> go.Figure:
-    """The τ sweep's lines without a current τ (see :func:`with_current_tau`)."""
+    """The τ sweep's lines without a current τ (see :func:`with_current_tau`), the most often changed feature first
+    (its frequency at the smallest τ; ties in the sweep's order), so the legend reads as the bars do."""
     fig = new_figure()
     frequency = named("change frequency", "F", terms)
-    for (feature, label), group in sweep.groupby(["feature", "label"], sort=False):
-        group = group.sort_values("tau")
+    lines = [(key, group.sort_values("tau")) for key, group in sweep.groupby(["feature", "label"], sort=False)]
+    lines.sort(key=lambda line: -float(line[1]["frequency_mean"].iloc[0]))  # stable: ties keep the sweep's order
+    for (feature, label), group in lines:
         fig.add_trace(
             go.Scatter(
                 name=label,

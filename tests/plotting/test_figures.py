@@ -368,6 +368,17 @@ def test_tau_sweep_is_monotone_and_matches_flex_at_each_tau(toy_task):
     assert [t.name for t in panels.data] == ["τ = 0.1", "τ = 0.5", "τ = 0.9"]
 
 
+def test_the_tau_sweep_lines_come_most_often_changed_first():
+    """The legend reads as the bars: by frequency at the smallest τ (Term 0.6, Score 0.3, then Income and Assets
+    tied at 0, in the sweep's order)."""
+    rows = {"income": [0.0, 0.0], "score": [0.3, 0.2], "assets": [0.0, 0.0], "term": [0.6, 0.1]}
+    sweep = pd.DataFrame([{"feature": name, "label": name.title(), "tau": t, "frequency_mean": f}
+                          for name, fs in rows.items() for t, f in zip([0.0, 0.5], fs)])
+    fig = fc.plotting.tau_sweep_figure(sweep)
+    assert [t.name for t in fig.data] == ["Term", "Score", "Income", "Assets"]
+    assert list(fig.data[0].y) == [0.6, 0.1]
+
+
 def test_the_current_tau_line_and_the_settings_subtitle_are_what_plotly_would_write(toy_task, toy_result):
     """Both skip Plotly's validation (6-9 ms a chart on every τ change): they must equal Plotly's own way, unchanged."""
     cfset = _set(toy_task, [[100.0, 0.2]], [[[70.0, 0.2], [95.0, 0.9], [100.0, 0.25]]])

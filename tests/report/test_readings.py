@@ -6,6 +6,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -258,3 +259,22 @@ def test_regional_reading_names_corners_and_the_mode_shift_in_words_unless_terms
     table = reporting.mode_shift_table(regional)
     assert table.loc[0, "relative change"] == "−75%" and "δ" not in table.columns
     assert reporting.mode_shift_table(regional, terms=True).loc[0, "δ"] == "-0.75"
+
+
+def test_the_tau_sweep_reading_by_hand_most_often_changed_first_and_rare_ones_grouped():
+    """Worked by hand: four numbers over τ = 0, 0.2, 0.4. Term starts at 0.6 and is at 0.3 (half) by 0.2; Score starts
+    at 0.3 and stays above 0.15 throughout; Income (0.02) and Assets (0) are under 5% at τ = 0, so their half-lives,
+    resting on a handful of ways out, are not read as findings; Score and Term are named by how often they change."""
+    taus = [0.0, 0.2, 0.4]
+    rows = {"Income": [0.02, 0.0, 0.0], "Score": [0.3, 0.25, 0.2], "Assets": [0.0, 0.0, 0.0], "Term": [0.6, 0.3, 0.1]}
+    sweep = pd.DataFrame([{"label": label, "tau": t, "frequency_mean": f} for label, fs in rows.items()
+                          for t, f in zip(taus, fs)])
+    text = reporting.describe_tau_sweep(sweep)
+    assert text == (
+        "τ decides how large a change to a number must be (as a share of its range) to count. Term loses half its changes "
+        "by τ = 0.2; Score keeps most of its changes even at τ = 0.4 (large changes). A feature that keeps its frequency "
+        "at high τ needs big changes to flip the prediction. Rarely changed even at τ = 0 (under 5% of the ways out), so "
+        "how fast they fall says little: Income and Assets.")
+    only_rare = reporting.describe_tau_sweep(sweep[sweep["label"].isin(["Income", "Assets"])])
+    assert only_rare.endswith("so how fast they fall says little: Income and Assets.") and "loses" not in only_rare
+    assert reporting.describe_tau_sweep(sweep.iloc[:0]) == "This dataset has no continuous feature, so τ has no effect."

@@ -456,25 +456,36 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
 
 
 def describe_tau_sweep(sweep: pd.DataFrame) -> str:
-    """How quickly each continuous feature's frequency falls as τ grows."""
+    """How quickly each continuous feature's frequency falls as τ grows, the most often changed first.
+
+    A feature changed by under :data:`RARE` of the ways out at the smallest τ is only named among the rarely changed:
+    where its half-life rests on a handful of ways out, it would read as a finding. Ties keep the sweep's order
+    (the data dictionary's).
+    """
     if sweep.empty:
         return "This dataset has no continuous feature, so τ has no effect."
-    parts = []
+    features = []
     for label, group in sweep.groupby("label", sort=False):
         group = group.sort_values("tau")
         start = float(group["frequency_mean"].iloc[0])
         half = group[group["frequency_mean"] <= start / 2]
-        if start == 0:
-            parts.append(f"{label} never changes")
+        if start < RARE:
+            phrase = None
         elif half.empty:
-            parts.append(f"{label} keeps most of its changes even at τ = {group['tau'].max():g} (large changes)")
+            phrase = f"{label} keeps most of its changes even at τ = {group['tau'].max():g} (large changes)"
         else:
-            parts.append(f"{label} loses half its changes by τ = {half['tau'].iloc[0]:g}")
-    return (
-        "τ decides how large a change to a number must be (as a share of its range) to count. "
-        + "; ".join(parts)
-        + ". A feature that keeps its frequency at high τ needs big changes to flip the prediction."
-    )
+            phrase = f"{label} loses half its changes by τ = {half['tau'].iloc[0]:g}"
+        features.append((start, str(label), phrase))
+    features.sort(key=lambda item: -item[0])  # stable: ties stay in the sweep's order
+    parts = [phrase for _, _, phrase in features if phrase is not None]
+    rare = [label for start, label, phrase in features if phrase is None]
+    text = "τ decides how large a change to a number must be (as a share of its range) to count. "
+    if parts:
+        text += "; ".join(parts) + ". A feature that keeps its frequency at high τ needs big changes to flip the prediction."
+    if rare:
+        text += (" " if parts else "") + (f"Rarely changed even at τ = {sweep['tau'].min():g} (under {_pct(RARE)} of the "
+                                          f"ways out), so how fast they fall says little: {_join(rare)}.")
+    return text
 
 
 def describe_coverage(coverage: Mapping) -> str:
