@@ -104,10 +104,10 @@ def report_settings(analysis: Analysis, link: str) -> dict:
     settings = {
         "dataset": reporting.dataset_label(analysis.task),
         "model": f"{analysis.model.label} ({analysis.model.encoding} encoding)",
-        "counterfactual generator": s[S.GENERATOR],
+        "generator of the ways out (counterfactuals)": s[S.GENERATOR],
         "generator settings": s[S.GENERATOR_SETTINGS].get(s[S.GENERATOR]) or "defaults",
         "cases explained (N_F)": analysis.n_factuals,
-        "alternatives per case (N_cf)": analysis.explainer.n_cf,
+        "ways out asked for per case (N_cf)": analysis.explainer.n_cf,
         "seed": int(s[S.SEED]),
         "τ (share of a number's range)": tau,
     }

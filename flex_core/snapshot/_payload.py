@@ -136,9 +136,10 @@ def _settings(explainer, global_result: FlexResult, extra: Mapping | None) -> li
         "dataset": f"{task.name} ({len(task.frame):,} rows, {len(task.features)} features)",
         "outcome explained": f"{task.undesirable_words}: the outcome each way out leaves for {task.desirable_words}",
         "model": f"{model.label} ({model.encoding} encoding)" if getattr(model, "encoding", None) else model.label,
-        "counterfactual generator": explainer.generator_name,
-        "alternatives per case (N_cf)": str(explainer.n_cf),
-        "cases explained (N_F)": f"{global_result.n_factuals_used:,} with counterfactuals of {len(global_result.query_index):,}",
+        "generator of the ways out (counterfactuals)": explainer.generator_name,
+        "ways out asked for per case (N_cf)": str(explainer.n_cf),
+        "cases explained (N_F)": (f"{len(global_result.query_index):,}, of which {global_result.n_factuals_used:,} "
+                                  f"{'has' if global_result.n_factuals_used == 1 else 'have'} a way out"),
         "seed": str(explainer.seed),
         "τ when built": _tau_text(global_result, task),
         **({"constraints between features": "; ".join(task.rule_texts)} if task.rules else {}),
