@@ -350,8 +350,8 @@
     fill("region-table", importanceTable(reg.importance));
     fill("region-modes", modeShiftTable(region));
     var d = region.discovery;
-    $("region-discovery").textContent = d ? "Found by region discovery at τ " + DATA.discovery_tau + " (q = " + fixed(d.q_value, 4) +
-      (d.significant ? ", significant" : ", not significant") + "); moving τ recomputes its F but does not search again." : "";
+    $("region-discovery").textContent = d ? "Found by region discovery at τ " + DATA.discovery_tau + " (share of flukes expected, q = " + fixed(d.q_value, 4) +
+      (d.significant ? ": it differs significantly" : ": it does not differ significantly") + "); moving τ recomputes its change frequencies but does not search again." : "";
     return Promise.all([importanceChart("region-chart", reg.importance, "Importance in this region (" + plural(reg.importance.n, "case") + ")"),
                         scatterChart("region-scatter", reg)]);
   }
