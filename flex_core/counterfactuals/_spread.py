@@ -4,8 +4,9 @@
 user's own ``Client``); :func:`on_cluster` runs one function per chunk there and returns the results in chunk
 order, so a generator that merges them as it merges its own chunks in one process gives the same result.
 A worker that dies mid-run loses its chunks to the scheduler, which runs them again elsewhere (``retries``
-more on top of Dask's own ``allowed-failures``); a lost scheduler is one :class:`GenerationError` (the store keeps
-the chunks it had written: :meth:`~._store.CounterfactualStore.chunks`).
+more on top of Dask's own ``allowed-failures``), and what every chunk needs is sent again when the worker took it
+with it; a lost scheduler is one :class:`GenerationError` (the store keeps the chunks it had written:
+:meth:`~._store.CounterfactualStore.chunks`).
 """
 
 from __future__ import annotations
@@ -119,40 +120,67 @@ def on_cluster(fn: Callable[..., Any], parts: Sequence[Any], shared: Mapping[str
 
     ``sizes`` counts the queries of each part, for ``progress(done, total)`` as parts come back in order.
     ``deadline`` (a ``time.perf_counter()`` value): the parts not done by then are cancelled and left out, so the
-    list is the results of the first parts only.
+    list is the results of the first parts only. A worker that dies can take ``shared`` with it although it was
+    sent to every worker (dask/distributed#3149: the parts waiting on it are cancelled while the scheduler runs
+    on); then ``shared`` is sent again and the parts not yet back are submitted again, up to :data:`RESENDS` times.
     """
     from distributed import KilledWorker
 
     client = dask_client()
     total = int(sum(sizes))
-    try:
-        sent = {name: client.scatter(value, broadcast=True, hash=False) for name, value in shared.items()}
-        futures = [client.submit(fn, part, **sent, retries=RETRIES, pure=False) for part in parts]
-    except LOST as exc:
-        raise GenerationError(scheduler_lost(client, 0, total, exc)) from None
-    results, done = [], 0
-    try:
-        for future, size in zip(futures, sizes, strict=True):
-            if deadline is not None:
-                left = deadline - time.perf_counter()
-                if left <= 0 and not future.done():
-                    break
-                try:
-                    future.result(timeout=max(left, 0.001))
-                except TimeoutError:
-                    break
-            results.append(future.result())
-            done += int(size)
-            if progress is not None:
-                progress(done, total)
-    except LOST as exc:
-        raise GenerationError(scheduler_lost(client, done, total, exc)) from None
-    except KilledWorker as exc:
-        raise GenerationError(f"A chunk of factuals failed on every worker it was tried on: {exc}") from None
-    finally:
-        for future in futures:
-            future.release()
-    return results
+    results: list[Any] = []
+    for attempt in range(RESENDS + 1):
+        left = len(results)
+        try:
+            sent = {name: client.scatter(value, broadcast=True, hash=False) for name, value in shared.items()}
+            futures = [client.submit(fn, part, **sent, retries=RETRIES, pure=False) for part in parts[left:]]
+        except LOST as exc:
+            raise GenerationError(scheduler_lost(client, int(sum(sizes[:left])), total, exc)) from None
+        try:
+            _collect(futures, sizes, results, total, progress, deadline)
+            return results
+        except LOST as exc:
+            if attempt < RESENDS and _data_lost(client, exc):
+                logging.getLogger(__name__).warning("Data sent to the workers was lost with a worker; sending it again.")
+                continue
+            raise GenerationError(scheduler_lost(client, int(sum(sizes[:len(results)])), total, exc)) from None
+        except KilledWorker as exc:
+            raise GenerationError(f"A chunk of factuals failed on every worker it was tried on: {exc}") from None
+        finally:
+            for future in futures:
+                future.release()
+    return results  # not reached: the last attempt returns or raises
+
+
+#: Times :func:`on_cluster` sends its shared data again after a worker took it with it.
+RESENDS = 2
+
+
+def _collect(futures, sizes: Sequence[int], results: list, total: int, progress, deadline) -> None:
+    """The futures' results appended to ``results`` in order (the parts before them are already there); stops at the
+    first part not done by ``deadline``."""
+    done = int(sum(sizes[:len(results)]))
+    for future in futures:
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0 and not future.done():
+                return
+            try:
+                future.result(timeout=max(left, 0.001))
+            except TimeoutError:
+                return
+        results.append(future.result())
+        done += int(sizes[len(results) - 1])
+        if progress is not None:
+            progress(done, total)
+
+
+def _data_lost(client, exc: BaseException) -> bool:
+    """Whether ``exc`` cancelled a part while the client is still connected: data it needed went with a worker (the
+    scheduler says so without a reason). A lost scheduler sets the client connecting before it cancels every future
+    with ``scheduler-connection-lost``."""
+    return (isinstance(exc, CancelledError) and getattr(exc, "reason", None) != "scheduler-connection-lost"
+            and getattr(client, "status", None) == "running")
 
 
 def in_threads(fn: Callable[[Any], Any], parts: Iterable[Any], workers: int, *,

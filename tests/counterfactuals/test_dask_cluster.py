@@ -122,6 +122,71 @@ def test_threads_yield_in_the_parts_order_and_stop_at_the_first_part_not_started
     assert started == [0]
 
 
+class _Future:
+    """A stand-in for a Dask future: its result, or the error it raises."""
+
+    def __init__(self, value=None, error=None):
+        self.value, self.error = value, error
+
+    def done(self):
+        return True
+
+    def result(self, timeout=None):
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def release(self):
+        pass
+
+
+class _Client:
+    """A client whose first round loses part 1, cancelled for ``reason``; later rounds compute what they are sent.
+    Each scatter (one per round: one shared value) starts a round."""
+
+    def __init__(self, reason, status="running"):
+        self.reason, self.status, self.rounds = reason, status, []
+
+    def scatter(self, value, **kwargs):
+        self.rounds.append([])
+        return value
+
+    def submit(self, fn, part, *, retries, pure, **shared):
+        from distributed.client import FutureCancelledError
+
+        self.rounds[-1].append(part)
+        if len(self.rounds) == 1 and part == 1:
+            return _Future(error=FutureCancelledError(("fn", part), self.reason))
+        return _Future(value=fn(part, **shared))
+
+
+def test_data_a_dying_worker_took_with_it_is_sent_again_and_only_the_parts_not_back_run_again(monkeypatch):
+    """dask/distributed#3149: scattered data can go with a worker although it was broadcast (the scheduler cancels
+    the parts that need it, giving no reason). The parts already back are kept; the rest run again with the data
+    sent again, and the results come in the parts' order."""
+    from flex_core.counterfactuals import _spread
+
+    client = _Client(reason=None)
+    monkeypatch.setattr(_spread, "dask_client", lambda: client)
+    seen = []
+    out = _spread.on_cluster(lambda part, k: 10 * part + k, [0, 1, 2], {"k": 3}, sizes=[5, 5, 5],
+                             progress=lambda done, total: seen.append((done, total)))
+    assert out == [3, 13, 23]
+    assert client.rounds == [[0, 1, 2], [1, 2]]
+    assert seen == [(5, 15), (10, 15), (15, 15)]
+
+
+def test_a_lost_scheduler_is_one_error_and_nothing_is_sent_again(monkeypatch):
+    from flex_core._errors import GenerationError
+    from flex_core.counterfactuals import _spread
+
+    for client in (_Client(reason="scheduler-connection-lost"), _Client(reason=None, status="connecting")):
+        monkeypatch.setattr(_spread, "dask_client", lambda c=client: c)
+        with pytest.raises(GenerationError, match=r"was lost after 5 of 15 queries of this call \(FutureCancelledError\)"):
+            _spread.on_cluster(lambda part, k: part, [0, 1, 2], {"k": 3}, sizes=[5, 5, 5])
+        assert client.rounds == [[0, 1, 2]]
+
+
 def test_without_a_cluster_the_dask_backend_says_how_to_start_one():
     task = fc.data.load_builtin("toy2d")
     model = fc.fit_model(task, model="rf", seed=0, cv_folds=0)
