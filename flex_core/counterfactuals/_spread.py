@@ -25,6 +25,8 @@ from ._set import Progress
 
 #: Further tries of a chunk whose task failed on a worker (a dying worker's chunks are rerun by Dask anyway).
 RETRIES = 2
+#: Times :func:`on_cluster` sends its shared data again after a worker took it with it (dask/distributed#3149).
+RESENDS = 2
 #: The fewest queries in a chunk sent to a worker: smaller ones cost more in scheduling than they save.
 MIN_CHUNK = 16
 #: Chunks per worker thread: enough that a slow or lost worker's share is taken up by the others.
@@ -150,10 +152,6 @@ def on_cluster(fn: Callable[..., Any], parts: Sequence[Any], shared: Mapping[str
             for future in futures:
                 future.release()
     return results  # not reached: the last attempt returns or raises
-
-
-#: Times :func:`on_cluster` sends its shared data again after a worker took it with it.
-RESENDS = 2
 
 
 def _collect(futures, sizes: Sequence[int], results: list, total: int, progress, deadline) -> None:
