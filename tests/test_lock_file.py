@@ -8,7 +8,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 #: What CI and developers need but a server must not install (issue 31, finding 11).
-TEST_TOOLS = {"pytest", "playwright", "kaleido", "choreographer", "hypothesis", "ruff", "mypy", "pip-tools", "pip-audit"}
+TEST_TOOLS = {"pytest", "pytest-xdist", "execnet", "playwright", "kaleido", "choreographer", "hypothesis", "ruff", "mypy", "pip-tools", "pip-audit"}
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
 
