@@ -299,10 +299,6 @@ def _add_pool_commands(sub, common: argparse.ArgumentParser) -> None:
 
 def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> dict:
     """``regions`` and ``groups``: one pool of factuals, nothing generated per region or group."""
-    asked = [flag for flag, value in (("--sufficiency", args.sufficiency), ("--repeats", args.repeats != 1),
-                                      ("--compare-generators", args.compare_generators), ("--cf-out", args.cf_out)) if value]
-    if asked:
-        raise ConfigError(f"{', '.join(asked)} apply to global and regional, not to {args.command}.")
     started = time.perf_counter()
     if args.command == "regions":
         result = explainer.find_regions(
@@ -389,6 +385,16 @@ def check_arguments(args) -> None:
             check_output_path(getattr(args, option), "--" + option.replace("_", "-"))
     if getattr(args, "all_factuals", False):
         _check_all_factuals(args)
+    if args.command in ("regions", "groups"):
+        _check_pool_options(args)
+
+
+def _check_pool_options(args) -> None:
+    """``regions`` and ``groups`` analyse one pool: refuse the options of one sample's FLEX before the model trains."""
+    asked = [flag for flag, value in (("--sufficiency", args.sufficiency), ("--repeats", args.repeats != 1),
+                                      ("--compare-generators", args.compare_generators), ("--cf-out", args.cf_out)) if value]
+    if asked:
+        raise ConfigError(f"{', '.join(asked)} apply to global and regional, not to {args.command}.")
 
 
 #: Options that need every factual's counterfactuals or a sample at once, so --all-factuals does not take them.

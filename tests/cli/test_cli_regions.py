@@ -86,7 +86,13 @@ def test_groups_json(tmp_path):
         (["regions", "--max-conditions", "3"], "invalid choice"),
     ],
 )
-def test_bad_regions_and_groups_options_exit_2(capsys, args, message):
+def test_bad_regions_and_groups_options_exit_2(capsys, monkeypatch, args, message):
+    """Each is refused before a model is trained (the user does not wait for a fit to hear it)."""
+
+    def trained(*_args, **_kwargs):
+        raise AssertionError("the model was trained before the options were checked")
+
+    monkeypatch.setattr("flex_core.cli._main.FlexExplainer.from_task", trained)
     try:
         code = main([args[0], *DATA, *args[1:], *FAST])
     except SystemExit as exc:  # argparse's own errors
