@@ -387,6 +387,8 @@ def check_arguments(args) -> None:
         _check_all_factuals(args)
     if args.command in ("regions", "groups"):
         _check_pool_options(args)
+    if args.command == "regional" and args.rule and (args.query is not None or args.where or args.neighbours is not None):
+        raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
 
 
 def _check_pool_options(args) -> None:
@@ -395,6 +397,8 @@ def _check_pool_options(args) -> None:
                                       ("--compare-generators", args.compare_generators), ("--cf-out", args.cf_out)) if value]
     if asked:
         raise ConfigError(f"{', '.join(asked)} apply to global and regional, not to {args.command}.")
+    if args.command == "groups" and args.report:
+        raise ConfigError("--report applies to global, regional and regions, not to groups.")
 
 
 #: Options that need every factual's counterfactuals or a sample at once, so --all-factuals does not take them.
@@ -487,14 +491,10 @@ def run(args) -> dict:
 
     on_request = {"sufficiency": args.sufficiency, "repeats": args.repeats, "generators": args.compare_generators}
     if args.command in ("regions", "groups"):
-        if args.command == "groups" and args.report:
-            raise ConfigError("--report applies to global, regional and regions, not to groups.")
         out = _run_pool_analysis(args, explainer, tau, progress, log)
         _report(args, explainer, tau, discover=getattr(args, "found", 0))
         return _finish(out, args, task, log)
     if args.command == "regional" and args.rule:
-        if args.query is not None or args.where or args.neighbours is not None:
-            raise ConfigError("--rule defines the region by itself: leave out --query, --where and --neighbours.")
         args.rule = check_rule_region(explainer.store, args.rule)  # a bad rule fails before any generation
     started = time.perf_counter()
     retrain = {"retrain": args.retrain} if args.command == "global" and args.retrain else {}

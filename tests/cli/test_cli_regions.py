@@ -84,15 +84,19 @@ def test_groups_json(tmp_path):
         (["regions", "--fdr", "2"], "fdr is a false-discovery rate between 0 and 1"),
         (["regions", "--sufficiency"], "--sufficiency apply to global and regional, not to regions"),
         (["regions", "--max-conditions", "3"], "invalid choice"),
+        (["groups", "--by", "road_type", "--report", "{tmp}/r.html"], "--report applies to global, regional and regions"),
+        (["regional", "--rule", "speed>=90", "--where", "lighting=dark"], "--rule defines the region by itself"),
+        (["regional", "--rule", "speed>=90", "--query", "3"], "--rule defines the region by itself"),
     ],
 )
-def test_bad_regions_and_groups_options_exit_2(capsys, monkeypatch, args, message):
+def test_bad_regions_and_groups_options_exit_2(capsys, monkeypatch, tmp_path, args, message):
     """Each is refused before a model is trained (the user does not wait for a fit to hear it)."""
 
     def trained(*_args, **_kwargs):
         raise AssertionError("the model was trained before the options were checked")
 
     monkeypatch.setattr("flex_core.cli._main.FlexExplainer.from_task", trained)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     try:
         code = main([args[0], *DATA, *args[1:], *FAST])
     except SystemExit as exc:  # argparse's own errors
