@@ -580,6 +580,12 @@ class GeneratorParams:
         """The settings that change the counterfactuals (``get_params`` without ``execution_params``)."""
         return {k: v for k, v in self.get_params().items() if k not in self.execution_params}
 
+    @property
+    def first_call_note(self) -> str | None:
+        """A sentence for a progress message when this generator's first call in the process may take longer than
+        its work (a compile, say); None when it will not."""
+        return None
+
 
 class CounterfactualGenerator(Protocol):
     """What FLEX needs of a generator: counterfactuals for many queries at once."""

@@ -65,7 +65,7 @@ from ._treegrid import (
     single_counterfactuals,
     single_grid_profiles,
 )
-from ._treekernel import pair_search
+from ._treekernel import loaded, pair_search
 from ._treeprofile import lowest_p
 from ._treeslow import MAX_PAIR_CANDIDATES, slow_pairs
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
@@ -237,6 +237,13 @@ class TreeGenerator(GeneratorParams):
     @property
     def backend(self) -> str:
         return self._batch.backend
+
+    @property
+    def first_call_note(self) -> str | None:
+        """Until this process has run the compiled walks: their first call compiles them after an install."""
+        if loaded():
+            return None
+        return "If this is the first run after an install, the tree generator's loops are compiled first (about half a minute)."
 
     def peak_bytes(self, task: TaskSpec, *, n_queries: int, n_cf: int) -> int:
         """The fallback search's peak memory (the tree profiles' chunks are smaller: see :data:`CHUNK_QUERIES`)."""

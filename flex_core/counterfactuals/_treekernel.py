@@ -24,7 +24,7 @@ _BELOW_HALF = float(np.nextafter(0.5, 0.0))
 _ABOVE_HALF = float(np.nextafter(0.5, 1.0))
 
 __all__ = ["walk_near", "single_sums", "pair_search", "lowest_pair_sums", "tree_depth", "leaf_box_arrays",
-           "reached_leaves", "level_masks"]
+           "reached_leaves", "level_masks", "loaded"]
 
 
 @njit(cache=True, nogil=True)
@@ -683,3 +683,11 @@ def level_masks(cols, thresholds, nan_left, seen, n_levels, strict):
                 bits |= np.int64(1) << np.int64(lev)
         out[i] = bits
     return out
+
+
+def loaded() -> bool:
+    """Whether this process holds the compiled walks already. numba compiles them at their first call (20-40 s on
+    two cores after an install) or reads them back from its cache beside this file (under a second); before that
+    first call a process cannot tell which it will be. The two walks every factual takes stand for the rest (the
+    pair search is compiled at its own first call, with the first factual that needs a pair)."""
+    return bool(walk_near.signatures and single_sums.signatures)

@@ -459,3 +459,24 @@ def test_ties_never_fall_to_the_files_column_order():
         assert abs(counts["a"] - counts["b"]) <= len(rows), counts  # at most one apart per case
         shares[tuple(columns)] = counts
     assert shares[("a", "b", "z", "y")] == shares[("b", "a", "z", "y")]
+
+
+@pytest.mark.slow  # a new process: about 10 s here
+def test_a_new_process_warns_of_the_first_compile_until_the_walks_ran():
+    """The app's progress message says a first run may compile: in a new process before the first generation, not
+    after it, and never for the batch generator."""
+    import subprocess
+    import sys
+
+    script = (
+        "import flex_core as fc\n"
+        "task = fc.data.load_builtin('toy2d'); model = fc.fit_model(task, model='rf', seed=0, cv_folds=0)\n"
+        "tree, batch = fc.counterfactuals.make_generator('tree'), fc.counterfactuals.make_generator('batch')\n"
+        "before = tree.first_call_note\n"
+        "rows = fc.counterfactuals.factual_rows(task, model)[:2]\n"
+        "tree.generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=2, seed=0)\n"
+        "print(before); print(tree.first_call_note); print(batch.first_call_note)\n"
+    )
+    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert printed[0].startswith("If this is the first run after an install") and "compiled first" in printed[0]
+    assert printed[1:] == ["None", "None"]
