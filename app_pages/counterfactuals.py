@@ -38,11 +38,11 @@ cols[1].metric(term("Different ways out", "distinct counterfactuals"), f"{case.n
 cols[2].metric(f"{probability} after (mean)", "n/a" if case.after_mean is None else reporting.format_prediction(task, case.after_mean))
 highlighted_counterfactuals(task, case.table, case.changed)
 st.caption(
-    f"The first line is the case as it is; each further line is an alternative the generator found that the model "
+    f"The first line is the case as it is; each further line is a way out the generator found that the model "
     f"predicts {task.desirable_words}. Highlighted cells are the changes; the features that change come first, then "
     "the prediction, then the features no way out changes. 'valid' means the model really predicts "
-    f"{task.desirable_words} for that alternative. Each alternative is listed once: copies are merged, so every "
-    "count on these pages is over distinct alternatives."
+    f"{task.desirable_words} for that way out. Each way out is listed once: copies are merged, so every "
+    "count on these pages is over distinct ways out."
 )
 if case.most_changed:
     st.markdown("**Changed most often for this case:** " + ", ".join(

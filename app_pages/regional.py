@@ -178,8 +178,8 @@ with lime_tab:
 with shift_tab:
     show_table(reporting.mode_shift_table(regional, terms=terms_shown()))
     st.caption("For each feature: the region's most common value (numbers are cut into four ranges), its share "
-               f"among the cases and among their alternatives. A strongly negative {'δ' if terms_shown() else 'change'} "
-               f"means the alternatives move away from it; {'δ = −1' if terms_shown() else '−100%'} means no alternative keeps it.")
+               f"among the cases and among their ways out. A strongly negative {'δ' if terms_shown() else 'change'} "
+               f"means the ways out move away from it; {'δ = −1' if terms_shown() else '−100%'} means no way out keeps it.")
 with members_tab:
     members = task.frame.loc[list(regional.members)].copy()
     if regional.distances:

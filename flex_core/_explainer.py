@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import _project
 from ._adopt import adopt_model
-from ._errors import ConfigError, DataError
+from ._errors import ConfigError
 from ._project import PROJECT_FILES, ROW, ProjectParts, fit_record, plain_value, project_view, read_project, restore_fit
 from ._results import FlexResult, RegionalResult
 from ._typing import Rows
@@ -191,6 +192,13 @@ class FlexExplainer:
         the seed, the refinement, the constraints and the library's version): two explainers with equal keys
         generate the same ones (a copy)."""
         return dict(self.store.key)
+
+    @property
+    def generator_used(self) -> str:
+        """The generator that serves this model: ``generator_name``, or the one it hands the model to (``tree`` gives
+        a model its tree form does not read to ``batch``). A generator of the protocol alone serves every model."""
+        fallback_for = getattr(self.generator, "fallback_for", None)
+        return (fallback_for(self.model, self.task) if fallback_for is not None else None) or self.generator_name
 
     @property
     def refine_mode(self) -> str:
@@ -620,19 +628,7 @@ class FlexExplainer:
 
         A DataError when the folder lacks a project's files or settings.json is not a JSON object.
         """
-        directory = Path(directory)
-        missing = [name for name in PROJECT_FILES.values() if not (directory / name).is_file()]
-        if missing:
-            # The folder's name, not its path: the app shows this message, and the path it resolved names server folders.
-            raise DataError(f"{directory.name or str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing (write one "
-                            "with explainer.save).")
-        try:
-            settings = json.loads((directory / PROJECT_FILES["settings"]).read_text())
-        except json.JSONDecodeError as exc:
-            raise DataError(f"settings.json is not valid JSON ({exc.msg}, line {exc.lineno}).") from None
-        if not isinstance(settings, dict) or not isinstance(settings.get("view", {}), dict):
-            raise DataError("settings.json must hold an object whose view is an object (write the project with explainer.save).")
-        return settings
+        return _project.read_project_settings(directory)
 
     @classmethod
     def load(cls, directory: str | Path, *, cache_dir: str | Path | None = None) -> FlexExplainer:

@@ -3,6 +3,7 @@ app read back (data.csv with the row ids, model.skops, settings.json)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from .models import FittedModel
 
 __all__ = ["PROJECT_FILES", "ROW", "VIEW_KEYS", "ProjectParts", "check_project_folder", "read_project", "as_classes",
-           "project_view", "plain_value", "fit_record", "restore_fit"]
+           "project_view", "plain_value", "fit_record", "restore_fit", "read_project_settings"]
 
 #: File names inside a folder written by :meth:`FlexExplainer.save`.
 PROJECT_FILES = {"data": "data.csv", "model": "model.skops", "settings": "settings.json"}
@@ -169,3 +170,21 @@ def project_view(view: Mapping | None) -> dict:
 def plain_value(value):
     """A numpy scalar as the Python number JSON writes (anything else as it is)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def read_project_settings(directory: str | Path) -> dict:
+    """The settings.json of a project folder (:meth:`FlexExplainer.read_settings`); a DataError when the folder lacks
+    a project's files or settings.json is not a JSON object."""
+    directory = Path(directory)
+    missing = [name for name in PROJECT_FILES.values() if not (directory / name).is_file()]
+    if missing:
+        # The folder's name, not its path: the app shows this message, and the path it resolved names server folders.
+        raise DataError(f"{directory.name or str(directory)!r} is not a FLEX project folder: {', '.join(missing)} missing (write one "
+                        "with explainer.save).")
+    try:
+        settings = json.loads((directory / PROJECT_FILES["settings"]).read_text())
+    except json.JSONDecodeError as exc:
+        raise DataError(f"settings.json is not valid JSON ({exc.msg}, line {exc.lineno}).") from None
+    if not isinstance(settings, dict) or not isinstance(settings.get("view", {}), dict):
+        raise DataError("settings.json must hold an object whose view is an object (write the project with explainer.save).")
+    return settings

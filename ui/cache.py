@@ -312,8 +312,9 @@ def ensure_rows(explainer: fc.FlexExplainer, rows: Sequence[int] | np.ndarray, *
     missing = explainer.not_generated(rows)
     if not missing:
         return
-    # Generators of the protocol need not be GeneratorParams; those that are may warn of a slow first call.
-    note = getattr(explainer.generator, "first_call_note", None)
+    # Generators of the protocol need not be GeneratorParams; those that are may warn of a slow first call (not when
+    # another generator serves this model: tree's walks never run for a model it hands to batch).
+    note = getattr(explainer.generator, "first_call_note", None) if explainer.generator_used == explainer.generator_name else None
     with progress_bar(f"Finding the ways out of {plural(len(missing), what)}…" + (f" {note}" if note else ""),
                       "Finding ways out: {done} / {total} cases") as progress:
         explainer.counterfactuals(missing, progress=progress)

@@ -28,7 +28,7 @@ def settings_text(analysis: Analysis, *, tau: bool = True) -> str:
         "dataset": reporting.dataset_label(analysis.task),
         "model": analysis.model.name if analysis.model.trained_here else analysis.model.label,
         "encoding": analysis.model.encoding,
-        "generator": analysis.explainer.generator_name,
+        "generator": analysis.explainer.generator_used,  # the one that ran: tree hands a model it cannot read to batch
         "refine": analysis.explainer.refine_mode,
         "n_factuals": analysis.n_factuals,
         "n_cf": analysis.explainer.n_cf,

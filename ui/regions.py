@@ -28,7 +28,7 @@ PLAIN_COLUMNS = {"divergence 1 − r (95% interval)": "how much it differs from 
 #: The most refits the replication check takes (the limits table's, as the library and CLI refuse more).
 MAX_REFITS = int(LIMITS["retrain"].high)
 REFITS_HELP = ("0 skips the check. Each refit trains the same kind of model on a bootstrap of the training rows "
-               "with another seed and reruns these cases; slow: every refit generates counterfactuals again.")
+               "with another seed and reruns these cases; slow: every refit finds the ways out again.")
 
 
 def refits_input(column, key: str, value: int = 0) -> int:
@@ -230,7 +230,7 @@ def rule_builder(task) -> None:
 def groups_section(analysis: Analysis) -> None:
     task = analysis.task
     st.header("What the model asks of each group")
-    st.caption("The analysed cases split by one feature (a number by its quartiles): how many have an alternative "
+    st.caption("The analysed cases split by one feature (a number by its quartiles): how many have a way out "
                "under the constraints, how far the nearest one is, and which features each group must change. "
                "A difference is named only when the 95% intervals of two groups do not overlap.")
     choices = [None, *task.feature_names]
@@ -248,5 +248,5 @@ def groups_section(analysis: Analysis) -> None:
             st.markdown(f"- {plain(sentence)}")
     show_table(reporting.groups_table(groups))
     chart(figures.groups_frequency_figure(groups), analysis, key="groups_figure")
-    st.caption("Distance to the nearest alternative: a number counts its change as a share of its range, an ordinal "
+    st.caption("Distance to the nearest way out: a number counts its change as a share of its range, an ordinal "
                "feature the levels it moves as a share of its levels, a category 1 per change.")

@@ -586,6 +586,11 @@ class GeneratorParams:
         its work (a compile, say); None when it will not."""
         return None
 
+    def fallback_for(self, model: FittedModel, task: TaskSpec) -> str | None:
+        """The registry name of the generator that serves ``model`` in this one's place, or None when this one
+        serves it (``tree`` hands a model its tree form does not read to ``batch``)."""
+        return None
+
 
 class CounterfactualGenerator(Protocol):
     """What FLEX needs of a generator: counterfactuals for many queries at once."""

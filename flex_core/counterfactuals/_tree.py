@@ -245,6 +245,14 @@ class TreeGenerator(GeneratorParams):
             return None
         return "If this is the first run after an install, the tree generator's loops are compiled first (about half a minute)."
 
+    def fallback_for(self, model: FittedModel, task: TaskSpec) -> str | None:
+        """``"batch"`` for a model the tree form does not read (it serves such a model: see :meth:`generate`)."""
+        try:
+            cached_form(model, task)
+        except ConfigError:
+            return "batch"
+        return None
+
     def peak_bytes(self, task: TaskSpec, *, n_queries: int, n_cf: int) -> int:
         """The fallback search's peak memory (the tree profiles' chunks are smaller: see :data:`CHUNK_QUERIES`)."""
         return self._batch.peak_bytes(task, n_queries=n_queries, n_cf=n_cf)

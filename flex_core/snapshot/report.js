@@ -199,13 +199,13 @@
   }
   function describe(result, scope) {
     var l = lists(result), outcome = DATA.undesirable.join(" / ");
-    if (!result.n) return ["No counterfactual was found, so there is nothing to read."];
+    if (!result.n) return ["No way out was found, so there is nothing to read."];
     var lead = scope + " " + plural(result.n, "case") + " predicted " + outcome + ", ";
     lead += l.often.length ? "the smallest changes that flip the prediction most often involve " +
-      join(l.often.map(function (j) { return F[j].label + " (" + pct(result.frequency[j]) + " of alternatives)"; })) + "."
-      : "no changeable feature is changed by " + pct(RARE) + " or more of the alternatives.";
+      join(l.often.map(function (j) { return F[j].label + " (" + pct(result.frequency[j]) + " of ways out)"; })) + "."
+      : "no changeable feature is changed by " + pct(RARE) + " or more of the ways out.";
     var tail = [];
-    if (l.rarely.length) tail.push("Rarely changed (under " + pct(RARE) + " of alternatives): " + join(l.rarely.map(function (j) { return F[j].label; })) + ".");
+    if (l.rarely.length) tail.push("Rarely changed (under " + pct(RARE) + " of ways out): " + join(l.rarely.map(function (j) { return F[j].label; })) + ".");
     if (l.fixed.length) tail.push("Held fixed because they cannot be changed: " + join(l.fixed.map(function (j) { return F[j].label; })) + ".");
     if (F.some(function (f) { return f.continuous; })) tail.push("A change to a number counts only when it exceeds " + tauWords() + " of the number's range.");
     return [lead, tail.join(" ")];
@@ -218,7 +218,7 @@
       agreement = "Its pattern " + (r >= 0.7 ? "closely follows" : r >= 0.3 ? "partly follows" : "differs from") +
         " the whole population's (agreement " + r.toFixed(2) + " on a scale from \u22121 to 1).";
       var lo = reg.interval[0], hi = reg.interval[1], n = reg.importance.n;
-      if (isNaN(lo)) agreement += " With " + plural(n, "case") + " with counterfactuals, the agreement has no honest interval: read it as a guess.";
+      if (isNaN(lo)) agreement += " With " + plural(n, "case") + " with ways out, the agreement has no honest interval: read it as a guess.";
       else {
         agreement += " From " + n + " cases, the agreement's 95% interval runs from " + lo.toFixed(2) + " to " + hi.toFixed(2);
         agreement += lo <= -0.99 && hi >= 0.99 ? ": so few cases cannot pin the agreement down at all." : hi - lo > 0.5 ? "; with so wide a range, read it as rough." : ".";
@@ -235,7 +235,7 @@
     var shifts = region.mode_shift.filter(function (s) { return s.delta !== null; }).sort(function (a, b) { return a.delta - b.delta; });
     if (shifts.length && shifts[0].delta < -0.3) {
       var s = shifts[0], name = (F.find(function (f) { return f.name === s.name; }) || { label: s.name }).label;
-      extra.push("The alternatives most often move away from " + name + " = " + s.mode + " (its share falls from " + pct(s.p_orig) + " of the cases to " + pct(s.p_cf) + " of their alternatives).");
+      extra.push("The ways out most often move away from " + name + " = " + s.mode + " (its share falls from " + pct(s.p_orig) + " of the cases to " + pct(s.p_cf) + " of their ways out).");
     }
     return ["This region is " + region.description + ". " + text[0], [text[1], agreement].concat(extra).join(" ")];
   }
@@ -249,7 +249,7 @@
     }));
   }
   function modeShiftTable(region) {
-    return table(["feature", "region's most common", "share of cases", "share of alternatives", "relative change", "alternatives' most common"],
+    return table(["feature", "region's most common", "share of cases", "share of ways out", "relative change", "most common in the ways out"],
       region.mode_shift.map(function (s) {
         var f = F.find(function (g) { return g.name === s.name; });
         return [el("td", f ? f.label : s.name), el("td", s.mode), el("td", pct(s.p_orig)), el("td", pct(s.p_cf)),

@@ -13,7 +13,7 @@ from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 QUERY = "dataset=builtin:toy2d&n_factuals=10&n_cf=3"
-STRIP = ("toy2d · random forest (one-hot encoding) · generator tree (refine minimal) · 10 cases explained · "
+STRIP = ("toy2d · random forest (one-hot encoding) · minimal ways out read from the model's trees · 10 cases explained · "
          "up to 3 ways out each · seed 0")
 TAU_010 = "changes under 10% of a number's range ignored"  # τ = 0.10 in the strip's plain words
 PAGES = [("Data & model", "Data & model"), ("Global", "Global feature importance"), ("Regional explorer", "Regional explorer"),

@@ -71,6 +71,11 @@ def test_registered_as_the_default_and_says_what_ran(synthetic_task, forest, que
     lr = fc.fit_model(synthetic_task, model="lr", cv_folds=0)
     fallback = generator.generate(lr, synthetic_task, queries.iloc[:3], n_cf=3)
     assert fallback.coverage()["tree"]["ran"] == "batch" and "does not read LogisticRegression" in fallback.coverage()["tree"]["why"]
+    # Before anything runs, the generator and the explainer say which generator serves the model (the app's strip).
+    assert generator.fallback_for(forest, synthetic_task) is None and generator.fallback_for(lr, synthetic_task) == "batch"
+    assert fc.FlexExplainer.from_task(synthetic_task, lr, generator="tree").generator_used == "batch"
+    assert fc.FlexExplainer.from_task(synthetic_task, forest, generator="tree").generator_used == "tree"
+    assert fc.FlexExplainer.from_task(synthetic_task, lr, generator="batch").generator_used == "batch"
 
 
 @pytest.mark.parametrize("margin,radius", [(0.15, 0.01), (0.0, 0.0)])

@@ -66,7 +66,7 @@ def test_mode_shift_table_has_delta_for_every_feature():
     assert len(mode_shift) == 6
     assert "Road type" in set(mode_shift["feature"])  # labels, not column names
     for delta, before, after in zip(mode_shift["relative change"], mode_shift["share of cases"],
-                                    mode_shift["share of alternatives"]):
+                                    mode_shift["share of ways out"]):
         if delta != "–":
             # Shares are shown rounded to whole percent: δ = (after - before) / before up to that rounding.
             before, after = float(before.rstrip("%")), float(after.rstrip("%"))

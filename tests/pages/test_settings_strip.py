@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 PAGES = ["app_pages/data_model.py", "app_pages/global.py", "app_pages/regional.py", "app_pages/thresholds.py",
          "app_pages/counterfactuals.py", "app_pages/compare.py", "app_pages/report.py"]
 TAU = " · changes under 10% of a number's range ignored"  # τ = 0.10, in words unless the analyst's terms are on
-EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · generator tree (refine minimal) · "
+EXPECTED = ("synthetic-regional · random forest (one-hot encoding) · minimal ways out read from the model's trees · "
             "12 cases explained · up to 3 ways out each · seed 0" + TAU)
 #: Charts that do not depend on the current τ: their subtitle names the settings less τ.
 TAU_FREE = {"confusion_matrix", "calibration", "model_curves", "factual_map", "rule_map", "tau_panels",

@@ -453,7 +453,7 @@ def test_plain_language_readings_name_the_top_features(toy_result):
     assert text.index("Visibility") < text.index("Vehicle speed")
     coverage = {"queries": 2, "counterfactuals_found": 4, "counterfactuals_requested": 4, "validity": 1.0,
                 "queries_without": 0}
-    assert "4 distinct alternatives were found (4 requested)" in reporting.describe_coverage(coverage)
+    assert "4 distinct ways out were found (4 requested)" in reporting.describe_coverage(coverage)
 
 
 def test_rows_meeting_and_data_summaries(synthetic_task):

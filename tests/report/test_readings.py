@@ -75,7 +75,7 @@ def test_no_feature_is_in_two_lists(frequency, immutable):
 def test_the_magnitude_sentence_says_what_it_averages_and_agrees_with_tau(mu, tau, says):
     text = reporting.describe_global(_result([0.5, 0.3, 0, 0, 0, 0, 0], magnitude=mu, tau=tau))
     assert says in text
-    assert "over all alternatives (including those that leave it alone or move it by less than the threshold)" in text
+    assert "over all ways out (including those that leave it alone or move it by less than the threshold)" in text
     assert f"counts only when it exceeds {100 * tau:.0f}% of the number's range (the threshold)" in text
     assert "τ" not in text  # plain words for the domain expert (the Glossary names τ)
     assert "typically" not in text
@@ -101,7 +101,7 @@ def test_wording_counts_and_thousands():
     coverage = {"queries": 1200, "counterfactuals_found": 11990, "counterfactuals_requested": 12000,
                 "validity": 1.0, "queries_without": 1}
     text = reporting.describe_coverage(coverage)
-    assert text.startswith("1,200 cases explained; 11,990 distinct alternatives were found (12,000 requested)")
+    assert text.startswith("1,200 cases explained; 11,990 distinct ways out were found (12,000 requested)")
     assert text.endswith("1 case got none.")
     coverage.update(distinct_mean=9.99, queries_with_copies=3)
     text = reporting.describe_coverage(coverage)
@@ -155,7 +155,7 @@ def test_regional_reading_says_how_far_r_can_move_and_when_it_has_no_interval():
     # r defined but no interval (one case with counterfactuals): said in words, never shown as [r, r].
     one = replace(regional, importance=replace(base, counts=np.array([10, 0, 0, 0, 0])),
                   pearson_r_interval=(float("nan"), float("nan")))
-    assert "With 1 case with counterfactuals, the agreement has no honest interval" in reporting.describe_regional(one)
+    assert "With 1 case with ways out, the agreement has no honest interval" in reporting.describe_regional(one)
     undefined = replace(regional, pearson_r=float("nan"), pearson_r_interval=(float("nan"), float("nan")))
     assert "agreement undefined" in reporting.describe_regional(undefined)
     assert "r undefined" in reporting.describe_regional(undefined, terms=True)
@@ -252,7 +252,7 @@ def test_regional_reading_names_corners_and_the_mode_shift_in_words_unless_terms
     plain = reporting.describe_regional(regional)
     name = base.display_names[0]
     assert f"Important everywhere (C on the chart): {name}." in plain
-    assert f"move away from {base.display_names[1]} = dark (its share falls from 80% of the cases to 20% of their alternatives)" in plain
+    assert f"move away from {base.display_names[1]} = dark (its share falls from 80% of the cases to 20% of their ways out)" in plain
     assert "quadrant" not in plain and "δ" not in plain
     terms = reporting.describe_regional(regional, terms=True)
     assert f"Important everywhere (quadrant C): {name}." in terms and "(δ = -0.75: its share falls from 80%" in terms

@@ -78,9 +78,9 @@ def test_the_report_has_a_section_with_a_reading_for_every_computed_result(sessi
         "What would have to change, across all cases",
         "How large a change must be to count (τ)",
         f"The region around row {regional.query}",
-        f"The region around row {regional.query}: which values the alternatives move away from",
+        f"The region around row {regional.query}: which values the ways out move away from",
         "Saved region: second",
-        "Saved region: second: which values the alternatives move away from",
+        "Saved region: second: which values the ways out move away from",
         "Saved regions compared",
         "Counterfactual examples",
         "FLEX next to SHAP and DiCE's own count",
@@ -124,7 +124,7 @@ def test_report_tables_read_like_text(session):
     text = " ".join([s.reading for s in sections] + [t.to_html() for s in sections for t in s.tables])
     assert not re.search(r"\de[+-]\d\d", text)  # no 2.15e+07 in a reading or a table
     example = reporting.counterfactual_examples_table(session.task, *next(iter(session.examples.values())))
-    assert (example.iloc[1:] == "·").any().any()  # unchanged cells of the alternatives are dots
+    assert (example.iloc[1:] == "·").any().any()  # unchanged cells of the ways out are dots
     assert example.iloc[:2, 0].tolist() == ["this case", "way out 1"]  # the lines named as in the app
     saved = next(s for s in sections if s.title == "Saved regions compared").reading  # the session saved a region
     assert " r with" not in saved and "agreement with the whole population" in saved

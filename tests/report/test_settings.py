@@ -23,12 +23,25 @@ def test_all_settings_in_one_line():
 
 def test_the_strip_says_n_f_n_cf_and_tau_in_words_unless_the_terms_are_asked_for():
     assert reporting.describe_settings(LOAN, words=True) == (
-        "loan · random forest (one-hot encoding) · generator batch (refine minimal) · 200 cases explained · "
+        "loan · random forest (one-hot encoding) · minimal ways out by batched search · 200 cases explained · "
         "up to 10 ways out each · seed 0 · changes under 70% of a number's range ignored"
     )
     tau = {"*": 0.1, "income": 0.3}
     assert reporting.describe_settings({**LOAN, "n_cf": 1, "tau": tau}, words=True).endswith(
         "up to 1 way out each · seed 0 · changes under 10% of a number's range ignored (1 feature with their own)")
+
+
+def test_the_generator_is_said_in_words_with_its_refine_mode():
+    words = {name: reporting.describe_settings({"generator": name, "refine": refine}, words=True).split(" · ")[1]
+             for name, refine in [("tree", "minimal"), ("dice-random", "none"), ("dice-genetic", None)]}
+    assert words == {"tree": "minimal ways out read from the model's trees",
+                     "dice-random": "ways out by DiCE's random sampling (changes as drawn)",
+                     "dice-genetic": "ways out by DiCE's genetic search"}
+    assert all("," not in text for text in words.values())  # the line stays one CSV cell
+    # every generator the app offers has words; one it does not know keeps its name
+    assert all("generator " not in reporting.describe_settings({"generator": g, "refine": "minimal"}, words=True)
+               for g in fc.counterfactuals.GENERATORS)
+    assert reporting.describe_settings({"generator": "mine", "refine": "none"}, words=True) == "data · generator mine (refine none)"
 
 
 def test_per_feature_tau_says_how_many_features_are_overridden():

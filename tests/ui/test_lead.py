@@ -71,7 +71,7 @@ def test_the_mode_shift_table_names_levels_in_the_dictionarys_words(tmp_path):
     region = explainer.explain_region(query=int(explainer.sample_factuals(20)[0]), k=4, n_factuals=20)
     line = reporting.mode_shift_table(region).set_index("feature").loc["Area"]
     assert line["region's most common"] in {"countryside", "town"}
-    assert line["alternatives' most common"] in {"countryside", "town", "–"}
+    assert line["most common in the ways out"] in {"countryside", "town", "–"}
 
 
 def test_a_bands_lead_says_the_predicted_number_to_reach():

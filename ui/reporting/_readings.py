@@ -45,7 +45,7 @@ __all__ = [
 
 #: One sentence each on how to read the "what must change" numbers.
 _WHAT_MUST_CHANGE_READING = {
-    "changed": "{changed}: the share of each case's counterfactuals that change the feature, averaged over the cases.",
+    "changed": "{changed}: the share of each case's ways out that change the feature, averaged over the cases.",
     "changed and needed": (
         "{needed_f}: the same share, counting a change only when undoing it alone (all else kept) loses the desired "
         "outcome; a feature high in the first share and low in this one is changed but not needed."
@@ -60,7 +60,7 @@ _WHAT_MUST_CHANGE_READING = {
     ),
     "necessity ratio": (
         "necessity ratio (Kommiya Mothilal et al. 2021): the share of the requested counterfactuals found when only "
-        "this feature may change; it counts alternatives, so a yes/no feature scores at most {one_in_n_cf}."
+        "this feature may change; it counts ways out, so a yes/no feature scores at most {one_in_n_cf}."
     ),
     "sufficiency ratio": (
         "sufficiency ratio (same paper): 1 minus the share found when this feature is kept as it is."
@@ -88,7 +88,7 @@ PASSENGER_MIN_FREQUENCY = 0.03
 #: ... and at most this fraction of those changes is necessary.
 PASSENGER_MAX_NECESSARY_SHARE = 0.25
 
-#: A feature changed by fewer than this share of the alternatives is "rarely changed".
+#: A feature changed by fewer than this share of the ways out is "rarely changed".
 RARE = 0.05
 #: At most this many features are named as "most often changed".
 TOP = 3
@@ -158,7 +158,7 @@ def describe_certainty(result: FlexResult) -> str:
     if not groups:
         parts.append("every rank is clear (no two rank intervals overlap)")
     return (
-        f" With 95% intervals over the {plural(result.n_factuals_used, 'case')} and their alternatives: " + "; ".join(parts) + "."
+        f" With 95% intervals over the {plural(result.n_factuals_used, 'case')} and their ways out: " + "; ".join(parts) + "."
     )
 
 
@@ -299,7 +299,7 @@ def _join(items: Sequence[str]) -> str:
 class FeatureLists:
     """Feature positions in the three lists of a reading; a feature is in one list at most.
 
-    ``often``: up to three changeable features changed by at least 5% of the alternatives,
+    ``often``: up to three changeable features changed by at least 5% of the ways out,
     most frequent first; ``rarely``: changeable features changed by fewer than 5%;
     ``fixed``: immutable features. Changeable features between the two (5% or more, but
     not in the top three) are in no list.
@@ -324,7 +324,7 @@ def feature_lists(result: FlexResult) -> FeatureLists:
 def describe_magnitudes(result: FlexResult, features: Sequence[int]) -> str:
     """How large the changes to the given continuous features are, said against τ.
 
-    μ_j is averaged over *all* alternatives (those that leave the number alone or move it
+    μ_j is averaged over *all* ways out (those that leave the number alone or move it
     by less than τ count with their own, small size), so the sentence says so, and flags
     when the average is below the τ that a change needs to count.
     """
@@ -340,7 +340,7 @@ def describe_magnitudes(result: FlexResult, features: Sequence[int]) -> str:
     if not parts:
         return ""
     return (
-        "Average size of the change to a number, over all alternatives (including those that leave it alone or "
+        "Average size of the change to a number, over all ways out (including those that leave it alone or "
         f"move it by less than the threshold): {_join(parts)}."
     )
 
@@ -371,22 +371,22 @@ def describe_global(result: FlexResult, *, undesirable: Sequence | None = None) 
     lists = feature_lists(result)
     freq = result.frequency_mean
     if np.isnan(np.asarray(freq, dtype=float)[[j for j in range(len(freq)) if not result.immutable[j]]]).all():
-        return "No counterfactual was found, so there is nothing to read yet."
+        return "No way out was found, so there is nothing to read yet."
     cases = plural(result.n_factuals_used, "case")
     scope = {"global": f"Across {cases}", "regional": f"In this group of {cases}", "local": f"For {cases}"}[result.level]
     lead = f"{scope} predicted {_outcome(undesirable)}{_left_out(result)}, "
     if lists.often:
-        named = [f"{result.display_names[j]} ({_pct(freq[j])} of alternatives)" for j in lists.often]
+        named = [f"{result.display_names[j]} ({_pct(freq[j])} of ways out)" for j in lists.often]
         body = f"the smallest changes that flip the prediction most often involve {_join(named)}."
     else:
-        body = f"no changeable feature is changed by {_pct(RARE)} or more of the alternatives."
+        body = f"no changeable feature is changed by {_pct(RARE)} or more of the ways out."
     magnitudes = describe_magnitudes(result, lists.often)
     tail = f" {magnitudes}" if magnitudes else ""
     if lists.rarely:
         rare = [result.display_names[j] for j in lists.rarely]
         if len(rare) > MAX_RARE_NAMED:  # a long list hides the point; the table has the rest
             rare = [*rare[: MAX_RARE_NAMED - 1], plural(len(rare) - MAX_RARE_NAMED + 1, "other feature")]
-        tail += f" Rarely changed (under {_pct(RARE)} of alternatives): {_join(rare)}."
+        tail += f" Rarely changed (under {_pct(RARE)} of ways out): {_join(rare)}."
     if lists.fixed:
         tail += f" Held fixed because they cannot be changed: {_join(_capped([result.display_names[j] for j in lists.fixed]))}."
     # One sentence leads (what flips the prediction); the details follow in their own paragraph.
@@ -403,7 +403,7 @@ def describe_r_interval(regional: RegionalResult, *, terms: bool = False) -> str
     low, high = regional.pearson_r_interval
     cases = regional.importance.n_factuals_used
     if math.isnan(low) or math.isnan(high):
-        return (f" With {cases} case{'' if cases == 1 else 's'} with counterfactuals, {r} has no honest interval: read "
+        return (f" With {cases} case{'' if cases == 1 else 's'} with ways out, {r} has no honest interval: read "
                 "it as a guess.")
     text = f" From {cases} cases, {its} 95% interval runs from {low:.2f} to {high:.2f}"
     if low <= -0.99 and high >= 0.99:
@@ -445,8 +445,8 @@ def describe_regional(regional: RegionalResult, *, undesirable: Sequence | None 
         mode = mode_words(features[s["name"]], s["mode"]) if s["name"] in features else s["mode"]
         delta = f"δ = {s['delta']:+.2f}: " if terms else ""
         extra.append(
-            f"The alternatives most often move away from {labels.get(s['name'], s['name'])} = {mode} "
-            f"({delta}its share falls from {_pct(s['p_orig'])} of the cases to {_pct(s['p_cf'])} of their alternatives)."
+            f"The ways out most often move away from {labels.get(s['name'], s['name'])} = {mode} "
+            f"({delta}its share falls from {_pct(s['p_orig'])} of the cases to {_pct(s['p_cf'])} of their ways out)."
         )
     if regional.rule is not None:
         lead = f"The {plural(size, 'case')} with {regional.rule_text} (a region defined by a rule). "
@@ -491,7 +491,7 @@ def describe_tau_sweep(sweep: pd.DataFrame) -> str:
 def describe_coverage(coverage: Mapping) -> str:
     """The generator's coverage in one sentence."""
     text = (
-        f"{plural(coverage['queries'], 'case')} explained; {coverage['counterfactuals_found']:,} distinct alternatives "
+        f"{plural(coverage['queries'], 'case')} explained; {coverage['counterfactuals_found']:,} distinct ways out "
         f"were found ({coverage['counterfactuals_requested']:,} requested) and "
         f"{_pct(coverage['validity'])} of those really flip the prediction; "
         f"{plural(coverage['queries_without'], 'case')} got none."
@@ -547,7 +547,7 @@ def describe_model(metrics: Mapping, task: TaskSpec) -> str:
                  if precision is not None else f" and calls no case {task.undesirable_words}.")
     if baseline is not None and accuracy <= baseline + 0.01:
         text += (
-            " It is hardly better than always guessing the most common outcome, so its counterfactuals say more "
+            " It is hardly better than always guessing the most common outcome, so its ways out say more "
             "about the model than about the cases: read them with care."
         )
     return text
@@ -568,7 +568,7 @@ def describe_regression(metrics: Mapping, task: TaskSpec) -> str:
         text += (f" R² = {r2:.2f}: the model accounts for {max(r2, 0):.0%} of how much {name} varies around its average "
                  "(0 is no better than the average, 1 is exact).")
         if r2 < 0.1:
-            text += (" It is hardly better than always predicting the average, so its counterfactuals say more about "
+            text += (" It is hardly better than always predicting the average, so its ways out say more about "
                      "the model than about the cases: read them with care.")
     if metrics.get("cv_r2_mean") is not None:
         text += f" Cross-validated R²: {metrics['cv_r2_mean']:.2f} ± {metrics['cv_r2_std']:.2f}."

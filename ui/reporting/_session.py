@@ -61,8 +61,8 @@ __all__ = ["SessionResults", "session_sections", "counterfactual_examples_table"
 
 HOW_TO_READ = (
     "For each case the model predicts as undesirable, a generator looks for a few "
-    "alternatives: the same case with small changes that make the model predict the desirable outcome. "
-    "FLEX counts how often each feature is changed in those alternatives. A feature changed in 80% of them "
+    "ways out: the same case with small changes that make the model predict the desirable outcome. "
+    "FLEX counts how often each feature is changed in those ways out. A feature changed in 80% of them "
     "is one the model's decision hinges on; one never changed does not matter for flipping it. For a number, "
     "a change only counts when it is larger than τ (a share of the number's range), so tiny nudges do not count. "
     "The counts are made for all cases (global), for a group of similar cases (regional) and for one case "
@@ -98,7 +98,7 @@ class SessionResults:
 
 
 def counterfactual_examples_table(task: TaskSpec, table: pd.DataFrame, changed: pd.DataFrame) -> pd.DataFrame:
-    """A case and its alternatives for reading: unchanged cells show "·", changed ones their new value; the lines are
+    """A case and its ways out for reading: unchanged cells show "·", changed ones their new value; the lines are
     "this case", then "way out 1", "way out 2", ... (as the app's tables name them). The features that change come
     first, then the outcome, then the features no way out touches (:func:`changed_first`), as in the app."""
     out = pd.DataFrame(index=table.index)
@@ -188,10 +188,10 @@ def _region_sections(name: str, regional: RegionalResult, results: SessionResult
         ReportSection(name, reading,
                       figures=(importance_figure(regional.importance, dice=False), regional_scatter(regional)),
                       tables=(regional_table(regional),), settings=settings),
-        ReportSection(f"{name}: which values the alternatives move away from",
+        ReportSection(f"{name}: which values the ways out move away from",
                       "The mode shift: for each feature, the region's most common value and its share among the "
-                      "cases and among their alternatives, and how much that share changes. A change below zero means the "
-                      "alternatives leave that value; −100% means no alternative keeps it.",
+                      "cases and among their ways out, and how much that share changes. A change below zero means the "
+                      "ways out leave that value; −100% means no way out keeps it.",
                       tables=(mode_shift_table(regional),), settings=settings),
     ]
 
@@ -268,8 +268,8 @@ def _groups_section(groups) -> ReportSection:
     from ui.figures import groups_frequency_figure
 
     reading = (
-        f"The cases split by {groups.by_label}. For each group: the share with an alternative under the constraints, "
-        "and the median distance from a case to its nearest alternative (a number counts its change as a share of "
+        f"The cases split by {groups.by_label}. For each group: the share with a way out under the constraints, "
+        "and the median distance from a case to its nearest way out (a number counts its change as a share of "
         "its range, an ordinal feature its levels moved as a share of its levels, a category 1 per change). A "
         "difference is named only when the 95% intervals of the two groups do not overlap.\n\n"
         + " ".join([*groups.verdict, describe_group_replication(groups)]).strip()
@@ -283,7 +283,7 @@ def _examples_section(results: SessionResults) -> ReportSection:
     rows = [str(r) for r in results.examples]
     named = ("row " if len(rows) == 1 else "rows ") + (rows[0] if len(rows) == 1 else ", ".join(rows[:-1]) + " and " + rows[-1])
     reading = (
-        f"The alternatives the generator found for {named}: in each table, the first line is the case as it is; on the "
+        f"The ways out the generator found for {named}: in each table, the first line is the case as it is; on the "
         "following lines a dot means the value is unchanged, so what is written is what would have to change. "
         "'flips the prediction' says whether the model really predicts the desirable outcome for it."
     )

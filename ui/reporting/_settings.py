@@ -15,6 +15,15 @@ __all__ = ["describe_settings", "settings_of", "tau_text", "describe_all_zero"]
 #: Short model names for a one-line strip (the app's long labels name the tree count and the paper).
 _MODEL_NAMES = {"rf": "random forest", "gb": "gradient boosting", "lr": "logistic regression"}
 _ENCODINGS = {"onehot": "one-hot", "label": "label"}
+#: How each generator finds the ways out, in the words the strip uses for readers (the analyst's terms name it).
+_GENERATOR_WORDS = {
+    "tree": "ways out read from the model's trees",
+    "batch": "ways out by batched search",
+    "batch-plausible": "ways out from nearby rows of the desired outcome",
+    "dice-random": "ways out by DiCE's random sampling",
+    "dice-genetic": "ways out by DiCE's genetic search",
+    "dice-kdtree": "ways out by DiCE's nearest training rows",
+}
 
 
 def _dataset_text(config: Mapping) -> str:
@@ -42,6 +51,15 @@ def _tau_words(tau) -> str:
     base = float(tau.get("*", 0.1)) if isinstance(tau, Mapping) else float(tau)
     text = f"changes under {format_share(base)} of a number's range ignored"
     return text + (f" ({plural(len(overridden), 'feature')} with their own)" if overridden else "")
+
+
+def _generator_text(name: str, refine, *, words: bool) -> str:
+    """The generator and its refine mode: ``generator batch (refine minimal)``, or in words "minimal ways out by
+    batched search" (refine none: "… (changes as drawn)"); a generator without words keeps its name."""
+    if not words or name not in _GENERATOR_WORDS:
+        return f"generator {name}" + (f" (refine {refine})" if refine else "")
+    how = _GENERATOR_WORDS[name]
+    return {"minimal": f"minimal {how}", "none": f"{how} (changes as drawn)"}.get(str(refine), how)
 
 
 def settings_of(result: FlexResult | RegionalResult) -> dict:
@@ -89,8 +107,7 @@ def describe_settings(settings: FlexResult | RegionalResult | Mapping, *, words:
         encoding = _ENCODINGS.get(str(values.get("encoding")), values.get("encoding"))
         parts.append(name + (f" ({encoding} encoding)" if encoding else ""))
     if values.get("generator"):
-        refine = values.get("refine")
-        parts.append(f"generator {values['generator']}" + (f" (refine {refine})" if refine else ""))
+        parts.append(_generator_text(str(values["generator"]), values.get("refine"), words=words))
     if values.get("n_factuals") is not None:
         n = int(values["n_factuals"])
         parts.append(f"{plural(n, 'case')} explained" if words else f"N_F = {n}")
@@ -114,10 +131,10 @@ def describe_all_zero(result: FlexResult | RegionalResult) -> str | None:
     if not values or any(not math.isnan(v) and v > 0 for v in values):
         return None
     if all(math.isnan(v) for v in values) or not len(flex.counts) or not int(sum(flex.counts)):
-        return "Every FLEX bar is empty: the generator found no alternative for these cases."
+        return "Every FLEX bar is empty: the generator found no way out for these cases."
     taus = sorted({round(float(flex.tau[j]), 4) for j in mutable if not math.isnan(flex.tau[j])})
     if not taus:
-        return "Every FLEX bar is 0: no alternative changed a feature that may change."
+        return "Every FLEX bar is 0: no way out changed a feature that may change."
     said = f"τ = {taus[0]:.2f}" if len(taus) == 1 else f"τ = {taus[0]:.2f} to {taus[-1]:.2f}"
     return (f"Every FLEX bar is 0 because no change is larger than {said} (a share of each number's range), "
             "and no category changed. Lower τ on the Thresholds page to count smaller changes; DiCE's own count "

@@ -97,10 +97,10 @@ def mode_shift_table(regional: RegionalResult, *, terms: bool = False) -> pd.Dat
             "feature": labels.get(row["name"], row["name"]),
             "region's most common": worded(row["mode"]),
             "share of cases": _share(row["p_orig"]),
-            "share of alternatives": _share(row["p_cf"]),
+            "share of ways out": _share(row["p_cf"]),
             ("δ" if terms else "relative change"): "–" if delta is None or math.isnan(delta)
             else f"{delta:+.2f}" if terms else f"{delta:+.0%}".replace("-", "−"),
-            "alternatives' most common": worded(row["cf_mode"]) if row["cf_mode"] else "–",
+            "most common in the ways out": worded(row["cf_mode"]) if row["cf_mode"] else "–",
         })
     return pd.DataFrame(lines)
 
