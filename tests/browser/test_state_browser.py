@@ -279,7 +279,7 @@ def test_a_users_csv_and_lightgbm_file_uploaded_in_the_sidebar_are_explained(app
     chart = page.locator(".js-plotly-plot:visible").first
     drawn = set(chart.evaluate("gd => gd.data.flatMap(t => t.y || [])"))
     assert {"Bill length", "Species", "Island"} <= drawn  # the user's features, explained (names tidied, issue 35)
-    assert page.get_by_text("penguins.csv · penguins_lightgbm.skops · generator").count() >= 1  # the strip names it too
+    assert page.get_by_text("penguins.csv · penguins_lightgbm.skops · minimal ways out read from the model's trees").count() >= 1  # the strip names it too
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
     ARTIFACTS.mkdir(exist_ok=True)
