@@ -65,7 +65,7 @@ from ._treegrid import (
     single_counterfactuals,
     single_grid_profiles,
 )
-from ._treekernel import loaded, pair_search
+from ._treekernel import cached, loaded, pair_search
 from ._treeprofile import lowest_p
 from ._treeslow import MAX_PAIR_CANDIDATES, slow_pairs
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity
@@ -240,10 +240,16 @@ class TreeGenerator(GeneratorParams):
 
     @property
     def first_call_note(self) -> str | None:
-        """Until this process has run the compiled walks: their first call compiles them after an install."""
+        """Until this process has run the compiled walks, when numba's cache does not hold them (after an install or
+        an upgrade their first call compiles them); hedged when the cache cannot be read."""
         if loaded():
             return None
-        return "If this is the first run after an install, the tree generator's loops are compiled first (about half a minute)."
+        ready = cached()
+        if ready:
+            return None
+        if ready is None:
+            return "If this is the first run after an install, the tree generator's loops are compiled first (about half a minute)."
+        return "The tree generator's loops are compiled first, once after an install (about half a minute)."
 
     def fallback_for(self, model: FittedModel, task: TaskSpec) -> str | None:
         """``"batch"`` for a model the tree form does not read (it serves such a model: see :meth:`generate`)."""
