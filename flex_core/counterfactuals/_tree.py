@@ -51,6 +51,7 @@ from ._set import (
     encode_rows,
 )
 from ._spread import chunk_bounds, cluster_threads, dask_client, in_threads, on_cluster
+from ._treecache import cached, loaded
 from ._treeform import MAX_LEVELS, TreeForm, tree_form
 from ._treegrid import (
     FLOAT32_WINDOW,
@@ -65,7 +66,7 @@ from ._treegrid import (
     single_counterfactuals,
     single_grid_profiles,
 )
-from ._treekernel import cached, loaded, pair_search
+from ._treekernel import pair_search
 from ._treeprofile import lowest_p
 from ._treeslow import MAX_PAIR_CANDIDATES, slow_pairs
 from ._validity import DEFAULT_MARGIN, DEFAULT_RADIUS, Validity

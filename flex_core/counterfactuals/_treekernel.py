@@ -24,7 +24,7 @@ _BELOW_HALF = float(np.nextafter(0.5, 0.0))
 _ABOVE_HALF = float(np.nextafter(0.5, 1.0))
 
 __all__ = ["walk_near", "single_sums", "pair_search", "lowest_pair_sums", "tree_depth", "leaf_box_arrays",
-           "reached_leaves", "level_masks", "loaded"]
+           "reached_leaves", "level_masks"]
 
 
 @njit(cache=True, nogil=True)
@@ -683,30 +683,3 @@ def level_masks(cols, thresholds, nan_left, seen, n_levels, strict):
                 bits |= np.int64(1) << np.int64(lev)
         out[i] = bits
     return out
-
-
-def loaded() -> bool:
-    """Whether this process holds the compiled walks already. numba compiles them at their first call (20-40 s on
-    two cores after an install) or reads them back from its cache beside this file (under a second; see
-    :func:`cached`). The two walks every factual takes stand for the rest (the pair search is compiled at its own
-    first call, with the first factual that needs a pair)."""
-    return bool(walk_near.signatures and single_sums.signatures)
-
-
-def cached() -> bool | None:
-    """Whether numba's cache holds every loop called from Python for this machine and this source, so a first call
-    reads them back instead of compiling them: True or False, or None when the cache cannot be read (numba's cache
-    index is not a public API: a numba that lays it out otherwise gives None, never an error)."""
-    try:
-        return all(_in_cache(f) for f in (walk_near, single_sums, pair_search, lowest_pair_sums, reached_leaves,
-                                          tree_depth, level_masks))
-    except Exception:  # any change in numba's private cache layout means "cannot tell"
-        return None
-
-
-def _in_cache(dispatcher) -> bool:
-    """One compiled function's cache index has an entry for this machine's code generator and this source's bytes
-    (numba's own test when it loads an entry: ``FunctionCache._index_key``)."""
-    cache = dispatcher._cache
-    codegen = dispatcher.targetctx.codegen()
-    return any(key[1:] == cache._index_key(key[0], codegen)[1:] for key in cache._cache_file._load_index())

@@ -478,9 +478,9 @@ def test_the_first_compile_is_announced_only_when_numbas_cache_lacks_the_loops(t
 
     script = (
         "import flex_core as fc\n"
-        "from flex_core.counterfactuals import _treekernel\n"
+        "from flex_core.counterfactuals import _treecache, _treekernel\n"
         "tree, batch = fc.counterfactuals.make_generator('tree'), fc.counterfactuals.make_generator('batch')\n"
-        "print(_treekernel.cached()); print(tree.first_call_note); print(batch.first_call_note)\n"
+        "print(_treecache.cached()); print(tree.first_call_note); print(batch.first_call_note)\n"
     )
     empty = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}  # numba's cache goes there instead of beside the source
     printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
@@ -493,11 +493,11 @@ def test_the_first_compile_is_announced_only_when_numbas_cache_lacks_the_loops(t
         "task = fc.data.load_builtin('synthetic-regional'); model = fc.fit_model(task, model='rf', seed=0, cv_folds=0)\n"
         "rows = fc.counterfactuals.factual_rows(task, model)[:30]\n"
         "tree.generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=10, seed=0)\n"
-        "print(_treekernel.cached())\n"
+        "print(_treecache.cached())\n"
         "_treekernel.pair_search._cache._cache_file._load_index = None  # a numba whose cache index reads otherwise\n"
-        "print(_treekernel.cached())\n"
+        "print(_treecache.cached())\n"
     )
-    after = script.replace("print(_treekernel.cached()); ", generate)
+    after = script.replace("print(_treecache.cached()); ", generate)
     printed = subprocess.run([sys.executable, "-c", after], capture_output=True, text=True, check=True).stdout.splitlines()
     assert printed == ["True", "None", "None", "None"]  # cached; cannot tell; loaded in this process: no note
     with pytest.MonkeyPatch.context() as patch:  # not loaded, cache unreadable: the hedged sentence
