@@ -58,7 +58,7 @@ cols[1].metric(term("Different ways out", "distinct counterfactuals"), f"{covera
                help=f"{coverage['counterfactuals_requested']:,} requested; "
                     f"{coverage['distinct_mean']:.1f} per case on average. Copies are merged, and with minimal "
                     "changes a case often has only a few different ways out.")
-cols[2].metric("Validity", f"{coverage['validity']:.0%}", help="Share of found counterfactuals the model really predicts as desirable.")
+cols[2].metric("Validity", f"{coverage['validity']:.0%}", help=f"Share of the ways out found that the model really predicts {task.desirable_words}.")
 cols[3].metric(term("Cases without a way out", "factuals without any"), f"{coverage['queries_without']:,}")
 st.caption(plain(reporting.describe_coverage(coverage) + f" Generator: {result.generator.get('name', '')}."))
 

@@ -15,7 +15,7 @@ from ui import state as S
 from ui import what_if as editor
 from ui.components import highlighted_counterfactuals, settings_strip
 from ui.context import require_analysis
-from ui.glossary import term
+from ui.glossary import term, terms_shown
 from ui.text import plain
 
 #: Beyond this many rows the case is chosen by typing its row number (a list that long is slow to send).
@@ -114,9 +114,10 @@ else:
         "The first line is this case" + (" (edited cells in blue)" if result.edited else "") + "; each further line "
         "is a smallest change the generator found that the model predicts differently, changed cells in yellow; "
         "the features that change come first, then the prediction, then the others. "
-        f"Searched in {result.seconds * 1000:,.0f} ms with the session's generator ({analysis.explainer.generator_name}"
-        f", up to {reporting.plural(analysis.explainer.n_cf, 'way')} out, seed {analysis.explainer.seed})"
-        + ("; an edited case's counterfactuals are not stored." if result.edited else "; the stored ones of this row.")
+        f"Found in {result.seconds * 1000:,.0f} ms as on the other pages ("
+        + reporting.generator_text(analysis.explainer.generator_used, analysis.explainer.refine_mode, words=not terms_shown())
+        + f", up to {reporting.plural(analysis.explainer.n_cf, 'way')} out, seed {analysis.explainer.seed})"
+        + ("; an edited case's ways out are not stored." if result.edited else "; the stored ones of this row.")
     )
 
 # -- to the Regional explorer -----------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def importance_chart(analysis: Analysis, result: fc.FlexResult, *, key: str, dic
     left, right = st.columns(2)
     left.toggle("Count only necessary changes", key=f"{key}_necessary_only", value=st.session_state[S.NECESSARY_ONLY],
                 on_change=S.bind(f"{key}_necessary_only", S.NECESSARY_ONLY),
-                help="A change is necessary when undoing it alone makes the counterfactual lose the desired outcome.")
+                help="A change is necessary when undoing it alone makes the way out lose the desired outcome.")
     right.radio("Whiskers", ["interval", "std"], key=f"{key}_whiskers", horizontal=True,
                 index=["interval", "std"].index(st.session_state[S.WHISKERS]),
                 on_change=S.bind(f"{key}_whiskers", S.WHISKERS),

@@ -59,7 +59,7 @@ def rules_effect_table(task: fc.TaskSpec, generator: Mapping) -> pd.DataFrame:
             "constraint": text,
             "rows of the data breaking it as they are": int(n),
             "candidates it rejected": rule.get("rejected_while_searching"),
-            "counterfactuals dropped": rule.get("dropped_from_output"),
+            "ways out dropped": rule.get("dropped_from_output"),
             "share of rejections": rule.get("share_of_rejections"),
         })
     return pd.DataFrame(rows)

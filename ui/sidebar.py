@@ -115,7 +115,7 @@ def _csv_form() -> None:
         undesirable = st.multiselect("Undesirable outcomes", values, key="sb_csv_undesirable")
         desired = st.multiselect(
             "Outcome a way out must reach (optional)", [v for v in values if v not in undesirable], key="sb_csv_desired",
-            help="With more than two outcomes: a counterfactual counts only when the model predicts this one (with the "
+            help="With more than two outcomes: a way out counts only when the model predicts this one (with the "
                  "validity margin), not merely another outcome that is not undesirable. Empty: any other outcome.",
         ) if len(values) > 2 else []
     immutable = st.multiselect(
@@ -239,7 +239,7 @@ def _parse_optional_number(setting: str, text: str):
 
 
 #: How the validity settings read (see flex_core/counterfactuals/_validity.py).
-VALIDITY_NOTE = ("A counterfactual counts when the model's probability of the undesirable outcome is below 0.5 − margin, "
+VALIDITY_NOTE = ("A way out counts when the model's probability of the undesirable outcome is below 0.5 − margin, "
                  "and still is with every changed number "
                  "moved radius × its range back toward the case's value. Margin 0 and radius 0 is the paper's setting "
                  "(P < 0.5); a tie at 0.5 never counts.")
@@ -332,7 +332,7 @@ def multiclass_note(model: fc.FittedModel, task: fc.TaskSpec | None = None) -> s
         return ""
     if model.desired and not model.trained_here:  # a counterfactual must reach these, not just leave the undesired
         return (f" The model has {len(model.classes)} classes: {' / '.join(map(str, model.undesired))} counts as "
-                f"undesired, and a counterfactual must reach {' or '.join(map(str, model.desired))}.")
+                f"undesired, and a way out must reach {' or '.join(map(str, model.desired))}.")
     desired = [str(c) for c in model.classes if c not in model.undesired]
     return (f" The model has {len(model.classes)} classes: {' / '.join(map(str, model.undesired))} counts as undesired, "
             f"the others ({', '.join(desired)}) as desired (one against the rest).")

@@ -405,7 +405,7 @@ def _separated(a: Sequence[float], b: Sequence[float]) -> bool:
 def _verdict(by, groups, costs, rows, result, *, n_boot, seed, min_size) -> tuple[list[str], list[dict]]:
     """Sentences and data on cost, flip share and F; a difference is named only when intervals separate."""
     if len(groups) < 2:
-        return [f"There is only one group of {by.label} among the factuals: nothing to compare."], []
+        return [f"There is only one group of {by.label} among the cases: nothing to compare."], []
     sentences: list[str] = []
     differences: list[dict] = []
     _cost_verdict(by, groups, costs, rows, sentences, differences, n_boot=n_boot, seed=seed, min_size=min_size)
@@ -422,7 +422,7 @@ def _cost_verdict(by, groups, costs, rows, sentences, differences, *, n_boot, se
     """Cost of the minimal change: which group needs a clearly larger one (appended to ``sentences``, ``differences``)."""
     priced = [g for g in groups if not np.isnan(g.cost_interval[0])]
     if len(priced) < 2:
-        sentences.append(f"Too few groups of {by.label} have {min_size} or more factuals with a counterfactual to compare costs.")
+        sentences.append(f"Too few groups of {by.label} have {min_size} or more cases with a way out to compare costs.")
         return
     high = max(priced, key=lambda g: g.cost_median)
     low = min(priced, key=lambda g: g.cost_median)
@@ -433,9 +433,9 @@ def _cost_verdict(by, groups, costs, rows, sentences, differences, *, n_boot, se
         d_low, d_high = (float(v) for v in np.percentile(draws, [2.5, 97.5]))
         difference = high.cost_median - low.cost_median
         sentences.append(
-            f"Factuals with {_name(high, by)} need a larger change than those with {_name(low, by)}: "
+            f"Cases with {_name(high, by)} need a larger change than those with {_name(low, by)}: "
             f"{difference:.2f} more features changed, a number counting the share of its range it moves (median "
-            f"distance to the nearest counterfactual {high.cost_median:.2f} against {low.cost_median:.2f}; "
+            f"distance to the nearest way out {high.cost_median:.2f} against {low.cost_median:.2f}; "
             f"95% interval of the difference {d_low:.2f}–{d_high:.2f})."
         )
         differences.append({
@@ -451,7 +451,7 @@ def _cost_verdict(by, groups, costs, rows, sentences, differences, *, n_boot, se
                 + "; ".join(f"{_name(g, by)} ({g.cost_median:.2f})" for g in also) + "."
             )
     elif high.cost_median == low.cost_median:
-        sentences.append(f"Every group of {by.label} has the same median distance to its nearest counterfactual, "
+        sentences.append(f"Every group of {by.label} has the same median distance to its nearest way out, "
                          f"{low.cost_median:.2f}.")
     else:
         sentences.append(
@@ -466,7 +466,7 @@ def _share_verdict(by, groups, sentences, differences) -> None:
     least = min(groups, key=lambda g: g.flip_share)
     if _separated(most.flip_share_interval, least.flip_share_interval):
         sentences.append(
-            f"Fewer factuals with {_name(least, by)} have a counterfactual under the constraints: "
+            f"Fewer cases with {_name(least, by)} have a way out under the constraints: "
             f"{format_share(least.flip_share)} (95% interval {_shares(least.flip_share_interval)}) against "
             f"{format_share(most.flip_share)} ({_shares(most.flip_share_interval)}) with {_name(most, by)}."
         )
@@ -476,9 +476,9 @@ def _share_verdict(by, groups, sentences, differences) -> None:
             "higher_interval": list(most.flip_share_interval), "lower_interval": list(least.flip_share_interval),
         })
     elif least.flip_share == 1.0:
-        sentences.append("Every factual in every group has a counterfactual under the constraints.")
+        sentences.append("Every case in every group has a way out under the constraints.")
     else:
-        sentences.append(f"The share with a counterfactual does not differ clearly between groups of {by.label} (intervals overlap).")
+        sentences.append(f"The share with a way out does not differ clearly between groups of {by.label} (intervals overlap).")
 
 
 def _feature_verdict(by, groups, result, sentences, differences) -> None:

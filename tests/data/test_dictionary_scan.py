@@ -65,9 +65,12 @@ def test_the_papers_symbols_pass_only_with_its_terms_switched_on(task):
     assert len(problems(named, task)) == 4 and problems(named, task, terms=True) == []
     plain = "changed (95% interval) | changed and needed\n(agreement 0.91 on a scale from −1 to 1)\nIF: a rule"
     assert problems(plain, task) == []
-    # "factual" is the paper's word for a case; "counterfactual" (the page's name) passes.
+    # "factual" is the paper's word for a case, "counterfactual" for a way out; the page's name and the report's
+    # file name pass.
     assert len(problems("100 factuals explained. Factual 3", task)) == 2
-    assert problems("Counterfactuals of one case; 3 counterfactuals", task) == []
+    assert len(problems("3 counterfactuals; a counterfactual counts when", task)) == 2
+    assert problems("3 counterfactuals", task, terms=True) == []
+    assert problems("Counterfactuals of one case; counterfactuals.csv; 3 ways out", task) == []
 
 
 def test_a_table_column_of_numbers_must_name_its_unit(task):

@@ -111,7 +111,7 @@ def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has
     at = _find(start("synthetic-regional", n_factuals=60, n_cf=3, page=PAGE))
     at.selectbox(key="w_groups_by").set_value("road_type").run()
     assert not at.exception and not errors(at)
-    table = next(d.value for d in at.dataframe if "with a counterfactual (95% interval)" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "with a way out (95% interval)" in d.value.columns)
     assert len(table) >= 2 and table.columns[0] == "Road type"
     assert chart(at, "groups_figure")["data"]
     assert any("interval" in shown(m.value) or "overlap" in shown(m.value) for m in at.markdown)

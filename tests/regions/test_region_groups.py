@@ -36,13 +36,13 @@ def test_the_group_planted_to_need_larger_changes_is_named_with_separated_interv
     low, high = cost["difference_interval"]
     assert 0 < low <= cost["difference"] <= high
     sentence = by_zone.verdict[0]
-    assert sentence.startswith(f"Factuals with Zone = country need a larger change than those with Zone = town: "
+    assert sentence.startswith(f"Cases with Zone = country need a larger change than those with Zone = town: "
                                f"{cost['difference']:.2f} more features changed, a number counting the share of its range")
     assert f"95% interval of the difference {low:.2f}–{high:.2f}" in sentence
     # Both zones always have a way out (x may go down to 0): no difference is named there.
     assert by_zone.group("country").flip_share == 1.0 == by_zone.group("town").flip_share
     assert not any(d["measure"] == "flip_share" for d in by_zone.differences)
-    assert any("Every factual in every group has a counterfactual" in s for s in by_zone.verdict)
+    assert any("Every case in every group has a way out" in s for s in by_zone.verdict)
 
 
 def test_groups_that_ask_the_same_are_not_told_apart(costly):
@@ -117,4 +117,4 @@ def test_fewer_ways_out_in_a_group_is_named():
     assert result.group("red").flip_share == 0.0 and np.isnan(result.group("red").cost_median)
     share = next(d for d in result.differences if d["measure"] == "flip_share")
     assert share["lower"] == "red" and share["higher"] in ("green", "blue")
-    assert any(s.startswith("Fewer factuals with Colour = red have a counterfactual") for s in result.verdict)
+    assert any(s.startswith("Fewer cases with Colour = red have a way out") for s in result.verdict)

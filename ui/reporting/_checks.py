@@ -131,8 +131,8 @@ def multiple_testing_caveat(found) -> str:
         f"a false-discovery rate of {fdr:g} belongs to a list in which, on average, at most {share} is such a chance "
         "finding; any single one of them may be one. On data where nothing differs at all, this control still lets "
         f"one run in {round(1 / fdr) if fdr > 0 else 0} (at most) flag something. \"Significant\" says that a "
-        "region's counterfactuals ask for other changes than a random set of as many cases would; it does not say "
-        "why, and with other counterfactuals (another generator, τ or seed) the regions can change."
+        "region's ways out ask for other changes than a random set of as many cases would; it does not say "
+        "why, and with other ways out (another generator, threshold or seed) the regions can change."
     )
 
 
@@ -189,8 +189,8 @@ def describe_region_replication(found) -> str:
 
 
 #: How each measure of a named group difference is said.
-_GROUP_MEASURES = {"cost_median": "the distance to the nearest counterfactual",
-                   "flip_share": "the share with a counterfactual"}
+_GROUP_MEASURES = {"cost_median": "the distance to the nearest way out",
+                   "flip_share": "the share with a way out"}
 
 
 def describe_group_replication(groups) -> str:

@@ -59,7 +59,7 @@ _WHAT_MUST_CHANGE_READING = {
         "kept as it is; high means there is rarely a way around changing it."
     ),
     "necessity ratio": (
-        "necessity ratio (Kommiya Mothilal et al. 2021): the share of the requested counterfactuals found when only "
+        "necessity ratio (Kommiya Mothilal et al. 2021): the share of the requested ways out found when only "
         "this feature may change; it counts ways out, so a yes/no feature scores at most {one_in_n_cf}."
     ),
     "sufficiency ratio": (
@@ -74,7 +74,7 @@ def what_must_change_reading(*, terms: bool = False) -> list[str]:
     names = {"changed": "changed (F)", "needed_f": "changed and needed (necessary F)", "one_in_n_cf": "1 / N_cf"}
     if not terms:
         names = {"changed": "changed", "needed_f": "changed and needed",
-                 "one_in_n_cf": "one in the number of counterfactuals asked for"}
+                 "one_in_n_cf": "one in the number of ways out asked for"}
     return [sentence.format(**names) for sentence in _WHAT_MUST_CHANGE_READING.values()]
 
 

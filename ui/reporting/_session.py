@@ -238,7 +238,7 @@ def found_regions_table(found) -> pd.DataFrame:
 
 
 def groups_table(groups) -> pd.DataFrame:
-    """Per group: cases, the share with a counterfactual and the cost of the minimal change, with intervals."""
+    """Per group: cases, the share with a way out and the cost of the minimal change, with intervals."""
     def pair(interval, fmt):
         return "–".join("n/a" if v != v else fmt(v) for v in interval)
 
@@ -247,8 +247,8 @@ def groups_table(groups) -> pd.DataFrame:
             {
                 groups.by_label: g.value,
                 "cases": g.factuals,
-                "with a counterfactual (95% interval)": f"{format_share(g.flip_share)} ({pair(g.flip_share_interval, format_share)})",
-                "median distance to the nearest counterfactual (95% interval)":
+                "with a way out (95% interval)": f"{format_share(g.flip_share)} ({pair(g.flip_share_interval, format_share)})",
+                "median distance to the nearest way out (95% interval)":
                     "n/a" if g.cost_median != g.cost_median else f"{g.cost_median:.2f} ({pair(g.cost_interval, lambda v: f'{v:.2f}')})",
             }
             for g in groups.groups

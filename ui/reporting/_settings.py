@@ -53,7 +53,7 @@ def _tau_words(tau) -> str:
     return text + (f" ({plural(len(overridden), 'feature')} with their own)" if overridden else "")
 
 
-def _generator_text(name: str, refine, *, words: bool) -> str:
+def generator_text(name: str, refine, *, words: bool) -> str:
     """The generator and its refine mode: ``generator batch (refine minimal)``, or in words "minimal ways out by
     batched search" (refine none: "… (changes as drawn)"); a generator without words keeps its name."""
     if not words or name not in _GENERATOR_WORDS:
@@ -107,7 +107,7 @@ def describe_settings(settings: FlexResult | RegionalResult | Mapping, *, words:
         encoding = _ENCODINGS.get(str(values.get("encoding")), values.get("encoding"))
         parts.append(name + (f" ({encoding} encoding)" if encoding else ""))
     if values.get("generator"):
-        parts.append(_generator_text(str(values["generator"]), values.get("refine"), words=words))
+        parts.append(generator_text(str(values["generator"]), values.get("refine"), words=words))
     if values.get("n_factuals") is not None:
         n = int(values["n_factuals"])
         parts.append(f"{plural(n, 'case')} explained" if words else f"N_F = {n}")
