@@ -83,10 +83,10 @@ def _header_problems(tables: list[list[list[str]]], feature: fc.data.Feature) ->
 
 
 #: The analyst's terms a page shows only with the sidebar's switch on: F_j, μ_j, F and necessary F as names of
-#: numbers ("F (95% interval)", "F: changed"), Pearson r (the pages say "agreement with all cases"), "factual"
+#: numbers ("F (95% interval)", "F: changed", "F 0.41", "F per feature"), Pearson r (the pages say "agreement with all cases"), "factual"
 #: (the pages say "case") and "counterfactual" (the pages say "way out"; it stays as the name of a page, "Counterfactuals
 #: of one case", and of the report's file counterfactuals.csv).
-_SYMBOLS = re.compile(r"\b(?:F|μ)_j\b|\bnecessary F\b|\bF(?: \(95% interval\)|: )|\bPearson r\b|\bquadrant [A-D]\b|δ|"
+_SYMBOLS = re.compile(r"\b(?:F|μ)_j\b|\bnecessary F\b|\bF(?: \(95% interval\)|: | \d| per\b)|\bPearson r\b|\bquadrant [A-D]\b|δ|"
                       r"\bN_(?:F|cf)\b|\b[Ff]actuals?\b|\b[Cc]ounterfactuals?\b(?! of one case|\.csv)")
 
 

@@ -63,10 +63,10 @@ def groups_frequency_figure(groups) -> go.Figure:
         fig.add_trace(go.Bar(x=labels, y=y, name=f"{groups.by_label} = {g.value}" if not g.value[:1].isdigit() else
                              f"{groups.by_label} {g.value}",
                              error_y=dict(type="data", array=high, arrayminus=low, visible=True, thickness=1),
-                             hovertemplate="%{x}: F = %{y:.2f}<extra>%{fullData.name}</extra>"))
+                             hovertemplate="%{x}: %{y:.0%} of the ways out<extra>%{fullData.name}</extra>"))
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0, 1.05], title="change frequency (share of the ways out changing it)")
-    return apply_style(fig, title=f"What each group of {groups.by_label} must change: F per feature, 95% intervals",
+    return apply_style(fig, title=f"What each group of {groups.by_label} must change (95% intervals)",
                        height=380)
 
 

@@ -496,14 +496,14 @@ def _feature_verdict(by, groups, result, sentences, differences) -> None:
         if _separated(high.frequency_ci[j], low.frequency_ci[j]) and (best is None or gap > best[0]):
             best = (gap, j, high, low)
     if best is None:
-        sentences.append(f"The features that must change do not differ clearly between groups of {by.label} (every F interval overlaps).")
+        sentences.append(f"The features that must change do not differ clearly between groups of {by.label} (every feature's intervals overlap).")
         return
     gap, j, high, low = best
     label = result.display_names[j]
     sentences.append(
-        f"{label} must change more often with {_name(high, by)} than with {_name(low, by)}: F {high.frequency[j]:.2f} against "
-        f"{low.frequency[j]:.2f} (95% intervals {high.frequency_ci[j, 0]:.2f}–{high.frequency_ci[j, 1]:.2f} and "
-        f"{low.frequency_ci[j, 0]:.2f}–{low.frequency_ci[j, 1]:.2f}); the largest separated gap."
+        f"{label} must change more often with {_name(high, by)} than with {_name(low, by)}: in "
+        f"{format_share(high.frequency[j])} of their ways out against {format_share(low.frequency[j])} (95% intervals "
+        f"{_shares(high.frequency_ci[j])} and {_shares(low.frequency_ci[j])}); the largest separated gap."
     )
     differences.append({
         "measure": "frequency", "feature": result.feature_names[j], "higher": high.value, "lower": low.value,

@@ -63,6 +63,7 @@ def test_the_papers_symbols_pass_only_with_its_terms_switched_on(task):
     # F and necessary F as names of numbers, and Pearson r; plain words pass (issue 35's words, this stop's scan).
     named = "F (95% interval) | necessary F\nF: changed\n(Pearson r = 0.91)"
     assert len(problems(named, task)) == 4 and problems(named, task, terms=True) == []
+    assert len(problems("F 0.41 against 0.05; F per feature", task)) == 2
     plain = "changed (95% interval) | changed and needed\n(agreement 0.91 on a scale from −1 to 1)\nIF: a rule"
     assert problems(plain, task) == []
     # "factual" is the paper's word for a case, "counterfactual" for a way out; the page's name and the report's

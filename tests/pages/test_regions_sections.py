@@ -7,6 +7,7 @@ import pytest
 
 import flex_core as fc
 from flex_core.limits import LIMITS
+from tests.dictionary_scan import problems
 from tests.pages.conftest import chart, errors, metric, shown, start
 from ui import state as S
 from ui import url_state
@@ -115,6 +116,10 @@ def test_the_group_comparison_shows_verdicts_a_table_and_bars_and_the_report_has
     assert len(table) >= 2 and table.columns[0] == "Road type"
     assert chart(at, "groups_figure")["data"]
     assert any("interval" in shown(m.value) or "overlap" in shown(m.value) for m in at.markdown)
+    # The verdict and the chart's title in the reader's words: no paper symbol (F 0.41), no raw column name.
+    verdict = [shown(m.value) for m in at.markdown if shown(m.value).startswith("- ")]
+    title = chart(at, "groups_figure")["layout"]["title"]["text"]
+    assert verdict and not problems("\n".join([*verdict, title]), fc.data.load_builtin("synthetic-regional")), verdict
     at.switch_page("app_pages/report.py").run()
     assert not at.exception
     at.button(key="build_report").click().run()

@@ -118,3 +118,32 @@ def test_fewer_ways_out_in_a_group_is_named():
     share = next(d for d in result.differences if d["measure"] == "flip_share")
     assert share["lower"] == "red" and share["higher"] in ("green", "blue")
     assert any(s.startswith("Fewer cases with Colour = red have a way out") for s in result.verdict)
+
+
+def test_the_feature_sentence_says_shares_of_ways_out_by_hand():
+    """Two groups of zone; x is changed by 80% of town's ways out (interval 70–88%) and 10% of country's (4–20%):
+    separated, so named in shares of ways out, not in the paper's F; y's intervals overlap and stay unnamed."""
+    from types import SimpleNamespace
+
+    from flex_core.regions._groups import Group, _feature_verdict
+
+    by = fc.data.Feature("zone", "categorical", categories=("country", "town"))
+
+    def group(value, f, ci):
+        return Group(value=value, rule=({"feature": "zone", "op": "=", "value": value},), factuals=50,
+                     with_counterfactual=50, flip_share=1.0, flip_share_interval=(0.93, 1.0), cost_median=0.2,
+                     cost_interval=(0.1, 0.3), frequency=np.array(f), frequency_ci=np.array(ci), members=())
+
+    groups = [group("town", [0.8, 0.3], [[0.70, 0.88], [0.2, 0.4]]),
+              group("country", [0.1, 0.25], [[0.04, 0.20], [0.15, 0.38]])]
+    result = SimpleNamespace(feature_names=["x", "y"], display_names=["X", "Y"], immutable=np.array([False, False]))
+    sentences, differences = [], []
+    _feature_verdict(by, groups, result, sentences, differences)
+    assert sentences == ["X must change more often with Zone = town than with Zone = country: in 80% of their ways "
+                         "out against 10% (95% intervals 70%–88% and 4%–20%); the largest separated gap."]
+    assert [(d["feature"], d["higher"], d["lower"]) for d in differences] == [("x", "town", "country")]
+    groups[1].frequency_ci[0] = [0.04, 0.75]  # now overlapping
+    sentences = []
+    _feature_verdict(by, groups, result, sentences, [])
+    assert sentences == ["The features that must change do not differ clearly between groups of Zone (every feature's "
+                         "intervals overlap)."]
