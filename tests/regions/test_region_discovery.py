@@ -9,7 +9,7 @@ import pytest
 
 import flex_core as fc
 from flex_core.regions import RegionsResult
-from flex_core.regions._discovery import benjamini_hochberg, divergence, permutation_null
+from flex_core.regions._discovery import _DECIMALS, _adds_to, benjamini_hochberg, divergence, permutation_null
 from tests.regions.planted_regions import explainer, no_effect_task, red_region_task
 
 
@@ -31,6 +31,28 @@ def test_divergence_is_one_minus_pearson_r_by_hand():
     assert divergence(np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.4, 0.6])) == pytest.approx(0.0)  # same drivers, scaled
     # A region whose F has no spread has no linear relation with global: r = 0.
     np.testing.assert_allclose(divergence(np.array([[0.3, 0.3, 0.3], [1, 0, 0]]), np.array([0.5, 0.5, 0.0])), [1.0, 0.5])
+
+
+def test_pruning_compares_a_child_with_random_subsets_of_its_parent_of_its_size():
+    """The null of :func:`_adds_to` is 1 - r over uniform subsets of the parent of the child's size: the same draws
+    as sorting each row of uniform numbers and taking the first ``size`` (its definition), whatever way it finds them."""
+    rng = np.random.default_rng(3)
+    local = rng.random((40, 4))
+    g = np.array([0.6, 0.3, 0.2, 0.1])
+    parent = np.zeros(40, bool)
+    parent[5:35] = True
+    members = np.flatnonzero(parent)
+    draws = np.random.default_rng(7).random((200, len(members)))
+    picks = np.argsort(draws, axis=1)[:, :12]
+    null = np.round(divergence(local[members[picks]].mean(axis=1), g), _DECIMALS)
+    threshold = max(float(np.quantile(null, 0.95)), float(null.mean() + 1.6448536269514722 * null.std()))  # one sibling
+    assert divergence(local[members].mean(axis=0), g) < threshold  # the parent itself diverges less than the bar
+    for child, expected in ((threshold + 1e-9, True), (threshold - 1e-9, False)):
+        assert _adds_to(parent, 12, child, local, g, np.random.default_rng(7), siblings=1) is expected
+    # No more divergent than the parent, or the whole parent: never.
+    assert not _adds_to(parent, 30, 2.0, local, g, np.random.default_rng(7), siblings=1)
+    assert not _adds_to(parent, 12, float(divergence(local[members].mean(axis=0), g)), local, g,
+                        np.random.default_rng(7), siblings=1)
 
 
 def test_benjamini_hochberg_step_by_hand():

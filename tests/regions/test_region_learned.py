@@ -28,7 +28,7 @@ def test_significant_needs_q_below_the_fdr_and_an_interval_above_zero_by_hand():
     assert undecided == 2
 
 
-@pytest.mark.slow  # ten seeded forests and pools of 1,000: 93 s in a full run on two cores (2026-11-28)
+@pytest.mark.slow  # ten seeded forests and pools of 1,000: 48 s alone on two idle cores (2026-11-29; 93 s in a full run before)
 def test_a_forest_on_labels_without_regions_flags_no_noise_region_in_nine_of_ten_seeds():
     """One rule everywhere (speed > 60 on a rural road), 3% flipped labels, four noise features. Before: 437-587
     candidates with q <= 0.1 per seed, half without a condition on speed or road (``colour = red and weekday =
