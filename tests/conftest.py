@@ -48,17 +48,31 @@ def accidents_path() -> Path:
 
 
 @pytest.fixture(scope="session")
-def quick_reproduction(tmp_path_factory, loan_path, accidents_path) -> tuple[Path, str]:
-    """``flex reproduce --quick`` on the paper's two datasets, run once for the tests that read it (about 13 s):
-    its output folder and what it printed. The tests only read them."""
+def quick_reproduction(tmp_path_factory, worker_id, loan_path, accidents_path) -> tuple[Path, str]:
+    """``flex reproduce --quick`` on the paper's two datasets, run once for the tests that read it (about 30 s in a
+    full run): its output folder and what it printed. The tests only read them.
+
+    Under xdist the modules that read it may run on different workers: the first to ask runs it in the run's shared
+    temporary folder while holding a lock, the others wait for it and read the same folder (a session fixture alone
+    ran it once per worker).
+    """
+    import fcntl
+
     from flex_core.cli import main
 
-    out = tmp_path_factory.mktemp("reproduction") / "report"
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        code = main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"])
-    assert code == 0
-    return out, printed.getvalue()
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    folder = shared / "quick-reproduction"
+    folder.mkdir(exist_ok=True)
+    out, printed_file = folder / "report", folder / "printed.txt"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not printed_file.exists():  # written last: its presence means a complete run
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                code = main(["reproduce", "--data-dir", str(loan_path.parent), "--out", str(out), "--quick", "--quiet"])
+            assert code == 0
+            printed_file.write_text(printed.getvalue())
+    return out, printed_file.read_text()
 
 
 @pytest.fixture(scope="session")
