@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+from tools.serve import CHROMIUM
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 BARS = ".js-plotly-plot .barlayer .point path"
@@ -20,27 +20,22 @@ pytestmark = [
 
 
 @contextlib.contextmanager
-def app_page(tmp_path, query: str, *, env: dict | None = None):
-    """A Chromium page on a fresh `streamlit run app.py` (private counterfactual cache), opened at ``/?query``.
-
-    ``env``: more of the app process's environment (e.g. the folder it may read files from).
-    """
-    playwright = pytest.importorskip("playwright.sync_api")
+def app_page(app, query: str):
+    """A new Chromium page on the module's app (the ``app`` fixture: one `streamlit run app.py` with a private
+    counterfactual cache, which may read FLEX_DATA_DIR), opened at ``/?query``: a new session; closed after."""
+    url, browser = app
     ARTIFACTS.mkdir(exist_ok=True)
-    env = {"FLEX_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
-    with running_app(env=env) as url, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
-            yield page
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
+        yield page
+    finally:
+        page.close()
 
 
-def test_app_opens_on_a_builtin_and_renders_the_global_chart(tmp_path):
+def test_app_opens_on_a_builtin_and_renders_the_global_chart(app):
     # The run really generates counterfactuals, on the built-in toy2d with small N.
-    with app_page(tmp_path, "dataset=builtin:toy2d&n_factuals=10&n_cf=3") as page:
+    with app_page(app, "dataset=builtin:toy2d&n_factuals=10&n_cf=3") as page:
         page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=60_000)
         page.wait_for_selector(BARS, timeout=90_000)
         # toy2d: 2 features, FLEX and DiCE panels -> 4 bars
@@ -51,13 +46,13 @@ def test_app_opens_on_a_builtin_and_renders_the_global_chart(tmp_path):
         assert page.locator("[data-testid='stException']").count() == 0
 
 
-def test_a_skops_model_uploaded_in_the_sidebar_is_explained(tmp_path):
+def test_a_skops_model_uploaded_in_the_sidebar_is_explained(app, tmp_path):
     import flex_core as fc
     from tests.factories import user_pipeline
 
     task = fc.data.load_builtin("toy2d")
     model_file = fc.models.save_model(user_pipeline(task.frame, target="Accident_severity"), tmp_path / "users_model.skops")
-    with app_page(tmp_path, "dataset=builtin:toy2d&n_factuals=10&n_cf=3") as page:
+    with app_page(app, "dataset=builtin:toy2d&n_factuals=10&n_cf=3") as page:
         page.wait_for_selector(BARS, timeout=90_000)
         sidebar = page.locator("section[data-testid='stSidebar']")
         sidebar.get_by_text("Load a model file").click()
@@ -76,8 +71,8 @@ def test_a_skops_model_uploaded_in_the_sidebar_is_explained(tmp_path):
         assert page.locator("[data-testid='stException']").count() == 0
 
 
-def test_what_must_change_is_computed_on_a_click_and_read_in_plain_words(tmp_path):
-    with app_page(tmp_path, "dataset=builtin:synthetic-regional&n_factuals=12&n_cf=3") as page:
+def test_what_must_change_is_computed_on_a_click_and_read_in_plain_words(app):
+    with app_page(app, "dataset=builtin:synthetic-regional&n_factuals=12&n_cf=3") as page:
         page.wait_for_selector(BARS, timeout=90_000)
         page.get_by_role("button", name="Which features flip the outcome alone", exact=False).click()
         sentence = page.get_by_text("alone flips", exact=False).first
@@ -93,8 +88,8 @@ def test_what_must_change_is_computed_on_a_click_and_read_in_plain_words(tmp_pat
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
 
 
-def test_rerunning_the_cases_with_another_generator_is_a_click(tmp_path):
-    with app_page(tmp_path, "dataset=builtin:synthetic-regional&n_factuals=12&n_cf=3") as page:
+def test_rerunning_the_cases_with_another_generator_is_a_click(app):
+    with app_page(app, "dataset=builtin:synthetic-regional&n_factuals=12&n_cf=3") as page:
         page.wait_for_selector(BARS, timeout=90_000)
         box = page.get_by_role("combobox", name="Rerun these cases with")
         box.scroll_into_view_if_needed()

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from tests.browser.test_browser import ARTIFACTS
-from tests.browser.test_whatif_browser import LOAN, _no_errors, app_page
+from tests.browser.test_browser import ARTIFACTS, app_page
+from tests.browser.test_whatif_browser import LOAN, _no_errors
 from tools.serve import CHROMIUM
 
 VIEW = f"dataset=loan:{LOAN}&cv_folds=0&n_factuals=100&n_cf=10"
@@ -48,8 +48,8 @@ def _with_shap(page) -> None:
     _figure(page, "SHAP values of 100 cases")
 
 
-def test_ice_shows_every_case_the_average_and_the_cases_ways_out(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_ice_shows_every_case_the_average_and_the_cases_ways_out(app):
+    with app_page(app, VIEW) as page:
         _open(page, "compare-methods")
         ice = _figure(page, "How P(Rejected) moves with")
         legend = " ".join(ice.locator("text").all_text_contents())
@@ -60,8 +60,8 @@ def test_ice_shows_every_case_the_average_and_the_cases_ways_out(tmp_path):
         _no_errors(page)
 
 
-def test_the_beeswarm_shows_each_factuals_shap_value_per_feature(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_the_beeswarm_shows_each_factuals_shap_value_per_feature(app):
+    with app_page(app, VIEW) as page:
         _with_shap(page)
         bees = _figure(page, "SHAP values of 100 cases")
         ticks = bees.locator("text").all_text_contents()
@@ -70,8 +70,8 @@ def test_the_beeswarm_shows_each_factuals_shap_value_per_feature(tmp_path):
         _no_errors(page)
 
 
-def test_the_dependence_plot_is_coloured_by_the_suggested_feature(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_the_dependence_plot_is_coloured_by_the_suggested_feature(app):
+    with app_page(app, VIEW) as page:
         _with_shap(page)
         dependence = _figure(page, "SHAP dependence of CIBIL score, coloured by")
         caption = page.get_by_text("Suggested colour:", exact=False).first
@@ -82,8 +82,8 @@ def test_the_dependence_plot_is_coloured_by_the_suggested_feature(tmp_path):
         _no_errors(page)
 
 
-def test_one_case_shows_its_shap_beside_its_ways_out_and_says_where_they_agree(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_one_case_shows_its_shap_beside_its_ways_out_and_says_where_they_agree(app):
+    with app_page(app, VIEW) as page:
         _with_shap(page)
         case = _figure(page, "SHAP's pushes beside what its ways out change")
         sentence = page.get_by_text("SHAP and FLEX agree", exact=False).first

@@ -12,8 +12,9 @@ import re
 
 import pytest
 
+from tests.browser.test_browser import app_page
 from tests.browser.test_state_browser import wait_idle
-from tests.browser.test_whatif_browser import ARTIFACTS, LOAN, VIEW, _no_errors, _open, app_page
+from tests.browser.test_whatif_browser import ARTIFACTS, LOAN, VIEW, _no_errors, _open
 from tools.serve import CHROMIUM
 
 pytestmark = [
@@ -43,8 +44,8 @@ def _heading_row(page) -> int:
     return int(re.search(r"row (\d+)", heading.inner_text()).group(1))
 
 
-def test_a_click_beside_a_dot_picks_the_nearest_dot(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_a_click_beside_a_dot_picks_the_nearest_dot(app):
+    with app_page(app, VIEW) as page:
         page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=120_000)
         _open(page, "regional-explorer")
         first = _heading_row(page)

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tests.browser.test_browser import ARTIFACTS
-from tests.browser.test_whatif_browser import LOAN, VIEW, _no_errors, _open, app_page
+from tests.browser.test_browser import ARTIFACTS, app_page
+from tests.browser.test_whatif_browser import LOAN, VIEW, _no_errors, _open
 from tools.serve import CHROMIUM
 
 pytestmark = [
@@ -19,8 +19,8 @@ pytestmark = [
 ]
 
 
-def test_the_held_out_curves_and_permutation_importance_open_on_loan(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_the_held_out_curves_and_permutation_importance_open_on_loan(app):
+    with app_page(app, VIEW) as page:
         _open(page, "data-and-model")
         page.get_by_text("How well the model ranks cases it never saw", exact=True).first.wait_for(timeout=120_000)
         curves = page.locator(".js-plotly-plot:visible").filter(has_text="ROC: AUC").first

@@ -19,8 +19,8 @@ pytestmark = [
 ROW_HEIGHT = 35  # st.dataframe's default row height (the header row has the same)
 
 
-def test_a_click_on_a_found_region_opens_it_in_the_explorer(tmp_path):
-    with app_page(tmp_path, "dataset=builtin:synthetic-regional&n_factuals=60&n_cf=3") as page:
+def test_a_click_on_a_found_region_opens_it_in_the_explorer(app):
+    with app_page(app, "dataset=builtin:synthetic-regional&n_factuals=60&n_cf=3") as page:
         # As a person does: the first page has loaded before a link is clicked. (A click while the very
         # first run is still going can reset the sidebar's settings: a known Streamlit race, see issue 20's note.)
         page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=120_000)

@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from tests.browser.test_browser import ARTIFACTS
-from tests.browser.test_browser import app_page as browser_app_page
+from tests.browser.test_browser import ARTIFACTS, app_page
 from tests.conftest import data_dir
 from tools.serve import CHROMIUM
 
@@ -21,11 +20,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} not installed"),
     pytest.mark.skipif(not LOAN.exists(), reason=f"{LOAN} not found (set FLEX_DATA_DIR to the paper's data folder)"),
 ]
-
-
-def app_page(tmp_path, query: str):
-    """Chromium on a fresh app (private counterfactual cache) that may read the loan file's folder."""
-    return browser_app_page(tmp_path, query, env={"FLEX_DATA_DIR": str(LOAN.parent)})
 
 
 def _open(page, path: str) -> None:
@@ -50,8 +44,8 @@ def _metric(page, label: str) -> str:
     return box.locator("[data-testid='stMetricValue']").inner_text()
 
 
-def test_moving_the_cutoff_slider_recounts_the_confusion_matrix(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_moving_the_cutoff_slider_recounts_the_confusion_matrix(app):
+    with app_page(app, VIEW) as page:
         _open(page, "data-and-model")
         title = page.get_by_text("Confusion matrix at cutoff 0.50", exact=False).first
         title.wait_for(timeout=120_000)
@@ -75,8 +69,8 @@ def test_moving_the_cutoff_slider_recounts_the_confusion_matrix(tmp_path):
         _no_errors(page)
 
 
-def test_the_what_if_editor_follows_an_edit_and_sends_the_case_to_regional(tmp_path):
-    with app_page(tmp_path, VIEW) as page:
+def test_the_what_if_editor_follows_an_edit_and_sends_the_case_to_regional(app):
+    with app_page(app, VIEW) as page:
         _open(page, "what-if-editor")
         page.get_by_text("What-if editor", exact=True).first.wait_for(timeout=120_000)
         table = page.locator("[data-testid='stDataFrame']").first
