@@ -355,10 +355,13 @@ def _adds_to(parent: np.ndarray, size: int, child_divergence: float, local: np.n
     if child_divergence <= divergence(local[members].mean(axis=0), global_):
         return False  # no more divergent than the condition alone: random parts of it are, on average, more
     # Each draw: the ``size`` members with the smallest of its uniform numbers (a uniform random subset), their
-    # mean F as a 0/1 row times F. argpartition finds the same subsets as a full sort at a fraction of its cost.
-    picks = np.argpartition(rng.random((draws, len(members))), size - 1, axis=1)[:, :size]
-    chosen = np.zeros((draws, len(members)))
-    np.put_along_axis(chosen, picks, 1.0, axis=1)
+    # mean F as a 0/1 row times F. The size-th smallest number marks the same subsets as a full sort, at a fraction
+    # of its cost; equal numbers (never seen in doubles) would mark more, and then the sort's order decides.
+    numbers = rng.random((draws, len(members)))
+    chosen = numbers <= np.partition(numbers, size - 1, axis=1)[:, size - 1 : size]
+    if (chosen.sum(axis=1) != size).any():
+        chosen = np.zeros(numbers.shape, bool)
+        np.put_along_axis(chosen, np.argsort(numbers, axis=1, kind="stable")[:, :size], True, axis=1)
     null = np.round(divergence(chosen @ local[members] / size, global_), _DECIMALS)
     z = NormalDist().inv_cdf(1 - PRUNING_LEVEL / max(int(siblings), 1))
     threshold = max(float(np.quantile(null, CHANCE_QUANTILE)), float(null.mean() + z * null.std()))

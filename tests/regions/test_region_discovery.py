@@ -53,6 +53,17 @@ def test_pruning_compares_a_child_with_random_subsets_of_its_parent_of_its_size(
     assert not _adds_to(parent, 30, 2.0, local, g, np.random.default_rng(7), siblings=1)
     assert not _adds_to(parent, 12, float(divergence(local[members].mean(axis=0), g)), local, g,
                         np.random.default_rng(7), siblings=1)
+    # Equal numbers in a draw: the sort's order decides (a stable sort: the first members), never more than ``size``.
+
+    class Equal:
+        def random(self, shape):
+            return np.full(shape, 0.5)
+
+    first = float(np.round(divergence(local[members[:12]].mean(axis=0), g), _DECIMALS))
+    whole = float(divergence(local[members].mean(axis=0), g))
+    assert first > whole  # so a child between them tells the first 12 members from all of them
+    assert _adds_to(parent, 12, first + 1e-9, local, g, Equal(), siblings=1)
+    assert not _adds_to(parent, 12, (first + whole) / 2, local, g, Equal(), siblings=1)
 
 
 def test_benjamini_hochberg_step_by_hand():
