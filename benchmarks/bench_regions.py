@@ -2,7 +2,7 @@
 
 Issue 22's targets: with the pool generated, discovery over every one- and two-condition candidate
 takes <= 10 s and the group comparison <= 2 s, on loan and on accidents. Per dataset: the paper's
-random forest (seed 0), the default generator (batch, n_cf 10, minimal), a pool of 1,000 factuals
+random forest (seed 0), the default generator (the one that ran is printed; n_cf 10), a pool of 1,000 factuals
 (seed 0; every factual when there are fewer). Times are medians of ``--repeats`` runs after the pool
 exists (the first discovery run included: nothing is cached between runs but the counterfactuals).
 Also prints what was found: the top regions and the group verdicts. Writes
@@ -81,6 +81,13 @@ def run(name: str, repeats: int) -> dict:
     }
 
 
+def _cost(median: float, low: float, high: float) -> str:
+    """A group's median cost and its interval; no interval where the group is too small to have one."""
+    if np.isnan(low) or np.isnan(high):
+        return f"{median:.3f} (too few cases for an interval)"
+    return f"{median:.3f} ({low:.3f}–{high:.3f})"
+
+
 def region_table(result) -> list[str]:
     lines = [
         "| rank | region | size | 1 - r (95% interval) | L1 shift | F rises most | F falls most | q |",
@@ -105,6 +112,8 @@ def main() -> None:
     results = [run(name, args.repeats) for name in args.datasets.split(",")]
     total = time.perf_counter() - started
     load_after = os.getloadavg()
+    generators = " / ".join(sorted({r["explainer"].generator_used for r in results}))
+    refines = " / ".join(sorted({r["explainer"].refine_mode for r in results}))
     lines = [
         "# Region discovery and group comparison: speed, and what they find",
         "",
@@ -114,7 +123,8 @@ def main() -> None:
         f"({'idle at the start' if load_before[0] < IDLE_LOAD else 'the machine was shared, not idle'}); {total:.0f} s in all.",
         f"Command: `FLEX_DATA_DIR=... python benchmarks/bench_regions.py --repeats {args.repeats} --datasets {args.datasets}`.",
         "",
-        f"Random forest (seed 0), generator batch (n_cf 10, minimal), pool of {N_FACTUALS:,} factuals (seed 0), τ = 0.1; "
+        f"Random forest (seed 0), generator {generators} (the default; n_cf 10, refinement {refines}), pool of "
+        f"{N_FACTUALS:,} factuals (seed 0), τ = 0.1; flex_core {fc.__version__}; "
         "discovery with the defaults (one and two conditions, 4 quantile bins per number, min_support 20, 1,000 "
         f"permutations, FDR 0.1). Times: median of {args.repeats} runs once the pool's counterfactuals exist.",
         "",
@@ -157,7 +167,7 @@ def main() -> None:
                 "|---|---:|---|---|",
                 *[
                     f"| {row.value} | {row.factuals} | {row.flip_share:.2f} ({row.flip_share_low:.2f}–{row.flip_share_high:.2f}) | "
-                    f"{row.cost_median:.3f} ({row.cost_low:.3f}–{row.cost_high:.3f}) |"
+                    f"{_cost(row.cost_median, row.cost_low, row.cost_high)} |"
                     for row in table.itertuples()
                 ],
                 "",
