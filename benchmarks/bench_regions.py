@@ -148,7 +148,8 @@ def main() -> None:
             "",
             f"{counts['conditions']} single conditions, {counts['tested']:,} candidates tested "
             f"({counts['same_members']} more had the same members as an earlier one), {counts['significant']:,} significant "
-            f"at FDR 0.1; {counts['pruned']} two-condition regions pruned while the list was filled. "
+            f"at FDR 0.1; {counts['pruned']} two-condition regions pruned and {counts.get('near_copies', 0)} near "
+            "copies of a region above left out while the list was filled. "
             f"Global F over the pool: "
             + ", ".join(f"{n} {f:.2f}" for n, f in sorted(zip(regions.feature_names, regions.global_frequency),
                                                           key=lambda item: -item[1]) if f > 0.005) + ".",

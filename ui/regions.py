@@ -107,10 +107,13 @@ def found_regions_section(analysis: Analysis) -> None:
         open_rule(found.regions[picked[0]].rule)
         st.toast(plain(f"Opened the region {found.regions[picked[0]].text} in the explorer below."))
     counts = found.counts
+    copies = counts.get("near_copies", 0)
     st.markdown(
         f"**{counts['significant']:,} of {counts['tested']:,} candidate regions differ significantly** at FDR "
-        f"{options['fdr']:g}; the {len(found.regions)} shown are ranked, significant ones first. "
-        "Click a row to open that region in the explorer below."
+        f"{options['fdr']:g}; the {len(found.regions)} shown are ranked, significant ones first"
+        + (f" ({reporting.plural(copies, 'region')} left out: at least 95% of {'its' if copies == 1 else 'their'} cases those "
+           "of a region above, the same finding under another rule)" if copies else "")
+        + ". Click a row to open that region in the explorer below."
     )
     replication = reporting.describe_region_replication(found)
     if replication:

@@ -310,7 +310,9 @@ def _run_pool_analysis(args, explainer: FlexExplainer, tau, progress, log) -> di
         counts = result.counts
         log(f"regions: {counts['tested']} candidates tested, {counts['significant']} significant at FDR {args.fdr} "
             f"({counts['interval_reaches_zero']} more below it with a divergence interval reaching 0), "
-            f"{counts['shown']} written ({time.perf_counter() - started:.1f} s)")
+            f"{counts['shown']} written"
+            + (f", {counts['near_copies']} left out as near copies of a region above" if counts.get("near_copies") else "")
+            + f" ({time.perf_counter() - started:.1f} s)")
         if "significant_not_replicated" in counts:
             lost = counts["significant_not_replicated"]
             log(f"regions: {plural(lost, 'significant region')} written {'does' if lost == 1 else 'do'} not replicate "

@@ -46,7 +46,8 @@ that condition alone (its members look like a random part of the simpler region)
 the level 0.05 / K, K the two-condition regions tested inside that condition, since the best of K
 random parts is high by chance: above the subsets' 95th percentile and their mean + z·sd.
 Regions are pruned while the ranked list is filled, so ``counts["pruned"]`` counts those met on the
-way. (Comparing p-values instead would drop a small region that differs sharply inside a large one
+way. A region whose cases are at least 95% those of a region listed above it (Jaccard index, :data:`NEAR_COPY`)
+is the same finding told twice and is left out too (``counts["near_copies"]``, and a note). (Comparing p-values instead would drop a small region that differs sharply inside a large one
 that differs a little: the large one is more significant.)
 """
 
@@ -96,10 +97,15 @@ NULL = (
 PRUNING = (
     "a two-condition region is dropped unless, for each of its two conditions, its 1 - r is above 1 - r over 200 "
     "random subsets of its size of the factuals meeting that condition alone, at the level 0.05 / (two-condition "
-    "regions tested inside that condition): above their 95th percentile and their mean + z sd"
+    "regions tested inside that condition): above their 95th percentile and their mean + z sd; and a region whose "
+    "cases are at least 95% those of a region listed above it (Jaccard index) is left out as a near copy"
 )
 CHANCE_QUANTILE = 0.95
 PRUNING_LEVEL = 0.05
+#: A region is left out of the list when this share of the cases in either it or a region listed above it are in
+#: both (Jaccard index): the same finding told twice (loan: "loan amount 8.3M-20.9M and commercial assets 7.5M-18.8M",
+#: 121 cases, and "loan amount 0.3M-20.9M and ...", the same 121 and one more).
+NEAR_COPY = 0.95
 BAND_RATIO = 1.5
 TOP_FEATURES = 3
 #: 1 - r is rounded to this many decimals before it is compared with the null: sums in another order
@@ -368,6 +374,40 @@ def _adds_to(parent: np.ndarray, size: int, child_divergence: float, local: np.n
     return bool(child_divergence > threshold)
 
 
+def _fill_list(scored: _Scored, order: np.ndarray, masks: np.ndarray, local: np.ndarray, global_: np.ndarray, *,
+               seed: int, top: int) -> tuple[list[int], int, int]:
+    """The candidates shown, in ``order``: at most ``top``, without the two-condition regions that add nothing to
+    one of their conditions (:func:`_adds_to`) or near copies of one already listed (:data:`NEAR_COPY`).
+
+    ``local`` and ``global_`` hold the included features only. Returns (shown, pruned, near copies).
+    """
+    rng = np.random.default_rng([int(seed), 1])
+    two = scored.pairs[scored.pairs[:, 1] >= 0]
+    siblings = np.bincount(two.ravel(), minlength=len(masks))  # two-condition regions tested inside each condition
+    listed = np.zeros((min(top, len(order)), masks.shape[1]), dtype=np.float32)  # the shown regions' members
+    shown: list[int] = []
+    pruned = near_copies = 0
+    for k in order:
+        if len(shown) == top:
+            break
+        members = _candidate_masks(masks, scored.pairs[k : k + 1])[0]
+        size = int(scored.sizes[k])
+        if shown:
+            both = listed[: len(shown)] @ members.astype(np.float32)
+            either = listed[: len(shown)].sum(axis=1) + size - both
+            if (both >= NEAR_COPY * either).any():
+                near_copies += 1
+                continue
+        a, b = (int(v) for v in scored.pairs[k])
+        if b >= 0 and not all(_adds_to(masks[c], size, float(scored.divergence[k]), local, global_, rng,
+                                       siblings=siblings[c]) for c in (a, b)):
+            pruned += 1
+            continue
+        listed[len(shown)] = members
+        shown.append(int(k))
+    return shown, pruned, near_copies
+
+
 # -- the run ---------------------------------------------------------------------------------
 def find_regions(
     store: CounterfactualStore,
@@ -437,20 +477,12 @@ def regions_of_pool(
     # Significant first, by divergence (ties: the larger region); then the others by p-value.
     order = np.lexsort((-scored.sizes, -scored.divergence, np.where(significant, 0.0, scored.p),
                         np.where(significant, -scored.divergence, 0.0), ~significant))
-    shown: list = []
-    pruned = 0
-    rng = np.random.default_rng([int(seed), 1])
-    two = scored.pairs[scored.pairs[:, 1] >= 0]
-    siblings = np.bincount(two.ravel(), minlength=len(masks))  # two-condition regions tested inside each condition
-    for k in order:
-        if len(shown) == top:
-            break
-        a, b = (int(v) for v in scored.pairs[k])
-        if b >= 0 and not all(_adds_to(masks[c], int(scored.sizes[k]), float(scored.divergence[k]), local[:, include],
-                                       g[include], rng, siblings=siblings[c]) for c in (a, b)):
-            pruned += 1
-            continue
-        shown.append(k)
+    shown, pruned, near_copies = _fill_list(scored, order, masks, local[:, include], g[include], seed=seed, top=top)
+    if near_copies:
+        one = near_copies == 1
+        notes.append(f"{plural(near_copies, 'region')} {'was' if one else 'were'} left out of the list: "
+                     f"{'it is' if one else 'each is'} a near copy of a region above (at least {NEAR_COPY:.0%} of the "
+                     "cases in either are in both).")
     labels = dict(zip(result.feature_names, result.display_names))
     regions = tuple(
         _region(task, scored, k, conditions, rows, g, include, labels, significant=bool(significant[k])) for k in shown
@@ -461,6 +493,7 @@ def regions_of_pool(
         # Below the FDR level, but their divergence interval reaches 0 (or is undefined): not called significant.
         "interval_reaches_zero": int(undecided),
         "pruned": pruned,
+        "near_copies": near_copies,
         "shown": len(regions),
     }
     return RegionsResult(

@@ -123,7 +123,8 @@ class RegionsResult(Result):
         ``conditions`` (single conditions with enough support), ``tested`` (candidates tested),
         ``same_members`` (candidates not tested: the same factuals as an earlier one),
         ``significant`` (q <= fdr, before pruning), ``pruned`` (two-condition regions dropped while
-        the list was filled) and ``shown`` (in ``regions``).
+        the list was filled), ``near_copies`` (left out while the list was filled: at least 95% of their
+        cases those of a region listed above) and ``shown`` (in ``regions``).
     generator, model, config, notes
         As in every result's JSON; ``config["discovery"]`` states the measure, the null and the pruning.
     """

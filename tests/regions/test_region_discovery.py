@@ -10,6 +10,7 @@ import pytest
 import flex_core as fc
 from flex_core.regions import RegionsResult
 from flex_core.regions._discovery import _DECIMALS, _adds_to, benjamini_hochberg, divergence, permutation_null
+from tests.factories import planted
 from tests.regions.planted_regions import explainer, no_effect_task, red_region_task
 
 
@@ -193,3 +194,26 @@ def test_bad_options_are_refused(red, options, message):
 def test_one_condition_only(red):
     result = red.find_regions(n_factuals=300, n_permutations=100, max_conditions=1, top=100)
     assert all(len(r.rule) == 1 for r in result.regions) and result.regions[0].text == "Colour = red"
+
+
+def test_a_near_copy_of_a_listed_region_is_left_out_with_a_note():
+    """``paint`` is colour again but for three red rows painted green: "Paint = red" holds the planted region's cases
+    but three (Jaccard index above 0.95), so it is the same finding told twice; it is left out, counted and named in
+    a note, and "Colour = red" leads alone."""
+    task, _ = red_region_task()
+    frame = task.frame[task.feature_names].copy()
+    paint = frame["colour"].copy()
+    paint[paint[paint == "red"].index[:3]] = "green"
+    frame["paint"] = paint
+    both = (frame["colour"] == "red") & (frame["paint"] == "red")
+    assert both.sum() / ((frame["colour"] == "red") | (frame["paint"] == "red")).sum() > 0.95
+
+    def rule(X):  # red_region_task's
+        red = X["colour"] == "red"
+        return (~red & (X["a"] == "1") & (X["b"] == "1")) | (red & (X["c"] == "1"))
+
+    found = explainer(planted(frame, rule, immutable=["colour", "paint"])).find_regions(n_factuals=1000, n_permutations=500, top=500)
+    texts = [r.text for r in found.regions]
+    assert texts[0] == "Colour = red" and "Paint = red" not in texts
+    assert found.counts["near_copies"] >= 1
+    assert any("near cop" in note and "95%" in note for note in found.notes), found.notes
