@@ -1,4 +1,4 @@
-"""The dashboard's figures of region discovery and group comparison: small multiples of F per region, F per group.
+"""The dashboard's figures of region discovery and group comparison: what each region's and each group's ways out change.
 
 Drawn here, not in :mod:`flex_core.plotting`, since only the app's Regions sections and its HTML report show them;
 with :mod:`flex_core.plotting.style` they look like the library's figures.
@@ -39,16 +39,16 @@ def regions_small_multiples(found, *, top: int = 6, columns: int = 3) -> go.Figu
         row, col = i // columns + 1, i % columns + 1
         fig.add_trace(go.Bar(x=labels, y=as_floats(region.frequency[order]), marker_color=FLEX_COLOUR,
                              name="region", showlegend=i == 0,
-                             hovertemplate="%{x}: F = %{y:.2f} in the region<extra></extra>"), row=row, col=col)
+                             hovertemplate="%{x}: in %{y:.0%} of the region's ways out<extra></extra>"), row=row, col=col)
         fig.add_trace(go.Scatter(x=labels, y=as_floats(found.global_frequency[order]), mode="markers",
                                  marker=dict(symbol="line-ew", size=18, line=dict(width=3, color=GLOBAL_COLOUR)),
                                  name="all sampled cases", showlegend=i == 0,
-                                 hovertemplate="%{x}: F = %{y:.2f} over the pool<extra></extra>"), row=row, col=col)
+                                 hovertemplate="%{x}: in %{y:.0%} of all sampled cases' ways out<extra></extra>"), row=row, col=col)
     fig.update_yaxes(range=[0, 1])
     fig.update_xaxes(tickangle=-40, tickfont=dict(size=10))
     fig.update_annotations(font=dict(size=11))
-    return apply_style(fig, title="F per region (bars) against the pool (grey ticks); * significant at the chosen FDR",
-                       height=120 + 260 * rows)
+    title = "What each region's ways out change (bars), against all sampled cases (grey ticks); * differs significantly"
+    return apply_style(fig, title=title, height=120 + 260 * rows)
 
 
 def groups_frequency_figure(groups) -> go.Figure:

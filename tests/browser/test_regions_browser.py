@@ -42,9 +42,10 @@ def test_a_click_on_a_found_region_opens_it_in_the_explorer(app):
         heading.scroll_into_view_if_needed()
         page.wait_for_timeout(1500)
         page.screenshot(path=str(ARTIFACTS / "regions_opened.png"), full_page=True)
-        multiples = page.locator(".js-plotly-plot:visible").filter(has_text="F per region").first
+        multiples = page.locator(".js-plotly-plot:visible").filter(has_text="What each region's ways out change").first
         multiples.scroll_into_view_if_needed()
         page.wait_for_timeout(1000)
+        assert "F per" not in multiples.inner_text() and "F =" not in multiples.inner_text()  # a reader's words
         page.screenshot(path=str(ARTIFACTS / "regions_small_multiples.png"))
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
