@@ -384,7 +384,7 @@ def _fill_list(scored: _Scored, order: np.ndarray, masks: np.ndarray, local: np.
     rng = np.random.default_rng([int(seed), 1])
     two = scored.pairs[scored.pairs[:, 1] >= 0]
     siblings = np.bincount(two.ravel(), minlength=len(masks))  # two-condition regions tested inside each condition
-    listed = np.zeros((min(top, len(order)), masks.shape[1]), dtype=np.float32)  # the shown regions' members
+    listed = np.zeros((min(top, len(order), 64), masks.shape[1]), dtype=np.float32)  # the shown regions' members
     shown: list[int] = []
     pruned = near_copies = 0
     for k in order:
@@ -403,6 +403,8 @@ def _fill_list(scored: _Scored, order: np.ndarray, masks: np.ndarray, local: np.
                                        siblings=siblings[c]) for c in (a, b)):
             pruned += 1
             continue
+        if len(shown) == len(listed):  # grown by doubling: ``top`` may be large and most lists are short
+            listed = np.concatenate([listed, np.zeros_like(listed)])
         listed[len(shown)] = members
         shown.append(int(k))
     return shown, pruned, near_copies
