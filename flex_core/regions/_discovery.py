@@ -46,9 +46,10 @@ that condition alone (its members look like a random part of the simpler region)
 the level 0.05 / K, K the two-condition regions tested inside that condition, since the best of K
 random parts is high by chance: above the subsets' 95th percentile and their mean + z·sd.
 Regions are pruned while the ranked list is filled, so ``counts["pruned"]`` counts those met on the
-way. A region whose cases are at least 95% those of a region listed above it (Jaccard index, :data:`NEAR_COPY`)
-is the same finding told twice and is left out too (``counts["near_copies"]``, and a note). (Comparing p-values instead would drop a small region that differs sharply inside a large one
-that differs a little: the large one is more significant.)
+way. (Comparing p-values instead would drop a small region that differs sharply inside a large one
+that differs a little: the large one is more significant.) A region whose cases are at least 95% those
+of a region listed above it (Jaccard index, :data:`NEAR_COPY`) is the same finding told twice and is
+left out too (``counts["near_copies"]``, and a note).
 """
 
 from __future__ import annotations
@@ -345,6 +346,21 @@ def _candidate_masks(masks: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return first & second
 
 
+def _subset_means(values: np.ndarray, size: int, rng: np.random.Generator, draws: int) -> np.ndarray:
+    """The mean row of ``draws`` uniform random subsets of ``size`` of the rows of ``values``: shape (draws, k).
+
+    Each draw's subset is the rows with the ``size`` smallest of its uniform numbers, as a sort would pick them;
+    the size-th smallest number marks them at a fraction of a sort's cost, and a matrix product averages them.
+    Equal numbers (never seen in doubles) would mark more: then a stable sort's order decides.
+    """
+    numbers = rng.random((draws, len(values)))
+    chosen = numbers <= np.partition(numbers, size - 1, axis=1)[:, size - 1 : size]
+    if (chosen.sum(axis=1) != size).any():
+        chosen = np.zeros(numbers.shape, bool)
+        np.put_along_axis(chosen, np.argsort(numbers, axis=1, kind="stable")[:, :size], True, axis=1)
+    return chosen @ values / size
+
+
 def _adds_to(parent: np.ndarray, size: int, child_divergence: float, local: np.ndarray, global_: np.ndarray,
              rng: np.random.Generator, *, siblings: int, draws: int = 200) -> bool:
     """Whether a region of ``size`` factuals inside ``parent`` (a mask) diverges more than a random subset of it would.
@@ -360,15 +376,7 @@ def _adds_to(parent: np.ndarray, size: int, child_divergence: float, local: np.n
         return False
     if child_divergence <= divergence(local[members].mean(axis=0), global_):
         return False  # no more divergent than the condition alone: random parts of it are, on average, more
-    # Each draw: the ``size`` members with the smallest of its uniform numbers (a uniform random subset), their
-    # mean F as a 0/1 row times F. The size-th smallest number marks the same subsets as a full sort, at a fraction
-    # of its cost; equal numbers (never seen in doubles) would mark more, and then the sort's order decides.
-    numbers = rng.random((draws, len(members)))
-    chosen = numbers <= np.partition(numbers, size - 1, axis=1)[:, size - 1 : size]
-    if (chosen.sum(axis=1) != size).any():
-        chosen = np.zeros(numbers.shape, bool)
-        np.put_along_axis(chosen, np.argsort(numbers, axis=1, kind="stable")[:, :size], True, axis=1)
-    null = np.round(divergence(chosen @ local[members] / size, global_), _DECIMALS)
+    null = np.round(divergence(_subset_means(local[members], size, rng, draws), global_), _DECIMALS)
     z = NormalDist().inv_cdf(1 - PRUNING_LEVEL / max(int(siblings), 1))
     threshold = max(float(np.quantile(null, CHANCE_QUANTILE)), float(null.mean() + z * null.std()))
     return bool(child_divergence > threshold)
@@ -547,8 +555,8 @@ def replication(store: CounterfactualStore, found: RegionsResult, k: int, *, tau
             if size < 2 or size >= len(rows):
                 column.append(False)
                 continue
-            picks = np.argsort(rng.random((draws, len(rows))), axis=1)[:, :size]
-            chance = np.quantile(np.round(divergence(local[picks].mean(axis=1), g), _DECIMALS), CHANCE_QUANTILE)
+            chance = np.quantile(np.round(divergence(_subset_means(local, size, rng, draws), g), _DECIMALS),
+                                 CHANCE_QUANTILE)
             column.append(bool(divergence(local[members].mean(axis=0)[None], g)[0] > chance))
         marks = np.column_stack([marks, column])
     regions = tuple(replace(r, replicated=tuple(bool(v) for v in marks[i])) for i, r in enumerate(found.regions))
