@@ -98,7 +98,7 @@ def found_regions_section(analysis: Analysis) -> None:
         st.info("No candidate region had enough cases inside and outside it; lower the smallest region size or raise "
                 f"“{term('Cases to explain', 'N_F')}” in the sidebar.")
         return
-    table = reporting.found_regions_table(found)
+    table = reporting.found_regions_table(found, plain=not terms_shown())
     if not terms_shown():  # the analyst's names of these columns only when asked for (the sidebar's switch)
         table = table.rename(columns=PLAIN_COLUMNS)
     event = st.session_state.get("found_regions_table")

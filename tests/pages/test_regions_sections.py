@@ -2,6 +2,7 @@
 saved rule regions, the group comparison, and both analyses in the HTML report."""
 
 import json
+import re
 
 import pytest
 
@@ -36,6 +37,7 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
     assert list(table["rank"]) == list(range(1, len(table) + 1))
     assert {"region", "cases", "share of flukes expected", "significant"} <= set(table)
+    assert all(re.fullmatch(r"below 0\.01%|\d+(\.\d+)?%", q) for q in table["share of flukes expected"]), table
     spec = chart(at, "regions_small_multiples")
     assert spec["data"] and spec["data"][0]["type"] == "bar"
     assert any("chance alone" in shown(c.value) for c in at.caption)  # the multiple-testing caveat, in words

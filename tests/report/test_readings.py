@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -196,6 +197,22 @@ def _region(text: str, *, significant: bool, replicated) -> fc.regions.Region:
         pearson_r_interval=(0.3, 0.9), l1_shift=0.2, top_up=(), top_down=(), p_value=0.001, q_value=0.01,
         significant=significant, replicated=replicated,
     )
+
+
+def test_a_q_value_reads_as_a_number_or_a_share_never_in_exponent_form():
+    from ui.reporting._session import q_value_text
+
+    # hand-computed: two significant digits; 7e-05 is below the last shown step either way
+    assert [q_value_text(q) for q in (7e-05, 0.0013, 0.02149, 0.1234, 1.0)] == ["< 0.0001", "0.0013", "0.021", "0.12", "1"]
+    assert [q_value_text(q, plain=True) for q in (7e-05, 0.0013, 0.02149, 0.1234, 0.999, 1.0)] == [
+        "below 0.01%", "0.13%", "2.1%", "12%", "100%", "100%"]
+    assert q_value_text(float("nan")) == q_value_text(float("nan"), plain=True) == "n/a"
+    from types import SimpleNamespace
+
+    region = _region("speed ≥ 60", significant=True, replicated=None)
+    found = SimpleNamespace(regions=(dataclasses.replace(region, q_value=7e-05),), factuals=np.arange(40))
+    assert list(reporting.found_regions_table(found)["q-value"]) == ["< 0.0001"]
+    assert list(reporting.found_regions_table(found, plain=True)["q-value"]) == ["below 0.01%"]
 
 
 def test_found_regions_say_how_many_refits_each_replicates_in():

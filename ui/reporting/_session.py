@@ -214,8 +214,19 @@ def _saved_section(results: SessionResults) -> ReportSection:
                          figures=(regions_heatmap(results.saved, results.global_result),))
 
 
-def found_regions_table(found) -> pd.DataFrame:
-    """The found regions for reading: rank, rule, size, divergence with its interval, q-value, significant, shifts."""
+def q_value_text(q: float, *, plain: bool = False) -> str:
+    """A region's q-value for reading: two significant digits, "< 0.0001" below that (not "7e-05"); ``plain``: as the
+    expected share of flukes, "0.13%", "below 0.01%"."""
+    if q != q:
+        return "n/a"
+    if plain:
+        return "below 0.01%" if q < 1e-4 else f"{float(f'{100 * q:.2g}'):g}%"  # 100%, not 1e+02%
+    return "< 0.0001" if q < 1e-4 else f"{q:.2g}"
+
+
+def found_regions_table(found, *, plain: bool = False) -> pd.DataFrame:
+    """The found regions for reading: rank, rule, size, divergence with its interval, q-value, significant, shifts;
+    ``plain``: the q-value as a share (the page names its column "share of flukes expected" then)."""
     return pd.DataFrame(
         [
             {
@@ -223,7 +234,7 @@ def found_regions_table(found) -> pd.DataFrame:
                 "region": r.text,
                 "cases": r.size,
                 "divergence 1 − r (95% interval)": f"{r.divergence:.2f} ({r.divergence_interval[0]:.2f}–{r.divergence_interval[1]:.2f})",
-                "q-value": f"{r.q_value:.2g}",
+                "q-value": q_value_text(r.q_value, plain=plain),
                 "significant": "yes" if r.significant else "no",
                 "changed more often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_up),
                 "changed less often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_down),
