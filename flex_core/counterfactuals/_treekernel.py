@@ -101,7 +101,8 @@ def walk_near(x, roots, feature, numeric, bound, mask, nan_left, left, right, va
 @njit(cache=True, nogil=True)
 def _grow(a, cap):
     out = np.empty(cap, a.dtype)
-    out[: a.shape[0]] = a
+    for i in range(a.shape[0]):  # a loop: a slice assignment compiles its shape-mismatch message (seconds)
+        out[i] = a[i]
     return out
 
 
@@ -328,7 +329,8 @@ def _axis_candidates(q, j, fx, is_num, edges, marks, loc, n_local, f_local, grid
             corner[m] = level
             side[m] = sgn
             m += 1
-    return _in_order(buffers, m, f, is_num or ordinal[j], scale[j], max_cand)
+    # np.int64(m): a count that may still be its literal 0 would compile _in_order a second time (seconds)
+    return _in_order(buffers, np.int64(m), f, is_num or ordinal[j], scale[j], max_cand)
 
 
 @njit(cache=True, nogil=True)
@@ -612,10 +614,11 @@ def leaf_box_arrays(roots, feature, numeric, bound, mask, nan_left, left, right,
     s_nan = np.empty((size, n_features), np.bool_)
     for t in range(roots.shape[0]):
         s_node[0] = roots[t]
-        s_lo[0, :] = -np.inf
-        s_hi[0, :] = np.inf
-        s_bits[0, :] = full_mask
-        s_nan[0, :] = True
+        for f in range(n_features):  # loops, not row slices: a slice assignment compiles its shape checks (seconds)
+            s_lo[0, f] = -np.inf
+            s_hi[0, f] = np.inf
+            s_bits[0, f] = full_mask
+            s_nan[0, f] = True
         top = 1
         while top > 0:
             top -= 1
@@ -624,16 +627,18 @@ def leaf_box_arrays(roots, feature, numeric, bound, mask, nan_left, left, right,
             if j < 0:
                 r = rank[node]
                 leaf[r] = node
-                lo[r, :] = s_lo[top, :]
-                hi[r, :] = s_hi[top, :]
-                bits[r, :] = s_bits[top, :]
-                nan_ok[r, :] = s_nan[top, :]
+                for f in range(n_features):
+                    lo[r, f] = s_lo[top, f]
+                    hi[r, f] = s_hi[top, f]
+                    bits[r, f] = s_bits[top, f]
+                    nan_ok[r, f] = s_nan[top, f]
                 continue
             # the right child takes slot top + 1 (a copy of this box), the left child this slot
-            s_lo[top + 1, :] = s_lo[top, :]
-            s_hi[top + 1, :] = s_hi[top, :]
-            s_bits[top + 1, :] = s_bits[top, :]
-            s_nan[top + 1, :] = s_nan[top, :]
+            for f in range(n_features):
+                s_lo[top + 1, f] = s_lo[top, f]
+                s_hi[top + 1, f] = s_hi[top, f]
+                s_bits[top + 1, f] = s_bits[top, f]
+                s_nan[top + 1, f] = s_nan[top, f]
             s_node[top + 1] = right[node]
             s_node[top] = left[node]
             if numeric[node]:
