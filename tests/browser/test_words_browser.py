@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 
 import pytest
 
@@ -108,6 +109,11 @@ def test_the_page_speaks_the_dictionarys_words(loan_app, title, path, ready):
             # The preview grid draws its accessible copy after the page's text: read before it, the page had no "₹"
             # (once, in a CI-like run under load).
             page.wait_for_function(_FIRST_GRID_DRAWN, timeout=60_000)
+        if path == "regional-explorer":  # the found regions' table and chart too: their rules name features
+            wait_idle(page)
+            page.get_by_role("button", name="Find regions").click()
+            page.get_by_text(re.compile(r"candidate regions differ significantly|No candidate region")).first.wait_for(
+                timeout=300_000)
         text, tables = every_tab(page)  # the whole page drawn, not only its first part; every tab of it
         stem = path or "global"
         (ARTIFACTS / f"words_{stem}.txt").write_text(text)
