@@ -106,15 +106,7 @@ def found_regions_section(analysis: Analysis) -> None:
     if picked and S.fresh_selection("found_regions_table", picked) and picked[0] < len(found.regions):
         open_rule(found.regions[picked[0]].rule)
         st.toast(plain(f"Opened the region {found.regions[picked[0]].text} in the explorer below."))
-    counts = found.counts
-    copies = counts.get("near_copies", 0)
-    st.markdown(
-        f"**{counts['significant']:,} of {counts['tested']:,} candidate regions differ significantly** at FDR "
-        f"{options['fdr']:g}; the {len(found.regions)} shown are ranked, significant ones first"
-        + (f" ({reporting.plural(copies, 'region')} left out: at least 95% of {'its' if copies == 1 else 'their'} cases those "
-           "of a region above, the same finding under another rule)" if copies else "")
-        + ". Click a row to open that region in the explorer below."
-    )
+    st.markdown(reporting.describe_found_counts(found, options["fdr"]) + " Click a row to open that region in the explorer below.")
     replication = reporting.describe_region_replication(found)
     if replication:
         st.markdown(plain(replication))

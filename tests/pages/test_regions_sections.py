@@ -38,6 +38,10 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     assert list(table["rank"]) == list(range(1, len(table) + 1))
     assert {"region", "cases", "share of flukes expected", "significant"} <= set(table)
     assert all(re.fullmatch(r"below 0\.01%|\d+(\.\d+)?%", q) for q in table["share of flukes expected"]), table
+    assert set(table["significant"]) <= {"yes", "no", "no: its interval reaches 0"}
+    said = " ".join(shown(m.value) for m in at.markdown)
+    # a region below the rate yet not significant is explained in the count's sentence
+    assert ("no: its interval reaches 0" in set(table["significant"])) <= bool(re.search(r"more pass(es)? that rate", said)), said
     spec = chart(at, "regions_small_multiples")
     assert spec["data"] and spec["data"][0]["type"] == "bar"
     assert any("chance alone" in shown(c.value) for c in at.caption)  # the multiple-testing caveat, in words

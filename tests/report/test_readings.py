@@ -200,19 +200,64 @@ def _region(text: str, *, significant: bool, replicated) -> fc.regions.Region:
 
 
 def test_a_q_value_reads_as_a_number_or_a_share_never_in_exponent_form():
-    from ui.reporting._session import q_value_text
+    from ui.reporting._checks import q_value_text
 
     # hand-computed: two significant digits; 7e-05 is below the last shown step either way
     assert [q_value_text(q) for q in (7e-05, 0.0013, 0.02149, 0.1234, 1.0)] == ["< 0.0001", "0.0013", "0.021", "0.12", "1"]
     assert [q_value_text(q, plain=True) for q in (7e-05, 0.0013, 0.02149, 0.1234, 0.999, 1.0)] == [
         "below 0.01%", "0.13%", "2.1%", "12%", "100%", "100%"]
     assert q_value_text(float("nan")) == q_value_text(float("nan"), plain=True) == "n/a"
+
+
+def test_a_divergence_interval_above_zero_never_reads_like_one_reaching_it():
+    """Significance needs the interval's lower end above 0: loan's significant regions had lower ends 0.0013-0.0021,
+    which two decimals showed as "0.00", the same as the intervals that reach 0 (cut at 0 exactly)."""
+    from ui.reporting._checks import divergence_text, significance_text
+
+    assert [divergence_text(v) for v in (0.0, 0.0013, 0.00496, 0.005, 0.1234, 0.23, float("nan"))] == [
+        "0", "0.0013", "0.005", "0.01", "0.12", "0.23", "n/a"]  # 0.005 rounds half to even: 0.01 (two decimals)
+    significant = _region("a", significant=True, replicated=None)  # q = 0.01
+    reaching = _region("b", significant=False, replicated=None)
+    assert significance_text(significant, 0.1) == "yes"
+    assert significance_text(reaching, 0.1) == "no: its interval reaches 0"  # q 0.01 <= 0.1, yet not significant
+    assert significance_text(reaching, 0.005) == significance_text(reaching, None) == "no"
     from types import SimpleNamespace
 
-    region = _region("speed ≥ 60", significant=True, replicated=None)
-    found = SimpleNamespace(regions=(dataclasses.replace(region, q_value=7e-05),), factuals=np.arange(40))
-    assert list(reporting.found_regions_table(found)["q-value"]) == ["< 0.0001"]
-    assert list(reporting.found_regions_table(found, plain=True)["q-value"]) == ["below 0.01%"]
+    rows = (dataclasses.replace(significant, q_value=7e-05, divergence=0.12, divergence_interval=(0.0013, 0.23)),
+            dataclasses.replace(reaching, q_value=7e-05, divergence=0.004, divergence_interval=(0.0, 0.021)))
+    found = SimpleNamespace(regions=rows, factuals=np.arange(40), config={"discovery": {"fdr": 0.1}})
+    table = reporting.found_regions_table(found)
+    assert list(table["divergence 1 − r (95% interval)"]) == ["0.12 (0.0013–0.23)", "0.004 (0–0.02)"]
+    assert list(table["significant"]) == ["yes", "no: its interval reaches 0"]
+    assert list(table["q-value"]) == ["< 0.0001", "< 0.0001"]
+    assert list(reporting.found_regions_table(found, plain=True)["q-value"]) == ["below 0.01%", "below 0.01%"]
+    found.significant = rows[:1]
+    found.config["discovery"].update(max_conditions=2, min_support=8)
+    assert "divergence 0.12 (95% interval 0.0013–0.23, q < 0.0001)" in reporting.describe_found_regions(found)
+
+
+def test_the_found_regions_counts_say_why_a_significant_region_or_a_low_q_is_not_in_the_list():
+    """Loan (1,000 cases): 3 significant, 2,222 more below the rate with an interval reaching 0, 2 near copies; one
+    significant region was a near copy, so the table's "yes" rows (2) must be explained against the count (3)."""
+    from types import SimpleNamespace
+
+    yes, no = (_region(t, significant=s, replicated=None) for t, s in (("a", True), ("b", False)))
+    found = SimpleNamespace(regions=(yes, yes, no), counts={"significant": 3, "tested": 3095,
+                                                            "interval_reaches_zero": 2222, "near_copies": 2})
+    assert reporting.describe_found_counts(found, 0.1) == (
+        "**3 of 3,095 candidate regions differ significantly** at FDR 0.1 (2,222 more pass that rate, but how much "
+        "they differ could be 0 within the 95% interval: not counted); 2 of them are listed, the other one repeats a "
+        "listed region or adds nothing to one of its two conditions. The 3 regions shown are ranked, significant ones "
+        "first (2 regions left out: at least 95% of their cases those of a region above, the same finding under another "
+        "rule).")
+    full = SimpleNamespace(regions=(yes, yes), counts={"significant": 5, "tested": 40})  # the list is too short
+    assert reporting.describe_found_counts(full, 0.05) == (
+        "**5 of 40 candidate regions differ significantly** at FDR 0.05; the first 2 are listed. The 2 regions shown "
+        "are ranked, significant ones first.")
+    none = SimpleNamespace(regions=(no,), counts={"significant": 0, "tested": 9, "interval_reaches_zero": 1})
+    assert reporting.describe_found_counts(none, 0.1) == (
+        "**0 of 9 candidate regions differ significantly** at FDR 0.1 (1 more passes that rate, but how much it "
+        "differs could be 0 within the 95% interval: not counted). The region shown is the one ranked first.")
 
 
 def test_found_regions_say_how_many_refits_each_replicates_in():

@@ -13,17 +13,52 @@ from flex_core.formatting import plural
 from ._readings import with_interval
 
 __all__ = [
+    "describe_found_counts",
     "describe_found_regions",
     "describe_generator_sensitivity",
     "describe_group_replication",
     "describe_region_replication",
     "describe_retrain",
+    "divergence_text",
     "generator_sensitivity_table",
     "multiple_testing_caveat",
+    "q_value_text",
     "region_title",
     "replicates_text",
     "retrain_table",
+    "significance_text",
 ]
+
+
+def q_value_text(q: float, *, plain: bool = False) -> str:
+    """A region's q-value for reading: two significant digits, "< 0.0001" below that (not "7e-05"); ``plain``: as the
+    expected share of flukes, "0.13%", "below 0.01%"."""
+    if q != q:
+        return "n/a"
+    if plain:
+        return "below 0.01%" if q < 1e-4 else f"{float(f'{100 * q:.2g}'):g}%"  # 100%, not 1e+02%
+    return "< 0.0001" if q < 1e-4 else f"{q:.2g}"
+
+
+def divergence_text(value: float) -> str:
+    """A divergence (1 - r) or an end of its interval: two decimals, but a value above 0 that two decimals would show
+    as 0.00 keeps two significant digits ("0.0013"), and 0 itself reads "0", so an interval that lies above 0 (the
+    significance rule) never reads like one that reaches it."""
+    if value != value:
+        return "n/a"
+    if value == 0:
+        return "0"
+    return f"{value:.2g}" if abs(value) < 0.005 else f"{value:.2f}"
+
+
+def significance_text(region, fdr: float | None) -> str:
+    """"yes", or why not: a region below the false-discovery rate whose divergence interval reaches 0 is not called
+    significant (it may not differ at all), which its q-value alone would not say."""
+    if region.significant:
+        return "yes"
+    if fdr is not None and region.q_value <= fdr:
+        return "no: its interval reaches 0"
+    return "no"
 
 
 def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
@@ -136,6 +171,33 @@ def multiple_testing_caveat(found) -> str:
     )
 
 
+def describe_found_counts(found, fdr: float) -> str:
+    """The found regions' counts in one sentence (Markdown): how many differ significantly of those tested, how many
+    more pass ``fdr`` with an interval reaching 0, and why a significant region may be missing from the list."""
+    counts, regions = found.counts, found.regions
+    reaching, copies = counts.get("interval_reaches_zero", 0), counts.get("near_copies", 0)
+    listed = sum(bool(r.significant) for r in regions)
+    text = (f"**{counts['significant']:,} of {counts['tested']:,} candidate regions differ significantly** at FDR {fdr:g}"
+            + (f" ({reaching:,} more {'passes' if reaching == 1 else 'pass'} that rate, but how much "
+               f"{'it differs' if reaching == 1 else 'they differ'} could be 0 within the 95% interval: not counted)"
+               if reaching else ""))
+    if listed < counts["significant"]:
+        if regions and all(r.significant for r in regions):  # the list is full of significant ones
+            text += f"; the first {listed:,} are listed"
+        else:
+            missing = counts["significant"] - listed
+            text += (f"; {listed:,} of them {'is' if listed == 1 else 'are'} listed, the other "
+                     f"{'one' if missing == 1 else f'{missing:,}'} "
+                     f"{'repeats' if missing == 1 else 'repeat'} a listed region or {'adds' if missing == 1 else 'add'} "
+                     "nothing to one of its two conditions")
+    text += (". The region shown is the one ranked first" if len(regions) == 1 else
+             f". The {len(regions):,} regions shown are ranked, significant ones first")
+    if copies:
+        text += (f" ({plural(copies, 'region')} left out: at least 95% of {'its' if copies == 1 else 'their'} cases "
+                 "those of a region above, the same finding under another rule)")
+    return text + "."
+
+
 def describe_found_regions(found) -> str:
     """A reading of region discovery (``found``: a RegionsResult): what was compared, what stands out."""
     n = len(found.factuals)
@@ -155,8 +217,9 @@ def describe_found_regions(found) -> str:
         downs = ", ".join(f"{t['label']} ({t['global_frequency']:.2f} → {t['frequency']:.2f})" for t in best.top_down[:2])
         lead += (
             f"{plural(len(significant), 'region')} of those shown differ significantly. The first, {best.text} "
-            f"({plural(best.size, 'case')}), has divergence {best.divergence:.2f} (95% interval "
-            f"{best.divergence_interval[0]:.2f}–{best.divergence_interval[1]:.2f}, q = {best.q_value:.2g})"
+            f"({plural(best.size, 'case')}), has divergence {divergence_text(best.divergence)} (95% interval "
+            f"{divergence_text(best.divergence_interval[0])}–{divergence_text(best.divergence_interval[1])}, "
+            f"q {q_value_text(best.q_value) if best.q_value < 1e-4 else '= ' + q_value_text(best.q_value)})"
             + (f"; there {ups} must change more often" if ups else "")
             + (f", {downs} less often" if downs else "") + "."
         )

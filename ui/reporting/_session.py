@@ -24,9 +24,12 @@ from flex_core.models import NO_LABELS_NOTE, FittedModel
 from ._checks import (
     describe_found_regions,
     describe_group_replication,
+    divergence_text,
     multiple_testing_caveat,
+    q_value_text,
     region_title,
     replicates_text,
+    significance_text,
 )
 from ._html import ReportSection
 from ._quality import describe_model_curves, describe_permutation
@@ -214,35 +217,28 @@ def _saved_section(results: SessionResults) -> ReportSection:
                          figures=(regions_heatmap(results.saved, results.global_result),))
 
 
-def q_value_text(q: float, *, plain: bool = False) -> str:
-    """A region's q-value for reading: two significant digits, "< 0.0001" below that (not "7e-05"); ``plain``: as the
-    expected share of flukes, "0.13%", "below 0.01%"."""
-    if q != q:
-        return "n/a"
-    if plain:
-        return "below 0.01%" if q < 1e-4 else f"{float(f'{100 * q:.2g}'):g}%"  # 100%, not 1e+02%
-    return "< 0.0001" if q < 1e-4 else f"{q:.2g}"
-
-
 def found_regions_table(found, *, plain: bool = False) -> pd.DataFrame:
     """The found regions for reading: rank, rule, size, divergence with its interval, q-value, significant, shifts;
     ``plain``: the q-value as a share (the page names its column "share of flukes expected" then)."""
+    fdr = (getattr(found, "config", None) or {}).get("discovery", {}).get("fdr")
     return pd.DataFrame(
         [
             {
                 "rank": i + 1,
                 "region": r.text,
                 "cases": r.size,
-                "divergence 1 − r (95% interval)": f"{r.divergence:.2f} ({r.divergence_interval[0]:.2f}–{r.divergence_interval[1]:.2f})",
+                "divergence 1 − r (95% interval)": f"{divergence_text(r.divergence)} "
+                                                   f"({divergence_text(r.divergence_interval[0])}–{divergence_text(r.divergence_interval[1])})",
                 "q-value": q_value_text(r.q_value, plain=plain),
-                "significant": "yes" if r.significant else "no",
+                "significant": significance_text(r, fdr),
                 "changed more often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_up),
                 "changed less often": ", ".join(f"{t['label']} {t['shift']:+.2f}" for t in r.top_down),
                 "replicates": "not asked" if r.replicated is None else replicates_text(r.replicated),
             }
             for i, r in enumerate(found.regions)
         ],
-        columns=["rank", "region", "cases", "divergence 1 − r (95% interval)", "q-value", "significant",
+        # "significant" before the numbers: the verdict in view on a narrow screen, its reason beside it
+        columns=["rank", "region", "cases", "significant", "divergence 1 − r (95% interval)", "q-value",
                  "changed more often", "changed less often",
                  *(["replicates"] if any(r.replicated is not None for r in found.regions) else [])],
     )
