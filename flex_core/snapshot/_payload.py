@@ -93,7 +93,7 @@ def _mode_shift(regional: RegionalResult, features: Mapping) -> list[dict]:
 
 
 def _region(name: str, regional: RegionalResult, position: Mapping[int, int], features: Mapping, *,
-            kind: str, found=None) -> dict:
+            kind: str, found=None, fdr: float | None = None) -> dict:
     """One region: its members (positions in the rows), how it was made, and its τ-free mode shift."""
     if regional.rule_text is not None:
         made = f"the {len(regional.members):,} cases with {regional.rule_text} (a region defined by a rule)"
@@ -106,8 +106,10 @@ def _region(name: str, regional: RegionalResult, position: Mapping[int, int], fe
     out: dict = {"name": name, "kind": kind, "description": made, "query": regional.query,
            "members": [position[int(m)] for m in regional.members], "mode_shift": _mode_shift(regional, features)}
     if found is not None:
+        # below the rate yet not significant: its divergence interval reaches 0 (the q-value alone would not say)
         out["discovery"] = {"q_value": _number(found.q_value), "p_value": _number(found.p_value),
-                            "significant": bool(found.significant)}
+                            "significant": bool(found.significant),
+                            "interval_reaches_zero": bool(not found.significant and fdr is not None and found.q_value <= fdr)}
     return out
 
 
@@ -208,8 +210,9 @@ def snapshot_payload(
         raise ConfigError("The stored counterfactuals came back in another order than asked.")
     region_list = [_region(name, reg, position, features, kind="rule" if reg.rule is not None else "neighbours")
                    for name, reg in regions.items()]
-    region_list += [_region(f"discovered {i + 1}: {region.text}", reg, position, features, kind="discovered", found=region)
-                    for i, (region, reg) in enumerate(zip(found, discovered_regions))]
+    fdr = discovered.config.get("discovery", {}).get("fdr") if discovered is not None else None
+    region_list += [_region(f"discovered {i + 1}: {region.text}", reg, position, features, kind="discovered", found=region,
+                            fdr=fdr) for i, (region, reg) in enumerate(zip(found, discovered_regions))]
     return {
         "format": FORMAT,
         "title": title or f"FLEX Studio report: {task.name}",

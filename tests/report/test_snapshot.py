@@ -251,6 +251,9 @@ def test_report_writes_the_file_with_saved_and_discovered_regions(user_explainer
     found = user_explainer.find_regions(n_factuals=60, top=2)
     assert names[1:] == [f"discovered {i + 1}: {r.text}" for i, r in enumerate(found.regions)]
     assert [r["kind"] for r in payload["regions"][1:]] == ["discovered"] * len(found.regions)
+    for shown, region in zip(payload["regions"][1:], found.regions):  # the file says why one below the rate is not significant
+        assert shown["discovery"]["significant"] == region.significant
+        assert shown["discovery"]["interval_reaches_zero"] == (not region.significant and region.q_value <= 0.1)
 
 
 def test_report_writes_to_a_stream_with_the_regions_a_search_found(user_explainer):
