@@ -37,7 +37,8 @@ class Region:
     p_value, q_value : float
         Permutation p-value and Benjamini–Hochberg q-value over every candidate tested.
     significant : bool
-        q_value <= the FDR level asked for.
+        q_value <= the FDR level asked for and a divergence interval above 0 (see
+        :meth:`interval_reaches_zero` for the regions that pass the first only).
     chance_divergence : float
         The 95th percentile of 1 - r over random regions of the same size: what chance alone reaches.
     """
@@ -60,6 +61,11 @@ class Region:
     chance_divergence: float = float("nan")
     #: Per refit of the model (``replicate=K``): whether the region diverges there beyond chance; None when not asked.
     replicated: tuple[bool, ...] | None = None
+
+    def interval_reaches_zero(self, fdr: float | None) -> bool:
+        """Whether the region passes ``fdr`` (q <= fdr) yet is not significant, its divergence interval reaching 0
+        (or undefined): a q-value alone would call it a finding. False when ``fdr`` is None (not known)."""
+        return bool(not self.significant and fdr is not None and self.q_value <= fdr)
 
     def to_dict(self, feature_names: Sequence[str]) -> dict:
         return {

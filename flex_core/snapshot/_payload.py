@@ -106,10 +106,8 @@ def _region(name: str, regional: RegionalResult, position: Mapping[int, int], fe
     out: dict = {"name": name, "kind": kind, "description": made, "query": regional.query,
            "members": [position[int(m)] for m in regional.members], "mode_shift": _mode_shift(regional, features)}
     if found is not None:
-        # below the rate yet not significant: its divergence interval reaches 0 (the q-value alone would not say)
         out["discovery"] = {"q_value": _number(found.q_value), "p_value": _number(found.p_value),
-                            "significant": bool(found.significant),
-                            "interval_reaches_zero": bool(not found.significant and fdr is not None and found.q_value <= fdr)}
+                            "significant": bool(found.significant), "interval_reaches_zero": found.interval_reaches_zero(fdr)}
     return out
 
 

@@ -56,9 +56,7 @@ def significance_text(region, fdr: float | None) -> str:
     significant (it may not differ at all), which its q-value alone would not say."""
     if region.significant:
         return "yes"
-    if fdr is not None and region.q_value <= fdr:
-        return "no: its interval reaches 0"
-    return "no"
+    return "no: its interval reaches 0" if region.interval_reaches_zero(fdr) else "no"
 
 
 def generator_sensitivity_table(sensitivity: dict) -> pd.DataFrame:
@@ -213,13 +211,14 @@ def describe_found_regions(found) -> str:
         lead += "No region differs from the whole more than random sets of as many cases do."
     else:
         best = significant[0]
+        q_text = q_value_text(best.q_value)  # "< 0.0001" or a number
         ups = ", ".join(f"{t['label']} ({t['global_frequency']:.2f} → {t['frequency']:.2f})" for t in best.top_up[:2])
         downs = ", ".join(f"{t['label']} ({t['global_frequency']:.2f} → {t['frequency']:.2f})" for t in best.top_down[:2])
         lead += (
             f"{plural(len(significant), 'region')} of those shown differ significantly. The first, {best.text} "
             f"({plural(best.size, 'case')}), has divergence {divergence_text(best.divergence)} (95% interval "
             f"{divergence_text(best.divergence_interval[0])}–{divergence_text(best.divergence_interval[1])}, "
-            f"q {q_value_text(best.q_value) if best.q_value < 1e-4 else '= ' + q_value_text(best.q_value)})"
+            f"q {q_text if q_text.startswith('<') else '= ' + q_text})"
             + (f"; there {ups} must change more often" if ups else "")
             + (f", {downs} less often" if downs else "") + "."
         )
