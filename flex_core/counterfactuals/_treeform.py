@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from .._errors import ConfigError
 from ..models._adapter import _category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
-from ._treekernel import level_masks, reached_leaves, tree_depth
+from ._treekernel import level_masks, pack_nodes, reached_leaves, tree_depth
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -111,11 +112,17 @@ class TreeForm:
     def n_trees(self) -> int:
         return len(self.roots)
 
+    @cached_property
+    def nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The node arrays packed for the compiled walks: int64 rows (N, 4) and their float64 view
+        (:func:`._treekernel.pack_nodes`), built at first use."""
+        packed = pack_nodes(self.feature, self.numeric, self.bound, self.mask, self.nan_left, self.left, self.right)
+        return packed, packed.view(np.float64)
+
     def leaves(self, codes: np.ndarray) -> np.ndarray:
         """The leaf each coded row (n, F) reaches in each tree, shape (n, T) (one compiled walk)."""
         codes = np.ascontiguousarray(codes, dtype=float)
-        return reached_leaves(codes, self.roots, self.feature, self.numeric, self.bound, self.mask, self.nan_left,
-                              self.left, self.right)
+        return reached_leaves(codes, self.roots, *self.nodes)
 
     def raw(self, codes: np.ndarray) -> np.ndarray:
         """Summed leaf values, shape (n, K)."""

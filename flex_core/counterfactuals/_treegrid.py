@@ -95,8 +95,7 @@ def grids(form: TreeForm, is_number: np.ndarray, n_levels: np.ndarray) -> Grids:
 def near_walk(form: TreeForm, g: Grids, factuals: np.ndarray, vary: np.ndarray, max_changes: int):
     """(factual, box row, first, second changed feature or -1) for every leaf each factual reaches by changing
     at most ``max_changes`` features that may vary; leaves whose box is empty on a changed feature are left out."""
-    q, leaf, a, b = walk_near(np.ascontiguousarray(factuals, dtype=float), form.roots, form.feature, form.numeric,
-                              form.bound, form.mask, form.nan_left, form.left, form.right,
+    q, leaf, a, b = walk_near(np.ascontiguousarray(factuals, dtype=float), form.roots, *form.nodes,
                               np.asarray(vary, dtype=np.bool_), int(max_changes), int(form.depth))
     box = g.box_of[leaf]
     empty = g.boxes.empty

@@ -59,9 +59,7 @@ def leaf_boxes(form: TreeForm, n_features: int) -> LeafBoxes:
     boxes = _BOXES.get(form)
     if boxes is not None and boxes.lo.shape[1] == n_features:
         return boxes
-    leaf, lo, hi, mask, nan_ok = leaf_box_arrays(form.roots, form.feature, form.numeric, form.bound, form.mask,
-                                                 form.nan_left, form.left, form.right, n_features, form.depth,
-                                                 (1 << MAX_LEVELS) - 1)
+    leaf, lo, hi, mask, nan_ok = leaf_box_arrays(form.roots, *form.nodes, n_features, form.depth, (1 << MAX_LEVELS) - 1)
     boxes = LeafBoxes(leaf=leaf, lo=lo, hi=hi, mask=mask, nan_ok=nan_ok, empty=(lo >= hi) | (mask == 0))
     _BOXES[form] = boxes
     return boxes
