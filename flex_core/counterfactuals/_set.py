@@ -290,6 +290,10 @@ def feature_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals: np
     return broken
 
 
+#: Below this a number's difference is float noise, not a change (DiCE's ε; FLEX's ``flex_importance(epsilon=)``).
+CHANGE_EPSILON = 1e-6
+
+
 @dataclass(frozen=True, eq=False)
 class CounterfactualSet:
     """Counterfactuals for a set of query rows, in the task's coded feature space.
@@ -353,6 +357,16 @@ class CounterfactualSet:
     @property
     def n_cf(self) -> int:
         return self.counterfactuals.shape[1]
+
+    def changed(self, task: TaskSpec) -> np.ndarray:
+        """Which cells of each counterfactual differ from its factual, shape (n_queries, n_cf, n_features): a number
+        by more than float noise (:data:`CHANGE_EPSILON`, whatever τ), a level when it is another level. Empty
+        slots (not ``found``) are False."""
+        continuous = np.array([f.is_continuous for f in task.features])
+        delta = np.abs(self.counterfactuals - self.factuals[:, None, :])
+        with np.errstate(invalid="ignore"):
+            out = np.where(continuous, delta > CHANGE_EPSILON, delta != 0)
+        return out & self.found[:, :, None]
 
     @property
     def counts(self) -> np.ndarray:

@@ -26,7 +26,7 @@ from .._typing import Rows
 from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals
 from ..counterfactuals import CounterfactualSet, CounterfactualStore
 from ..counterfactuals._registry import generator_key
-from ..counterfactuals._set import Progress
+from ..counterfactuals._set import CHANGE_EPSILON, Progress
 from ..data import TaskSpec
 from ..limits import check
 from ..models._fit import adequacy_note, model_summary
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: DiCE's machine-precision tolerance for "a continuous value changed" (Algorithm 2).
-DICE_EPSILON = 1e-6
+DICE_EPSILON = CHANGE_EPSILON
 
 
 DEFAULT_TAU = 0.1  # the paper's main setting; also what a τ mapping gives the features it does not name

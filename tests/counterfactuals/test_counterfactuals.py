@@ -350,3 +350,16 @@ def test_stale_leftovers_are_cleaned_when_a_store_opens_its_folder(tmp_path, toy
     left = sorted(p.name for p in store.directory.iterdir() if p.name.startswith("."))
     assert left == [".damaged-chunk-new.npz", ".foreign-chunk-new.npz", ".partial-new.npz"]
     assert reopened.notes == [] and len(list(store.directory.glob("chunk-*.npz"))) == 1
+
+
+def test_changed_cells_by_hand():
+    """A number counts as changed past float noise (1e-6), whatever τ; a level when it is another level; empty slots
+    never. Worked out by hand for one factual and three slots."""
+    import pandas as pd
+
+    from tests.factories import make_set
+
+    frame = pd.DataFrame({"speed": [50.25, 90.75], "zone": ["urban", "rural"], "bad": ["yes", "no"]})
+    task = fc.make_task(frame, target="bad", undesirable="yes", kinds={"speed": "continuous", "zone": "categorical"})
+    cfset = make_set(task, [0], [[{"speed": 50.25 + 5e-7, "zone": "rural"}, {"speed": 50.5, "zone": "urban"}]], n_cf=3)
+    assert cfset.changed(task).tolist() == [[[False, True], [True, False], [False, False]]]

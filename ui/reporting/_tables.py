@@ -325,10 +325,6 @@ def changed_first(task: TaskSpec, changed: pd.DataFrame, edited=()) -> tuple[lis
     return moved, [n for n in task.feature_names if n not in set(moved)]
 
 
-#: Below this a continuous difference is float noise, not a change (DiCE's ε).
-_CHANGE_EPSILON = 1e-6
-
-
 def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: CounterfactualSet, row: int):
     """One factual and its counterfactuals, in original values, with the changed cells marked.
 
@@ -347,9 +343,7 @@ def counterfactual_table(task: TaskSpec, model: FittedModel, cfset: Counterfactu
     codes = np.vstack([sub.factuals, sub.counterfactuals[0][found]])
     table = decode_rows(task, codes)
     table.index = ["factual"] + [f"counterfactual {i + 1}" for i in range(int(found.sum()))]
-    delta = np.abs(codes - codes[0])
-    continuous = np.array([f.is_continuous for f in task.features])
-    changed = np.where(continuous, delta > _CHANGE_EPSILON, delta != 0)
+    changed = np.vstack([np.zeros((1, len(task.features)), dtype=bool), sub.changed(task)[0][found]])
     changed = pd.DataFrame(changed, index=table.index, columns=task.feature_names)
     X = table[task.feature_names]
     probability = model.predict_value(X) if task.band is not None else model.predict_proba(X)[:, 1]
