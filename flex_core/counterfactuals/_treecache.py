@@ -1,13 +1,15 @@
-"""Whether the tree generator's compiled loops (:mod:`._treekernel`) are in this process, or in numba's cache.
+"""Whether the tree generator's compiled loops (:mod:`._treewalk`, :mod:`._treekernel`) are in this process, or in
+numba's cache.
 
 numba compiles them at their first call (20-40 s on two cores after an install) or reads them back from its cache
-beside :mod:`._treekernel`'s file (under a second). The app's progress message says which to expect
+beside their files (under a second). The app's progress message says which to expect
 (:attr:`~._tree.TreeGenerator.first_call_note`).
 """
 
 from __future__ import annotations
 
-from ._treekernel import level_masks, lowest_pair_sums, pair_search, reached_leaves, single_sums, tree_depth, walk_near
+from ._treekernel import lowest_pair_sums, pair_search, single_sums
+from ._treewalk import level_masks, reached_leaves, tree_depth, walk_near
 
 __all__ = ["loaded", "cached"]
 

@@ -39,7 +39,7 @@ from .._errors import ConfigError
 from ..models._adapter import _category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
-from ._treekernel import level_masks, pack_nodes, reached_leaves, tree_depth
+from ._treewalk import level_masks, pack_nodes, reached_leaves, tree_depth
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -115,7 +115,7 @@ class TreeForm:
     @cached_property
     def nodes(self) -> tuple[np.ndarray, np.ndarray]:
         """The node arrays packed for the compiled walks: int64 rows (N, 4) and their float64 view
-        (:func:`._treekernel.pack_nodes`), built at first use."""
+        (:func:`._treewalk.pack_nodes`), built at first use."""
         packed = pack_nodes(self.feature, self.numeric, self.bound, self.mask, self.nan_left, self.left, self.right)
         return packed, packed.view(np.float64)
 

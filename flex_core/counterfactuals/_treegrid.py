@@ -4,7 +4,7 @@ A number feature's grid is the sorted distinct bounds of the form's splits on it
 tree can tell values apart, so the model's score as that one feature moves is constant on each cell.
 Candidate values (where a cell starts, plus the validity rule's neighbourhood step) depend on the grid
 and the step only, so they are read once per form and rule; each factual then only looks up its own
-profile at them. The compiled walks are in :mod:`._treekernel`.
+profile at them. The compiled walks are in :mod:`._treewalk`, the compiled profiles in :mod:`._treekernel`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._treeform import TreeForm
-from ._treekernel import single_sums, walk_near
+from ._treekernel import single_sums
 from ._treeprofile import LeafBoxes, combine, leaf_boxes, with_inexact
+from ._treewalk import walk_near
 
 __all__ = ["Grids", "grids", "in_order", "near_walk", "single_grid_profiles", "settle_singles", "single_counterfactuals",
            "number_candidates", "past", "cell_points", "NEAR_THRESHOLD", "FLOAT32_WINDOW", "RuleCheck"]

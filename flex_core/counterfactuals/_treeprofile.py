@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._treeform import MAX_LEVELS, TreeForm
-from ._treekernel import leaf_box_arrays, lowest_pair_sums
+from ._treekernel import lowest_pair_sums
+from ._treewalk import leaf_box_arrays
 
 __all__ = ["lowest_p", "lowest_band_score", "propagate", "near_rows", "leaf_boxes", "LeafBoxes", "pair_profile", "Leaves", "with_inexact", "combine",
            "lowest_pair_totals"]

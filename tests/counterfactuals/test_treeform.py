@@ -305,7 +305,7 @@ def test_multiclass_counterfactuals_are_valid_by_predict_proba(library):
 def test_level_masks_by_hand():
     """The bits of the levels a level split sends left: ``<=`` (or ``<``) against each level's value, a missing
     level the node's missing-value way, nothing past a column's last level."""
-    from flex_core.counterfactuals._treekernel import level_masks
+    from flex_core.counterfactuals._treewalk import level_masks
 
     seen = np.array([[0.0, 1.0, 2.0], [1.0, np.nan, 3.0]])  # column 1's second level is "missing"
     n_levels = np.array([3, 3])
