@@ -319,6 +319,36 @@ def test_level_masks_by_hand():
     assert level_masks(cols, thresholds, nan_left, seen, np.array([2, 1]), False).tolist() == [1, 3, 1, 1, 3]
 
 
+def test_packed_nodes_by_hand():
+    """One tree, worked out by hand: root "x0 <= 2.5" (missing goes right), left child a level split on x1 sending
+    levels {0, 2} left (missing goes left), three leaves. Each row: head = feature * 4 + numeric * 2 + nan_left, the
+    children, the bound's float64 bits or the level bits; rows reach the leaves a reader would send them to."""
+    from flex_core.counterfactuals._treewalk import leaf_box_arrays, pack_nodes, reached_leaves, walk_near
+
+    feature = np.array([0, 1, -1, -1, -1])
+    numeric = np.array([True, False, False, False, False])
+    bound = np.array([2.5, 0.0, 0.0, 0.0, 0.0])
+    mask = np.array([0, 0b101, 0, 0, 0])
+    nan_left = np.array([False, True, False, False, False])
+    left, right = np.array([1, 3, -1, -1, -1]), np.array([2, 4, -1, -1, -1])
+    nodes = pack_nodes(feature, numeric, bound, mask, nan_left, left, right)
+    assert nodes[:, 0].tolist() == [0 * 4 + 2 + 0, 1 * 4 + 0 + 1, -4, -4, -4]
+    assert (nodes[:, 0] >> 2).tolist() == [0, 1, -1, -1, -1]
+    assert nodes[0, 3] == np.float64(2.5).view(np.int64) and nodes[1, 3] == 0b101
+    fnodes = nodes.view(np.float64)
+    rows = np.array([[2.5, 2.0], [2.5, 1.0], [3.0, 0.0], [np.nan, 0.0], [1.0, np.nan]])
+    roots = np.array([0])
+    assert reached_leaves(rows, roots, nodes, fnodes)[:, 0].tolist() == [3, 4, 2, 2, 3]
+    # from (1.0, level 1): leaf 4 as it is; leaf 3 by changing x1; leaf 2 by changing x0
+    q, leaf, a, b = walk_near(rows[[1]], roots, nodes, fnodes, np.array([True, True]), 1, 2)
+    assert sorted(zip(leaf.tolist(), a.tolist())) == [(2, 0), (3, 1), (4, -1)]
+    leaves, lo, hi, bits, nan_ok = leaf_box_arrays(roots, nodes, fnodes, 2, 2, 0b111)
+    assert leaves.tolist() == [2, 3, 4]
+    assert lo[:, 0].tolist() == [2.5, -np.inf, -np.inf] and hi[:, 0].tolist() == [np.inf, 2.5, 2.5]
+    assert bits[:, 1].tolist() == [0b111, 0b101, 0b010] and nan_ok[:, 0].tolist() == [True, False, False]
+    assert nan_ok[:, 1].tolist() == [True, True, False]
+
+
 @pytest.mark.parametrize("encoding", ["onehot", "label"])
 def test_a_forest_read_a_group_of_trees_at_a_time_equals_it_read_tree_by_tree(encoding, monkeypatch):
     """scikit-learn's trees are read laid end to end in groups; one tree per group gives the same form."""
