@@ -28,6 +28,8 @@ from ._rulecheck import merged_rules_report
 
 __all__ = [
     "CounterfactualSet",
+    "CHANGE_EPSILON",
+    "differs",
     "CounterfactualGenerator",
     "Progress",
     "encode_rows",
@@ -294,6 +296,15 @@ def feature_violations(task: TaskSpec, factuals: np.ndarray, counterfactuals: np
 CHANGE_EPSILON = 1e-6
 
 
+def differs(factuals: np.ndarray, counterfactuals: np.ndarray, continuous: np.ndarray,
+            epsilon: float = CHANGE_EPSILON) -> np.ndarray:
+    """Cells (n_queries, n_cf, n_features) where a counterfactual differs from its factual: a number by more than
+    ``epsilon``, a level when its code is another (a NaN level compares as different; callers mask empty slots)."""
+    delta = np.abs(counterfactuals - factuals[:, None, :])
+    with np.errstate(invalid="ignore"):
+        return np.where(continuous, delta > epsilon, delta != 0)
+
+
 @dataclass(frozen=True, eq=False)
 class CounterfactualSet:
     """Counterfactuals for a set of query rows, in the task's coded feature space.
@@ -363,10 +374,7 @@ class CounterfactualSet:
         by more than float noise (:data:`CHANGE_EPSILON`, whatever τ), a level when it is another level. Empty
         slots (not ``found``) are False."""
         continuous = np.array([f.is_continuous for f in task.features])
-        delta = np.abs(self.counterfactuals - self.factuals[:, None, :])
-        with np.errstate(invalid="ignore"):
-            out = np.where(continuous, delta > CHANGE_EPSILON, delta != 0)
-        return out & self.found[:, :, None]
+        return differs(self.factuals, self.counterfactuals, continuous) & self.found[:, :, None]
 
     @property
     def counts(self) -> np.ndarray:

@@ -26,7 +26,7 @@ from .._typing import Rows
 from .._uncertainty import CONTINUITY, INTERVAL_LEVEL, INTERVAL_METHOD, frequency_intervals
 from ..counterfactuals import CounterfactualSet, CounterfactualStore
 from ..counterfactuals._registry import generator_key
-from ..counterfactuals._set import CHANGE_EPSILON, Progress
+from ..counterfactuals._set import CHANGE_EPSILON, Progress, differs
 from ..data import TaskSpec
 from ..limits import check
 from ..models._fit import adequacy_note, model_summary
@@ -94,12 +94,11 @@ def change_matrix(factuals, counterfactuals, continuous, ranges, tau, *, epsilon
     # A constant feature cannot change in a meaningful way: its relative change is 0.
     safe_range = np.where(np.asarray(ranges) > 0, ranges, np.inf)
     relative = np.where(continuous, delta / safe_range, np.nan)
-    with np.errstate(invalid="ignore"):
-        if epsilon is None:
-            continuous_changed = relative > tau
-        else:
-            continuous_changed = delta > epsilon
-        changed = np.where(continuous, continuous_changed, delta != 0)
+    if epsilon is None:
+        with np.errstate(invalid="ignore"):
+            changed = np.where(continuous, relative > tau, delta != 0)
+    else:  # DiCE's rule, the one CounterfactualSet.changed uses
+        changed = differs(factuals, counterfactuals, continuous, epsilon)
     changed &= ~np.isnan(delta)  # empty slots never count
     return changed, relative
 
