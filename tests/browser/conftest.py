@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+from tools.serve import CHROMIUM, CHROMIUM_TEST_ARGS, running_app
 
 
 class _Tab:
@@ -82,7 +82,7 @@ def browser():
     """One Chromium for the module (:class:`SharedContext`); each test opens its own pages."""
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_TEST_ARGS)
         try:
             yield SharedContext(chromium)
         finally:

@@ -13,7 +13,7 @@ from tests.browser.test_browser import ARTIFACTS, BARS
 from tests.browser.test_state_browser import new_page, wait_idle
 from tests.factories import user_pipeline
 from tests.payloads import gadget_file
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, app_server
+from tools.serve import CHROMIUM, CHROMIUM_TEST_ARGS, app_server
 
 pytestmark = [
     pytest.mark.browser,
@@ -39,7 +39,7 @@ def test_a_hosted_server_refuses_a_code_running_model_file_and_keeps_the_previou
     evil.write_bytes(gadget_file(marker))  # numpy's runstring, trusted by the old prefix rule: it would create marker
     env = {"FLEX_HOSTED": "1", "FLEX_CACHE_DIR": str(tmp_path / "cache")}
     with app_server(env=env) as (url, _), playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_TEST_ARGS)
         try:
             page = new_page(browser)
             page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=2", wait_until="domcontentloaded")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.browser.test_browser import ARTIFACTS, BARS
 from tests.browser.test_state_browser import new_page, wait_idle
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+from tools.serve import CHROMIUM, CHROMIUM_TEST_ARGS, running_app
 
 pytestmark = [
     pytest.mark.browser,
@@ -81,7 +81,7 @@ def test_a_band_set_on_the_histogram_is_explained_and_a_reload_keeps_it(tmp_path
     csv = planted_csv(tmp_path / "planted.csv")
     ARTIFACTS.mkdir(exist_ok=True)
     with running_app(env={"FLEX_CACHE_DIR": str(tmp_path / "cache")}) as url, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_TEST_ARGS)
         page = new_page(browser)
         page.goto(f"{url}/?dataset=builtin:toy2d&n_factuals=10&n_cf=2&cv_folds=2", wait_until="domcontentloaded")
         page.wait_for_selector(BARS, timeout=WAIT)

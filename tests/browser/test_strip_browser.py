@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, running_app
+from tools.serve import CHROMIUM, CHROMIUM_TEST_ARGS, running_app
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 QUERY = "dataset=builtin:toy2d&n_factuals=10&n_cf=3"
@@ -31,7 +31,7 @@ def browser_on_app(tmp_path):
     playwright = pytest.importorskip("playwright.sync_api")
     ARTIFACTS.mkdir(exist_ok=True)
     with running_app(env={"FLEX_CACHE_DIR": str(tmp_path / "cache")}) as url, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_TEST_ARGS)
         try:
             yield url, browser.new_page(viewport={"width": 1400, "height": 1000})
         finally:

@@ -15,7 +15,7 @@ import pytest
 
 from tests.browser.test_state_browser import new_page
 from tests.ui.test_text import ATTACKS
-from tools.serve import CHROMIUM, CHROMIUM_ARGS, REPO, free_port
+from tools.serve import CHROMIUM, CHROMIUM_TEST_ARGS, REPO, free_port
 
 pytestmark = [
     pytest.mark.browser,
@@ -86,7 +86,7 @@ def text_page(tmp_path_factory):
 def test_every_text_reads_as_itself_in_streamlits_markdown(text_page):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_TEST_ARGS)
         try:
             page = new_page(browser)
             page.goto(text_page, wait_until="domcontentloaded")
