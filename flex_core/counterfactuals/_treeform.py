@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
-from ..models._adapter import _category_key
+from ..models._adapter import category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
 from ._treewalk import level_masks, pack_nodes, reached_leaves, tree_depth
@@ -279,8 +279,8 @@ def _frame_columns(model, task) -> list[_Column]:
             dtype = model.input_dtypes.get(name, "")
             out.append(_Column(j, rounded=dtype.startswith(("int", "uint", "Int", "UInt"))))
         elif categories:
-            index = {_category_key(c): k for k, c in enumerate(categories)}
-            out.append(_Column(j, np.array([index.get(_category_key(level), np.nan) for level in feature.levels], float)))
+            index = {category_key(c): k for k, c in enumerate(categories)}
+            out.append(_Column(j, np.array([index.get(category_key(level), np.nan) for level in feature.levels], float)))
         elif name in model.input_dtypes:
             out.append(_Column(j, pd.to_numeric(pd.Series(list(feature.levels)), errors="coerce").to_numpy(float)))
         else:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from .._errors import DataError, UnseenCategoryError
 
-__all__ = ["ModelSchema", "model_schema", "stored_names", "match_columns"]
+__all__ = ["ModelSchema", "model_schema", "stored_names", "match_columns", "category_key"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +103,7 @@ def _listed(values: Sequence, limit: int = 5) -> str:
     return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
-def _category_key(value) -> str:
+def category_key(value) -> str:
     """How a value is matched to a training category: as text, a whole number written without ".0".
 
     FLEX holds a number column as floats, where the model may have learnt the categories 1, 2, 3:
@@ -115,9 +115,9 @@ def _category_key(value) -> str:
 
 
 def _unseen(values, categories: Sequence) -> list:
-    """The non-missing ``values`` that match none of ``categories`` (see :func:`_category_key`), once each, in order."""
-    known = {_category_key(c) for c in categories}
-    return list(dict.fromkeys(v for v in values if not pd.isna(v) and _category_key(v) not in known))
+    """The non-missing ``values`` that match none of ``categories`` (see :func:`category_key`), once each, in order."""
+    known = {category_key(c) for c in categories}
+    return list(dict.fromkeys(v for v in values if not pd.isna(v) and category_key(v) not in known))
 
 
 
@@ -146,8 +146,8 @@ def as_category(column: pd.Series, categories: Sequence) -> pd.Series:
     unseen = _unseen(column.unique(), categories)
     if unseen:
         raise unseen_category_error(str(column.name), unseen, categories)
-    by_key = {_category_key(c): c for c in categories}
-    mapped = column.map(lambda v: by_key.get(_category_key(v)) if not pd.isna(v) else None)
+    by_key = {category_key(c): c for c in categories}
+    mapped = column.map(lambda v: by_key.get(category_key(v)) if not pd.isna(v) else None)
     return pd.Series(pd.Categorical(mapped, categories=list(categories)), index=column.index, name=column.name)
 
 
