@@ -12,7 +12,8 @@ design; the one-door refactor had been checked against the first fixture), by::
 
 ``tests/data/reproduce_quick.json`` holds ``flex reproduce --quick``'s numbers (:func:`reproduction_numbers`), as
 commit cae8fe1 computed them before the reproduction went through the explainer's public methods only (made
-again, the same way, when the tree generator became the default)::
+again, the same way, when the tree generator became the default, and when the generators' tallies became per case:
+``more_than_n_cf`` lists row ids, and the refined τ panels' notes count the copies the refinement merged)::
 
     python -m flex_core reproduce --quick --data-dir /work/shared/data --out OUT --quiet
     python -m tests.before_after tests/data/reproduce_quick.json OUT/results.json

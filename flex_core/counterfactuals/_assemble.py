@@ -8,14 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._format import plural
 from ..data._task import TaskSpec
 from ..models import FittedModel
 from ._rulecheck import rules_report
 from ._set import CounterfactualSet, copy_tolerance, decode_rows, encode_rows, feature_violations, merge_copies
+from ._tally import REJECTED, opened
 from ._validity import Validity
 
-__all__ = ["assemble_counterfactual_set", "skipped_note"]
+__all__ = ["assemble_counterfactual_set"]
 
 def assemble_counterfactual_set(
     task: TaskSpec,
@@ -33,6 +33,8 @@ def assemble_counterfactual_set(
     validity: Validity | None = None,
     dropped: np.ndarray | None = None,
     rule_rejections: np.ndarray | None = None,
+    cases: Mapping | None = None,
+    tallies: Mapping | None = None,
 ) -> CounterfactualSet:
     """Pack per-query counterfactuals into a set, checking validity with one batched model call.
 
@@ -47,21 +49,26 @@ def assemble_counterfactual_set(
     ``rule_rejections``: candidates each of the task's constraints between features rejected while the generator
     searched (None: it did not search with them). With such constraints ``config["constraints_between"]`` reports,
     per constraint, what it rejected and dropped and its share (:func:`~._rulecheck.rules_report`).
+    ``cases`` (row ids per count, e.g. ``{"skipped": [...]}``) and ``tallies`` (what the call spent, e.g.
+    ``{"model_calls": 3}``) are kept as :mod:`._tally` says, so they add up when the set is cut and stacked; the notes
+    that count cases are written from them (``notes`` holds the others).
     """
     validity = Validity() if validity is None else validity
     n_q = len(queries)
     cfs, found = _packed(task, per_query, n_q, n_cf)
     factual_codes = encode_rows(task, queries)
-    notes = list(notes)
-    config = dict(config or {})
-    rule_drops = np.zeros(len(task.rules), dtype=np.int64)
+    row_ids = queries.index.to_numpy().astype(int)
+    cases = {name: list(entries) for name, entries in (cases or {}).items()}
+    tallies = dict(tallies or {})
     if found.any():
-        rule_drops = _drop_broken(task, factual_codes, cfs, found, generator, notes, queries.index.to_numpy(), config)
+        cases.update(_drop_broken(task, factual_codes, cfs, found, row_ids))
+    config = dict(config or {})
     if task.rules:
-        at_factual = task.rule_breaks(factual_codes, factual_codes).sum(axis=0)
-        notes.extend(_factual_rule_notes(task, at_factual, n_q))
-        config["constraints_between"] = {**rules_report(task.rule_texts, rule_rejections, rule_drops, at_factual),
-                                         **config.get("constraints_between", {})}
+        cases["breaks_at_factual"] = _breaking_as_they_are(task, factual_codes, row_ids)
+        if rule_rejections is not None:
+            tallies[REJECTED] = [int(v) for v in rule_rejections]
+        zeros = np.zeros(len(task.rules), dtype=np.int64)
+        config["constraints_between"] = rules_report(task.rule_texts, None, zeros, zeros)  # written from the cases
     valid = np.zeros_like(found)
     if found.any():
         if p_undesirable is None:
@@ -74,13 +81,9 @@ def assemble_counterfactual_set(
     # (DiCE may) has it counted once, and the set says how often that happened.
     merged = merge_copies(factual_codes, cfs, found, valid, copy_tolerance(task))
     cfs, found, valid = merged.counterfactuals, merged.found, merged.valid
-    if merged.copies.any():
-        copies = int(merged.copies.sum())
-        notes.append(f"{plural(copies, 'copy', 'copies')} among the ways out of {plural(int((merged.copies > 0).sum()), 'case')} "
-                     f"{'was' if copies == 1 else 'were'} merged: FLEX counts each different way out once.")
     return CounterfactualSet(
         tuple(task.feature_names),
-        queries.index.to_numpy().astype(int),
+        row_ids,
         factual_codes,
         cfs,
         found,
@@ -89,17 +92,10 @@ def assemble_counterfactual_set(
         float(seconds),
         int(model_rows),
         tuple(notes),
-        {**config, "validity": validity.describe()},
+        opened({**config, "validity": validity.describe()}, row_ids, cases=cases, tallies=tallies),
         merged.copies,
         np.zeros(n_q, dtype=int) if dropped is None else np.asarray(dropped, dtype=int),
     )
-
-
-def skipped_note(n_skipped: int, n_cases: int, time_limit: float | None) -> str:
-    """The note of a generator that stopped starting cases at its time limit (every generator says it alike; only a
-    generator with a limit skips any)."""
-    return (f"{n_skipped:,} of {plural(n_cases, 'case')} skipped: the time limit of {time_limit:g} s was reached (they "
-            "get no ways out here and are not stored; another run may serve them).")
 
 
 def _packed(task: TaskSpec, per_query, n_q: int, n_cf: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,21 +113,22 @@ def _packed(task: TaskSpec, per_query, n_q: int, n_cf: int) -> tuple[np.ndarray,
     return cfs, found
 
 
-def _dropped(n: int, generator: str, broken: str) -> str:
-    """"1 way out from dice-random was dropped: it broke ...", "3 ways out ... were dropped: they broke ..."."""
-    one = n == 1
-    return (f"{plural(n, 'way out', 'ways out')} from {generator} {'was' if one else 'were'} dropped: "
-            f"{'it' if one else 'they'} broke {broken}.")
+def _breaking_as_they_are(task: TaskSpec, factual_codes: np.ndarray, row_ids: np.ndarray) -> list[dict]:
+    """The cases whose own values break a constraint between features (row, broken): a way out must fix it."""
+    breaks = task.rule_breaks(factual_codes, factual_codes)
+    return [{"row": int(row_ids[q]), "broken": [t for t, b in zip(task.rule_texts, breaks[q]) if b]}
+            for q in np.flatnonzero(breaks.any(axis=1))]
 
 
-def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, found: np.ndarray, generator: str,
-                 notes: list[str], row_ids: np.ndarray, config: dict) -> np.ndarray:
-    """Drop (in place) the counterfactuals that break a constraint, say how many in ``notes``; per-rule drops.
+def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, found: np.ndarray,
+                 row_ids: np.ndarray) -> dict[str, list]:
+    """Drop (in place) the counterfactuals that break a constraint; the cases they came from (:mod:`._tally`).
 
     One check for every generator: one that cannot express a constraint (DiCE and a direction, or a constraint
-    between features) loses the counterfactuals that break it here, and the shortfall is counted later. Each
-    one dropped for a constraint between features is listed in ``config["constraints_between"]["dropped"]``
-    (its query's row and the constraints it broke).
+    between features) loses the counterfactuals that break it here, and the shortfall is counted later. Returns
+    ``dropped_by_feature`` (a row id per way out dropped for a feature's constraint, direction or range) and
+    ``dropped_by_rule`` (per way out dropped for a constraint between features: its query's row, its slot and the
+    constraints it broke), which the set's notes and ``config["constraints_between"]`` count.
     """
     n_cf = found.shape[1]
     their_factuals = np.repeat(factual_codes, n_cf, axis=0)[found.reshape(-1)]
@@ -139,29 +136,15 @@ def _drop_broken(task: TaskSpec, factual_codes: np.ndarray, cfs: np.ndarray, fou
     per_feature[found] = feature_violations(task, their_factuals, cfs[found])
     rule_breaks = np.zeros((*found.shape, len(task.rules)), dtype=bool)
     rule_breaks[found] = task.rule_breaks(cfs[found], their_factuals)
-    if per_feature.any():
-        notes.append(
-            _dropped(int(per_feature.sum()), generator, "a feature's constraint, its allowed direction or range (the "
-                     "generator cannot express every one)")
-        )
     by_rule = rule_breaks.any(axis=2) & ~per_feature
-    if by_rule.any():
-        counts = rule_breaks[by_rule].sum(axis=0)
-        worst = ", ".join(f"{t!r} {int(c)}" for t, c in zip(task.rule_texts, counts) if c)
-        notes.append(_dropped(int(by_rule.sum()), generator, f"a constraint between features ({worst})"))
-        query, slot = np.nonzero(by_rule)
-        config["constraints_between"] = {"dropped": [
-            {"row": int(row_ids[q]), "slot": int(c),
-             "broken": [t for t, b in zip(task.rule_texts, rule_breaks[q, c]) if b]}
-            for q, c in zip(query, slot)]}
+    query, slot = np.nonzero(by_rule)
+    cases: dict[str, list] = {
+        "dropped_by_feature": [int(row_ids[q]) for q in np.nonzero(per_feature)[0]],
+        "dropped_by_rule": [{"row": int(row_ids[q]), "slot": int(c),
+                             "broken": [t for t, b in zip(task.rule_texts, rule_breaks[q, c]) if b]}
+                            for q, c in zip(query, slot)],
+    }
     breaks = per_feature | by_rule
     found &= ~breaks
     cfs[breaks] = np.nan
-    return rule_breaks[by_rule].sum(axis=0) if by_rule.any() else np.zeros(len(task.rules), dtype=np.int64)
-
-
-def _factual_rule_notes(task: TaskSpec, at_factual: np.ndarray, n_queries: int) -> list[str]:
-    """A note per constraint between features that some queries break as they are (a counterfactual must fix it)."""
-    return [f"{int(n):,} of the {plural(n_queries, 'case')} {'breaks' if n == 1 else 'break'} {text!r} at "
-            f"{'its' if n == 1 else 'their'} own values: only a way out that changes them so it holds is kept."
-            for text, n in zip(task.rule_texts, at_factual) if n]
+    return {name: entries for name, entries in cases.items() if entries}

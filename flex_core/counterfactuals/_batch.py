@@ -58,7 +58,7 @@ from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE
-from ._assemble import assemble_counterfactual_set, skipped_note
+from ._assemble import assemble_counterfactual_set
 from ._batchsearch import COLLAPSE_MARGIN, PATIENCE, SETTLE_ROUNDS, SearchSettings, search_chunk
 from ._batchspace import SINGLE_GRID, SearchSpace, model_tables
 from ._refine import check_refine
@@ -219,13 +219,12 @@ class BatchGenerator(GeneratorParams):
         found, dropped, rows, calls, rejected, skipped = self._search(space, settings, factuals, row_ids, workers,
                                                                       progress, deadline)
         config = {**self._config(settings, space, refine, workers), "features_to_vary": vary,
-                  "permitted_range": ranges or None, "seed": int(seed), "model_calls": int(model_rows > 0) + calls,
-                  "queries_skipped": len(skipped), "skipped_rows": [int(row_ids[i]) for i in skipped]}
-        notes = [skipped_note(len(skipped), len(row_ids), self.time_limit)] if skipped else []
+                  "permitted_range": ranges or None, "seed": int(seed)}
         # Handed over as codes: a frame per query would cost more than the search itself.
         return assemble_counterfactual_set(
             task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
-            seconds=time.perf_counter() - start, model_rows=model_rows + rows, config=config, notes=notes,
+            seconds=time.perf_counter() - start, model_rows=model_rows + rows, config=config,
+            cases={"skipped": [int(row_ids[i]) for i in skipped]}, tallies={"model_calls": int(model_rows > 0) + calls},
             validity=space.validity, dropped=dropped, rule_rejections=rejected,
             # The workers are done by now: the final check may use every core the call was given.
             p_undesirable=space.tables.scorer.with_threads(cores),

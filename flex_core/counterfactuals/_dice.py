@@ -39,11 +39,10 @@ import pandas as pd
 
 from .._errors import ConfigError, GenerationError
 from .._extras import require
-from .._format import plural
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
-from ._assemble import assemble_counterfactual_set, skipped_note
+from ._assemble import assemble_counterfactual_set
 from ._set import (
     CounterfactualSet,
     GeneratorParams,
@@ -207,13 +206,7 @@ class DiceGenerator(GeneratorParams):
         per_query: list[pd.DataFrame | None] = [frame for frame, _ in outcomes]
         per_query += [None] * (len(queries) - len(outcomes))
         skipped = [int(row_id) for row_id in queries.index[len(outcomes):]]  # left at the time limit
-        failures: dict[str, int] = {}
-        for _, failure in outcomes:
-            if failure:
-                failures[failure] = failures.get(failure, 0) + 1
-        notes = [f"DiCE failed on {plural(n, 'case')}: {msg}" for msg, n in failures.items()]
-        if skipped:
-            notes.append(skipped_note(len(skipped), len(queries), self.time_limit))
+        failed = [{"row": int(row_id), "why": failure} for row_id, (_, failure) in zip(queries.index, outcomes) if failure]
         return assemble_counterfactual_set(
             task,
             model,
@@ -222,7 +215,6 @@ class DiceGenerator(GeneratorParams):
             n_cf=n_cf,
             generator=self.name,
             seconds=time.perf_counter() - start,
-            notes=notes,
             config={
                 "method": self.method,
                 "posthoc_sparsity": self.posthoc_sparsity,
@@ -230,9 +222,8 @@ class DiceGenerator(GeneratorParams):
                 "features_to_vary": vary,
                 "permitted_range": permitted,
                 "seed": seed,
-                "queries_skipped": len(skipped),
-                "skipped_rows": skipped,
             },
+            cases={"skipped": skipped, "dice_failed": failed},
             validity=Validity(self.margin, self.radius).on(task, training_ranges(task, model)),
         )
 

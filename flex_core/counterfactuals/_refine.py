@@ -57,6 +57,7 @@ from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
 from ._scoring import resolve_cores, scorer_for
 from ._set import RELATIVE_TOLERANCE, CounterfactualSet, copy_tolerance, merge_copies, resolve_permitted_range
+from ._tally import with_call
 from ._validity import Validity
 
 __all__ = [
@@ -380,15 +381,10 @@ def refine_counterfactuals(
     current[query, slot] = minimal_rows(scorer, current[query, slot], cfset.factuals[query], plan, validity=validity)
     merged = merge_copies(cfset.factuals, current, cfset.found, valid, plan.tolerance)
     cfs, found, valid, dropped = drop_non_alternatives(cfset.factuals, merged.counterfactuals, merged.found, merged.valid, plan)
-    config = {
-        **cfset.config,
-        "refine": "minimal",
-        "validity": validity.describe(),
-        "alternatives_tolerance": ALTERNATIVE_TOLERANCE,
-        "refine_model_calls": scorer.calls,
-        "refine_model_rows": scorer.rows,
-        "refine_seconds": time.perf_counter() - start,
-    }
+    config = {**cfset.config, "refine": "minimal", "validity": validity.describe(), "alternatives_tolerance": ALTERNATIVE_TOLERANCE}
+    # A call of its own, so its calls, rows and seconds add up when the set is cut and stacked (_tally).
+    config = with_call(config, cfset.query_index, {"refine_model_calls": scorer.calls, "refine_model_rows": scorer.rows,
+                                                   "refine_seconds": time.perf_counter() - start})
     model_rows = cfset.model_rows + scorer.rows if cfset.model_rows >= 0 else cfset.model_rows
     return replace(
         cfset,

@@ -24,7 +24,7 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ..models import FittedModel
-from ._rulecheck import merged_rules_report
+from ._tally import case_notes, cut, stacked
 
 __all__ = [
     "CounterfactualSet",
@@ -383,15 +383,17 @@ class CounterfactualSet:
 
     @property
     def coverage_notes(self) -> tuple[str, ...]:
-        """How many of this set's cases got fewer than n_cf distinct valid counterfactuals, or none.
+        """The notes that count this set's cases: what the generator's tallies say of them (skipped at a time limit,
+        more ways out than n_cf, ways out dropped or merged; :func:`~._tally.case_notes`), then how many got fewer
+        than n_cf distinct valid counterfactuals, or none.
 
         Counted on the set's own rows when asked, not when generated: a region's set (a subset) speaks
         of its members, where a note made at generation spoke of whichever rows that call made
-        ("7 of 7 queries..." under a region of five).
+        ("7 of 7 queries..." under a region of five), and a set stacked from chunks speaks once of all of them.
         """
         counts = self.counts
         n, short, none = len(counts), int(((counts > 0) & (counts < self.n_cf)).sum()), int((counts == 0).sum())
-        notes = []
+        notes = list(case_notes(self.config, n_cases=n, n_cf=self.n_cf, copies=self.copies, generator=self.generator))
         if short:
             notes.append(f"{short:,} of these {plural(n, 'case')} got fewer than {self.n_cf} different valid ways out "
                          "(with every change as small as it can be, there are often no more).")
@@ -447,7 +449,8 @@ class CounterfactualSet:
         return np.array([lookup[int(r)] for r in rows], dtype=int)
 
     def subset(self, rows: Rows) -> CounterfactualSet:
-        """The queries with these row ids, in the given order."""
+        """The queries with these row ids, in the given order: their cases' tallies, and whole the calls that made them
+        (:func:`~._tally.cut`)."""
         pos = self.positions_of(rows)
         share = len(pos) / max(self.n_queries, 1)
         return CounterfactualSet(
@@ -461,7 +464,7 @@ class CounterfactualSet:
             self.seconds * share,
             int(self.model_rows * share) if self.model_rows >= 0 else -1,
             self.notes,
-            dict(self.config),
+            cut(self.config, self.query_index[pos]),
             self.copies[pos].copy(),
             self.dropped[pos].copy(),
         )
@@ -472,7 +475,11 @@ class CounterfactualSet:
 
     @staticmethod
     def concat(sets: Sequence[CounterfactualSet]) -> CounterfactualSet:
-        """Stack sets of the same features and n_cf (a later duplicate row replaces an earlier one)."""
+        """Stack sets of the same features and n_cf (a later duplicate row replaces an earlier one).
+
+        The first set's settings; what the generators counted adds up (:func:`~._tally.stacked`), and the notes that
+        count cases are written once for all of them (:attr:`coverage_notes`).
+        """
         sets = [s for s in sets if s is not None]
         if not sets:
             raise ConfigError("Nothing to combine.")
@@ -482,6 +489,7 @@ class CounterfactualSet:
         index = np.concatenate([s.query_index for s in sets])
         _, last = np.unique(index[::-1], return_index=True)
         keep = np.sort(len(index) - 1 - last)
+        part = np.repeat(np.arange(len(sets)), [s.n_queries for s in sets])[keep]
         return CounterfactualSet(
             first.feature_names,
             index[keep],
@@ -493,7 +501,7 @@ class CounterfactualSet:
             float(sum(s.seconds for s in sets)),
             int(sum(s.model_rows for s in sets)) if all(s.model_rows >= 0 for s in sets) else -1,
             tuple(dict.fromkeys(n for s in sets for n in s.notes)),
-            _concat_config(sets),
+            stacked([(s.config, index[keep][part == k]) for k, s in enumerate(sets)]),
             np.concatenate([s.copies for s in sets])[keep],
             np.concatenate([s.dropped for s in sets])[keep],
         )
@@ -560,15 +568,6 @@ class CounterfactualSet:
                 data["copies"].copy() if "copies" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
                 data["dropped"].copy() if "dropped" in data.files else np.zeros(data["counterfactuals"].shape[0], dtype=int),
             )
-
-
-def _concat_config(sets: Sequence[CounterfactualSet]) -> dict:
-    """The first set's config, with the constraints-between-features tallies of all of them summed."""
-    config = dict(sets[0].config)
-    merged = merged_rules_report([s.config for s in sets])
-    if merged is not None:
-        config["constraints_between"] = merged
-    return config
 
 
 def encoded_width(task: TaskSpec) -> int:

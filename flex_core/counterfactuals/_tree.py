@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
-from .._format import listing, plural
+from .._format import listing
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
 from ._alternatives import ALTERNATIVE_TOLERANCE, not_alternatives
-from ._assemble import assemble_counterfactual_set, skipped_note
+from ._assemble import assemble_counterfactual_set
 from ._batch import BatchGenerator
 from ._refine import check_refine
 from ._scoring import resolve_cores, scorer_for
@@ -299,33 +299,30 @@ class TreeGenerator(GeneratorParams):
         empty = [i for i in range(skipped[0] if skipped else len(found)) if not len(found[i])]
         if empty and deadline is not None and time.perf_counter() >= deadline:  # no time left for the fallback either
             skipped, empty = sorted(empty + skipped), []
-        fallback = 0
+        served = []
         if empty:
             sub = batch.generate(model, task, queries.iloc[empty], n_cf=n_cf, features_to_vary=features_to_vary,
                                  permitted_range=permitted_range, seed=seed, refine=refine)
             for k, i in enumerate(empty):
                 rows = sub.counterfactuals[k][sub.valid[k]]
                 found[i] = rows
-                fallback += int(len(rows) > 0)
-        notes = [skipped_note(len(skipped), len(queries), self.time_limit)] if skipped else []
-        if more.any():
-            notes.append(f"{int(more.sum()):,} of {plural(len(queries), 'case')} {'has' if more.sum() == 1 else 'have'} more "
-                         f"different smallest ways out than the {n_cf} returned (those with the fewest changed features and "
-                         "the smallest changes are kept; equal ones are taken in turn across features, never in the file's "
-                         "order).")
+                if len(rows):
+                    served.append(i)
+        row_ids = queries.index.to_numpy().astype(int)
         return assemble_counterfactual_set(
             task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
-            seconds=time.perf_counter() - start, model_rows=0, notes=notes, rule_rejections=axes.rules.rejected,
+            seconds=time.perf_counter() - start, model_rows=0, rule_rejections=axes.rules.rejected,
             config={
                 "features_to_vary": vary, "permitted_range": ranges or None, "seed": int(seed), "refine": refine,
                 "alternatives_tolerance": ALTERNATIVE_TOLERANCE, "time_limit": self.time_limit,
-                "queries_skipped": len(skipped), "skipped_rows": [int(queries.index[i]) for i in skipped],
                 "tree": {"ran": "tree", "why": f"{form.library} tree ensemble read exactly ({form.n_trees} trees)",
                          "order": ("fewest changed features, then smallest normalised change, then round by round across the sets "
-                                   "of features changed, then lowest P(undesirable)"),
-                         "more_than_n_cf": [int(v) for v in np.flatnonzero(more)], "batch_fallback_queries": len(empty),
-                         "batch_fallback_found": fallback, **stats},
+                                   "of features changed, then lowest P(undesirable)")},
             },
+            # Per case and per call, so they add up when the set is cut and stacked (_tally).
+            cases={"skipped": row_ids[skipped].tolist(), "more_than_n_cf": row_ids[more].tolist(),
+                   "batch_fallback": row_ids[empty].tolist(), "batch_fallback_found": row_ids[served].tolist()},
+            tallies={f"tree.{key}": value for key, value in stats.items()},
             validity=axes.validity, dropped=dropped, p_undesirable=scorer_for(model, task),
         )
 

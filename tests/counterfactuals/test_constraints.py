@@ -78,7 +78,7 @@ def test_direction_is_never_broken_and_still_flips(generator):
         before, after = _moves(task, cfset, name)
         assert (np.sign(after - before) * sign >= 0).all(), name
     assert cfset.valid.sum() > 0 and (cfset.valid == cfset.found).all()
-    assert not any("broke an actionability constraint" in n for n in cfset.notes)
+    assert not any("broke an actionability constraint" in n for n in cfset.coverage_notes)
 
 
 @pytest.mark.parametrize("generator", ["batch", "batch-plausible"])
@@ -123,7 +123,7 @@ def test_dice_drops_what_breaks_a_direction_and_says_so():
     cfset = assemble_counterfactual_set(task, model, queries, per_query, n_cf=2, generator="dice-random", seconds=0.0)
     assert cfset.found[:, 0].sum() == 0 and cfset.found[:, 1].all()
     assert any(n.startswith("4 ways out from dice-random were dropped: they broke a feature's constraint, its allowed "
-                            "direction or range") for n in cfset.notes)
+                            "direction or range") for n in cfset.coverage_notes)
     np.testing.assert_array_equal(cfset.factuals, factuals)
 
 
@@ -158,7 +158,7 @@ def test_property_no_counterfactual_breaks_any_constraint(income, grade, low, wi
     flat_found = cfset.found.reshape(-1)
     factuals = np.repeat(cfset.factuals, n_cf, axis=0)[flat_found]
     assert not fc.counterfactuals.constraint_violations(task, factuals, cfset.counterfactuals[cfset.found]).any()
-    assert not any("broke an actionability constraint" in n for n in cfset.notes)
+    assert not any("broke an actionability constraint" in n for n in cfset.coverage_notes)
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,7 @@ def test_time_limit_skips_queries_and_says_so(synthetic_task, synthetic_model, q
     cfset = fc.counterfactuals.DiceGenerator("random", time_limit=0.0).generate(synthetic_model, synthetic_task, queries, n_cf=2)
     assert cfset.found.sum() == 0
     assert cfset.config["queries_skipped"] == 3
-    assert any("time limit" in n for n in cfset.notes)
+    assert any("time limit" in n for n in cfset.coverage_notes)
 
 
 def test_no_counterfactual_exists_is_recorded_not_raised():

@@ -94,7 +94,7 @@ def test_what_another_generator_returns_against_a_rule_is_dropped_counted_and_li
     assert cfset.found[:, 2].sum() == keep_region
     dropped = 4 + 4 - keep_region
     assert any(n.startswith(f"{dropped} ways out from dice-random were dropped: they broke a constraint between features") and
-               "'cf.income <= x.income + 30' 4" in n for n in cfset.notes)
+               "'cf.income <= x.income + 30' 4" in n for n in cfset.coverage_notes)
     report = cfset.config["constraints_between"]
     assert [r["dropped_from_output"] for r in report["constraints"]] == [4, 4 - keep_region]
     assert len(report["dropped"]) == dropped
@@ -112,7 +112,7 @@ def breaking_as_they_are():
 
 def test_cases_that_break_a_rule_as_they_are_are_reported():
     task, cfset = breaking_as_they_are()
-    assert "2 of the 5 cases break 'cf.income >= 20' at their own values" in " ".join(cfset.notes)
+    assert "2 of the 5 cases break 'cf.income >= 20' at their own values" in " ".join(cfset.coverage_notes)
     assert cfset.config["constraints_between"]["constraints"][0]["queries_breaking_it_as_they_are"] == 2
 
 

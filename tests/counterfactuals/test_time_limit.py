@@ -45,7 +45,7 @@ def test_a_time_limit_serves_the_first_cases_the_same_and_names_the_rest(case, n
     assert skipped == [int(r) for r in queries.index[len(served):]]  # the cases after the limit, in order
     np.testing.assert_array_equal(capped.subset(served).counterfactuals, whole.subset(served).counterfactuals)
     assert not capped.subset(skipped).found.any()
-    assert any(f"{len(skipped)} of {len(queries)} cases skipped: the time limit of 5 s" in n for n in capped.notes)
+    assert any(f"{len(skipped)} of {len(queries)} cases skipped: the time limit of 5 s" in n for n in capped.coverage_notes)
 
 
 def test_the_store_keeps_only_the_served_cases_and_a_later_run_serves_the_rest(case, monkeypatch):

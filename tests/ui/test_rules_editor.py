@@ -19,9 +19,9 @@ def test_the_notes_shown_are_every_note_about_a_constraint_and_only_those():
     # Two cases of income < 20 break the rule as they are; the note saying so quotes the rule without the word
     # "constraint", and the page showed only notes with that word, so it was never shown.
     task, cfset = breaking_as_they_are()
-    at_own = [n for n in cfset.notes if n.startswith("2 of the 5 cases break 'cf.income >= 20' at their own values")]
+    at_own = [n for n in cfset.coverage_notes if n.startswith("2 of the 5 cases break 'cf.income >= 20' at their own values")]
     dropped = "3 ways out from dice-random were dropped: they broke a constraint between features (...)."
-    notes = ["The model's accuracy is fine.", *cfset.notes, dropped, "5 of these 5 cases got no valid way out; they are left out of the averages."]
+    notes = ["The model's accuracy is fine.", *cfset.coverage_notes, dropped, "5 of these 5 cases got no valid way out; they are left out of the averages."]
     assert len(at_own) == 1
     assert rules.rule_notes(notes, task) == [*at_own, dropped]
     assert rules.rule_notes(notes, make()[0]) == [dropped]  # without rules only the notes that say "constraint"
