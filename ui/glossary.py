@@ -59,7 +59,9 @@ TERMS: dict[str, str] = {
     "quadrants A–D": "Where a feature sits on the region-against-global scatter, high meaning above that axis' "
                      "mean: A high in the region only, B low in both, C high in both, D high globally only.",
     "q-value": "A p-value corrected for having looked at many regions: the smallest false-discovery rate at which "
-               "the finding counts. The found regions' table calls it the share of flukes expected.",
+               "the finding counts. The found regions' table calls it the share of flukes among regions this strong: "
+               "of the regions at least as strong as this one, the share expected to be flukes (not the chance that "
+               "this one region is a fluke).",
     "FDR (false-discovery rate)": "The share of reported findings expected to be flukes; the Regional explorer's "
                                   "region finder keeps it at the level chosen there (0.1 unless changed).",
     "95% interval": "The range the number would likely fall in with other cases of the same kind; overlapping "

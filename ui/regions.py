@@ -24,7 +24,7 @@ OP_WORDS = {"=": "is", "in": "is one of", ">=": "is at least", "<": "is below", 
 FDR_LEVELS = (0.05, 0.1, 0.2)
 #: The found regions' columns in plain words, unless the reader asked for the analyst's terms.
 PLAIN_COLUMNS = {"divergence 1 − r (95% interval)": "how much it differs from all cases (95% interval)",
-                 "q-value": "share of flukes expected"}
+                 "q-value": "share of flukes among regions this strong"}
 #: The most refits the replication check takes (the limits table's, as the library and CLI refuse more).
 MAX_REFITS = int(LIMITS["retrain"].high)
 REFITS_HELP = ("0 skips the check. Each refit trains the same kind of model on a bootstrap of the training rows "

@@ -25,7 +25,7 @@
   }
   function chartText(s) { return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
   function fixed(v, d) { return v === null || isNaN(v) ? "–" : v.toFixed(d); }
-  // a q-value as the share of flukes expected: "0.13%", "below 0.01%" (never "0.0000")
+  // a q-value as the share of flukes among regions this strong: "0.13%", "below 0.01%" (never "0.0000")
   function flukes(q) { return q === null || isNaN(q) ? "n/a" : q < 1e-4 ? "below 0.01%" : Number((100 * q).toPrecision(2)) + "%"; }
   function pct(v) { return v === null || isNaN(v) ? "n/a" : Math.round(100 * v) + "%"; }
   function number(v, integer) {
@@ -352,7 +352,7 @@
     fill("region-table", importanceTable(reg.importance));
     fill("region-modes", modeShiftTable(region));
     var d = region.discovery;
-    $("region-discovery").textContent = d ? "Found by region discovery at τ " + DATA.discovery_tau + " (share of flukes expected " + flukes(d.q_value) +
+    $("region-discovery").textContent = d ? "Found by region discovery at τ " + DATA.discovery_tau + " (share of flukes among regions this strong " + flukes(d.q_value) +
       (d.significant ? ": it differs significantly" : d.interval_reaches_zero ? ", below the false-discovery rate, but how much it differs " +
        "could be 0 within its 95% interval: not called significant" : ": it does not differ significantly") +
       "); moving τ recomputes its change frequencies but does not search again." : "";

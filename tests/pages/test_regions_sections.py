@@ -36,8 +36,8 @@ def test_found_regions_are_ranked_and_a_click_opens_one_as_a_rule_region():
     # plain column names unless the sidebar's switch asks for the paper's terms (q-value, divergence 1 − r)
     table = next(d.value for d in at.dataframe if "how much it differs from all cases (95% interval)" in d.value.columns)
     assert list(table["rank"]) == list(range(1, len(table) + 1))
-    assert {"region", "cases", "share of flukes expected", "significant"} <= set(table)
-    assert all(re.fullmatch(r"below 0\.01%|\d+(\.\d+)?%", q) for q in table["share of flukes expected"]), table
+    assert {"region", "cases", "share of flukes among regions this strong", "significant"} <= set(table)
+    assert all(re.fullmatch(r"below 0\.01%|\d+(\.\d+)?%", q) for q in table["share of flukes among regions this strong"]), table
     assert set(table["significant"]) <= {"yes", "no", "no: its interval reaches 0"}
     said = " ".join(shown(m.value) for m in at.markdown)
     # a region below the rate yet not significant is explained in the count's sentence

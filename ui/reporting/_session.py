@@ -219,7 +219,7 @@ def _saved_section(results: SessionResults) -> ReportSection:
 
 def found_regions_table(found, *, plain: bool = False) -> pd.DataFrame:
     """The found regions for reading: rank, rule, size, divergence with its interval, q-value, significant, shifts;
-    ``plain``: the q-value as a share (the page names its column "share of flukes expected" then)."""
+    ``plain``: the q-value as a share (the page names its column "share of flukes among regions this strong" then)."""
     fdr = (getattr(found, "config", None) or {}).get("discovery", {}).get("fdr")
     return pd.DataFrame(
         [
