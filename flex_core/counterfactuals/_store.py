@@ -32,6 +32,7 @@ from ._refine import check_refine, default_refine, refine_counterfactuals
 from ._registry import generator_key
 from ._revert import necessary_changes
 from ._set import CounterfactualGenerator, CounterfactualSet, Progress, encode_rows, encoded_width
+from ._tally import TALLIES_FORMAT
 from ._validity import Validity, training_ranges, validity_of
 
 __all__ = ["CounterfactualStore", "factual_rows", "training_ranges", "check_generation_memory", "chunk_rows_setting",
@@ -132,6 +133,9 @@ class CounterfactualStore:
             "refine": self.refine,
             # Also inside the data fingerprint; named here so a reader of the key sees them.
             "constraints": task.constraints,
+            # The form in which a stored set keeps what its generator counted (_tally): a set stored before it has
+            # none, and stacked with a new one would lose the new one's counts, so it is not read.
+            "tallies": TALLIES_FORMAT,
             # Constraints between features (named only when there are some: other keys stay as they were).
             **({"constraints_between": task.rule_texts} if task.rules else {}),
         }

@@ -34,9 +34,12 @@ import numpy as np
 from .._format import plural
 from ._rulecheck import merged_rules_report, rules_report
 
-__all__ = ["CASES", "CALLS", "opened", "with_call", "cut", "stacked", "settled", "case_notes", "skipped_note"]
+__all__ = ["TALLIES_FORMAT", "CASES", "CALLS", "opened", "with_call", "cut", "stacked", "settled", "case_notes", "skipped_note"]
 
 CASES, CALLS = "cases", "calls"
+#: The form of the tallies a set keeps, part of the counterfactual store's key: a stored set of an older form is
+#: generated again rather than stacked with sets of this one (1: per case and per call, 2026-11-29).
+TALLIES_FORMAT = 1
 
 #: Per-call tallies summed over a set's calls, by their path in the config ("tree.pairs_read": config["tree"][...]).
 SUMMED = ("model_calls", "refine_model_calls", "refine_model_rows", "refine_seconds",

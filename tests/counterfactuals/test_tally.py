@@ -159,3 +159,12 @@ def test_a_set_saved_and_loaded_keeps_its_tallies(tmp_path):
     loaded = CounterfactualSet.load(tmp_path / "set.npz")
     assert _tallies(loaded) == _tallies(cfset)
     assert _tallies(CounterfactualSet.concat([loaded.subset(rows[:3]), loaded.subset(rows[3:])])) == _tallies(cfset)
+
+
+def test_a_set_stored_before_tallies_were_kept_is_not_read(toy_task, toy_model):
+    """The store's key names the tallies' form, so a stored set without them is made again, not stacked with new ones
+    (whose counts it would drop: a stack with an old part keeps the old way, the first part's config)."""
+    from flex_core.counterfactuals._tally import TALLIES_FORMAT
+
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("tree"), n_cf=2)
+    assert store.key["tallies"] == TALLIES_FORMAT == 1
