@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import flex_core as fc
 from flex_core.counterfactuals import CounterfactualSet
@@ -58,6 +60,39 @@ def test_a_row_made_again_keeps_the_cases_of_the_part_it_is_taken_from():
     stack = stacked([(both, np.array([1, 3, 4, 5])), (redo, np.array([2]))])
     assert stack["tree"]["more_than_n_cf"] == [5]  # row 2's case came from call A, which no longer gives its row
     assert stack["tree"]["pairs_read"] == 10 + 7 + 4  # call A still made rows 1 and 3
+
+
+@st.composite
+def _calls_and_cuts(draw):
+    """Rows 0..n-1 made by calls in consecutive runs, some flagged as having more ways out; then the rows in some
+    order cut into pieces, and a subset."""
+    n = draw(st.integers(1, 30))
+    bounds = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=5)) if n > 1 else []))
+    calls = [list(range(a, b)) for a, b in zip([0, *bounds], [*bounds, n])]
+    spent = draw(st.lists(st.integers(0, 1000), min_size=len(calls), max_size=len(calls)))
+    flagged = draw(st.sets(st.integers(0, n - 1)))
+    order = draw(st.permutations(range(n)))
+    cuts = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=6)) if n > 1 else []))
+    pieces = [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, n])]
+    subset = draw(st.sets(st.integers(0, n - 1), min_size=1))
+    return calls, spent, flagged, pieces, subset
+
+
+@settings(max_examples=200, deadline=None)
+@given(_calls_and_cuts())
+def test_cutting_and_stacking_never_changes_what_was_counted(case):
+    calls, spent, flagged, pieces, subset = case
+    parts = [opened(TREE, rows, cases={"more_than_n_cf": [r for r in rows if r in flagged]},
+                    tallies={"tree.pairs_read": t}) for rows, t in zip(calls, spent)]
+    whole = stacked([(config, np.array(rows)) for config, rows in zip(parts, calls)])
+    assert whole["tree"]["pairs_read"] == sum(spent)
+    assert whole["tree"]["more_than_n_cf"] == sorted(flagged)
+    streamed = stacked([(cut(whole, piece), np.array(piece)) for piece in pieces])
+    assert streamed["tree"]["pairs_read"] == sum(spent)
+    assert sorted(streamed["tree"]["more_than_n_cf"]) == sorted(flagged)
+    region = cut(whole, sorted(subset))
+    assert region["tree"]["pairs_read"] == sum(t for rows, t in zip(calls, spent) if subset & set(rows))
+    assert sorted(region["tree"]["more_than_n_cf"]) == sorted(flagged & subset)
 
 
 def test_the_constraints_block_is_written_from_the_cases_and_calls():
