@@ -69,10 +69,15 @@ def with_call(config: Mapping, rows: Iterable[int], tallies: Mapping) -> dict:
     if CASES not in config:
         return {**config, **{k: v for k, v in tallies.items() if "." not in k and k != REJECTED}}
     calls = dict(config.get(CALLS, {}))
-    calls[uuid.uuid4().hex[:16]] = {"rows": [int(r) for r in rows],
-                                    **{k: (list(v) if isinstance(v, (list, tuple, np.ndarray)) else v)
-                                       for k, v in tallies.items()}}
+    calls[uuid.uuid4().hex[:16]] = {"rows": [int(r) for r in rows], **{k: _plain(v) for k, v in tallies.items()}}
     return settled({**config, CALLS: calls})
+
+
+def _plain(value):
+    """A tally as JSON keeps it exactly (a set is saved as JSON: a NumPy number would come back as text)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    return int(value) if isinstance(value, (int, np.integer)) else float(value)
 
 
 def cut(config: Mapping, rows: Iterable[int]) -> dict:

@@ -29,6 +29,15 @@ def _two_calls():
     return stacked([(a, np.array([1, 2, 3])), (b, np.array([4, 5]))])
 
 
+def test_numpy_tallies_are_kept_as_plain_numbers_that_survive_json():
+    import json
+
+    config = opened(TREE, np.array([7, 8]), cases={}, tallies={"tree.pairs_read": np.int64(3), "refine_seconds": np.float32(0.5),
+                                                               "constraints_rejected": np.array([1, 2])})
+    again = json.loads(json.dumps(config))
+    assert again == config and again["tree"]["pairs_read"] == 3 and again["refine_seconds"] == 0.5
+
+
 def test_stacked_calls_add_up_and_each_case_is_kept_once():
     both = _two_calls()
     assert both["tree"]["pairs_read"] == 10 + 7 and both["model_calls"] == 2 + 1
