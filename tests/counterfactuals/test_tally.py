@@ -212,3 +212,28 @@ def test_a_set_stored_before_tallies_were_kept_is_not_read(toy_task, toy_model):
 
     store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("tree"), n_cf=2)
     assert store.key["tallies"] == TALLIES_FORMAT == 1
+
+
+def test_a_region_whose_rows_came_from_two_generations_counts_its_own_cases(tmp_path):
+    """The app's path: the store generates the global sample, then the rows a region adds (a second call); the
+    region's notes count its members, whichever call made them, and a restart that reads the chunk files agrees."""
+    task = planted_task(800)
+    model = planted_forest(task)
+    rows = [int(r) for r in fc.counterfactuals.factual_rows(task, model)[:30]]
+    store = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("tree"), n_cf=1,
+                                                   directory=tmp_path)
+    store.ensure(rows[:20])
+    region = rows[15:30]  # five rows of the first call, ten made now
+    cfset = store.ensure(region)
+    more = cfset.config["tree"]["more_than_n_cf"]
+    assert len(more) > 5 and set(more) <= set(region)
+    assert sum(n.endswith(f"of {len(region)} cases have more different smallest ways out than the 1 returned (those "
+                          "with the fewest changed features and the smallest changes are kept; equal ones are taken in "
+                          "turn across features, never in the file's order).") for n in cfset.coverage_notes) == 1
+    one_call = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[region, task.feature_names],
+                                                                  n_cf=1)
+    assert _tallies(cfset)["notes"] == _tallies(one_call)["notes"]
+    assert sorted(more) == sorted(one_call.config["tree"]["more_than_n_cf"])
+    reopened = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("tree"), n_cf=1,
+                                                      directory=tmp_path)
+    assert _tallies(reopened.ensure(region))["notes"] == _tallies(one_call)["notes"]
