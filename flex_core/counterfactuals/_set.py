@@ -402,6 +402,15 @@ class CounterfactualSet:
                          f"{'it is' if none == 1 else 'they are'} left out of the averages.")
         return tuple(notes)
 
+    def cases_counted(self, name: str) -> frozenset[int] | None:
+        """The rows of this set its generator counted under ``name`` (:mod:`._tally`'s per-case tallies, e.g.
+        ``"more_than_n_cf"``: more smallest ways out than returned; ``"batch_fallback"``: left by ``tree`` to the
+        batch search; ``"skipped"``: left at a time limit); None when the generator keeps no such tally."""
+        entries = self.config.get("cases", {}).get(name)
+        if entries is None:
+            return None
+        return frozenset(int(e["row"]) if isinstance(e, Mapping) else int(e) for e in entries)
+
     @property
     def copy_counts(self) -> np.ndarray:
         """Copies merged per query, shape (n_queries,) (a fresh array)."""

@@ -8,6 +8,7 @@ and said "1 of 25 cases has more ...", "5 of 25 ..." instead of "16 of 200 cases
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -237,3 +238,27 @@ def test_a_region_whose_rows_came_from_two_generations_counts_its_own_cases(tmp_
     reopened = fc.counterfactuals.CounterfactualStore(task, model, fc.counterfactuals.make_generator("tree"), n_cf=1,
                                                       directory=tmp_path)
     assert _tallies(reopened.ensure(region))["notes"] == _tallies(one_call)["notes"]
+
+
+def test_the_cases_left_to_the_batch_search_are_named_and_survive_a_cut():
+    """Planted: bad when any of x1, x2, x3 is positive, learned by a forest with 3% label noise and a noise feature.
+    A case with all three well above 0 has no one- or two-feature way out, so ``tree`` leaves it to the batch search;
+    a case with one of them positive has a one-feature way out and is not left."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{i}": rng.uniform(-1, 1, 1500).round(3) for i in (1, 2, 3, 4)})
+    bad = (frame[["x1", "x2", "x3"]] > 0).any(axis=1) ^ (rng.random(1500) < 0.03)
+    frame["outcome"] = np.where(bad, "bad", "good")
+    task = fc.make_task(frame, target="outcome", undesirable="bad")
+    model = fc.models.fit_model(task, model="rf", seed=0, cv_folds=0)
+    rows = set(int(r) for r in fc.counterfactuals.factual_rows(task, model))
+    all_three = [r for r in rows if (frame.loc[r, ["x1", "x2", "x3"]] > 0.5).all()][:4]
+    one = [r for r in rows if frame.loc[r, "x1"] > 0.5 and (frame.loc[r, ["x2", "x3"]] < -0.5).all()][:4]
+    assert len(all_three) == len(one) == 4
+    cfset = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[all_three + one, task.feature_names],
+                                                             n_cf=2)
+    assert cfset.cases_counted("batch_fallback") == frozenset(all_three)
+    assert cfset.config["tree"]["batch_fallback_queries"] == 4
+    assert cfset.subset(all_three[:1] + one).cases_counted("batch_fallback") == frozenset(all_three[:1])
+    assert cfset.cases_counted("no such tally") is None
+    batch = fc.counterfactuals.make_generator("batch").generate(model, task, task.frame.loc[one, task.feature_names], n_cf=2)
+    assert batch.cases_counted("more_than_n_cf") is None  # the batch search does not say

@@ -74,6 +74,15 @@ def test_counterfactual_page_highlights_changed_cells_and_shows_predictions():
     assert at.dataframe[0].value.index[0] == "this case"
 
 
+def test_the_counterfactual_page_says_when_a_case_has_more_smallest_ways_out_than_asked_for():
+    """toy2d's first case (row 6) has three smallest ways out (speed alone, visibility alone, a trade-off of the
+    two); with one asked for, the page says that more exist and which it shows (the tree generator's per-case tally)."""
+    at = start("toy2d", n_cf=1, page="app_pages/counterfactuals.py")
+    said = [c.value for c in at.caption if c.value.startswith("This case has more smallest ways out than the 1 asked")]
+    assert said == ["This case has more smallest ways out than the 1 asked for: those that change the fewest features, "
+                    "with the smallest changes, are shown."], [c.value for c in at.caption]
+
+
 def test_report_page_offers_csvs_the_html_report_and_a_reproducing_link():
     at = start("toy2d", page="app_pages/report.py")
     names = {b.proto.label for b in at.get("download_button")}
