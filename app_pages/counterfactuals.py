@@ -36,12 +36,8 @@ cols[1].metric(term("Different ways out", "distinct counterfactuals"), f"{case.n
                help="Each one is valid and different from the others. With minimal changes, fewer than "
                     "requested means no more were found: the model offers only so many smallest ways out.")
 cols[2].metric(f"{probability} after (mean)", "n/a" if case.after_mean is None else reporting.format_prediction(task, case.after_mean))
-if case.more_than_asked:
-    st.caption(f"This case has more smallest ways out than the {analysis.explainer.n_cf} asked for: those that change "
-               "the fewest features, with the smallest changes, are shown.")
-if case.searched_further:
-    st.caption("No change to only one or two features flips this case, so these ways out come from a random search "
-               "that changes more features, each made as small as the search could (not read exactly from the trees).")
+for sentence in case.said:
+    st.caption(sentence)
 highlighted_counterfactuals(task, case.table, case.changed)
 st.caption(
     f"The first line is the case as it is; each further line is a way out the generator found that the model "

@@ -13,6 +13,7 @@ import flex_core as fc
 from ui import cache, regression, reporting
 from ui import state as S
 from ui import what_if as editor
+from ui.case import generator_says
 from ui.components import highlighted_counterfactuals, settings_strip
 from ui.context import require_analysis
 from ui.glossary import term, terms_shown
@@ -109,6 +110,8 @@ else:
     cols[2].metric(term("Smallest ways out", "minimal counterfactuals"), f"{result.n_valid} of {analysis.explainer.n_cf} requested",
                    help="Distinct and valid; fewer than requested means the model offers only so many smallest ways out.")
     table, changed = reporting.counterfactual_table(task, model, result.counterfactuals, result.query_id)
+    for sentence in generator_says(result.counterfactuals, result.query_id, analysis.explainer.n_cf):
+        st.caption(sentence)
     highlighted_counterfactuals(task, table, changed, edited=result.edited)
     st.caption(
         "The first line is this case" + (" (edited cells in blue)" if result.edited else "") + "; each further line "

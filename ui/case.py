@@ -21,10 +21,8 @@ class CaseCounterfactuals:
     n_valid: int  # counterfactuals the model really predicts desirable
     after_mean: float | None  # their mean P(undesirable), None without any
     most_changed: tuple[tuple[str, int], ...]  # (feature label, how many counterfactuals change it), most first
-    #: What the generator said of this case: it has more smallest ways out than asked for; or no one- or two-feature
-    #: way out, so ``tree`` left it to the batch search (False where the generator does not say).
-    more_than_asked: bool = False
-    searched_further: bool = False
+    #: What the generator said of this case, in sentences (:func:`generator_says`).
+    said: tuple[str, ...] = ()
 
 
 def case_counterfactuals(analysis: Analysis, row: int) -> CaseCounterfactuals:
@@ -39,8 +37,22 @@ def case_counterfactuals(analysis: Analysis, row: int) -> CaseCounterfactuals:
     most = tuple((labels.get(name, name), int(c)) for name, c in counts.items() if c > 0)
     return CaseCounterfactuals(table=table, changed=changed, before=float(table["P(undesirable)"].iloc[0]),
                                n_valid=int(valid.sum()), after_mean=None if after.empty else float(after.mean()),
-                               most_changed=most, more_than_asked=row in (cfset.cases_counted("more_than_n_cf") or ()),
-                               searched_further=row in (cfset.cases_counted("batch_fallback") or ()))
+                               most_changed=most, said=generator_says(cfset, row, analysis.explainer.n_cf))
+
+
+def generator_says(cfset, row: int, n_cf: int) -> tuple[str, ...]:
+    """What the generator counted of one case, in sentences (its per-case tallies, :meth:`cases_counted`): that the
+    case has more smallest ways out than asked for, and which are shown; that no change to one or two features flips
+    it, so ``tree`` left it to the batch search. Nothing where the generator does not say."""
+    said = []
+    if row in (cfset.cases_counted("more_than_n_cf") or ()):
+        said.append(f"This case has more smallest ways out than the {n_cf} asked for: those that change the fewest "
+                    "features, with the smallest changes, are shown.")
+    if row in (cfset.cases_counted("batch_fallback") or ()):
+        said.append("No change to only one or two features flips this case, so these ways out come from a random "
+                    "search that changes more features, each made as small as the search could (not read exactly "
+                    "from the trees).")
+    return tuple(said)
 
 
 def shown_row(chosen, pool: list[int], default: int) -> int:

@@ -98,3 +98,16 @@ def test_a_large_number_is_shown_grouped_by_thousands_beneath_its_box():
     assert str(int(frame.loc[row, "term"])) not in captions
     at.number_input(key="w_wi.income").set_value(1_234_567).run()
     assert "1,234,567" in [shown(c.value) for c in at.caption]
+
+
+def test_the_what_if_page_says_when_a_case_has_more_smallest_ways_out_than_asked_for():
+    """toy2d's row 6 has three smallest ways out (speed alone, visibility alone, a trade-off of the two); with one
+    asked for, What-if says that more exist, as the Counterfactuals page does, for the row and for it edited."""
+    at = start("toy2d", n_cf=1, page="app_pages/what_if.py")
+    at.selectbox(key="w_wi_row").set_value(6).run()
+    sentence = ("This case has more smallest ways out than the 1 asked for: those that change the fewest features, "
+                "with the smallest changes, are shown.")
+    assert [c.value for c in at.caption].count(sentence) == 1
+    at.number_input(key="w_wi.vehicle_speed").set_value(85.0).run()  # faster still: an edited case, searched anew
+    assert not at.exception and not errors(at) and at.session_state["whatif_edits"] == {"vehicle_speed": 85.0}
+    assert [c.value for c in at.caption].count(sentence) == 1
