@@ -63,7 +63,8 @@ def _features(task, ranges: np.ndarray) -> list[dict]:
 
 
 def _rows(explainer, cfset: CounterfactualSet) -> dict:
-    """Per row: its id, codes, its counterfactuals' codes (null: an empty slot), validity and P(undesirable)."""
+    """Per row: its id, codes, its counterfactuals' codes (null: an empty slot), validity and P(undesirable), and what
+    the generator said of it."""
     task, model = explainer.task, explainer.model
     n_q, n_cf, n_f = cfset.counterfactuals.shape
     codes = np.concatenate([cfset.factuals[:, None, :], cfset.counterfactuals], axis=1).reshape(-1, n_f)
@@ -80,7 +81,16 @@ def _rows(explainer, cfset: CounterfactualSet) -> dict:
                for i, cfs in enumerate(cfset.counterfactuals)],
         "valid": ["".join("1" if v else "0" for v in row) for row in cfset.valid],
         "p": [[None if math.isnan(p) else round(float(p), 4) for p in row] for row in probability],
+        # What the generator counted of each row (its per-case tallies), one character a row: "1" when the case has
+        # more smallest ways out than n_cf, and when ``tree`` left it to the batch search ("0" where it does not say).
+        "more": _flags(cfset, "more_than_n_cf"),
+        "searched": _flags(cfset, "batch_fallback"),
     }
+
+
+def _flags(cfset: CounterfactualSet, name: str) -> str:
+    named = cfset.cases_counted(name) or frozenset()
+    return "".join("1" if int(r) in named else "0" for r in cfset.query_index)
 
 
 def _mode_shift(regional: RegionalResult, features: Mapping) -> list[dict]:

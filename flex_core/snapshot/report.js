@@ -335,6 +335,16 @@
     var built = table(header, lines);
     built.id = "row-cf-table";
     fill("row-table", built);
+    var said = $("row-table");  // what the generator said of this case, as the app's Counterfactuals page says it
+    if ((DATA.rows.more || "").charAt(i) === "1") {
+      said.insertBefore(el("p", "This case has more smallest ways out than the " + cfs.length + " asked for: those that " +
+                               "change the fewest features, with the smallest changes, are shown.", "said"), built);
+    }
+    if ((DATA.rows.searched || "").charAt(i) === "1") {
+      said.insertBefore(el("p", "No change to only one or two features flips this case, so these ways out come from a " +
+                               "random search that changes more features, each made as small as the search could (not " +
+                               "read exactly from the trees).", "said"), built);
+    }
   }
 
   // -- drawing ------------------------------------------------------------------------------------------------

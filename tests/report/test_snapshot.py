@@ -177,6 +177,8 @@ def test_the_payload_carries_the_counterfactuals_and_the_regions(built):
     assert rows["valid"][i] == "".join("1" if v else "0" for v in cfset.valid[i])
     assert [c is not None for c in rows["cf"][i]] == list(cfset.found[i])
     assert payload["regions"][1]["mode_shift"][0]["name"] == regions["fast"].mode_shift[0]["name"]
+    # The user's pipeline is not one the tree generator reads: the batch search says nothing of more ways out.
+    assert cfset.cases_counted("more_than_n_cf") is None and rows["more"] == rows["searched"] == "0" * len(ids)
     assert payload["fingerprint"] == explainer.task.fingerprint
     assert payload["tau"] == {"global": 0.1, "features": {}}
     task = explainer.task  # the outcome in the data's words, never "(undesirable)" (the expert reads this table)
@@ -185,6 +187,19 @@ def test_the_payload_carries_the_counterfactuals_and_the_regions(built):
     assert "undesirable" not in json.dumps(payload["settings"])
     assert [f["range"] for f in payload["features"] if f["continuous"]] == [
         v for v, f in zip(explainer.store.ranges, explainer.task.features) if f.is_continuous]
+
+
+def test_what_the_generator_counted_of_each_case_travels_with_it():
+    """toy2d's forest read by the tree generator with one way out asked for: most cases have more (speed alone,
+    visibility alone), one character a row, as ``cases_counted`` names them."""
+    task = fc.data.load_builtin("toy2d")
+    explainer = fc.FlexExplainer.from_task(task, fc.fit_model(task, model="rf", seed=0, cv_folds=0), n_cf=1, seed=0)
+    global_result = explainer.explain_global(n_factuals=12)
+    rows = snapshot_payload(explainer, global_result)["rows"]
+    cfset = explainer.counterfactuals(rows["id"])
+    more, searched = cfset.cases_counted("more_than_n_cf"), cfset.cases_counted("batch_fallback")
+    assert rows["more"] == "".join("1" if r in more else "0" for r in rows["id"]) and rows["more"].count("1") >= 6
+    assert rows["searched"] == "".join("1" if r in searched else "0" for r in rows["id"])
 
 
 def test_the_payload_names_features_and_levels_as_the_app_shows_them():
