@@ -34,7 +34,7 @@ import numpy as np
 from .._format import plural
 from ._rulecheck import merged_rules_report, rules_report
 
-__all__ = ["TALLIES_FORMAT", "CASES", "CALLS", "opened", "with_call", "cut", "stacked", "settled", "case_notes", "skipped_note"]
+__all__ = ["TALLIES_FORMAT", "CASES", "CALLS", "REJECTED", "opened", "with_call", "cut", "stacked", "settled", "case_notes"]
 
 CASES, CALLS = "cases", "calls"
 #: The form of the tallies a set keeps, part of the counterfactual store's key: a stored set of an older form is
