@@ -92,7 +92,8 @@ def assemble_counterfactual_set(
         float(seconds),
         int(model_rows),
         tuple(notes),
-        opened({**config, "validity": validity.describe()}, row_ids, cases=cases, tallies=tallies),
+        opened({**config, "validity": validity.describe()}, row_ids, cases=cases,
+               tallies={**tallies, "seconds": float(seconds), "model_rows": int(model_rows)}),
         merged.copies,
         np.zeros(n_q, dtype=int) if dropped is None else np.asarray(dropped, dtype=int),
     )

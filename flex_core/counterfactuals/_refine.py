@@ -383,8 +383,9 @@ def refine_counterfactuals(
     cfs, found, valid, dropped = drop_non_alternatives(cfset.factuals, merged.counterfactuals, merged.found, merged.valid, plan)
     config = {**cfset.config, "refine": "minimal", "validity": validity.describe(), "alternatives_tolerance": ALTERNATIVE_TOLERANCE}
     # A call of its own, so its calls, rows and seconds add up when the set is cut and stacked (_tally).
+    seconds = time.perf_counter() - start
     config = with_call(config, cfset.query_index, {"refine_model_calls": scorer.calls, "refine_model_rows": scorer.rows,
-                                                   "refine_seconds": time.perf_counter() - start})
+                                                   "refine_seconds": seconds, "seconds": seconds, "model_rows": scorer.rows})
     model_rows = cfset.model_rows + scorer.rows if cfset.model_rows >= 0 else cfset.model_rows
     return replace(
         cfset,

@@ -24,7 +24,7 @@ from .._typing import Rows
 from ..data._columns import category_text
 from ..data._task import TaskSpec
 from ..models import FittedModel
-from ._tally import case_notes, cut, stacked
+from ._tally import case_notes, cut, spent, stacked
 
 __all__ = [
     "CounterfactualSet",
@@ -459,9 +459,12 @@ class CounterfactualSet:
 
     def subset(self, rows: Rows) -> CounterfactualSet:
         """The queries with these row ids, in the given order: their cases' tallies, and whole the calls that made them
-        (:func:`~._tally.cut`)."""
+        (:func:`~._tally.cut`), so ``seconds`` and ``model_rows`` are what those calls spent."""
         pos = self.positions_of(rows)
-        share = len(pos) / max(self.n_queries, 1)
+        config = cut(self.config, self.query_index[pos])
+        share = len(pos) / max(self.n_queries, 1)  # a set saved before calls were kept: its share of them
+        seconds, model_rows = spent(config) or (self.seconds * share,
+                                                int(self.model_rows * share) if self.model_rows >= 0 else -1)
         return CounterfactualSet(
             self.feature_names,
             self.query_index[pos].copy(),
@@ -470,10 +473,10 @@ class CounterfactualSet:
             self.found[pos].copy(),
             self.valid[pos].copy(),
             self.generator,
-            self.seconds * share,
-            int(self.model_rows * share) if self.model_rows >= 0 else -1,
+            seconds,
+            model_rows,
             self.notes,
-            cut(self.config, self.query_index[pos]),
+            config,
             self.copies[pos].copy(),
             self.dropped[pos].copy(),
         )
@@ -499,6 +502,9 @@ class CounterfactualSet:
         _, last = np.unique(index[::-1], return_index=True)
         keep = np.sort(len(index) - 1 - last)
         part = np.repeat(np.arange(len(sets)), [s.n_queries for s in sets])[keep]
+        config = stacked([(s.config, index[keep][part == k]) for k, s in enumerate(sets)])
+        seconds, model_rows = spent(config) or (float(sum(s.seconds for s in sets)),
+                                                int(sum(s.model_rows for s in sets)) if all(s.model_rows >= 0 for s in sets) else -1)
         return CounterfactualSet(
             first.feature_names,
             index[keep],
@@ -507,10 +513,10 @@ class CounterfactualSet:
             np.concatenate([s.found for s in sets])[keep],
             np.concatenate([s.valid for s in sets])[keep],
             first.generator,
-            float(sum(s.seconds for s in sets)),
-            int(sum(s.model_rows for s in sets)) if all(s.model_rows >= 0 for s in sets) else -1,
+            seconds,
+            model_rows,
             tuple(dict.fromkeys(n for s in sets for n in s.notes)),
-            stacked([(s.config, index[keep][part == k]) for k, s in enumerate(sets)]),
+            config,
             np.concatenate([s.copies for s in sets])[keep],
             np.concatenate([s.dropped for s in sets])[keep],
         )

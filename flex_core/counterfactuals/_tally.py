@@ -12,10 +12,11 @@ counted must mean the same after either, so its config keeps two kinds of tally 
   (``breaks_at_factual``: row, broken) and the cases DiCE failed on (``dice_failed``: row, why). A cut keeps its rows'
   entries; a stack keeps, for each row, the entries of the part whose counterfactuals it keeps.
 * **per call**, ``config["calls"]``: what one generator (or refinement) call spent, under a call id, with the rows it
-  made: model calls (``model_calls``), the refinement's calls, rows and seconds, the tree generator's pairs, and the
-  candidates each constraint between features rejected while searching (``constraints_rejected``). These cannot be
-  split by case: a cut keeps whole the calls its rows came from, and a stack unions calls by id, so stacking pieces
-  of one call counts it once and stacking two calls adds them.
+  made: its seconds and model rows (the set's ``seconds`` and ``model_rows``, :func:`spent`), model calls
+  (``model_calls``), the refinement's calls, rows and seconds, the tree generator's pairs, and the candidates each
+  constraint between features rejected while searching (``constraints_rejected``). These cannot be split by case: a
+  cut keeps whole the calls its rows came from, and a stack unions calls by id, so stacking pieces of one call counts
+  it once and stacking two calls adds them.
 
 The entries a reader sees (``skipped_rows``, ``queries_skipped``, ``model_calls``, ``refine_model_*``,
 ``tree.more_than_n_cf``, ``tree.pairs_read``, ``constraints_between``, ...) are written from these by :func:`settled`
@@ -34,7 +35,8 @@ import numpy as np
 from .._format import plural
 from ._rulecheck import merged_rules_report, rules_report
 
-__all__ = ["TALLIES_FORMAT", "CASES", "CALLS", "REJECTED", "opened", "with_call", "cut", "stacked", "settled", "case_notes"]
+__all__ = ["TALLIES_FORMAT", "CASES", "CALLS", "REJECTED", "opened", "with_call", "cut", "stacked", "settled", "spent",
+           "case_notes"]
 
 CASES, CALLS = "cases", "calls"
 #: The form of the tallies a set keeps, part of the counterfactual store's key: a stored set of an older form is
@@ -117,6 +119,17 @@ def stacked(parts: Sequence[tuple[Mapping, np.ndarray]]) -> dict:
             elif mine:
                 calls[call_id] = {**call, "rows": mine}
     return settled({**first, CASES: cases, CALLS: calls})
+
+
+def spent(config: Mapping) -> tuple[float, int] | None:
+    """(seconds, model rows) the set's calls spent, whole (model rows -1 when a call did not count them); None for a
+    set saved before tallies were kept (its own fields hold them)."""
+    if CASES not in config:
+        return None
+    calls = config.get(CALLS, {}).values()
+    rows = [call.get("model_rows", -1) for call in calls]
+    return (float(sum(call.get("seconds", 0.0) for call in calls)),
+            int(sum(rows)) if all(r >= 0 for r in rows) else -1)
 
 
 def settled(config: Mapping) -> dict:

@@ -299,10 +299,11 @@ class TreeGenerator(GeneratorParams):
         empty = [i for i in range(skipped[0] if skipped else len(found)) if not len(found[i])]
         if empty and deadline is not None and time.perf_counter() >= deadline:  # no time left for the fallback either
             skipped, empty = sorted(empty + skipped), []
-        served = []
+        served, fallback_rows = [], 0
         if empty:
             sub = batch.generate(model, task, queries.iloc[empty], n_cf=n_cf, features_to_vary=features_to_vary,
                                  permitted_range=permitted_range, seed=seed, refine=refine)
+            fallback_rows = max(sub.model_rows, 0)  # the rows its search scored, counted with the final check's
             for k, i in enumerate(empty):
                 rows = sub.counterfactuals[k][sub.valid[k]]
                 found[i] = rows
@@ -311,7 +312,7 @@ class TreeGenerator(GeneratorParams):
         row_ids = queries.index.to_numpy().astype(int)
         return assemble_counterfactual_set(
             task, model, queries[task.feature_names], found, n_cf=n_cf, generator=self.name,
-            seconds=time.perf_counter() - start, model_rows=0, rule_rejections=axes.rules.rejected,
+            seconds=time.perf_counter() - start, model_rows=fallback_rows, rule_rejections=axes.rules.rejected,
             config={
                 "features_to_vary": vary, "permitted_range": ranges or None, "seed": int(seed), "refine": refine,
                 "alternatives_tolerance": ALTERNATIVE_TOLERANCE, "time_limit": self.time_limit,

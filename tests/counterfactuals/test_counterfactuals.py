@@ -140,7 +140,10 @@ def test_the_time_a_store_reports_counts_each_generation_once(toy_task, toy_mode
     first = store.ensure(rows[:4])
     assert first.seconds == pytest.approx(runs[0])  # was twice the generation: the new rows were counted again
     second = store.ensure(rows[2:8])  # two stored rows, four new ones
-    assert second.seconds == pytest.approx(runs[0] * 2 / 4 + runs[1])
+    # Each call counted once and whole (_tally): these rows came from both calls, so it is both calls' time (a share
+    # of the first, 2/4 of it, until per-call tallies).
+    assert second.seconds == pytest.approx(runs[0] + runs[1])
+    assert store.ensure(rows[4:8]).seconds == pytest.approx(runs[1])  # the second call's rows only
     np.testing.assert_array_equal(second.query_index, rows[2:8])
 
 

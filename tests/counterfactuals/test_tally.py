@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import flex_core as fc
 from flex_core.counterfactuals import CounterfactualSet
 from flex_core.counterfactuals._tally import case_notes, cut, opened, stacked
+from flex_core.counterfactuals._tally import spent as spent_by
 from tests.factories import planted
 from tests.planted_learned import planted_forest, planted_frame, planted_task
 
@@ -93,15 +94,17 @@ def _calls_and_cuts(draw):
 def test_cutting_and_stacking_never_changes_what_was_counted(case):
     calls, spent, flagged, pieces, subset = case
     parts = [opened(TREE, rows, cases={"more_than_n_cf": [r for r in rows if r in flagged]},
-                    tallies={"tree.pairs_read": t}) for rows, t in zip(calls, spent)]
+                    tallies={"tree.pairs_read": t, "model_rows": 2 * t, "seconds": t / 8}) for rows, t in zip(calls, spent)]
     whole = stacked([(config, np.array(rows)) for config, rows in zip(parts, calls)])
     assert whole["tree"]["pairs_read"] == sum(spent)
     assert whole["tree"]["more_than_n_cf"] == sorted(flagged)
     streamed = stacked([(cut(whole, piece), np.array(piece)) for piece in pieces])
     assert streamed["tree"]["pairs_read"] == sum(spent)
     assert sorted(streamed["tree"]["more_than_n_cf"]) == sorted(flagged)
+    assert spent_by(streamed) == spent_by(whole) == (sum(spent) / 8, 2 * sum(spent))
     region = cut(whole, sorted(subset))
     assert region["tree"]["pairs_read"] == sum(t for rows, t in zip(calls, spent) if subset & set(rows))
+    assert spent_by(region)[1] == 2 * sum(t for rows, t in zip(calls, spent) if subset & set(rows))
     assert sorted(region["tree"]["more_than_n_cf"]) == sorted(flagged & subset)
 
 
@@ -147,9 +150,8 @@ def _in_chunks(generator, model, task, queries, size, **kw) -> tuple[Counterfact
 
 
 def _tallies(cfset: CounterfactualSet) -> dict:
-    """What the set says it counted. Its seconds and model rows are left out: a cut takes its share of them (rounded),
-    as it always has, so pieces stacked come within a row of the whole."""
-    coverage = {k: v for k, v in cfset.coverage().items() if k not in ("seconds", "model_rows")}
+    """What the set says it counted, its seconds aside (two calls take their own time)."""
+    coverage = {k: v for k, v in cfset.coverage().items() if k != "seconds"}
     return {"config": {k: v for k, v in cfset.config.items() if k not in ("calls", "cases")}, "coverage": coverage,
             "notes": cfset.coverage_notes}
 
@@ -172,10 +174,13 @@ def test_a_learned_forest_in_chunks_says_what_one_call_says(n_cf):
     assert _tallies(chunked) == _tallies(whole)
     # The streamed path: pieces of the one call stacked count it once.
     streamed = CounterfactualSet.concat([whole.subset(rows[i:i + 7]) for i in range(0, 40, 7)])
-    assert _tallies(streamed) == _tallies(whole)
+    assert _tallies(streamed) == _tallies(whole) and streamed.seconds == whole.seconds
     region = whole.subset(rows[:5])
     assert region.config["tree"]["more_than_n_cf"] == [r for r in more if r in set(rows[:5])]
     assert region.config["tree"]["pairs_read"] == tree["pairs_read"]
+    # What the call spent is the call's, whole: a region made by it says what making it cost.
+    assert (region.seconds, region.model_rows) == (whole.seconds, whole.model_rows)
+    assert chunked.model_rows == whole.model_rows == int(whole.found.sum())
 
 
 def test_the_rule_coded_as_a_model_in_chunks_adds_its_calls():
