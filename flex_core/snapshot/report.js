@@ -341,7 +341,7 @@
                                "change the fewest features, with the smallest changes, are shown.", "said"), built);
     }
     if ((DATA.rows.searched || "").charAt(i) === "1") {
-      said.insertBefore(el("p", "No change to only one or two features flips this case, so these ways out come from a " +
+      said.insertBefore(el("p", "No change to only " + (DATA.rows.read || "one or two features") + " flips this case, so these ways out come from a " +
                                "random search that changes more features, each made as small as the search could (not " +
                                "read exactly from the trees).", "said"), built);
     }

@@ -267,3 +267,13 @@ def test_the_cases_left_to_the_batch_search_are_named_and_survive_a_cut():
     assert cfset.cases_counted("no such tally") is None
     batch = fc.counterfactuals.make_generator("batch").generate(model, task, task.frame.loc[one, task.feature_names], n_cf=2)
     assert batch.cases_counted("more_than_n_cf") is None  # the batch search does not say
+    # What the pages say of such a case, and of one without two-feature reading (pairs=False: one feature only).
+    from ui.case import generator_says
+
+    assert generator_says(cfset, all_three[0], 2) == (
+        "No change to only one or two features flips this case, so these ways out come from a random search that "
+        "changes more features, each made as small as the search could (not read exactly from the trees).",)
+    assert generator_says(cfset, one[0], 2) == ()
+    singles = fc.counterfactuals.make_generator("tree", pairs=False).generate(
+        model, task, task.frame.loc[all_three[:1], task.feature_names], n_cf=2)
+    assert generator_says(singles, all_three[0], 2)[0].startswith("No change to only one feature flips this case")
