@@ -102,3 +102,16 @@ def test_rerunning_the_cases_with_another_generator_is_a_click(app):
         page.screenshot(path=str(ARTIFACTS / "generator_check.png"), full_page=False)
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
+
+
+def test_a_case_with_more_smallest_ways_out_than_asked_for_says_so_on_its_page(app):
+    """toy2d's row 6 has three smallest ways out; with one asked for, its Counterfactuals page, reached by the
+    sidebar's link from a link naming the case, says that more exist and which is shown."""
+    with app_page(app, "dataset=builtin:toy2d&n_factuals=10&n_cf=1&query=6") as page:
+        page.get_by_text("Global feature importance", exact=True).first.wait_for(timeout=60_000)
+        page.get_by_role("link", name="Counterfactuals").first.click()
+        page.get_by_text("Counterfactuals of one case", exact=True).first.wait_for(timeout=60_000)
+        said = page.get_by_text("This case has more smallest ways out than the 1 asked for", exact=False)
+        said.first.wait_for(timeout=60_000)
+        assert said.count() == 1
+        assert page.locator("[data-testid='stException']").count() == 0
