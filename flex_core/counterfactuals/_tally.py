@@ -68,8 +68,8 @@ def with_call(config: Mapping, rows: Iterable[int], tallies: Mapping) -> dict:
     """``config`` with one more call (a fresh id) over ``rows``: what it spent is added to what the set's calls spent.
 
     A set saved before tallies were kept gets the call's tallies as they are."""
-    if CASES not in config:
-        return {**config, **{k: v for k, v in tallies.items() if "." not in k and k != REJECTED}}
+    if CASES not in config:  # the set's own fields hold its seconds and model rows
+        return {**config, **{k: v for k, v in tallies.items() if k in SUMMED and "." not in k}}
     calls = dict(config.get(CALLS, {}))
     calls[uuid.uuid4().hex[:16]] = {"rows": [int(r) for r in rows], **{k: _plain(v) for k, v in tallies.items()}}
     return settled({**config, CALLS: calls})
@@ -140,10 +140,10 @@ def settled(config: Mapping) -> dict:
     cases, calls = out[CASES], out.get(CALLS, {})
     skipped = [_row(e) for e in cases.get("skipped", [])]
     out["skipped_rows"], out["queries_skipped"] = skipped, len(skipped)
-    spent = {key: sum(call[key] for call in calls.values() if key in call) for key in SUMMED
-             if any(key in call for call in calls.values())}
+    summed = {key: sum(call[key] for call in calls.values() if key in call) for key in SUMMED
+              if any(key in call for call in calls.values())}
     tree = dict(out["tree"]) if isinstance(out.get("tree"), Mapping) else None
-    for key, value in spent.items():
+    for key, value in summed.items():
         if key.startswith("tree."):
             if tree is not None:
                 tree[key[5:]] = value
