@@ -49,7 +49,7 @@ def generator_says(cfset, row: int, n_cf: int) -> tuple[str, ...]:
         said.append(f"This case has more smallest ways out than the {n_cf} asked for: those that change the fewest "
                     "features, with the smallest changes, are shown.")
     if row in (cfset.cases_counted("batch_fallback") or ()):
-        read = "one or two features" if cfset.config.get("tree", {}).get("pairs", True) else "one feature"
+        read = "one or two features" if cfset.config.get("pairs", True) else "one feature"
         said.append(f"No change to only {read} flips this case, so these ways out come from a random search that "
                     "changes more features, each made as small as the search could (not read exactly from the trees).")
     return tuple(said)

@@ -316,8 +316,10 @@ class TreeGenerator(GeneratorParams):
             config={
                 "features_to_vary": vary, "permitted_range": ranges or None, "seed": int(seed), "refine": refine,
                 "alternatives_tolerance": ALTERNATIVE_TOLERANCE, "time_limit": self.time_limit,
+                # Two-feature trade-offs read (else the factuals without a single go to batch); the result's generator
+                # settings name it too, so it stays out of the JSON's tree block.
+                "pairs": self.pairs,
                 "tree": {"ran": "tree", "why": f"{form.library} tree ensemble read exactly ({form.n_trees} trees)",
-                         "pairs": self.pairs,  # two-feature trade-offs read (else factuals without a single go to batch)
                          "order": ("fewest changed features, then smallest normalised change, then round by round across the sets "
                                    "of features changed, then lowest P(undesirable)")},
             },

@@ -85,7 +85,7 @@ def _rows(explainer, cfset: CounterfactualSet) -> dict:
         # more smallest ways out than n_cf, and when ``tree`` left it to the batch search ("0" where it does not say).
         "more": _flags(cfset, "more_than_n_cf"),
         "searched": _flags(cfset, "batch_fallback"),
-        "read": "one or two features" if cfset.config.get("tree", {}).get("pairs", True) else "one feature",
+        "read": "one or two features" if cfset.config.get("pairs", True) else "one feature",
     }
 
 
