@@ -24,6 +24,10 @@ counterfactual must reach); and (issue 40) the ``model_quality`` kind
 (ROC, precision-recall and gain curves on held-out rows), the ``permutation`` kind (permutation importance), the
 optional ``model_quality``, ``permutation`` and ``permutation_agreement`` of a global FLEX dict written by the CLI,
 and the generator's optional ``time_limit`` and ``skipped_rows`` (issue 38: every generator's time limit).
+
+2.6: the generator block's settings (``margin``, ``radius``, ``pairs``, ``samples``, ``max_rounds``, ``plausible``,
+``method``, ``posthoc_sparsity``) and the ``tree`` generator's ``tree`` block (which generator ran and why, the order,
+and what it counted), all written before and described now; a ``tree`` block with another key is refused.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ __all__ = [
 ]
 
 #: The version of the result format every ``to_dict`` writes (and the schema's ``format_version``).
-FORMAT_VERSION = "2.5"
+FORMAT_VERSION = "2.6"
 #: Major versions ``from_dict`` reads: this one, and 1 (whose dicts 2.0 only widened).
 READS_MAJORS = ("1", "2")
 #: The JSON Schema of every result kind, shipped inside the package.

@@ -113,3 +113,23 @@ def test_the_schema_accepts_a_result_and_refuses_what_breaks_the_format(a_flex_d
     assert errors(lambda d: d["features"][0].update(frequency_ci=[0.1]))  # an interval has two ends
     assert not errors(lambda d: d["features"][0].update(frequency_mean=None))  # NaN is written as null
     assert not errors(lambda d: d["config"].update(my_option=1))  # config records any option
+
+
+def test_the_tree_generators_block_is_described_and_a_misspelt_key_in_it_refused(toy_task, toy_model):
+    """2.6: the ``tree`` block (which generator ran, why, what it counted) and the settings beside it are in the
+    schema, so a reader knows what each means; an unknown key inside the block is refused like any other."""
+    import flex_core as fc
+
+    store = fc.counterfactuals.CounterfactualStore(toy_task, toy_model, fc.counterfactuals.make_generator("tree"), n_cf=3, seed=0)
+    data = fc.importance.run_global(store, n_factuals=8).to_dict()
+    block = data["generator"]["tree"]
+    described = result_schema()["$defs"]["generator"]["properties"]
+    assert block["ran"] == "tree" and "pairs_read" in block and set(block) <= set(described["tree"]["properties"])
+    assert {k for k in data["generator"] if k != "tree"} <= set(described)  # every setting the generator wrote
+    assert_valid(data)
+    bad = copy.deepcopy(data)
+    bad["generator"]["tree"]["pairs_raed"] = 3
+    assert [e.message for e in validator().iter_errors(bad)]
+    bad = copy.deepcopy(data)
+    bad["generator"]["tree"]["pairs_read"] = -1
+    assert [e.message for e in validator().iter_errors(bad)]
