@@ -212,8 +212,11 @@ def _side(task, j, value, factual):
     return 2 + value if not f.is_continuous and not f.is_ordinal else np.sign(value - factual[j])
 
 
-def _pareto_scan(model, task, factual, a, b, singles, threshold):
-    va, vb = _scan_values(model, task, a, factual), _scan_values(model, task, b, factual)
+def _pareto_scan(model, task, factual, a, b, singles, threshold, scan=None):
+    scan = scan or _scan_values
+    va, vb = scan(model, task, a, factual), scan(model, task, b, factual)
+    if not len(va) or not len(vb):  # nothing permitted on an axis
+        return []
     keep_a = np.array([abs(v - factual[a]) < abs(singles.get((a, _side(task, a, v, factual)), np.inf) - factual[a])
                        if (a, _side(task, a, v, factual)) in singles or task.features[a].is_continuous or task.features[a].is_ordinal
                        else True for v in va])
@@ -506,3 +509,96 @@ def test_the_first_compile_is_announced_only_when_numbas_cache_lacks_the_loops(t
         assert _tree.TreeGenerator().first_call_note.startswith("If this is the first run after an install")
         patch.setattr(_tree, "cached", lambda: True)
         assert _tree.TreeGenerator().first_call_note is None
+
+
+@pytest.fixture(scope="module")
+def constrained_task():
+    """Every per-feature constraint at once on a learned forest with label noise: x1 may only rise, x2 and n stay in a
+    range, colour may only become green or red, the ordinal grade (C < B < A) may only rise; region is immutable,
+    ``noise`` is pure noise."""
+    rng = np.random.default_rng(1)
+    n = 1500
+    frame = pd.DataFrame({"x1": rng.uniform(0, 1, n).round(3), "x2": rng.uniform(0, 1, n).round(3),
+                          "n": rng.integers(0, 31, n), "colour": rng.choice(["red", "green", "blue"], n),
+                          "grade": rng.choice(["C", "B", "A"], n), "region": rng.choice(["north", "south"], n),
+                          "noise": rng.uniform(0, 1, n).round(3)})
+    score = (frame.x1 + frame.x2 + frame.n / 50 + (frame.colour == "red") * 0.3
+             + frame.grade.map({"C": 0.0, "B": 0.2, "A": 0.4}) + rng.normal(0, 0.1, n))
+    frame["outcome"] = np.where(score > 1.8, "accepted", "rejected")
+    return fc.make_task(frame, target="outcome", undesirable="rejected", kinds={"n": "continuous"},
+                        ordinal_orders={"grade": ["C", "B", "A"]}, immutable=["region"],
+                        monotone={"x1": "increase", "grade": "increase"}, bounds={"x2": (None, 0.8), "n": (5, 25)},
+                        allowed={"colour": ["green", "red"]})
+
+
+def _permitted_scan(model, task, j, factual):
+    """:func:`_scan_values` kept to what the feature's constraints permit (its range's ends added as values to try)."""
+    f = task.features[j]
+    values = _scan_values(model, task, j, factual)
+    if f.is_continuous and f.bounds is not None:
+        values = np.unique(np.r_[values, [v for v in f.bounds if v is not None]])
+        values = values[values != factual[j]]
+    keep = np.ones(len(values), dtype=bool)
+    if f.direction is not None:
+        keep &= (values > factual[j]) if f.direction == "increase" else (values < factual[j])
+    if f.is_continuous and f.bounds is not None:
+        low, high = f.bounds
+        keep &= (values >= (-np.inf if low is None else low)) & (values <= (np.inf if high is None else high))
+    if f.allowed is not None:
+        keep &= np.isin(values, [list(f.levels).index(level) for level in f.allowed])
+    return values[keep]
+
+
+def test_every_constraint_clips_the_axes_and_nothing_permitted_is_missed(constrained_task, monkeypatch):
+    """Directions, ranges, allowed levels, an ordinal order and an immutable feature on a forest learned from noisy
+    data: every counterfactual keeps them, and a scan of the permitted split cells finds no minimal one- or
+    two-feature way out the generator missed (radius 0, n_cf 500)."""
+    task = constrained_task
+    pipeline = fc.models.build_pipeline(task, model="rf", encoding="label")
+    pipeline.set_params(classify=RandomForestClassifier(20, max_depth=6, random_state=0))
+    pipeline.fit(task.X, task.y)
+    model = fc.FittedModel.from_estimator(pipeline, task, undesired=1, fitted_on="task")
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 10, seed=0)
+    queries = task.frame.loc[rows, task.feature_names]
+    monkeypatch.setattr(_tree, "not_alternatives", _tree_not_alternatives)
+    result = _tree.TreeGenerator(radius=0.0).generate(model, task, queries, n_cf=500)
+    names = [f.name for f in task.features]
+    q, c = np.nonzero(result.found)
+    cfs, factuals = result.counterfactuals[q, c], result.factuals[q]
+    assert len(q) and (_p(model, task, cfs) < 0.35).all()
+    moved = cfs != factuals
+    x1, x2, n_, colour, grade, region = (names.index(k) for k in ("x1", "x2", "n", "colour", "grade", "region"))
+    assert not moved[:, region].any()
+    assert (cfs[moved[:, x1], x1] > factuals[moved[:, x1], x1]).all()
+    assert (cfs[moved[:, grade], grade] > factuals[moved[:, grade], grade]).all()
+    assert (cfs[moved[:, x2], x2] <= 0.8).all()
+    assert ((cfs[moved[:, n_], n_] >= 5) & (cfs[moved[:, n_], n_] <= 25)).all()
+    levels = list(task.features[colour].levels)
+    assert np.isin(cfs[moved[:, colour], colour], [levels.index("green"), levels.index("red")]).all()
+    mutable = [j for j, f in enumerate(task.features) if not f.immutable]
+    seen = {"singles": 0, "pairs": 0, "forbidden": 0}
+    for i in range(len(queries)):
+        factual = result.factuals[i]
+        got = {tuple((j, _cell(model, task, j, cf[j])) for j in np.flatnonzero(cf != factual))
+               for cf in result.counterfactuals[i][result.found[i]]}
+        singles = {}
+        for j in mutable:
+            values, every = _permitted_scan(model, task, j, factual), _scan_values(model, task, j, factual)
+            scanned = np.repeat(factual[None], len(every), axis=0)
+            scanned[:, j] = every
+            seen["forbidden"] += int(((_p(model, task, scanned) < 0.35) & ~np.isin(every, values)).sum())
+            if not len(values):
+                continue
+            scanned = np.repeat(factual[None], len(values), axis=0)
+            scanned[:, j] = values
+            for side_values, side in _sides(task, j, values, _p(model, task, scanned) < 0.35, factual):
+                singles[(j, side)] = side_values
+                assert ((j, _cell(model, task, j, side_values)),) in got, (i, names[j], side_values)
+                seen["singles"] += 1
+        for a_pos, a in enumerate(mutable):
+            for b in mutable[a_pos + 1:]:
+                for expected in _pareto_scan(model, task, factual, a, b, singles, 0.35, scan=_permitted_scan):
+                    assert expected in got, (i, expected)
+                    seen["pairs"] += 1
+    # the scan did find some, and the constraints bite: valid one-feature changes they forbid exist
+    assert seen["singles"] >= 5 and seen["pairs"] >= 5 * len(queries) and seen["forbidden"] >= 10, seen
