@@ -22,20 +22,16 @@ machine, however the rest is arranged. Writes benchmarks/results/tree_floor.md a
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import statistics
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flex_core as fc
 from benchmarks import bench_generators as generators  # the same data, model and factuals
-from flex_core.counterfactuals import _tree  # the walks themselves: what this is about
-from flex_core.counterfactuals._treewalk import walk_near
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_CF = 10
@@ -51,23 +47,6 @@ def _timed(call, repeats: int) -> list[float]:
     return out
 
 
-def _walk(form, factuals: np.ndarray, vary: np.ndarray, changes: int) -> int:
-    """The compiled walk alone (``tree`` then drops the leaves empty on a changed feature): the leaves reached."""
-    walked = walk_near(factuals, form.roots, *form.nodes, np.asarray(vary, dtype=np.bool_), changes,  # type: ignore[call-arg]
-                       int(form.depth))
-    return len(walked[0])
-
-
-def _short(form, grids, axes, factuals) -> np.ndarray:
-    """The factuals ``tree`` reads pairs for: fewer than n_cf one-feature ways out (as ``_read_counterfactuals``)."""
-    near = _tree.near_walk(form, grids, factuals, axes.vary, 1)
-    prof = _tree.single_grid_profiles(form, grids, factuals, axes.vary, near)
-    threshold = axes.validity.threshold
-    _tree.settle_singles(form, grids, prof, factuals, axes.vary, threshold, axes.settle_with)
-    singles = _tree.single_counterfactuals(grids, axes, prof, factuals, threshold, axes.rules)
-    return np.flatnonzero(np.bincount(singles[0], minlength=len(factuals)) < N_CF)
-
-
 def measure(name: str, repeats: int) -> dict:
     task = generators.load(name)
     model = generators.load_model(name, task)
@@ -76,28 +55,18 @@ def measure(name: str, repeats: int) -> dict:
     start = time.perf_counter()
     fc.counterfactuals.DiceGenerator("random").generate(model, task, queries, n_cf=N_CF, seed=0)
     dice = time.perf_counter() - start
-    tree = _tree.TreeGenerator()
+    tree: Any = fc.counterfactuals.make_generator("tree")  # a TreeGenerator: reading_floor is its own
     tree.generate(model, task, queries, n_cf=N_CF)  # builds the form and its tables
     warm = _timed(lambda: tree.generate(model, task, queries, n_cf=N_CF), repeats)
-    both = _tree.TreeGenerator(n_jobs=2)
+    both = fc.counterfactuals.make_generator("tree", n_jobs=2)
     both.generate(model, task, queries, n_cf=N_CF)
     warm_two = _timed(lambda: both.generate(model, task, queries, n_cf=N_CF), repeats)
-    cold = _timed(lambda: _tree.cached_form(dataclasses.replace(model), task), repeats)  # a fresh copy: read again
-    form = _tree.cached_form(model, task)
-    vary_names, ranges = _tree.check_request(task, queries, n_cf=N_CF, features_to_vary=None, permitted_range=None)
-    axes = _tree._Axes(task, model, vary_names, ranges, _tree.Validity(tree.margin, tree.radius))
-    axes.settle_with = _tree.scorer_for(model, task) if form.float32 else None
-    grids = _tree.grids(form, axes.numeric, axes.n_levels)
-    factuals = np.ascontiguousarray(_tree.encode_rows(task, queries), dtype=float)
-    short = factuals[_short(form, grids, axes, factuals)] if tree.pairs else factuals[:0]
-    one = _timed(lambda: _walk(form, factuals, axes.vary, 1), repeats)
-    two = _timed(lambda: _walk(form, short, axes.vary, 2), repeats) if len(short) else [0.0]
+    floor = tree.reading_floor(model, task, queries, n_cf=N_CF, repeats=repeats)
     return {
-        "dataset": name, "factuals": len(queries), "trees": form.n_trees, "depth": form.depth,
-        "dice": dice, "budget": dice / TARGET, "tree": warm, "tree_two": warm_two, "form": min(cold),
-        "one": min(one), "one_records": _walk(form, factuals, axes.vary, 1),
-        "short": len(short), "two": min(two),
-        "two_records": _walk(form, short, axes.vary, 2) if len(short) else 0,
+        "dataset": name, "factuals": len(queries), "trees": floor["trees"], "depth": floor["depth"],
+        "dice": dice, "budget": dice / TARGET, "tree": warm, "tree_two": warm_two, "form": floor["form"],
+        "one": floor["walk_one"], "one_records": floor["leaves_one"],
+        "short": floor["short"], "two": floor["walk_two"], "two_records": floor["leaves_two"],
     }
 
 

@@ -65,6 +65,7 @@ from ._treegrid import (
     settle_singles,
     single_counterfactuals,
     single_grid_profiles,
+    walk_reached,
 )
 from ._treekernel import pair_search
 from ._treeprofile import lowest_p
@@ -260,6 +261,36 @@ class TreeGenerator(GeneratorParams):
             return "batch"
         return None
 
+    def reading_floor(self, model: FittedModel, task: TaskSpec, queries: pd.DataFrame, *, n_cf: int,
+                      repeats: int = 5) -> dict:
+        """What reading ``queries`` exactly must spend at least: the parts no arrangement of the rest avoids, each the
+        fastest of ``repeats`` runs in seconds, for a benchmark to set against a target (``bench_tree_floor.py``).
+
+        ``form``: the model's tree form read cold and checked against its predict_proba (as each new process does);
+        ``walk_one``: the compiled walk to every leaf each factual reaches changing at most one feature (an exact
+        one-feature profile sums each of them); ``walk_two``: every leaf within two changes, for the ``short``
+        factuals with fewer than ``n_cf`` one-feature ways out (an exact trade-off sums each leaf its pair reaches);
+        ``leaves_one`` and ``leaves_two``: how many leaves those walks reach; ``trees`` and ``depth``: the form's.
+        Nothing is summed or searched.
+        """
+        vary, ranges = check_request(task, queries, n_cf=n_cf, features_to_vary=None, permitted_range=None)
+        cold = _fastest(lambda: tree_form(model, task), repeats)
+        form = cached_form(model, task)
+        axes = _Axes(task, model, vary, ranges, Validity(self.margin, self.radius))
+        axes.settle_with = scorer_for(model, task) if form.float32 else None
+        g = grids(form, axes.numeric, axes.n_levels)
+        factuals = encode_rows(task, queries[task.feature_names])
+        near = near_walk(form, g, factuals, axes.vary, 1)
+        prof = single_grid_profiles(form, g, factuals, axes.vary, near)
+        settle_singles(form, g, prof, factuals, axes.vary, axes.validity.threshold, axes.settle_with)
+        singles = single_counterfactuals(g, axes, prof, factuals, axes.validity.threshold, axes.rules)[0]
+        short = factuals[np.bincount(singles, minlength=len(factuals)) < n_cf] if self.pairs else factuals[:0]
+        one = _fastest(lambda: walk_reached(form, factuals, axes.vary, 1), repeats)
+        two = _fastest(lambda: walk_reached(form, short, axes.vary, 2), repeats) if len(short) else 0.0
+        return {"form": cold, "walk_one": one, "walk_two": two, "short": len(short), "trees": form.n_trees, "depth": form.depth,
+                "leaves_one": walk_reached(form, factuals, axes.vary, 1),
+                "leaves_two": walk_reached(form, short, axes.vary, 2) if len(short) else 0}
+
     def peak_bytes(self, task: TaskSpec, *, n_queries: int, n_cf: int) -> int:
         """The fallback search's peak memory (the tree profiles' chunks are smaller: see :data:`CHUNK_QUERIES`)."""
         return self._batch.peak_bytes(task, n_queries=n_queries, n_cf=n_cf)
@@ -392,6 +423,16 @@ def _read_own(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_cf: int, pair
     own.rules = RuleCheck(axes.rules.task)
     found, more, stats = _read_counterfactuals(form, own, factuals, n_cf, pairs=pairs)
     return found, more, {**stats, "rule_rejections": own.rules.rejected}
+
+
+def _fastest(call, repeats: int) -> float:
+    """The fastest of ``repeats`` timed calls, in seconds."""
+    best = np.inf
+    for _ in range(max(1, int(repeats))):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return float(best)
 
 
 def _with_config(result: CounterfactualSet, config: dict) -> CounterfactualSet:

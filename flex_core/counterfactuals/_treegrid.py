@@ -19,7 +19,7 @@ from ._treekernel import single_sums
 from ._treeprofile import LeafBoxes, combine, leaf_boxes, with_inexact
 from ._treewalk import walk_near
 
-__all__ = ["Grids", "grids", "in_order", "near_walk", "single_grid_profiles", "settle_singles", "single_counterfactuals",
+__all__ = ["Grids", "grids", "in_order", "near_walk", "walk_reached", "single_grid_profiles", "settle_singles", "single_counterfactuals",
            "number_candidates", "past", "cell_points", "NEAR_THRESHOLD", "FLOAT32_WINDOW", "RuleCheck"]
 
 #: Profile values this close to the threshold are rescored tree by tree in the model's own order.
@@ -102,6 +102,13 @@ def near_walk(form: TreeForm, g: Grids, factuals: np.ndarray, vary: np.ndarray, 
     empty = g.boxes.empty
     keep = ~((a >= 0) & empty[box, np.maximum(a, 0)]) & ~((b >= 0) & empty[box, np.maximum(b, 0)])
     return q[keep], box[keep], a[keep], b[keep]
+
+
+def walk_reached(form: TreeForm, factuals: np.ndarray, vary: np.ndarray, max_changes: int) -> int:
+    """How many leaves the compiled walk of :func:`near_walk` reaches (before dropping those empty on a change)."""
+    q, _, _, _ = walk_near(np.ascontiguousarray(factuals, dtype=float), form.roots, *form.nodes,
+                           np.asarray(vary, dtype=np.bool_), int(max_changes), int(form.depth))
+    return len(q)
 
 
 @dataclass

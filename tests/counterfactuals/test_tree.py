@@ -602,3 +602,30 @@ def test_every_constraint_clips_the_axes_and_nothing_permitted_is_missed(constra
                     seen["pairs"] += 1
     # the scan did find some, and the constraints bite: valid one-feature changes they forbid exist
     assert seen["singles"] >= 5 and seen["pairs"] >= 5 * len(queries) and seen["forbidden"] >= 10, seen
+
+
+def test_the_reading_floor_counts_the_leaves_one_and_two_changes_reach_by_hand():
+    """One tree, x0 <= 1.5 at the root and x1 <= 0.5 under it on both sides (asserted below): a factual reaches its
+    own leaf, one more changing x0 and one more changing x1 (3 within one change), and the fourth changing both."""
+    cells = {(0, 0): (0, 10), (1, 0): (0, 10), (0, 1): (5, 0), (1, 1): (0, 7),
+             (2, 0): (10, 0), (3, 0): (10, 0), (2, 1): (0, 3), (3, 1): (7, 0)}  # (x0, x1): (bad rows, good rows)
+    rows = [(x0, x1, label) for (x0, x1), (bad, good) in cells.items() for label, n in (("bad", bad), ("good", good))
+            for _ in range(n)]
+    frame = pd.DataFrame(rows, columns=["x0", "x1", "outcome"])
+    task = fc.make_task(frame, target="outcome", undesirable="bad", kinds={"x0": "continuous", "x1": "continuous"})
+    pipeline = fc.models.build_pipeline(task, model="rf", encoding="label")
+    pipeline.set_params(classify=RandomForestClassifier(1, bootstrap=False, max_depth=2, max_features=None, random_state=0))
+    pipeline.fit(task.X, task.y)
+    tree = pipeline.steps[-1][1].estimators_[0].tree_
+    assert tree.feature[0] == 0 and tree.threshold[0] == 1.5
+    assert list(tree.feature[[tree.children_left[0], tree.children_right[0]]]) == [1, 1]
+    model = fc.FittedModel.from_estimator(pipeline, task, undesired=1, fitted_on="task")
+    queries = pd.DataFrame({"x0": [2, 3], "x1": [0, 1]})  # P(bad) 1 and 0.7; (3, 1) has no one-feature way out
+    floor = _tree.TreeGenerator().reading_floor(model, task, queries, n_cf=10, repeats=2)
+    assert (floor["trees"], floor["leaves_one"], floor["short"], floor["leaves_two"]) == (1, 6, 2, 8)
+    assert all(np.isfinite(floor[k]) and floor[k] > 0 for k in ("form", "walk_one", "walk_two"))
+    # n_cf 1: only a factual with no one-feature way out needs pairs, as tree's own fallback counts them
+    one = _tree.TreeGenerator().reading_floor(model, task, queries, n_cf=1, repeats=1)
+    singles_only = _tree.TreeGenerator(pairs=False).generate(model, task, queries, n_cf=1)
+    assert one["short"] == len(singles_only.cases_counted("batch_fallback")) == 1
+    assert _tree.TreeGenerator(pairs=False).reading_floor(model, task, queries, n_cf=10)["walk_two"] == 0.0
