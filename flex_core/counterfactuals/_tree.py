@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigError
-from .._format import listing
+from .._format import listing, plural
 from ..data import TaskSpec
 from ..limits import check
 from ..models import FittedModel
@@ -350,7 +350,7 @@ class TreeGenerator(GeneratorParams):
                 # Two-feature trade-offs read (else the factuals without a single go to batch); the result's generator
                 # settings name it too, so it stays out of the JSON's tree block.
                 "pairs": self.pairs,
-                "tree": {"ran": "tree", "why": f"{form.library} tree ensemble read exactly ({form.n_trees} trees)",
+                "tree": {"ran": "tree", "why": f"{form.library} {_what_was_read(form)} read exactly ({plural(form.n_trees, 'tree')})",
                          "order": ("fewest changed features, then smallest normalised change, then round by round across the sets "
                                    "of features changed, then lowest P(undesirable)")},
             },
@@ -423,6 +423,11 @@ def _read_own(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_cf: int, pair
     own.rules = RuleCheck(axes.rules.task)
     found, more, stats = _read_counterfactuals(form, own, factuals, n_cf, pairs=pairs)
     return found, more, {**stats, "rule_rejections": own.rules.rejected}
+
+
+def _what_was_read(form: TreeForm) -> str:
+    """"decision tree" for a single tree, "tree ensemble" for the rest."""
+    return "decision tree" if form.n_trees == 1 else "tree ensemble"
 
 
 def _fastest(call, repeats: int) -> float:

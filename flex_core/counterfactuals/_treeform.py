@@ -411,12 +411,22 @@ def _sklearn_group(builder: _Builder, trees, values: list[np.ndarray]) -> None:
 
 
 def _read_forest(builder, forest) -> dict:
-    if getattr(forest, "n_outputs_", 1) != 1:
-        raise ConfigError("The tree generator reads single-output forests only.")
-    n_classes = int(forest.n_classes_)
-    fractions = [tree.tree_.value[:, 0, :n_classes].astype(float) for tree in forest.estimators_]
+    """A random forest's (or extra trees') classifier: each tree's class fractions, averaged (``mean``)."""
+    return _read_classifier_trees(builder, forest, forest.estimators_)
+
+
+def _read_single_tree(builder, tree) -> dict:
+    """One decision tree (or extra tree) classifier: a forest of one tree, its leaf's class fractions."""
+    return _read_classifier_trees(builder, tree, [tree])
+
+
+def _read_classifier_trees(builder, model, trees) -> dict:
+    if getattr(model, "n_outputs_", 1) != 1:
+        raise ConfigError("The tree generator reads single-output trees and forests only.")
+    n_classes = int(model.n_classes_)
+    fractions = [tree.tree_.value[:, 0, :n_classes].astype(float) for tree in trees]
     totals = [f.sum(axis=1, keepdims=True) for f in fractions]
-    _sklearn_trees(builder, forest.estimators_, [f / np.where(t == 0, 1.0, t) for f, t in zip(fractions, totals)])
+    _sklearn_trees(builder, trees, [f / np.where(t == 0, 1.0, t) for f, t in zip(fractions, totals)])
     return dict(link="mean", base=np.zeros(n_classes))
 
 
@@ -638,7 +648,7 @@ def tree_form(model, task) -> TreeForm:
         # FittedModel.p_off_goal does
         undesired = [list(model.classes).index(c) for c in model.off_goal]
         # a forest averages class fractions; boosting has one raw output for two classes, one per class otherwise
-        builder = _Builder(columns, n_levels, k_classes if read is _read_forest or k_classes > 2 else 1)
+        builder = _Builder(columns, n_levels, k_classes if read in (_read_forest, _read_single_tree) or k_classes > 2 else 1)
         form = builder.form(undesired=undesired, library=library, **read(builder, classifier))
     _check(form, model, task)
     return form
@@ -646,12 +656,14 @@ def tree_form(model, task) -> TreeForm:
 
 def _reader(estimator, *, regression: bool) -> tuple[Callable[[_Builder, Any], dict], str]:
     """(the function reading ``estimator``'s trees, its library); ConfigError for a model it does not read."""
-    from sklearn import ensemble
+    from sklearn import ensemble, tree
 
     module = type(estimator).__module__
     kind = "Regressor" if regression else "Classifier"
     if isinstance(estimator, (getattr(ensemble, f"RandomForest{kind}"), getattr(ensemble, f"ExtraTrees{kind}"))):
         return (_read_forest_regressor if regression else _read_forest), "sklearn"
+    if isinstance(estimator, getattr(tree, f"DecisionTree{kind}")):  # ExtraTree{kind} is one too
+        return (_read_single_tree_regressor if regression else _read_single_tree), "sklearn"
     if isinstance(estimator, (getattr(ensemble, f"GradientBoosting{kind}"), getattr(ensemble, f"HistGradientBoosting{kind}"))):
         if regression and getattr(estimator, "loss", "") not in IDENTITY_OBJECTIVES["sklearn"]:
             raise ConfigError(f"The tree generator does not read the loss {estimator.loss!r} (its prediction is not "
@@ -662,15 +674,24 @@ def _reader(estimator, *, regression: bool) -> tuple[Callable[[_Builder, Any], d
         return _read_xgboost, "xgboost"
     if module.startswith("lightgbm"):
         return _read_lightgbm, "lightgbm"
-    raise ConfigError(f"The tree generator does not read {type(estimator).__name__} models (only scikit-learn, "
-                      "XGBoost and LightGBM tree ensembles).")
+    raise ConfigError(f"The tree generator does not read {type(estimator).__name__} models (only scikit-learn's "
+                      "decision trees and tree ensembles, XGBoost and LightGBM).")
 
 
 def _read_forest_regressor(builder, forest) -> dict:
     """A random forest's (or extra trees') regressor: each tree's leaf value, averaged (``band-mean``)."""
-    if getattr(forest, "n_outputs_", 1) != 1:
-        raise ConfigError("The tree generator reads single-output forests only.")
-    _sklearn_trees(builder, forest.estimators_, [tree.tree_.value[:, 0, :1].astype(float) for tree in forest.estimators_])
+    return _read_regressor_trees(builder, forest, forest.estimators_)
+
+
+def _read_single_tree_regressor(builder, tree) -> dict:
+    """One decision tree (or extra tree) regressor: a forest of one tree."""
+    return _read_regressor_trees(builder, tree, [tree])
+
+
+def _read_regressor_trees(builder, model, trees) -> dict:
+    if getattr(model, "n_outputs_", 1) != 1:
+        raise ConfigError("The tree generator reads single-output trees and forests only.")
+    _sklearn_trees(builder, trees, [tree.tree_.value[:, 0, :1].astype(float) for tree in trees])
     return dict(link="band-mean", base=np.zeros(1))
 
 

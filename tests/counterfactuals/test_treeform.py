@@ -474,3 +474,27 @@ def _grid_staircase(task, factual, a, b, nearest, valid):
                     best = first
                     out.append((va[r[i]], vb[c[first]]))
     return out
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("kind", ["decision", "extra"])
+def test_a_single_decision_tree_is_read_exactly_as_a_forest_of_one(kind, classes):
+    """A DecisionTreeClassifier (or ExtraTreeClassifier) after FLEX's encoders, binary and multi-class: the form
+    equals predict_proba (missing values too), and the tree generator reads it, says so in words, and every
+    counterfactual is valid by predict_proba."""
+    from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
+
+    frame = _frame(9)
+    task = _task(frame)
+    estimator = (DecisionTreeClassifier if kind == "decision" else ExtraTreeClassifier)(max_depth=6, random_state=0)
+    pipeline = _pipeline_with(task, estimator, encoding="label" if classes == 3 else "onehot")
+    y = task.frame["label"] if classes == 3 else (task.frame["label"] == "low").astype(int)
+    pipeline.fit(task.X, y)
+    model = fc.FittedModel.from_estimator(pipeline, task, undesired="low" if classes == 3 else 1, fitted_on="task")
+    form = _agrees(model, task)
+    assert form.n_trees == 1
+    rows = fc.importance.sample_factuals(fc.counterfactuals.factual_rows(task, model), 12, seed=0)
+    result = fc.counterfactuals.make_generator("tree").generate(model, task, task.frame.loc[rows, task.feature_names], n_cf=5)
+    assert result.coverage()["tree"] == {**result.coverage()["tree"], "ran": "tree",
+                                         "why": "sklearn decision tree read exactly (1 tree)"}
+    assert _valid_by_predict_proba(model, task, result) >= 12

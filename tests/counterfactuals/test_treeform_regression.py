@@ -56,7 +56,7 @@ def test_flex_regression_pipelines_read_exactly(model, encoding):
     assert form.link == ("band-mean" if model == "rf" else "band")
 
 
-@pytest.mark.parametrize("kind", ["extra", "gradient", "hist", "forest"])
+@pytest.mark.parametrize("kind", ["extra", "gradient", "hist", "forest", "decision-tree", "extra-tree"])
 def test_sklearn_regressors_in_a_pipeline(kind):
     from sklearn.ensemble import (
         ExtraTreesRegressor,
@@ -66,13 +66,18 @@ def test_sklearn_regressors_in_a_pipeline(kind):
     )
 
     task = _task(_numbers(2), band={"below": 1.5, "above": 4.0, "inclusive": True})
-    estimator = {"extra": ExtraTreesRegressor(20, random_state=0),
+    from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
+
+    estimator = {"decision-tree": DecisionTreeRegressor(max_depth=6, random_state=0),
+                 "extra-tree": ExtraTreeRegressor(max_depth=6, random_state=0),
+                 "extra": ExtraTreesRegressor(20, random_state=0),
                  "gradient": GradientBoostingRegressor(n_estimators=30, learning_rate=0.2, random_state=0),
                  "hist": HistGradientBoostingRegressor(max_iter=30, random_state=0),
                  "forest": RandomForestRegressor(20, random_state=0)}[kind]
     pipeline = fc.models.build_pipeline(task, model="rf").set_params(classify=estimator).fit(task.X, task.frame["amount"])
     model = fc.FittedModel.from_estimator(pipeline, task, fitted_on="task")
-    _reads_exactly(model, task, missing=kind != "gradient")  # GradientBoostingRegressor takes no missing values
+    form = _reads_exactly(model, task, missing=kind != "gradient")  # GradientBoostingRegressor takes no missing values
+    assert (form.n_trees == 1) == kind.endswith("-tree")
 
 
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
