@@ -253,21 +253,12 @@ def _in_order(buffers, m, f, sized, scale, max_cand):
     """The first ``m`` candidates in ``buffers`` sorted by side, then size (|value - f| / scale when ``sized``, else
     1), then value: at most 2 ``max_cand`` of them (the nearest), and how many were cut."""
     value, cell, corner, side, size, index = buffers
-    if m > 2 * max_cand:  # too many: the 2 max_cand nearest, then ordered as below
-        dist = np.abs(value[:m] - f)
-        keep = np.argsort(dist, kind="mergesort")[: 2 * max_cand]
-        sizes = dist[keep] / scale if sized else np.ones(keep.shape[0])
-        order = np.argsort(value[keep], kind="mergesort")  # by side, then size, then value: three stable sorts
-        order = order[np.argsort(sizes[order], kind="mergesort")]
-        order = order[np.argsort(side[keep][order], kind="mergesort")]
-        keep = keep[order]
-        return value[keep], cell[keep], corner[keep], sizes[order], side[keep], m - 2 * max_cand
     for i in range(m):
         size[i] = abs(value[i] - f) / scale if sized else 1.0
         index[i] = i
     # Made side by side (a level's own side), each side in table order: the nearer side's run (-1) comes first,
     # its nearest value last. Reversed, both runs are nearly in order, and an insertion sort by (side, size,
-    # value, place made) finishes in about m steps, in the order the three stable sorts above give.
+    # value, place made) finishes in about m steps.
     down = 0
     while down < m and side[down] == -1.0:
         down += 1
@@ -286,7 +277,33 @@ def _in_order(buffers, m, f, sized, scale, max_cand):
             size[r + 1], side[r + 1], index[r + 1] = size[r], side[r], index[r]
             r -= 1
         value[r + 1], cell[r + 1], corner[r + 1], size[r + 1], side[r + 1], index[r + 1] = v, c, k, z, sd, x
+    if m > 2 * max_cand:  # too many (numbers only: a feature has at most 64 levels)
+        return _nearest(value, cell, corner, size, side, index, m, f, 2 * max_cand)
     return value[:m], cell[:m], corner[:m], size[:m], side[:m], 0
+
+
+@njit(cache=True, nogil=True)
+def _nearest(value, cell, corner, size, side, index, m, f, keep):
+    """Of ``m`` candidates in order (the side below the factual, then the side above, each nearest first), the
+    ``keep`` nearest to ``f`` (a tie: the one made first), still in that order; and how many were cut. Merging the
+    two runs' heads replaces sorting every candidate by distance (and compiling a merge sort for this rare case)."""
+    down = 0
+    while down < m and side[down] == -1.0:
+        down += 1
+    a, b = 0, down
+    while a + (b - down) < keep:
+        if b >= m:
+            a += 1
+        elif a >= down:
+            b += 1
+        else:
+            d_a, d_b = abs(value[a] - f), abs(value[b] - f)
+            if d_a < d_b or (d_a == d_b and index[a] < index[b]):
+                a += 1
+            else:
+                b += 1
+    take = np.concatenate((np.arange(a), np.arange(down, b)))
+    return value[take], cell[take], corner[take], size[take], side[take], m - keep
 
 
 @njit(cache=True, nogil=True)

@@ -629,3 +629,34 @@ def test_the_reading_floor_counts_the_leaves_one_and_two_changes_reach_by_hand()
     singles_only = _tree.TreeGenerator(pairs=False).generate(model, task, queries, n_cf=1)
     assert one["short"] == len(singles_only.cases_counted("batch_fallback")) == 1
     assert _tree.TreeGenerator(pairs=False).reading_floor(model, task, queries, n_cf=10)["walk_two"] == 0.0
+
+
+def test_too_many_candidates_on_an_axis_keep_the_nearest_in_the_searchs_order():
+    """An axis with more than 2 max_cand candidates keeps the 2 max_cand nearest to the factual (a tie in distance:
+    the one made first), ordered by side, then size, then value: as sorting every candidate by distance would."""
+    from flex_core.counterfactuals._treekernel import _candidate_buffers, _in_order
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(200):
+        f, scale = 50.0, float(rng.choice([1.0, 7.5]))
+        grid = np.arange(0.0, 100.5, 0.5)  # values on a grid: distances tie across the two sides
+        below = np.sort(rng.choice(grid[grid < f], rng.integers(0, 40), replace=False))
+        above = np.sort(rng.choice(grid[grid > f], rng.integers(0, 40), replace=False))
+        values = np.r_[below, above]  # as made: each side in table order, the side below first
+        sides = np.r_[-np.ones(len(below)), np.ones(len(above))]
+        m, max_cand = len(values), int(rng.integers(1, 25))
+        buffers = _candidate_buffers(m + 1)
+        buffers[0][:m], buffers[1][:m], buffers[2][:m], buffers[3][:m] = values, np.arange(m), 1000 + np.arange(m), sides
+        got = _in_order(buffers, np.int64(m), f, True, scale, max_cand)
+        dist = np.abs(values - f)
+        keep = np.argsort(dist, kind="stable")[: 2 * max_cand] if m > 2 * max_cand else np.arange(m)
+        keep = keep[np.lexsort((keep, values[keep], dist[keep] / scale, sides[keep]))]
+        np.testing.assert_array_equal(got[0], values[keep])
+        np.testing.assert_array_equal(got[1], keep)
+        np.testing.assert_array_equal(got[2], 1000 + keep)
+        np.testing.assert_array_equal(got[3], dist[keep] / scale)
+        np.testing.assert_array_equal(got[4], sides[keep])
+        assert got[5] == max(0, m - 2 * max_cand)
+        checked += m > 2 * max_cand
+    assert checked > 50
