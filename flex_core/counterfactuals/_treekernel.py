@@ -302,8 +302,10 @@ def _nearest(value, cell, corner, size, side, index, m, f, keep):
                 a += 1
             else:
                 b += 1
-    take = np.concatenate((np.arange(a), np.arange(down, b)))
-    return value[take], cell[take], corner[take], size[take], side[take], m - keep
+    for i in range(b - down):  # the side above's kept head moves up to follow the side below's
+        value[a + i], cell[a + i], corner[a + i] = value[down + i], cell[down + i], corner[down + i]
+        size[a + i], side[a + i], index[a + i] = size[down + i], side[down + i], index[down + i]
+    return value[:keep], cell[:keep], corner[:keep], size[:keep], side[:keep], m - keep
 
 
 @njit(cache=True, nogil=True)
