@@ -26,7 +26,7 @@ GENERATORS: dict[str, tuple[Callable[..., CounterfactualGenerator], str]] = {
         "Batched search from nearest training rows of the desired class, sparsified",
     ),
     "tree": (lambda **kw: TreeGenerator(**kw),
-             "Exact minimal counterfactuals read from a tree ensemble's splits (others: batch)"),
+             "Exact minimal counterfactuals read from a tree model's splits (others: batch)"),
 }
 
 
