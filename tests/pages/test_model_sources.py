@@ -233,3 +233,20 @@ def test_a_project_opened_from_the_sidebar_applies_the_notebooks_settings(tmp_pa
     assert at.sidebar.radio(key="w_sb_model_source").options[0] == "The project's model"
     bars = chart(at, "global_chart")["data"][0]
     assert set(bars["y"]) >= {"Speed", "Lighting", "District"}
+
+
+def test_an_uploaded_decision_tree_is_read_from_its_splits():
+    """A user's one-hot pipeline ending in a DecisionTreeClassifier: the tree generator reads it (the strip says so),
+    not the batch search, and the Global chart is drawn."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    task = fc.data.load_builtin("synthetic-regional")
+    model = user_pipeline(task.frame)
+    model.steps[-1] = (model.steps[-1][0], DecisionTreeClassifier(max_depth=6, random_state=0))
+    model.fit(task.frame.drop(columns=[task.target]), task.frame[task.target])
+    at = start("synthetic-regional")
+    upload_model(at, "decision_tree.skops", sio.dumps(model))
+    assert not errors(at)
+    strips = [shown(c.value) for c in at.caption if "**Settings:**" in shown(c.value)]
+    assert len(strips) == 1 and "ways out read from the model's trees" in strips[0], strips
+    assert chart(at, "global_chart")["data"][0]["x"]
