@@ -2,9 +2,10 @@
 
 A forest or a boosted ensemble is piecewise constant between its split thresholds, so its
 P(undesirable) can be read from its trees instead of searched for. :func:`tree_form` reads
-scikit-learn's RandomForest / ExtraTrees / GradientBoosting / HistGradientBoosting classifiers
-(bare, or at the end of a :func:`~flex_core.models.build_pipeline` pipeline), XGBoost
-(``save_raw("json")``) and LightGBM (``dump_model``) into :class:`TreeForm`: every split a test on
+scikit-learn's RandomForest / ExtraTrees / GradientBoosting / HistGradientBoosting classifiers and a single
+DecisionTree / ExtraTree (bare, or at the end of a :func:`~flex_core.models.build_pipeline` pipeline), XGBoost
+(``save_raw("json")``) and LightGBM (``dump_model``; both read in :mod:`._treeboosters`) into :class:`TreeForm`:
+every split a test on
 one *task* feature's code (a number, or a level index):
 
 - a number: left iff ``x <= bound``, where ``bound`` is the largest float64 the library sends left
@@ -26,7 +27,6 @@ ConfigError (the caller falls back to the batch search).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -39,7 +39,8 @@ from .._errors import ConfigError
 from ..models._adapter import category_key
 from ._scoring import scorer_for
 from ._set import decode_rows, encode_rows
-from ._treewalk import level_masks, pack_nodes, reached_leaves, tree_depth
+from ._treeboosters import IDENTITY_OBJECTIVES, read_lightgbm, read_xgboost
+from ._treewalk import depth_of, level_masks, pack_nodes, reached_leaves
 
 __all__ = ["TreeForm", "tree_form", "CHECK_ROWS", "MAX_LEVELS"]
 
@@ -51,12 +52,6 @@ MAX_LEVELS = 63
 GROUP_NODES = 32_768
 #: Largest difference from predict_proba tolerated by the build check.
 CHECK_TOLERANCE = 1e-9
-#: Regression objectives whose prediction is the raw sum itself (no link), by library: the tree generator reads these.
-IDENTITY_OBJECTIVES = {
-    "xgboost": ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror"),
-    "lightgbm": ("regression", "regression_l1", "huber", "fair", "quantile"),
-    "sklearn": ("squared_error", "absolute_error", "huber", "quantile"),
-}
 #: XGBoost's probabilities are float32: its margin is reproduced to the bit, but its expf is not always
 #: correctly rounded, so its sigmoid may differ by one float32 step (6e-8 at 0.5); tolerated up to two.
 FLOAT32_TOLERANCE = 2.5e-7
@@ -377,12 +372,6 @@ class _Builder:
                         depth=self.depth, float32=float32, band=band, band_scale=band_scale, **cat)
 
 
-def _depth(left, right) -> int:
-    """The depth of a tree, or of the deepest of trees laid end to end (children come after their parent:
-    checked for loaded files)."""
-    return int(tree_depth(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64))) if len(left) else 0
-
-
 def _sklearn_trees(builder: _Builder, trees, values: list[np.ndarray]) -> None:
     """scikit-learn's trees (``tree_``: ``<=`` against float32 thresholds), ``values`` their nodes' values; read
     laid end to end, a group of about :data:`GROUP_NODES` nodes at a time (one pass per group, not per tree, while
@@ -407,7 +396,7 @@ def _sklearn_group(builder: _Builder, trees, values: list[np.ndarray]) -> None:
     left_all, right_all = np.concatenate(left), np.concatenate(right)
     builder.add(column=np.concatenate(column), numeric_threshold=np.concatenate(threshold), strict=False,
                 float32=True, nan_left=np.concatenate(nan_left), left=left_all, right=right_all,
-                leaf_value=np.concatenate(values), depth=_depth(left_all, right_all), roots=starts[:-1])
+                leaf_value=np.concatenate(values), depth=depth_of(left_all, right_all), roots=starts[:-1])
 
 
 def _read_forest(builder, forest) -> dict:
@@ -481,139 +470,11 @@ def _read_histogram_boosting(builder, hgb) -> dict:
             builder.add(column=np.where(split, nodes["feature_idx"].astype(np.int64), -1),
                         numeric_threshold=nodes["num_threshold"], strict=False, float32=False,
                         nan_left=nodes["missing_go_to_left"].astype(bool), left=left, right=right, leaf_value=values,
-                        category_left=category_left if categorical.any() else None, depth=_depth(left, right))
+                        category_left=category_left if categorical.any() else None, depth=depth_of(left, right))
     base = np.asarray(hgb._baseline_prediction, dtype=float).reshape(-1)
     if not hasattr(hgb, "classes_"):
         return dict(link="band", base=base)
     return dict(link="sigmoid" if k == 1 else "softmax", base=base)
-
-
-def _read_xgboost(builder, estimator) -> dict:
-    booster = estimator.get_booster()
-    model = json.loads(booster.save_raw("json"))
-    learner = model["learner"]
-    gbm = learner["gradient_booster"]
-    if gbm.get("name") != "gbtree":
-        raise ConfigError(f"The tree generator reads XGBoost's gbtree booster only (this one is {gbm.get('name')!r}).")
-    objective = learner["objective"]["name"]
-    if objective not in ("binary:logistic", "multi:softprob", "multi:softmax", *IDENTITY_OBJECTIVES["xgboost"]):
-        raise ConfigError(f"The tree generator does not read the XGBoost objective {objective!r}.")
-    trees, info = gbm["model"]["trees"], gbm["model"]["tree_info"]
-    best = booster.attr("best_iteration")
-    if best is not None:
-        per_iteration = max(1, len(trees) // max(1, int(gbm["model"]["gbtree_model_param"]["num_trees"]) // max(1, booster.num_boosted_rounds())))
-        trees, info = trees[: (int(best) + 1) * per_iteration], info[: (int(best) + 1) * per_iteration]
-    regression = objective in IDENTITY_OBJECTIVES["xgboost"]
-    k = 1 if objective == "binary:logistic" or regression else int(learner["learner_model_param"]["num_class"])
-    for tree, group in zip(trees, info):
-        left, right = np.asarray(tree["left_children"]), np.asarray(tree["right_children"])
-        split = left >= 0
-        values = np.zeros((len(left), k))
-        values[:, int(group)] = np.asarray(tree["split_conditions"], dtype=float)
-        kinds = np.asarray(tree.get("split_type", [0] * len(left)))
-        sets = {}
-        for node, start, size in zip(tree.get("categories_nodes", []), tree.get("categories_segments", []),
-                                     tree.get("categories_sizes", [])):
-            sets[int(node)] = np.asarray(tree["categories"][start: start + size], dtype=float)
-
-        def category_left(node, values, kinds=kinds, sets=sets):
-            if kinds[node] != 1:
-                return None
-            if values is None:
-                return True
-            return ~np.isin(values, sets.get(int(node), np.empty(0)))  # the listed categories go right
-
-        builder.add(column=np.where(split, np.asarray(tree["split_indices"]), -1),
-                    numeric_threshold=np.asarray(tree["split_conditions"], dtype=np.float32).astype(float),
-                    strict=True, float32=True, nan_left=np.asarray(tree["default_left"], dtype=bool),
-                    left=left, right=right, leaf_value=np.where(split[:, None], 0.0, values),
-                    category_left=category_left if (kinds == 1).any() else None, depth=_depth(left, right))
-    base = _xgboost_margin(booster, learner, k, objective)
-    return dict(link="band" if regression else "sigmoid" if k == 1 else "softmax", base=base, float32=True)
-
-
-def _xgboost_margin(booster, learner, k, objective) -> np.ndarray:
-    text = str(learner["learner_model_param"]["base_score"]).strip("[]")
-    scores = np.array([float(s) for s in text.split(",") if s.strip()], dtype=np.float32)
-    if objective == "binary:logistic":  # XGBoost's ProbToMargin, in float32: -logf(1/p - 1) (logf correctly rounded)
-        one = np.float32(1.0)
-        scores = -np.log((one / scores - one).astype(np.float64)).astype(np.float32)
-    return np.broadcast_to(scores, (k,)).astype(float)
-
-
-def _read_lightgbm(builder, estimator) -> dict:
-    dump = estimator.booster_.dump_model()
-    objective = str(dump.get("objective", ""))
-    name = objective.split(" ")[0]
-    if name not in ("binary", "multiclass", *IDENTITY_OBJECTIVES["lightgbm"]):
-        raise ConfigError(f"The tree generator does not read the LightGBM objective {objective!r}.")
-    sigmoid = 1.0
-    for part in objective.split(" ")[1:]:
-        if part.startswith("sigmoid:"):
-            sigmoid = float(part.split(":")[1])
-    regression = name in IDENTITY_OBJECTIVES["lightgbm"]
-    k = 1 if name == "binary" or regression else int(dump["num_class"])
-    per_iteration = int(dump.get("num_tree_per_iteration", k))
-    infos = dump["tree_info"]
-    scale = sigmoid
-    if dump.get("average_output"):
-        scale /= max(1, len(infos) // per_iteration)
-    for t, info in enumerate(infos):
-        _lightgbm_tree(builder, info["tree_structure"], k, t % per_iteration, scale)
-    return dict(link="band" if regression else "sigmoid" if k == 1 else "softmax", base=np.zeros(k))
-
-
-def _lightgbm_tree(builder, root, k, group, scale) -> None:
-    nodes: list[dict] = []
-    order = []
-    stack = [(root, -1, False)]
-    parents: list[tuple[int, bool]] = []
-    while stack:  # pre-order: children come after their parent
-        node, parent, is_left = stack.pop()
-        index = len(nodes)
-        nodes.append(node)
-        parents.append((parent, is_left))
-        order.append(index)
-        if "split_index" in node:
-            stack.append((node["right_child"], index, False))
-            stack.append((node["left_child"], index, True))
-    n = len(nodes)
-    left, right = np.full(n, -1), np.full(n, -1)
-    for index, (parent, is_left) in enumerate(parents):
-        if parent >= 0:
-            (left if is_left else right)[parent] = index
-    column, thr, nan_left, values = np.full(n, -1), np.zeros(n), np.zeros(n, bool), np.zeros((n, k))
-    sets: dict[int, np.ndarray] = {}
-    for index, node in enumerate(nodes):
-        if "leaf_coeff" in node or node.get("is_linear"):
-            raise ConfigError("LightGBM linear trees are not piecewise constant; the tree generator does not read them.")
-        if "split_index" not in node:
-            values[index, group] = scale * float(node.get("leaf_value", 0.0))
-            continue
-        column[index] = int(node["split_feature"])
-        missing = node.get("missing_type", "None")
-        if missing == "Zero":
-            raise ConfigError("LightGBM's zero-as-missing splits are not read by the tree generator.")
-        if node["decision_type"] == "==":
-            sets[index] = np.array([float(v) for v in str(node["threshold"]).split("||")])
-            nan_left[index] = False  # a missing category goes right
-        elif node["decision_type"] == "<=":
-            thr[index] = float(node["threshold"])
-            # missing "None": NaN is taken as 0 and compared; "NaN": the default direction
-            nan_left[index] = bool(node["default_left"]) if missing == "NaN" else thr[index] >= 0.0
-        else:
-            raise ConfigError(f"The LightGBM split rule {node['decision_type']!r} is not read by the tree generator.")
-
-    def category_left(node, values):
-        if node not in sets:
-            return None
-        if values is None:
-            return True
-        return np.isin(values, sets[node]) & ~np.isnan(values)
-
-    builder.add(column=column, numeric_threshold=thr, strict=False, float32=False, nan_left=nan_left,
-                left=left, right=right, leaf_value=values, category_left=category_left if sets else None,
-                depth=_depth(left, right))
 
 
 def _classifier(model):
@@ -671,9 +532,9 @@ def _reader(estimator, *, regression: bool) -> tuple[Callable[[_Builder, Any], d
         hist = isinstance(estimator, getattr(ensemble, f"HistGradientBoosting{kind}"))
         return (_read_histogram_boosting if hist else _read_gradient_boosting), "sklearn"
     if module.startswith("xgboost"):
-        return _read_xgboost, "xgboost"
+        return read_xgboost, "xgboost"
     if module.startswith("lightgbm"):
-        return _read_lightgbm, "lightgbm"
+        return read_lightgbm, "lightgbm"
     raise ConfigError(f"The tree generator does not read {type(estimator).__name__} models (only scikit-learn's "
                       "decision trees and tree ensembles, XGBoost and LightGBM).")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pack_nodes", "walk_near", "reached_leaves", "leaf_box_arrays", "tree_depth", "level_masks"]
+__all__ = ["pack_nodes", "walk_near", "reached_leaves", "leaf_box_arrays", "tree_depth", "depth_of", "level_masks"]
 
 
 def pack_nodes(feature, numeric, bound, mask, nan_left, left, right) -> np.ndarray:
@@ -110,6 +110,12 @@ def _grow(a, cap):
     for i in range(a.shape[0]):  # a loop: a slice assignment compiles its shape-mismatch message (seconds)
         out[i] = a[i]
     return out
+
+
+def depth_of(left, right) -> int:
+    """The depth of a tree, or of the deepest of trees laid end to end (children come after their parent:
+    checked for loaded files)."""
+    return int(tree_depth(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64))) if len(left) else 0
 
 
 @njit(cache=True, nogil=True)
