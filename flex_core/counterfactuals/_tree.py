@@ -280,11 +280,8 @@ class TreeGenerator(GeneratorParams):
         axes.settle_with = scorer_for(model, task) if form.float32 else None
         g = grids(form, axes.numeric, axes.n_levels)
         factuals = encode_rows(task, queries[task.feature_names])
-        near = near_walk(form, g, factuals, axes.vary, 1)
-        prof = single_grid_profiles(form, g, factuals, axes.vary, near)
-        settle_singles(form, g, prof, factuals, axes.vary, axes.validity.threshold, axes.settle_with)
-        singles = single_counterfactuals(g, axes, prof, factuals, axes.validity.threshold, axes.rules)[0]
-        short = factuals[np.bincount(singles, minlength=len(factuals)) < n_cf] if self.pairs else factuals[:0]
+        singles = np.bincount(_singles(form, g, axes, factuals)[0], minlength=len(factuals))
+        short = factuals[singles < n_cf] if self.pairs else factuals[:0]  # those _read_counterfactuals reads pairs for
         one = _fastest(lambda: walk_reached(form, factuals, axes.vary, 1), repeats)
         two = _fastest(lambda: walk_reached(form, short, axes.vary, 2), repeats) if len(short) else 0.0
         return {"form": cold, "walk_one": one, "walk_two": two, "short": len(short), "trees": form.n_trees, "depth": form.depth,
@@ -425,6 +422,14 @@ def _read_own(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_cf: int, pair
     return found, more, {**stats, "rule_rejections": own.rules.rejected}
 
 
+def _singles(form: TreeForm, g, axes: _Axes, factuals: np.ndarray):
+    """Every factual's minimal one-feature counterfactuals (:func:`single_counterfactuals`), from its exact profiles:
+    the leaves it reaches changing at most one feature, walked once."""
+    prof = single_grid_profiles(form, g, factuals, axes.vary, near_walk(form, g, factuals, axes.vary, 1))
+    settle_singles(form, g, prof, factuals, axes.vary, axes.validity.threshold, axes.settle_with)
+    return single_counterfactuals(g, axes, prof, factuals, axes.validity.threshold, axes.rules)
+
+
 def _what_was_read(form: TreeForm) -> str:
     """"decision tree" for a single tree, "tree ensemble" for the rest."""
     return "decision tree" if form.n_trees == 1 else "tree ensemble"
@@ -449,13 +454,9 @@ def _with_config(result: CounterfactualSet, config: dict) -> CounterfactualSet:
 def _read_counterfactuals(form: TreeForm, axes: _Axes, factuals: np.ndarray, n_cf: int, *, pairs: bool):
     """Per query its ordered distinct minimal counterfactuals (codes, at most n_cf), whether more exist, and counts."""
     n_q = len(factuals)
-    threshold = axes.validity.threshold
     features = np.flatnonzero(axes.vary)
     g = grids(form, axes.numeric, axes.n_levels)
-    # the leaves each factual reaches changing at most one feature, walked once; its exact profiles from them
-    prof = single_grid_profiles(form, g, factuals, axes.vary, near_walk(form, g, factuals, axes.vary, 1))
-    settle_singles(form, g, prof, factuals, axes.vary, threshold, axes.settle_with)
-    singles = single_counterfactuals(g, axes, prof, factuals, threshold, axes.rules)
+    singles = _singles(form, g, axes, factuals)
     per_query: list[list[tuple]] = [[] for _ in range(n_q)]
     for q, j, v, size, pv in zip(*(a.tolist() for a in (singles[0], singles[1], singles[2], singles[4], singles[5]))):
         row = factuals[q].copy()
