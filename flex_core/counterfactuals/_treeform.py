@@ -399,24 +399,29 @@ def _sklearn_group(builder: _Builder, trees, values: list[np.ndarray]) -> None:
                 leaf_value=np.concatenate(values), depth=depth_of(left_all, right_all), roots=starts[:-1])
 
 
-def _read_forest(builder, forest) -> dict:
-    """A random forest's (or extra trees') classifier: each tree's class fractions, averaged (``mean``)."""
-    return _read_classifier_trees(builder, forest, forest.estimators_)
-
-
-def _read_single_tree(builder, tree) -> dict:
-    """One decision tree (or extra tree) classifier: a forest of one tree, its leaf's class fractions."""
-    return _read_classifier_trees(builder, tree, [tree])
-
-
-def _read_classifier_trees(builder, model, trees) -> dict:
-    if getattr(model, "n_outputs_", 1) != 1:
-        raise ConfigError("The tree generator reads single-output trees and forests only.")
+def _read_forest(builder, model) -> dict:
+    """A random forest's (or extra trees') classifier, or one decision (or extra) tree as a forest of one: each
+    tree's class fractions, averaged (``mean``)."""
+    trees = _sklearn_tree_list(model)
     n_classes = int(model.n_classes_)
     fractions = [tree.tree_.value[:, 0, :n_classes].astype(float) for tree in trees]
     totals = [f.sum(axis=1, keepdims=True) for f in fractions]
     _sklearn_trees(builder, trees, [f / np.where(t == 0, 1.0, t) for f, t in zip(fractions, totals)])
     return dict(link="mean", base=np.zeros(n_classes))
+
+
+def _read_forest_regressor(builder, model) -> dict:
+    """A random forest's (or extra trees') regressor, or one tree: each tree's leaf value, averaged (``band-mean``)."""
+    trees = _sklearn_tree_list(model)
+    _sklearn_trees(builder, trees, [tree.tree_.value[:, 0, :1].astype(float) for tree in trees])
+    return dict(link="band-mean", base=np.zeros(1))
+
+
+def _sklearn_tree_list(model) -> list:
+    """A forest's trees, or a single tree alone; single-output only."""
+    if getattr(model, "n_outputs_", 1) != 1:
+        raise ConfigError("The tree generator reads single-output trees and forests only.")
+    return list(model.estimators_) if hasattr(model, "estimators_") else [model]
 
 
 def _read_gradient_boosting(builder, gb) -> dict:
@@ -509,7 +514,7 @@ def tree_form(model, task) -> TreeForm:
         # FittedModel.p_off_goal does
         undesired = [list(model.classes).index(c) for c in model.off_goal]
         # a forest averages class fractions; boosting has one raw output for two classes, one per class otherwise
-        builder = _Builder(columns, n_levels, k_classes if read in (_read_forest, _read_single_tree) or k_classes > 2 else 1)
+        builder = _Builder(columns, n_levels, k_classes if read is _read_forest or k_classes > 2 else 1)
         form = builder.form(undesired=undesired, library=library, **read(builder, classifier))
     _check(form, model, task)
     return form
@@ -521,10 +526,10 @@ def _reader(estimator, *, regression: bool) -> tuple[Callable[[_Builder, Any], d
 
     module = type(estimator).__module__
     kind = "Regressor" if regression else "Classifier"
-    if isinstance(estimator, (getattr(ensemble, f"RandomForest{kind}"), getattr(ensemble, f"ExtraTrees{kind}"))):
+    # a single DecisionTree{kind} (ExtraTree{kind} is one too) is read as a forest of one tree
+    if isinstance(estimator, (getattr(ensemble, f"RandomForest{kind}"), getattr(ensemble, f"ExtraTrees{kind}"),
+                              getattr(tree, f"DecisionTree{kind}"))):
         return (_read_forest_regressor if regression else _read_forest), "sklearn"
-    if isinstance(estimator, getattr(tree, f"DecisionTree{kind}")):  # ExtraTree{kind} is one too
-        return (_read_single_tree_regressor if regression else _read_single_tree), "sklearn"
     if isinstance(estimator, (getattr(ensemble, f"GradientBoosting{kind}"), getattr(ensemble, f"HistGradientBoosting{kind}"))):
         if regression and getattr(estimator, "loss", "") not in IDENTITY_OBJECTIVES["sklearn"]:
             raise ConfigError(f"The tree generator does not read the loss {estimator.loss!r} (its prediction is not "
@@ -537,23 +542,6 @@ def _reader(estimator, *, regression: bool) -> tuple[Callable[[_Builder, Any], d
         return read_lightgbm, "lightgbm"
     raise ConfigError(f"The tree generator does not read {type(estimator).__name__} models (only scikit-learn's "
                       "decision trees and tree ensembles, XGBoost and LightGBM).")
-
-
-def _read_forest_regressor(builder, forest) -> dict:
-    """A random forest's (or extra trees') regressor: each tree's leaf value, averaged (``band-mean``)."""
-    return _read_regressor_trees(builder, forest, forest.estimators_)
-
-
-def _read_single_tree_regressor(builder, tree) -> dict:
-    """One decision tree (or extra tree) regressor: a forest of one tree."""
-    return _read_regressor_trees(builder, tree, [tree])
-
-
-def _read_regressor_trees(builder, model, trees) -> dict:
-    if getattr(model, "n_outputs_", 1) != 1:
-        raise ConfigError("The tree generator reads single-output trees and forests only.")
-    _sklearn_trees(builder, trees, [tree.tree_.value[:, 0, :1].astype(float) for tree in trees])
-    return dict(link="band-mean", base=np.zeros(1))
 
 
 def _check(form: TreeForm, model, task) -> None:
